@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# Brings up the PostgreSQL and Redis that boxoffice needs, unless DATABASE_URL and
+# REDIS_URL already name running ones, and prints the environment to use them:
+#
+#   eval "$(.ci/services.sh)"
+#
+# Data lives under .data/ (git-ignored). Running it again reuses what is there. Debian's
+# packages are installed when missing (as root, or through sudo). Everything it says
+# goes to stderr; stdout carries only the export lines.
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+data="$top/.data"
+pg_port=${BOXOFFICE_PG_PORT:-55432}
+redis_port=${BOXOFFICE_REDIS_PORT:-56379}
+log() { printf 'services: %s\n' "$*" >&2; }
+
+as_root() {
+  if [ "$(id -u)" = 0 ]; then "$@"
+  elif command -v sudo >/dev/null 2>&1; then sudo "$@"
+  else log "need root to run: $*"; exit 1
+  fi
+}
+
+apt_updated=
+apt_install() {
+  if [ -z "$apt_updated" ]; then
+    log "installing $* from Debian's packages"
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2
+    apt_updated=1
+  fi
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >&2
+}
+
+pg_bindir() { ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1; }
+
+start_postgres() {
+  local bin dir user sock
+  bin=$(pg_bindir)
+  if [ -z "$bin" ] || [ ! -x "$bin/initdb" ]; then
+    apt_install postgresql postgresql-contrib
+    bin=$(pg_bindir)
+  fi
+  command -v pgbench >/dev/null 2>&1 || [ -x "$bin/pgbench" ] || apt_install postgresql-contrib
+  dir="$data/pg"
+  sock="$data/run"
+  mkdir -p "$data" "$sock"
+  # PostgreSQL refuses to run as root: as root the cluster belongs to the postgres user.
+  user=$(id -un)
+  run=()
+  if [ "$(id -u)" = 0 ]; then
+    user=postgres
+    run=(runuser -u postgres --)
+    chown postgres "$data" "$sock"
+    chmod 755 "$data"
+  fi
+  if [ ! -s "$dir/PG_VERSION" ]; then
+    log "creating a PostgreSQL cluster in $dir"
+    mkdir -p "$dir"
+    [ "$(id -u)" = 0 ] && chown postgres "$dir"
+    "${run[@]}" "$bin/initdb" -D "$dir" -U postgres --auth=trust -E UTF8 --locale=C.UTF-8 >"$data/initdb.log" 2>&1 \
+      || { cat "$data/initdb.log" >&2; exit 1; }
+    cat >>"$dir/postgresql.conf" <<CONF
+listen_addresses = '127.0.0.1'
+port = $pg_port
+unix_socket_directories = '$sock'
+max_connections = 400
+shared_buffers = 512MB
+fsync = on
+synchronous_commit = on
+log_min_messages = warning
+CONF
+  fi
+  if ! "${run[@]}" "$bin/pg_ctl" -D "$dir" status >/dev/null 2>&1; then
+    log "starting PostgreSQL on 127.0.0.1:$pg_port"
+    "${run[@]}" "$bin/pg_ctl" -D "$dir" -l "$data/postgres.log" -w -t 60 start >&2
+  fi
+  "$bin/psql" -h 127.0.0.1 -p "$pg_port" -U postgres -d postgres -qAt -v ON_ERROR_STOP=1 >&2 <<SQL
+SELECT 'CREATE ROLE boxoffice LOGIN SUPERUSER' WHERE NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'boxoffice')
+\gexec
+SELECT 'CREATE DATABASE boxoffice OWNER boxoffice' WHERE NOT EXISTS (SELECT 1 FROM pg_database WHERE datname = 'boxoffice')
+\gexec
+SQL
+  export PATH="$bin:$PATH"
+  DATABASE_URL="postgres://boxoffice@127.0.0.1:$pg_port/boxoffice?sslmode=disable"
+}
+
+start_redis() {
+  command -v redis-server >/dev/null 2>&1 || apt_install redis-server
+  mkdir -p "$data/redis"
+  if ! redis-cli -h 127.0.0.1 -p "$redis_port" ping >/dev/null 2>&1; then
+    log "starting Redis on 127.0.0.1:$redis_port"
+    # No snapshots: a save stalls writes for a second under load, and Redis only mirrors.
+    redis-server --daemonize yes --bind 127.0.0.1 --port "$redis_port" --save "" --appendonly no \
+      --dir "$data/redis" --pidfile "$data/redis/redis.pid" --logfile "$data/redis/redis.log" >&2
+    for _ in $(seq 1 50); do
+      redis-cli -h 127.0.0.1 -p "$redis_port" ping >/dev/null 2>&1 && break
+      sleep 0.1
+    done
+  fi
+  REDIS_URL="redis://127.0.0.1:$redis_port/0"
+}
+
+stop() {
+  local bin
+  bin=$(pg_bindir)
+  if [ -s "$data/pg/PG_VERSION" ]; then
+    if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$bin/pg_ctl" -D "$data/pg" -m fast stop >&2 || true
+    else "$bin/pg_ctl" -D "$data/pg" -m fast stop >&2 || true; fi
+  fi
+  redis-cli -h 127.0.0.1 -p "$redis_port" shutdown nosave >/dev/null 2>&1 || true
+}
+
+case "${1:-env}" in
+  stop) stop; exit 0 ;;
+  env) ;;
+  *) log "usage: $0 [env|stop]"; exit 2 ;;
+esac
+
+[ -n "${DATABASE_URL:-}" ] || start_postgres
+[ -n "${REDIS_URL:-}" ] || start_redis
+bin=$(pg_bindir)
+printf 'export DATABASE_URL=%q\n' "$DATABASE_URL"
+printf 'export REDIS_URL=%q\n' "$REDIS_URL"
+[ -n "$bin" ] && printf 'export PATH=%q\n' "$bin:$PATH"
+exit 0

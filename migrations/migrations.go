@@ -1,0 +1,10 @@
+// Package migrations embeds the numbered SQL migrations that goose applies and sqlc
+// reads as the schema.
+package migrations
+
+import "embed"
+
+// FS holds every *.sql migration in this folder.
+//
+//go:embed *.sql
+var FS embed.FS

@@ -1,0 +1,61 @@
+-- name: BuyerLock :exec
+-- Serialises the holds of one buyer on one event for the rest of the transaction, so
+-- that counting what the buyer has and adding to it cannot race, even for concurrent
+-- requests of one session. A hash collision only serialises two buyers, never wrongly
+-- admits one.
+SELECT pg_advisory_xact_lock(hashtextextended(@buyer::text, @event_id::bigint));
+
+-- name: HoldCreate :one
+-- Opens a hold if the buyer stays within the per-event limit; no row means the limit.
+-- Run after BuyerLock: the count then includes every earlier request of the buyer.
+INSERT INTO holds (event_id, buyer, seat_count, ga_tier_id, ga_quantity, expires_at)
+SELECT p.event_id, p.buyer, p.seat_count, p.ga_tier_id, p.ga_quantity,
+       now() + make_interval(secs => p.ttl_seconds)
+FROM (SELECT @event_id::bigint AS event_id, @buyer::text AS buyer, @seat_count::int AS seat_count,
+             sqlc.narg(ga_tier_id)::bigint AS ga_tier_id, @ga_quantity::int AS ga_quantity,
+             @ttl_seconds::float8 AS ttl_seconds, @buyer_limit::int AS buyer_limit) p
+WHERE (SELECT coalesce(sum(h.seat_count + h.ga_quantity), 0)
+       FROM holds h
+       WHERE h.event_id = p.event_id AND h.buyer = p.buyer AND h.released_at IS NULL
+         AND (h.sold_at IS NOT NULL OR h.expires_at > now()))
+      + p.seat_count + p.ga_quantity <= p.buyer_limit
+RETURNING id, expires_at;
+
+-- name: BuyerPlaces :one
+-- How many seats and GA places the buyer holds or owns on the event, apart from one hold.
+SELECT coalesce(sum(h.seat_count + h.ga_quantity), 0)::int
+FROM holds h
+WHERE h.event_id = @event_id AND h.buyer = @buyer AND h.id <> @except_hold_id
+  AND h.released_at IS NULL AND (h.sold_at IS NOT NULL OR h.expires_at > now());
+
+-- name: HoldGet :one
+SELECT id, event_id, buyer, seat_count, ga_tier_id, ga_quantity, expires_at, released_at, sold_at,
+       (expires_at > now())::bool AS live
+FROM holds
+WHERE event_id = @event_id AND id = @id;
+
+-- name: HoldLock :one
+-- The hold row, locked: checkout, release and confirm of one hold take turns on it.
+SELECT id, event_id, buyer, seat_count, ga_tier_id, ga_quantity, expires_at, released_at, sold_at,
+       (expires_at > now())::bool AS live
+FROM holds
+WHERE event_id = @event_id AND id = @id
+FOR UPDATE;
+
+-- name: HoldMarkReleased :execrows
+UPDATE holds SET released_at = now()
+WHERE event_id = @event_id AND id = @id AND released_at IS NULL AND sold_at IS NULL;
+
+-- name: HoldMarkSold :execrows
+UPDATE holds SET sold_at = now(), released_at = NULL
+WHERE event_id = @event_id AND id = @id AND sold_at IS NULL;
+
+-- name: HoldsGALapsed :many
+-- GA holds past their expiry whose places have not been given back, locked; holds busy
+-- in another transaction (a confirm, say) are left for the next round.
+SELECT id FROM holds
+WHERE event_id = @event_id AND ga_quantity > 0 AND released_at IS NULL AND sold_at IS NULL
+  AND expires_at <= now()
+ORDER BY id
+LIMIT @max_holds::int
+FOR UPDATE SKIP LOCKED;

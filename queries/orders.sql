@@ -1,0 +1,28 @@
+-- name: OrderCreate :one
+-- One order per hold: a second checkout of the same hold returns nothing here and the
+-- caller answers with the existing order.
+INSERT INTO orders (event_id, hold_id, buyer, email, seat_ids, ga_tier_id, ga_quantity, amount_cents)
+VALUES (@event_id, @hold_id, @buyer, @email, @seat_ids::bigint[], sqlc.narg(ga_tier_id)::bigint, @ga_quantity, @amount_cents)
+ON CONFLICT (event_id, hold_id) DO NOTHING
+RETURNING *;
+
+-- name: OrderByHold :one
+SELECT * FROM orders WHERE event_id = @event_id AND hold_id = @hold_id;
+
+-- name: OrderGet :one
+SELECT * FROM orders WHERE id = @id;
+
+-- name: OrderLock :one
+-- The order row, locked: every change of an order's state happens under it, which
+-- makes confirm idempotent on the order id.
+SELECT * FROM orders WHERE id = @id FOR UPDATE;
+
+-- name: OrderSetStatus :exec
+UPDATE orders
+SET status = @status, status_reason = @status_reason, updated_at = now(),
+    confirmed_at = CASE WHEN @status = 'confirmed'::order_status THEN now() ELSE confirmed_at END
+WHERE id = @id;
+
+-- name: OrderSetPayment :exec
+UPDATE orders SET payment_id = @payment_id, updated_at = now()
+WHERE id = @id AND status = 'pending';

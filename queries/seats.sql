@@ -1,0 +1,167 @@
+-- name: SeatHold :many
+-- Claims exactly these seats for a hold. The caller compares the rows returned with the
+-- seats asked for and rolls back on a shortfall (all or nothing). Free seats are locked
+-- in id order first, so overlapping multi-seat holds queue instead of deadlocking; the
+-- freedom test is repeated on the locked row, which is the verdict.
+WITH target AS (
+    SELECT id FROM seats
+    WHERE event_id = @event_id AND id = ANY(@seat_ids::bigint[])
+      AND sold_at IS NULL AND (held_by IS NULL OR hold_expires_at <= now())
+    ORDER BY id
+    FOR UPDATE
+)
+UPDATE seats s
+SET held_by = @hold_id, hold_expires_at = @expires_at
+FROM target
+WHERE s.event_id = @event_id AND s.id = target.id
+  AND s.sold_at IS NULL AND (s.held_by IS NULL OR s.hold_expires_at <= now())
+RETURNING s.id, s.section, s.row_label, s.number, s.price_cents;
+
+-- name: SeatClaimUnlocked :many
+-- Best available's claim: as SeatHold, but seats that another transaction is busy with
+-- are skipped rather than waited for.
+WITH target AS (
+    SELECT id FROM seats
+    WHERE event_id = @event_id AND id = ANY(@seat_ids::bigint[])
+      AND sold_at IS NULL AND (held_by IS NULL OR hold_expires_at <= now())
+    ORDER BY id
+    FOR UPDATE SKIP LOCKED
+)
+UPDATE seats s
+SET held_by = @hold_id, hold_expires_at = @expires_at
+FROM target
+WHERE s.event_id = @event_id AND s.id = target.id
+  AND s.sold_at IS NULL AND (s.held_by IS NULL OR s.hold_expires_at <= now())
+RETURNING s.id, s.section, s.row_label, s.number, s.price_cents;
+
+-- name: SeatsExisting :many
+SELECT id FROM seats
+WHERE event_id = @event_id AND id = ANY(@seat_ids::bigint[])
+ORDER BY id;
+
+-- name: SeatBestRows :many
+-- Every seat of the few rows best worth a look for best available, best row first. The
+-- rows are found through the index of untouched free seats (plus seats whose hold has
+-- lapsed but not been tidied), so however many seats are held or sold the search costs
+-- the same.
+WITH free AS (
+    (SELECT f.section, f.row_label, f.price_cents, f.rank FROM seats f
+     WHERE f.event_id = @event_id AND f.held_by IS NULL AND f.sold_at IS NULL
+     ORDER BY f.price_cents, f.rank, f.id
+     LIMIT @seat_limit::int)
+    UNION ALL
+    (SELECT l.section, l.row_label, l.price_cents, l.rank FROM seats l
+     WHERE l.event_id = @event_id AND l.held_by IS NOT NULL AND l.hold_expires_at <= now()
+     ORDER BY l.hold_expires_at
+     LIMIT @seat_limit::int)
+), candidate AS (
+    SELECT free.section, free.row_label, min(free.price_cents) AS best_price, min(free.rank) AS best_rank
+    FROM free
+    GROUP BY free.section, free.row_label
+    ORDER BY best_price, best_rank, free.section, free.row_label
+    LIMIT @row_limit::int
+)
+SELECT s.id, s.section, s.row_label, s.number, s.price_cents, s.rank,
+       (s.sold_at IS NULL AND (s.held_by IS NULL OR s.hold_expires_at <= now()))::bool AS free
+FROM candidate c
+JOIN seats s ON s.event_id = @event_id AND s.section = c.section AND s.row_label = c.row_label
+ORDER BY c.best_price, c.best_rank, s.section, s.row_label, s.number;
+
+-- name: SeatBestRowsInSection :many
+-- SeatBestRows within one section.
+WITH free AS (
+    (SELECT f.section, f.row_label, f.price_cents, f.rank FROM seats f
+     WHERE f.event_id = @event_id AND f.section = @section AND f.held_by IS NULL AND f.sold_at IS NULL
+     ORDER BY f.price_cents, f.rank, f.id
+     LIMIT @seat_limit::int)
+    UNION ALL
+    (SELECT l.section, l.row_label, l.price_cents, l.rank FROM seats l
+     WHERE l.event_id = @event_id AND l.held_by IS NOT NULL AND l.hold_expires_at <= now()
+       AND l.section = @section
+     ORDER BY l.hold_expires_at
+     LIMIT @seat_limit::int)
+), candidate AS (
+    SELECT free.section, free.row_label, min(free.price_cents) AS best_price, min(free.rank) AS best_rank
+    FROM free
+    GROUP BY free.section, free.row_label
+    ORDER BY best_price, best_rank, free.section, free.row_label
+    LIMIT @row_limit::int
+)
+SELECT s.id, s.section, s.row_label, s.number, s.price_cents, s.rank,
+       (s.sold_at IS NULL AND (s.held_by IS NULL OR s.hold_expires_at <= now()))::bool AS free
+FROM candidate c
+JOIN seats s ON s.event_id = @event_id AND s.section = c.section AND s.row_label = c.row_label
+ORDER BY c.best_price, c.best_rank, s.section, s.row_label, s.number;
+
+-- name: SeatRelease :many
+-- Frees the seats of a hold at once.
+UPDATE seats
+SET held_by = NULL, hold_expires_at = NULL
+WHERE event_id = @event_id AND held_by = @hold_id AND sold_at IS NULL
+RETURNING id;
+
+-- name: SeatsOfHold :many
+-- The seats a hold still has: none once it lapsed, whatever the tidy-up did.
+SELECT id, section, row_label, number, price_cents
+FROM seats
+WHERE event_id = @event_id AND held_by = @hold_id AND sold_at IS NULL AND hold_expires_at > now()
+ORDER BY id;
+
+-- name: SeatsByIDs :many
+SELECT id, section, row_label, number, price_cents
+FROM seats
+WHERE event_id = @event_id AND id = ANY(@seat_ids::bigint[])
+ORDER BY id;
+
+-- name: SeatSell :many
+-- Sells an order's seats, idempotent on the order: a seat already sold to this order
+-- stays sold to it; a seat still held by the order's hold, or free again after that hold
+-- lapsed, is claimed in this same statement; a seat anyone else holds or owns is not.
+-- The caller compares the rows with the order's seats and sells nothing on a shortfall.
+WITH target AS (
+    SELECT id FROM seats
+    WHERE event_id = @event_id AND id = ANY(@seat_ids::bigint[])
+    ORDER BY id
+    FOR UPDATE
+)
+UPDATE seats s
+SET sold_at = coalesce(s.sold_at, now()), order_id = @order_id, held_by = NULL, hold_expires_at = NULL
+FROM target
+WHERE s.event_id = @event_id AND s.id = target.id
+  AND (s.order_id = @order_id
+       OR (s.sold_at IS NULL
+           AND (s.held_by IS NULL OR s.held_by = @hold_id OR s.hold_expires_at <= now())))
+RETURNING s.id;
+
+-- name: SeatTidyLapsed :many
+-- Clears lapsed holds so the seat map and best available see them as free. Nothing
+-- depends on it for correctness: every claim already treats a lapsed hold as free.
+-- Seats another transaction is working on are skipped, never waited for.
+WITH lapsed AS (
+    SELECT id FROM seats
+    WHERE event_id = @event_id AND held_by IS NOT NULL AND hold_expires_at <= now()
+    ORDER BY id
+    LIMIT @max_seats::int
+    FOR UPDATE SKIP LOCKED
+)
+UPDATE seats s
+SET held_by = NULL, hold_expires_at = NULL
+FROM lapsed
+WHERE s.event_id = @event_id AND s.id = lapsed.id AND s.hold_expires_at <= now()
+RETURNING s.id;
+
+-- name: SeatMap :many
+-- The whole map of one event, statuses decided by the database clock.
+SELECT id, section, row_label, number, price_cents, x, y, accessible,
+       (CASE
+            WHEN sold_at IS NOT NULL THEN 'sold'
+            WHEN held_by IS NOT NULL AND hold_expires_at > now() THEN 'held'
+            ELSE 'available'
+        END)::text AS status
+FROM seats
+WHERE event_id = @event_id
+ORDER BY section, row_label, number;
+
+-- name: SeatsInsert :copyfrom
+INSERT INTO seats (event_id, section, row_label, number, price_tier_id, price_cents, rank, x, y, accessible)
+VALUES (@event_id, @section, @row_label, @number, @price_tier_id, @price_cents, @rank, @x, @y, @accessible);
