@@ -1,0 +1,75 @@
+# boxoffice: `make` lists the targets. Targets that need PostgreSQL and Redis bring up
+# private ones under .data/ through .ci/services.sh, unless DATABASE_URL and REDIS_URL
+# already name running ones.
+
+SHELL := bash
+.SHELLFLAGS := -eu -o pipefail -c
+# A recipe is one bash script, so the environment from .ci/services.sh reaches the
+# commands after it.
+.ONESHELL:
+.DEFAULT_GOAL := help
+MAKEFLAGS += --no-builtin-rules
+
+# sqlc runs pinned through `go run` so its heavy dependencies stay out of our go.mod.
+SQLC := go run github.com/sqlc-dev/sqlc/cmd/sqlc@v1.31.1
+# Extra arguments for `make run` / `make bench`, e.g. make bench ARGS='-seats 5000'.
+ARGS ?=
+# What `make test` runs, e.g. make test PKG=./internal/booking/...
+PKG ?= ./...
+TESTFLAGS ?= -race -count=1 -timeout 20m
+
+# `eval "$(.ci/services.sh)"` alone would ignore a failing services.sh (eval of an
+# empty string succeeds); through a variable assignment, -e stops the recipe.
+SERVICES = svc_env=$$(.ci/services.sh); eval "$$svc_env"
+
+.PHONY: help run test verify generate bench services services-stop clean-data
+
+help: ## list the targets
+	@awk 'BEGIN { FS = ":.*## " } /^[a-z][a-z-]*:.*## / { printf "  %-14s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
+
+run: ## start services, migrate, seed, then serve (ARGS go to serve)
+	$(SERVICES)
+	go run ./cmd/boxoffice migrate
+	go run ./cmd/boxoffice seed
+	exec go run ./cmd/boxoffice serve $(ARGS)
+
+test: verify ## verify, then go test -race every package against real services
+	$(SERVICES)
+	go test $(TESTFLAGS) $(PKG)
+
+verify: generate ## check generated code is fresh, gofmt, go vet
+	if ! git diff --exit-code --stat -- internal/db views; then
+	  echo 'verify: generated code in internal/db or views is stale: run `make generate` and commit the result' >&2
+	  exit 1
+	fi
+	untracked=$$(git status --porcelain --untracked-files=all -- internal/db views | grep '^??' || true)
+	if [ -n "$$untracked" ]; then
+	  printf 'verify: generated files not committed:\n%s\n' "$$untracked" >&2
+	  exit 1
+	fi
+	unformatted=$$(git ls-files -z --cached --others --exclude-standard -- '*.go' | xargs -0 -r gofmt -l)
+	if [ -n "$$unformatted" ]; then
+	  printf 'verify: not gofmt-ed (run gofmt -w):\n%s\n' "$$unformatted" >&2
+	  exit 1
+	fi
+	go vet ./...
+
+# templ is a `go tool` in go.mod; it is skipped while there is no component yet.
+generate: ## regenerate sqlc (internal/db) and templ (views) code
+	$(SQLC) generate
+	if [ -n "$$(find . -path ./.data -prune -o -name '*.templ' -print -quit)" ]; then
+	  go tool templ generate
+	fi
+
+bench: ## start services, then run the hold benchmark (cmd/holdbench; ARGS go to it)
+	$(SERVICES)
+	go run ./cmd/holdbench $(ARGS)
+
+services: ## start PostgreSQL and Redis under .data/, print export lines to eval
+	@.ci/services.sh
+
+services-stop: ## stop the PostgreSQL and Redis under .data/
+	.ci/services.sh stop
+
+clean-data: services-stop ## stop the services and delete .data/
+	rm -rf .data

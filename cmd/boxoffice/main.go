@@ -1,0 +1,44 @@
+// Command boxoffice serves the ticket shop and its JSON API, migrates the database, and
+// loads the demo event.
+//
+//	boxoffice serve     migrate, then serve on ADDR (default :8080)
+//	boxoffice migrate   apply pending migrations
+//	boxoffice seed      create the demo venue and event unless they exist
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "boxoffice:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+	cmd := "serve"
+	if len(args) > 0 {
+		cmd = args[0]
+	}
+	switch cmd {
+	case "serve":
+		return serve(ctx, getenv, stdout)
+	case "migrate":
+		return migrate(ctx, getenv, stdout)
+	case "seed":
+		return seed(ctx, getenv, stdout)
+	case "help", "-h", "--help":
+		fmt.Fprintln(stdout, "usage: boxoffice [serve|migrate|seed]")
+		return nil
+	}
+	return fmt.Errorf("unknown command %q: want serve, migrate or seed", cmd)
+}

@@ -1,0 +1,124 @@
+// Package booking sells seats and general-admission places without ever selling one
+// twice. It owns the transactions: every hold, release, checkout and confirm is a short
+// transaction of conditional statements whose affected rows are the verdict, and it
+// translates database failures into the errors of errors.go. Redis is told about
+// changes only after they commit.
+package booking
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"golang.org/x/sync/singleflight"
+
+	"boxoffice/internal/db"
+	"boxoffice/internal/payment"
+)
+
+// Config tunes the rules of a sale.
+type Config struct {
+	// HoldTTL is how long a hold keeps its seats. The database clock decides when it
+	// has passed.
+	HoldTTL time.Duration
+	// MaxPerBuyer caps the seats and GA places one buyer may hold or own per event.
+	MaxPerBuyer int
+	// MapMaxAge is how stale a served seat map may be.
+	MapMaxAge time.Duration
+}
+
+// DefaultConfig is the sale as buyers expect it: ten minutes to pay, ten seats each.
+func DefaultConfig() Config {
+	return Config{HoldTTL: 10 * time.Minute, MaxPerBuyer: 10, MapMaxAge: time.Second}
+}
+
+// Notifier hears about seats whose state changed, after the change committed. It is a
+// hint for live seat maps, never a record: it may drop messages.
+type Notifier interface {
+	SeatsChanged(ctx context.Context, eventID int64, seatIDs []int64)
+}
+
+// Charger takes payments. The built-in test provider is one.
+type Charger interface {
+	Charge(ctx context.Context, req payment.ChargeRequest) (payment.Charge, error)
+}
+
+// Service is the booking domain over one PostgreSQL database.
+type Service struct {
+	pool    *pgxpool.Pool
+	q       *db.Queries
+	cfg     Config
+	notify  Notifier
+	charger Charger
+	log     *slog.Logger
+
+	maps     singleflight.Group
+	mapMu    sync.Mutex
+	mapCache map[int64]SeatMap
+}
+
+// New returns a Service. notify and charger may be nil: changes then go unannounced,
+// and Pay refuses.
+func New(pool *pgxpool.Pool, cfg Config, notify Notifier, charger Charger, log *slog.Logger) *Service {
+	def := DefaultConfig()
+	if cfg.HoldTTL <= 0 {
+		cfg.HoldTTL = def.HoldTTL
+	}
+	if cfg.MaxPerBuyer <= 0 {
+		cfg.MaxPerBuyer = def.MaxPerBuyer
+	}
+	if cfg.MapMaxAge <= 0 {
+		cfg.MapMaxAge = def.MapMaxAge
+	}
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Service{
+		pool: pool, q: db.New(pool), cfg: cfg, notify: notify, charger: charger, log: log,
+		mapCache: make(map[int64]SeatMap),
+	}
+}
+
+// Config returns the rules the service runs with.
+func (s *Service) Config() Config { return s.cfg }
+
+// inTx runs fn in a transaction and commits it. A deadlock or serialization failure,
+// which the lock order of the queries should rule out, is retried a few times rather
+// than shown to a buyer.
+func (s *Service) inTx(ctx context.Context, fn func(tx pgx.Tx, q *db.Queries) error) error {
+	for attempt := 1; ; attempt++ {
+		err := s.tryTx(ctx, fn)
+		if err == nil || attempt == 3 || !isRetryable(err) {
+			return translate(err)
+		}
+		s.log.WarnContext(ctx, "transaction retried", "attempt", attempt, "err", err)
+	}
+}
+
+func (s *Service) tryTx(ctx context.Context, fn func(tx pgx.Tx, q *db.Queries) error) error {
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // after Commit it is a no-op
+	if err := fn(tx, s.q.WithTx(tx)); err != nil {
+		return err
+	}
+	return tx.Commit(ctx)
+}
+
+func isRetryable(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && (pgErr.Code == "40P01" || pgErr.Code == "40001")
+}
+
+func (s *Service) announce(ctx context.Context, eventID int64, seatIDs []int64) {
+	if s.notify != nil && len(seatIDs) > 0 {
+		s.notify.SeatsChanged(context.WithoutCancel(ctx), eventID, seatIDs)
+	}
+}

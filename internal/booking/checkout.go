@@ -1,0 +1,147 @@
+package booking
+
+import (
+	"context"
+	"errors"
+
+	"github.com/jackc/pgx/v5"
+
+	"boxoffice/internal/db"
+	"boxoffice/internal/payment"
+)
+
+// Checkout turns a live hold into a pending order. Checking out the same hold again
+// returns the same order.
+func (s *Service) Checkout(ctx context.Context, id HoldID, buyer, email string) (Order, error) {
+	var o db.Order
+	err := s.inTx(ctx, func(tx pgx.Tx, q *db.Queries) error {
+		h, err := q.HoldLock(ctx, db.HoldLockParams{EventID: id.Event, ID: id.Seq})
+		if errors.Is(err, pgx.ErrNoRows) || (err == nil && h.Buyer != buyer) {
+			return ErrHoldNotFound
+		} else if err != nil {
+			return err
+		}
+		o, err = q.OrderByHold(ctx, db.OrderByHoldParams{EventID: id.Event, HoldID: id.Seq})
+		if err == nil {
+			return nil
+		} else if !errors.Is(err, pgx.ErrNoRows) {
+			return err
+		}
+		if !h.Live || h.ReleasedAt != nil || h.SoldAt != nil {
+			return ErrHoldExpired
+		}
+		seats, err := q.SeatsOfHold(ctx, db.SeatsOfHoldParams{EventID: id.Event, HoldID: &id.Seq})
+		if err != nil {
+			return err
+		}
+		if len(seats) != int(h.SeatCount) {
+			return ErrHoldExpired
+		}
+		amount := 0
+		ids := make([]int64, len(seats))
+		for i, st := range seats {
+			ids[i] = st.ID
+			amount += int(st.PriceCents)
+		}
+		if h.GaTierID != nil {
+			t, err := q.GATierGet(ctx, db.GATierGetParams{EventID: id.Event, ID: *h.GaTierID})
+			if err != nil {
+				return err
+			}
+			amount += int(t.PriceCents) * int(h.GaQuantity)
+		}
+		o, err = q.OrderCreate(ctx, db.OrderCreateParams{
+			EventID: id.Event, HoldID: id.Seq, Buyer: buyer, Email: email, SeatIds: ids,
+			GaTierID: h.GaTierID, GaQuantity: h.GaQuantity, AmountCents: int32(amount),
+		})
+		return err
+	})
+	if err != nil {
+		return Order{}, err
+	}
+	return s.orderView(ctx, o)
+}
+
+// Order returns an order of the buyer, with its seats and tickets.
+func (s *Service) Order(ctx context.Context, orderID int64, buyer string) (Order, error) {
+	o, err := s.q.OrderGet(ctx, orderID)
+	if errors.Is(err, pgx.ErrNoRows) || (err == nil && o.Buyer != buyer) {
+		return Order{}, ErrOrderNotFound
+	} else if err != nil {
+		return Order{}, translate(err)
+	}
+	return s.orderView(ctx, o)
+}
+
+func (s *Service) orderView(ctx context.Context, o db.Order) (Order, error) {
+	out := Order{
+		ID: o.ID, EventID: o.EventID, HoldID: HoldID{Event: o.EventID, Seq: o.HoldID}, Email: o.Email,
+		Status: string(o.Status), StatusReason: o.StatusReason, AmountCents: int(o.AmountCents),
+	}
+	if o.PaymentID != nil {
+		out.PaymentID = *o.PaymentID
+	}
+	if len(o.SeatIds) > 0 {
+		rows, err := s.q.SeatsByIDs(ctx, db.SeatsByIDsParams{EventID: o.EventID, SeatIds: o.SeatIds})
+		if err != nil {
+			return Order{}, translate(err)
+		}
+		for _, r := range rows {
+			out.Seats = append(out.Seats, Seat{ID: r.ID, Section: r.Section, Row: r.RowLabel, Number: int(r.Number), PriceCents: int(r.PriceCents)})
+		}
+	}
+	if o.GaTierID != nil {
+		t, err := s.q.GATierGet(ctx, db.GATierGetParams{EventID: o.EventID, ID: *o.GaTierID})
+		if err != nil {
+			return Order{}, translate(err)
+		}
+		out.GA = &GAPlaces{TierID: t.ID, TierName: t.Name, Quantity: int(o.GaQuantity), PriceCents: int(t.PriceCents)}
+	}
+	if o.Status == db.OrderStatusConfirmed || o.Status == db.OrderStatusRefundPending || o.Status == db.OrderStatusRefunded {
+		tickets, err := s.q.TicketsOfOrder(ctx, db.TicketsOfOrderParams{EventID: o.EventID, OrderID: o.ID})
+		if err != nil {
+			return Order{}, translate(err)
+		}
+		for _, t := range tickets {
+			if t.VoidedAt != nil {
+				continue
+			}
+			tk := Ticket{ID: t.ID, Code: t.Code}
+			if t.SeatID != nil {
+				tk.SeatID = *t.SeatID
+			}
+			if t.GaTierID != nil {
+				tk.GATierID = *t.GaTierID
+			}
+			out.Tickets = append(out.Tickets, tk)
+		}
+	}
+	return out, nil
+}
+
+// Pay charges a pending order through the payment provider. A successful charge does
+// not confirm the order: the provider's webhook does (see ApplyPayment).
+func (s *Service) Pay(ctx context.Context, orderID int64, buyer, card string, delivery payment.Delivery) (payment.Charge, error) {
+	if s.charger == nil {
+		return payment.Charge{}, ErrNoPayments
+	}
+	o, err := s.q.OrderGet(ctx, orderID)
+	if errors.Is(err, pgx.ErrNoRows) || (err == nil && o.Buyer != buyer) {
+		return payment.Charge{}, ErrOrderNotFound
+	} else if err != nil {
+		return payment.Charge{}, translate(err)
+	}
+	if o.Status != db.OrderStatusPending {
+		return payment.Charge{}, ErrOrderNotPending
+	}
+	ch, err := s.charger.Charge(ctx, payment.ChargeRequest{
+		OrderID: o.ID, EventID: o.EventID, AmountCents: int64(o.AmountCents), Card: card, Delivery: delivery,
+	})
+	if err != nil {
+		return payment.Charge{}, err
+	}
+	if err := s.q.OrderSetPayment(ctx, db.OrderSetPaymentParams{ID: o.ID, PaymentID: &ch.PaymentID}); err != nil {
+		return payment.Charge{}, translate(err)
+	}
+	return ch, nil
+}

@@ -1,0 +1,50 @@
+package booking
+
+import (
+	"errors"
+	"fmt"
+
+	"boxoffice/internal/dberr"
+)
+
+// Errors a caller can act on. Anything else is a bug.
+var (
+	ErrEventNotFound   = errors.New("event not found")
+	ErrHoldNotFound    = errors.New("hold not found")
+	ErrOrderNotFound   = errors.New("order not found")
+	ErrGATierNotFound  = errors.New("general admission tier not found")
+	ErrHoldExpired     = errors.New("hold expired")
+	ErrSoldOut         = errors.New("sold out")
+	ErrOrderNotPending = errors.New("order is not awaiting payment")
+	ErrNoPayments      = errors.New("no payment provider configured")
+	// ErrUnavailable means the database could not be reached or gave up for a moment;
+	// the same request may succeed shortly.
+	ErrUnavailable = dberr.ErrUnavailable
+)
+
+// SeatsUnavailableError says which of the asked-for seats someone else holds or owns.
+type SeatsUnavailableError struct{ SeatIDs []int64 }
+
+func (e *SeatsUnavailableError) Error() string {
+	return fmt.Sprintf("%d seat(s) unavailable", len(e.SeatIDs))
+}
+
+// UnknownSeatsError names seat ids that are not seats of the event.
+type UnknownSeatsError struct{ SeatIDs []int64 }
+
+func (e *UnknownSeatsError) Error() string {
+	return fmt.Sprintf("%d seat(s) not in this event", len(e.SeatIDs))
+}
+
+// LimitError says a buyer would pass the per-event limit.
+type LimitError struct {
+	Limit int // the most a buyer may hold or own
+	Held  int // what the buyer holds or owns now
+}
+
+func (e *LimitError) Error() string {
+	return fmt.Sprintf("at most %d seats per buyer; %d already held or bought", e.Limit, e.Held)
+}
+
+// translate maps database outages to ErrUnavailable; see dberr.Translate.
+func translate(err error) error { return dberr.Translate(err) }

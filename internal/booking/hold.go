@@ -1,0 +1,223 @@
+package booking
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/jackc/pgx/v5"
+
+	"boxoffice/internal/db"
+)
+
+// Hold keeps seats or places for a buyer until the hold expires. Exact seats are all or
+// nothing: if any is taken, nothing is held and the error names the taken seats.
+func (s *Service) Hold(ctx context.Context, req HoldRequest) (Hold, error) {
+	if err := s.checkHoldRequest(req); err != nil {
+		return Hold{}, err
+	}
+	var h Hold
+	var changed []int64
+	err := s.inTx(ctx, func(tx pgx.Tx, q *db.Queries) error {
+		if err := q.BuyerLock(ctx, db.BuyerLockParams{Buyer: req.Buyer, EventID: req.EventID}); err != nil {
+			return err
+		}
+		var tier db.GATierGetRow
+		if req.GATierID != 0 {
+			var err error
+			tier, err = q.GATierGet(ctx, db.GATierGetParams{EventID: req.EventID, ID: req.GATierID})
+			if errors.Is(err, pgx.ErrNoRows) {
+				return s.missingEventOr(ctx, req.EventID, ErrGATierNotFound)
+			} else if err != nil {
+				return err
+			}
+		}
+		p := db.HoldCreateParams{
+			EventID: req.EventID, Buyer: req.Buyer,
+			TtlSeconds: s.cfg.HoldTTL.Seconds(), BuyerLimit: int32(s.cfg.MaxPerBuyer),
+		}
+		if req.GATierID != 0 {
+			p.GaTierID, p.GaQuantity = &req.GATierID, int32(req.Quantity)
+		} else if len(req.SeatIDs) > 0 {
+			p.SeatCount = int32(len(req.SeatIDs))
+		} else {
+			p.SeatCount = int32(req.Quantity)
+		}
+		row, err := q.HoldCreate(ctx, p)
+		if errors.Is(err, pgx.ErrNoRows) {
+			held, err := q.BuyerPlaces(ctx, db.BuyerPlacesParams{EventID: req.EventID, Buyer: req.Buyer})
+			if err != nil {
+				return err
+			}
+			return &LimitError{Limit: s.cfg.MaxPerBuyer, Held: int(held)}
+		} else if err != nil {
+			if isForeignKeyViolation(err) {
+				return ErrEventNotFound
+			}
+			return err
+		}
+		h = Hold{ID: HoldID{Event: req.EventID, Seq: row.ID}, ExpiresAt: row.ExpiresAt}
+		switch {
+		case req.GATierID != 0:
+			if err := s.takeGA(ctx, tx, q, req.EventID, row.ID, tier.ID, req.Quantity); err != nil {
+				return err
+			}
+			h.GA = &GAPlaces{TierID: tier.ID, TierName: tier.Name, Quantity: req.Quantity, PriceCents: int(tier.PriceCents)}
+		case len(req.SeatIDs) > 0:
+			h.Seats, err = s.holdExact(ctx, q, req, row)
+		default:
+			h.Seats, err = s.holdBest(ctx, tx, q, req, row)
+		}
+		if err != nil {
+			return err
+		}
+		for _, st := range h.Seats {
+			changed = append(changed, st.ID)
+		}
+		return nil
+	})
+	if err != nil {
+		return Hold{}, err
+	}
+	s.announce(ctx, req.EventID, changed)
+	return h, nil
+}
+
+func (s *Service) checkHoldRequest(req HoldRequest) error {
+	if req.Buyer == "" {
+		return errors.New("hold without a buyer")
+	}
+	if n := len(req.SeatIDs); n > 0 {
+		if n > s.cfg.MaxPerBuyer {
+			return &LimitError{Limit: s.cfg.MaxPerBuyer}
+		}
+		return nil
+	}
+	if req.Quantity < 1 || req.Quantity > s.cfg.MaxPerBuyer {
+		return &LimitError{Limit: s.cfg.MaxPerBuyer}
+	}
+	return nil
+}
+
+// holdExact claims the asked-for seats in one statement; fewer rows than seats asked
+// means someone else has one of them, and the transaction is rolled back whole.
+func (s *Service) holdExact(ctx context.Context, q *db.Queries, req HoldRequest, row db.HoldCreateRow) ([]Seat, error) {
+	rows, err := q.SeatHold(ctx, db.SeatHoldParams{
+		EventID: req.EventID, SeatIds: req.SeatIDs, HoldID: &row.ID, ExpiresAt: &row.ExpiresAt,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(rows) == len(req.SeatIDs) {
+		seats := make([]Seat, len(rows))
+		for i, r := range rows {
+			seats[i] = Seat{ID: r.ID, Section: r.Section, Row: r.RowLabel, Number: int(r.Number), PriceCents: int(r.PriceCents)}
+		}
+		return seats, nil
+	}
+	existing, err := q.SeatsExisting(ctx, db.SeatsExistingParams{EventID: req.EventID, SeatIds: req.SeatIDs})
+	if err != nil {
+		return nil, err
+	}
+	if unknown := missing(req.SeatIDs, existing); len(unknown) > 0 {
+		return nil, s.missingEventOr(ctx, req.EventID, &UnknownSeatsError{SeatIDs: unknown})
+	}
+	claimed := make([]int64, len(rows))
+	for i, r := range rows {
+		claimed[i] = r.ID
+	}
+	return nil, &SeatsUnavailableError{SeatIDs: missing(req.SeatIDs, claimed)}
+}
+
+// missing returns the ids of want that are not in have, in want's order.
+func missing(want, have []int64) []int64 {
+	var out []int64
+	for _, id := range want {
+		if !slices.Contains(have, id) {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// missingEventOr tells an unknown event from an unknown seat or tier of a known one.
+func (s *Service) missingEventOr(ctx context.Context, eventID int64, err error) error {
+	if _, e := s.q.EventGet(ctx, eventID); errors.Is(e, pgx.ErrNoRows) {
+		return ErrEventNotFound
+	} else if e != nil {
+		return e
+	}
+	return err
+}
+
+// Release gives a hold's seats and places back at once. Releasing a hold that is
+// already released or lapsed succeeds; a sold hold cannot be released.
+func (s *Service) Release(ctx context.Context, id HoldID, buyer string) error {
+	var freed []int64
+	err := s.inTx(ctx, func(tx pgx.Tx, q *db.Queries) error {
+		h, err := q.HoldLock(ctx, db.HoldLockParams{EventID: id.Event, ID: id.Seq})
+		if errors.Is(err, pgx.ErrNoRows) || (err == nil && h.Buyer != buyer) {
+			return ErrHoldNotFound
+		} else if err != nil {
+			return err
+		}
+		if h.SoldAt != nil {
+			return fmt.Errorf("%w: hold %s is sold", ErrOrderNotPending, id)
+		}
+		if h.ReleasedAt != nil {
+			return nil
+		}
+		freed, err = q.SeatRelease(ctx, db.SeatReleaseParams{EventID: id.Event, HoldID: &id.Seq})
+		if err != nil {
+			return err
+		}
+		if h.GaQuantity > 0 {
+			if err := s.giveBackGA(ctx, q, id.Event, id.Seq); err != nil {
+				return err
+			}
+		}
+		_, err = q.HoldMarkReleased(ctx, db.HoldMarkReleasedParams{EventID: id.Event, ID: id.Seq})
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	s.announce(ctx, id.Event, freed)
+	return nil
+}
+
+// GetHold returns a live hold of the buyer; a lapsed or released one is ErrHoldExpired.
+func (s *Service) GetHold(ctx context.Context, id HoldID, buyer string) (Hold, error) {
+	h, err := s.q.HoldGet(ctx, db.HoldGetParams{EventID: id.Event, ID: id.Seq})
+	if errors.Is(err, pgx.ErrNoRows) || (err == nil && h.Buyer != buyer) {
+		return Hold{}, ErrHoldNotFound
+	} else if err != nil {
+		return Hold{}, translate(err)
+	}
+	if !h.Live || h.ReleasedAt != nil || h.SoldAt != nil {
+		return Hold{}, ErrHoldExpired
+	}
+	out := Hold{ID: id, ExpiresAt: h.ExpiresAt}
+	rows, err := s.q.SeatsOfHold(ctx, db.SeatsOfHoldParams{EventID: id.Event, HoldID: &id.Seq})
+	if err != nil {
+		return Hold{}, translate(err)
+	}
+	out.Seats = seatsOf(rows)
+	if h.GaTierID != nil {
+		t, err := s.q.GATierGet(ctx, db.GATierGetParams{EventID: id.Event, ID: *h.GaTierID})
+		if err != nil {
+			return Hold{}, translate(err)
+		}
+		out.GA = &GAPlaces{TierID: t.ID, TierName: t.Name, Quantity: int(h.GaQuantity), PriceCents: int(t.PriceCents)}
+	}
+	return out, nil
+}
+
+func seatsOf(rows []db.SeatsOfHoldRow) []Seat {
+	seats := make([]Seat, len(rows))
+	for i, r := range rows {
+		seats[i] = Seat{ID: r.ID, Section: r.Section, Row: r.RowLabel, Number: int(r.Number), PriceCents: int(r.PriceCents)}
+	}
+	return seats
+}

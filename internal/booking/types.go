@@ -1,0 +1,160 @@
+package booking
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// HoldID names a hold. It carries its event, so that every statement about a hold can
+// name the event it belongs to (the schema stays distributable by event). Its text form
+// is "<event>-<hold>", e.g. "7-1042".
+type HoldID struct {
+	Event int64
+	Seq   int64
+}
+
+// String is the text form used in URLs and JSON.
+func (h HoldID) String() string { return fmt.Sprintf("%d-%d", h.Event, h.Seq) }
+
+// ParseHoldID reads the text form of a HoldID.
+func ParseHoldID(s string) (HoldID, error) {
+	ev, seq, ok := strings.Cut(s, "-")
+	if !ok {
+		return HoldID{}, fmt.Errorf("hold id %q: want <event>-<hold>", s)
+	}
+	e, err1 := ParseID(ev)
+	n, err2 := ParseID(seq)
+	if err1 != nil || err2 != nil {
+		return HoldID{}, fmt.Errorf("hold id %q: want <event>-<hold>", s)
+	}
+	return HoldID{Event: e, Seq: n}, nil
+}
+
+// ParseID reads a positive decimal id that fits in a bigint.
+func ParseID(s string) (int64, error) {
+	if s == "" || len(s) > 19 || strings.TrimLeft(s, "0123456789") != "" {
+		return 0, fmt.Errorf("id %q: want a positive whole number", s)
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("id %q: want a positive whole number", s)
+	}
+	return n, nil
+}
+
+// Seat is one seat as a buyer sees it in a hold or order.
+type Seat struct {
+	ID         int64
+	Section    string
+	Row        string
+	Number     int
+	PriceCents int
+}
+
+// GAPlaces is a number of general-admission places of one tier.
+type GAPlaces struct {
+	TierID     int64
+	TierName   string
+	Quantity   int
+	PriceCents int
+}
+
+// Hold is seats or places kept for one buyer until ExpiresAt.
+type Hold struct {
+	ID        HoldID
+	Seats     []Seat
+	GA        *GAPlaces
+	ExpiresAt time.Time
+}
+
+// HoldRequest asks for a hold: exact seats (SeatIDs), best available (Quantity, with
+// Section and Together), or general admission (GATierID and Quantity).
+type HoldRequest struct {
+	EventID  int64
+	Buyer    string
+	SeatIDs  []int64
+	Quantity int
+	Section  string
+	Together bool
+	GATierID int64
+}
+
+// Order statuses. An order only moves forward: pending to confirmed or refund_pending,
+// and refund_pending to refunded.
+const (
+	StatusPending       = "pending"
+	StatusConfirmed     = "confirmed"
+	StatusRefundPending = "refund_pending"
+	StatusRefunded      = "refunded"
+)
+
+// Order is a checkout of one hold.
+type Order struct {
+	ID           int64
+	EventID      int64
+	HoldID       HoldID
+	Email        string
+	Status       string
+	StatusReason string
+	AmountCents  int
+	Seats        []Seat
+	GA           *GAPlaces
+	Tickets      []Ticket
+	PaymentID    string
+}
+
+// Ticket admits one person to one seat or GA place.
+type Ticket struct {
+	ID       int64
+	SeatID   int64 // 0 for general admission
+	GATierID int64 // 0 for a seat
+	Code     string
+}
+
+// Event is a performance on sale.
+type Event struct {
+	ID       int64
+	Slug     string
+	Name     string
+	Venue    string
+	StartsAt time.Time
+	OnsaleAt time.Time
+}
+
+// Seat statuses on the map.
+const (
+	SeatAvailable = "available"
+	SeatHeld      = "held"
+	SeatSold      = "sold"
+)
+
+// MapSeat is one seat on the seat map.
+type MapSeat struct {
+	ID         int64
+	Section    string
+	Row        string
+	Number     int
+	PriceCents int
+	X, Y       int
+	Accessible bool
+	Status     string
+}
+
+// GATier is a general-admission tier and how many places it has left.
+type GATier struct {
+	ID         int64
+	Name       string
+	PriceCents int
+	Capacity   int
+	Remaining  int
+}
+
+// SeatMap is an event's seats and GA tiers as of At; it may be a second stale.
+type SeatMap struct {
+	EventID int64
+	Seats   []MapSeat
+	GATiers []GATier
+	At      time.Time
+}

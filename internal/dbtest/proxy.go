@@ -1,0 +1,170 @@
+package dbtest
+
+import (
+	"errors"
+	"io"
+	"net"
+	"net/url"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Proxy is a TCP proxy between the code under test and a server, for failure tests:
+// Down makes the server look gone (open connections break, new ones are refused), Up
+// brings it back. It models a server that crashed or restarted, not a network that
+// silently drops packets: clients see a closed connection at once, never a hang.
+type Proxy struct {
+	target string
+	ln     net.Listener
+	wg     sync.WaitGroup // the accept loop and every connection's goroutines
+
+	mu     sync.Mutex
+	down   bool
+	closed bool
+	conns  map[net.Conn]struct{} // both sides of every open proxied connection
+}
+
+// NewProxy starts a proxy on 127.0.0.1 with a free port that forwards to target
+// (host:port). It is up from the start and is closed, with every connection through
+// it, when the test ends.
+func NewProxy(t testing.TB, target string) *Proxy {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("dbtest: proxy listen: %v", err)
+	}
+	p := &Proxy{target: target, ln: ln, conns: make(map[net.Conn]struct{})}
+	p.wg.Add(1)
+	go p.serve()
+	t.Cleanup(p.close)
+	return p
+}
+
+// Addr is the host:port clients connect to instead of the target.
+func (p *Proxy) Addr() string { return p.ln.Addr().String() }
+
+// Down closes every connection through the proxy and makes it close new ones as soon
+// as it accepts them, until Up. When Down returns, the client side of every open
+// connection has been closed.
+func (p *Proxy) Down() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.down = true
+	p.closeAllLocked()
+}
+
+// Up lets new connections through again. Connections broken by Down stay broken.
+func (p *Proxy) Up() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.down = false
+}
+
+func (p *Proxy) close() {
+	p.mu.Lock()
+	p.closed = true
+	p.closeAllLocked()
+	p.mu.Unlock()
+	_ = p.ln.Close()
+	p.wg.Wait()
+}
+
+func (p *Proxy) closeAllLocked() {
+	for c := range p.conns {
+		_ = c.Close()
+	}
+	clear(p.conns)
+}
+
+func (p *Proxy) serve() {
+	defer p.wg.Done()
+	for {
+		c, err := p.ln.Accept()
+		if errors.Is(err, net.ErrClosed) {
+			return
+		}
+		if err != nil {
+			// Out of file descriptors or the like: back off as net/http does.
+			time.Sleep(5 * time.Millisecond)
+			continue
+		}
+		p.wg.Add(1)
+		go p.handle(c)
+	}
+}
+
+func (p *Proxy) handle(client net.Conn) {
+	defer p.wg.Done()
+	if !p.track(client) {
+		return
+	}
+	upstream, err := net.DialTimeout("tcp", p.target, 5*time.Second)
+	if err != nil {
+		p.release(client)
+		return
+	}
+	if !p.track(upstream) {
+		p.release(client)
+		return
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _ = io.Copy(upstream, client)
+		p.release(client, upstream)
+	}()
+	_, _ = io.Copy(client, upstream)
+	p.release(client, upstream)
+	<-done
+}
+
+// track registers c as open, or closes it when the proxy is down or closed; it reports
+// whether c was registered.
+func (p *Proxy) track(c net.Conn) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.down || p.closed {
+		_ = c.Close()
+		return false
+	}
+	p.conns[c] = struct{}{}
+	return true
+}
+
+func (p *Proxy) release(cs ...net.Conn) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range cs {
+		delete(p.conns, c)
+		_ = c.Close()
+	}
+}
+
+// ProxiedURL returns the PostgreSQL connection string dbURL with its host and port
+// replaced by the proxy's address. It takes URLs (postgres://...) and keyword/value
+// strings (host=... port=...).
+func ProxiedURL(t testing.TB, dbURL string, p *Proxy) string {
+	t.Helper()
+	host, port, err := net.SplitHostPort(p.Addr())
+	if err != nil {
+		t.Fatalf("dbtest: proxy address: %v", err)
+	}
+	if !isURL(dbURL) {
+		// In a keyword/value string a later keyword wins.
+		return dbURL + " host=" + host + " port=" + port
+	}
+	u, err := url.Parse(dbURL)
+	if err != nil {
+		t.Fatalf("dbtest: parse database url: %v", err)
+	}
+	u.Host = net.JoinHostPort(host, port)
+	// A host or port in the query string would win over the one in the authority.
+	q := u.Query()
+	if q.Has("host") || q.Has("port") {
+		q.Del("host")
+		q.Del("port")
+		u.RawQuery = q.Encode()
+	}
+	return u.String()
+}

@@ -1,0 +1,201 @@
+// Package demo creates venues and events with seats: the demo event that `make run`
+// shows, and the big events that tests and benchmarks sell.
+package demo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"boxoffice/internal/db"
+)
+
+// RowPrice prices the rows of a section from FromRow (0-based) on, until the next one.
+type RowPrice struct {
+	FromRow    int
+	Tier       string
+	PriceCents int
+}
+
+// Section is a block of rows with the same number of seats each.
+type Section struct {
+	Name        string
+	Rows        int
+	SeatsPerRow int
+	Prices      []RowPrice // by FromRow, ascending; the first must start at row 0
+}
+
+// GATier is a general-admission tier.
+type GATier struct {
+	Name       string
+	PriceCents int
+	Capacity   int
+	Stripes    int
+}
+
+// EventSpec describes an event to create.
+type EventSpec struct {
+	Slug     string
+	Name     string
+	Venue    string
+	City     string
+	StartsAt time.Time
+	OnsaleAt time.Time
+	Sections []Section
+	GA       []GATier
+}
+
+// Seats counts the seats the spec creates.
+func (e EventSpec) Seats() int {
+	n := 0
+	for _, s := range e.Sections {
+		n += s.Rows * s.SeatsPerRow
+	}
+	return n
+}
+
+// DemoSpec is the demo event: three sections, about 2,000 seats, four price tiers and
+// a standing tier.
+func DemoSpec(now time.Time) EventSpec {
+	return EventSpec{
+		Slug: "demo-night", Name: "Demo Night: The Boxoffice Orchestra", Venue: "Boxoffice Hall", City: "Berlin",
+		StartsAt: now.Add(30 * 24 * time.Hour).Truncate(time.Hour), OnsaleAt: now.Add(-time.Hour).Truncate(time.Hour),
+		Sections: []Section{
+			{Name: "Stalls", Rows: 20, SeatsPerRow: 40, Prices: []RowPrice{{0, "Premium", 9500}, {8, "Standard", 6500}}},
+			{Name: "Circle", Rows: 15, SeatsPerRow: 36, Prices: []RowPrice{{0, "Standard", 6500}, {7, "Value", 3900}}},
+			{Name: "Balcony", Rows: 16, SeatsPerRow: 40, Prices: []RowPrice{{0, "Value", 3900}, {6, "Restricted view", 2500}}},
+		},
+		GA: []GATier{{Name: "Standing", PriceCents: 4500, Capacity: 400, Stripes: 8}},
+	}
+}
+
+// BigSpec is an event of about seats seats in sections of 50 rows of 50, priced
+// dearest at the front, for load tests and benchmarks.
+func BigSpec(slug string, seats int, now time.Time) EventSpec {
+	spec := EventSpec{
+		Slug: slug, Name: "Big onsale " + slug, Venue: "Stadium", City: "Berlin",
+		StartsAt: now.Add(60 * 24 * time.Hour).Truncate(time.Hour), OnsaleAt: now.Add(-time.Hour).Truncate(time.Hour),
+		GA: []GATier{{Name: "Field", PriceCents: 5000, Capacity: seats / 5, Stripes: 16}},
+	}
+	for i := 0; seats > 0; i++ {
+		rows := min(50, (seats+49)/50)
+		spec.Sections = append(spec.Sections, Section{
+			Name: fmt.Sprintf("S%02d", i+1), Rows: rows, SeatsPerRow: 50,
+			Prices: []RowPrice{{0, "A", 12000}, {10, "B", 9000}, {25, "C", 6000}, {40, "D", 4000}},
+		})
+		seats -= rows * 50
+	}
+	return spec
+}
+
+// Ensure creates the event unless one with its slug exists, and returns its id.
+func Ensure(ctx context.Context, pool *pgxpool.Pool, spec EventSpec) (id int64, created bool, err error) {
+	q := db.New(pool)
+	id, err = q.EventBySlug(ctx, spec.Slug)
+	if err == nil {
+		return id, false, nil
+	} else if !errors.Is(err, pgx.ErrNoRows) {
+		return 0, false, err
+	}
+	id, err = Create(ctx, pool, spec)
+	return id, err == nil, err
+}
+
+// Create creates the event with its venue, price tiers, seats and GA stripes in one
+// transaction.
+func Create(ctx context.Context, pool *pgxpool.Pool, spec EventSpec) (int64, error) {
+	var eventID int64
+	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		q := db.New(tx)
+		venue, err := q.VenueCreate(ctx, db.VenueCreateParams{Name: spec.Venue, City: spec.City})
+		if err != nil {
+			return err
+		}
+		eventID, err = q.EventCreate(ctx, db.EventCreateParams{
+			VenueID: venue, Slug: spec.Slug, Name: spec.Name, StartsAt: spec.StartsAt, OnsaleAt: spec.OnsaleAt,
+		})
+		if err != nil {
+			return err
+		}
+		tiers := map[string]int64{}
+		var seats []db.SeatsInsertParams
+		y := 0
+		for _, sec := range spec.Sections {
+			if len(sec.Prices) == 0 || sec.Prices[0].FromRow != 0 {
+				return fmt.Errorf("section %s: prices must start at row 0", sec.Name)
+			}
+			for r := 0; r < sec.Rows; r++ {
+				price := sec.Prices[0]
+				for _, p := range sec.Prices {
+					if r >= p.FromRow {
+						price = p
+					}
+				}
+				key := fmt.Sprintf("%s/%d", price.Tier, price.PriceCents)
+				tierID, ok := tiers[key]
+				if !ok {
+					tierID, err = q.PriceTierCreate(ctx, db.PriceTierCreateParams{EventID: eventID, Name: price.Tier, PriceCents: int32(price.PriceCents)})
+					if err != nil {
+						return err
+					}
+					tiers[key] = tierID
+				}
+				for n := 1; n <= sec.SeatsPerRow; n++ {
+					centre := 2*n - sec.SeatsPerRow - 1 // twice the distance from the row's middle
+					seats = append(seats, db.SeatsInsertParams{
+						EventID: eventID, Section: sec.Name, RowLabel: rowLabel(r), Number: int32(n),
+						PriceTierID: tierID, PriceCents: int32(price.PriceCents),
+						Rank: int32(r*1000 + abs(centre)),
+						X:    int32(n * 12), Y: int32((y + r) * 14),
+						Accessible: r == sec.Rows-1 && (n == 1 || n == sec.SeatsPerRow),
+					})
+				}
+			}
+			y += sec.Rows + 2
+		}
+		if _, err := q.SeatsInsert(ctx, seats); err != nil {
+			return err
+		}
+		for _, ga := range spec.GA {
+			tierID, err := q.GATierCreate(ctx, db.GATierCreateParams{
+				EventID: eventID, Name: ga.Name, PriceCents: int32(ga.PriceCents), Capacity: int32(ga.Capacity), Stripes: int32(ga.Stripes),
+			})
+			if err != nil {
+				return err
+			}
+			stripes := make([]int32, ga.Stripes)
+			remaining := make([]int32, ga.Stripes)
+			for i := range stripes {
+				stripes[i] = int32(i)
+				remaining[i] = int32(ga.Capacity / ga.Stripes)
+				if i < ga.Capacity%ga.Stripes {
+					remaining[i]++
+				}
+			}
+			if err := q.GAStripesInit(ctx, db.GAStripesInitParams{EventID: eventID, TierID: tierID, Stripes: stripes, Remaining: remaining}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return eventID, err
+}
+
+// rowLabel names rows A..Z, then AA, AB, ...
+func rowLabel(i int) string {
+	if i < 26 {
+		return string(rune('A' + i))
+	}
+	return rowLabel(i/26-1) + string(rune('A'+i%26))
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
+}

@@ -1,0 +1,98 @@
+package web
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+)
+
+type eventJSON struct {
+	ID       int64     `json:"id"`
+	Slug     string    `json:"slug"`
+	Name     string    `json:"name"`
+	StartsAt time.Time `json:"startsAt"`
+	Venue    string    `json:"venue"`
+	OnsaleAt time.Time `json:"onsaleAt"`
+}
+
+type mapSeatJSON struct {
+	ID         int64  `json:"id"`
+	Section    string `json:"section"`
+	Row        string `json:"row"`
+	Number     int    `json:"number"`
+	PriceCents int    `json:"priceCents"`
+	Status     string `json:"status"`
+	X          int    `json:"x"`
+	Y          int    `json:"y"`
+	Accessible bool   `json:"accessible,omitempty"`
+}
+
+type gaTierJSON struct {
+	ID         int64  `json:"id"`
+	Name       string `json:"name"`
+	PriceCents int    `json:"priceCents"`
+	Remaining  int    `json:"remaining"`
+}
+
+type seatMapJSON struct {
+	EventID int64         `json:"eventId"`
+	Seats   []mapSeatJSON `json:"seats"`
+	GATiers []gaTierJSON  `json:"gaTiers"`
+}
+
+func (s *server) listEvents(c echo.Context) error {
+	events, err := s.Booking.Events(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	out := make([]eventJSON, len(events))
+	for i, e := range events {
+		out[i] = eventJSON{ID: e.ID, Slug: e.Slug, Name: e.Name, StartsAt: e.StartsAt, Venue: e.Venue, OnsaleAt: e.OnsaleAt}
+	}
+	c.Response().Header().Set("Cache-Control", "public, max-age=10, s-maxage=30, stale-while-revalidate=60")
+	return c.JSON(http.StatusOK, out)
+}
+
+// getSeatMap serves the map from the booking service's one-second cache; a CDN may keep
+// it for a second more.
+func (s *server) getSeatMap(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	m, err := s.Booking.SeatMap(c.Request().Context(), id)
+	if err != nil {
+		return err
+	}
+	out := seatMapJSON{EventID: m.EventID, Seats: make([]mapSeatJSON, len(m.Seats)), GATiers: make([]gaTierJSON, len(m.GATiers))}
+	for i, st := range m.Seats {
+		out.Seats[i] = mapSeatJSON{ID: st.ID, Section: st.Section, Row: st.Row, Number: st.Number,
+			PriceCents: st.PriceCents, Status: st.Status, X: st.X, Y: st.Y, Accessible: st.Accessible}
+	}
+	for i, t := range m.GATiers {
+		out.GATiers[i] = gaTierJSON{ID: t.ID, Name: t.Name, PriceCents: t.PriceCents, Remaining: t.Remaining}
+	}
+	c.Response().Header().Set("Cache-Control", "public, max-age=1, s-maxage=1, stale-while-revalidate=5")
+	return c.JSON(http.StatusOK, out)
+}
+
+type queueJSON struct {
+	Admitted   bool `json:"admitted"`
+	Position   int  `json:"position"`
+	EtaSeconds int  `json:"etaSeconds"`
+}
+
+// joinQueue and getQueue admit everyone until the waiting room exists.
+func (s *server) joinQueue(c echo.Context) error { return s.getQueue(c) }
+
+func (s *server) getQueue(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	if _, err := s.Booking.Event(c.Request().Context(), id); err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, queueJSON{Admitted: true})
+}

@@ -1,0 +1,196 @@
+package web
+
+import (
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"boxoffice/internal/booking"
+)
+
+type holdRequestJSON struct {
+	SeatIDs  []int64 `json:"seatIds"`
+	Quantity *int    `json:"quantity"`
+	Section  *string `json:"section"`
+	Together *bool   `json:"together"`
+	GATierID *int64  `json:"gaTierId"`
+}
+
+type seatJSON struct {
+	ID         int64  `json:"id"`
+	Section    string `json:"section"`
+	Row        string `json:"row"`
+	Number     int    `json:"number"`
+	PriceCents int    `json:"priceCents"`
+}
+
+type gaPlacesJSON struct {
+	TierID     int64  `json:"tierId"`
+	Name       string `json:"name"`
+	Quantity   int    `json:"quantity"`
+	PriceCents int    `json:"priceCents"`
+}
+
+type holdJSON struct {
+	HoldID    string        `json:"holdId"`
+	Seats     []seatJSON    `json:"seats"`
+	GAPlaces  *gaPlacesJSON `json:"gaPlaces,omitempty"`
+	ExpiresAt time.Time     `json:"expiresAt"`
+}
+
+// maxSeatIDs bounds a hold request before anything else looks at it.
+const maxSeatIDs = 100
+
+// parseHoldRequest turns the body into one of the three kinds of hold, or a 400 that
+// says what is wrong.
+func (s *server) parseHoldRequest(c echo.Context, eventID int64, buyer string) (booking.HoldRequest, error) {
+	var in holdRequestJSON
+	if err := decodeJSON(c, &in); err != nil {
+		return booking.HoldRequest{}, err
+	}
+	req := booking.HoldRequest{EventID: eventID, Buyer: buyer}
+	limit := s.Booking.Config().MaxPerBuyer
+	kinds := 0
+	if in.SeatIDs != nil {
+		kinds++
+	}
+	if in.GATierID != nil {
+		kinds++
+	}
+	if in.Quantity != nil && in.GATierID == nil {
+		kinds++
+	}
+	if kinds != 1 {
+		return req, badRequest("invalid_request", `Send one of {"seatIds": [...]}, {"quantity": n}, or {"gaTierId": t, "quantity": n}.`)
+	}
+	switch {
+	case in.SeatIDs != nil:
+		if in.Section != nil || in.Together != nil || in.Quantity != nil {
+			return req, badRequest("invalid_request", "section, together and quantity go with best available, not with seatIds.")
+		}
+		if len(in.SeatIDs) == 0 {
+			return req, badRequest("invalid_seat_ids", "seatIds is empty.")
+		}
+		if len(in.SeatIDs) > limit || len(in.SeatIDs) > maxSeatIDs {
+			return req, badRequest("too_many_seats", fmt.Sprintf("At most %d seats per hold.", limit))
+		}
+		seen := make(map[int64]bool, len(in.SeatIDs))
+		for _, id := range in.SeatIDs {
+			if id <= 0 {
+				return req, badRequest("invalid_seat_ids", "Seat ids are positive whole numbers.")
+			}
+			if seen[id] {
+				return req, badRequest("duplicate_seat", fmt.Sprintf("Seat %d is listed twice.", id))
+			}
+			seen[id] = true
+		}
+		req.SeatIDs = in.SeatIDs
+	case in.GATierID != nil:
+		if in.Section != nil || in.Together != nil {
+			return req, badRequest("invalid_request", "section and together do not apply to general admission.")
+		}
+		if *in.GATierID <= 0 {
+			return req, badRequest("invalid_ga_tier", "gaTierId is a positive whole number.")
+		}
+		if in.Quantity == nil {
+			return req, badRequest("invalid_quantity", "Say how many places: quantity.")
+		}
+		req.GATierID = *in.GATierID
+	}
+	if in.Quantity != nil {
+		if *in.Quantity < 1 || *in.Quantity > limit {
+			return req, badRequest("invalid_quantity", fmt.Sprintf("quantity must be 1 to %d.", limit))
+		}
+		req.Quantity = *in.Quantity
+	}
+	if in.Section != nil {
+		if *in.Section == "" {
+			return req, badRequest("invalid_section", "section is empty.")
+		}
+		if err := cleanText("section", *in.Section, 100); err != nil {
+			return req, err
+		}
+		req.Section = *in.Section
+	}
+	if in.Together != nil {
+		req.Together = *in.Together
+	}
+	return req, nil
+}
+
+func (s *server) createHold(c echo.Context) error {
+	eventID, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	buyer, err := s.buyer(c)
+	if err != nil {
+		return err
+	}
+	req, err := s.parseHoldRequest(c, eventID, buyer)
+	if err != nil {
+		return err
+	}
+	h, err := s.Booking.Hold(c.Request().Context(), req)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusCreated, holdView(h))
+}
+
+func holdView(h booking.Hold) holdJSON {
+	out := holdJSON{HoldID: h.ID.String(), Seats: seatsView(h.Seats), ExpiresAt: h.ExpiresAt.UTC()}
+	if h.GA != nil {
+		out.GAPlaces = &gaPlacesJSON{TierID: h.GA.TierID, Name: h.GA.TierName, Quantity: h.GA.Quantity, PriceCents: h.GA.PriceCents}
+	}
+	return out
+}
+
+func seatsView(seats []booking.Seat) []seatJSON {
+	out := make([]seatJSON, len(seats))
+	for i, st := range seats {
+		out[i] = seatJSON{ID: st.ID, Section: st.Section, Row: st.Row, Number: st.Number, PriceCents: st.PriceCents}
+	}
+	return out
+}
+
+func pathHoldID(c echo.Context) (booking.HoldID, error) {
+	id, err := booking.ParseHoldID(c.Param("holdId"))
+	if err != nil {
+		return id, badRequest("invalid_id", "holdId looks like 7-1042.")
+	}
+	return id, nil
+}
+
+func (s *server) getHold(c echo.Context) error {
+	id, err := pathHoldID(c)
+	if err != nil {
+		return err
+	}
+	buyer, err := s.buyer(c)
+	if err != nil {
+		return err
+	}
+	h, err := s.Booking.GetHold(c.Request().Context(), id, buyer)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, holdView(h))
+}
+
+func (s *server) releaseHold(c echo.Context) error {
+	id, err := pathHoldID(c)
+	if err != nil {
+		return err
+	}
+	buyer, err := s.buyer(c)
+	if err != nil {
+		return err
+	}
+	if err := s.Booking.Release(c.Request().Context(), id, buyer); err != nil {
+		return err
+	}
+	return c.NoContent(http.StatusNoContent)
+}

@@ -1,0 +1,125 @@
+package web
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"boxoffice/internal/booking"
+	"boxoffice/internal/payment"
+)
+
+// apiError is every error answer: {"error": code, "message": text, ...details}.
+type apiError struct {
+	Status             int     `json:"-"`
+	Code               string  `json:"error"`
+	Message            string  `json:"message"`
+	ConflictingSeatIDs []int64 `json:"conflictingSeatIds,omitempty"`
+	UnknownSeatIDs     []int64 `json:"unknownSeatIds,omitempty"`
+	Limit              int     `json:"limit,omitempty"`
+	Held               *int    `json:"held,omitempty"`
+}
+
+func (e *apiError) Error() string { return e.Code + ": " + e.Message }
+
+func badRequest(code, message string) *apiError {
+	return &apiError{Status: http.StatusBadRequest, Code: code, Message: message}
+}
+
+// handleError is the one place that turns an error into an answer. Causes of a 5xx are
+// logged with the request id and never shown.
+func (s *server) handleError(err error, c echo.Context) {
+	if c.Response().Committed {
+		return
+	}
+	ae := s.toAPIError(err)
+	if ae.Status == http.StatusServiceUnavailable {
+		c.Response().Header().Set("Retry-After", retryAfter)
+	}
+	if ae.Status >= 500 {
+		s.Log.ErrorContext(c.Request().Context(), "request failed",
+			"id", c.Response().Header().Get(echo.HeaderXRequestID), "status", ae.Status, "err", err)
+	}
+	var werr error
+	if c.Request().Method == http.MethodHead {
+		werr = c.NoContent(ae.Status)
+	} else {
+		werr = c.JSON(ae.Status, ae)
+	}
+	if werr != nil {
+		s.Log.WarnContext(c.Request().Context(), "error answer not written", "err", werr)
+	}
+}
+
+func (s *server) toAPIError(err error) *apiError {
+	var ae *apiError
+	var unavailable *booking.SeatsUnavailableError
+	var unknown *booking.UnknownSeatsError
+	var limit *booking.LimitError
+	var he *echo.HTTPError
+	switch {
+	case errors.As(err, &ae):
+		return ae
+	case errors.As(err, &unavailable):
+		return &apiError{Status: http.StatusConflict, Code: "seat_unavailable",
+			Message: "Some of these seats were just taken; pick others.", ConflictingSeatIDs: unavailable.SeatIDs}
+	case errors.As(err, &unknown):
+		return &apiError{Status: http.StatusUnprocessableEntity, Code: "unknown_seat",
+			Message: "Some of these seats are not seats of this event.", UnknownSeatIDs: unknown.SeatIDs}
+	case errors.As(err, &limit):
+		held := limit.Held
+		return &apiError{Status: http.StatusConflict, Code: "limit_exceeded", Limit: limit.Limit, Held: &held,
+			Message: "You can hold or buy at most this many seats for one event."}
+	case errors.Is(err, booking.ErrEventNotFound):
+		return &apiError{Status: http.StatusNotFound, Code: "event_not_found", Message: "No such event."}
+	case errors.Is(err, booking.ErrGATierNotFound):
+		return &apiError{Status: http.StatusNotFound, Code: "ga_tier_not_found", Message: "No such general-admission tier for this event."}
+	case errors.Is(err, booking.ErrHoldNotFound):
+		return &apiError{Status: http.StatusNotFound, Code: "hold_not_found", Message: "No such hold in this session."}
+	case errors.Is(err, booking.ErrOrderNotFound):
+		return &apiError{Status: http.StatusNotFound, Code: "order_not_found", Message: "No such order in this session."}
+	case errors.Is(err, booking.ErrHoldExpired):
+		return &apiError{Status: http.StatusGone, Code: "hold_expired", Message: "This hold has expired or was released; its seats are back on sale."}
+	case errors.Is(err, booking.ErrSoldOut):
+		return &apiError{Status: http.StatusConflict, Code: "sold_out", Message: "Not enough seats or places are available."}
+	case errors.Is(err, booking.ErrOrderNotPending):
+		return &apiError{Status: http.StatusConflict, Code: "order_not_pending", Message: "This order is not awaiting payment."}
+	case errors.Is(err, payment.ErrDeclined):
+		return &apiError{Status: http.StatusPaymentRequired, Code: "card_declined", Message: "The card was declined; try another."}
+	case errors.Is(err, payment.ErrInvalidCard):
+		return badRequest("invalid_card", "That is not a valid card number.")
+	case errors.Is(err, payment.ErrInvalidEvent):
+		return badRequest("invalid_signature", "The webhook signature or payload is not valid.")
+	case errors.Is(err, booking.ErrUnavailable):
+		return &apiError{Status: http.StatusServiceUnavailable, Code: "unavailable", Message: "The box office is busy for a moment; try again shortly."}
+	case errors.As(err, &he):
+		return fromHTTPError(he)
+	}
+	return &apiError{Status: http.StatusInternalServerError, Code: "internal_error", Message: "Something went wrong on our side."}
+}
+
+// fromHTTPError words Echo's own errors (routing, body limit, CSRF) like ours.
+func fromHTTPError(he *echo.HTTPError) *apiError {
+	code := map[int]string{
+		http.StatusBadRequest:            "bad_request",
+		http.StatusForbidden:             "forbidden",
+		http.StatusNotFound:              "not_found",
+		http.StatusMethodNotAllowed:      "method_not_allowed",
+		http.StatusRequestEntityTooLarge: "body_too_large",
+		http.StatusUnsupportedMediaType:  "unsupported_media_type",
+		http.StatusTooManyRequests:       "rate_limited",
+		http.StatusServiceUnavailable:    "unavailable",
+	}[he.Code]
+	if code == "" {
+		if he.Code >= 500 {
+			return &apiError{Status: http.StatusInternalServerError, Code: "internal_error", Message: "Something went wrong on our side."}
+		}
+		code = "bad_request"
+	}
+	msg := http.StatusText(he.Code)
+	if m, ok := he.Message.(string); ok && he.Code < 500 {
+		msg = m
+	}
+	return &apiError{Status: he.Code, Code: code, Message: msg}
+}

@@ -1,0 +1,103 @@
+package web
+
+import (
+	"crypto/rand"
+	"net/http"
+	"time"
+
+	"github.com/alexedwards/scs/v2"
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+)
+
+const (
+	buyerKey    = "buyer"
+	savedFlag   = "session-saved"
+	csrfHeader  = "X-CSRF-Token"
+	csrfCookie  = "boxoffice_csrf"
+	csrfContext = "csrf"
+)
+
+// loadSession loads the scs session into the request context. It is Echo-native rather
+// than scs.LoadAndSave wrapped, which writes the cookie twice when a handler fails: a
+// session changed by a handler is committed by saveSession, or else just before the
+// answer goes out.
+func (s *server) loadSession(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		var token string
+		if ck, err := c.Cookie(s.Sessions.Cookie.Name); err == nil {
+			token = ck.Value
+		}
+		ctx, err := s.Sessions.Load(c.Request().Context(), token)
+		if err != nil {
+			return err
+		}
+		c.SetRequest(c.Request().WithContext(ctx))
+		c.Response().Header().Add("Vary", "Cookie")
+		c.Response().Before(func() {
+			if c.Get(savedFlag) != nil {
+				return
+			}
+			switch s.Sessions.Status(ctx) {
+			case scs.Modified:
+				tok, exp, err := s.Sessions.Commit(ctx)
+				if err != nil {
+					s.Log.ErrorContext(ctx, "session not saved", "err", err)
+					return
+				}
+				s.Sessions.WriteSessionCookie(ctx, c.Response(), tok, exp)
+			case scs.Destroyed:
+				s.Sessions.WriteSessionCookie(ctx, c.Response(), "", time.Time{})
+			}
+		})
+		return next(c)
+	}
+}
+
+// saveSession commits a changed session now, so that a failure is the handler's error
+// rather than a lost write after the answer.
+func (s *server) saveSession(c echo.Context) error {
+	ctx := c.Request().Context()
+	if s.Sessions.Status(ctx) != scs.Modified {
+		return nil
+	}
+	tok, exp, err := s.Sessions.Commit(ctx)
+	if err != nil {
+		return err
+	}
+	s.Sessions.WriteSessionCookie(ctx, c.Response(), tok, exp)
+	c.Set(savedFlag, true)
+	return nil
+}
+
+// buyer returns the session's buyer id, creating one on first use. The id, not the
+// session token, owns holds and orders: tokens change on login, the buyer does not.
+func (s *server) buyer(c echo.Context) (string, error) {
+	ctx := c.Request().Context()
+	if b := s.Sessions.GetString(ctx, buyerKey); b != "" {
+		return b, nil
+	}
+	b := rand.Text() // 128 random bits
+	s.Sessions.Put(ctx, buyerKey, b)
+	return b, s.saveSession(c)
+}
+
+// csrf is Echo's CSRF middleware: browsers that send Sec-Fetch-Site are judged by it;
+// other clients send the token from GET /api/v1/session in X-CSRF-Token, checked
+// against its cookie.
+func (s *server) csrf() echo.MiddlewareFunc {
+	return middleware.CSRFWithConfig(middleware.CSRFConfig{
+		TokenLookup:    "header:" + csrfHeader,
+		CookieName:     csrfCookie,
+		CookiePath:     "/",
+		CookieHTTPOnly: true,
+		CookieSecure:   s.CookieSecure,
+		CookieSameSite: http.SameSiteStrictMode,
+		ContextKey:     csrfContext,
+		CookieMaxAge:   86400,
+		ErrorHandler: func(err error, c echo.Context) error {
+			return &apiError{Status: http.StatusForbidden, Code: "csrf_failed",
+				Message: "Missing or wrong X-CSRF-Token header: get one from GET /api/v1/session."}
+		},
+	})
+}
