@@ -1,0 +1,242 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/alexedwards/scs/v2"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/redis/go-redis/v9"
+
+	"boxoffice/internal/booking"
+	"boxoffice/internal/dbtest"
+	"boxoffice/internal/demo"
+	"boxoffice/internal/live"
+	"boxoffice/internal/payment"
+	"boxoffice/internal/session"
+)
+
+const testSecret = "whsec_test_secret"
+
+// testApp is the whole server on a fresh database and Redis prefix, served by httptest.
+type testApp struct {
+	URL      string
+	Pool     *pgxpool.Pool
+	Booking  *booking.Service
+	Provider *payment.TestProvider
+	Redis    *redis.Client
+	Prefix   string
+	EventID  int64 // the demo event: ~2,000 seats and a GA tier
+}
+
+type appOptions struct {
+	cfg     booking.Config
+	dbURL   func(t *testing.T, url string) string // rewrites the database URL (a proxy, say)
+	poolCfg func(*pgxpool.Config)
+}
+
+// newTestApp starts the server. opts may change the booking rules or the database URL.
+func newTestApp(t *testing.T, opts ...func(*appOptions)) *testApp {
+	t.Helper()
+	o := appOptions{cfg: booking.DefaultConfig()}
+	for _, f := range opts {
+		f(&o)
+	}
+	url := dbtest.URL(t)
+	ctx := context.Background()
+	setup, err := pgxpool.New(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventID, err := demo.Create(ctx, setup, demo.DemoSpec(time.Now()))
+	setup.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.dbURL != nil {
+		url = o.dbURL(t, url)
+	}
+	pc, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pc.MaxConns = 16
+	pc.ConnConfig.ConnectTimeout = 2 * time.Second
+	if o.poolCfg != nil {
+		o.poolCfg(pc)
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, pc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	rdb, prefix := dbtest.Redis(t)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	if testing.Verbose() {
+		log = slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	}
+	provider := payment.NewTestProvider(payment.Config{Secret: testSecret, LateDelay: 300 * time.Millisecond, Logger: log})
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = provider.Close(ctx)
+	})
+	svc := booking.New(pool, o.cfg, live.NewPublisher(rdb, prefix, log), provider, log)
+	sm := scs.New()
+	sm.Store = session.NewStore(pool)
+	sm.Cookie.Name = "boxoffice_session"
+	srv := httptest.NewServer(New(Deps{
+		Booking: svc, Sessions: sm, WebhookSecret: testSecret, Log: log,
+		Ready: func(ctx context.Context) error { return errors.Join(pool.Ping(ctx), rdb.Ping(ctx).Err()) },
+	}))
+	t.Cleanup(srv.Close)
+	provider.SetWebhookURL(srv.URL + "/api/v1/payments/webhook")
+	return &testApp{URL: srv.URL, Pool: pool, Booking: svc, Provider: provider, Redis: rdb, Prefix: prefix, EventID: eventID}
+}
+
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimSpace(string(p)))
+	return len(p), nil
+}
+
+// client is one buyer: its own cookie jar (so its own session) and CSRF token.
+type client struct {
+	t    testing.TB
+	http *http.Client
+	base string
+	csrf string
+}
+
+// newClient starts a session and fetches its CSRF token.
+func (a *testApp) newClient(t testing.TB) *client {
+	t.Helper()
+	jar, _ := cookiejar.New(nil)
+	c := &client{t: t, http: &http.Client{Jar: jar, Timeout: 30 * time.Second}, base: a.URL}
+	var s struct {
+		CSRFToken string `json:"csrfToken"`
+	}
+	if status := c.do("GET", "/api/v1/session", nil, &s); status != http.StatusOK || s.CSRFToken == "" {
+		t.Fatalf("GET /api/v1/session: status %d, token %q", status, s.CSRFToken)
+	}
+	c.csrf = s.CSRFToken
+	return c
+}
+
+// do sends a request with the session's cookies and CSRF token; body is JSON-encoded
+// unless it is a string or []byte. out, if not nil, receives the decoded answer.
+func (c *client) do(method, path string, body any, out any) int {
+	c.t.Helper()
+	status, raw, _ := c.raw(method, path, body, nil)
+	if out != nil && len(raw) > 0 {
+		if err := json.Unmarshal(raw, out); err != nil {
+			c.t.Fatalf("%s %s: answer %d is not JSON: %q", method, path, status, raw)
+		}
+	}
+	return status
+}
+
+// raw sends a request and returns the status, the body and the headers.
+func (c *client) raw(method, path string, body any, header http.Header) (int, []byte, http.Header) {
+	c.t.Helper()
+	var r io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		r = strings.NewReader(b)
+	case []byte:
+		r = bytes.NewReader(b)
+	default:
+		j, err := json.Marshal(b)
+		if err != nil {
+			c.t.Fatal(err)
+		}
+		r = bytes.NewReader(j)
+	}
+	req, err := http.NewRequest(method, c.base+path, r)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if c.csrf != "" {
+		req.Header.Set("X-CSRF-Token", c.csrf)
+	}
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		c.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		c.t.Fatalf("%s %s: reading answer: %v", method, path, err)
+	}
+	return resp.StatusCode, raw, resp.Header
+}
+
+// TestEndToEnd buys two seats and two GA places through the API: hold, checkout, pay,
+// webhook, tickets.
+func TestEndToEnd(t *testing.T) {
+	t.Parallel()
+	app := newTestApp(t)
+	c := app.newClient(t)
+	var m seatMapJSON
+	if st := c.do("GET", "/api/v1/events/"+itoa(app.EventID)+"/seatmap", nil, &m); st != 200 || len(m.Seats) < 1000 || len(m.GATiers) != 1 {
+		t.Fatalf("seatmap: status %d, %d seats, %d GA tiers", st, len(m.Seats), len(m.GATiers))
+	}
+	var h holdJSON
+	if st := c.do("POST", "/api/v1/events/"+itoa(app.EventID)+"/holds", map[string]any{"seatIds": []int64{m.Seats[0].ID, m.Seats[1].ID}}, &h); st != 201 {
+		t.Fatalf("hold: got status %d, want 201", st)
+	}
+	var co checkoutAnswerJSON
+	if st := c.do("POST", "/api/v1/holds/"+h.HoldID+"/checkout", map[string]string{"email": "ada@example.com"}, &co); st != 201 {
+		t.Fatalf("checkout: got status %d, want 201", st)
+	}
+	if want := m.Seats[0].PriceCents + m.Seats[1].PriceCents; co.AmountCents != want {
+		t.Errorf("amount: got %d, want %d", co.AmountCents, want)
+	}
+	if st := c.do("POST", "/api/v1/orders/"+itoa(co.OrderID)+"/pay", map[string]string{"card": "4242 4242 4242 4242"}, nil); st != 202 {
+		t.Fatalf("pay: got status %d, want 202", st)
+	}
+	o := waitOrder(t, c, co.OrderID, booking.StatusConfirmed)
+	if len(o.Tickets) != 2 || o.Tickets[0].Code == o.Tickets[1].Code || len(o.Tickets[0].Code) < 20 {
+		t.Errorf("tickets: got %+v, want two with distinct long codes", o.Tickets)
+	}
+}
+
+// waitOrder polls the order until it has the wanted status, with a deadline.
+func waitOrder(t testing.TB, c *client, id int64, want string) orderJSON {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	var o orderJSON
+	for {
+		if st := c.do("GET", "/api/v1/orders/"+itoa(id), nil, &o); st != 200 {
+			t.Fatalf("order %d: got status %d", id, st)
+		}
+		if o.Status == want {
+			return o
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("order %d: status %q, want %q", id, o.Status, want)
+		}
+		time.Sleep(20 * time.Millisecond) // polling, as a client does: the webhook is asynchronous
+	}
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
