@@ -3,11 +3,13 @@ package web
 import (
 	"errors"
 	"net/http"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
 	"boxoffice/internal/booking"
 	"boxoffice/internal/payment"
+	"boxoffice/views"
 )
 
 // apiError is every error answer: {"error": code, "message": text, ...details}.
@@ -42,9 +44,12 @@ func (s *server) handleError(err error, c echo.Context) {
 			"id", c.Response().Header().Get(echo.HeaderXRequestID), "status", ae.Status, "err", err)
 	}
 	var werr error
-	if c.Request().Method == http.MethodHead {
+	switch {
+	case c.Request().Method == http.MethodHead:
 		werr = c.NoContent(ae.Status)
-	} else {
+	case !strings.HasPrefix(c.Request().URL.Path, "/api/"):
+		werr = render(c, ae.Status, "no-store", views.ErrorPage(page(http.StatusText(ae.Status)), ae.Status, ae.Message))
+	default:
 		werr = c.JSON(ae.Status, ae)
 	}
 	if werr != nil {

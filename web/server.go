@@ -13,6 +13,7 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 
 	"boxoffice/internal/booking"
+	"boxoffice/static"
 )
 
 // Deps is what the server needs from the rest of boxoffice.
@@ -67,6 +68,8 @@ func New(d Deps) *echo.Echo {
 // every state-changing method; the payment webhook is the one exemption from CSRF: it
 // is authenticated by its signature instead.
 func (s *server) routes(e *echo.Echo) {
+	e.GET("/", s.home)
+	e.GET("/static/*", echo.WrapHandler(static.Handler()))
 	e.GET("/healthz", s.healthz)
 	e.GET("/readyz", s.readyz)
 

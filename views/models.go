@@ -1,0 +1,24 @@
+// Package views holds the templ components and the plain view models they render. It
+// knows nothing of HTTP or the database: handlers fill the models.
+package views
+
+// Page is what every page needs from its handler.
+type Page struct {
+	Title  string
+	CSSURL string
+}
+
+// EventCard is one event in a list.
+type EventCard struct {
+	Name       string
+	Venue      string
+	When       string // already formatted for people
+	OnSale     string
+	SeatMapURL string
+}
+
+// Home is the landing page: what is on sale, and where the API is.
+type Home struct {
+	Page
+	Events []EventCard
+}
