@@ -18,20 +18,22 @@ WHERE s.event_id = @event_id AND s.id = target.id
 RETURNING s.id, s.section, s.row_label, s.number, s.price_cents;
 
 -- name: SeatClaimUnlocked :many
--- Best available's claim: as SeatHold, but seats that another transaction is busy with
--- are skipped rather than waited for.
+-- Best available's claim: all of these seats or none, in one statement. Seats another
+-- transaction is busy with are skipped rather than waited for; if any had to be skipped
+-- (or is no longer free), nothing is claimed and the caller tries its next choice.
 WITH target AS (
     SELECT id FROM seats
     WHERE event_id = @event_id AND id = ANY(@seat_ids::bigint[])
       AND sold_at IS NULL AND (held_by IS NULL OR hold_expires_at <= now())
     ORDER BY id
     FOR UPDATE SKIP LOCKED
+), complete AS (
+    SELECT count(*) = cardinality(@seat_ids::bigint[]) AS ok FROM target
 )
 UPDATE seats s
 SET held_by = @hold_id, hold_expires_at = @expires_at
-FROM target
-WHERE s.event_id = @event_id AND s.id = target.id
-  AND s.sold_at IS NULL AND (s.held_by IS NULL OR s.hold_expires_at <= now())
+FROM target, complete
+WHERE complete.ok AND s.event_id = @event_id AND s.id = target.id
 RETURNING s.id, s.section, s.row_label, s.number, s.price_cents;
 
 -- name: SeatsExisting :many

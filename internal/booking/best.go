@@ -1,9 +1,9 @@
 package booking
 
 import (
+	"cmp"
 	"context"
-
-	"github.com/jackc/pgx/v5"
+	"slices"
 
 	"boxoffice/internal/db"
 )
@@ -12,47 +12,86 @@ import (
 // how many of the best free seats to consider, and at most how many rows they span.
 var searchWindows = []struct{ seats, rows int32 }{{200, 8}, {1000, 32}, {5000, 128}}
 
-// triesPerWindow bounds the claims attempted on one look before looking again.
-const triesPerWindow = 4
+const (
+	// triesPerLook bounds the claims attempted on one look at the rows; the choices
+	// tried are disjoint, so that buyers racing for the same best rows spread out.
+	triesPerLook = 8
+	// looks bounds how often best available looks again when every choice it tried was
+	// taken by someone quicker.
+	looks = 6
+)
 
 // holdBest finds the best seats for the party and claims them with FOR UPDATE SKIP
 // LOCKED: buyers racing for the same best seats step past each other's rows instead of
-// queueing on them. A claim that comes back short (someone got there first) is undone
-// to its savepoint and the next choice is tried.
-func (s *Service) holdBest(ctx context.Context, tx pgx.Tx, q *db.Queries, req HoldRequest, hold db.HoldCreateRow) ([]Seat, error) {
-	n := req.Quantity
-	for _, w := range searchWindows {
-		rows, freeCount, err := s.bestRows(ctx, q, req, w.seats, w.rows)
-		if err != nil {
-			return nil, err
-		}
-		var tries [][]int64
-		for _, c := range pickTogether(rows, n) {
-			tries = append(tries, c.ids)
-			if len(tries) == triesPerWindow {
-				break
-			}
-		}
-		if len(tries) == 0 && !req.Together {
-			if ids := pickScattered(rows, n); ids != nil {
-				tries = append(tries, ids)
-			}
-		}
-		for _, ids := range tries {
-			seats, err := s.claimUnlocked(ctx, tx, q, req.EventID, ids, hold)
+// queueing on them. A claim is all of a choice or nothing; when another buyer was
+// quicker, the next choice is tried, and when all were taken, it looks again.
+func (s *Service) holdBest(ctx context.Context, q *db.Queries, req HoldRequest, hold db.HoldCreateRow) ([]Seat, error) {
+	for look := 0; look < looks; look++ {
+		contended := false
+		for _, w := range searchWindows {
+			rows, freeCount, err := s.bestRows(ctx, q, req, w.seats, w.rows)
 			if err != nil {
 				return nil, err
 			}
-			if seats != nil {
-				return seats, nil
+			tries := disjoint(pickTogether(rows, req.Quantity), triesPerLook)
+			if len(tries) == 0 && !req.Together {
+				if ids := pickScattered(rows, req.Quantity); ids != nil {
+					tries = append(tries, ids)
+				}
+			}
+			if len(tries) == 0 {
+				if len(rows) < int(w.rows) && freeCount < int(w.seats) {
+					// This look saw every row with a free seat: a wider one finds no more.
+					return nil, ErrSoldOut
+				}
+				continue
+			}
+			for _, ids := range tries {
+				rows, err := q.SeatClaimUnlocked(ctx, db.SeatClaimUnlockedParams{
+					EventID: req.EventID, SeatIds: ids, HoldID: &hold.ID, ExpiresAt: &hold.ExpiresAt,
+				})
+				if err != nil {
+					return nil, err
+				}
+				if len(rows) == len(ids) {
+					seats := make([]Seat, len(rows))
+					for i, r := range rows {
+						seats[i] = Seat{ID: r.ID, Section: r.Section, Row: r.RowLabel, Number: int(r.Number), PriceCents: int(r.PriceCents)}
+					}
+					slices.SortFunc(seats, func(a, b Seat) int { return cmp.Compare(a.ID, b.ID) })
+					return seats, nil
+				}
+			}
+			contended = true
+			break
+		}
+		if !contended {
+			return nil, ErrSoldOut
+		}
+	}
+	return nil, ErrContended
+}
+
+// disjoint keeps the first choices that share no seat with an earlier one, at most max.
+func disjoint(choices []choice, max int) [][]int64 {
+	var out [][]int64
+	used := map[int64]bool{}
+next:
+	for _, c := range choices {
+		for _, id := range c.ids {
+			if used[id] {
+				continue next
 			}
 		}
-		if freeCount < int(w.seats) && len(tries) == 0 {
-			// The window already saw every free seat: looking wider finds nothing more.
+		for _, id := range c.ids {
+			used[id] = true
+		}
+		out = append(out, c.ids)
+		if len(out) == max {
 			break
 		}
 	}
-	return nil, ErrSoldOut
+	return out
 }
 
 // bestRows loads the candidate rows, best first, and counts the free seats in them.
@@ -87,31 +126,4 @@ func (s *Service) bestRows(ctx context.Context, q *db.Queries, req HoldRequest, 
 		}
 	}
 	return rows, free, nil
-}
-
-// claimUnlocked claims exactly ids inside a savepoint, or nothing: nil seats and no
-// error mean another buyer was quicker.
-func (s *Service) claimUnlocked(ctx context.Context, tx pgx.Tx, q *db.Queries, eventID int64, ids []int64, hold db.HoldCreateRow) ([]Seat, error) {
-	sp, err := tx.Begin(ctx)
-	if err != nil {
-		return nil, err
-	}
-	rows, err := q.WithTx(sp).SeatClaimUnlocked(ctx, db.SeatClaimUnlockedParams{
-		EventID: eventID, SeatIds: ids, HoldID: &hold.ID, ExpiresAt: &hold.ExpiresAt,
-	})
-	if err != nil {
-		_ = sp.Rollback(ctx)
-		return nil, err
-	}
-	if len(rows) != len(ids) {
-		return nil, sp.Rollback(ctx)
-	}
-	if err := sp.Commit(ctx); err != nil {
-		return nil, err
-	}
-	seats := make([]Seat, len(rows))
-	for i, r := range rows {
-		seats[i] = Seat{ID: r.ID, Section: r.Section, Row: r.RowLabel, Number: int(r.Number), PriceCents: int(r.PriceCents)}
-	}
-	return seats, nil
 }

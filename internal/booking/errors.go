@@ -17,6 +17,9 @@ var (
 	ErrSoldOut         = errors.New("sold out")
 	ErrOrderNotPending = errors.New("order is not awaiting payment")
 	ErrNoPayments      = errors.New("no payment provider configured")
+	// ErrContended means best available kept finding its choices taken by quicker
+	// buyers; seats may remain, and asking again may succeed.
+	ErrContended = errors.New("seats are being taken faster than they can be offered")
 	// ErrUnavailable means the database could not be reached or gave up for a moment;
 	// the same request may succeed shortly.
 	ErrUnavailable = dberr.ErrUnavailable

@@ -67,7 +67,7 @@ func (s *Service) Hold(ctx context.Context, req HoldRequest) (Hold, error) {
 		case len(req.SeatIDs) > 0:
 			h.Seats, err = s.holdExact(ctx, q, req, row)
 		default:
-			h.Seats, err = s.holdBest(ctx, tx, q, req, row)
+			h.Seats, err = s.holdBest(ctx, q, req, row)
 		}
 		if err != nil {
 			return err

@@ -167,12 +167,13 @@ WITH target AS (
       AND sold_at IS NULL AND (held_by IS NULL OR hold_expires_at <= now())
     ORDER BY id
     FOR UPDATE SKIP LOCKED
+), complete AS (
+    SELECT count(*) = cardinality($4::bigint[]) AS ok FROM target
 )
 UPDATE seats s
 SET held_by = $1, hold_expires_at = $2
-FROM target
-WHERE s.event_id = $3 AND s.id = target.id
-  AND s.sold_at IS NULL AND (s.held_by IS NULL OR s.hold_expires_at <= now())
+FROM target, complete
+WHERE complete.ok AND s.event_id = $3 AND s.id = target.id
 RETURNING s.id, s.section, s.row_label, s.number, s.price_cents
 `
 
@@ -191,8 +192,9 @@ type SeatClaimUnlockedRow struct {
 	PriceCents int32
 }
 
-// Best available's claim: as SeatHold, but seats that another transaction is busy with
-// are skipped rather than waited for.
+// Best available's claim: all of these seats or none, in one statement. Seats another
+// transaction is busy with are skipped rather than waited for; if any had to be skipped
+// (or is no longer free), nothing is claimed and the caller tries its next choice.
 func (q *Queries) SeatClaimUnlocked(ctx context.Context, arg SeatClaimUnlockedParams) ([]SeatClaimUnlockedRow, error) {
 	rows, err := q.db.Query(ctx, seatClaimUnlocked,
 		arg.HoldID,
