@@ -134,6 +134,15 @@ func (s *Service) Pay(ctx context.Context, orderID int64, buyer, card string, de
 	if o.Status != db.OrderStatusPending {
 		return payment.Charge{}, ErrOrderNotPending
 	}
+	// Do not take money for seats whose hold has run out: they may be someone else's by
+	// now. (A payment already under way when the hold lapses is settled by confirm.)
+	h, err := s.q.HoldGet(ctx, db.HoldGetParams{EventID: o.EventID, ID: o.HoldID})
+	if err != nil {
+		return payment.Charge{}, translate(err)
+	}
+	if !h.Live || h.ReleasedAt != nil {
+		return payment.Charge{}, ErrHoldExpired
+	}
 	ch, err := s.charger.Charge(ctx, payment.ChargeRequest{
 		OrderID: o.ID, EventID: o.EventID, AmountCents: int64(o.AmountCents), Card: card, Delivery: delivery,
 	})
