@@ -75,8 +75,10 @@ func serve(ctx context.Context, getenv func(string) string, stdout io.Writer) er
 		Secret: cfg.WebhookSecret, WebhookURL: cfg.WebhookURL, LateDelay: cfg.PaymentLate,
 		Default: payment.Delivery(cfg.PaymentDelivery), Logger: log,
 	})
+	publisher := live.NewPublisher(rdb, cfg.RedisPrefix, log)
+	defer publisher.Close()
 	svc := booking.New(pool, booking.Config{HoldTTL: cfg.HoldTTL, MaxPerBuyer: cfg.MaxPerBuyer},
-		live.NewPublisher(rdb, cfg.RedisPrefix, log), provider, log)
+		publisher, provider, log)
 
 	store := session.NewStore(pool)
 	sm := scs.New()

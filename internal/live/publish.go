@@ -6,6 +6,8 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -25,29 +27,92 @@ local v = redis.call('INCR', KEYS[1])
 redis.call('PUBLISH', ARGV[1], '{"v":' .. v .. ',"seats":' .. ARGV[2] .. '}')
 return v`)
 
-// Publisher announces seat changes. A Redis outage loses announcements, never sales.
+const (
+	queueSize = 8192 // changes waiting to be sent; beyond it they are dropped
+	batchSize = 256  // changes merged into one round trip to Redis
+)
+
+type change struct {
+	event int64
+	seats []int64
+}
+
+// Publisher announces seat changes from a queue, off the request path: a hold's answer
+// never waits for Redis, and a Redis outage loses announcements, never sales. Changes
+// that pile up are merged per event, one message each.
 type Publisher struct {
-	rdb    *redis.Client
-	prefix string
-	log    *slog.Logger
+	rdb     *redis.Client
+	prefix  string
+	log     *slog.Logger
+	queue   chan change
+	done    chan struct{}
+	close   sync.Once
+	dropped atomic.Int64
 }
 
-// NewPublisher returns a Publisher writing under prefix.
+// NewPublisher returns a Publisher writing under prefix, with its sender running until
+// Close.
 func NewPublisher(rdb *redis.Client, prefix string, log *slog.Logger) *Publisher {
-	return &Publisher{rdb: rdb, prefix: prefix, log: log}
+	p := &Publisher{rdb: rdb, prefix: prefix, log: log, queue: make(chan change, queueSize), done: make(chan struct{})}
+	go p.run()
+	return p
 }
 
-// SeatsChanged publishes the ids of seats whose state changed on the event.
-func (p *Publisher) SeatsChanged(ctx context.Context, eventID int64, seatIDs []int64) {
-	ids, err := json.Marshal(seatIDs)
-	if err != nil {
-		return
+// SeatsChanged queues the ids of seats whose state changed on the event. It never
+// blocks: when the queue is full the change is dropped (viewers catch up from the
+// next snapshot).
+func (p *Publisher) SeatsChanged(_ context.Context, eventID int64, seatIDs []int64) {
+	defer func() { _ = recover() }() // a change after Close is dropped, not a crash
+	select {
+	case p.queue <- change{event: eventID, seats: seatIDs}:
+	default:
+		if p.dropped.Add(1)%1000 == 1 {
+			p.log.Warn("seat changes dropped: Redis too slow", "dropped", p.dropped.Load())
+		}
 	}
-	ctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+}
+
+// Close sends what is queued and stops the sender.
+func (p *Publisher) Close() {
+	p.close.Do(func() { close(p.queue) })
+	<-p.done
+}
+
+func (p *Publisher) run() {
+	defer close(p.done)
+	for c := range p.queue {
+		batch := map[int64][]int64{c.event: c.seats}
+	drain:
+		for i := 1; i < batchSize; i++ {
+			select {
+			case c, ok := <-p.queue:
+				if !ok {
+					break drain
+				}
+				batch[c.event] = append(batch[c.event], c.seats...)
+			default:
+				break drain
+			}
+		}
+		p.send(batch)
+	}
+}
+
+func (p *Publisher) send(batch map[int64][]int64) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	keys := []string{versionKey(p.prefix, eventID)}
-	if err := publishScript.Run(ctx, p.rdb, keys, seatsChannel(p.prefix, eventID), string(ids)).Err(); err != nil {
-		p.log.WarnContext(ctx, "seat change not announced", "event", eventID, "seats", len(seatIDs), "err", err)
+	_, err := p.rdb.Pipelined(ctx, func(pipe redis.Pipeliner) error {
+		for event, seats := range batch {
+			ids, err := json.Marshal(seats)
+			if err != nil {
+				return err
+			}
+			publishScript.Eval(ctx, pipe, []string{versionKey(p.prefix, event)}, seatsChannel(p.prefix, event), string(ids))
+		}
+		return nil
+	})
+	if err != nil {
+		p.log.Warn("seat changes not announced", "events", len(batch), "err", err)
 	}
 }
 
