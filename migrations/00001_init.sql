@@ -141,6 +141,8 @@ CREATE TABLE orders (
     status        order_status NOT NULL DEFAULT 'pending',
     status_reason text NOT NULL DEFAULT '',
     payment_id    text,
+    -- when the payment under way started; a claim left by a crashed request expires
+    payment_started_at timestamptz,
     created_at    timestamptz NOT NULL DEFAULT now(),
     updated_at    timestamptz NOT NULL DEFAULT now(),
     confirmed_at  timestamptz,

@@ -23,6 +23,18 @@ SET status = @status, status_reason = @status_reason, updated_at = now(),
     confirmed_at = CASE WHEN @status = 'confirmed'::order_status THEN now() ELSE confirmed_at END
 WHERE id = @id;
 
+-- name: OrderClaimPayment :execrows
+-- Lets one payment at a time start for a pending order, so that paying twice before
+-- the first webhook arrives cannot charge twice. A claim left by a crashed request
+-- expires after a minute.
+UPDATE orders SET payment_id = @claim, payment_started_at = now()
+WHERE id = @id AND status = 'pending'
+  AND (payment_id IS NULL OR (payment_id LIKE 'claim:%' AND payment_started_at < now() - interval '1 minute'));
+
 -- name: OrderSetPayment :exec
-UPDATE orders SET payment_id = @payment_id, updated_at = now()
-WHERE id = @id AND status = 'pending';
+-- Replaces this request's claim by the provider's payment id (or by nothing, when the
+-- charge failed and the buyer may try another card).
+UPDATE orders
+SET payment_id = sqlc.narg(payment_id)::text,
+    payment_started_at = CASE WHEN sqlc.narg(payment_id)::text IS NULL THEN NULL ELSE payment_started_at END
+WHERE id = @id AND payment_id = @claim;

@@ -92,7 +92,9 @@ func newTestApp(t *testing.T, opts ...func(*appOptions)) *testApp {
 		defer cancel()
 		_ = provider.Close(ctx)
 	})
-	svc := booking.New(pool, o.cfg, live.NewPublisher(rdb, prefix, log), provider, log)
+	pub := live.NewPublisher(rdb, prefix, log)
+	t.Cleanup(pub.Close) // before the Redis client closes: cleanups run last-in first-out
+	svc := booking.New(pool, o.cfg, pub, provider, log)
 	sm := scs.New()
 	sm.Store = session.NewStore(pool)
 	sm.Cookie.Name = "boxoffice_session"
@@ -123,8 +125,16 @@ type client struct {
 // newClient starts a session and fetches its CSRF token.
 func (a *testApp) newClient(t testing.TB) *client {
 	t.Helper()
+	return a.newClientVia(t, nil, 30*time.Second)
+}
+
+// newClientVia is newClient over a given transport (nil: the default one) and with a
+// given client timeout, for tests that run many clients at once or must see a hang as
+// a failure.
+func (a *testApp) newClientVia(t testing.TB, rt http.RoundTripper, timeout time.Duration) *client {
+	t.Helper()
 	jar, _ := cookiejar.New(nil)
-	c := &client{t: t, http: &http.Client{Jar: jar, Timeout: 30 * time.Second}, base: a.URL}
+	c := &client{t: t, http: &http.Client{Jar: jar, Timeout: timeout, Transport: rt}, base: a.URL}
 	var s struct {
 		CSRFToken string `json:"csrfToken"`
 	}

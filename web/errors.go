@@ -90,6 +90,8 @@ func (s *server) toAPIError(err error) *apiError {
 		return &apiError{Status: http.StatusConflict, Code: "sold_out", Message: "Not enough seats or places are available."}
 	case errors.Is(err, booking.ErrContended):
 		return &apiError{Status: http.StatusConflict, Code: "busy", Message: "Seats are selling very fast right now; ask again."}
+	case errors.Is(err, booking.ErrPaymentInProgress):
+		return &apiError{Status: http.StatusConflict, Code: "payment_in_progress", Message: "A payment for this order is already under way; wait for its result."}
 	case errors.Is(err, booking.ErrOrderNotPending):
 		return &apiError{Status: http.StatusConflict, Code: "order_not_pending", Message: "This order is not awaiting payment."}
 	case errors.Is(err, payment.ErrDeclined):

@@ -75,7 +75,7 @@ func (s *server) routes(e *echo.Echo) {
 
 	api := e.Group("/api/v1")
 	body := middleware.BodyLimit(apiBodyLimit)
-	buyer := []echo.MiddlewareFunc{body, s.loadSession, s.csrf(), noStore}
+	buyer := []echo.MiddlewareFunc{noStore, body, s.loadSession, s.csrf()}
 
 	api.GET("/session", s.getSession, buyer...)
 	api.GET("/events", s.listEvents)
@@ -88,7 +88,7 @@ func (s *server) routes(e *echo.Echo) {
 	api.POST("/holds/:holdId/checkout", s.checkout, buyer...)
 	api.GET("/orders/:orderId", s.getOrder, buyer...)
 	api.POST("/orders/:orderId/pay", s.pay, buyer...)
-	api.POST("/payments/webhook", s.paymentWebhook, body, noStore)
+	api.POST("/payments/webhook", s.paymentWebhook, noStore, body)
 }
 
 func hstsMaxAge(secure bool) int {

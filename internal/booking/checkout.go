@@ -2,6 +2,7 @@ package booking
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 
 	"github.com/jackc/pgx/v5"
@@ -143,14 +144,27 @@ func (s *Service) Pay(ctx context.Context, orderID int64, buyer, card string, de
 	if !h.Live || h.ReleasedAt != nil {
 		return payment.Charge{}, ErrHoldExpired
 	}
+	claim := "claim:" + rand.Text()
+	n, err := s.q.OrderClaimPayment(ctx, db.OrderClaimPaymentParams{ID: o.ID, Claim: &claim})
+	if err != nil {
+		return payment.Charge{}, translate(err)
+	}
+	if n == 0 {
+		return payment.Charge{}, ErrPaymentInProgress
+	}
 	ch, err := s.charger.Charge(ctx, payment.ChargeRequest{
 		OrderID: o.ID, EventID: o.EventID, AmountCents: int64(o.AmountCents), Card: card, Delivery: delivery,
 	})
+	var paid *string
+	if err == nil {
+		paid = &ch.PaymentID
+	}
+	if serr := s.q.OrderSetPayment(context.WithoutCancel(ctx), db.OrderSetPaymentParams{ID: o.ID, Claim: &claim, PaymentID: paid}); serr != nil && err == nil {
+		// The charge went through; its webhook confirms the order whatever happens here.
+		s.log.WarnContext(ctx, "payment id not recorded", "order", o.ID, "payment", ch.PaymentID, "err", serr)
+	}
 	if err != nil {
 		return payment.Charge{}, err
-	}
-	if err := s.q.OrderSetPayment(ctx, db.OrderSetPaymentParams{ID: o.ID, PaymentID: &ch.PaymentID}); err != nil {
-		return payment.Charge{}, translate(err)
 	}
 	return ch, nil
 }

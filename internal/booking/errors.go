@@ -17,6 +17,8 @@ var (
 	ErrSoldOut         = errors.New("sold out")
 	ErrOrderNotPending = errors.New("order is not awaiting payment")
 	ErrNoPayments      = errors.New("no payment provider configured")
+	// ErrPaymentInProgress means a payment for the order is already under way.
+	ErrPaymentInProgress = errors.New("a payment for this order is already under way")
 	// ErrContended means best available kept finding its choices taken by quicker
 	// buyers; seats may remain, and asking again may succeed.
 	ErrContended = errors.New("seats are being taken faster than they can be offered")

@@ -102,21 +102,22 @@ type HoldGaPlace struct {
 }
 
 type Order struct {
-	ID           int64
-	EventID      int64
-	HoldID       int64
-	Buyer        string
-	Email        string
-	SeatIds      []int64
-	GaTierID     *int64
-	GaQuantity   int32
-	AmountCents  int32
-	Status       OrderStatus
-	StatusReason string
-	PaymentID    *string
-	CreatedAt    time.Time
-	UpdatedAt    time.Time
-	ConfirmedAt  *time.Time
+	ID               int64
+	EventID          int64
+	HoldID           int64
+	Buyer            string
+	Email            string
+	SeatIds          []int64
+	GaTierID         *int64
+	GaQuantity       int32
+	AmountCents      int32
+	Status           OrderStatus
+	StatusReason     string
+	PaymentID        *string
+	PaymentStartedAt *time.Time
+	CreatedAt        time.Time
+	UpdatedAt        time.Time
+	ConfirmedAt      *time.Time
 }
 
 type PaymentEvent struct {

@@ -10,7 +10,7 @@ import (
 )
 
 const orderByHold = `-- name: OrderByHold :one
-SELECT id, event_id, hold_id, buyer, email, seat_ids, ga_tier_id, ga_quantity, amount_cents, status, status_reason, payment_id, created_at, updated_at, confirmed_at FROM orders WHERE event_id = $1 AND hold_id = $2
+SELECT id, event_id, hold_id, buyer, email, seat_ids, ga_tier_id, ga_quantity, amount_cents, status, status_reason, payment_id, payment_started_at, created_at, updated_at, confirmed_at FROM orders WHERE event_id = $1 AND hold_id = $2
 `
 
 type OrderByHoldParams struct {
@@ -34,6 +34,7 @@ func (q *Queries) OrderByHold(ctx context.Context, arg OrderByHoldParams) (Order
 		&i.Status,
 		&i.StatusReason,
 		&i.PaymentID,
+		&i.PaymentStartedAt,
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.ConfirmedAt,
@@ -41,11 +42,33 @@ func (q *Queries) OrderByHold(ctx context.Context, arg OrderByHoldParams) (Order
 	return i, err
 }
 
+const orderClaimPayment = `-- name: OrderClaimPayment :execrows
+UPDATE orders SET payment_id = $1, payment_started_at = now()
+WHERE id = $2 AND status = 'pending'
+  AND (payment_id IS NULL OR (payment_id LIKE 'claim:%' AND payment_started_at < now() - interval '1 minute'))
+`
+
+type OrderClaimPaymentParams struct {
+	Claim *string
+	ID    int64
+}
+
+// Lets one payment at a time start for a pending order, so that paying twice before
+// the first webhook arrives cannot charge twice. A claim left by a crashed request
+// expires after a minute.
+func (q *Queries) OrderClaimPayment(ctx context.Context, arg OrderClaimPaymentParams) (int64, error) {
+	result, err := q.db.Exec(ctx, orderClaimPayment, arg.Claim, arg.ID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const orderCreate = `-- name: OrderCreate :one
 INSERT INTO orders (event_id, hold_id, buyer, email, seat_ids, ga_tier_id, ga_quantity, amount_cents)
 VALUES ($1, $2, $3, $4, $5::bigint[], $6::bigint, $7, $8)
 ON CONFLICT (event_id, hold_id) DO NOTHING
-RETURNING id, event_id, hold_id, buyer, email, seat_ids, ga_tier_id, ga_quantity, amount_cents, status, status_reason, payment_id, created_at, updated_at, confirmed_at
+RETURNING id, event_id, hold_id, buyer, email, seat_ids, ga_tier_id, ga_quantity, amount_cents, status, status_reason, payment_id, payment_started_at, created_at, updated_at, confirmed_at
 `
 
 type OrderCreateParams struct {
@@ -86,6 +109,7 @@ func (q *Queries) OrderCreate(ctx context.Context, arg OrderCreateParams) (Order
 		&i.Status,
 		&i.StatusReason,
 		&i.PaymentID,
+		&i.PaymentStartedAt,
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.ConfirmedAt,
@@ -94,7 +118,7 @@ func (q *Queries) OrderCreate(ctx context.Context, arg OrderCreateParams) (Order
 }
 
 const orderGet = `-- name: OrderGet :one
-SELECT id, event_id, hold_id, buyer, email, seat_ids, ga_tier_id, ga_quantity, amount_cents, status, status_reason, payment_id, created_at, updated_at, confirmed_at FROM orders WHERE id = $1
+SELECT id, event_id, hold_id, buyer, email, seat_ids, ga_tier_id, ga_quantity, amount_cents, status, status_reason, payment_id, payment_started_at, created_at, updated_at, confirmed_at FROM orders WHERE id = $1
 `
 
 func (q *Queries) OrderGet(ctx context.Context, id int64) (Order, error) {
@@ -113,6 +137,7 @@ func (q *Queries) OrderGet(ctx context.Context, id int64) (Order, error) {
 		&i.Status,
 		&i.StatusReason,
 		&i.PaymentID,
+		&i.PaymentStartedAt,
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.ConfirmedAt,
@@ -121,7 +146,7 @@ func (q *Queries) OrderGet(ctx context.Context, id int64) (Order, error) {
 }
 
 const orderLock = `-- name: OrderLock :one
-SELECT id, event_id, hold_id, buyer, email, seat_ids, ga_tier_id, ga_quantity, amount_cents, status, status_reason, payment_id, created_at, updated_at, confirmed_at FROM orders WHERE id = $1 FOR UPDATE
+SELECT id, event_id, hold_id, buyer, email, seat_ids, ga_tier_id, ga_quantity, amount_cents, status, status_reason, payment_id, payment_started_at, created_at, updated_at, confirmed_at FROM orders WHERE id = $1 FOR UPDATE
 `
 
 // The order row, locked: every change of an order's state happens under it, which
@@ -142,6 +167,7 @@ func (q *Queries) OrderLock(ctx context.Context, id int64) (Order, error) {
 		&i.Status,
 		&i.StatusReason,
 		&i.PaymentID,
+		&i.PaymentStartedAt,
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.ConfirmedAt,
@@ -150,17 +176,22 @@ func (q *Queries) OrderLock(ctx context.Context, id int64) (Order, error) {
 }
 
 const orderSetPayment = `-- name: OrderSetPayment :exec
-UPDATE orders SET payment_id = $1, updated_at = now()
-WHERE id = $2 AND status = 'pending'
+UPDATE orders
+SET payment_id = $1::text,
+    payment_started_at = CASE WHEN $1::text IS NULL THEN NULL ELSE payment_started_at END
+WHERE id = $2 AND payment_id = $3
 `
 
 type OrderSetPaymentParams struct {
 	PaymentID *string
 	ID        int64
+	Claim     *string
 }
 
+// Replaces this request's claim by the provider's payment id (or by nothing, when the
+// charge failed and the buyer may try another card).
 func (q *Queries) OrderSetPayment(ctx context.Context, arg OrderSetPaymentParams) error {
-	_, err := q.db.Exec(ctx, orderSetPayment, arg.PaymentID, arg.ID)
+	_, err := q.db.Exec(ctx, orderSetPayment, arg.PaymentID, arg.ID, arg.Claim)
 	return err
 }
 
