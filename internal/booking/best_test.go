@@ -1,0 +1,306 @@
+package booking
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"sync/atomic"
+	"testing"
+
+	"boxoffice/internal/demo"
+)
+
+// bestHold asks for the best n seats.
+func (f fixture) bestHold(t *testing.T, buyer string, n int, section string, together bool) (Hold, error) {
+	t.Helper()
+	return f.svc.Hold(t.Context(), HoldRequest{EventID: f.event, Buyer: buyer, Quantity: n, Section: section, Together: together})
+}
+
+// checkTogether fails t unless the seats are n seats of one row with consecutive numbers.
+func checkTogether(t *testing.T, seats []Seat, n int) {
+	t.Helper()
+	if len(seats) != n {
+		t.Fatalf("got %d seats, want %d", len(seats), n)
+	}
+	s := slices.Clone(seats)
+	slices.SortFunc(s, func(a, b Seat) int { return a.Number - b.Number })
+	for i := range s {
+		if s[i].Section != s[0].Section || s[i].Row != s[0].Row || s[i].Number != s[0].Number+i {
+			t.Errorf("got seats %+v, want %d side by side in one row", s, n)
+			return
+		}
+	}
+}
+
+// TestBestAvailableDemo: on the demo event, best available gives the cheapest seats
+// first (the Balcony's restricted view, rows G on), side by side when asked together,
+// and within a section when asked for one.
+func TestBestAvailableDemo(t *testing.T) {
+	t.Parallel()
+	f := demoFixture(t, DefaultConfig())
+
+	h, err := f.bestHold(t, "a", 4, "", true)
+	if err != nil {
+		t.Fatalf("best 4 together: %v", err)
+	}
+	checkTogether(t, h.Seats, 4)
+	for _, s := range h.Seats {
+		if s.Section != "Balcony" || s.PriceCents != 2500 || s.Row != "G" {
+			t.Errorf("best 4 together: got %s row %s seat %d at %d, want the Balcony's row G at 2500", s.Section, s.Row, s.Number, s.PriceCents)
+		}
+	}
+	// The middle of the row is best: 40 seats, so numbers 19 to 22.
+	if got := sortedNumbers(h.Seats); !slices.Equal(got, []int{19, 20, 21, 22}) {
+		t.Errorf("best 4 together: got numbers %v, want [19 20 21 22]", got)
+	}
+
+	h, err = f.bestHold(t, "b", 3, "Stalls", true)
+	if err != nil {
+		t.Fatalf("best 3 in the Stalls: %v", err)
+	}
+	checkTogether(t, h.Seats, 3)
+	for _, s := range h.Seats {
+		if s.Section != "Stalls" || s.PriceCents != 6500 {
+			t.Errorf("best 3 in the Stalls: got %s at %d, want the Stalls at 6500 (its cheapest)", s.Section, s.PriceCents)
+		}
+	}
+
+	h, err = f.bestHold(t, "c", 2, "Circle", false)
+	if err != nil {
+		t.Fatalf("best 2 in the Circle: %v", err)
+	}
+	for _, s := range h.Seats {
+		if s.Section != "Circle" || s.PriceCents != 3900 {
+			t.Errorf("best 2 in the Circle: got %s at %d, want the Circle at 3900", s.Section, s.PriceCents)
+		}
+	}
+
+	if _, err := f.bestHold(t, "d", 2, "Nowhere", false); !errors.Is(err, ErrSoldOut) {
+		t.Errorf("a section that does not exist: got %v, want ErrSoldOut", err)
+	}
+}
+
+func sortedNumbers(seats []Seat) []int {
+	var n []int
+	for _, s := range seats {
+		n = append(n, s.Number)
+	}
+	slices.Sort(n)
+	return n
+}
+
+// TestBestAvailableSoldOut: fewer free seats than asked is ErrSoldOut; free seats that
+// are all singles are ErrSoldOut together, and scattered seats otherwise.
+func TestBestAvailableSoldOut(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, smallSpec([]demo.Section{oneRow("Tiny", 5, 3000), oneRow("Comb", 8, 3000)}), DefaultConfig())
+	tiny := f.rowSeats(t, "Tiny", "A")
+	f.hold(t, "x", tiny[:3]...)
+	for _, together := range []bool{true, false} {
+		if _, err := f.bestHold(t, "a", 3, "Tiny", together); !errors.Is(err, ErrSoldOut) {
+			t.Errorf("3 of 2 free, together %v: got %v, want ErrSoldOut", together, err)
+		}
+	}
+
+	comb := f.rowSeats(t, "Comb", "A")
+	f.hold(t, "y", comb[1], comb[3], comb[5], comb[7]) // free: 1, 3, 5, 7
+	if _, err := f.bestHold(t, "a", 2, "Comb", true); !errors.Is(err, ErrSoldOut) {
+		t.Errorf("2 together among singles: got %v, want ErrSoldOut", err)
+	}
+	h, err := f.bestHold(t, "a", 2, "Comb", false)
+	if err != nil {
+		t.Fatalf("2 scattered among singles: %v", err)
+	}
+	for _, s := range h.Seats {
+		if s.Section != "Comb" || s.Number%2 != 1 {
+			t.Errorf("2 scattered: got %s seat %d, want odd seats of Comb", s.Section, s.Number)
+		}
+	}
+	if got := sortedNumbers(h.Seats); len(got) != 2 || got[0] == got[1] {
+		t.Errorf("2 scattered: got numbers %v, want two different seats", got)
+	}
+}
+
+// TestBestAvailableLapsed: seats whose hold lapsed are free to best available before
+// the tidy-up has cleared them.
+func TestBestAvailableLapsed(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, smallSpec([]demo.Section{oneRow("Row", 6, 3000)}), DefaultConfig())
+	seats := f.rowSeats(t, "Row", "A")
+	old := f.hold(t, "x", seats...)
+	if _, err := f.bestHold(t, "a", 2, "", false); !errors.Is(err, ErrSoldOut) {
+		t.Fatalf("all seats held: got %v, want ErrSoldOut", err)
+	}
+	f.lapse(t, old.ID)
+	h, err := f.bestHold(t, "a", 6, "", true)
+	if err != nil {
+		t.Fatalf("6 lapsed seats: %v", err)
+	}
+	if got := sortedIDs(h.Seats); !slices.Equal(got, seats) {
+		t.Errorf("got seats %v, want %v", got, seats)
+	}
+}
+
+// TestBestAvailableBeyondFirstRows: when the first rows best available looks at have
+// only single free seats, it must look further back for a row that seats the party
+// together, not answer sold out.
+func TestBestAvailableBeyondFirstRows(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, smallSpec([]demo.Section{
+		{Name: "Wide", Rows: 11, SeatsPerRow: 40, Prices: []demo.RowPrice{{FromRow: 0, Tier: "P", PriceCents: 4000}}},
+	}), DefaultConfig())
+	// Rows A to J: every other seat held, 200 single free seats in all. Row K: free.
+	for r, row := range []string{"A", "B", "C", "D", "E", "F", "G", "H", "I", "J"} {
+		seats := f.rowSeats(t, "Wide", row)
+		for half := range 2 {
+			var odd []int64
+			for i := 1 + 20*half; i < 20+20*half; i += 2 {
+				odd = append(odd, seats[i])
+			}
+			f.hold(t, fmt.Sprintf("x%d-%d", r, half), odd...)
+		}
+	}
+	h, err := f.bestHold(t, "a", 4, "", true)
+	if err != nil {
+		t.Fatalf("4 together with row K free: got %v, want row K", err)
+	}
+	checkTogether(t, h.Seats, 4)
+	if h.Seats[0].Row != "K" {
+		t.Errorf("got row %s, want K", h.Seats[0].Row)
+	}
+}
+
+// TestBestAvailableConcurrent: 100 buyers ask at once for the 4 best seats of a section
+// of exactly 400. They step past each other's rows instead of queueing; none may be
+// told sold out while seats remain, none may get a seat twice, and in the end the
+// section is exactly sold out. ErrContended says "ask again", and a buyer who gets it
+// does: every buyer must end up with 4 seats. How often it came is logged.
+func TestBestAvailableConcurrent(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, smallSpec([]demo.Section{
+		{Name: "Main", Rows: 10, SeatsPerRow: 40, Prices: []demo.RowPrice{{FromRow: 0, Tier: "A", PriceCents: 8000}, {FromRow: 5, Tier: "B", PriceCents: 5000}}},
+		oneRow("Other", 40, 1000),
+	}), DefaultConfig())
+	const buyers, n, maxAttempts = 100, 4, 50
+	holds := make([]Hold, buyers)
+	var soldOut, contended, contendedBuyers atomic.Int64
+	var errs errorCounter
+	atOnce(buyers, func(i int) {
+		for attempt := 1; ; attempt++ {
+			h, err := f.bestHold(t, buyerName("b", i), n, "Main", false)
+			switch {
+			case err == nil:
+				holds[i] = h
+				return
+			case errors.Is(err, ErrContended) && attempt < maxAttempts:
+				if contended.Add(1); attempt == 1 {
+					contendedBuyers.Add(1)
+				}
+				continue
+			case errors.Is(err, ErrSoldOut):
+				soldOut.Add(1)
+			default:
+				errs.add(fmt.Errorf("buyer %d, attempt %d: %w", i, attempt, err))
+			}
+			return
+		}
+	})
+	t.Logf("ErrContended: %d buyers of %d on their first attempt, %d times in all", contendedBuyers.Load(), buyers, contended.Load())
+	errs.report(t, "concurrent best available")
+	if got := soldOut.Load(); got != 0 {
+		t.Errorf("got %d ErrSoldOut with 400 seats for 400 asked, want 0", got)
+	}
+	given := make([][]int64, buyers)
+	for i, h := range holds {
+		if len(h.Seats) != n {
+			t.Errorf("buyer %d: got %d seats, want %d", i, len(h.Seats), n)
+		}
+		for _, s := range h.Seats {
+			if s.Section != "Main" {
+				t.Errorf("buyer %d: got a seat in %s, want Main", i, s.Section)
+			}
+		}
+		given[i] = sortedIDs(h.Seats)
+	}
+	owner, twice := owners(given)
+	for _, line := range twice {
+		t.Error(line)
+	}
+	if got, want := f.count(t, `
+		SELECT count(*) FROM seats s JOIN holds h ON h.event_id = s.event_id AND h.id = s.held_by
+		WHERE s.event_id = $1 AND s.section = 'Main'`, f.event), len(owner); got != want {
+		t.Errorf("seats held in SQL: got %d, want %d", got, want)
+	}
+	if got := f.count(t, `
+		SELECT count(*) FROM holds h
+		WHERE h.event_id = $1
+		  AND h.seat_count <> (SELECT count(*) FROM seats s WHERE s.event_id = h.event_id AND s.held_by = h.id)`, f.event); got != 0 {
+		t.Errorf("got %d holds without exactly the seats they asked for, want 0", got)
+	}
+	if _, err := f.bestHold(t, "late", 1, "Main", false); !errors.Is(err, ErrSoldOut) {
+		t.Errorf("one more seat in the full section: got %v, want ErrSoldOut", err)
+	}
+}
+
+// owners maps every seat given to a buyer to that buyer, and describes every seat given
+// to two.
+func owners(given [][]int64) (owner map[int64]int, twice []string) {
+	owner = map[int64]int{}
+	for i, ids := range given {
+		for _, id := range ids {
+			if j, ok := owner[id]; ok {
+				twice = append(twice, fmt.Sprintf("seat %d given to buyers %d and %d", id, j, i))
+			}
+			owner[id] = i
+		}
+	}
+	return owner, twice
+}
+
+// TestBestAvailableConcurrentNegativeControl proves the overlap check above can fail: a
+// best available that reads the 4 best free seats and then writes them unconditionally,
+// as two statements, gives the same seats to buyers who ask at once.
+func TestBestAvailableConcurrentNegativeControl(t *testing.T) {
+	t.Parallel()
+	const buyers = 100
+	f := newFixture(t, smallSpec([]demo.Section{oneRow("Main", 40, 5000)}), DefaultConfig())
+	ctx := t.Context()
+	given := make([][]int64, buyers)
+	var errs errorCounter
+	atOnce(buyers, func(i int) {
+		rows, err := f.pool.Query(ctx, `
+			SELECT id FROM seats WHERE event_id = $1 AND held_by IS NULL AND sold_at IS NULL
+			ORDER BY price_cents, rank, id LIMIT 4`, f.event)
+		if err != nil {
+			errs.add(err)
+			return
+		}
+		var ids []int64
+		for rows.Next() {
+			var id int64
+			if err := rows.Scan(&id); err != nil {
+				errs.add(err)
+			}
+			ids = append(ids, id)
+		}
+		rows.Close()
+		if len(ids) < 4 {
+			return
+		}
+		for _, id := range ids { // one statement a seat: no lock order to get wrong
+			if _, err := f.pool.Exec(ctx, `
+				UPDATE seats SET held_by = $3, hold_expires_at = now() + interval '10 minutes'
+				WHERE event_id = $1 AND id = $2`, f.event, id, int64(i+1)); err != nil {
+				errs.add(err)
+				return
+			}
+		}
+		given[i] = ids
+	})
+	errs.report(t, "read-then-write best available")
+	if _, twice := owners(given); len(twice) == 0 {
+		t.Errorf("read-then-write best available: got no seat given twice, want some")
+	} else {
+		t.Logf("read-then-write best available gave %d seats twice", len(twice))
+	}
+}
