@@ -3,7 +3,10 @@ package booking
 import (
 	"cmp"
 	"context"
+	"math/rand/v2"
 	"slices"
+
+	"github.com/jackc/pgx/v5"
 
 	"boxoffice/internal/db"
 )
@@ -23,9 +26,12 @@ const (
 
 // holdBest finds the best seats for the party and claims them with FOR UPDATE SKIP
 // LOCKED: buyers racing for the same best seats step past each other's rows instead of
-// queueing on them. A claim is all of a choice or nothing; when another buyer was
-// quicker, the next choice is tried, and when all were taken, it looks again.
-func (s *Service) holdBest(ctx context.Context, q *db.Queries, req HoldRequest, hold db.HoldCreateRow) ([]Seat, error) {
+// queueing on them. A claim is all of a choice or nothing, inside a savepoint so that a
+// failed claim lets go of the seats it locked at once. Buyers who arrive together
+// would all compute the same ranking, so each starts at a random one of the first few
+// equally priced choices. On the last look a claim waits for locked seats instead of
+// skipping them, so a buyer is only turned away when the seats are really gone.
+func (s *Service) holdBest(ctx context.Context, tx pgx.Tx, q *db.Queries, req HoldRequest, hold db.HoldCreateRow) ([]Seat, error) {
 	for look := 0; look < looks; look++ {
 		contended := false
 		for _, w := range searchWindows {
@@ -33,7 +39,7 @@ func (s *Service) holdBest(ctx context.Context, q *db.Queries, req HoldRequest, 
 			if err != nil {
 				return nil, err
 			}
-			tries := disjoint(pickTogether(rows, req.Quantity), triesPerLook)
+			tries := spread(disjoint(pickTogether(rows, req.Quantity), triesPerLook))
 			if len(tries) == 0 && !req.Together {
 				if ids := pickScattered(rows, req.Quantity); ids != nil {
 					tries = append(tries, ids)
@@ -47,19 +53,9 @@ func (s *Service) holdBest(ctx context.Context, q *db.Queries, req HoldRequest, 
 				continue
 			}
 			for _, ids := range tries {
-				rows, err := q.SeatClaimUnlocked(ctx, db.SeatClaimUnlockedParams{
-					EventID: req.EventID, SeatIds: ids, HoldID: &hold.ID, ExpiresAt: &hold.ExpiresAt,
-				})
-				if err != nil {
-					return nil, err
-				}
-				if len(rows) == len(ids) {
-					seats := make([]Seat, len(rows))
-					for i, r := range rows {
-						seats[i] = Seat{ID: r.ID, Section: r.Section, Row: r.RowLabel, Number: int(r.Number), PriceCents: int(r.PriceCents)}
-					}
-					slices.SortFunc(seats, func(a, b Seat) int { return cmp.Compare(a.ID, b.ID) })
-					return seats, nil
+				seats, err := s.claim(ctx, tx, req.EventID, ids, hold, look == looks-1)
+				if err != nil || seats != nil {
+					return seats, err
 				}
 			}
 			contended = true
@@ -70,6 +66,57 @@ func (s *Service) holdBest(ctx context.Context, q *db.Queries, req HoldRequest, 
 		}
 	}
 	return nil, ErrContended
+}
+
+// claim claims exactly ids in a savepoint, or nothing: nil seats and no error mean
+// someone else has one of them. wait makes it wait for seats other transactions are
+// busy with rather than skip them.
+func (s *Service) claim(ctx context.Context, tx pgx.Tx, eventID int64, ids []int64, hold db.HoldCreateRow, wait bool) ([]Seat, error) {
+	sp, err := tx.Begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer sp.Rollback(ctx) //nolint:errcheck // after Commit it is a no-op
+	q := s.q.WithTx(sp)
+	var seats []Seat
+	if wait {
+		rows, err := q.SeatHold(ctx, db.SeatHoldParams{EventID: eventID, SeatIds: ids, HoldID: &hold.ID, ExpiresAt: &hold.ExpiresAt})
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range rows {
+			seats = append(seats, Seat{ID: r.ID, Section: r.Section, Row: r.RowLabel, Number: int(r.Number), PriceCents: int(r.PriceCents)})
+		}
+	} else {
+		rows, err := q.SeatClaimUnlocked(ctx, db.SeatClaimUnlockedParams{EventID: eventID, SeatIds: ids, HoldID: &hold.ID, ExpiresAt: &hold.ExpiresAt})
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range rows {
+			seats = append(seats, Seat{ID: r.ID, Section: r.Section, Row: r.RowLabel, Number: int(r.Number), PriceCents: int(r.PriceCents)})
+		}
+	}
+	if len(seats) != len(ids) {
+		return nil, sp.Rollback(ctx)
+	}
+	slices.SortFunc(seats, func(a, b Seat) int { return cmp.Compare(a.ID, b.ID) })
+	return seats, sp.Commit(ctx)
+}
+
+// spreadWidth is how many of the best choices buyers arriving together spread over.
+const spreadWidth = 4
+
+// spread starts the list at a random one of its first few choices (wrapping the
+// skipped ones to the end), so that buyers arriving together try different seats first.
+func spread(tries [][]int64) [][]int64 {
+	n := min(len(tries), spreadWidth)
+	if n < 2 {
+		return tries
+	}
+	k := rand.IntN(n)
+	out := append([][]int64{}, tries[k:n]...)
+	out = append(out, tries[:k]...)
+	return append(out, tries[n:]...)
 }
 
 // disjoint keeps the first choices that share no seat with an earlier one, at most max.

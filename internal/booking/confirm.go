@@ -131,7 +131,11 @@ func (s *Service) sell(ctx context.Context, tx pgx.Tx, q *db.Queries, o db.Order
 	if o.GaQuantity > 0 && o.GaTierID != nil {
 		if h.ReleasedAt != nil {
 			// The tidy-up gave the places back after the hold lapsed: take them again.
-			err := s.takeGA(ctx, sp, spq, o.EventID, h.ID, *o.GaTierID, int(o.GaQuantity))
+			tier, err := spq.GATierGet(ctx, db.GATierGetParams{EventID: o.EventID, ID: *o.GaTierID})
+			if err != nil {
+				return nil, "", err
+			}
+			err = s.takeGA(ctx, spq, o.EventID, h.ID, tier.ID, int(tier.Stripes), int(o.GaQuantity))
 			if errors.Is(err, ErrSoldOut) {
 				return nil, "sold_out", nil
 			} else if err != nil {

@@ -1,9 +1,12 @@
 package booking
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"maps"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/jackc/pgx/v5"
 
@@ -15,9 +18,9 @@ import (
 // only when no single stripe can serve it does it lock all the tier's stripes (in
 // stripe order, the one order every multi-stripe statement uses) and take from several.
 // The stripes' CHECK (remaining >= 0) backstops both.
-func (s *Service) takeGA(ctx context.Context, tx pgx.Tx, q *db.Queries, eventID, holdID, tierID int64, quantity int) error {
+func (s *Service) takeGA(ctx context.Context, q *db.Queries, eventID, holdID, tierID int64, stripes, quantity int) error {
 	stripe, err := q.GATakeFromOne(ctx, db.GATakeFromOneParams{
-		EventID: eventID, TierID: tierID, Quantity: int32(quantity), Start: int32(rand.IntN(64)),
+		EventID: eventID, TierID: tierID, Quantity: int32(quantity), Start: int32(rand.IntN(max(stripes, 1))),
 	})
 	if err == nil {
 		return q.HoldGAPlaceAdd(ctx, db.HoldGAPlaceAddParams{
@@ -27,19 +30,19 @@ func (s *Service) takeGA(ctx context.Context, tx pgx.Tx, q *db.Queries, eventID,
 	if !errors.Is(err, pgx.ErrNoRows) {
 		return err
 	}
-	stripes, err := q.GAStripesLock(ctx, db.GAStripesLockParams{EventID: eventID, TierID: tierID})
+	locked, err := q.GAStripesLock(ctx, db.GAStripesLockParams{EventID: eventID, TierID: tierID})
 	if err != nil {
 		return err
 	}
 	total := 0
-	for _, st := range stripes {
+	for _, st := range locked {
 		total += int(st.Remaining)
 	}
 	if total < quantity {
 		return ErrSoldOut
 	}
 	need := quantity
-	for _, st := range stripes {
+	for _, st := range locked {
 		take := min(need, int(st.Remaining))
 		if take == 0 {
 			continue
@@ -63,19 +66,39 @@ func (s *Service) takeGA(ctx context.Context, tx pgx.Tx, q *db.Queries, eventID,
 	return nil
 }
 
-// giveBackGA returns a hold's places to the stripes they came from, stripe by stripe in
-// stripe order.
-func (s *Service) giveBackGA(ctx context.Context, q *db.Queries, eventID, holdID int64) error {
-	places, err := q.HoldGAPlaces(ctx, db.HoldGAPlacesParams{EventID: eventID, HoldID: holdID})
-	if err != nil {
-		return err
+// giveBackGA returns the places of holds to the stripes they came from. All the
+// holds' places are given back together, stripe by stripe in (tier, stripe) order: the
+// one order every multi-stripe statement locks in, so it cannot deadlock with a
+// multi-stripe take or another give-back.
+func (s *Service) giveBackGA(ctx context.Context, q *db.Queries, eventID int64, holdIDs ...int64) error {
+	type key struct {
+		tier   int64
+		stripe int32
 	}
-	for _, p := range places {
+	sums := map[key]int32{}
+	for _, h := range holdIDs {
+		places, err := q.HoldGAPlaces(ctx, db.HoldGAPlacesParams{EventID: eventID, HoldID: h})
+		if err != nil {
+			return err
+		}
+		for _, p := range places {
+			sums[key{p.TierID, p.Stripe}] += p.Quantity
+		}
+	}
+	keys := slices.SortedFunc(maps.Keys(sums), func(a, b key) int {
+		return cmp.Or(cmp.Compare(a.tier, b.tier), cmp.Compare(a.stripe, b.stripe))
+	})
+	for _, k := range keys {
 		if err := q.GAStripeGive(ctx, db.GAStripeGiveParams{
-			EventID: eventID, TierID: p.TierID, Stripe: p.Stripe, Quantity: p.Quantity,
+			EventID: eventID, TierID: k.tier, Stripe: k.stripe, Quantity: sums[k],
 		}); err != nil {
 			return err
 		}
 	}
-	return q.HoldGAPlacesClear(ctx, db.HoldGAPlacesClearParams{EventID: eventID, HoldID: holdID})
+	for _, h := range holdIDs {
+		if err := q.HoldGAPlacesClear(ctx, db.HoldGAPlacesClearParams{EventID: eventID, HoldID: h}); err != nil {
+			return err
+		}
+	}
+	return nil
 }

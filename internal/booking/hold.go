@@ -60,14 +60,14 @@ func (s *Service) Hold(ctx context.Context, req HoldRequest) (Hold, error) {
 		h = Hold{ID: HoldID{Event: req.EventID, Seq: row.ID}, ExpiresAt: row.ExpiresAt}
 		switch {
 		case req.GATierID != 0:
-			if err := s.takeGA(ctx, tx, q, req.EventID, row.ID, tier.ID, req.Quantity); err != nil {
+			if err := s.takeGA(ctx, q, req.EventID, row.ID, tier.ID, int(tier.Stripes), req.Quantity); err != nil {
 				return err
 			}
 			h.GA = &GAPlaces{TierID: tier.ID, TierName: tier.Name, Quantity: req.Quantity, PriceCents: int(tier.PriceCents)}
 		case len(req.SeatIDs) > 0:
 			h.Seats, err = s.holdExact(ctx, q, req, row)
 		default:
-			h.Seats, err = s.holdBest(ctx, q, req, row)
+			h.Seats, err = s.holdBest(ctx, tx, q, req, row)
 		}
 		if err != nil {
 			return err

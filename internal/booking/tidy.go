@@ -41,10 +41,10 @@ func (s *Service) Tidy(ctx context.Context) (TidyResult, error) {
 			if err != nil {
 				return err
 			}
+			if err := s.giveBackGA(ctx, q, ev, holds...); err != nil {
+				return err
+			}
 			for _, h := range holds {
-				if err := s.giveBackGA(ctx, q, ev, h); err != nil {
-					return err
-				}
 				if _, err := q.HoldMarkReleased(ctx, db.HoldMarkReleasedParams{EventID: ev, ID: h}); err != nil {
 					return err
 				}
