@@ -36,11 +36,6 @@ FROM target, complete
 WHERE complete.ok AND s.event_id = @event_id AND s.id = target.id
 RETURNING s.id, s.section, s.row_label, s.number, s.price_cents;
 
--- name: SeatsExisting :many
-SELECT id FROM seats
-WHERE event_id = @event_id AND id = ANY(@seat_ids::bigint[])
-ORDER BY id;
-
 -- name: SeatBestRows :many
 -- Every seat of the few rows best worth a look for best available, best row first. The
 -- rows are found through the index of untouched free seats (plus seats whose hold has
@@ -167,3 +162,13 @@ ORDER BY section, row_label, number;
 -- name: SeatsInsert :copyfrom
 INSERT INTO seats (event_id, section, row_label, number, price_tier_id, price_cents, rank, x, y, accessible)
 VALUES (@event_id, @section, @row_label, @number, @price_tier_id, @price_cents, @rank, @x, @y, @accessible);
+
+-- name: SeatsHoldExact :many
+-- Holds exactly these seats for the buyer in one round trip: see hold_seats in the
+-- migrations for the steps and the answer's statuses.
+SELECT h.status::text AS status, coalesce(h.hold_id, 0)::bigint AS hold_id,
+       coalesce(h.expires_at, 'epoch')::timestamptz AS expires_at, h.held::int AS held,
+       coalesce(h.seat_id, 0)::bigint AS seat_id, coalesce(h.section, '')::text AS section,
+       coalesce(h.row_label, '')::text AS row_label, coalesce(h.number, 0)::int AS number,
+       coalesce(h.price_cents, 0)::int AS price_cents
+FROM hold_seats(@event_id::bigint, @buyer::text, @seat_ids::bigint[], @ttl_seconds::float8, @buyer_limit::int) AS h;

@@ -28,8 +28,8 @@ const (
 // LOCKED: buyers racing for the same best seats step past each other's rows instead of
 // queueing on them. A claim is all of a choice or nothing, inside a savepoint so that a
 // failed claim lets go of the seats it locked at once. Buyers who arrive together
-// would all compute the same ranking, so each starts at a random one of the first few
-// equally priced choices. On the last look a claim waits for locked seats instead of
+// compute the same ranking: after the best, each tries the next few choices from a
+// random start. On the last look a claim waits for locked seats instead of
 // skipping them, so a buyer is only turned away when the seats are really gone.
 func (s *Service) holdBest(ctx context.Context, tx pgx.Tx, q *db.Queries, req HoldRequest, hold db.HoldCreateRow) ([]Seat, error) {
 	for look := 0; look < looks; look++ {
@@ -106,16 +106,17 @@ func (s *Service) claim(ctx context.Context, tx pgx.Tx, eventID int64, ids []int
 // spreadWidth is how many of the best choices buyers arriving together spread over.
 const spreadWidth = 4
 
-// spread starts the list at a random one of its first few choices (wrapping the
-// skipped ones to the end), so that buyers arriving together try different seats first.
+// spread keeps the best choice first, then starts the rest at a random one of the next
+// few (wrapping the skipped ones to the end): a buyer alone gets the best seats, and
+// buyers who lost the best to each other try different seats next.
 func spread(tries [][]int64) [][]int64 {
-	n := min(len(tries), spreadWidth)
-	if n < 2 {
+	n := min(len(tries), spreadWidth+1)
+	if n < 3 {
 		return tries
 	}
-	k := rand.IntN(n)
-	out := append([][]int64{}, tries[k:n]...)
-	out = append(out, tries[:k]...)
+	k := 1 + rand.IntN(n-1)
+	out := append([][]int64{tries[0]}, tries[k:n]...)
+	out = append(out, tries[1:k]...)
 	return append(out, tries[n:]...)
 }
 

@@ -1,6 +1,7 @@
 package booking
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -16,6 +17,9 @@ import (
 func (s *Service) Hold(ctx context.Context, req HoldRequest) (Hold, error) {
 	if err := s.checkHoldRequest(req); err != nil {
 		return Hold{}, err
+	}
+	if len(req.SeatIDs) > 0 {
+		return s.holdExact(ctx, req)
 	}
 	var h Hold
 	var changed []int64
@@ -39,8 +43,6 @@ func (s *Service) Hold(ctx context.Context, req HoldRequest) (Hold, error) {
 		}
 		if req.GATierID != 0 {
 			p.GaTierID, p.GaQuantity = &req.GATierID, int32(req.Quantity)
-		} else if len(req.SeatIDs) > 0 {
-			p.SeatCount = int32(len(req.SeatIDs))
 		} else {
 			p.SeatCount = int32(req.Quantity)
 		}
@@ -64,8 +66,6 @@ func (s *Service) Hold(ctx context.Context, req HoldRequest) (Hold, error) {
 				return err
 			}
 			h.GA = &GAPlaces{TierID: tier.ID, TierName: tier.Name, Quantity: req.Quantity, PriceCents: int(tier.PriceCents)}
-		case len(req.SeatIDs) > 0:
-			h.Seats, err = s.holdExact(ctx, q, req, row)
 		default:
 			h.Seats, err = s.holdBest(ctx, tx, q, req, row)
 		}
@@ -100,45 +100,42 @@ func (s *Service) checkHoldRequest(req HoldRequest) error {
 	return nil
 }
 
-// holdExact claims the asked-for seats in one statement; fewer rows than seats asked
-// means someone else has one of them, and the transaction is rolled back whole.
-func (s *Service) holdExact(ctx context.Context, q *db.Queries, req HoldRequest, row db.HoldCreateRow) ([]Seat, error) {
-	rows, err := q.SeatHold(ctx, db.SeatHoldParams{
-		EventID: req.EventID, SeatIds: req.SeatIDs, HoldID: &row.ID, ExpiresAt: &row.ExpiresAt,
+// holdExact holds exactly the asked-for seats, all or nothing, in one call of the
+// hold_seats function: one round trip on the path an onsale hammers. If any seat is
+// taken nothing is held and the error names the taken seats.
+func (s *Service) holdExact(ctx context.Context, req HoldRequest) (Hold, error) {
+	rows, err := s.q.SeatsHoldExact(ctx, db.SeatsHoldExactParams{
+		EventID: req.EventID, Buyer: req.Buyer, SeatIds: req.SeatIDs,
+		TtlSeconds: s.cfg.HoldTTL.Seconds(), BuyerLimit: int32(s.cfg.MaxPerBuyer),
 	})
 	if err != nil {
-		return nil, err
+		return Hold{}, translate(err)
 	}
-	if len(rows) == len(req.SeatIDs) {
-		seats := make([]Seat, len(rows))
-		for i, r := range rows {
-			seats[i] = Seat{ID: r.ID, Section: r.Section, Row: r.RowLabel, Number: int(r.Number), PriceCents: int(r.PriceCents)}
-		}
-		return seats, nil
+	if len(rows) == 0 {
+		return Hold{}, errors.New("hold_seats answered nothing")
 	}
-	existing, err := q.SeatsExisting(ctx, db.SeatsExistingParams{EventID: req.EventID, SeatIds: req.SeatIDs})
-	if err != nil {
-		return nil, err
+	var ids []int64
+	for _, r := range rows {
+		ids = append(ids, r.SeatID)
 	}
-	if unknown := missing(req.SeatIDs, existing); len(unknown) > 0 {
-		return nil, s.missingEventOr(ctx, req.EventID, &UnknownSeatsError{SeatIDs: unknown})
+	switch rows[0].Status {
+	case "limit":
+		return Hold{}, &LimitError{Limit: s.cfg.MaxPerBuyer, Held: int(rows[0].Held)}
+	case "unknown":
+		return Hold{}, s.missingEventOr(ctx, req.EventID, &UnknownSeatsError{SeatIDs: ids})
+	case "taken":
+		return Hold{}, &SeatsUnavailableError{SeatIDs: ids}
+	case "held":
+	default:
+		return Hold{}, fmt.Errorf("hold_seats answered %q", rows[0].Status)
 	}
-	claimed := make([]int64, len(rows))
-	for i, r := range rows {
-		claimed[i] = r.ID
+	h := Hold{ID: HoldID{Event: req.EventID, Seq: rows[0].HoldID}, ExpiresAt: rows[0].ExpiresAt}
+	for _, r := range rows {
+		h.Seats = append(h.Seats, Seat{ID: r.SeatID, Section: r.Section, Row: r.RowLabel, Number: int(r.Number), PriceCents: int(r.PriceCents)})
 	}
-	return nil, &SeatsUnavailableError{SeatIDs: missing(req.SeatIDs, claimed)}
-}
-
-// missing returns the ids of want that are not in have, in want's order.
-func missing(want, have []int64) []int64 {
-	var out []int64
-	for _, id := range want {
-		if !slices.Contains(have, id) {
-			out = append(out, id)
-		}
-	}
-	return out
+	slices.SortFunc(h.Seats, func(a, b Seat) int { return cmp.Compare(a.ID, b.ID) })
+	s.announce(ctx, req.EventID, ids)
+	return h, nil
 }
 
 // missingEventOr tells an unknown event from an unknown seat or tier of a known one.

@@ -522,30 +522,66 @@ func (q *Queries) SeatsByIDs(ctx context.Context, arg SeatsByIDsParams) ([]Seats
 	return items, nil
 }
 
-const seatsExisting = `-- name: SeatsExisting :many
-SELECT id FROM seats
-WHERE event_id = $1 AND id = ANY($2::bigint[])
-ORDER BY id
+const seatsHoldExact = `-- name: SeatsHoldExact :many
+SELECT h.status::text AS status, coalesce(h.hold_id, 0)::bigint AS hold_id,
+       coalesce(h.expires_at, 'epoch')::timestamptz AS expires_at, h.held::int AS held,
+       coalesce(h.seat_id, 0)::bigint AS seat_id, coalesce(h.section, '')::text AS section,
+       coalesce(h.row_label, '')::text AS row_label, coalesce(h.number, 0)::int AS number,
+       coalesce(h.price_cents, 0)::int AS price_cents
+FROM hold_seats($1::bigint, $2::text, $3::bigint[], $4::float8, $5::int) AS h
 `
 
-type SeatsExistingParams struct {
-	EventID int64
-	SeatIds []int64
+type SeatsHoldExactParams struct {
+	EventID    int64
+	Buyer      string
+	SeatIds    []int64
+	TtlSeconds float64
+	BuyerLimit int32
 }
 
-func (q *Queries) SeatsExisting(ctx context.Context, arg SeatsExistingParams) ([]int64, error) {
-	rows, err := q.db.Query(ctx, seatsExisting, arg.EventID, arg.SeatIds)
+type SeatsHoldExactRow struct {
+	Status     string
+	HoldID     int64
+	ExpiresAt  time.Time
+	Held       int32
+	SeatID     int64
+	Section    string
+	RowLabel   string
+	Number     int32
+	PriceCents int32
+}
+
+// Holds exactly these seats for the buyer in one round trip: see hold_seats in the
+// migrations for the steps and the answer's statuses.
+func (q *Queries) SeatsHoldExact(ctx context.Context, arg SeatsHoldExactParams) ([]SeatsHoldExactRow, error) {
+	rows, err := q.db.Query(ctx, seatsHoldExact,
+		arg.EventID,
+		arg.Buyer,
+		arg.SeatIds,
+		arg.TtlSeconds,
+		arg.BuyerLimit,
+	)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	items := []int64{}
+	items := []SeatsHoldExactRow{}
 	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
+		var i SeatsHoldExactRow
+		if err := rows.Scan(
+			&i.Status,
+			&i.HoldID,
+			&i.ExpiresAt,
+			&i.Held,
+			&i.SeatID,
+			&i.Section,
+			&i.RowLabel,
+			&i.Number,
+			&i.PriceCents,
+		); err != nil {
 			return nil, err
 		}
-		items = append(items, id)
+		items = append(items, i)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
