@@ -172,3 +172,13 @@ SELECT h.status::text AS status, coalesce(h.hold_id, 0)::bigint AS hold_id,
        coalesce(h.row_label, '')::text AS row_label, coalesce(h.number, 0)::int AS number,
        coalesce(h.price_cents, 0)::int AS price_cents
 FROM hold_seats(@event_id::bigint, @buyer::text, @seat_ids::bigint[], @ttl_seconds::float8, @buyer_limit::int) AS h;
+
+-- name: SeatsHoldExactBatch :batchmany
+-- SeatsHoldExact for several buyers in one round trip, inside one transaction the
+-- caller opens: one commit for many holds.
+SELECT h.status::text AS status, coalesce(h.hold_id, 0)::bigint AS hold_id,
+       coalesce(h.expires_at, 'epoch')::timestamptz AS expires_at, h.held::int AS held,
+       coalesce(h.seat_id, 0)::bigint AS seat_id, coalesce(h.section, '')::text AS section,
+       coalesce(h.row_label, '')::text AS row_label, coalesce(h.number, 0)::int AS number,
+       coalesce(h.price_cents, 0)::int AS price_cents
+FROM hold_seats(@event_id::bigint, @buyer::text, @seat_ids::bigint[], @ttl_seconds::float8, @buyer_limit::int) AS h;

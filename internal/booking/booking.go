@@ -10,6 +10,7 @@ import (
 	"errors"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -60,6 +61,10 @@ type Service struct {
 	maps     singleflight.Group
 	mapMu    sync.Mutex
 	mapCache map[int64]SeatMap
+
+	exactQ  chan *exactCall // exact holds waiting to run; see batch.go
+	workers atomic.Int32
+	batches atomic.Int64 // batches of several holds committed together
 }
 
 // New returns a Service. notify and charger may be nil: changes then go unannounced,
@@ -81,6 +86,7 @@ func New(pool *pgxpool.Pool, cfg Config, notify Notifier, charger Charger, log *
 	return &Service{
 		pool: pool, q: db.New(pool), cfg: cfg, notify: notify, charger: charger, log: log,
 		mapCache: make(map[int64]SeatMap),
+		exactQ:   make(chan *exactCall, 4096),
 	}
 }
 

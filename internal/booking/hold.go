@@ -101,15 +101,16 @@ func (s *Service) checkHoldRequest(req HoldRequest) error {
 }
 
 // holdExact holds exactly the asked-for seats, all or nothing, in one call of the
-// hold_seats function: one round trip on the path an onsale hammers. If any seat is
+// hold_seats function, batched with the holds arriving at the same moment (batch.go):
+// the path an onsale hammers costs one round trip and a share of one commit. If any seat is
 // taken nothing is held and the error names the taken seats.
 func (s *Service) holdExact(ctx context.Context, req HoldRequest) (Hold, error) {
-	rows, err := s.q.SeatsHoldExact(ctx, db.SeatsHoldExactParams{
+	rows, err := s.holdExactRows(ctx, db.SeatsHoldExactParams{
 		EventID: req.EventID, Buyer: req.Buyer, SeatIds: req.SeatIDs,
 		TtlSeconds: s.cfg.HoldTTL.Seconds(), BuyerLimit: int32(s.cfg.MaxPerBuyer),
 	})
 	if err != nil {
-		return Hold{}, translate(err)
+		return Hold{}, err
 	}
 	if len(rows) == 0 {
 		return Hold{}, errors.New("hold_seats answered nothing")
