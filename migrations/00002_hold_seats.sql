@@ -6,9 +6,9 @@
 -- is volatile), so:
 --   1. the buyer's advisory lock serialises this buyer's holds on this event;
 --   2. the buyer's count, read after the lock, includes every earlier hold;
---   3. the asked-for seats that are free are locked in id order (overlapping holds
---      queue instead of deadlocking) and re-checked on the locked row, which is the
---      verdict;
+--   3. one seat is claimed by the plain conditional UPDATE, its row count the verdict;
+--      several are first locked in id order (overlapping holds queue instead of
+--      deadlocking) and re-checked on the locked rows, which is the verdict;
 --   4. only if every seat was free are the hold row and the seats written.
 -- It answers with one row per seat: status 'held' (the seats and the hold), or, with
 -- nothing written, 'limit' (held = what the buyer has), 'unknown' (the seats not in
@@ -37,12 +37,33 @@ BEGIN
         RETURN;
     END IF;
 
-    SELECT coalesce(array_agg(f.id), '{}') INTO v_free
-    FROM (SELECT s.id FROM seats s
-          WHERE s.event_id = p_event_id AND s.id = ANY(p_seat_ids)
-            AND s.sold_at IS NULL AND (s.held_by IS NULL OR s.hold_expires_at <= now())
-          ORDER BY s.id
-          FOR UPDATE) f;
+    IF cardinality(p_seat_ids) = 1 THEN
+        -- One seat, the common case: the conditional UPDATE is the claim and its row
+        -- count the verdict; the hold row follows under the id it was given.
+        v_hold := nextval(pg_get_serial_sequence('holds', 'id'));
+        v_expires := now() + make_interval(secs => p_ttl_seconds);
+        RETURN QUERY
+        UPDATE seats s SET held_by = v_hold, hold_expires_at = v_expires
+        WHERE s.event_id = p_event_id AND s.id = p_seat_ids[1]
+          AND s.sold_at IS NULL AND (s.held_by IS NULL OR s.hold_expires_at <= now())
+        RETURNING 'held'::text, v_hold, v_expires, v_held + 1,
+                  s.id, s.section, s.row_label, s.number, s.price_cents;
+        IF FOUND THEN
+            INSERT INTO holds (id, event_id, buyer, seat_count, expires_at)
+            OVERRIDING SYSTEM VALUE
+            VALUES (v_hold, p_event_id, p_buyer, 1, v_expires);
+            RETURN;
+        END IF;
+        v_free := '{}';
+    ELSE
+        SELECT coalesce(array_agg(f.id), '{}') INTO v_free
+        FROM (SELECT s.id FROM seats s
+              WHERE s.event_id = p_event_id AND s.id = ANY(p_seat_ids)
+                AND s.sold_at IS NULL AND (s.held_by IS NULL OR s.hold_expires_at <= now())
+              ORDER BY s.id
+              FOR UPDATE) f;
+    END IF;
+
     IF cardinality(v_free) < cardinality(p_seat_ids) THEN
         IF EXISTS (SELECT 1 FROM unnest(p_seat_ids) a(id)
                    WHERE NOT EXISTS (SELECT 1 FROM seats s WHERE s.event_id = p_event_id AND s.id = a.id)) THEN
