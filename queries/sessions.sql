@@ -1,5 +1,5 @@
 -- name: SessionFind :one
-SELECT data FROM sessions WHERE token = @token AND expiry > now();
+SELECT data, expiry FROM sessions WHERE token = @token AND expiry > now();
 
 -- name: SessionCommit :exec
 INSERT INTO sessions (token, data, expiry) VALUES (@token, @data, @expiry)

@@ -48,12 +48,17 @@ func (q *Queries) SessionDeleteExpired(ctx context.Context) (int64, error) {
 }
 
 const sessionFind = `-- name: SessionFind :one
-SELECT data FROM sessions WHERE token = $1 AND expiry > now()
+SELECT data, expiry FROM sessions WHERE token = $1 AND expiry > now()
 `
 
-func (q *Queries) SessionFind(ctx context.Context, token string) ([]byte, error) {
+type SessionFindRow struct {
+	Data   []byte
+	Expiry time.Time
+}
+
+func (q *Queries) SessionFind(ctx context.Context, token string) (SessionFindRow, error) {
 	row := q.db.QueryRow(ctx, sessionFind, token)
-	var data []byte
-	err := row.Scan(&data)
-	return data, err
+	var i SessionFindRow
+	err := row.Scan(&i.Data, &i.Expiry)
+	return i, err
 }
