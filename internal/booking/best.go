@@ -18,7 +18,7 @@ var searchWindows = []struct{ seats, rows int32 }{{200, 8}, {1000, 32}, {5000, 1
 const (
 	// triesPerLook bounds the claims attempted on one look at the rows; the choices
 	// tried are disjoint, so that buyers racing for the same best rows spread out.
-	triesPerLook = 8
+	triesPerLook = 16
 	// looks bounds how often best available looks again when every choice it tried was
 	// taken by someone quicker.
 	looks = 6
@@ -104,7 +104,7 @@ func (s *Service) claim(ctx context.Context, tx pgx.Tx, eventID int64, ids []int
 }
 
 // spreadWidth is how many of the best choices buyers arriving together spread over.
-const spreadWidth = 4
+const spreadWidth = 12
 
 // spread keeps the best choice first, then starts the rest at a random one of the next
 // few (wrapping the skipped ones to the end): a buyer alone gets the best seats, and
