@@ -1,0 +1,114 @@
+package main
+
+import (
+	"io"
+	"testing"
+)
+
+func TestAnswerKey(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		status int
+		body   string
+		want   string
+	}{
+		{409, `{"error":"seat_unavailable","message":"x","conflictingSeatIds":[7]}`, "409 seat_unavailable"},
+		{409, `{"error":"busy","message":"Seats are selling very fast right now; ask again."}`, "409 busy"},
+		{503, `{"error":"unavailable"}`, "503 unavailable"},
+		{502, `Bad Gateway`, "502 ?"},
+	} {
+		if got := answerKey(tc.status, []byte(tc.body)); got != tc.want {
+			t.Errorf("answerKey(%d, %s): got %q, want %q", tc.status, tc.body, got, tc.want)
+		}
+	}
+}
+
+func TestQueryName(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ sql, want string }{
+		{"-- name: SeatHold :many\nWITH target AS (...)", "SeatHold"},
+		{"begin", "begin"},
+		{"  COMMIT", "commit"},
+		{"savepoint sp_1", "savepoint"},
+	} {
+		if got := queryName(tc.sql); got != tc.want {
+			t.Errorf("queryName(%q): got %q, want %q", tc.sql, got, tc.want)
+		}
+	}
+}
+
+func TestIndexByID(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		plan string
+		want bool
+	}{
+		{"Index Scan using seats_pkey on seats  (cost=0.29..8.32 rows=1 width=22)\n  Index Cond: ((event_id = 1) AND (id = 777))", true},
+		{"Index Scan using seats_pkey on seats\n  Index Cond: ((event_id = 2) AND (id = ANY ('{60001}'::bigint[])))", true},
+		{"Index Scan using seats_pkey on seats\n  Index Cond: (event_id = 2)\n  Filter: ((sold_at IS NULL) AND (id = ANY ('{60001}'::bigint[])))", false},
+		{"Index Scan using seats_event_id_section_row_label_number_key on seats\n  Index Cond: (event_id = 2)\n  Filter: (id = 60000)", false},
+	} {
+		if got := indexByIDRe.MatchString(tc.plan); got != tc.want {
+			t.Errorf("plan %q: by id got %v, want %v", tc.plan, got, tc.want)
+		}
+	}
+}
+
+func TestPgbenchOutput(t *testing.T) {
+	t.Parallel()
+	out := []byte(`transaction type: /tmp/hold.sql
+number of transactions actually processed: 34645
+number of failed transactions: 0 (0.000%)
+latency average = 9.012 ms
+initial connection time = 52.100 ms
+tps = 3557.123456 (without initial connection time)
+`)
+	if m := tpsRe.FindSubmatch(out); m == nil || string(m[1]) != "3557.123456" {
+		t.Errorf("tps: got %q, want 3557.123456", m)
+	}
+	if m := txRe.FindSubmatch(out); m == nil || string(m[1]) != "34645" {
+		t.Errorf("transactions: got %q, want 34645", m)
+	}
+	if m := latencyRe.FindSubmatch(out); m == nil || string(m[1]) != "9.012" {
+		t.Errorf("latency: got %q, want 9.012", m)
+	}
+}
+
+func TestNumAndMedian(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		n    int
+		want string
+	}{{0, "0"}, {999, "999"}, {1000, "1,000"}, {1234567, "1,234,567"}, {-50000, "-50,000"}} {
+		if got := num(tc.n); got != tc.want {
+			t.Errorf("num(%d): got %q, want %q", tc.n, got, tc.want)
+		}
+	}
+	if got := median([]float64{0.6, 0.2, 0.4}); got != 0.4 {
+		t.Errorf("median of 3: got %v, want 0.4", got)
+	}
+	if got := median([]float64{0.6, 0.2, 0.4, 0.8}); got != 0.5 {
+		t.Errorf("median of 4: got %v, want 0.5", got)
+	}
+}
+
+func TestOptions(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args []string
+		ok   bool
+	}{
+		{nil, true},
+		{[]string{"-only", "api,pgbench", "-rounds", "3"}, true},
+		{[]string{"-only", "api", "-seats", "5000"}, true}, // -held matters only to best
+		{[]string{"-only", "best", "-seats", "5000"}, false},
+		{[]string{"-only", "everything"}, false},
+		{[]string{"-duration", "500ms"}, false},
+		{[]string{"extra"}, false},
+	} {
+		_, err := parseOptions(tc.args, io.Discard)
+		if (err == nil) != tc.ok {
+			t.Errorf("parseOptions(%q): got error %v, want ok=%v", tc.args, err, tc.ok)
+		}
+	}
+}

@@ -1,0 +1,175 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// pgbenchScript is SeatHold's conditional claim (queries/seats.sql) for one random seat,
+// as one autocommitted statement: the ceiling the API's one-seat hold is measured
+// against.
+const pgbenchScript = `\set id random(:min_id, :max_id)
+UPDATE seats SET held_by = :hold, hold_expires_at = now() + interval '10 minutes'
+WHERE event_id = :event AND id = :id AND sold_at IS NULL
+  AND (held_by IS NULL OR hold_expires_at <= now());
+`
+
+// pgbenchSpec is what pgbench runs: a script, in the simple or the prepared protocol.
+type pgbenchSpec struct {
+	Name     string
+	Script   string
+	Prepared bool // -M prepared, as pgx sends statements
+}
+
+// claimSpec is the ceiling of measurement 2.
+var claimSpec = pgbenchSpec{Name: "pgbench, the same UPDATE", Script: pgbenchScript}
+
+// decomposeSpecs (-decompose) run, with pgbench, what the server sends PostgreSQL for
+// one exact hold: the same UPDATE in the prepared protocol pgx uses, hold_seats() (the
+// hold's one statement; migrations/00002_hold_seats.sql) with a new buyer each time,
+// and that plus the session lookup every request makes. The API against these tells
+// the time spent in SQL from the time spent in Go, HTTP and round trips.
+var decomposeSpecs = []pgbenchSpec{
+	{Name: "pgbench, the same UPDATE, -M prepared", Script: pgbenchScript, Prepared: true},
+	{Name: "pgbench, hold_seats(), -M prepared", Prepared: true, Script: `\set id random(:min_id, :max_id)
+\set b random(1, 1000000000)
+SELECT * FROM hold_seats(:event, 'pgbench-' || :b, ARRAY[:id]::bigint[], 600, 10);
+`},
+	{Name: "pgbench, session lookup + hold_seats(), -M prepared", Prepared: true, Script: `\set id random(:min_id, :max_id)
+\set b random(1, 1000000000)
+\set n random(1, :tokens)
+SELECT data FROM sessions WHERE token = (SELECT token FROM holdbench_tokens WHERE i = :n) AND expiry > now();
+SELECT * FROM hold_seats(:event, 'pgbench-' || :b, ARRAY[:id]::bigint[], 600, 10);
+`},
+}
+
+// pgbenchResult is the measured pgbench run.
+type pgbenchResult struct {
+	Name         string
+	TPS          float64
+	Transactions int64
+	Claimed      int // seats the measured run held
+	LatencyMS    float64
+	FillAfter    float64
+	CPU          cpuUse
+	Seconds      int
+	Command      string
+	Plans        string
+}
+
+var (
+	tpsRe     = regexp.MustCompile(`tps = ([0-9.]+) \(without initial connection time\)`)
+	txRe      = regexp.MustCompile(`number of transactions actually processed: ([0-9]+)`)
+	latencyRe = regexp.MustCompile(`latency average = ([0-9.]+) ms`)
+)
+
+// runPgbench runs the script for the warm-up, then, measured, for the duration, both
+// rounded up to whole seconds, on the same event: the measured run starts on an event
+// as full as the API's measured window did.
+func runPgbench(ctx context.Context, srv *server, ev event, opts options, spec pgbenchSpec) (pgbenchResult, error) {
+	res := pgbenchResult{Name: spec.Name}
+	dir, err := os.MkdirTemp("", "holdbench")
+	if err != nil {
+		return res, err
+	}
+	defer os.RemoveAll(dir)
+	script := filepath.Join(dir, "hold.sql")
+	if err := os.WriteFile(script, []byte(spec.Script), 0o644); err != nil {
+		return res, err
+	}
+	var hold int64
+	err = srv.setup.QueryRow(ctx, `INSERT INTO holds (event_id, buyer, seat_count, expires_at)
+		VALUES ($1, 'holdbench-pgbench', 0, now() + interval '10 minutes') RETURNING id`, ev.ID).Scan(&hold)
+	if err != nil {
+		return res, err
+	}
+	tokens := 1
+	if strings.Contains(spec.Script, ":tokens") {
+		if tokens, err = srv.sessionTokens(ctx); err != nil {
+			return res, err
+		}
+	}
+	args := func(secs int) []string {
+		a := []string{"-n", "-c", strconv.Itoa(opts.clients), "-j", strconv.Itoa(opts.threads),
+			"-T", strconv.Itoa(secs),
+			"-D", fmt.Sprintf("event=%d", ev.ID), "-D", fmt.Sprintf("hold=%d", hold),
+			"-D", fmt.Sprintf("min_id=%d", ev.MinID), "-D", fmt.Sprintf("max_id=%d", ev.MaxID),
+			"-D", fmt.Sprintf("tokens=%d", tokens)}
+		if spec.Prepared {
+			a = append(a, "-M", "prepared")
+		}
+		return append(a, "-f", script, srv.dbURL)
+	}
+	if ev.MaxID-ev.MinID+1 != int64(len(ev.SeatIDs)) {
+		return res, fmt.Errorf("the event's seat ids are not contiguous (%d..%d for %d seats)", ev.MinID, ev.MaxID, len(ev.SeatIDs))
+	}
+	if w := wholeSeconds(opts.warmup); w > 0 {
+		if _, _, err := pgbench(ctx, args(w)); err != nil {
+			return res, err
+		}
+	}
+	before, err := srv.heldSeats(ctx, ev.ID)
+	if err != nil {
+		return res, err
+	}
+	res.Seconds = wholeSeconds(opts.duration)
+	res.Command = "pgbench " + strings.Join(args(res.Seconds)[:len(args(res.Seconds))-1], " ") + " <bench database URL>"
+	meter := startCPUMeter(ctx, srv, "pgbench")
+	out, used, err := pgbench(ctx, args(res.Seconds))
+	res.CPU = meter.stop(used)
+	if err != nil {
+		return res, err
+	}
+	m := tpsRe.FindSubmatch(out)
+	if m == nil {
+		return res, fmt.Errorf("pgbench: no tps in its answer:\n%s", out)
+	}
+	res.TPS, _ = strconv.ParseFloat(string(m[1]), 64)
+	if m := txRe.FindSubmatch(out); m != nil {
+		res.Transactions, _ = strconv.ParseInt(string(m[1]), 10, 64)
+	}
+	if m := latencyRe.FindSubmatch(out); m != nil {
+		res.LatencyMS, _ = strconv.ParseFloat(string(m[1]), 64)
+	}
+	after, err := srv.heldSeats(ctx, ev.ID)
+	if err != nil {
+		return res, err
+	}
+	res.Claimed = after - before
+	res.FillAfter = float64(after) / float64(len(ev.SeatIDs))
+	return res, nil
+}
+
+// pgbench runs pgbench and returns its output and the CPU time it used.
+func pgbench(ctx context.Context, args []string) ([]byte, time.Duration, error) {
+	cmd := exec.CommandContext(ctx, "pgbench", args...)
+	cmd.WaitDelay = 5 * time.Second
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return out, 0, fmt.Errorf("pgbench: %w\n%s", err, out)
+	}
+	var used time.Duration
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		used = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	return out, used, nil
+}
+
+func pgbenchVersion(ctx context.Context) string {
+	out, err := exec.CommandContext(ctx, "pgbench", "--version").Output()
+	if err != nil {
+		return "pgbench not found on PATH"
+	}
+	return trimVersion(out)
+}
+
+func wholeSeconds(d time.Duration) int { return int(math.Ceil(d.Seconds())) }
