@@ -11,12 +11,14 @@ import (
 	"time"
 )
 
-// Retry policy for deliveries: exponential backoff from firstBackoff, at most
-// maxAttempts attempts in all. Stripe retries for days; a test provider only
-// needs to show that boxoffice copes with a retry.
+// Retry policy for deliveries: exponential backoff from firstBackoff up to
+// maxBackoff, at most maxAttempts attempts in all (about two and a half minutes).
+// Stripe retries for days; the test provider retries long enough to ride out a
+// database restart, since a success it gives up on leaves a paid order pending.
 const (
 	firstBackoff = 200 * time.Millisecond
-	maxAttempts  = 6
+	maxBackoff   = 30 * time.Second
+	maxAttempts  = 12
 )
 
 // schedule starts the deliveries of ev in the given mode.
@@ -116,7 +118,7 @@ func (p *TestProvider) deliver(ctx context.Context, ev Event, body []byte) {
 			p.logOutcome(ctx, slog.LevelWarn, "payment: webhook cancelled", ev, attempt, status, ctx.Err())
 			return
 		}
-		backoff *= 2
+		backoff = min(2*backoff, maxBackoff)
 	}
 }
 
