@@ -59,3 +59,9 @@ WHERE event_id = @event_id AND ga_quantity > 0 AND released_at IS NULL AND sold_
 ORDER BY id
 LIMIT @max_holds::int
 FOR UPDATE SKIP LOCKED;
+
+-- name: BestAvailableLock :exec
+-- Best-available searches of one event take turns for the rest of their transaction:
+-- buyers arriving together would otherwise all compute the same best seats and spend
+-- their time losing them to each other.
+SELECT pg_advisory_xact_lock(hashtextextended('best-available', @event_id::bigint));

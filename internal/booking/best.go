@@ -32,6 +32,9 @@ const (
 // random start. On the last look a claim waits for locked seats instead of
 // skipping them, so a buyer is only turned away when the seats are really gone.
 func (s *Service) holdBest(ctx context.Context, tx pgx.Tx, q *db.Queries, req HoldRequest, hold db.HoldCreateRow) ([]Seat, error) {
+	if err := q.BestAvailableLock(ctx, req.EventID); err != nil {
+		return nil, err
+	}
 	for look := 0; look < looks; look++ {
 		contended := false
 		for _, w := range searchWindows {

@@ -10,6 +10,18 @@ import (
 	"time"
 )
 
+const bestAvailableLock = `-- name: BestAvailableLock :exec
+SELECT pg_advisory_xact_lock(hashtextextended('best-available', $1::bigint))
+`
+
+// Best-available searches of one event take turns for the rest of their transaction:
+// buyers arriving together would otherwise all compute the same best seats and spend
+// their time losing them to each other.
+func (q *Queries) BestAvailableLock(ctx context.Context, eventID int64) error {
+	_, err := q.db.Exec(ctx, bestAvailableLock, eventID)
+	return err
+}
+
 const buyerLock = `-- name: BuyerLock :exec
 SELECT pg_advisory_xact_lock(hashtextextended($1::text, $2::bigint))
 `
