@@ -34,6 +34,22 @@ apt_install() {
 
 pg_bindir() { ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1; }
 
+# pg_root is where the cluster, its socket and its log live: .data/ in the work tree,
+# unless (as root) the postgres user cannot reach it, e.g. in a checkout under /root;
+# then a folder of its own under /var/tmp, named after the work tree.
+pg_root() {
+  if [ "$(id -u)" != 0 ] || ! id postgres >/dev/null 2>&1; then echo "$data"; return; fi
+  mkdir -p "$data"
+  chown postgres "$data"
+  chmod 755 "$data"
+  if runuser -u postgres -- test -w "$data"; then echo "$data"; return; fi
+  local alt
+  alt="/var/tmp/boxoffice-$(printf %s "$top" | md5sum | cut -c1-12)"
+  mkdir -p "$alt"
+  chown postgres "$alt"
+  echo "$alt"
+}
+
 start_postgres() {
   local bin dir user sock
   bin=$(pg_bindir)
@@ -42,17 +58,15 @@ start_postgres() {
     bin=$(pg_bindir)
   fi
   command -v pgbench >/dev/null 2>&1 || [ -x "$bin/pgbench" ] || apt_install postgresql-contrib
-  dir="$data/pg"
-  sock="$data/run"
+  root=$(pg_root)
+  dir="$root/pg"
+  sock="$root/run"
   mkdir -p "$data" "$sock"
   # PostgreSQL refuses to run as root: as root the cluster belongs to the postgres user.
-  user=$(id -un)
   run=()
   if [ "$(id -u)" = 0 ]; then
-    user=postgres
     run=(runuser -u postgres --)
-    chown postgres "$data" "$sock"
-    chmod 755 "$data"
+    chown postgres "$sock"
   fi
   if [ ! -s "$dir/PG_VERSION" ]; then
     log "creating a PostgreSQL cluster in $dir"
@@ -73,7 +87,7 @@ CONF
   fi
   if ! "${run[@]}" "$bin/pg_ctl" -D "$dir" status >/dev/null 2>&1; then
     log "starting PostgreSQL on 127.0.0.1:$pg_port"
-    "${run[@]}" "$bin/pg_ctl" -D "$dir" -l "$data/postgres.log" -w -t 60 start >&2
+    "${run[@]}" "$bin/pg_ctl" -D "$dir" -l "$root/postgres.log" -w -t 60 start >&2
   fi
   "$bin/psql" -h 127.0.0.1 -p "$pg_port" -U postgres -d postgres -qAt -v ON_ERROR_STOP=1 >&2 <<SQL
 SELECT 'CREATE ROLE boxoffice LOGIN SUPERUSER' WHERE NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'boxoffice')
@@ -104,9 +118,11 @@ start_redis() {
 stop() {
   local bin
   bin=$(pg_bindir)
-  if [ -s "$data/pg/PG_VERSION" ]; then
-    if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$bin/pg_ctl" -D "$data/pg" -m fast stop >&2 || true
-    else "$bin/pg_ctl" -D "$data/pg" -m fast stop >&2 || true; fi
+  local root
+  root=$(pg_root)
+  if [ -s "$root/pg/PG_VERSION" ]; then
+    if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$bin/pg_ctl" -D "$root/pg" -m fast stop >&2 || true
+    else "$bin/pg_ctl" -D "$root/pg" -m fast stop >&2 || true; fi
   fi
   redis-cli -h 127.0.0.1 -p "$redis_port" shutdown nosave >/dev/null 2>&1 || true
 }
