@@ -1,5 +1,17 @@
 -- +goose Up
 
+-- buyer_places is the one statement of the per-event limit's rule: what a buyer holds
+-- or owns is the seats and GA places of their holds that are neither released nor
+-- lapsed, plus those sold. Read it after the buyer's advisory lock (a fresh snapshot),
+-- and it counts every earlier request of the buyer.
+CREATE FUNCTION buyer_places(p_event_id bigint, p_buyer text, p_except_hold bigint)
+RETURNS int LANGUAGE sql STABLE AS $$
+    SELECT coalesce(sum(h.seat_count + h.ga_quantity), 0)::int
+    FROM holds h
+    WHERE h.event_id = p_event_id AND h.buyer = p_buyer AND h.id <> p_except_hold
+      AND h.released_at IS NULL AND (h.sold_at IS NOT NULL OR h.expires_at > now())
+$$;
+
 -- hold_seats holds exactly these seats for a buyer, all or nothing, in one call: one
 -- round trip and one statement's transaction instead of five, on the path an onsale
 -- hammers. Inside, each step is its own statement with a fresh snapshot (the function
@@ -27,10 +39,7 @@ DECLARE
 BEGIN
     PERFORM pg_advisory_xact_lock(hashtextextended(p_buyer, p_event_id));
 
-    SELECT coalesce(sum(h.seat_count + h.ga_quantity), 0)::int INTO v_held
-    FROM holds h
-    WHERE h.event_id = p_event_id AND h.buyer = p_buyer AND h.released_at IS NULL
-      AND (h.sold_at IS NOT NULL OR h.expires_at > now());
+    v_held := buyer_places(p_event_id, p_buyer, 0);
     IF v_held + cardinality(p_seat_ids) > p_limit THEN
         RETURN QUERY SELECT 'limit'::text, NULL::bigint, NULL::timestamptz, v_held,
                             NULL::bigint, NULL::text, NULL::text, NULL::int, NULL::int;
@@ -95,3 +104,4 @@ $$;
 
 -- +goose Down
 DROP FUNCTION hold_seats(bigint, text, bigint[], float8, int);
+DROP FUNCTION buyer_places(bigint, text, bigint);

@@ -14,19 +14,12 @@ SELECT p.event_id, p.buyer, p.seat_count, p.ga_tier_id, p.ga_quantity,
 FROM (SELECT @event_id::bigint AS event_id, @buyer::text AS buyer, @seat_count::int AS seat_count,
              sqlc.narg(ga_tier_id)::bigint AS ga_tier_id, @ga_quantity::int AS ga_quantity,
              @ttl_seconds::float8 AS ttl_seconds, @buyer_limit::int AS buyer_limit) p
-WHERE (SELECT coalesce(sum(h.seat_count + h.ga_quantity), 0)
-       FROM holds h
-       WHERE h.event_id = p.event_id AND h.buyer = p.buyer AND h.released_at IS NULL
-         AND (h.sold_at IS NOT NULL OR h.expires_at > now()))
-      + p.seat_count + p.ga_quantity <= p.buyer_limit
+WHERE buyer_places(p.event_id, p.buyer, 0)::int + p.seat_count + p.ga_quantity <= p.buyer_limit
 RETURNING id, expires_at;
 
 -- name: BuyerPlaces :one
 -- How many seats and GA places the buyer holds or owns on the event, apart from one hold.
-SELECT coalesce(sum(h.seat_count + h.ga_quantity), 0)::int
-FROM holds h
-WHERE h.event_id = @event_id AND h.buyer = @buyer AND h.id <> @except_hold_id
-  AND h.released_at IS NULL AND (h.sold_at IS NOT NULL OR h.expires_at > now());
+SELECT buyer_places(@event_id::bigint, @buyer::text, @except_hold_id::bigint)::int;
 
 -- name: HoldGet :one
 SELECT id, event_id, buyer, seat_count, ga_tier_id, ga_quantity, expires_at, released_at, sold_at,

@@ -41,10 +41,7 @@ func (q *Queries) BuyerLock(ctx context.Context, arg BuyerLockParams) error {
 }
 
 const buyerPlaces = `-- name: BuyerPlaces :one
-SELECT coalesce(sum(h.seat_count + h.ga_quantity), 0)::int
-FROM holds h
-WHERE h.event_id = $1 AND h.buyer = $2 AND h.id <> $3
-  AND h.released_at IS NULL AND (h.sold_at IS NOT NULL OR h.expires_at > now())
+SELECT buyer_places($1::bigint, $2::text, $3::bigint)::int
 `
 
 type BuyerPlacesParams struct {
@@ -68,11 +65,7 @@ SELECT p.event_id, p.buyer, p.seat_count, p.ga_tier_id, p.ga_quantity,
 FROM (SELECT $1::bigint AS event_id, $2::text AS buyer, $3::int AS seat_count,
              $4::bigint AS ga_tier_id, $5::int AS ga_quantity,
              $6::float8 AS ttl_seconds, $7::int AS buyer_limit) p
-WHERE (SELECT coalesce(sum(h.seat_count + h.ga_quantity), 0)
-       FROM holds h
-       WHERE h.event_id = p.event_id AND h.buyer = p.buyer AND h.released_at IS NULL
-         AND (h.sold_at IS NOT NULL OR h.expires_at > now()))
-      + p.seat_count + p.ga_quantity <= p.buyer_limit
+WHERE buyer_places(p.event_id, p.buyer, 0)::int + p.seat_count + p.ga_quantity <= p.buyer_limit
 RETURNING id, expires_at
 `
 
