@@ -87,17 +87,13 @@ func (s *Service) claim(ctx context.Context, tx pgx.Tx, eventID int64, ids []int
 		if err != nil {
 			return nil, err
 		}
-		for _, r := range rows {
-			seats = append(seats, Seat{ID: r.ID, Section: r.Section, Row: r.RowLabel, Number: int(r.Number), PriceCents: int(r.PriceCents)})
-		}
+		seats = seatsOf(rows)
 	} else {
 		rows, err := q.SeatClaimUnlocked(ctx, db.SeatClaimUnlockedParams{EventID: eventID, SeatIds: ids, HoldID: &hold.ID, ExpiresAt: &hold.ExpiresAt})
 		if err != nil {
 			return nil, err
 		}
-		for _, r := range rows {
-			seats = append(seats, Seat{ID: r.ID, Section: r.Section, Row: r.RowLabel, Number: int(r.Number), PriceCents: int(r.PriceCents)})
-		}
+		seats = seatsOf(rows)
 	}
 	if len(seats) != len(ids) {
 		return nil, sp.Rollback(ctx)

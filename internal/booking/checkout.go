@@ -87,9 +87,7 @@ func (s *Service) orderView(ctx context.Context, o db.Order) (Order, error) {
 		if err != nil {
 			return Order{}, translate(err)
 		}
-		for _, r := range rows {
-			out.Seats = append(out.Seats, Seat{ID: r.ID, Section: r.Section, Row: r.RowLabel, Number: int(r.Number), PriceCents: int(r.PriceCents)})
-		}
+		out.Seats = seatsOf(rows)
 	}
 	if o.GaTierID != nil {
 		t, err := s.q.GATierGet(ctx, db.GATierGetParams{EventID: o.EventID, ID: *o.GaTierID})

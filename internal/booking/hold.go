@@ -212,10 +212,21 @@ func (s *Service) GetHold(ctx context.Context, id HoldID, buyer string) (Hold, e
 	return out, nil
 }
 
-func seatsOf(rows []db.SeatsOfHoldRow) []Seat {
+// seatFields is the shape of every seat row the queries return for a buyer.
+type seatFields = struct {
+	ID         int64
+	Section    string
+	RowLabel   string
+	Number     int32
+	PriceCents int32
+}
+
+// seatsOf maps any of the queries' seat rows to Seats.
+func seatsOf[R ~seatFields](rows []R) []Seat {
 	seats := make([]Seat, len(rows))
 	for i, r := range rows {
-		seats[i] = Seat{ID: r.ID, Section: r.Section, Row: r.RowLabel, Number: int(r.Number), PriceCents: int(r.PriceCents)}
+		f := seatFields(r)
+		seats[i] = Seat{ID: f.ID, Section: f.Section, Row: f.RowLabel, Number: int(f.Number), PriceCents: int(f.PriceCents)}
 	}
 	return seats
 }
