@@ -1,11 +1,15 @@
 package web
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"net/http/cookiejar"
+	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -166,3 +170,48 @@ func TestHeaders(t *testing.T) {
 		})
 	}
 }
+
+// TestRequestLogCarriesRequestID: every request is logged once with the id that its
+// answer's X-Request-Id header carries, so a buyer's report can be found in the logs.
+func TestRequestLogCarriesRequestID(t *testing.T) {
+	t.Parallel()
+	var buf lockedBuffer
+	h := New(Deps{Log: slog.New(slog.NewJSONHandler(&buf, nil))})
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest("GET", "/healthz", nil))
+	id := rec.Header().Get("X-Request-Id")
+	if id == "" {
+		t.Fatal("no X-Request-Id header")
+	}
+	var line struct {
+		Msg    string `json:"msg"`
+		ID     string `json:"id"`
+		URI    string `json:"uri"`
+		Status int    `json:"status"`
+	}
+	if err := json.Unmarshal(buf.Bytes(), &line); err != nil {
+		t.Fatalf("log %q: %v", buf.String(), err)
+	}
+	if line.Msg != "request" || line.ID != id || line.URI != "/healthz" || line.Status != 200 {
+		t.Errorf("got log line %+v, want request /healthz 200 with id %q", line, id)
+	}
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) Bytes() []byte {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return bytes.Clone(l.b.Bytes())
+}
+
+func (l *lockedBuffer) String() string { return string(l.Bytes()) }
