@@ -22,7 +22,7 @@ TESTFLAGS ?= -race -count=1 -timeout 20m
 # empty string succeeds); through a variable assignment, -e stops the recipe.
 SERVICES = svc_env=$$(.ci/services.sh); eval "$$svc_env"
 
-.PHONY: help run test verify generate bench services services-stop clean-data
+.PHONY: help run test verify generate vendor bench services services-stop clean-data
 
 help: ## list the targets
 	@awk 'BEGIN { FS = ":.*## " } /^[a-z][a-z-]*:.*## / { printf "  %-14s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
@@ -54,12 +54,20 @@ verify: generate ## check generated code is fresh, gofmt, go vet
 	fi
 	go vet ./...
 
-# templ is a `go tool` in go.mod; it is skipped while there is no component yet.
+# templ is a `go tool` in go.mod, so its generator and runtime versions always match.
 generate: ## regenerate sqlc (internal/db) and templ (views) code
 	$(SQLC) generate
-	if [ -n "$$(find . -path ./.data -prune -o -name '*.templ' -print -quit)" ]; then
-	  go tool templ generate
-	fi
+	go tool templ generate -path views
+
+# The pinned front-end scripts, fetched again from npm (static/js/vendor/README.md).
+HTMX := htmx.org@2.0.11 htmx-ext-sse@2.2.4 htmx-ext-response-targets@2.0.4
+vendor: ## fetch the pinned htmx scripts again from npm into static/js/vendor
+	tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT
+	(cd "$$tmp" && npm pack --silent $(HTMX) >/dev/null && for f in *.tgz; do mkdir "$${f%.tgz}" && tar xzf "$$f" -C "$${f%.tgz}"; done)
+	cp "$$tmp"/htmx.org-2.0.11/package/dist/htmx.min.js static/js/vendor/htmx-2.0.11.min.js
+	cp "$$tmp"/htmx-ext-sse-2.2.4/package/dist/sse.min.js static/js/vendor/htmx-ext-sse-2.2.4.min.js
+	cp "$$tmp"/htmx-ext-response-targets-2.0.4/package/dist/response-targets.min.js static/js/vendor/htmx-ext-response-targets-2.0.4.min.js
+	sha256sum static/js/vendor/*.js
 
 bench: ## start services, then run the hold benchmark (cmd/holdbench; ARGS go to it)
 	$(SERVICES)

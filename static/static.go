@@ -14,7 +14,7 @@ import (
 	"strings"
 )
 
-//go:embed css
+//go:embed css js
 var files embed.FS
 
 type asset struct {
@@ -31,7 +31,7 @@ var (
 func init() {
 	// Reading an embedded FS cannot fail; the table is built once, before serving.
 	_ = fs.WalkDir(files, ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
+		if err != nil || d.IsDir() || path.Ext(p) == ".md" {
 			return err
 		}
 		body, err := files.ReadFile(p)

@@ -2,12 +2,6 @@
 // knows nothing of HTTP or the database: handlers fill the models.
 package views
 
-// Page is what every page needs from its handler.
-type Page struct {
-	Title  string
-	CSSURL string
-}
-
 // EventCard is one event in a list.
 type EventCard struct {
 	Name       string

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -15,21 +14,21 @@ import (
 	"testing"
 	"time"
 
-	"github.com/alexedwards/scs/v2"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
 
+	"boxoffice/internal/app"
 	"boxoffice/internal/booking"
+	"boxoffice/internal/config"
 	"boxoffice/internal/dbtest"
 	"boxoffice/internal/demo"
-	"boxoffice/internal/live"
 	"boxoffice/internal/payment"
-	"boxoffice/internal/session"
 )
 
 const testSecret = "whsec_test_secret"
 
-// testApp is the whole server on a fresh database and Redis prefix, served by httptest.
+// testApp is the whole program on a fresh database and Redis prefix, built by the
+// production composition root (internal/app) and served by httptest.
 type testApp struct {
 	URL      string
 	Pool     *pgxpool.Pool
@@ -38,18 +37,19 @@ type testApp struct {
 	Redis    *redis.Client
 	Prefix   string
 	EventID  int64 // the demo event: ~2,000 seats and a GA tier
+	App      *app.App
 }
 
 type appOptions struct {
-	cfg     booking.Config
+	env     map[string]string                     // settings on top of the test defaults
 	dbURL   func(t *testing.T, url string) string // rewrites the database URL (a proxy, say)
 	poolCfg func(*pgxpool.Config)
 }
 
-// newTestApp starts the server. opts may change the booking rules or the database URL.
+// newTestApp starts the server. opts may change the settings or the database URL.
 func newTestApp(t *testing.T, opts ...func(*appOptions)) *testApp {
 	t.Helper()
-	o := appOptions{cfg: booking.DefaultConfig()}
+	o := appOptions{}
 	for _, f := range opts {
 		f(&o)
 	}
@@ -67,44 +67,41 @@ func newTestApp(t *testing.T, opts ...func(*appOptions)) *testApp {
 	if o.dbURL != nil {
 		url = o.dbURL(t, url)
 	}
-	pc, err := pgxpool.ParseConfig(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pc.MaxConns = 16
-	pc.ConnConfig.ConnectTimeout = 2 * time.Second
-	if o.poolCfg != nil {
-		o.poolCfg(pc)
-	}
-	pool, err := pgxpool.NewWithConfig(ctx, pc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
 	rdb, prefix := dbtest.Redis(t)
+	env := map[string]string{
+		"DATABASE_URL": url, "REDIS_URL": "redis://" + rdb.Options().Addr + "/" + strconv.Itoa(rdb.Options().DB),
+		"REDIS_PREFIX": prefix, "PAYMENT_WEBHOOK_SECRET": testSecret, "PAYMENT_LATE_DELAY": "300ms",
+	}
+	for k, v := range o.env {
+		env[k] = v
+	}
+	cfg, err := config.Load(func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	if testing.Verbose() {
 		log = slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
-	provider := payment.NewTestProvider(payment.Config{Secret: testSecret, LateDelay: 300 * time.Millisecond, Logger: log})
+	a, err := app.New(ctx, cfg, app.Options{Log: log, PoolConfig: func(pc *pgxpool.Config) {
+		pc.ConnConfig.ConnectTimeout = 2 * time.Second
+		if o.poolCfg != nil {
+			o.poolCfg(pc)
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		_ = provider.Close(ctx)
+		_ = a.Close(ctx)
 	})
-	pub := live.NewPublisher(rdb, prefix, log)
-	t.Cleanup(pub.Close) // before the Redis client closes: cleanups run last-in first-out
-	svc := booking.New(pool, o.cfg, pub, provider, log)
-	sm := scs.New()
-	sm.Store = session.NewStore(pool)
-	sm.Cookie.Name = "boxoffice_session"
-	srv := httptest.NewServer(New(Deps{
-		Booking: svc, Sessions: sm, WebhookSecret: testSecret, Log: log,
-		Ready: func(ctx context.Context) error { return errors.Join(pool.Ping(ctx), rdb.Ping(ctx).Err()) },
-	}))
-	t.Cleanup(srv.Close)
-	provider.SetWebhookURL(srv.URL + "/api/v1/payments/webhook")
-	return &testApp{URL: srv.URL, Pool: pool, Booking: svc, Provider: provider, Redis: rdb, Prefix: prefix, EventID: eventID}
+	srv := httptest.NewServer(New(a))
+	t.Cleanup(srv.Close) // first: cleanups run last-in first-out
+	a.Payments.SetWebhookURL(srv.URL + "/api/v1/payments/webhook")
+	return &testApp{URL: srv.URL, Pool: a.Pool, Booking: a.Booking, Provider: a.Payments, Redis: rdb,
+		Prefix: prefix, EventID: eventID, App: a}
 }
 
 type testWriter struct{ t *testing.T }

@@ -13,8 +13,26 @@ import (
 // publicPage may be kept by the CDN for a minute and served stale while it refetches.
 const publicPage = "public, max-age=30, s-maxage=60, stale-while-revalidate=300"
 
+// assets are the hashed URLs every page loads.
+var assets = views.Assets{
+	CSS:             static.URL("css/app.css"),
+	PrintCSS:        static.URL("css/print.css"),
+	HTMX:            static.URL("js/vendor/htmx-2.0.11.min.js"),
+	SSE:             static.URL("js/vendor/htmx-ext-sse-2.2.4.min.js"),
+	ResponseTargets: static.URL("js/vendor/htmx-ext-response-targets-2.0.4.min.js"),
+}
+
+// page is the frame of a public page: nothing in it is about one buyer.
 func page(title string) views.Page {
-	return views.Page{Title: title, CSSURL: static.URL("css/app.css")}
+	return views.Page{Title: title, Assets: assets}
+}
+
+// buyerPage is the frame of a page about one buyer: it carries the CSRF token that
+// htmx sends with every request the page makes.
+func buyerPage(c echo.Context, title string) views.Page {
+	p := page(title)
+	p.CSRFToken, _ = c.Get(csrfContext).(string)
+	return p
 }
 
 func (s *server) home(c echo.Context) error {

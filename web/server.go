@@ -12,37 +12,41 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
+	"boxoffice/internal/app"
 	"boxoffice/internal/booking"
-	"boxoffice/static"
 )
-
-// Deps is what the server needs from the rest of boxoffice.
-type Deps struct {
-	Booking       *booking.Service
-	Sessions      *scs.SessionManager
-	Ready         func(ctx context.Context) error // PostgreSQL and Redis reachable
-	WebhookSecret string
-	CookieSecure  bool
-	Log           *slog.Logger
-}
 
 // Limits on requests.
 const (
 	apiBodyLimit   = "256K"           // ten seat ids fit a thousand times over
+	pageBodyLimit  = "64K"            // a form of seat ticks
 	requestTimeout = 15 * time.Second // a request never waits longer on the database
 	retryAfter     = "2"              // seconds, when the database is briefly away
 )
 
+// server carries what the handlers use of the program.
 type server struct {
-	Deps
+	Booking       *booking.Service
+	Sessions      *scs.SessionManager
+	Log           *slog.Logger
+	WebhookSecret string
+	CookieSecure  bool
+	ready         func(ctx context.Context) error
 }
 
-// New returns the HTTP handler with every route.
-func New(d Deps) *echo.Echo {
-	if d.Log == nil {
-		d.Log = slog.Default()
+// New returns the HTTP handler of the whole program: every route, its middleware and
+// the one error handler. Echo stays inside this package.
+func New(a *app.App) http.Handler {
+	s := &server{
+		Booking: a.Booking, Sessions: a.Sessions, Log: a.Log,
+		WebhookSecret: a.Config.WebhookSecret, CookieSecure: a.Config.CookieSecure,
 	}
-	s := &server{Deps: d}
+	if a.Pool != nil && a.Redis != nil {
+		s.ready = a.Ready
+	}
+	if s.Log == nil {
+		s.Log = slog.Default()
+	}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.handleError
@@ -54,42 +58,18 @@ func New(d Deps) *echo.Echo {
 		XSSProtection:         "0", // the old XSS auditors are gone; "1" only ever caused harm
 		ContentTypeNosniff:    "nosniff",
 		XFrameOptions:         "DENY",
-		HSTSMaxAge:            hstsMaxAge(d.CookieSecure),
-		ContentSecurityPolicy: "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'",
+		HSTSMaxAge:            hstsMaxAge(s.CookieSecure),
+		ContentSecurityPolicy: contentSecurityPolicy,
 		ReferrerPolicy:        "same-origin",
 	}))
-	e.Use(deadline(requestTimeout))
 
 	s.routes(e)
 	return e
 }
 
-// routes is the routes table. Buyer routes load the session and check the CSRF token on
-// every state-changing method; the payment webhook is the one exemption from CSRF: it
-// is authenticated by its signature instead.
-func (s *server) routes(e *echo.Echo) {
-	e.GET("/", s.home)
-	e.GET("/static/*", echo.WrapHandler(static.Handler()))
-	e.GET("/healthz", s.healthz)
-	e.GET("/readyz", s.readyz)
-
-	api := e.Group("/api/v1")
-	body := middleware.BodyLimit(apiBodyLimit)
-	buyer := []echo.MiddlewareFunc{noStore, body, s.loadSession, s.csrf()}
-
-	api.GET("/session", s.getSession, buyer...)
-	api.GET("/events", s.listEvents)
-	api.GET("/events/:id/seatmap", s.getSeatMap)
-	api.POST("/events/:id/queue", s.joinQueue, buyer...)
-	api.GET("/events/:id/queue", s.getQueue, buyer...)
-	api.POST("/events/:id/holds", s.createHold, buyer...)
-	api.GET("/holds/:holdId", s.getHold, buyer...)
-	api.DELETE("/holds/:holdId", s.releaseHold, buyer...)
-	api.POST("/holds/:holdId/checkout", s.checkout, buyer...)
-	api.GET("/orders/:orderId", s.getOrder, buyer...)
-	api.POST("/orders/:orderId/pay", s.pay, buyer...)
-	api.POST("/payments/webhook", s.paymentWebhook, noStore, body)
-}
+// contentSecurityPolicy allows nothing but this origin: no inline script or style, no
+// eval. htmx is configured to need neither (views.htmxConfig).
+const contentSecurityPolicy = "default-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'self'; form-action 'self'; frame-ancestors 'none'"
 
 func hstsMaxAge(secure bool) int {
 	if secure {
@@ -149,8 +129,8 @@ func (s *server) healthz(c echo.Context) error {
 func (s *server) readyz(c echo.Context) error {
 	ctx, cancel := context.WithTimeout(c.Request().Context(), 2*time.Second)
 	defer cancel()
-	if s.Ready != nil {
-		if err := s.Ready(ctx); err != nil {
+	if s.ready != nil {
+		if err := s.ready(ctx); err != nil {
 			s.Log.WarnContext(ctx, "not ready", "err", err)
 			c.Response().Header().Set("Retry-After", retryAfter)
 			return c.String(http.StatusServiceUnavailable, "not ready\n")

@@ -16,6 +16,7 @@ const (
 	csrfHeader  = "X-CSRF-Token"
 	csrfCookie  = "boxoffice_csrf"
 	csrfContext = "csrf"
+	csrfForm    = "_csrf" // the hidden field of buyer forms
 )
 
 // loadSession loads the scs session into the request context. It is Echo-native rather
@@ -87,7 +88,7 @@ func (s *server) buyer(c echo.Context) (string, error) {
 // against its cookie.
 func (s *server) csrf() echo.MiddlewareFunc {
 	return middleware.CSRFWithConfig(middleware.CSRFConfig{
-		TokenLookup:    "header:" + csrfHeader,
+		TokenLookup:    "header:" + csrfHeader + ",form:" + csrfForm,
 		CookieName:     csrfCookie,
 		CookiePath:     "/",
 		CookieHTTPOnly: true,

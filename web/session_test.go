@@ -1,6 +1,7 @@
 package web
 
 import (
+	"boxoffice/internal/app"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -176,7 +177,7 @@ func TestHeaders(t *testing.T) {
 func TestRequestLogCarriesRequestID(t *testing.T) {
 	t.Parallel()
 	var buf lockedBuffer
-	h := New(Deps{Log: slog.New(slog.NewJSONHandler(&buf, nil))})
+	h := New(&app.App{Log: slog.New(slog.NewJSONHandler(&buf, nil))})
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest("GET", "/healthz", nil))
 	id := rec.Header().Get("X-Request-Id")

@@ -6,24 +6,21 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
-	"github.com/alexedwards/scs/v2"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
 
-	"boxoffice/internal/booking"
+	"boxoffice/internal/app"
+	"boxoffice/internal/config"
 	"boxoffice/internal/demo"
-	"boxoffice/internal/live"
-	"boxoffice/internal/payment"
-	"boxoffice/internal/session"
 	"boxoffice/migrations"
 	"boxoffice/web"
 )
@@ -112,7 +109,7 @@ type server struct {
 	logf   *os.File
 	http   *http.Server
 	stopBG context.CancelFunc
-	prov   *payment.TestProvider
+	app    *app.App
 }
 
 func startServer(ctx context.Context, dbURL, redisURL string, opts options) (s *server, err error) {
@@ -129,24 +126,9 @@ func startServer(ctx context.Context, dbURL, redisURL string, opts options) (s *
 		}
 		logw = s.logf
 	}
-	// JSON, as in production: the formatting is paid for even when it is thrown away.
-	log := slog.New(slog.NewJSONHandler(logw, nil))
+	// JSON, as in production (LOG_FORMAT below): the formatting is paid for even when
+	// it is thrown away.
 
-	pc, err := pgxpool.ParseConfig(dbURL)
-	if err != nil {
-		return s, err
-	}
-	pc.MaxConns = int32(opts.pool)
-	pc.ConnConfig.ConnectTimeout = 3 * time.Second
-	pc.HealthCheckPeriod = 5 * time.Second
-	pc.ConnConfig.RuntimeParams["application_name"] = serverApp
-	if opts.queries {
-		s.trace = newTracer()
-		pc.ConnConfig.Tracer = s.trace
-	}
-	if s.pool, err = pgxpool.NewWithConfig(ctx, pc); err != nil {
-		return s, err
-	}
 	sc, err := pgxpool.ParseConfig(dbURL)
 	if err != nil {
 		return s, err
@@ -156,43 +138,49 @@ func startServer(ctx context.Context, dbURL, redisURL string, opts options) (s *
 	if s.setup, err = pgxpool.NewWithConfig(ctx, sc); err != nil {
 		return s, err
 	}
-	ropt, err := redis.ParseURL(redisURL)
-	if err != nil {
-		return s, fmt.Errorf("REDIS_URL: %w", err)
-	}
-	s.rdb = redis.NewClient(ropt)
-	if s.trace != nil {
-		s.rdb.AddHook(s.trace)
-	}
-	if err := s.rdb.Ping(ctx).Err(); err != nil {
-		return s, fmt.Errorf("redis: %w", err)
-	}
 
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return s, err
 	}
 	s.URL = "http://" + ln.Addr().String()
-	s.prov = payment.NewTestProvider(payment.Config{
-		Secret: "whsec_holdbench", WebhookURL: s.URL + "/api/v1/payments/webhook", Logger: log,
+	// The program as cmd/boxoffice serve builds it, through the same composition root;
+	// only the pool's size and name, and the tracers, are the benchmark's.
+	cfg, err := config.Load(func(k string) string {
+		return map[string]string{
+			"DATABASE_URL": dbURL, "REDIS_URL": redisURL, "REDIS_PREFIX": s.prefix,
+			"DB_MAX_CONNS": strconv.Itoa(opts.pool), "PAYMENT_WEBHOOK_SECRET": "whsec_holdbench",
+			"PAYMENT_WEBHOOK_URL": s.URL + "/api/v1/payments/webhook", "LOG_FORMAT": "json",
+		}[k]
 	})
-	svc := booking.New(s.pool, booking.DefaultConfig(), live.NewPublisher(s.rdb, s.prefix, log), s.prov, log)
-	store := session.NewStore(s.pool)
-	sm := scs.New()
-	sm.Store = store
-	sm.Lifetime = 24 * time.Hour
-	sm.Cookie.Name = "boxoffice_session"
-	sm.Cookie.HttpOnly = true
-	sm.Cookie.SameSite = http.SameSiteLaxMode
-	handler := web.New(web.Deps{
-		Booking: svc, Sessions: sm, WebhookSecret: "whsec_holdbench", Log: log,
-		Ready: func(ctx context.Context) error { return errors.Join(s.pool.Ping(ctx), s.rdb.Ping(ctx).Err()) },
-	})
+	if err != nil {
+		return s, err
+	}
+	aopt := app.Options{
+		LogTo: logw,
+		PoolConfig: func(pc *pgxpool.Config) {
+			pc.ConnConfig.RuntimeParams["application_name"] = serverApp
+			if opts.queries {
+				pc.ConnConfig.Tracer = s.trace
+			}
+		},
+	}
+	if opts.queries {
+		s.trace = newTracer()
+		aopt.RedisHook = s.trace
+	}
+	if s.app, err = app.New(ctx, cfg, aopt); err != nil {
+		return s, err
+	}
+	s.pool, s.rdb = s.app.Pool, s.app.Redis
+	if err := s.rdb.Ping(ctx).Err(); err != nil {
+		return s, fmt.Errorf("redis: %w", err)
+	}
+	handler := web.New(s.app)
 	// The background work of a production server runs too: the tidy-up every 2 s.
 	bg, stopBG := context.WithCancel(context.WithoutCancel(ctx))
 	s.stopBG = stopBG
-	go svc.RunTidy(bg, 2*time.Second)
-	go store.Cleanup(bg, 5*time.Minute)
+	go s.app.Run(bg)
 
 	s.http = &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 	go s.http.Serve(ln) //nolint:errcheck // ends with ErrServerClosed on Close
@@ -210,9 +198,6 @@ func (s *server) Close() {
 	if s.stopBG != nil {
 		s.stopBG()
 	}
-	if s.prov != nil {
-		_ = s.prov.Close(ctx)
-	}
 	if s.rdb != nil {
 		var cursor uint64
 		for {
@@ -227,10 +212,9 @@ func (s *server) Close() {
 				break
 			}
 		}
-		_ = s.rdb.Close()
 	}
-	if s.pool != nil {
-		s.pool.Close()
+	if s.app != nil {
+		_ = s.app.Close(ctx)
 	}
 	if s.setup != nil {
 		s.setup.Close()

@@ -1,0 +1,171 @@
+// Package app is boxoffice's composition root: the one place that turns a Config into
+// connected pools, the booking service, the payment provider, the live feed and the
+// session manager. `boxoffice serve`, the benchmarks and the HTTP tests all build the
+// program through New, so that what is tested is what runs.
+//
+// The HTTP handler is the last step, web.New(app), and lives in web rather than here:
+// web's own tests build an App, and a root that imported web could not be imported by
+// them.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/alexedwards/scs/v2"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/redis/go-redis/v9"
+
+	"boxoffice/internal/booking"
+	"boxoffice/internal/config"
+	"boxoffice/internal/live"
+	"boxoffice/internal/payment"
+	"boxoffice/internal/session"
+)
+
+// SessionCookie is the name of the buyer's session cookie.
+const SessionCookie = "boxoffice_session"
+
+// Options adjust how New builds the program, for benchmarks and tests. The zero value
+// is production.
+type Options struct {
+	// Log receives every log line; nil means the format cfg.LogFormat names, on stderr.
+	Log *slog.Logger
+	// LogTo is where the default logger writes (nil: nowhere but stderr).
+	LogTo io.Writer
+	// PoolConfig adjusts the pool before it connects (an application_name, a tracer,
+	// shorter timeouts).
+	PoolConfig func(*pgxpool.Config)
+	// RedisHook, if set, is added to the Redis client (a benchmark's tracer).
+	RedisHook redis.Hook
+	// MapMaxAge overrides how stale an unwatched seat map may be served.
+	MapMaxAge time.Duration
+}
+
+// App is the whole program but its HTTP handler.
+type App struct {
+	Config   config.Config
+	Log      *slog.Logger
+	Pool     *pgxpool.Pool
+	Redis    *redis.Client
+	Booking  *booking.Service
+	Payments *payment.TestProvider
+	Sessions *scs.SessionManager
+
+	publisher *live.Publisher
+	store     *session.Store
+}
+
+// New connects to PostgreSQL and Redis and builds the services. It does not migrate:
+// `serve` does that first, under a lock, and tests start from a migrated template.
+func New(ctx context.Context, cfg config.Config, opt Options) (a *App, err error) {
+	a = &App{Config: cfg, Log: opt.Log}
+	if a.Log == nil {
+		a.Log = NewLogger(cfg, opt.LogTo)
+	}
+	defer func() {
+		if err != nil {
+			_ = a.Close(context.WithoutCancel(ctx))
+		}
+	}()
+	if a.Pool, err = openPool(ctx, cfg, opt.PoolConfig); err != nil {
+		return a, err
+	}
+	ropt, err := redis.ParseURL(cfg.RedisURL)
+	if err != nil {
+		return a, fmt.Errorf("REDIS_URL: %w", err)
+	}
+	a.Redis = redis.NewClient(ropt)
+	if opt.RedisHook != nil {
+		a.Redis.AddHook(opt.RedisHook)
+	}
+
+	a.Payments = payment.NewTestProvider(payment.Config{
+		Secret: cfg.WebhookSecret, WebhookURL: cfg.WebhookURL, LateDelay: cfg.PaymentLate,
+		Default: payment.Delivery(cfg.PaymentDelivery), Logger: a.Log,
+	})
+	a.publisher = live.NewPublisher(a.Redis, cfg.RedisPrefix, a.Log)
+	a.Booking = booking.New(a.Pool, booking.Config{
+		HoldTTL: cfg.HoldTTL, MaxPerBuyer: cfg.MaxPerBuyer, MapMaxAge: opt.MapMaxAge,
+	}, a.publisher, a.Payments, a.Log)
+
+	a.store = session.NewStore(a.Pool)
+	a.Sessions = scs.New()
+	a.Sessions.Store = a.store
+	a.Sessions.Lifetime = 24 * time.Hour
+	a.Sessions.Cookie.Name = SessionCookie
+	a.Sessions.Cookie.HttpOnly = true
+	a.Sessions.Cookie.SameSite = http.SameSiteLaxMode
+	a.Sessions.Cookie.Secure = cfg.CookieSecure
+	return a, nil
+}
+
+// NewLogger is the logger cfg asks for, writing to w (stderr when nil).
+func NewLogger(cfg config.Config, w io.Writer) *slog.Logger {
+	if w == nil {
+		w = os.Stderr
+	}
+	if cfg.LogFormat == "json" {
+		return slog.New(slog.NewJSONHandler(w, nil))
+	}
+	return slog.New(slog.NewTextHandler(w, nil))
+}
+
+// openPool connects to PostgreSQL with short connect timeouts, so that a database that
+// is down turns requests into quick 503s rather than hangs.
+func openPool(ctx context.Context, cfg config.Config, adjust func(*pgxpool.Config)) (*pgxpool.Pool, error) {
+	pc, err := pgxpool.ParseConfig(cfg.DatabaseURL)
+	if err != nil {
+		return nil, fmt.Errorf("DATABASE_URL: %w", err)
+	}
+	pc.MaxConns = cfg.DBMaxConns
+	pc.ConnConfig.ConnectTimeout = 3 * time.Second
+	pc.HealthCheckPeriod = 5 * time.Second
+	if adjust != nil {
+		adjust(pc)
+	}
+	return pgxpool.NewWithConfig(ctx, pc)
+}
+
+// Ready reports whether PostgreSQL and Redis answer.
+func (a *App) Ready(ctx context.Context) error {
+	return errors.Join(a.Pool.Ping(ctx), a.Redis.Ping(ctx).Err())
+}
+
+// Run does the background work of a server until ctx ends: the tidy-up of lapsed holds
+// and the removal of expired sessions.
+func (a *App) Run(ctx context.Context) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		a.store.Cleanup(ctx, 5*time.Minute)
+	}()
+	a.Booking.RunTidy(ctx, a.Config.TidyInterval)
+	<-done
+}
+
+// Close lets the payment provider finish its deliveries (within ctx), sends the seat
+// changes still queued, and closes the connections, in that order: each step may
+// still need the ones after it.
+func (a *App) Close(ctx context.Context) error {
+	var err error
+	if a.Payments != nil {
+		err = a.Payments.Close(ctx)
+	}
+	if a.publisher != nil {
+		a.publisher.Close()
+	}
+	if a.Redis != nil {
+		err = errors.Join(err, a.Redis.Close())
+	}
+	if a.Pool != nil {
+		a.Pool.Close()
+	}
+	return err
+}

@@ -1,0 +1,22 @@
+package booking
+
+import (
+	"context"
+	"errors"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// EventBySlug returns the event a page URL names.
+func (s *Service) EventBySlug(ctx context.Context, slug string) (Event, error) {
+	if slug == "" || len(slug) > 200 {
+		return Event{}, ErrEventNotFound
+	}
+	id, err := s.q.EventBySlug(ctx, slug)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Event{}, ErrEventNotFound
+	} else if err != nil {
+		return Event{}, translate(err)
+	}
+	return s.Event(ctx, id)
+}

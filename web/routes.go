@@ -1,0 +1,65 @@
+package web
+
+import (
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+
+	"boxoffice/static"
+)
+
+// routes is the routes table: every route of the program and its middleware, by
+// surface. Global middleware (request id, log, recover, secure headers) is in New.
+//
+//   - public pages: no session, no cookie, cacheable by a CDN; GET and HEAD.
+//   - buyer pages: the session, CSRF on every state-changing method (a form field or
+//     the X-CSRF-Token header htmx sends), never cached.
+//   - the live stream: public seat changes over SSE; no deadline, no gzip, no body.
+//   - the JSON API under /api/v1: the session and CSRF for buyer calls; the payment
+//     webhook is the one exemption from CSRF, authenticated by its signature instead.
+func (s *server) routes(e *echo.Echo) {
+	timed := deadline(requestTimeout)
+
+	// Plumbing.
+	e.GET("/static/*", echo.WrapHandler(static.Handler()))
+	e.GET("/healthz", s.healthz)
+	e.GET("/readyz", s.readyz)
+
+	// Public pages.
+	public := []echo.MiddlewareFunc{timed}
+	getHead(e, "/", s.home, public...)
+	// public:
+
+	// Buyer pages.
+	buyerPage := []echo.MiddlewareFunc{timed, noStore, middleware.BodyLimit(pageBodyLimit), s.loadSession, s.csrf()}
+	_ = buyerPage
+	// buyer pages:
+
+	// The live stream.
+	// stream:
+
+	// The JSON API.
+	// (No middleware on the group itself: Echo would then answer every unknown method
+	// under it 404 instead of 405.)
+	api := e.Group("/api/v1")
+	body := middleware.BodyLimit(apiBodyLimit)
+	buyer := []echo.MiddlewareFunc{timed, noStore, body, s.loadSession, s.csrf()}
+	api.GET("/session", s.getSession, buyer...)
+	api.GET("/events", s.listEvents, timed)
+	api.GET("/events/:id/seatmap", s.getSeatMap, timed)
+	api.POST("/events/:id/queue", s.joinQueue, buyer...)
+	api.GET("/events/:id/queue", s.getQueue, buyer...)
+	api.POST("/events/:id/holds", s.createHold, buyer...)
+	api.GET("/holds/:holdId", s.getHold, buyer...)
+	api.DELETE("/holds/:holdId", s.releaseHold, buyer...)
+	api.POST("/holds/:holdId/checkout", s.checkout, buyer...)
+	api.GET("/orders/:orderId", s.getOrder, buyer...)
+	api.POST("/orders/:orderId/pay", s.pay, buyer...)
+	api.POST("/payments/webhook", s.paymentWebhook, timed, noStore, body)
+}
+
+// getHead routes GET and HEAD of a path to one handler: net/http drops the body of a
+// HEAD answer, so the headers (ETag, Cache-Control, length) are those of the GET.
+func getHead(e *echo.Echo, path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) {
+	e.GET(path, h, m...)
+	e.HEAD(path, h, m...)
+}
