@@ -14,7 +14,7 @@ import (
 	"boxoffice/internal/booking"
 )
 
-// decodeJSON reads exactly one JSON object of type T from the body: the right content
+// decodeJSON reads exactly one JSON object into v from the body: the right content
 // type, no unknown fields, nothing after it. Every failure is a 4xx with a message a
 // person can act on.
 func decodeJSON(c echo.Context, v any) error {

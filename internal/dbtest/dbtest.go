@@ -198,7 +198,8 @@ func migrationsHash() (string, error) {
 }
 
 // admin runs fn on a short-lived connection to the admin database. A connection per
-// call rather than a process-wide pool leaves no goroutines behind for goleak.
+// call rather than a process-wide pool leaves nothing running between tests, so a test
+// that counts goroutines sees only its own.
 func admin(ctx context.Context, adminURL string, fn func(*pgx.Conn) error) error {
 	conn, err := pgx.Connect(ctx, adminURL)
 	if err != nil {

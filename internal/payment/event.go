@@ -23,7 +23,8 @@ import (
 const (
 	// EventSucceeded confirms a payment: the order may be confirmed.
 	EventSucceeded = "payment_intent.succeeded"
-	// EventFailed reports a failed payment attempt: the order's holds may be released.
+	// EventFailed reports a failed payment attempt: the order stays pending, with the
+	// reason recorded, and its hold keeps its seats until it lapses.
 	EventFailed = "payment_intent.payment_failed"
 )
 

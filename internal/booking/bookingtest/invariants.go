@@ -1,5 +1,5 @@
 // Package bookingtest checks, in SQL, the invariants that no sale may break. Race
-// tests run it after every round; the onsale simulator runs it at the end.
+// tests run it after every round, and HTTP tests after their sales.
 package bookingtest
 
 import (
