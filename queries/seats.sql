@@ -159,6 +159,18 @@ FROM seats
 WHERE event_id = @event_id
 ORDER BY section, row_label, number;
 
+-- name: SeatMapByIDs :many
+-- Some seats of the map, as SeatMap shows them: what a live map re-reads when the feed
+-- names seats that changed.
+SELECT id, section, row_label, number, price_cents, x, y, accessible,
+       (CASE
+            WHEN sold_at IS NOT NULL THEN 'sold'
+            WHEN held_by IS NOT NULL AND hold_expires_at > now() THEN 'held'
+            ELSE 'available'
+        END)::text AS status
+FROM seats
+WHERE event_id = @event_id AND id = ANY(@seat_ids::bigint[]);
+
 -- name: SeatsInsert :copyfrom
 INSERT INTO seats (event_id, section, row_label, number, price_tier_id, price_cents, rank, x, y, accessible)
 VALUES (@event_id, @section, @row_label, @number, @price_tier_id, @price_cents, @rank, @x, @y, @accessible);

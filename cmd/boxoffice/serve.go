@@ -53,6 +53,9 @@ func serve(ctx context.Context, getenv func(string) string, stdout io.Writer) er
 		return errors.Join(err, a.Close(context.WithoutCancel(ctx)))
 	}
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	// Shutdown waits for connections to go idle, and a live stream never does: end
+	// the streams as shutdown begins.
+	srv.RegisterOnShutdown(a.Live.Close)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	_, port, _ := net.SplitHostPort(ln.Addr().String())

@@ -57,6 +57,9 @@ type App struct {
 	Booking  *booking.Service
 	Payments *payment.TestProvider
 	Sessions *scs.SessionManager
+	// Live is the process's one subscription hub for seat changes: it keeps the seat
+	// map cache current and feeds every open seat map.
+	Live *live.Hub
 
 	publisher *live.Publisher
 	store     *session.Store
@@ -94,6 +97,10 @@ func New(ctx context.Context, cfg config.Config, opt Options) (a *App, err error
 	a.Booking = booking.New(a.Pool, booking.Config{
 		HoldTTL: cfg.HoldTTL, MaxPerBuyer: cfg.MaxPerBuyer, MapMaxAge: opt.MapMaxAge,
 	}, a.publisher, a.Payments, a.Log)
+
+	a.Live = live.NewHub(a.Redis, cfg.RedisPrefix, a.Log, live.HubOptions{
+		Apply: a.Booking.ApplySeatChanges, Reset: a.Booking.ResyncSeatMap, Unwatched: a.Booking.SeatMapUnwatched,
+	})
 
 	a.store = session.NewStore(a.Pool)
 	a.Sessions = scs.New()
@@ -150,11 +157,14 @@ func (a *App) Run(ctx context.Context) {
 	<-done
 }
 
-// Close lets the payment provider finish its deliveries (within ctx), sends the seat
-// changes still queued, and closes the connections, in that order: each step may
-// still need the ones after it.
+// Close ends the live streams, lets the payment provider finish its deliveries
+// (within ctx), sends the seat changes still queued, and closes the connections, in
+// that order: each step may still need the ones after it.
 func (a *App) Close(ctx context.Context) error {
 	var err error
+	if a.Live != nil {
+		a.Live.Close()
+	}
 	if a.Payments != nil {
 		err = a.Payments.Close(ctx)
 	}

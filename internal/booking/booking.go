@@ -9,14 +9,12 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"golang.org/x/sync/singleflight"
 
 	"boxoffice/internal/db"
 	"boxoffice/internal/payment"
@@ -29,7 +27,8 @@ type Config struct {
 	HoldTTL time.Duration
 	// MaxPerBuyer caps the seats and GA places one buyer may hold or own per event.
 	MaxPerBuyer int
-	// MapMaxAge is how stale a served seat map may be.
+	// MapMaxAge is how stale a served seat map may be when the live feed does not keep
+	// it current (nobody in this process watches its event).
 	MapMaxAge time.Duration
 }
 
@@ -39,7 +38,8 @@ func DefaultConfig() Config {
 }
 
 // Notifier hears about seats whose state changed, after the change committed. It is a
-// hint for live seat maps, never a record: it may drop messages.
+// hint for live seat maps, never a record: it may drop messages. No seat ids means that
+// general-admission places changed (they have no ids to name).
 type Notifier interface {
 	SeatsChanged(ctx context.Context, eventID int64, seatIDs []int64)
 }
@@ -58,9 +58,7 @@ type Service struct {
 	charger Charger
 	log     *slog.Logger
 
-	maps     singleflight.Group
-	mapMu    sync.Mutex
-	mapCache map[int64]SeatMap
+	maps mapCache // seat maps, kept current by the live feed: mapcache.go
 
 	exactQ  chan *exactCall // exact holds waiting to run; see batch.go
 	workers atomic.Int32
@@ -85,8 +83,8 @@ func New(pool *pgxpool.Pool, cfg Config, notify Notifier, charger Charger, log *
 	}
 	return &Service{
 		pool: pool, q: db.New(pool), cfg: cfg, notify: notify, charger: charger, log: log,
-		mapCache: make(map[int64]SeatMap),
-		exactQ:   make(chan *exactCall, 4096),
+		maps:   newMapCache(),
+		exactQ: make(chan *exactCall, 4096),
 	}
 }
 
@@ -126,5 +124,13 @@ func isRetryable(err error) bool {
 func (s *Service) announce(ctx context.Context, eventID int64, seatIDs []int64) {
 	if s.notify != nil && len(seatIDs) > 0 {
 		s.notify.SeatsChanged(context.WithoutCancel(ctx), eventID, seatIDs)
+	}
+}
+
+// announceGA tells live maps that the event's general-admission places changed, so
+// that the places left on their maps move too.
+func (s *Service) announceGA(ctx context.Context, eventID int64) {
+	if s.notify != nil {
+		s.notify.SeatsChanged(context.WithoutCancel(ctx), eventID, nil)
 	}
 }

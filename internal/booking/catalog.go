@@ -3,10 +3,11 @@ package booking
 import (
 	"context"
 	"errors"
-	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"boxoffice/internal/db"
 )
 
 // Events lists the events, soonest first.
@@ -33,32 +34,8 @@ func (s *Service) Event(ctx context.Context, id int64) (Event, error) {
 	return Event{ID: r.ID, Slug: r.Slug, Name: r.Name, Venue: r.Venue, StartsAt: r.StartsAt, OnsaleAt: r.OnsaleAt}, nil
 }
 
-// SeatMap returns the event's seats and GA tiers, at most MapMaxAge stale. Concurrent
-// callers share one database read: a whole map costs tens of milliseconds of database
-// time on a big venue and must never be paid per viewer.
-func (s *Service) SeatMap(ctx context.Context, eventID int64) (SeatMap, error) {
-	s.mapMu.Lock()
-	m, ok := s.mapCache[eventID]
-	s.mapMu.Unlock()
-	if ok && time.Since(m.At) < s.cfg.MapMaxAge {
-		return m, nil
-	}
-	v, err, _ := s.maps.Do(strconv.FormatInt(eventID, 10), func() (any, error) {
-		m, err := s.loadSeatMap(context.WithoutCancel(ctx), eventID)
-		if err != nil {
-			return SeatMap{}, err
-		}
-		s.mapMu.Lock()
-		s.mapCache[eventID] = m
-		s.mapMu.Unlock()
-		return m, nil
-	})
-	if err != nil {
-		return SeatMap{}, err
-	}
-	return v.(SeatMap), nil
-}
-
+// loadSeatMap reads the event's whole map: about 25 ms of database time for 50,000
+// seats, which is why only the cache (mapcache.go) calls it.
 func (s *Service) loadSeatMap(ctx context.Context, eventID int64) (SeatMap, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -72,18 +49,32 @@ func (s *Service) loadSeatMap(ctx context.Context, eventID int64) (SeatMap, erro
 	}
 	m.Seats = make([]MapSeat, len(rows))
 	for i, r := range rows {
-		m.Seats[i] = MapSeat{
-			ID: r.ID, Section: r.Section, Row: r.RowLabel, Number: int(r.Number), PriceCents: int(r.PriceCents),
-			X: int(r.X), Y: int(r.Y), Accessible: r.Accessible, Status: r.Status,
-		}
+		m.Seats[i] = mapSeat(r)
 	}
-	tiers, err := s.q.GATiers(ctx, eventID)
-	if err != nil {
-		return SeatMap{}, translate(err)
-	}
-	m.GATiers = make([]GATier, len(tiers))
-	for i, t := range tiers {
-		m.GATiers[i] = GATier{ID: t.ID, Name: t.Name, PriceCents: int(t.PriceCents), Capacity: int(t.Capacity), Remaining: int(t.Remaining)}
+	if m.GATiers, err = s.gaTiers(ctx, eventID); err != nil {
+		return SeatMap{}, err
 	}
 	return m, nil
+}
+
+// mapSeat maps a row of the map queries to a MapSeat.
+func mapSeat(r db.SeatMapRow) MapSeat {
+	return MapSeat{
+		ID: r.ID, Section: r.Section, Row: r.RowLabel, Number: int(r.Number), PriceCents: int(r.PriceCents),
+		X: int(r.X), Y: int(r.Y), Accessible: r.Accessible, Status: r.Status,
+	}
+}
+
+// gaTiers reads the event's GA tiers with the places they have left. Never nil, so that
+// a patch can tell "no tiers" from "not read".
+func (s *Service) gaTiers(ctx context.Context, eventID int64) ([]GATier, error) {
+	tiers, err := s.q.GATiers(ctx, eventID)
+	if err != nil {
+		return nil, translate(err)
+	}
+	out := make([]GATier, len(tiers))
+	for i, t := range tiers {
+		out[i] = GATier{ID: t.ID, Name: t.Name, PriceCents: int(t.PriceCents), Capacity: int(t.Capacity), Remaining: int(t.Remaining)}
+	}
+	return out, nil
 }

@@ -81,6 +81,9 @@ func (s *Service) Hold(ctx context.Context, req HoldRequest) (Hold, error) {
 		return Hold{}, err
 	}
 	s.announce(ctx, req.EventID, changed)
+	if h.GA != nil {
+		s.announceGA(ctx, req.EventID)
+	}
 	return h, nil
 }
 
@@ -153,6 +156,7 @@ func (s *Service) missingEventOr(ctx context.Context, eventID int64, err error) 
 // already released or lapsed succeeds; a sold hold cannot be released.
 func (s *Service) Release(ctx context.Context, id HoldID, buyer string) error {
 	var freed []int64
+	ga := false
 	err := s.inTx(ctx, func(tx pgx.Tx, q *db.Queries) error {
 		h, err := q.HoldLock(ctx, db.HoldLockParams{EventID: id.Event, ID: id.Seq})
 		if errors.Is(err, pgx.ErrNoRows) || (err == nil && h.Buyer != buyer) {
@@ -171,6 +175,7 @@ func (s *Service) Release(ctx context.Context, id HoldID, buyer string) error {
 			return err
 		}
 		if h.GaQuantity > 0 {
+			ga = true
 			if err := s.giveBackGA(ctx, q, id.Event, id.Seq); err != nil {
 				return err
 			}
@@ -182,6 +187,9 @@ func (s *Service) Release(ctx context.Context, id HoldID, buyer string) error {
 		return err
 	}
 	s.announce(ctx, id.Event, freed)
+	if ga {
+		s.announceGA(ctx, id.Event)
+	}
 	return nil
 }
 

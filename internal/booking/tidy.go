@@ -55,6 +55,9 @@ func (s *Service) Tidy(ctx context.Context) (TidyResult, error) {
 		if err != nil {
 			return res, err
 		}
+		if n > 0 {
+			s.announceGA(ctx, ev)
+		}
 		res.GAHolds += n
 	}
 	return res, nil

@@ -157,4 +157,8 @@ type SeatMap struct {
 	Seats   []MapSeat
 	GATiers []GATier
 	At      time.Time
+	// Version is the event's change counter the map reflects: every change up to it is
+	// in the map. A live page starts its stream of changes from it; 0 means unknown
+	// (the stream then starts with a reset).
+	Version int64
 }

@@ -347,6 +347,66 @@ func (q *Queries) SeatMap(ctx context.Context, eventID int64) ([]SeatMapRow, err
 	return items, nil
 }
 
+const seatMapByIDs = `-- name: SeatMapByIDs :many
+SELECT id, section, row_label, number, price_cents, x, y, accessible,
+       (CASE
+            WHEN sold_at IS NOT NULL THEN 'sold'
+            WHEN held_by IS NOT NULL AND hold_expires_at > now() THEN 'held'
+            ELSE 'available'
+        END)::text AS status
+FROM seats
+WHERE event_id = $1 AND id = ANY($2::bigint[])
+`
+
+type SeatMapByIDsParams struct {
+	EventID int64
+	SeatIds []int64
+}
+
+type SeatMapByIDsRow struct {
+	ID         int64
+	Section    string
+	RowLabel   string
+	Number     int32
+	PriceCents int32
+	X          int32
+	Y          int32
+	Accessible bool
+	Status     string
+}
+
+// Some seats of the map, as SeatMap shows them: what a live map re-reads when the feed
+// names seats that changed.
+func (q *Queries) SeatMapByIDs(ctx context.Context, arg SeatMapByIDsParams) ([]SeatMapByIDsRow, error) {
+	rows, err := q.db.Query(ctx, seatMapByIDs, arg.EventID, arg.SeatIds)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []SeatMapByIDsRow{}
+	for rows.Next() {
+		var i SeatMapByIDsRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Section,
+			&i.RowLabel,
+			&i.Number,
+			&i.PriceCents,
+			&i.X,
+			&i.Y,
+			&i.Accessible,
+			&i.Status,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const seatRelease = `-- name: SeatRelease :many
 UPDATE seats
 SET held_by = NULL, hold_expires_at = NULL

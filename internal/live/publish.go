@@ -14,17 +14,22 @@ import (
 )
 
 // Change is one message on an event's seats channel: the event's change counter after
-// this change, and the seats whose state changed.
+// this change, the seats whose state changed, and whether general-admission places
+// changed (GA holds take places, not seats, so they have no seat ids to name).
 type Change struct {
 	Version int64   `json:"v"`
 	SeatIDs []int64 `json:"seats"`
+	GA      bool    `json:"ga,omitempty"`
 }
 
 // publishScript bumps the event's version and publishes under it in one step, so
-// subscribers see versions in order and can tell when they missed one.
+// subscribers see versions in order and can tell when they missed one. ARGV: channel,
+// seat ids as a JSON array, "1" when GA places changed.
 var publishScript = redis.NewScript(`
 local v = redis.call('INCR', KEYS[1])
-redis.call('PUBLISH', ARGV[1], '{"v":' .. v .. ',"seats":' .. ARGV[2] .. '}')
+local ga = ''
+if ARGV[3] == '1' then ga = ',"ga":true' end
+redis.call('PUBLISH', ARGV[1], '{"v":' .. v .. ',"seats":' .. ARGV[2] .. ga .. '}')
 return v`)
 
 const (
@@ -35,6 +40,13 @@ const (
 type change struct {
 	event int64
 	seats []int64
+}
+
+// pending is what is queued for one event, merged: a GA change must survive being
+// merged with seat changes.
+type pending struct {
+	seats []int64
+	ga    bool
 }
 
 // Publisher announces seat changes from a queue, off the request path: a hold's answer
@@ -58,9 +70,9 @@ func NewPublisher(rdb *redis.Client, prefix string, log *slog.Logger) *Publisher
 	return p
 }
 
-// SeatsChanged queues the ids of seats whose state changed on the event. It never
-// blocks: when the queue is full the change is dropped (viewers catch up from the
-// next snapshot).
+// SeatsChanged queues the ids of seats whose state changed on the event; no seat ids
+// announces a change of general-admission places. It never blocks: when the queue is
+// full the change is dropped (viewers catch up from the next snapshot).
 func (p *Publisher) SeatsChanged(_ context.Context, eventID int64, seatIDs []int64) {
 	defer func() { _ = recover() }() // a change after Close is dropped, not a crash
 	select {
@@ -81,7 +93,17 @@ func (p *Publisher) Close() {
 func (p *Publisher) run() {
 	defer close(p.done)
 	for c := range p.queue {
-		batch := map[int64][]int64{c.event: c.seats}
+		batch := map[int64]*pending{}
+		add := func(c change) {
+			q := batch[c.event]
+			if q == nil {
+				q = &pending{seats: []int64{}} // never null in the message
+				batch[c.event] = q
+			}
+			q.seats = append(q.seats, c.seats...)
+			q.ga = q.ga || len(c.seats) == 0
+		}
+		add(c)
 	drain:
 		for i := 1; i < batchSize; i++ {
 			select {
@@ -89,7 +111,7 @@ func (p *Publisher) run() {
 				if !ok {
 					break drain
 				}
-				batch[c.event] = append(batch[c.event], c.seats...)
+				add(c)
 			default:
 				break drain
 			}
@@ -98,16 +120,20 @@ func (p *Publisher) run() {
 	}
 }
 
-func (p *Publisher) send(batch map[int64][]int64) {
+func (p *Publisher) send(batch map[int64]*pending) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	_, err := p.rdb.Pipelined(ctx, func(pipe redis.Pipeliner) error {
-		for event, seats := range batch {
-			ids, err := json.Marshal(seats)
+		for event, q := range batch {
+			ids, err := json.Marshal(q.seats)
 			if err != nil {
 				return err
 			}
-			publishScript.Eval(ctx, pipe, []string{versionKey(p.prefix, event)}, seatsChannel(p.prefix, event), string(ids))
+			ga := "0"
+			if q.ga {
+				ga = "1"
+			}
+			publishScript.Eval(ctx, pipe, []string{versionKey(p.prefix, event)}, seatsChannel(p.prefix, event), string(ids), ga)
 		}
 		return nil
 	})
