@@ -14,7 +14,7 @@ import (
 	"strings"
 )
 
-//go:embed css js
+//go:embed css js img
 var files embed.FS
 
 type asset struct {

@@ -4,14 +4,14 @@ package views
 
 // EventCard is one event in a list.
 type EventCard struct {
-	Name       string
-	Venue      string
-	When       string // already formatted for people
-	OnSale     string
-	SeatMapURL string
+	Name   string
+	Venue  string
+	When   string // already formatted for people
+	OnSale string
+	URL    string // the event's public page
 }
 
-// Home is the landing page: what is on sale, and where the API is.
+// Home is the landing page: the upcoming events, each a way into its event page.
 type Home struct {
 	Page
 	Events []EventCard

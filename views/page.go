@@ -5,6 +5,8 @@ import "encoding/json"
 // Assets are the hashed URLs of the files every page loads.
 type Assets struct {
 	CSS             string
+	Icon            string
+	OrderCSS        string // checkout, order and ticket pages, error fragments
 	PrintCSS        string
 	HTMX            string
 	SSE             string

@@ -2,7 +2,6 @@ package web
 
 import (
 	"net/http"
-	"net/mail"
 	"strconv"
 
 	"github.com/labstack/echo/v4"
@@ -69,8 +68,7 @@ func (s *server) checkout(c echo.Context) error {
 	if err := cleanText("email", in.Email, 254); err != nil {
 		return err
 	}
-	addr, err := mail.ParseAddress(in.Email)
-	if err != nil || addr.Address != in.Email {
+	if !validEmail(in.Email) {
 		return badRequest("invalid_email", "email must be a plain address such as ada@example.com.")
 	}
 	o, err := s.Booking.Checkout(c.Request().Context(), id, buyer, in.Email)

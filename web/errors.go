@@ -9,7 +9,6 @@ import (
 
 	"boxoffice/internal/booking"
 	"boxoffice/internal/payment"
-	"boxoffice/views"
 )
 
 // apiError is every error answer: {"error": code, "message": text, ...details}.
@@ -48,7 +47,7 @@ func (s *server) handleError(err error, c echo.Context) {
 	case c.Request().Method == http.MethodHead:
 		werr = c.NoContent(ae.Status)
 	case !strings.HasPrefix(c.Request().URL.Path, "/api/"):
-		werr = render(c, ae.Status, "no-store", views.ErrorPage(page(http.StatusText(ae.Status)), ae.Status, ae.Message))
+		werr = s.errorPage(c, err, ae) // a page, or a fragment for htmx (page_errors.go)
 	default:
 		werr = c.JSON(ae.Status, ae)
 	}

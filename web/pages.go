@@ -1,9 +1,6 @@
 package web
 
 import (
-	"net/http"
-	"strconv"
-
 	"github.com/labstack/echo/v4"
 
 	"boxoffice/static"
@@ -16,6 +13,8 @@ const publicPage = "public, max-age=30, s-maxage=60, stale-while-revalidate=300"
 // assets are the hashed URLs every page loads.
 var assets = views.Assets{
 	CSS:             static.URL("css/app.css"),
+	Icon:            static.URL("img/favicon.svg"),
+	OrderCSS:        static.URL("css/order.css"),
 	PrintCSS:        static.URL("css/print.css"),
 	HTMX:            static.URL("js/vendor/htmx-2.0.11.min.js"),
 	SSE:             static.URL("js/vendor/htmx-ext-sse-2.2.4.min.js"),
@@ -33,21 +32,4 @@ func buyerPage(c echo.Context, title string) views.Page {
 	p := page(title)
 	p.CSRFToken, _ = c.Get(csrfContext).(string)
 	return p
-}
-
-func (s *server) home(c echo.Context) error {
-	events, err := s.Booking.Events(c.Request().Context())
-	if err != nil {
-		return err
-	}
-	h := views.Home{Page: page("On sale")}
-	for _, e := range events {
-		h.Events = append(h.Events, views.EventCard{
-			Name: e.Name, Venue: e.Venue,
-			When:       e.StartsAt.UTC().Format("Mon 2 Jan 2006, 15:04 MST"),
-			OnSale:     "On sale from " + e.OnsaleAt.UTC().Format("2 Jan 2006, 15:04 MST"),
-			SeatMapURL: "/api/v1/events/" + strconv.FormatInt(e.ID, 10) + "/seatmap",
-		})
-	}
-	return render(c, http.StatusOK, publicPage, views.HomePage(h))
 }

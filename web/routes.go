@@ -28,14 +28,20 @@ func (s *server) routes(e *echo.Echo) {
 	public := []echo.MiddlewareFunc{timed}
 	getHead(e, "/", s.home, public...)
 	// public:
+	getHead(e, "/events/:slug", s.showEvent, public...)
 
 	// Buyer pages.
 	buyerPage := []echo.MiddlewareFunc{timed, noStore, middleware.BodyLimit(pageBodyLimit), s.loadSession, s.csrf()}
-	_ = buyerPage
 	// buyer pages:
+	e.GET("/events/:slug/seats", s.showSeats, buyerPage...)
+	e.POST("/events/:slug/holds", s.createHoldForm, buyerPage...)
+	e.POST("/holds/:holdId/release", s.releaseHoldForm, buyerPage...)
+	getHead(e, "/holds/:holdId/checkout", s.showCheckout, buyerPage...)
+	e.POST("/holds/:holdId/checkout", s.submitCheckout, buyerPage...)
+	getHead(e, "/orders/:orderId", s.showOrder, buyerPage...)
 
-	// The live stream.
-	// stream:
+	// The live stream: no deadline, session or CSRF; no gzip (see stream.go).
+	e.GET("/events/:slug/stream", s.streams.streamSeats)
 
 	// The JSON API.
 	// (No middleware on the group itself: Echo would then answer every unknown method

@@ -32,6 +32,7 @@ type server struct {
 	WebhookSecret string
 	CookieSecure  bool
 	ready         func(ctx context.Context) error
+	streams       *seatStreams
 }
 
 // New returns the HTTP handler of the whole program: every route, its middleware and
@@ -47,8 +48,19 @@ func New(a *app.App) http.Handler {
 	if s.Log == nil {
 		s.Log = slog.Default()
 	}
+	s.streams = newSeatStreams(StreamOptions{
+		Hub: a.Live, Fragments: s.seatFragments, SessionCookie: app.SessionCookie, Log: s.Log,
+		Event: func(ctx context.Context, slug string) (int64, error) {
+			ev, err := s.Booking.EventBySlug(ctx, slug)
+			return ev.ID, err
+		},
+	})
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
+	// The client's address (rate limits, stream limits) is the connection's, or the
+	// X-Forwarded-For entry of a proxy on a private or loopback address (the CDN's
+	// edge in front, the reference nginx): a client cannot name its own address.
+	e.IPExtractor = echo.ExtractIPFromXFFHeader()
 	e.HTTPErrorHandler = s.handleError
 
 	e.Use(middleware.RequestID())

@@ -123,8 +123,8 @@ func Create(ctx context.Context, pool *pgxpool.Pool, spec EventSpec) (int64, err
 		}
 		tiers := map[string]int64{}
 		var seats []db.SeatsInsertParams
-		y := 0
-		for _, sec := range spec.Sections {
+		origins := layout(spec.Sections)
+		for si, sec := range spec.Sections {
 			if len(sec.Prices) == 0 || sec.Prices[0].FromRow != 0 {
 				return fmt.Errorf("section %s: prices must start at row 0", sec.Name)
 			}
@@ -146,16 +146,16 @@ func Create(ctx context.Context, pool *pgxpool.Pool, spec EventSpec) (int64, err
 				}
 				for n := 1; n <= sec.SeatsPerRow; n++ {
 					centre := 2*n - sec.SeatsPerRow - 1 // twice the distance from the row's middle
+					x, y := seatPosition(origins[si], sec, r, n)
 					seats = append(seats, db.SeatsInsertParams{
 						EventID: eventID, Section: sec.Name, RowLabel: rowLabel(r), Number: int32(n),
 						PriceTierID: tierID, PriceCents: int32(price.PriceCents),
 						Rank: int32(r*1000 + abs(centre)),
-						X:    int32(n * 12), Y: int32((y + r) * 14),
+						X:    int32(x), Y: int32(y),
 						Accessible: r == sec.Rows-1 && (n == 1 || n == sec.SeatsPerRow),
 					})
 				}
 			}
-			y += sec.Rows + 2
 		}
 		if _, err := q.SeatsInsert(ctx, seats); err != nil {
 			return err
@@ -193,6 +193,58 @@ func Create(ctx context.Context, pool *pgxpool.Pool, spec EventSpec) (int64, err
 		return 0, err
 	}
 	return eventID, nil
+}
+
+// Seat pitch in map units: seats sit seatPitchX apart in a row and rows rowPitch apart;
+// the seat map draws a seat about ten units wide.
+const (
+	seatPitchX = 12
+	rowPitch   = 14
+	rowCurve   = 6  // how much higher a row's ends sit than its middle
+	stageRoom  = 40 // above the first row, where the map draws the stage
+)
+
+type point struct{ x, y int }
+
+// layout places each section's top-left corner. Up to three sections stack under the
+// stage, each centred, as stalls, circle and balcony are drawn; more are blocks of a
+// stadium, set out in a grid so that the overview of a big venue is a picture rather
+// than one tall column.
+func layout(sections []Section) []point {
+	out := make([]point, len(sections))
+	maxW, maxH := 0, 0
+	for _, s := range sections {
+		maxW = max(maxW, s.SeatsPerRow*seatPitchX)
+		maxH = max(maxH, s.Rows*rowPitch)
+	}
+	if len(sections) <= 3 {
+		y := stageRoom
+		for i, s := range sections {
+			out[i] = point{(maxW - s.SeatsPerRow*seatPitchX) / 2, y}
+			y += (s.Rows + 2) * rowPitch
+		}
+		return out
+	}
+	cols := 1
+	for cols*cols < len(sections) {
+		cols++
+	}
+	cellW, cellH := maxW+4*seatPitchX, maxH+4*rowPitch
+	for i, s := range sections {
+		col, row := i%cols, i/cols
+		out[i] = point{col*cellW + (maxW-s.SeatsPerRow*seatPitchX)/2, stageRoom + row*cellH}
+	}
+	return out
+}
+
+// seatPosition is the map position of seat n (1-based) of row r (0-based) of a section
+// whose corner is at o. Rows curve around the stage: a row's ends sit rowCurve units
+// higher than its middle, less than a row's pitch, so rows never cross.
+func seatPosition(o point, sec Section, r, n int) (x, y int) {
+	c := 2*n - sec.SeatsPerRow - 1 // twice the distance from the row's middle
+	span := max(1, (sec.SeatsPerRow-1)*(sec.SeatsPerRow-1))
+	dip := rowCurve * c * c / span
+	return o.x + n*seatPitchX, o.y + r*rowPitch + rowCurve - dip
 }
 
 // rowLabel names rows A..Z, then AA, AB, ...

@@ -1,0 +1,303 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/mail"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/a-h/templ"
+	"github.com/labstack/echo/v4"
+
+	"boxoffice/internal/booking"
+	"boxoffice/internal/payment"
+	"boxoffice/static"
+	"boxoffice/views"
+)
+
+// personal is the Cache-Control of every page about one buyer.
+const personal = "private, no-store"
+
+// checkoutForm is what the checkout form sends.
+type checkoutForm struct {
+	Email string
+	Card  string
+}
+
+// showCheckout is the checkout page of a live hold. A hold that is over sends the buyer
+// to its order when there is one to see (paid, or being paid), and otherwise answers 410
+// with the way back to the seat map.
+func (s *server) showCheckout(c echo.Context) error {
+	id, err := pageHoldID(c)
+	if err != nil {
+		return err
+	}
+	buyer := s.pageBuyer(c)
+	h, err := s.Booking.GetHold(c.Request().Context(), id, buyer)
+	if errors.Is(err, booking.ErrHoldExpired) {
+		return s.holdOver(c, id, buyer, err)
+	} else if err != nil {
+		return err
+	}
+	m, err := s.checkoutModel(c, h)
+	if err != nil {
+		return err
+	}
+	return renderPersonal(c, http.StatusOK, views.CheckoutPage(m), views.CheckoutForm(m))
+}
+
+// submitCheckout checks the hold out and pays in one step, then sends the buyer to the
+// order page, which waits for the provider's confirmation. Bad input and a refused card
+// bring the form back with the reason; the order (one per hold, however often this is
+// posted) stays payable.
+func (s *server) submitCheckout(c echo.Context) error {
+	id, err := pageHoldID(c)
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	buyer := s.pageBuyer(c)
+	h, err := s.Booking.GetHold(ctx, id, buyer)
+	if errors.Is(err, booking.ErrHoldExpired) {
+		return s.holdOver(c, id, buyer, err)
+	} else if err != nil {
+		return err
+	}
+	form := checkoutForm{Email: strings.TrimSpace(c.FormValue("email")), Card: strings.TrimSpace(c.FormValue("card"))}
+	if msg, field := checkCheckoutForm(form); msg != "" {
+		return s.checkoutAgain(c, h, form, http.StatusBadRequest, msg, field)
+	}
+	o, err := s.Booking.Checkout(ctx, id, buyer, form.Email)
+	if err != nil {
+		return s.withSeatsLink(ctx, id.Event, err)
+	}
+	_, err = s.Booking.Pay(ctx, o.ID, buyer, form.Card, payment.DeliverNormal)
+	switch {
+	case err == nil, errors.Is(err, booking.ErrPaymentInProgress), errors.Is(err, booking.ErrOrderNotPending):
+		// Paid now, or by an earlier submit of this form: the order page tells how it ends.
+		return seeOther(c, orderURL(o.ID))
+	case errors.Is(err, payment.ErrDeclined):
+		return s.checkoutAgain(c, h, form, http.StatusPaymentRequired,
+			"Your card was declined and nothing was charged. Try another card.", "card")
+	case errors.Is(err, payment.ErrInvalidCard):
+		return s.checkoutAgain(c, h, form, http.StatusBadRequest,
+			"That card number is not valid. Check it, or use one of the test cards below.", "card")
+	}
+	return s.withSeatsLink(ctx, id.Event, err)
+}
+
+// holdOver answers for a hold that is no longer live. Checking out an existing order is
+// idempotent and a lapsed hold cannot come back to life, so Checkout here only ever
+// finds the hold's order (email unused) or reports the hold expired.
+func (s *server) holdOver(c echo.Context, id booking.HoldID, buyer string, expired error) error {
+	ctx := c.Request().Context()
+	o, err := s.Booking.Checkout(ctx, id, buyer, "")
+	if err != nil {
+		return s.withSeatsLink(ctx, id.Event, err)
+	}
+	if o.Status == booking.StatusPending && o.PaymentID == "" {
+		// Never paid, and now it cannot be: the seats are back on sale.
+		return s.withSeatsLink(ctx, id.Event, expired)
+	}
+	return seeOther(c, orderURL(o.ID))
+}
+
+// withSeatsLink adds the way back to the event's seat map to an expired-hold error.
+func (s *server) withSeatsLink(ctx context.Context, eventID int64, err error) error {
+	if !errors.Is(err, booking.ErrHoldExpired) {
+		return err
+	}
+	ev, eerr := s.Booking.Event(ctx, eventID)
+	if eerr != nil {
+		return err
+	}
+	return &onwardError{err: err, next: seatsLink(ev)}
+}
+
+// checkoutAgain brings the form back with a message, keeping what was typed except the
+// card number.
+func (s *server) checkoutAgain(c echo.Context, h booking.Hold, form checkoutForm, status int, msg, field string) error {
+	m, err := s.checkoutModel(c, h)
+	if err != nil {
+		return err
+	}
+	m.Email, m.Message = form.Email, msg
+	m.EmailInvalid, m.CardInvalid = field == "email", field == "card"
+	return renderPersonal(c, status, views.CheckoutPage(m), views.CheckoutForm(m))
+}
+
+// checkCheckoutForm says what is wrong with the form, if anything, and which field it
+// is about. It runs before anything is written: bad input changes nothing. The card
+// is only checked for its shape; whether it pays is the provider's answer.
+func checkCheckoutForm(f checkoutForm) (msg, field string) {
+	switch {
+	case f.Email == "":
+		return "Enter the email address your tickets should go to.", "email"
+	case !validEmail(f.Email):
+		return "That email address does not look right; write it as ada@example.com.", "email"
+	case f.Card == "":
+		return "Enter a card number.", "card"
+	case !cardShaped(f.Card):
+		return "That card number is not valid. Check it, or use one of the test cards below.", "card"
+	}
+	return "", ""
+}
+
+// validEmail accepts a plain address only, as the JSON API does: no display name, no
+// comments, nothing PostgreSQL could not store.
+func validEmail(s string) bool {
+	if cleanText("email", s, 254) != nil {
+		return false
+	}
+	addr, err := mail.ParseAddress(s)
+	return err == nil && addr.Address == s
+}
+
+// cardShaped reports whether s could be a card number: 12 to 19 digits, spaces allowed.
+func cardShaped(s string) bool {
+	digits := 0
+	for _, r := range s {
+		switch {
+		case r >= '0' && r <= '9':
+			digits++
+		case r != ' ':
+			return false
+		}
+	}
+	return digits >= 12 && digits <= 19
+}
+
+// checkoutModel is the checkout page of a hold, without a message.
+func (s *server) checkoutModel(c echo.Context, h booking.Hold) (views.Checkout, error) {
+	ev, err := s.Booking.Event(c.Request().Context(), h.ID.Event)
+	if err != nil {
+		return views.Checkout{}, err
+	}
+	lines, total := orderLines(h.Seats, h.GA)
+	m := views.Checkout{
+		Page:   checkoutPage(c),
+		Action: "/holds/" + h.ID.String() + "/checkout",
+		Event:  orderEvent(ev),
+		Lines:  lines, Total: euros(total),
+		ExpiresAt:   h.ExpiresAt.UTC().Format(time.RFC3339),
+		ExpiresText: expiryText(h.ExpiresAt, time.Now()),
+		CSRFField:   csrfForm,
+		PayLabel:    "Pay " + euros(total),
+		SeatsLink:   views.ActionLink{Href: seatsLink(ev).Href, Text: "Change seats"},
+	}
+	for _, number := range []string{"4242 4242 4242 4242", "4000 0000 0000 0002"} {
+		m.TestCards = append(m.TestCards, views.TestCard{Number: number, Outcome: testCards[number]})
+	}
+	return m, nil
+}
+
+// countdownScript brings the hold's expiry to life: a script of the seat page's
+// (static/js), shared so that both count down alike. Until it exists, the page shows
+// the expiry as a time of day only.
+var countdownScript = static.URL("js/countdown.js")
+
+// checkoutPage is the frame of the checkout page, with the countdown script.
+func checkoutPage(c echo.Context) views.Page {
+	p := buyerPage(c, "Checkout")
+	if countdownScript != "" {
+		p.Scripts = append(p.Scripts, countdownScript)
+	}
+	return p
+}
+
+// orderLines prices seats and places line by line, and in total.
+func orderLines(seats []booking.Seat, ga *booking.GAPlaces) ([]views.OrderLine, int) {
+	var lines []views.OrderLine
+	total := 0
+	for _, st := range seats {
+		lines = append(lines, views.OrderLine{Label: seatLabel(st), Price: euros(st.PriceCents)})
+		total += st.PriceCents
+	}
+	if ga != nil {
+		cents := ga.PriceCents * ga.Quantity
+		lines = append(lines, views.OrderLine{
+			Label: fmt.Sprintf("%s (general admission) × %d", ga.TierName, ga.Quantity), Price: euros(cents),
+		})
+		total += cents
+	}
+	return lines, total
+}
+
+func seatLabel(st booking.Seat) string {
+	return fmt.Sprintf("%s, row %s, seat %d", st.Section, st.Row, st.Number)
+}
+
+// orderEvent and seatsLink word the event as the event pages do (page_events.go).
+func orderEvent(ev booking.Event) views.OrderEvent {
+	return views.OrderEvent{Name: ev.Name, When: eventWhen(ev), Venue: ev.Venue}
+}
+
+func seatsLink(ev booking.Event) views.ActionLink {
+	return views.ActionLink{Href: seatsURL(ev, ""), Text: "Choose seats again"}
+}
+
+// expiryText says until when a hold lasts, for people without the countdown script.
+func expiryText(expires, now time.Time) string {
+	left := expires.Sub(now).Round(time.Minute)
+	at := expires.UTC().Format("15:04 MST")
+	switch {
+	case left < time.Minute:
+		return at + " (less than a minute from now)"
+	case left == time.Minute:
+		return at + " (about a minute from now)"
+	}
+	return fmt.Sprintf("%s (about %d minutes from now)", at, int(left/time.Minute))
+}
+
+// euros formats an amount in euro cents as people write it: €1,234.50. The test
+// payment provider charges in euro cents.
+func euros(cents int) string {
+	sign := ""
+	if cents < 0 {
+		sign, cents = "-", -cents
+	}
+	return fmt.Sprintf("%s€%s.%02d", sign, thousands(cents/100), cents%100)
+}
+
+// pageHoldID reads the hold id of a page's address. An address that cannot name a hold
+// names no hold: 404, as for a hold of someone else.
+func pageHoldID(c echo.Context) (booking.HoldID, error) {
+	id, err := booking.ParseHoldID(c.Param("holdId"))
+	if err != nil {
+		return id, booking.ErrHoldNotFound
+	}
+	return id, nil
+}
+
+// pageBuyer is the session's buyer, or "" for a session that never held anything,
+// which owns nothing. Unlike buyer, it starts no session: looking creates nothing.
+func (s *server) pageBuyer(c echo.Context) string {
+	return s.Sessions.GetString(c.Request().Context(), buyerKey)
+}
+
+// renderPersonal renders a page about one buyer, or its fragment for htmx; both are
+// never stored by anyone.
+func renderPersonal(c echo.Context, status int, whole, fragment templ.Component) error {
+	varyHTMX(c)
+	if isHTMX(c) {
+		return render(c, status, personal, fragment)
+	}
+	return render(c, status, personal, whole)
+}
+
+// seeOther sends the browser on after a form: a 303 turns the POST into a GET of the
+// new page. htmx follows redirects inside its request and would place the new page in
+// the old one, so it is told to go there instead.
+func seeOther(c echo.Context, url string) error {
+	if isHTMX(c) {
+		c.Response().Header().Set("HX-Redirect", url)
+		return c.NoContent(http.StatusNoContent)
+	}
+	return c.Redirect(http.StatusSeeOther, url)
+}
+
+func orderURL(id int64) string { return "/orders/" + strconv.FormatInt(id, 10) }

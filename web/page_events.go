@@ -1,0 +1,162 @@
+package web
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"boxoffice/internal/booking"
+	"boxoffice/views"
+)
+
+// eventPageCache lets the CDN keep an event page only briefly: availability is on it.
+// A viewer may see counts ten seconds old (thirty while the CDN refetches), never a
+// wrong sale: holds decide against the database.
+const eventPageCache = "public, max-age=5, s-maxage=10, stale-while-revalidate=30"
+
+// home lists the upcoming events. Public: no session, nothing about the viewer.
+func (s *server) home(c echo.Context) error {
+	events, err := s.Booking.Events(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	now := time.Now()
+	h := views.Home{Page: page("On sale")}
+	for _, e := range events {
+		if e.StartsAt.Before(now) {
+			continue
+		}
+		h.Events = append(h.Events, views.EventCard{
+			Name: e.Name, Venue: e.Venue, When: eventWhen(e),
+			OnSale: onSaleText(e, now), URL: eventURL(e),
+		})
+	}
+	return render(c, http.StatusOK, publicPage, views.HomePage(h))
+}
+
+// showEvent is the public page of one event: venue, date, prices, availability by
+// section and the way in. With HX-Request it answers with the availability alone,
+// which the page refreshes; the CDN keeps the two apart by Vary.
+func (s *server) showEvent(c echo.Context) error {
+	ctx := c.Request().Context()
+	ev, err := s.Booking.EventBySlug(ctx, c.Param("slug"))
+	if err != nil {
+		return err
+	}
+	m, err := s.Booking.SeatMap(ctx, ev.ID)
+	if err != nil {
+		return err
+	}
+	av := availability(ev, m, booking.Summarize(m))
+	varyHTMX(c)
+	if isHTMX(c) {
+		return render(c, http.StatusOK, eventPageCache, views.AvailabilityView(av))
+	}
+	p := page(ev.Name)
+	p.Description = fmt.Sprintf("%s at %s, %s.", ev.Name, ev.Venue, eventWhen(ev))
+	return render(c, http.StatusOK, eventPageCache, views.EventPageView(views.EventPage{
+		Page: p, Event: eventHeader(ev, time.Now()), Availability: av,
+	}))
+}
+
+func availability(ev booking.Event, m booking.SeatMap, sum booking.MapSummary) views.Availability {
+	av := views.Availability{URL: eventURL(ev)}
+	left := sum.Available
+	for _, p := range sum.Prices {
+		av.Prices = append(av.Prices, views.PriceLine{Price: priceText(p.PriceCents), Left: leftText(p.Available)})
+	}
+	for _, t := range m.GATiers {
+		av.GA = append(av.GA, views.GALine{Name: t.Name + " (general admission)", Price: priceText(t.PriceCents), Left: leftText(t.Remaining)})
+		left += t.Remaining
+	}
+	for _, sec := range sum.Sections {
+		av.Sections = append(av.Sections, views.SectionLine{
+			Name: sec.Name, Prices: priceRange(sec.MinPriceCents, sec.MaxPriceCents),
+			Left:      fmt.Sprintf("%s of %s left", thousands(sec.Available), thousands(sec.Seats)),
+			Available: sec.Available, Seats: sec.Seats,
+		})
+	}
+	av.SoldOut = left == 0
+	av.Summary = fmt.Sprintf("%s of %s seats left", thousands(sum.Available), thousands(sum.Seats))
+	if len(m.GATiers) > 0 {
+		ga := 0
+		for _, t := range m.GATiers {
+			ga += t.Remaining
+		}
+		av.Summary += fmt.Sprintf(", and %s standing places", thousands(ga))
+	}
+	av.Summary += "."
+	return av
+}
+
+func eventHeader(ev booking.Event, now time.Time) views.EventHeader {
+	return views.EventHeader{
+		Name: ev.Name, Venue: ev.Venue, When: eventWhen(ev), OnSale: onSaleText(ev, now),
+		URL: eventURL(ev), SeatsURL: seatsURL(ev, ""),
+	}
+}
+
+func eventURL(ev booking.Event) string { return "/events/" + ev.Slug }
+
+// seatsURL is the seat page of an event, or of one section of it.
+func seatsURL(ev booking.Event, section string) string {
+	u := "/events/" + ev.Slug + "/seats"
+	if section != "" {
+		u += "?section=" + url.QueryEscape(section)
+	}
+	return u
+}
+
+func eventWhen(ev booking.Event) string {
+	return ev.StartsAt.UTC().Format("Mon 2 Jan 2006, 15:04 MST")
+}
+
+func onSaleText(ev booking.Event, now time.Time) string {
+	if ev.OnsaleAt.After(now) {
+		return "On sale from " + ev.OnsaleAt.UTC().Format("2 Jan 2006, 15:04 MST")
+	}
+	return "On sale now"
+}
+
+// priceText writes a seat price as people say it: €45, or €45.50 when it has cents.
+// Euros, as the checkout charges them (euros).
+func priceText(cents int) string {
+	if cents%100 == 0 {
+		return "€" + thousands(cents/100)
+	}
+	return euros(cents)
+}
+
+func priceRange(lo, hi int) string {
+	if lo == hi {
+		return priceText(lo)
+	}
+	return priceText(lo) + "–" + priceText(hi)
+}
+
+func leftText(n int) string {
+	if n <= 0 {
+		return "sold out"
+	}
+	return thousands(n) + " left"
+}
+
+// thousands writes a whole number with thousands separators: 12,345.
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	neg := n < 0
+	if neg {
+		s = s[1:]
+	}
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	if neg {
+		return "-" + s
+	}
+	return s
+}

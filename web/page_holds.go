@@ -1,0 +1,258 @@
+package web
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"boxoffice/internal/booking"
+	"boxoffice/views"
+)
+
+// errNothingAsked is a hold form with no seat ticked and no quantity: to htmx, the
+// change event of a seat being unticked, which asks for nothing.
+var errNothingAsked = badRequest("nothing_asked", "Choose at least one seat, or how many seats or places you want.")
+
+// parseHoldForm reads the seat page's hold forms: ticked seats (seat, repeated), best
+// available (quantity, section, together), or general admission (ga_tier and
+// ga_quantity); view is the section the page showed, to go back to. Anything wrong is a
+// 400 that says what, before anything is held.
+func parseHoldForm(f url.Values, limit int) (req booking.HoldRequest, view string, err error) {
+	view = f.Get("view")
+	if err := cleanText("view", view, 100); err != nil {
+		return req, "", err
+	}
+	seats, qty, tier := f["seat"], f.Get("quantity"), f.Get("ga_tier")
+	asked := 0
+	for _, present := range []bool{len(seats) > 0, qty != "", tier != ""} {
+		if present {
+			asked++
+		}
+	}
+	switch {
+	case asked == 0:
+		return req, view, errNothingAsked
+	case asked > 1:
+		return req, view, badRequest("invalid_request", "Ask for ticked seats, a number of best seats, or standing places: one at a time.")
+	case tier != "":
+		if req.GATierID, err = booking.ParseID(tier); err != nil {
+			return req, view, badRequest("invalid_ga_tier", "That is not a standing tier of this event.")
+		}
+		req.Quantity, err = formQuantity(f.Get("ga_quantity"), "places", limit)
+		return req, view, err
+	case qty != "":
+		if req.Quantity, err = formQuantity(qty, "seats", limit); err != nil {
+			return req, view, err
+		}
+		req.Section = f.Get("section")
+		if err := cleanText("section", req.Section, 100); err != nil {
+			return req, view, err
+		}
+		switch f.Get("together") {
+		case "", "off", "false":
+		default:
+			req.Together = true
+		}
+		return req, view, nil
+	}
+	if len(seats) > limit || len(seats) > maxSeatIDs {
+		return req, view, badRequest("too_many_seats", fmt.Sprintf("You can hold at most %d seats at once.", min(limit, maxSeatIDs)))
+	}
+	seen := make(map[int64]bool, len(seats))
+	for _, v := range seats {
+		id, err := booking.ParseID(v)
+		if err != nil {
+			return req, view, badRequest("invalid_seat_ids", "That is not a seat of this map.")
+		}
+		if seen[id] {
+			return req, view, badRequest("duplicate_seat", "The same seat was sent twice.")
+		}
+		seen[id] = true
+		req.SeatIDs = append(req.SeatIDs, id)
+	}
+	return req, view, nil
+}
+
+func formQuantity(v, what string, limit int) (int, error) {
+	n, err := booking.ParseID(strings.TrimSpace(v))
+	if err != nil || n > int64(limit) {
+		return 0, badRequest("invalid_quantity", fmt.Sprintf("Choose from 1 to %d %s.", limit, what))
+	}
+	return int(n), nil
+}
+
+// createHoldForm holds what a seat page form asks for. Without JavaScript it sends
+// the browser back to the seat page (303), which shows the hold; to htmx it answers
+// with the hold panel and the seats, out of band. A refusal is said on the page, with
+// the status of the API's answer.
+func (s *server) createHoldForm(c echo.Context) error {
+	ctx := c.Request().Context()
+	ev, err := s.Booking.EventBySlug(ctx, c.Param("slug"))
+	if err != nil {
+		return err
+	}
+	form, err := c.FormParams()
+	if err != nil {
+		var he *echo.HTTPError
+		if errors.As(err, &he) {
+			return he // the body limit
+		}
+		return badRequest("invalid_form", "The form could not be read.")
+	}
+	req, view, err := parseHoldForm(form, s.Booking.Config().MaxPerBuyer)
+	if errors.Is(err, errNothingAsked) && isHTMX(c) {
+		return c.NoContent(http.StatusNoContent)
+	}
+	if err != nil {
+		return s.holdRefused(c, ev, view, req, err)
+	}
+	if req.Buyer, err = s.buyer(c); err != nil {
+		return err
+	}
+	req.EventID = ev.ID
+	h, err := s.Booking.Hold(ctx, req)
+	if err != nil {
+		return s.holdRefused(c, ev, view, req, err)
+	}
+	if !isHTMX(c) {
+		return c.Redirect(http.StatusSeeOther, seatsURL(ev, view))
+	}
+	ids := make([]int64, len(h.Seats))
+	for i, st := range h.Seats {
+		ids[i] = st.ID
+	}
+	return s.holdAnswer(c, ev, view, http.StatusOK, views.Message{Text: heldText(h)}, ids, booking.SeatHeld)
+}
+
+// heldText confirms a hold in words.
+func heldText(h booking.Hold) string {
+	until := " Held until " + h.ExpiresAt.UTC().Format("15:04 MST") + "."
+	if h.GA != nil {
+		return fmt.Sprintf("%d × %s: yours for now.", h.GA.Quantity, h.GA.TierName) + until
+	}
+	names := make([]string, len(h.Seats))
+	for i, st := range h.Seats {
+		names[i] = fmt.Sprintf("%s, row %s, seat %d", st.Section, st.Row, st.Number)
+	}
+	return strings.Join(names, "; ") + ": yours for now." + until
+}
+
+// holdRefused says on the seat page why a hold was refused, with the status the API
+// gives the same refusal. Failures on our side go to the error handler.
+func (s *server) holdRefused(c echo.Context, ev booking.Event, view string, req booking.HoldRequest, err error) error {
+	ae := s.toAPIError(err)
+	switch {
+	case errors.Is(err, booking.ErrEventNotFound), ae.Status >= 500 || ae.Status < 400:
+		return err
+	case errors.Is(err, booking.ErrGATierNotFound):
+		ae = &apiError{Status: http.StatusUnprocessableEntity, Code: "ga_tier_not_found"}
+	}
+	var taken []int64
+	var unavailable *booking.SeatsUnavailableError
+	if errors.As(err, &unavailable) {
+		taken = unavailable.SeatIDs
+	}
+	m, merr := s.Booking.SeatMapSeats(c.Request().Context(), ev.ID, taken)
+	if merr != nil {
+		return merr
+	}
+	msg := views.Message{Error: true, Text: refusalText(ae, err, req, booking.SeatsByID(m, taken))}
+	if isHTMX(c) {
+		return s.holdAnswer(c, ev, view, ae.Status, msg, taken, booking.SeatHeld)
+	}
+	p, perr := s.seatsPage(c, ev, view, msg)
+	if errors.Is(perr, errNoSection) {
+		p, perr = s.seatsPage(c, ev, "", msg)
+	}
+	if perr != nil {
+		return perr
+	}
+	return render(c, ae.Status, personal, views.SeatsPageView(p))
+}
+
+// refusalText words a refused hold for the buyer.
+func refusalText(ae *apiError, err error, req booking.HoldRequest, taken []booking.MapSeat) string {
+	var limit *booking.LimitError
+	switch {
+	case len(taken) == 1:
+		return "Seat " + shortSeat(taken[0]) + " was just taken. Choose another."
+	case len(taken) > 1:
+		names := make([]string, len(taken))
+		for i, st := range taken {
+			names[i] = shortSeat(st)
+		}
+		return "Seats " + strings.Join(names, ", ") + " were just taken. Nothing was held; choose again."
+	case errors.As(err, &limit):
+		return fmt.Sprintf("You can hold or buy at most %d seats and places for this event, and you have %d already.", limit.Limit, limit.Held)
+	case errors.Is(err, booking.ErrSoldOut) && req.GATierID != 0:
+		return "Not that many standing places are left."
+	case errors.Is(err, booking.ErrSoldOut):
+		return "Not enough seats are left for that. Try fewer seats, another section, or not seated together."
+	case errors.As(err, new(*booking.UnknownSeatsError)):
+		return "Some of those are not seats of this event. Reload the map and choose again."
+	case ae.Code == "ga_tier_not_found":
+		return "That standing tier is not part of this event."
+	}
+	return ae.Message
+}
+
+// releaseHoldForm releases one of the session's holds: its seats are free at once.
+// A hold of another session is not found (404), as in the API.
+func (s *server) releaseHoldForm(c echo.Context) error {
+	ctx := c.Request().Context()
+	id, err := pageHoldID(c)
+	if err != nil {
+		return err
+	}
+	buyer := s.pageBuyer(c)
+	if buyer == "" {
+		return booking.ErrHoldNotFound // a session that never held anything owns nothing
+	}
+	h, err := s.Booking.GetHold(ctx, id, buyer)
+	if err != nil && !errors.Is(err, booking.ErrHoldExpired) {
+		return err
+	}
+	if err := s.Booking.Release(ctx, id, buyer); err != nil {
+		return err
+	}
+	ev, err := s.Booking.Event(ctx, id.Event)
+	if err != nil {
+		return err
+	}
+	if !isHTMX(c) {
+		return c.Redirect(http.StatusSeeOther, seatsURL(ev, ""))
+	}
+	ids := make([]int64, len(h.Seats))
+	for i, st := range h.Seats {
+		ids[i] = st.ID
+	}
+	return s.holdAnswer(c, ev, "", http.StatusOK, views.Message{Text: "Released. Those seats are back on sale."}, ids, booking.SeatAvailable)
+}
+
+// holdAnswer is the htmx answer of the seat page's forms: the message, the buyer's
+// holds, the seats concerned (known: what the database just said of them, which beats
+// a map a moment old) and the places left, all out of band.
+func (s *server) holdAnswer(c echo.Context, ev booking.Event, view string, status int, msg views.Message, seatIDs []int64, known string) error {
+	ctx := c.Request().Context()
+	m, err := s.Booking.SeatMapSeats(ctx, ev.ID, seatIDs) // these seats and the GA tiers: no copy of the whole map
+	if err != nil {
+		return err
+	}
+	holds, err := s.Booking.BuyerHolds(ctx, ev.ID, s.pageBuyer(c))
+	if err != nil {
+		return err
+	}
+	csrf := buyerPage(c, "").CSRFToken
+	panel, mine := holdPanel(ev, view, holds, csrf, time.Now())
+	varyHTMX(c)
+	return render(c, status, personal, views.HoldAnswerView(views.HoldAnswer{
+		Message: msg, Panel: &panel,
+		Seats: seatsOfMap(m, seatIDs, known, seatStyle{mine: mine}),
+		GA:    gaForms(ev, m, csrf, s.Booking.Config().MaxPerBuyer),
+	}))
+}

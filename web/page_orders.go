@@ -1,0 +1,187 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/skip2/go-qrcode"
+
+	"boxoffice/internal/booking"
+	"boxoffice/views"
+)
+
+// showOrder is the order page: it waits for the payment's confirmation, then shows the
+// tickets. htmx polls the same address for the status fragment while the order may
+// still change. Only the session that placed the order sees it.
+func (s *server) showOrder(c echo.Context) error {
+	id, err := booking.ParseID(c.Param("orderId"))
+	if err != nil {
+		return booking.ErrOrderNotFound // an address that cannot name an order names none
+	}
+	ctx := c.Request().Context()
+	buyer := s.pageBuyer(c)
+	o, err := s.Booking.Order(ctx, id, buyer)
+	if err != nil {
+		return err
+	}
+	ev, err := s.Booking.Event(ctx, o.EventID)
+	if err != nil {
+		return err
+	}
+	m, err := s.orderModel(ctx, c, o, ev, buyer)
+	if err != nil {
+		return err
+	}
+	return renderPersonal(c, http.StatusOK, views.OrderPage(m), views.OrderStatus(m))
+}
+
+// orderModel words where an order stands. Tickets are shown for a confirmed order only:
+// a refunded one admits no one.
+func (s *server) orderModel(ctx context.Context, c echo.Context, o booking.Order, ev booking.Event, buyer string) (views.Order, error) {
+	lines, _ := orderLines(o.Seats, o.GA)
+	m := views.Order{
+		Page:   buyerPage(c, "Order "+strconv.FormatInt(o.ID, 10)),
+		Number: "Order " + strconv.FormatInt(o.ID, 10),
+		Event:  orderEvent(ev),
+		Lines:  lines, Total: euros(o.AmountCents), Email: o.Email,
+	}
+	switch o.Status {
+	case booking.StatusConfirmed:
+		m.Tone, m.Heading = "done", "Your tickets"
+		m.Message = "Your payment is confirmed. Show each ticket's QR code at the door, on your phone or printed: print this page for one ticket per sheet."
+		tickets, err := ticketViews(o, orderEvent(ev))
+		if err != nil {
+			return m, err
+		}
+		m.Tickets = tickets
+	case booking.StatusRefundPending:
+		m.Tone, m.Heading = "problem", "Your payment will be refunded"
+		m.Message = refundCause(o.StatusReason, s.Booking.Config().MaxPerBuyer) + "; your payment will be refunded in full."
+		m.Next = seatsLink(ev)
+	case booking.StatusRefunded:
+		m.Tone, m.Heading = "problem", "Your payment has been refunded"
+		m.Message = refundCause(o.StatusReason, s.Booking.Config().MaxPerBuyer) + "; your payment has been refunded in full."
+		m.Next = seatsLink(ev)
+	case booking.StatusPending:
+		if o.PaymentID != "" {
+			// A payment is under way or charged: only the provider's webhook ends this.
+			m.Tone, m.Heading = "waiting", "Confirming your payment…"
+			m.Message = "Your payment is being confirmed; this usually takes a few seconds. Your tickets will appear here."
+			m.PollURL = orderURL(o.ID)
+			break
+		}
+		return s.unpaidOrder(ctx, m, o, ev, buyer)
+	default:
+		m.Tone, m.Heading = "problem", "This order cannot be used"
+		m.Message = "This order is closed. If you paid for it, your payment will be refunded in full."
+	}
+	return m, nil
+}
+
+// unpaidOrder words a pending order that no payment is under way for: it can still be
+// paid while its hold lasts, and is over for good once the hold has run out.
+func (s *server) unpaidOrder(ctx context.Context, m views.Order, o booking.Order, ev booking.Event, buyer string) (views.Order, error) {
+	h, err := s.Booking.GetHold(ctx, o.HoldID, buyer)
+	if errors.Is(err, booking.ErrHoldExpired) {
+		m.Tone, m.Heading = "problem", "This order was not completed"
+		m.Message = "Your hold ran out before the order was paid, so its seats are back on sale. Nothing has been charged."
+		m.Next = seatsLink(ev)
+		return m, nil
+	} else if err != nil {
+		return m, err
+	}
+	m.Tone, m.Heading = "problem", "Not paid yet"
+	m.Message = "This order has not been paid yet. Your seats are held until " + expiryText(h.ExpiresAt, time.Now()) + "."
+	if o.StatusReason == "payment_failed" {
+		m.Message = "Your last payment did not go through and nothing was charged. Your seats are held until " +
+			expiryText(h.ExpiresAt, time.Now()) + "."
+	}
+	m.Next = views.ActionLink{Href: "/holds/" + o.HoldID.String() + "/checkout", Text: "Pay now"}
+	return m, nil
+}
+
+// refundCause says in plain words why a paid order sold nothing. The reasons are those
+// booking.ApplyPayment records.
+func refundCause(reason string, maxPerBuyer int) string {
+	switch reason {
+	case "seats_unavailable":
+		return "Your hold ran out before the payment completed and the seats were sold to someone else"
+	case "sold_out":
+		return "Your hold ran out before the payment completed and the places were sold to someone else"
+	case "buyer_limit":
+		return fmt.Sprintf("Your hold ran out before the payment completed, and buying these seats again would have "+
+			"taken you past the limit of %d tickets per buyer for this event", maxPerBuyer)
+	case "amount_mismatch":
+		return "The amount paid did not match the order's total, so nothing was sold"
+	}
+	return "We could not complete this sale"
+}
+
+// ticketViews makes the printable tickets of an order: the place each admits to and
+// the QR code of its code.
+func ticketViews(o booking.Order, ev views.OrderEvent) ([]views.Ticket, error) {
+	seats := make(map[int64]booking.Seat, len(o.Seats))
+	for _, st := range o.Seats {
+		seats[st.ID] = st
+	}
+	out := make([]views.Ticket, 0, len(o.Tickets))
+	for i, t := range o.Tickets {
+		qr, err := qrSVG(t.Code)
+		if err != nil {
+			return nil, err
+		}
+		v := views.Ticket{
+			Label: fmt.Sprintf("Ticket %d of %d", i+1, len(o.Tickets)),
+			Code:  t.Code, Event: ev, QR: qr,
+		}
+		if st, ok := seats[t.SeatID]; ok && t.SeatID != 0 {
+			v.Place = []views.TicketField{
+				{Label: "Section", Value: st.Section},
+				{Label: "Row", Value: st.Row},
+				{Label: "Seat", Value: strconv.Itoa(st.Number)},
+			}
+			v.QRName = "QR code of the ticket for " + seatLabel(st)
+		} else {
+			tier := "General admission"
+			if o.GA != nil && o.GA.TierID == t.GATierID {
+				tier = o.GA.TierName + " (general admission)"
+			}
+			v.Place = []views.TicketField{{Label: "Admission", Value: tier}}
+			v.QRName = "QR code of the ticket for " + tier
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// qrSVG draws the QR code of a ticket code as one SVG path, a run of dark modules per
+// stroke. High error correction keeps a creased or smudged printout scannable.
+func qrSVG(code string) (views.QR, error) {
+	q, err := qrcode.New(code, qrcode.High)
+	if err != nil {
+		return views.QR{}, fmt.Errorf("QR code of a ticket: %w", err)
+	}
+	bm := q.Bitmap() // with its quiet zone
+	var p strings.Builder
+	for y, row := range bm {
+		for x := 0; x < len(row); {
+			if !row[x] {
+				x++
+				continue
+			}
+			start := x
+			for x < len(row) && row[x] {
+				x++
+			}
+			fmt.Fprintf(&p, "M%d %dh%dv1h-%dz", start, y, x-start, x-start)
+		}
+	}
+	side := strconv.Itoa(len(bm))
+	return views.QR{ViewBox: "0 0 " + side + " " + side, Side: side, Path: p.String()}, nil
+}

@@ -1,0 +1,196 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"boxoffice/internal/booking"
+	"boxoffice/static"
+	"boxoffice/views"
+)
+
+// errNoSection answers ?section= naming no section of the event.
+var errNoSection = &apiError{Status: http.StatusNotFound, Code: "section_not_found", Message: "This event has no section of that name."}
+
+// showSeats is the seat selection page of one buyer (never cached: it shows their
+// holds). To htmx it answers with the part that asked, named by HX-Target: the map
+// after the live stream's reset, the hold panel after a hold ran out, or the places
+// left after a GA change.
+func (s *server) showSeats(c echo.Context) error {
+	ctx := c.Request().Context()
+	ev, err := s.Booking.EventBySlug(ctx, c.Param("slug"))
+	if err != nil {
+		return err
+	}
+	section := c.QueryParam("section")
+	varyHTMX(c)
+	if isHTMX(c) {
+		switch c.Request().Header.Get("HX-Target") {
+		case "hold-panel":
+			holds, err := s.Booking.BuyerHolds(ctx, ev.ID, s.pageBuyer(c))
+			if err != nil {
+				return err
+			}
+			panel, _ := holdPanel(ev, section, holds, buyerPage(c, "").CSRFToken, time.Now())
+			return render(c, http.StatusOK, personal, views.HoldPanelView(panel, false))
+		case "ga-refresh":
+			m, err := s.Booking.SeatMapSeats(ctx, ev.ID, nil) // the GA tiers alone
+			if err != nil {
+				return err
+			}
+			return render(c, http.StatusOK, personal, views.GALeftOOB(gaForms(ev, m, "", s.Booking.Config().MaxPerBuyer)))
+		}
+		p, err := s.seatsPage(c, ev, section, views.Message{})
+		if err != nil {
+			return err
+		}
+		return render(c, http.StatusOK, personal, views.SeatMapFragment(p.Map))
+	}
+	p, err := s.seatsPage(c, ev, section, views.Message{})
+	if err != nil {
+		return err
+	}
+	return render(c, http.StatusOK, personal, views.SeatsPageView(p))
+}
+
+// seatsPage builds the seat page of the session's buyer, saying msg.
+func (s *server) seatsPage(c echo.Context, ev booking.Event, section string, msg views.Message) (views.SeatsPage, error) {
+	return s.seatsPageFor(c.Request().Context(), ev, section, s.pageBuyer(c), buyerPage(c, "Choose seats: "+ev.Name), msg)
+}
+
+// seatsPageFor builds the seat page of a buyer ("" for none yet) in the frame p. The
+// map comes from the booking service's cache; only the buyer's own holds are read
+// fresh.
+func (s *server) seatsPageFor(ctx context.Context, ev booking.Event, section, buyer string, p views.Page, msg views.Message) (views.SeatsPage, error) {
+	m, err := s.Booking.SeatMap(ctx, ev.ID)
+	if err != nil {
+		return views.SeatsPage{}, err
+	}
+	sum := booking.Summarize(m)
+	if section != "" {
+		if _, ok := sum.Section(section); !ok {
+			return views.SeatsPage{}, errNoSection
+		}
+	}
+	holds, err := s.Booking.BuyerHolds(ctx, ev.ID, buyer)
+	if err != nil {
+		return views.SeatsPage{}, err
+	}
+	now := time.Now()
+	p.Scripts = append(p.Scripts, static.URL("js/seats.js"))
+	panel, mine := holdPanel(ev, section, holds, p.CSRFToken, now)
+	limit := s.Booking.Config().MaxPerBuyer
+	return views.SeatsPage{
+		Page: p, Event: eventHeader(ev, now), StreamURL: streamURL(ev, m), PageURL: seatsURL(ev, section),
+		Message: msg, Holds: panel,
+		Best:   bestForm(ev, sum, section, p.CSRFToken, limit),
+		GA:     gaForms(ev, m, p.CSRFToken, limit),
+		Legend: legend(sum),
+		Map:    seatMapView(mapArgs{ev: ev, m: m, sum: sum, section: section, style: seatStyle{mine: mine}, csrf: p.CSRFToken}),
+	}, nil
+}
+
+// streamURL is the live stream of the event's seat changes, starting after the
+// version of the map the page shows, so that nothing between the two is missed.
+func streamURL(ev booking.Event, m booking.SeatMap) string {
+	return "/events/" + ev.Slug + "/stream?v=" + strconv.FormatInt(m.Version, 10)
+}
+
+func holdsURL(ev booking.Event) string { return "/events/" + ev.Slug + "/holds" }
+
+// holdPanel shows the buyer's holds, and returns which seats are theirs.
+func holdPanel(ev booking.Event, section string, holds []booking.Hold, csrf string, now time.Time) (views.HoldPanel, map[int64]bool) {
+	ids, mine := mineIDs(holds)
+	p := views.HoldPanel{URL: seatsURL(ev, section), MineIDs: ids, CSRF: csrf}
+	for _, h := range holds {
+		hv := views.HoldView{
+			ID:          h.ID.String(),
+			ExpiresAt:   h.ExpiresAt.UTC().Format(time.RFC3339),
+			ExpiresText: expiryText(h.ExpiresAt, now),
+			CheckoutURL: "/holds/" + h.ID.String() + "/checkout",
+			ReleaseURL:  "/holds/" + h.ID.String() + "/release",
+		}
+		total := 0
+		for _, st := range h.Seats {
+			hv.Lines = append(hv.Lines, views.HoldLine{
+				What: fmt.Sprintf("%s, row %s, seat %d", st.Section, st.Row, st.Number), Price: priceText(st.PriceCents),
+			})
+			total += st.PriceCents
+		}
+		if h.GA != nil {
+			cents := h.GA.Quantity * h.GA.PriceCents
+			hv.Lines = append(hv.Lines, views.HoldLine{What: fmt.Sprintf("%d × %s (general admission)", h.GA.Quantity, h.GA.TierName), Price: priceText(cents)})
+			total += cents
+		}
+		hv.Total = priceText(total)
+		p.Holds = append(p.Holds, hv)
+	}
+	return p, mine
+}
+
+func bestForm(ev booking.Event, sum booking.MapSummary, section, csrf string, limit int) views.BestForm {
+	f := views.BestForm{Action: holdsURL(ev), CSRF: csrf}
+	for n := 1; n <= limit; n++ {
+		label := strconv.Itoa(n) + " seats"
+		if n == 1 {
+			label = "1 seat"
+		}
+		f.Quantities = append(f.Quantities, views.Option{Value: strconv.Itoa(n), Label: label, Selected: n == min(2, limit)})
+	}
+	if len(sum.Sections) > 1 {
+		f.Sections = append(f.Sections, views.Option{Value: "", Label: "any section", Selected: section == ""})
+		for _, sec := range sum.Sections {
+			f.Sections = append(f.Sections, views.Option{Value: sec.Name, Label: sec.Name, Selected: sec.Name == section})
+		}
+	}
+	return f
+}
+
+func gaForms(ev booking.Event, m booking.SeatMap, csrf string, limit int) []views.GAForm {
+	var out []views.GAForm
+	for _, t := range m.GATiers {
+		id := strconv.FormatInt(t.ID, 10)
+		out = append(out, views.GAForm{
+			Action: holdsURL(ev), CSRF: csrf, TierID: id,
+			Name: t.Name + " (general admission)", Price: priceText(t.PriceCents) + " each", Left: leftText(t.Remaining),
+			Max: max(0, min(limit, t.Remaining)), InputID: "ga-qty-" + id, LeftID: "ga-left-" + id,
+		})
+	}
+	return out
+}
+
+func legend(sum booking.MapSummary) views.Legend {
+	var l views.Legend
+	colour := priceClasses(sum)
+	for _, p := range sum.Prices {
+		l.Prices = append(l.Prices, views.LegendPrice{Class: colour[p.PriceCents], Price: priceText(p.PriceCents)})
+	}
+	return l
+}
+
+// seatFragments renders seats in their current state, from the seat map cache, each
+// marked to replace the element of its id out of band (views.SeatsOOB): what the live
+// stream sends for every batch of changed seats. It shows the public state only (a seat
+// is held, not "yours"): one rendering serves every viewer of the batch, and the page's
+// script marks the viewer's own seats again.
+func (s *server) seatFragments(ctx context.Context, eventID int64, seatIDs []int64) ([]byte, error) {
+	m, err := s.Booking.SeatMapSeats(ctx, eventID, seatIDs)
+	if err != nil {
+		return nil, err
+	}
+	seats := make([]views.SeatView, len(m.Seats))
+	for i, st := range m.Seats {
+		seats[i] = seatView(st, st.Status)
+	}
+	var buf bytes.Buffer
+	if err := views.SeatsOOB(seats).Render(ctx, &buf); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}

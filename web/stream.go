@@ -1,0 +1,298 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"boxoffice/internal/live"
+)
+
+// StreamOptions configure the live seat stream, GET /events/:slug/stream.
+type StreamOptions struct {
+	// Hub is the process's one live hub: every stream is a watcher of it.
+	Hub *live.Hub
+	// Event finds the id of the event a slug names (booking.Service.EventBySlug), or
+	// booking.ErrEventNotFound. Answers are kept a few minutes: reconnecting streams
+	// must not cost a query each.
+	Event func(ctx context.Context, slug string) (int64, error)
+	// Fragments renders seats as HTML marked for out-of-band swaps (views.SeatsOOB),
+	// from the seat map cache, which the hub has updated before any stream hears of
+	// the change. It is called once per batch, whatever the number of streams.
+	Fragments func(ctx context.Context, eventID int64, seatIDs []int64) ([]byte, error)
+	// SessionCookie names the cookie whose value the per-session limit counts. The
+	// session itself is never loaded: a stream is public data.
+	SessionCookie string
+	// MaxPerSession is how many streams one session may hold at once (tabs of one
+	// browser); default 6, the most an HTTP/1.1 browser opens to one host anyway.
+	MaxPerSession int
+	// MaxPerIP is how many streams one client address may hold at once (a household or
+	// office behind one NAT shares it); default 64.
+	MaxPerIP int
+	// Heartbeat is how often a quiet stream sends a comment, so that proxies keep it
+	// open and a dead client is noticed; default 15 s.
+	Heartbeat time.Duration
+	// Retry is the reconnection delay suggested to browsers; default 2 s.
+	Retry time.Duration
+	// Done ends every stream when it is closed (server shutdown), besides Hub.Close.
+	Done <-chan struct{}
+	Log  *slog.Logger
+}
+
+// seatStreams serves the live seat stream and counts the streams open per session
+// and per address, in memory: each instance bounds its own share.
+type seatStreams struct {
+	opt StreamOptions
+
+	mu        sync.Mutex
+	bySession map[string]int
+	byIP      map[string]int
+	events    map[string]knownEvent // slug -> event, found recently
+}
+
+// knownEvent is a slug's event id and when it was looked up.
+type knownEvent struct {
+	id int64
+	at time.Time
+}
+
+// eventTTL is how long a slug's event id is trusted.
+const eventTTL = 5 * time.Minute
+
+func newSeatStreams(o StreamOptions) *seatStreams {
+	if o.MaxPerSession <= 0 {
+		o.MaxPerSession = 6
+	}
+	if o.MaxPerIP <= 0 {
+		o.MaxPerIP = 64
+	}
+	if o.Heartbeat <= 0 {
+		o.Heartbeat = 15 * time.Second
+	}
+	if o.Retry <= 0 {
+		o.Retry = 2 * time.Second
+	}
+	if o.Log == nil {
+		o.Log = slog.Default()
+	}
+	return &seatStreams{opt: o, bySession: map[string]int{}, byIP: map[string]int{}, events: map[string]knownEvent{}}
+}
+
+// NewStreamHandler returns the live seat stream alone, GET /events/{slug}/stream, as
+// the routes table mounts it: for cmd/ssebench, which measures it without the rest.
+func NewStreamHandler(o StreamOptions) http.Handler {
+	st := newSeatStreams(o)
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+	e.GET("/events/:slug/stream", st.streamSeats)
+	return e
+}
+
+// errTooManyStreams answers a client over its share of streams.
+var errTooManyStreams = &apiError{Status: http.StatusTooManyRequests, Code: "too_many_streams",
+	Message: "Too many live maps are open from here; close some tabs."}
+
+// streamSeats streams an event's seat changes as server-sent events:
+//
+//	id: <version>          on every event: the browser sends it back as Last-Event-ID
+//	event: seats           data: seats as HTML for htmx out-of-band swaps
+//	event: ga              data: "ga": general-admission places changed
+//	event: reset           data: "reset": changes were lost; fetch the map again
+//	: ping                 a heartbeat comment
+//
+// The first connection names the version of the page's map in ?v=; a reconnection
+// sends Last-Event-ID, which wins. Changes after that version are replayed if the hub
+// still has them, else the first event is a reset. An id line is never empty: an
+// empty one would reset the browser's Last-Event-ID.
+func (st *seatStreams) streamSeats(c echo.Context) error {
+	req := c.Request()
+	eventID, err := st.eventID(req.Context(), c.Param("slug"))
+	if err != nil {
+		return err
+	}
+	since := versionParam(req.Header.Get("Last-Event-ID"))
+	if since < 0 {
+		since = versionParam(c.QueryParam("v"))
+	}
+	var session string
+	if ck, err := req.Cookie(st.opt.SessionCookie); err == nil && st.opt.SessionCookie != "" {
+		session = ck.Value
+	}
+	release, ok := st.admit(session, c.RealIP())
+	if !ok {
+		c.Response().Header().Set("Retry-After", "10")
+		return errTooManyStreams
+	}
+	defer release()
+
+	ctx := req.Context()
+	w, err := st.opt.Hub.Watch(ctx, eventID, max(since, 0))
+	if errors.Is(err, live.ErrClosed) {
+		return &apiError{Status: http.StatusServiceUnavailable, Code: "unavailable", Message: "The server is restarting; try again shortly."}
+	} else if err != nil {
+		return nil // the client is gone already
+	}
+	defer w.Close()
+
+	res := c.Response()
+	// A stream outlives the deadlines a server sets for ordinary requests: a write
+	// deadline would cut it, and a read deadline too (net/http's watch for the client
+	// hanging up would take the timeout for a hang-up and cancel the request).
+	rc := http.NewResponseController(res)
+	for _, set := range []func(time.Time) error{rc.SetWriteDeadline, rc.SetReadDeadline} {
+		if err := set(time.Time{}); err != nil && !errors.Is(err, http.ErrNotSupported) {
+			return err
+		}
+	}
+	h := res.Header()
+	h.Set(echo.HeaderContentType, "text/event-stream")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Accel-Buffering", "no") // nginx: do not buffer the stream
+	res.WriteHeader(http.StatusOK)
+	if _, err := res.Write([]byte("retry: " + strconv.FormatInt(st.opt.Retry.Milliseconds(), 10) + "\n: hello\n\n")); err != nil {
+		return nil
+	}
+	res.Flush()
+
+	beat := time.NewTicker(st.opt.Heartbeat)
+	defer beat.Stop()
+	for {
+		var msg []byte
+		select {
+		case b, ok := <-w.C():
+			if !ok {
+				if err := w.Err(); errors.Is(err, live.ErrSlow) {
+					st.opt.Log.InfoContext(ctx, "slow stream dropped", "event", eventID, "ip", c.RealIP())
+				}
+				return nil
+			}
+			msg = st.encode(ctx, eventID, b)
+			beat.Reset(st.opt.Heartbeat)
+		case <-beat.C:
+			msg = []byte(": ping\n\n")
+		case <-ctx.Done():
+			return nil
+		case <-st.opt.Done:
+			return nil
+		}
+		if _, err := res.Write(msg); err != nil {
+			return nil // the client went away
+		}
+		res.Flush()
+	}
+}
+
+// encode turns a batch into its events, rendered once for every stream that got the
+// same batch.
+func (st *seatStreams) encode(ctx context.Context, eventID int64, b live.Batch) []byte {
+	msg, _ := b.Shared(func() ([]byte, error) {
+		id := "id: " + strconv.FormatInt(b.Version, 10) + "\n"
+		if b.Reset {
+			return []byte(id + "event: reset\ndata: reset\n\n"), nil
+		}
+		var buf bytes.Buffer
+		if len(b.SeatIDs) > 0 {
+			// Not the request's context: the first stream to get the batch renders it
+			// for all, and its client leaving must not fail the others.
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			html, err := st.opt.Fragments(rctx, eventID, b.SeatIDs)
+			cancel()
+			if err != nil {
+				st.opt.Log.WarnContext(ctx, "seat fragments not rendered: streams reset", "event", eventID, "err", err)
+				return []byte(id + "event: reset\ndata: reset\n\n"), nil
+			}
+			buf.WriteString(id + "event: seats\n")
+			writeData(&buf, html)
+		}
+		if b.GA {
+			buf.WriteString(id + "event: ga\ndata: ga\n\n")
+		}
+		if buf.Len() == 0 {
+			buf.WriteString(id + "\n") // moves Last-Event-ID on, dispatches nothing
+		}
+		return buf.Bytes(), nil
+	})
+	return msg
+}
+
+// writeData writes p as the data of one event: one data line per line of p, since a
+// line break inside a data field would end it.
+func writeData(buf *bytes.Buffer, p []byte) {
+	p = bytes.ReplaceAll(p, []byte("\r\n"), []byte("\n"))
+	p = bytes.ReplaceAll(p, []byte("\r"), []byte("\n"))
+	for line := range bytes.SplitSeq(bytes.TrimRight(p, "\n"), []byte("\n")) {
+		buf.WriteString("data: ")
+		buf.Write(line)
+		buf.WriteByte('\n')
+	}
+	buf.WriteByte('\n')
+}
+
+// eventID finds the event of a slug, from memory when it was looked up recently.
+func (st *seatStreams) eventID(ctx context.Context, slug string) (int64, error) {
+	st.mu.Lock()
+	k, ok := st.events[slug]
+	st.mu.Unlock()
+	if ok && time.Since(k.at) < eventTTL {
+		return k.id, nil
+	}
+	id, err := st.opt.Event(ctx, slug)
+	if err != nil {
+		return 0, err
+	}
+	st.mu.Lock()
+	if len(st.events) > 10000 {
+		clear(st.events) // a bound, not a policy: there are never this many live events
+	}
+	st.events[slug] = knownEvent{id: id, at: time.Now()}
+	st.mu.Unlock()
+	return id, nil
+}
+
+// versionParam reads a version from Last-Event-ID or ?v=; -1 when absent or not one.
+func versionParam(s string) int64 {
+	if s == "" || len(s) > 19 {
+		return -1
+	}
+	v, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || v < 0 {
+		return -1
+	}
+	return v
+}
+
+// admit counts a new stream against its session and address, or refuses it. The
+// release it returns must be called when the stream ends.
+func (st *seatStreams) admit(session, ip string) (release func(), ok bool) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if session != "" && st.bySession[session] >= st.opt.MaxPerSession {
+		return nil, false
+	}
+	if st.byIP[ip] >= st.opt.MaxPerIP {
+		return nil, false
+	}
+	if session != "" {
+		st.bySession[session]++
+	}
+	st.byIP[ip]++
+	return func() {
+		st.mu.Lock()
+		defer st.mu.Unlock()
+		if session != "" {
+			if st.bySession[session]--; st.bySession[session] <= 0 {
+				delete(st.bySession, session)
+			}
+		}
+		if st.byIP[ip]--; st.byIP[ip] <= 0 {
+			delete(st.byIP, ip)
+		}
+	}, true
+}
