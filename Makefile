@@ -21,8 +21,10 @@ TESTFLAGS ?= -race -count=1 -timeout 20m
 # `eval "$(.ci/services.sh)"` alone would ignore a failing services.sh (eval of an
 # empty string succeeds); through a variable assignment, -e stops the recipe.
 SERVICES = svc_env=$$(.ci/services.sh); eval "$$svc_env"
+# make test also needs nginx (the CDN test) and Chromium (the browser tests).
+TEST_SERVICES = svc_env=$$(.ci/services.sh test); eval "$$svc_env"
 
-.PHONY: help run test verify generate vendor bench services services-stop clean-data
+.PHONY: help run test verify generate vendor bench bench-sse bench-cdn services services-stop clean-data
 
 help: ## list the targets
 	@awk 'BEGIN { FS = ":.*## " } /^[a-z][a-z-]*:.*## / { printf "  %-14s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
@@ -33,8 +35,8 @@ run: ## start services, migrate, seed, then serve (ARGS go to serve)
 	go run ./cmd/boxoffice seed
 	exec go run ./cmd/boxoffice serve $(ARGS)
 
-test: verify ## verify, then go test -race every package against real services
-	$(SERVICES)
+test: verify ## verify, then go test -race every package against real services, nginx and Chromium
+	$(TEST_SERVICES)
 	go test $(TESTFLAGS) $(PKG)
 
 verify: generate ## check generated code is fresh, gofmt, go vet
@@ -72,6 +74,13 @@ vendor: ## fetch the pinned htmx scripts again from npm into static/js/vendor
 bench: ## start services, then run the hold benchmark (cmd/holdbench; ARGS go to it)
 	$(SERVICES)
 	go run ./cmd/holdbench $(ARGS)
+
+bench-sse: ## start services, then run the SSE fan-out benchmark (cmd/ssebench; ARGS go to it)
+	$(SERVICES)
+	go run ./cmd/ssebench $(ARGS)
+
+bench-cdn: ## the cached event page through the reference nginx next to a static file (wrk)
+	.ci/bench-cdn.sh $(ARGS)
 
 services: ## start PostgreSQL and Redis under .data/, print export lines to eval
 	@.ci/services.sh

@@ -2,7 +2,11 @@
 # Brings up the PostgreSQL and Redis that boxoffice needs, unless DATABASE_URL and
 # REDIS_URL already name running ones, and prints the environment to use them:
 #
-#   eval "$(.ci/services.sh)"
+#   eval "$(.ci/services.sh)"        # or: .ci/services.sh test (the same, for make test)
+#
+# `test` also installs what the tests drive besides the services: nginx (the reference
+# caching proxy, internal/cdn) and Chromium (the browser tests, internal/browsertest).
+# `tools` installs only those and prints nothing on stdout.
 #
 # Data lives under .data/ (git-ignored). Running it again reuses what is there. Debian's
 # packages are installed when missing (as root, or through sudo). Everything it says
@@ -115,6 +119,16 @@ start_redis() {
   REDIS_URL="redis://127.0.0.1:$redis_port/0"
 }
 
+# start_tools installs the programs the tests run as children: nginx, which Debian puts
+# in /usr/sbin (not on every PATH), and Chromium. Installing nginx may start Debian's
+# own nginx on port 80; the tests do not use it.
+start_tools() {
+  local missing=()
+  command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || missing+=(nginx)
+  command -v chromium >/dev/null 2>&1 || [ -x /usr/bin/chromium ] || missing+=(chromium)
+  [ "${#missing[@]}" = 0 ] || apt_install "${missing[@]}"
+}
+
 stop() {
   local bin
   bin=$(pg_bindir)
@@ -129,8 +143,10 @@ stop() {
 
 case "${1:-env}" in
   stop) stop; exit 0 ;;
+  tools) start_tools; exit 0 ;;
+  test) start_tools ;;
   env) ;;
-  *) log "usage: $0 [env|stop]"; exit 2 ;;
+  *) log "usage: $0 [env|test|tools|stop]"; exit 2 ;;
 esac
 
 [ -n "${DATABASE_URL:-}" ] || start_postgres
