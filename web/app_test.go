@@ -2,7 +2,6 @@ package web
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -18,14 +17,12 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"boxoffice/internal/app"
+	"boxoffice/internal/apptest"
 	"boxoffice/internal/booking"
-	"boxoffice/internal/config"
-	"boxoffice/internal/dbtest"
-	"boxoffice/internal/demo"
 	"boxoffice/internal/payment"
 )
 
-const testSecret = "whsec_test_secret"
+const testSecret = apptest.WebhookSecret
 
 // testApp is the whole program on a fresh database and Redis prefix, built by the
 // production composition root (internal/app) and served by httptest.
@@ -40,68 +37,24 @@ type testApp struct {
 	App      *app.App
 }
 
-type appOptions struct {
-	env     map[string]string                     // settings on top of the test defaults
-	dbURL   func(t *testing.T, url string) string // rewrites the database URL (a proxy, say)
-	poolCfg func(*pgxpool.Config)
-}
+type appOptions = apptest.Options
 
 // newTestApp starts the server. opts may change the settings or the database URL.
 func newTestApp(t *testing.T, opts ...func(*appOptions)) *testApp {
 	t.Helper()
-	o := appOptions{}
+	var o appOptions
 	for _, f := range opts {
 		f(&o)
 	}
-	url := dbtest.URL(t)
-	ctx := context.Background()
-	setup, err := pgxpool.New(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	eventID, err := demo.Create(ctx, setup, demo.DemoSpec(time.Now()))
-	setup.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if o.dbURL != nil {
-		url = o.dbURL(t, url)
-	}
-	rdb, prefix := dbtest.Redis(t)
-	env := map[string]string{
-		"DATABASE_URL": url, "REDIS_URL": "redis://" + rdb.Options().Addr + "/" + strconv.Itoa(rdb.Options().DB),
-		"REDIS_PREFIX": prefix, "PAYMENT_WEBHOOK_SECRET": testSecret, "PAYMENT_LATE_DELAY": "300ms",
-	}
-	for k, v := range o.env {
-		env[k] = v
-	}
-	cfg, err := config.Load(func(k string) string { return env[k] })
-	if err != nil {
-		t.Fatal(err)
-	}
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	if testing.Verbose() {
-		log = slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+		o.Log = slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
-	a, err := app.New(ctx, cfg, app.Options{Log: log, PoolConfig: func(pc *pgxpool.Config) {
-		pc.ConnConfig.ConnectTimeout = 2 * time.Second
-		if o.poolCfg != nil {
-			o.poolCfg(pc)
-		}
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = a.Close(ctx)
-	})
-	srv := httptest.NewServer(New(a))
-	t.Cleanup(srv.Close) // first: cleanups run last-in first-out
-	a.Payments.SetWebhookURL(srv.URL + "/api/v1/payments/webhook")
-	return &testApp{URL: srv.URL, Pool: a.Pool, Booking: a.Booking, Provider: a.Payments, Redis: rdb,
-		Prefix: prefix, EventID: eventID, App: a}
+	p := apptest.New(t, o)
+	srv := httptest.NewServer(New(p.App))
+	t.Cleanup(srv.Close) // before the program closes: cleanups run last-in first-out
+	p.Payments.SetWebhookURL(srv.URL + "/api/v1/payments/webhook")
+	return &testApp{URL: srv.URL, Pool: p.Pool, Booking: p.Booking, Provider: p.Payments, Redis: p.Redis,
+		Prefix: p.Prefix, EventID: p.EventID, App: p.App}
 }
 
 type testWriter struct{ t *testing.T }

@@ -103,7 +103,7 @@ func TestDatabaseOutage(t *testing.T) {
 	const workers = 16
 	var proxy *dbtest.Proxy
 	app := newTestApp(t, func(o *appOptions) {
-		o.dbURL = func(t *testing.T, url string) string {
+		o.DBURL = func(t testing.TB, url string) string {
 			cfg, err := pgx.ParseConfig(url)
 			if err != nil {
 				t.Fatal(err)

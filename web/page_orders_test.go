@@ -29,7 +29,7 @@ import (
 func TestPagePurchase(t *testing.T) {
 	t.Parallel()
 	app := newTestApp(t, func(o *appOptions) {
-		o.env = map[string]string{"PAYMENT_DELIVERY": "late", "PAYMENT_LATE_DELAY": "3s"}
+		o.Env = map[string]string{"PAYMENT_DELIVERY": "late", "PAYMENT_LATE_DELAY": "3s"}
 	})
 	c := app.newClient(t)
 	var m seatMapJSON

@@ -2,10 +2,8 @@ package browsertest_test
 
 import (
 	"bytes"
-	"context"
 	"image/png"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -15,13 +13,9 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
-	"github.com/jackc/pgx/v5/pgxpool"
 
-	"boxoffice/internal/app"
+	"boxoffice/internal/apptest"
 	"boxoffice/internal/browsertest"
-	"boxoffice/internal/config"
-	"boxoffice/internal/dbtest"
-	"boxoffice/internal/demo"
 	"boxoffice/web"
 )
 
@@ -31,36 +25,7 @@ func TestMain(m *testing.M) { os.Exit(browsertest.Main(m)) }
 // event, as web's tests build it.
 func newServer(t *testing.T) string {
 	t.Helper()
-	ctx := context.Background()
-	url := dbtest.URL(t)
-	setup, err := pgxpool.New(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = demo.Create(ctx, setup, demo.DemoSpec(time.Now()))
-	setup.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	rdb, prefix := dbtest.Redis(t)
-	env := map[string]string{
-		"DATABASE_URL": url, "REDIS_URL": "redis://" + rdb.Options().Addr + "/" + strconv.Itoa(rdb.Options().DB),
-		"REDIS_PREFIX": prefix, "PAYMENT_WEBHOOK_SECRET": "whsec_browsertest",
-	}
-	cfg, err := config.Load(func(k string) string { return env[k] })
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := app.New(ctx, cfg, app.Options{Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = a.Close(ctx)
-	})
-	srv := httptest.NewServer(web.New(a))
+	srv := httptest.NewServer(web.New(apptest.New(t, apptest.Options{}).App))
 	t.Cleanup(srv.Close)
 	return srv.URL
 }

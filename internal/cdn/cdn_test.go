@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"html"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
@@ -20,12 +19,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	"boxoffice/internal/app"
+	"boxoffice/internal/apptest"
 	"boxoffice/internal/cdn"
-	"boxoffice/internal/config"
-	"boxoffice/internal/dbtest"
 	"boxoffice/internal/demo"
 	"boxoffice/web"
 )
@@ -59,36 +55,9 @@ func newStack(t testing.TB, proxy cdn.Config) *stack {
 	t.Helper()
 	requireNginx(t)
 	ctx := context.Background()
-	url := dbtest.URL(t)
-	setup, err := pgxpool.New(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	spec := demo.DemoSpec(time.Now())
-	eventID, err := demo.Create(ctx, setup, spec)
-	setup.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	rdb, prefix := dbtest.Redis(t)
-	env := map[string]string{
-		"DATABASE_URL": url, "REDIS_URL": "redis://" + rdb.Options().Addr + "/" + strconv.Itoa(rdb.Options().DB),
-		"REDIS_PREFIX": prefix, "PAYMENT_WEBHOOK_SECRET": "whsec_cdn_test",
-	}
-	cfg, err := config.Load(func(k string) string { return env[k] })
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := app.New(ctx, cfg, app.Options{Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = a.Close(ctx)
-	})
-	h, count := web.New(a), new(atomic.Int64)
+	prog := apptest.New(t, apptest.Options{})
+	eventID, spec := prog.EventID, demo.DemoSpec(time.Now())
+	h, count := web.New(prog.App), new(atomic.Int64)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		count.Add(1)
 		h.ServeHTTP(w, r)

@@ -1,0 +1,96 @@
+// Package apptest builds the real program for a test: a fresh database with the demo
+// event, a Redis key prefix of its own, the settings a test runs with, and app.New,
+// the production composition root. The caller adds the handler (web.New): web's own
+// tests use this package, and it cannot import web.
+package apptest
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"boxoffice/internal/app"
+	"boxoffice/internal/config"
+	"boxoffice/internal/dbtest"
+	"boxoffice/internal/demo"
+)
+
+// WebhookSecret signs the test payment provider's webhooks.
+const WebhookSecret = "whsec_test_secret"
+
+// Options change what New builds; the zero value is the demo event with test settings.
+type Options struct {
+	// Env is settings on top of the test defaults, by environment variable name.
+	Env map[string]string
+	// DBURL rewrites the database URL the program uses (a proxy in front, say); the
+	// demo event is created before, through the direct URL.
+	DBURL func(t testing.TB, url string) string
+	// PoolConfig adjusts the program's pool, after the test's short connect timeout.
+	PoolConfig func(*pgxpool.Config)
+	// Log receives the program's logs; nil discards them.
+	Log *slog.Logger
+}
+
+// Program is the program under test.
+type Program struct {
+	*app.App
+	// EventID is the demo event: ~2,000 seats and a GA tier.
+	EventID int64
+	// Prefix is the Redis key prefix of this program alone.
+	Prefix string
+}
+
+// New builds the program on a fresh database and closes it when the test ends.
+func New(t testing.TB, o Options) *Program {
+	t.Helper()
+	ctx := context.Background()
+	url := dbtest.URL(t)
+	setup, err := pgxpool.New(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventID, err := demo.Create(ctx, setup, demo.DemoSpec(time.Now()))
+	setup.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.DBURL != nil {
+		url = o.DBURL(t, url)
+	}
+	rdb, prefix := dbtest.Redis(t)
+	env := map[string]string{
+		"DATABASE_URL": url, "REDIS_URL": "redis://" + rdb.Options().Addr + "/" + strconv.Itoa(rdb.Options().DB),
+		"REDIS_PREFIX": prefix, "PAYMENT_WEBHOOK_SECRET": WebhookSecret, "PAYMENT_LATE_DELAY": "300ms",
+	}
+	for k, v := range o.Env {
+		env[k] = v
+	}
+	cfg, err := config.Load(func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := o.Log
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	a, err := app.New(ctx, cfg, app.Options{Log: log, PoolConfig: func(pc *pgxpool.Config) {
+		pc.ConnConfig.ConnectTimeout = 2 * time.Second
+		if o.PoolConfig != nil {
+			o.PoolConfig(pc)
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = a.Close(ctx)
+	})
+	return &Program{App: a, EventID: eventID, Prefix: prefix}
+}
