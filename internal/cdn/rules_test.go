@@ -91,7 +91,7 @@ func TestStoresOnlyWhatOriginMarksPublic(t *testing.T) {
 			keys = append(keys, string(key))
 		}
 	}
-	if want := "http://127.0.0.1/public hx="; len(keys) != 1 || keys[0] != want {
+	if want := "http://127.0.0.1/public hx= ae=gzip"; len(keys) != 1 || keys[0] != want {
 		t.Errorf("cache keys: got %q, want only %q", keys, want)
 	}
 }
