@@ -11,17 +11,31 @@ import (
 	"time"
 
 	"boxoffice/internal/dbtest"
+	"boxoffice/internal/demo"
+
+	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // TestServeShutsDownGracefully runs the whole program: it migrates a fresh database,
-// serves, answers /readyz, and on its context's end (a signal, in main) stops
-// accepting and returns without error.
+// serves, answers /readyz, and on its context's end (a signal, in main) ends the open
+// live streams, stops accepting and returns without error. A stream left open would
+// hold Shutdown until SHUTDOWN_TIMEOUT and make it return an error.
 func TestServeShutsDownGracefully(t *testing.T) {
 	t.Parallel()
 	dbURL := dbtest.URL(t)
+	setup, err := pgxpool.New(t.Context(), dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := demo.DemoSpec(time.Now())
+	_, err = demo.Create(t.Context(), setup, spec)
+	setup.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
 	env := map[string]string{
 		"DATABASE_URL": dbURL, "REDIS_URL": os.Getenv("REDIS_URL"), "ADDR": "127.0.0.1:0",
-		"REDIS_PREFIX": "test:serve:", "LOG_FORMAT": "json",
+		"REDIS_PREFIX": "test:serve:", "LOG_FORMAT": "json", "SHUTDOWN_TIMEOUT": "10s",
 	}
 	if env["REDIS_URL"] == "" {
 		t.Fatal("REDIS_URL not set: run tests through `make test`")
@@ -52,6 +66,19 @@ func TestServeShutsDownGracefully(t *testing.T) {
 	if resp.StatusCode != http.StatusOK {
 		t.Errorf("readyz: got %d, want 200", resp.StatusCode)
 	}
+	stream, err := http.Get(url + "/events/" + spec.Slug + "/stream")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stream.Body.Close()
+	if stream.StatusCode != http.StatusOK {
+		t.Fatalf("stream: got %d, want 200", stream.StatusCode)
+	}
+	streamEnded := make(chan error, 1)
+	go func() {
+		_, err := io.Copy(io.Discard, stream.Body)
+		streamEnded <- err
+	}()
 
 	cancel()
 	select {
@@ -64,6 +91,14 @@ func TestServeShutsDownGracefully(t *testing.T) {
 	}
 	if _, err := http.Get(url + "/healthz"); err == nil {
 		t.Errorf("still serving after shutdown")
+	}
+	select {
+	case err := <-streamEnded:
+		if err != nil {
+			t.Errorf("stream: got %v, want a clean end", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Error("the live stream is still open after shutdown")
 	}
 }
 
