@@ -142,8 +142,9 @@ func (p *Publisher) send(batch map[int64]*pending) {
 	}
 }
 
-// Subscribe returns a subscription to the event's seat changes, for tests and for the
-// in-process hub that fans changes out to viewers.
+// Subscribe returns a subscription of its own to the event's seat changes, for tests
+// and benchmarks that listen as an outsider would. Viewers never get one each: the Hub
+// holds one subscription per watched event and fans out in process.
 func Subscribe(ctx context.Context, rdb *redis.Client, prefix string, eventID int64) *redis.PubSub {
 	return rdb.Subscribe(ctx, seatsChannel(prefix, eventID))
 }
