@@ -2,9 +2,28 @@
 INSERT INTO venues (name, city) VALUES (@name, @city) RETURNING id;
 
 -- name: EventCreate :one
-INSERT INTO events (venue_id, slug, name, starts_at, onsale_at)
-VALUES (@venue_id, @slug, @name, @starts_at, @onsale_at)
+INSERT INTO events (venue_id, slug, name, starts_at, onsale_at, sales_close_at)
+VALUES (@venue_id, @slug, @name, @starts_at, @onsale_at, sqlc.narg(sales_close_at))
 RETURNING id;
+
+-- name: EventQueueSet :exec
+-- Turns the event's waiting room on or off and tunes it.
+UPDATE events
+SET queue_enabled = @queue_enabled, queue_slots = @queue_slots, queue_rate = @queue_rate,
+    queue_token_ttl_seconds = @queue_token_ttl_seconds
+WHERE id = @id;
+
+-- name: EventOnsaleReschedule :one
+-- Moves an event's onsale to a later moment, as the demo seed does for the waiting
+-- room's event at every start, but only while nobody has anything of it: its onsale
+-- has passed, it has no order, and no hold that is neither released, sold nor lapsed.
+-- No row: it was left as it was.
+UPDATE events e SET onsale_at = @onsale_at
+WHERE e.id = @id AND e.onsale_at <= now() AND @onsale_at::timestamptz < coalesce(e.sales_close_at, e.starts_at)
+  AND NOT EXISTS (SELECT 1 FROM orders o WHERE o.event_id = e.id)
+  AND NOT EXISTS (SELECT 1 FROM holds h
+                  WHERE h.event_id = e.id AND h.released_at IS NULL AND h.sold_at IS NULL AND h.expires_at > now())
+RETURNING e.onsale_at;
 
 -- name: EventBySlug :one
 SELECT id FROM events WHERE slug = @slug;
@@ -14,16 +33,42 @@ INSERT INTO price_tiers (event_id, name, price_cents) VALUES (@event_id, @name, 
 RETURNING id;
 
 -- name: EventList :many
-SELECT e.id, e.slug, e.name, e.starts_at, e.onsale_at, v.name AS venue
+SELECT e.id, e.slug, e.name, e.starts_at, e.onsale_at,
+       coalesce(e.sales_close_at, e.starts_at)::timestamptz AS sales_close_at,
+       e.queue_enabled, e.queue_slots, e.queue_rate, e.queue_token_ttl_seconds, v.name AS venue
 FROM events e
 JOIN venues v ON v.id = e.venue_id
 ORDER BY e.starts_at, e.id;
 
 -- name: EventGet :one
-SELECT e.id, e.slug, e.name, e.starts_at, e.onsale_at, v.name AS venue
+SELECT e.id, e.slug, e.name, e.starts_at, e.onsale_at,
+       coalesce(e.sales_close_at, e.starts_at)::timestamptz AS sales_close_at,
+       e.queue_enabled, e.queue_slots, e.queue_rate, e.queue_token_ttl_seconds, v.name AS venue
 FROM events e
 JOIN venues v ON v.id = e.venue_id
 WHERE e.id = @id;
+
+-- name: EventsQueued :many
+-- The events whose waiting room is on and whose sale is open, or opens within lead:
+-- the admitter's work. Decided by the database clock.
+SELECT e.id, e.slug, e.name, e.starts_at, e.onsale_at,
+       coalesce(e.sales_close_at, e.starts_at)::timestamptz AS sales_close_at,
+       e.queue_enabled, e.queue_slots, e.queue_rate, e.queue_token_ttl_seconds, v.name AS venue
+FROM events e
+JOIN venues v ON v.id = e.venue_id
+WHERE e.queue_enabled
+  AND e.onsale_at <= now() + make_interval(secs => @lead_seconds::float8)
+  AND now() < coalesce(e.sales_close_at, e.starts_at)
+ORDER BY e.onsale_at, e.id;
+
+-- name: EventSaleWindow :one
+-- Where the database clock stands in the event's sales window. Read only after a
+-- statement that carries the window refused, to say why; inside that statement's
+-- transaction it sees the same now().
+SELECT onsale_at, (now() < onsale_at)::bool AS before_onsale,
+       (now() >= coalesce(sales_close_at, starts_at))::bool AS closed
+FROM events
+WHERE id = @id;
 
 -- name: EventIDsCurrent :many
 -- Events whose holds may still need tidying: not long past.

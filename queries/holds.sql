@@ -6,15 +6,21 @@
 SELECT pg_advisory_xact_lock(hashtextextended(@buyer::text, @event_id::bigint));
 
 -- name: HoldCreate :one
--- Opens a hold if the buyer stays within the per-event limit; no row means the limit.
--- Run after BuyerLock: the count then includes every earlier request of the buyer.
+-- Opens a hold if the event's sale is open and the buyer stays within the per-event
+-- limit; no row means one of the two (EventSaleWindow tells which). Run after
+-- BuyerLock: the count then includes every earlier request of the buyer. This is the
+-- window's verdict for best available and general admission: their claims follow in
+-- the same transaction, whose now() is this statement's, and nothing is claimed
+-- without this row.
 INSERT INTO holds (event_id, buyer, seat_count, ga_tier_id, ga_quantity, expires_at)
 SELECT p.event_id, p.buyer, p.seat_count, p.ga_tier_id, p.ga_quantity,
        now() + make_interval(secs => p.ttl_seconds)
 FROM (SELECT @event_id::bigint AS event_id, @buyer::text AS buyer, @seat_count::int AS seat_count,
              sqlc.narg(ga_tier_id)::bigint AS ga_tier_id, @ga_quantity::int AS ga_quantity,
              @ttl_seconds::float8 AS ttl_seconds, @buyer_limit::int AS buyer_limit) p
-WHERE buyer_places(p.event_id, p.buyer, 0)::int + p.seat_count + p.ga_quantity <= p.buyer_limit
+WHERE EXISTS (SELECT 1 FROM events e
+              WHERE e.id = p.event_id AND now() >= e.onsale_at AND now() < coalesce(e.sales_close_at, e.starts_at))
+  AND buyer_places(p.event_id, p.buyer, 0)::int + p.seat_count + p.ga_quantity <= p.buyer_limit
 RETURNING id, expires_at;
 
 -- name: BuyerPlaces :one
@@ -58,3 +64,9 @@ FOR UPDATE SKIP LOCKED;
 -- buyers arriving together would otherwise all compute the same best seats and spend
 -- their time losing them to each other.
 SELECT pg_advisory_xact_lock(hashtextextended('best-available', @event_id::bigint));
+
+-- name: GAPlacesHeld :one
+-- The event's GA places taken by holds neither released nor sold: they come back if
+-- the hold lapses (a lapsed one's at the next tidy-up).
+SELECT coalesce(sum(ga_quantity), 0)::int FROM holds
+WHERE event_id = @event_id AND ga_quantity > 0 AND released_at IS NULL AND sold_at IS NULL;

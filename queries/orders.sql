@@ -1,8 +1,12 @@
 -- name: OrderCreate :one
--- One order per hold: a second checkout of the same hold returns nothing here and the
--- caller answers with the existing order.
+-- One order per hold, and only while the event's sale is open (by the database clock):
+-- no row means a second checkout of the same hold (the caller answers with the
+-- existing order) or the window (EventSaleWindow tells).
 INSERT INTO orders (event_id, hold_id, buyer, email, seat_ids, ga_tier_id, ga_quantity, amount_cents)
-VALUES (@event_id, @hold_id, @buyer, @email, @seat_ids::bigint[], sqlc.narg(ga_tier_id)::bigint, @ga_quantity, @amount_cents)
+SELECT @event_id::bigint, @hold_id::bigint, @buyer::text, @email::text, @seat_ids::bigint[],
+       sqlc.narg(ga_tier_id)::bigint, @ga_quantity::int, @amount_cents::int
+WHERE EXISTS (SELECT 1 FROM events e
+              WHERE e.id = @event_id::bigint AND now() >= e.onsale_at AND now() < coalesce(e.sales_close_at, e.starts_at))
 ON CONFLICT (event_id, hold_id) DO NOTHING
 RETURNING *;
 
@@ -25,11 +29,14 @@ WHERE id = @id;
 
 -- name: OrderClaimPayment :execrows
 -- Lets one payment at a time start for a pending order, so that paying twice before
--- the first webhook arrives cannot charge twice. A claim left by a crashed request
--- expires after a minute.
-UPDATE orders SET payment_id = @claim, payment_started_at = now()
-WHERE id = @id AND status = 'pending'
-  AND (payment_id IS NULL OR (payment_id LIKE 'claim:%' AND payment_started_at < now() - interval '1 minute'));
+-- the first webhook arrives cannot charge twice, and only while the event's sale is
+-- open (by the database clock; 0 rows then may be the window: EventSaleWindow tells).
+-- A claim left by a crashed request expires after a minute.
+UPDATE orders o SET payment_id = @claim, payment_started_at = now()
+WHERE o.id = @id AND o.status = 'pending'
+  AND (o.payment_id IS NULL OR (o.payment_id LIKE 'claim:%' AND o.payment_started_at < now() - interval '1 minute'))
+  AND EXISTS (SELECT 1 FROM events e
+              WHERE e.id = o.event_id AND now() >= e.onsale_at AND now() < coalesce(e.sales_close_at, e.starts_at));
 
 -- name: OrderSetPayment :exec
 -- Replaces this request's claim by the provider's payment id (or by nothing, when the

@@ -18,7 +18,7 @@ func (s *Service) Events(ctx context.Context) ([]Event, error) {
 	}
 	out := make([]Event, len(rows))
 	for i, r := range rows {
-		out[i] = Event{ID: r.ID, Slug: r.Slug, Name: r.Name, Venue: r.Venue, StartsAt: r.StartsAt, OnsaleAt: r.OnsaleAt}
+		out[i] = eventOf(r)
 	}
 	return out, nil
 }
@@ -31,7 +31,52 @@ func (s *Service) Event(ctx context.Context, id int64) (Event, error) {
 	} else if err != nil {
 		return Event{}, translate(err)
 	}
-	return Event{ID: r.ID, Slug: r.Slug, Name: r.Name, Venue: r.Venue, StartsAt: r.StartsAt, OnsaleAt: r.OnsaleAt}, nil
+	return eventOf(r), nil
+}
+
+// queueLead is how long before its onsale an event with a waiting room becomes the
+// admitter's work: arrivals join the pre-queue well before the onsale.
+const queueLead = time.Hour
+
+// QueuedEvents lists the events the waiting room's admitter works on: room on, and
+// the sale open or opening within the hour, by the database clock. Soonest onsale
+// first.
+func (s *Service) QueuedEvents(ctx context.Context) ([]Event, error) {
+	rows, err := s.q.EventsQueued(ctx, queueLead.Seconds())
+	if err != nil {
+		return nil, translate(err)
+	}
+	out := make([]Event, len(rows))
+	for i, r := range rows {
+		out[i] = eventOf(r)
+	}
+	return out, nil
+}
+
+// eventFields is the shape of every event row the queries return.
+type eventFields = struct {
+	ID                   int64
+	Slug                 string
+	Name                 string
+	StartsAt             time.Time
+	OnsaleAt             time.Time
+	SalesCloseAt         time.Time
+	QueueEnabled         bool
+	QueueSlots           int32
+	QueueRate            float64
+	QueueTokenTtlSeconds int32
+	Venue                string
+}
+
+// eventOf maps any of the queries' event rows to an Event.
+func eventOf[R ~eventFields](row R) Event {
+	r := eventFields(row)
+	return Event{
+		ID: r.ID, Slug: r.Slug, Name: r.Name, Venue: r.Venue, StartsAt: r.StartsAt,
+		OnsaleAt: r.OnsaleAt, SalesCloseAt: r.SalesCloseAt,
+		QueueEnabled: r.QueueEnabled, QueueSlots: int(r.QueueSlots), QueueRate: r.QueueRate,
+		QueueTokenTTL: time.Duration(r.QueueTokenTtlSeconds) * time.Second,
+	}
 }
 
 // loadSeatMap reads the event's whole map: about 25 ms of database time for 50,000

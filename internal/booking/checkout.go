@@ -12,7 +12,8 @@ import (
 )
 
 // Checkout turns a live hold into a pending order. Checking out the same hold again
-// returns the same order.
+// returns the same order. Outside the event's sales window no order is made: a
+// *NotOnSaleError or ErrSalesClosed.
 func (s *Service) Checkout(ctx context.Context, id HoldID, buyer, email string) (Order, error) {
 	var o db.Order
 	err := s.inTx(ctx, func(tx pgx.Tx, q *db.Queries) error {
@@ -55,6 +56,12 @@ func (s *Service) Checkout(ctx context.Context, id HoldID, buyer, email string) 
 			EventID: id.Event, HoldID: id.Seq, Buyer: buyer, Email: email, SeatIds: ids,
 			GaTierID: h.GaTierID, GaQuantity: h.GaQuantity, AmountCents: int32(amount),
 		})
+		if errors.Is(err, pgx.ErrNoRows) {
+			// Not a second checkout (the hold row's lock rules that out): the window.
+			if werr := saleWindowError(ctx, q, id.Event); werr != nil {
+				return werr
+			}
+		}
 		return err
 	})
 	if err != nil {
@@ -119,7 +126,9 @@ func (s *Service) orderView(ctx context.Context, o db.Order) (Order, error) {
 }
 
 // Pay charges a pending order through the payment provider. A successful charge does
-// not confirm the order: the provider's webhook does (see ApplyPayment).
+// not confirm the order: the provider's webhook does (see ApplyPayment). Outside the
+// event's sales window nothing is charged: a *NotOnSaleError or ErrSalesClosed,
+// decided by the database clock in the payment claim.
 func (s *Service) Pay(ctx context.Context, orderID int64, buyer, card string, delivery payment.Delivery) (payment.Charge, error) {
 	if s.charger == nil {
 		return payment.Charge{}, ErrNoPayments
@@ -148,6 +157,9 @@ func (s *Service) Pay(ctx context.Context, orderID int64, buyer, card string, de
 		return payment.Charge{}, translate(err)
 	}
 	if n == 0 {
+		if werr := saleWindowError(ctx, s.q, o.EventID); werr != nil {
+			return payment.Charge{}, translate(werr)
+		}
 		return payment.Charge{}, ErrPaymentInProgress
 	}
 	ch, err := s.charger.Charge(ctx, payment.ChargeRequest{

@@ -29,6 +29,10 @@ const (
 // A success sells the order's seats: those still held by its hold, or free again after
 // the hold lapsed, are sold in one statement. If any is gone, nothing is sold and the
 // order goes to refund_pending: money is reversible, a double sale is not.
+//
+// The sales window does not apply here, on purpose: the payment was claimed while the
+// sale was open (OrderClaimPayment carries the window), the money is taken, and
+// selling what was held in time is right even if the webhook arrives after the close.
 func (s *Service) ApplyPayment(ctx context.Context, provider string, ev payment.Event) (PaymentOutcome, error) {
 	outcome := OutcomeIgnored
 	var sold []int64

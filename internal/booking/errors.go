@@ -3,6 +3,7 @@ package booking
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"boxoffice/internal/dberr"
 )
@@ -25,7 +26,25 @@ var (
 	// ErrUnavailable means the database could not be reached or gave up for a moment;
 	// the same request may succeed shortly.
 	ErrUnavailable = dberr.ErrUnavailable
+	// ErrNotOnSale means the event's sale has not opened yet. Every such error is a
+	// *NotOnSaleError, which says when it opens.
+	ErrNotOnSale = errors.New("not on sale yet")
+	// ErrSalesClosed means the event's sale is over (by default at the event's start):
+	// nothing more is held, checked out or paid for. Payments already under way are
+	// still confirmed.
+	ErrSalesClosed = errors.New("sales have closed")
 )
+
+// NotOnSaleError says that the event's sale opens at OnsaleAt; errors.Is(err,
+// ErrNotOnSale) holds for it.
+type NotOnSaleError struct{ OnsaleAt time.Time }
+
+func (e *NotOnSaleError) Error() string {
+	return "not on sale until " + e.OnsaleAt.UTC().Format(time.RFC3339)
+}
+
+// Is makes every NotOnSaleError an ErrNotOnSale.
+func (e *NotOnSaleError) Is(target error) bool { return target == ErrNotOnSale }
 
 // SeatsUnavailableError says which of the asked-for seats someone else holds or owns.
 type SeatsUnavailableError struct{ SeatIDs []int64 }

@@ -14,6 +14,8 @@ import (
 
 // Hold keeps seats or places for a buyer until the hold expires. Exact seats are all or
 // nothing: if any is taken, nothing is held and the error names the taken seats.
+// Outside the event's sales window nothing is held: a *NotOnSaleError or
+// ErrSalesClosed, decided by the database clock in the claiming statement.
 func (s *Service) Hold(ctx context.Context, req HoldRequest) (Hold, error) {
 	if err := s.checkHoldRequest(req); err != nil {
 		return Hold{}, err
@@ -48,6 +50,9 @@ func (s *Service) Hold(ctx context.Context, req HoldRequest) (Hold, error) {
 		}
 		row, err := q.HoldCreate(ctx, p)
 		if errors.Is(err, pgx.ErrNoRows) {
+			if werr := saleWindowError(ctx, q, req.EventID); werr != nil {
+				return werr
+			}
 			held, err := q.BuyerPlaces(ctx, db.BuyerPlacesParams{EventID: req.EventID, Buyer: req.Buyer})
 			if err != nil {
 				return err
@@ -123,6 +128,10 @@ func (s *Service) holdExact(ctx context.Context, req HoldRequest) (Hold, error) 
 		ids = append(ids, r.SeatID)
 	}
 	switch rows[0].Status {
+	case "not_on_sale":
+		return Hold{}, &NotOnSaleError{OnsaleAt: rows[0].ExpiresAt} // hold_seats says when in expires_at
+	case "closed":
+		return Hold{}, ErrSalesClosed
 	case "limit":
 		return Hold{}, &LimitError{Limit: s.cfg.MaxPerBuyer, Held: int(rows[0].Held)}
 	case "unknown":

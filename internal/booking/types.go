@@ -113,14 +113,27 @@ type Ticket struct {
 	Code     string
 }
 
-// Event is a performance on sale.
+// Event is a performance on sale, with its sales window and its waiting room's
+// settings.
 type Event struct {
 	ID       int64
 	Slug     string
 	Name     string
 	Venue    string
 	StartsAt time.Time
-	OnsaleAt time.Time
+	// OnsaleAt and SalesCloseAt bound the sale: holds, checkouts and payments are
+	// refused before OnsaleAt and from SalesCloseAt on (the event's start unless set
+	// otherwise). The database clock decides, in the statements that claim; these
+	// fields are for showing the window, never for deciding it.
+	OnsaleAt     time.Time
+	SalesCloseAt time.Time
+	// The waiting room: off, everyone passes straight through; on, at most QueueSlots
+	// shoppers at once, admitted at QueueRate per second, each admission lasting
+	// QueueTokenTTL unless used up.
+	QueueEnabled  bool
+	QueueSlots    int
+	QueueRate     float64
+	QueueTokenTTL time.Duration
 }
 
 // Seat statuses on the map.

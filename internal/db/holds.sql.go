@@ -58,6 +58,20 @@ func (q *Queries) BuyerPlaces(ctx context.Context, arg BuyerPlacesParams) (int32
 	return column_1, err
 }
 
+const gAPlacesHeld = `-- name: GAPlacesHeld :one
+SELECT coalesce(sum(ga_quantity), 0)::int FROM holds
+WHERE event_id = $1 AND ga_quantity > 0 AND released_at IS NULL AND sold_at IS NULL
+`
+
+// The event's GA places taken by holds neither released nor sold: they come back if
+// the hold lapses (a lapsed one's at the next tidy-up).
+func (q *Queries) GAPlacesHeld(ctx context.Context, eventID int64) (int32, error) {
+	row := q.db.QueryRow(ctx, gAPlacesHeld, eventID)
+	var column_1 int32
+	err := row.Scan(&column_1)
+	return column_1, err
+}
+
 const holdCreate = `-- name: HoldCreate :one
 INSERT INTO holds (event_id, buyer, seat_count, ga_tier_id, ga_quantity, expires_at)
 SELECT p.event_id, p.buyer, p.seat_count, p.ga_tier_id, p.ga_quantity,
@@ -65,7 +79,9 @@ SELECT p.event_id, p.buyer, p.seat_count, p.ga_tier_id, p.ga_quantity,
 FROM (SELECT $1::bigint AS event_id, $2::text AS buyer, $3::int AS seat_count,
              $4::bigint AS ga_tier_id, $5::int AS ga_quantity,
              $6::float8 AS ttl_seconds, $7::int AS buyer_limit) p
-WHERE buyer_places(p.event_id, p.buyer, 0)::int + p.seat_count + p.ga_quantity <= p.buyer_limit
+WHERE EXISTS (SELECT 1 FROM events e
+              WHERE e.id = p.event_id AND now() >= e.onsale_at AND now() < coalesce(e.sales_close_at, e.starts_at))
+  AND buyer_places(p.event_id, p.buyer, 0)::int + p.seat_count + p.ga_quantity <= p.buyer_limit
 RETURNING id, expires_at
 `
 
@@ -84,8 +100,12 @@ type HoldCreateRow struct {
 	ExpiresAt time.Time
 }
 
-// Opens a hold if the buyer stays within the per-event limit; no row means the limit.
-// Run after BuyerLock: the count then includes every earlier request of the buyer.
+// Opens a hold if the event's sale is open and the buyer stays within the per-event
+// limit; no row means one of the two (EventSaleWindow tells which). Run after
+// BuyerLock: the count then includes every earlier request of the buyer. This is the
+// window's verdict for best available and general admission: their claims follow in
+// the same transaction, whose now() is this statement's, and nothing is claimed
+// without this row.
 func (q *Queries) HoldCreate(ctx context.Context, arg HoldCreateParams) (HoldCreateRow, error) {
 	row := q.db.QueryRow(ctx, holdCreate,
 		arg.EventID,

@@ -55,13 +55,18 @@ func (ns NullOrderStatus) Value() (driver.Value, error) {
 }
 
 type Event struct {
-	ID        int64
-	VenueID   int64
-	Slug      string
-	Name      string
-	StartsAt  time.Time
-	OnsaleAt  time.Time
-	CreatedAt time.Time
+	ID                   int64
+	VenueID              int64
+	Slug                 string
+	Name                 string
+	StartsAt             time.Time
+	OnsaleAt             time.Time
+	CreatedAt            time.Time
+	SalesCloseAt         *time.Time
+	QueueEnabled         bool
+	QueueSlots           int32
+	QueueRate            float64
+	QueueTokenTtlSeconds int32
 }
 
 type GaStripe struct {

@@ -43,9 +43,11 @@ func (q *Queries) OrderByHold(ctx context.Context, arg OrderByHoldParams) (Order
 }
 
 const orderClaimPayment = `-- name: OrderClaimPayment :execrows
-UPDATE orders SET payment_id = $1, payment_started_at = now()
-WHERE id = $2 AND status = 'pending'
-  AND (payment_id IS NULL OR (payment_id LIKE 'claim:%' AND payment_started_at < now() - interval '1 minute'))
+UPDATE orders o SET payment_id = $1, payment_started_at = now()
+WHERE o.id = $2 AND o.status = 'pending'
+  AND (o.payment_id IS NULL OR (o.payment_id LIKE 'claim:%' AND o.payment_started_at < now() - interval '1 minute'))
+  AND EXISTS (SELECT 1 FROM events e
+              WHERE e.id = o.event_id AND now() >= e.onsale_at AND now() < coalesce(e.sales_close_at, e.starts_at))
 `
 
 type OrderClaimPaymentParams struct {
@@ -54,8 +56,9 @@ type OrderClaimPaymentParams struct {
 }
 
 // Lets one payment at a time start for a pending order, so that paying twice before
-// the first webhook arrives cannot charge twice. A claim left by a crashed request
-// expires after a minute.
+// the first webhook arrives cannot charge twice, and only while the event's sale is
+// open (by the database clock; 0 rows then may be the window: EventSaleWindow tells).
+// A claim left by a crashed request expires after a minute.
 func (q *Queries) OrderClaimPayment(ctx context.Context, arg OrderClaimPaymentParams) (int64, error) {
 	result, err := q.db.Exec(ctx, orderClaimPayment, arg.Claim, arg.ID)
 	if err != nil {
@@ -66,7 +69,10 @@ func (q *Queries) OrderClaimPayment(ctx context.Context, arg OrderClaimPaymentPa
 
 const orderCreate = `-- name: OrderCreate :one
 INSERT INTO orders (event_id, hold_id, buyer, email, seat_ids, ga_tier_id, ga_quantity, amount_cents)
-VALUES ($1, $2, $3, $4, $5::bigint[], $6::bigint, $7, $8)
+SELECT $1::bigint, $2::bigint, $3::text, $4::text, $5::bigint[],
+       $6::bigint, $7::int, $8::int
+WHERE EXISTS (SELECT 1 FROM events e
+              WHERE e.id = $1::bigint AND now() >= e.onsale_at AND now() < coalesce(e.sales_close_at, e.starts_at))
 ON CONFLICT (event_id, hold_id) DO NOTHING
 RETURNING id, event_id, hold_id, buyer, email, seat_ids, ga_tier_id, ga_quantity, amount_cents, status, status_reason, payment_id, payment_started_at, created_at, updated_at, confirmed_at
 `
@@ -82,8 +88,9 @@ type OrderCreateParams struct {
 	AmountCents int32
 }
 
-// One order per hold: a second checkout of the same hold returns nothing here and the
-// caller answers with the existing order.
+// One order per hold, and only while the event's sale is open (by the database clock):
+// no row means a second checkout of the same hold (the caller answers with the
+// existing order) or the window (EventSaleWindow tells).
 func (q *Queries) OrderCreate(ctx context.Context, arg OrderCreateParams) (Order, error) {
 	row := q.db.QueryRow(ctx, orderCreate,
 		arg.EventID,

@@ -45,8 +45,19 @@ type EventSpec struct {
 	City     string
 	StartsAt time.Time
 	OnsaleAt time.Time
+	// SalesCloseAt ends the sale; zero: at StartsAt.
+	SalesCloseAt time.Time
+	// Queue turns the event's waiting room on; nil leaves it off.
+	Queue    *Queue
 	Sections []Section
 	GA       []GATier
+}
+
+// Queue is an event's waiting room, on.
+type Queue struct {
+	Slots    int           // concurrent shoppers
+	Rate     float64       // admissions per second
+	TokenTTL time.Duration // how long an admission lasts; whole seconds
 }
 
 // Seats counts the seats the spec creates.
@@ -72,6 +83,30 @@ func DemoSpec(now time.Time) EventSpec {
 		GA: []GATier{{Name: "Standing", PriceCents: 4500, Capacity: 400, Stripes: 8}},
 	}
 }
+
+// OnsaleSlug names the event OnsaleSpec describes.
+const OnsaleSlug = "onsale-night"
+
+// OnsaleSpec is the demo event of the waiting room: its onsale five minutes from now,
+// the room on with 50 shoppers at a time admitted at 2 a second, so that a newcomer
+// sees the countdown, the queue and the admission. About 700 seats and a standing
+// tier.
+func OnsaleSpec(now time.Time) EventSpec {
+	return EventSpec{
+		Slug: OnsaleSlug, Name: "Onsale Night: The Waiting Room Quartet", Venue: "Queue Street Theatre", City: "Berlin",
+		StartsAt: now.Add(14 * 24 * time.Hour).Truncate(time.Hour), OnsaleAt: OnsaleTime(now),
+		Queue: &Queue{Slots: 50, Rate: 2, TokenTTL: 15 * time.Minute},
+		Sections: []Section{
+			{Name: "Stalls", Rows: 12, SeatsPerRow: 30, Prices: []RowPrice{{0, "Premium", 8900}, {5, "Standard", 5900}}},
+			{Name: "Circle", Rows: 10, SeatsPerRow: 32, Prices: []RowPrice{{0, "Standard", 5900}, {5, "Value", 2900}}},
+		},
+		GA: []GATier{{Name: "Standing", PriceCents: 3500, Capacity: 150, Stripes: 4}},
+	}
+}
+
+// OnsaleTime is when OnsaleSpec's event goes on sale if it is seeded at now: five
+// minutes on, on the whole second.
+func OnsaleTime(now time.Time) time.Time { return now.Add(5 * time.Minute).Truncate(time.Second) }
 
 // BigSpec is an event of about seats seats in sections of 50 rows of 50, priced
 // dearest at the front, for load tests and benchmarks.
@@ -105,6 +140,26 @@ func Ensure(ctx context.Context, pool *pgxpool.Pool, spec EventSpec) (id int64, 
 	return id, err == nil, err
 }
 
+// Reschedule moves an existing event's onsale to onsaleAt, but only if its onsale has
+// passed and nobody has anything of it (no order, no live hold): what the seed does
+// for OnsaleSpec's event at every start, so that its countdown and queue can be seen
+// again without taking anything from anyone. It returns the event's onsale after the
+// call and whether it moved.
+func Reschedule(ctx context.Context, pool *pgxpool.Pool, eventID int64, onsaleAt time.Time) (time.Time, bool, error) {
+	q := db.New(pool)
+	at, err := q.EventOnsaleReschedule(ctx, db.EventOnsaleRescheduleParams{ID: eventID, OnsaleAt: onsaleAt})
+	if err == nil {
+		return at, true, nil
+	} else if !errors.Is(err, pgx.ErrNoRows) {
+		return time.Time{}, false, err
+	}
+	ev, err := q.EventGet(ctx, eventID)
+	if err != nil {
+		return time.Time{}, false, err
+	}
+	return ev.OnsaleAt, false, nil
+}
+
 // Create creates the event with its venue, price tiers, seats and GA stripes in one
 // transaction.
 func Create(ctx context.Context, pool *pgxpool.Pool, spec EventSpec) (int64, error) {
@@ -115,11 +170,22 @@ func Create(ctx context.Context, pool *pgxpool.Pool, spec EventSpec) (int64, err
 		if err != nil {
 			return err
 		}
-		eventID, err = q.EventCreate(ctx, db.EventCreateParams{
+		p := db.EventCreateParams{
 			VenueID: venue, Slug: spec.Slug, Name: spec.Name, StartsAt: spec.StartsAt, OnsaleAt: spec.OnsaleAt,
-		})
-		if err != nil {
+		}
+		if !spec.SalesCloseAt.IsZero() {
+			p.SalesCloseAt = &spec.SalesCloseAt
+		}
+		if eventID, err = q.EventCreate(ctx, p); err != nil {
 			return err
+		}
+		if qs := spec.Queue; qs != nil {
+			if err := q.EventQueueSet(ctx, db.EventQueueSetParams{
+				ID: eventID, QueueEnabled: true, QueueSlots: int32(qs.Slots), QueueRate: qs.Rate,
+				QueueTokenTtlSeconds: int32(qs.TokenTTL / time.Second),
+			}); err != nil {
+				return err
+			}
 		}
 		tiers := map[string]int64{}
 		var seats []db.SeatsInsertParams
