@@ -1,0 +1,176 @@
+package waitroom
+
+import (
+	"context"
+	"time"
+)
+
+// admitter is what one Run keeps between ticks.
+type admitter struct {
+	events    []Event
+	stock     map[int64]int // -1: unknown (the hook failed): the script keeps its last figure
+	refreshed time.Time
+	failing   bool // the last Redis call failed: log the change, not every failure
+}
+
+// Run admits until ctx ends; exactly one instance at a time does the work (a lease in
+// Redis), the others stand by. Each tick the holder renews the lease, then runs one
+// script per event (tickScript), which also checks a per-event fence so that an
+// instance that stalled past its lease cannot admit next to its successor. On return
+// the lease and fences are given up, so a standby takes over at its next tick.
+func (r *Room) Run(ctx context.Context) {
+	t := time.NewTicker(r.opt.Tick)
+	defer t.Stop()
+	a := &admitter{stock: map[int64]int{}}
+	defer r.release(a)
+	for {
+		r.step(ctx, a)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// step is one tick of Run.
+func (r *Room) step(ctx context.Context, a *admitter) {
+	held, err := r.takeLease(ctx)
+	if err != nil {
+		if ctx.Err() == nil {
+			r.failed(a, "admitter: lease", err)
+		}
+		r.setHolding(false)
+		return
+	}
+	r.setHolding(held)
+	if !held {
+		a.events = nil // a new holder asks afresh
+		return
+	}
+	if a.events == nil || time.Since(a.refreshed) >= r.opt.Refresh {
+		r.refresh(ctx, a)
+	}
+	ok := true
+	for _, ev := range a.events {
+		if !ev.Settings.Enabled {
+			continue
+		}
+		if err := r.tickEvent(ctx, ev, a.stockOf(ev.ID)); err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			r.failed(a, "admitter: tick", err, "event", ev.ID)
+			ok = false
+		}
+	}
+	if ok && a.failing {
+		a.failing = false
+		r.log.Info("waitroom admitter: Redis answers again")
+	}
+}
+
+func (a *admitter) stockOf(eventID int64) int {
+	if n, ok := a.stock[eventID]; ok {
+		return n
+	}
+	return -1
+}
+
+func (r *Room) failed(a *admitter, msg string, err error, attrs ...any) {
+	if !a.failing {
+		a.failing = true
+		r.log.Warn("waitroom "+msg+" failed; retrying every tick", append(attrs, "err", err)...)
+	}
+}
+
+func (r *Room) setHolding(held bool) {
+	if r.holding.Swap(held) != held {
+		r.log.Info("waitroom admitter", "lease", map[bool]string{true: "taken", false: "lost, standing by"}[held], "instance", r.id)
+	}
+}
+
+// takeLease takes or renews the lease; false: another instance holds it.
+func (r *Room) takeLease(ctx context.Context) (bool, error) {
+	res, err := r.eval(ctx, leaseScript, []string{leaseKey(r.prefix)}, r.id, r.opt.Lease.Milliseconds())
+	if err != nil {
+		return false, err
+	}
+	return asInt(res, 0) == 1, nil
+}
+
+// refresh asks the hooks which events to work on and how much each has left to sell.
+// A hook that fails leaves the last answer in place.
+func (r *Room) refresh(ctx context.Context, a *admitter) {
+	a.refreshed = time.Now()
+	if r.hooks.Events == nil {
+		a.events = []Event{}
+		return
+	}
+	hctx, cancel := context.WithTimeout(ctx, r.opt.Refresh)
+	defer cancel()
+	evs, err := r.hooks.Events(hctx)
+	if err != nil {
+		r.log.Warn("waitroom admitter: events hook failed; keeping the last list", "err", err)
+		if a.events == nil {
+			a.events = []Event{}
+		}
+	} else {
+		a.events = evs
+	}
+	for _, ev := range a.events {
+		if r.hooks.Stock == nil {
+			continue
+		}
+		n, err := r.hooks.Stock(hctx, ev.ID)
+		if err != nil {
+			r.log.Warn("waitroom admitter: stock hook failed; keeping the last figure", "event", ev.ID, "err", err)
+			n = -1
+		}
+		a.stock[ev.ID] = max(n, -1)
+	}
+}
+
+// tickEvent runs tickScript for one event.
+func (r *Room) tickEvent(ctx context.Context, ev Event, stock int) error {
+	s := ev.Settings
+	res, err := r.script(ctx, tickScript, eventKeys(r.prefix, ev.ID),
+		r.knownEpoch(ev.ID), r.freshEpoch(), r.opt.Regroup.Milliseconds(), r.bucketCap(s),
+		ev.OnsaleAt.UnixMilli(), s.Slots, s.Rate, tokenTTL(s).Milliseconds(), r.opt.KeepPlace.Milliseconds(),
+		stock, r.id, r.opt.Lease.Milliseconds(), maxMoves, r.idleMS(s), rateWindow)
+	if err != nil {
+		return err
+	}
+	if asInt(res[0], 0) < 0 {
+		r.log.Debug("waitroom admitter: another instance still holds the event's fence", "event", ev.ID)
+		return nil
+	}
+	ep, _ := res[4].(string)
+	r.noteEpoch(ev.ID, ep)
+	if n := asInt(res[0], 0); n > 0 && r.onAdmit != nil {
+		moved := make([]string, 0, n)
+		for _, v := range res[6:] {
+			s, _ := v.(string)
+			moved = append(moved, s)
+		}
+		r.onAdmit(ev.ID, moved, time.UnixMilli(asInt(res[3], 0)), false)
+	}
+	return nil
+}
+
+// release gives up the lease and the fences of the events this instance ticked, with
+// a context of its own: Run's has ended. It stops believing it holds the lease before
+// it lets go, so two instances never both believe it.
+func (r *Room) release(a *admitter) {
+	if !r.holding.Swap(false) {
+		return
+	}
+	r.log.Info("waitroom admitter", "lease", "released", "instance", r.id)
+	ctx := context.Background()
+	for _, ev := range a.events {
+		_, _ = r.eval(ctx, unfenceScript, []string{eventKeys(r.prefix, ev.ID)[keyState]}, r.id)
+	}
+	if _, err := r.eval(ctx, releaseScript, []string{leaseKey(r.prefix)}, r.id); err != nil {
+		r.log.Warn("waitroom admitter: lease not released; it lapses by itself", "err", err)
+	}
+}

@@ -1,0 +1,33 @@
+package waitroom
+
+import "strconv"
+
+// An event's keys share the hash tag {event:ID}, so Redis Cluster keeps them on one
+// slot and one script may touch them all. Redis hashes the first {…} of a key, so the
+// prefix must not contain a '{'.
+func eventTag(eventID int64) string { return "{event:" + strconv.FormatInt(eventID, 10) + "}" }
+
+// eventKeys are the KEYS of every per-event script, in this order:
+//
+//	queue     sorted set: waiting visitor → place (pre-queue: random in [0,1); later: 1, 2, 3…)
+//	seen      sorted set: waiting visitor → when the page last checked in (Redis ms)
+//	admitted  sorted set: admitted visitor → when the admission ends (Redis ms)
+//	state     hash: epoch, token bucket, FIFO sequence, stock, measured rate, admitter fence
+//	rate      hash: second (Redis clock) → admissions in it, the last few seconds only
+func eventKeys(prefix string, eventID int64) []string {
+	p := prefix + eventTag(eventID) + ":wr:"
+	return []string{p + "queue", p + "seen", p + "admitted", p + "state", p + "rate"}
+}
+
+// Indexes into eventKeys.
+const (
+	keyQueue = iota
+	keySeen
+	keyAdmitted
+	keyState
+	keyRate
+)
+
+// leaseKey names the admitter's lease: one for all events, since one instance admits
+// for all of them. It is not hash-tagged; nothing touches it together with event keys.
+func leaseKey(prefix string) string { return prefix + "wr:lease" }

@@ -1,0 +1,284 @@
+package waitroom
+
+import "github.com/redis/go-redis/v9"
+
+// The per-event scripts take the KEYS of eventKeys: 1 queue, 2 seen, 3 admitted,
+// 4 state, 5 rate. Every time they use is the Redis server's clock (TIME, in ms), read
+// inside the script: all instances ask the same clock, so "before the onsale", "last
+// seen", the end of an admission and the token bucket agree across instances whatever
+// the app servers' clocks say. (In Redis Cluster an event lives on one primary, so it
+// is one clock per event.) Redis 7 replicates a script's effects, not the script, so
+// reading TIME before writing is allowed.
+//
+// Replies of joinScript and statusScript share one layout, read by parseReply:
+//
+//	{code, admission end (ms), rank (-1: none), waiting, now (ms), epoch,
+//	 measured rate ('' or '-1': unknown), stock ('': unknown), regroup end (ms, '' or 0: none)}
+//
+// code: 0 not in the room, 1 admitted, 2 waiting, 3 admitted just now by this call.
+const luaClock = `
+local function clock()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+`
+
+// luaCommon are the helpers of the scripts that write an event's state.
+const luaCommon = luaClock + `
+-- ensure returns the event's epoch, creating the state hash when it is missing. A missing
+-- hash that the calling instance had seen before (known ~= '') means Redis lost the
+-- event's keys (a restart without persistence, a failover to an empty replica, a flush):
+-- then the joins of the next regroup ms draw random places like a pre-queue, admission
+-- waits for that draw, and the bucket starts empty, so the crowd that comes back is
+-- neither ordered by who reconnected fastest nor let in all at once. A hash created for
+-- the first time starts with a full bucket, so the first visitors of a quiet event pass.
+local function ensure(now, known, fresh, regroup, cap)
+  local ep = redis.call('HGET', KEYS[4], 'epoch')
+  if ep then return ep end
+  local tokens, untl = cap, 0
+  if known ~= '' then tokens, untl = 0, now + regroup end
+  redis.call('HSET', KEYS[4], 'epoch', fresh, 'created', now, 'regroup', untl,
+    'tokens', tokens, 'last', now, 'seq', 0)
+  return fresh
+end
+
+-- refill brings the token bucket up to now, rate tokens a second, never above cap: after
+-- a pause (a lease handover, full slots) at most cap visitors go in at once. While the
+-- room is closed (before the draw, sold out) the bucket stays empty, so an opening starts
+-- at the rate, not with a burst.
+local function refill(now, open, rate, cap)
+  local b = redis.call('HMGET', KEYS[4], 'tokens', 'last')
+  local tk, last = tonumber(b[1]) or 0, tonumber(b[2]) or now
+  if open then
+    local dt = now - last
+    if dt < 0 then dt = 0 end -- the clock stepped back (a failover): accrue nothing
+    tk = math.min(cap, tk + dt * rate / 1000)
+  else
+    tk = 0
+  end
+  redis.call('HSET', KEYS[4], 'tokens', tk, 'last', now)
+  return tk
+end
+
+-- record counts admissions in the second they happened, for the measured rate.
+local function record(now, n)
+  redis.call('HINCRBY', KEYS[5], math.floor(now / 1000), n)
+end
+
+-- keep lets the event's keys live idle ms after the last join or tick, then go.
+local function keep(idle)
+  for i = 1, 5 do redis.call('PEXPIRE', KEYS[i], idle) end
+end
+`
+
+// joinScript puts ARGV[1] in the queue, keeping a place or admission it already has,
+// or admits at once when nobody waits and a slot and a token are free.
+//
+// ARGV: 1 visitor, 2 epoch this instance knows (empty: none), 3 fresh epoch name,
+// 4 regroup ms, 5 bucket cap, 6 onsale (ms), 7 slots, 8 rate (/s), 9 admission ms,
+// 10 random place in [0,1), 11 key idle ms.
+var joinScript = redis.NewScript(luaCommon + `
+local now = clock()
+local v = ARGV[1]
+local ep = ensure(now, ARGV[2], ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5]))
+keep(tonumber(ARGV[11]))
+
+local function report(code, at)
+  local st = redis.call('HMGET', KEYS[4], 'mrate', 'stock', 'regroup')
+  local rank = -1
+  if code == 2 then rank = redis.call('ZRANK', KEYS[1], v) end
+  return {code, at, rank, redis.call('ZCARD', KEYS[1]), now, ep, st[1] or '', st[2] or '', st[3] or ''}
+end
+
+-- One place per visitor: a running admission stays as it is, end included.
+local exp = tonumber(redis.call('ZSCORE', KEYS[3], v))
+if exp and exp > now then return report(1, exp) end
+-- A place in the queue is kept; joining again counts as checking in.
+if redis.call('ZSCORE', KEYS[1], v) then
+  redis.call('ZADD', KEYS[2], now, v)
+  return report(2, 0)
+end
+
+local st = redis.call('HMGET', KEYS[4], 'regroup', 'stock')
+local drawAt = math.max(tonumber(ARGV[6]), tonumber(st[1]) or 0)
+local slots, rate, cap = tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[5])
+-- Straight in only when nobody waits (nobody is overtaken), something is left to sell,
+-- a slot is free and the bucket has a token: arrivals keep to the rate like the queue.
+if now >= drawAt and tonumber(st[2]) ~= 0 and redis.call('ZCARD', KEYS[1]) == 0 and
+   redis.call('ZCOUNT', KEYS[3], now + 1, '+inf') < slots then
+  local tk = refill(now, true, rate, cap)
+  if tk >= 1 then
+    exp = now + tonumber(ARGV[9])
+    redis.call('ZADD', KEYS[3], exp, v)
+    redis.call('HSET', KEYS[4], 'tokens', tk - 1)
+    record(now, 1)
+    return report(3, exp)
+  end
+end
+
+-- Before the draw (the onsale, or the end of a regroup after Redis lost the queue) a
+-- place is a uniform random number below 1, so the pre-queue comes out as a random
+-- permutation. After it places are 1, 2, 3…, behind every pre-queue place: FIFO.
+local place
+if now < drawAt then
+  place = tonumber(ARGV[10])
+  refill(now, false, rate, cap) -- empty: the draw starts at the rate, not with a burst
+else
+  place = redis.call('HINCRBY', KEYS[4], 'seq', 1)
+end
+redis.call('ZADD', KEYS[1], place, v)
+redis.call('ZADD', KEYS[2], now, v)
+return report(2, 0)
+`)
+
+// statusScript says where ARGV[1] stands and marks a waiter as seen. It creates
+// nothing: a visitor it does not find gets code 0 and the page joins again.
+var statusScript = redis.NewScript(luaClock + `
+local now = clock()
+local v = ARGV[1]
+local st = redis.call('HMGET', KEYS[4], 'epoch', 'mrate', 'stock', 'regroup')
+local exp = tonumber(redis.call('ZSCORE', KEYS[3], v))
+local code, rank = 0, -1
+if exp and exp > now then
+  code = 1
+else
+  exp = 0
+  local r = redis.call('ZRANK', KEYS[1], v)
+  if r then
+    code, rank = 2, r
+    redis.call('ZADD', KEYS[2], 'XX', now, v)
+  end
+end
+return {code, exp, rank, redis.call('ZCARD', KEYS[1]), now, st[1] or '', st[2] or '', st[3] or '', st[4] or ''}
+`)
+
+// leaveScript gives ARGV[1]'s slot (or place) back at once.
+var leaveScript = redis.NewScript(`
+redis.call('ZREM', KEYS[3], ARGV[1])
+redis.call('ZREM', KEYS[1], ARGV[1])
+redis.call('ZREM', KEYS[2], ARGV[1])
+return 1
+`)
+
+// tickScript is one admitter tick for one event, all of it atomic: drop stale waiters,
+// drop ended admissions, refill the bucket, move as many waiters as the bucket, the free
+// slots and the stock allow into admitted, in queue order, and measure the rate.
+//
+// ARGV: 1 epoch this instance knows, 2 fresh epoch name, 3 regroup ms, 4 bucket cap,
+// 5 onsale (ms), 6 slots, 7 rate (/s), 8 admission ms, 9 keep-place ms,
+// 10 stock (-1: unknown, keep the last figure), 11 admitter id, 12 lease ms,
+// 13 most moves per tick, 14 key idle ms, 15 rate window (s).
+//
+// Reply: {admitted now, active, waiting, now (ms), epoch, measured rate, visitors…};
+// {-1, …} when another admitter holds the event's fence.
+var tickScript = redis.NewScript(luaCommon + `
+local now = clock()
+local id = ARGV[11]
+-- Fence: the lease says which instance ticks, but one that stalled past its lease may
+-- wake and tick once more before it learns it lost it. This fence lives with the
+-- event's keys and is checked in the same script that admits, so two instances never
+-- both admit for one event within a lease time of each other.
+local f = redis.call('HMGET', KEYS[4], 'owner', 'owner_until')
+if f[1] and f[1] ~= id and (tonumber(f[2]) or 0) > now then return {-1, 0, 0, now, '', ''} end
+local cap = tonumber(ARGV[4])
+local ep = ensure(now, ARGV[1], ARGV[2], tonumber(ARGV[3]), cap)
+redis.call('HSET', KEYS[4], 'owner', id, 'owner_until', now + tonumber(ARGV[12]))
+keep(tonumber(ARGV[14]))
+local most = tonumber(ARGV[13])
+
+-- Waiters whose page has not checked in for keep-place ms lose the place.
+local stale = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now - tonumber(ARGV[9]), 'LIMIT', 0, most)
+if #stale > 0 then
+  redis.call('ZREM', KEYS[1], unpack(stale))
+  redis.call('ZREM', KEYS[2], unpack(stale))
+end
+-- Slots in use are the admissions still running: one that ended gives its slot back.
+redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
+local active = redis.call('ZCARD', KEYS[3])
+
+local stock = tonumber(ARGV[10])
+if stock >= 0 then
+  redis.call('HSET', KEYS[4], 'stock', stock)
+else
+  stock = tonumber(redis.call('HGET', KEYS[4], 'stock')) or -1
+end
+local st = redis.call('HMGET', KEYS[4], 'regroup', 'created')
+local drawAt = math.max(tonumber(ARGV[5]), tonumber(st[1]) or 0)
+-- Nothing left to sell (and nothing held that may lapse): nobody goes in.
+local tk = refill(now, now >= drawAt and stock ~= 0, tonumber(ARGV[7]), cap)
+
+-- Invariant: active + admitted now <= slots, since n <= slots - active.
+local n = math.min(math.floor(tk), tonumber(ARGV[6]) - active, most)
+local moved = {}
+if n > 0 then
+  local r = redis.call('ZPOPMIN', KEYS[1], n)
+  local exp = now + tonumber(ARGV[8])
+  local z = {}
+  for i = 1, #r, 2 do
+    moved[#moved + 1] = r[i]
+    z[#z + 1] = exp
+    z[#z + 1] = r[i]
+  end
+  if #moved > 0 then
+    redis.call('ZADD', KEYS[3], unpack(z))
+    redis.call('ZREM', KEYS[2], unpack(moved))
+    redis.call('HSET', KEYS[4], 'tokens', tk - #moved)
+    record(now, #moved)
+  end
+end
+
+-- Measured rate: admissions over the last whole seconds, at most the window and only
+-- those after the draw (or after the state began), so the quiet before an onsale does
+-- not count; -1 (unknown) until two such seconds have passed.
+local sec = math.floor(now / 1000)
+local w = tonumber(ARGV[15])
+local since = math.max(drawAt, tonumber(st[2]) or now)
+local span = math.min(w, sec - math.floor(since / 1000) - 1)
+local sum = 0
+local counts = redis.call('HGETALL', KEYS[5])
+for i = 1, #counts, 2 do
+  local s = tonumber(counts[i])
+  if s < sec - w then
+    redis.call('HDEL', KEYS[5], counts[i])
+  elseif s >= sec - span and s < sec then
+    sum = sum + tonumber(counts[i + 1])
+  end
+end
+local mrate = -1
+if span >= 2 then mrate = sum / span end
+redis.call('HSET', KEYS[4], 'mrate', mrate)
+
+local out = {#moved, active + #moved, redis.call('ZCARD', KEYS[1]), now, ep, tostring(mrate)}
+for i = 1, #moved do out[#out + 1] = moved[i] end
+return out
+`)
+
+// leaseScript takes the admitter's lease when it is free (SET NX PX) or renews it when
+// this instance holds it, in one step so a renewal can never extend another's lease.
+// KEYS[1] lease; ARGV: 1 instance id, 2 lease ms. Reply 1: held, 0: another holds it.
+var leaseScript = redis.NewScript(`
+local cur = redis.call('GET', KEYS[1])
+if cur == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return 1
+end
+if cur then return 0 end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return 1
+`)
+
+// unfenceScript ends this admitter's (ARGV[1]) fence on an event at once, so that the
+// instance taking over does not wait out a lease time. KEYS[1] the event's state.
+var unfenceScript = redis.NewScript(`
+if redis.call('HGET', KEYS[1], 'owner') == ARGV[1] then
+  redis.call('HSET', KEYS[1], 'owner_until', 0)
+end
+return 0
+`)
+
+// releaseScript gives the lease up if this instance (ARGV[1]) holds it, so a standby
+// takes over at its next tick instead of after the lease runs out.
+var releaseScript = redis.NewScript(`
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+`)

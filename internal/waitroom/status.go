@@ -1,0 +1,133 @@
+package waitroom
+
+import (
+	"strconv"
+	"time"
+)
+
+// Codes of the scripts' replies (scripts.go).
+const (
+	codeNone        = 0 // neither waiting nor admitted
+	codeAdmitted    = 1
+	codeWaiting     = 2
+	codeAdmittedNow = 3 // admitted by this very Join
+)
+
+// reply is joinScript's and statusScript's answer.
+type reply struct {
+	code    int64
+	at      int64 // when the admission ends (Redis ms)
+	rank    int64 // 0-based place in the queue; -1 when not waiting
+	waiting int64
+	now     int64 // Redis ms
+	epoch   string
+	mrate   float64 // measured admissions per second; <= 0 unknown
+	stock   int64   // -1 unknown
+	regroup int64   // end of a regroup (Redis ms); 0 none
+}
+
+func parseReply(res []any) reply {
+	rep := reply{rank: -1, stock: -1}
+	get := func(i int) any {
+		if i < len(res) {
+			return res[i]
+		}
+		return nil
+	}
+	rep.code = asInt(get(0), 0)
+	rep.at = asInt(get(1), 0)
+	rep.rank = asInt(get(2), -1)
+	rep.waiting = asInt(get(3), 0)
+	rep.now = asInt(get(4), 0)
+	rep.epoch, _ = get(5).(string)
+	rep.mrate = asFloat(get(6), -1)
+	rep.stock = asInt(get(7), -1)
+	rep.regroup = asInt(get(8), 0)
+	return rep
+}
+
+// asInt reads a Lua integer reply, or a number stored as a string in a hash.
+func asInt(v any, def int64) int64 {
+	switch x := v.(type) {
+	case int64:
+		return x
+	case string:
+		if n, err := strconv.ParseInt(x, 10, 64); err == nil {
+			return n
+		}
+		if f, err := strconv.ParseFloat(x, 64); err == nil {
+			return int64(f)
+		}
+	}
+	return def
+}
+
+func asFloat(v any, def float64) float64 {
+	switch x := v.(type) {
+	case int64:
+		return float64(x)
+	case string:
+		if f, err := strconv.ParseFloat(x, 64); err == nil {
+			return f
+		}
+	}
+	return def
+}
+
+// status turns a script's reply into what the page shows. Whether the draw has come
+// is decided by Redis's clock (rep.now), as the scripts decide it.
+func (r *Room) status(ev Event, visitor string, rep reply) Status {
+	now := time.UnixMilli(rep.now)
+	drawAt := ev.OnsaleAt
+	if rg := time.UnixMilli(rep.regroup); rep.regroup > 0 && rg.After(drawAt) {
+		drawAt = rg
+	}
+	st := Status{
+		Waiting:   int(rep.waiting),
+		SeatsLeft: int(rep.stock),
+		SoldOut:   rep.stock == 0,
+		DrawAt:    drawAt,
+		PreQueue:  now.Before(drawAt),
+	}
+	if rep.mrate > 0 {
+		st.Rate = rep.mrate
+	}
+	switch rep.code {
+	case codeAdmitted, codeAdmittedNow:
+		st.Admitted = true
+		st.PreQueue = false
+		st.ExpiresAt = time.UnixMilli(rep.at)
+		st.Token = r.sign(ev.ID, visitor, st.ExpiresAt)
+	case codeWaiting:
+		st.Queued = true
+		if st.PreQueue {
+			// Places are drawn at DrawAt: any place from the first to the last may come.
+			_, last := eta(st.Waiting-1, 0, ev.Settings)
+			st.ETAMin = drawAt.Sub(now)
+			st.ETAMax = st.ETAMin + last
+		} else {
+			st.Position = int(rep.rank) + 1
+			st.Ahead = int(rep.rank)
+			st.ETAMin, st.ETAMax = eta(st.Ahead, st.Rate, ev.Settings)
+		}
+	}
+	return st
+}
+
+// eta bounds the wait of a visitor with ahead people before them (their own admission
+// counts too). From a measured rate: that rate's wait × [0.8, 1.25]. Without one: no
+// faster than the configured rate, and no slower than full slots turning over once per
+// token lifetime, since every admission ends by then (stock aside). Zero when the room
+// is paused (no rate or no slots): there is no honest figure to give.
+func eta(ahead int, measured float64, s Settings) (lo, hi time.Duration) {
+	n := float64(ahead + 1)
+	secs := func(f float64) time.Duration { return time.Duration(f * float64(time.Second)) }
+	if measured > 0 {
+		return secs(0.8 * n / measured), secs(1.25 * n / measured)
+	}
+	if s.Rate <= 0 || s.Slots <= 0 {
+		return 0, 0
+	}
+	slow := min(s.Rate, float64(s.Slots)/tokenTTL(s).Seconds())
+	return secs(n / s.Rate), secs(n / slow)
+}

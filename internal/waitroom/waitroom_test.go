@@ -1,0 +1,263 @@
+package waitroom
+
+import (
+	"context"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"boxoffice/internal/dbtest"
+)
+
+// open is an event whose onsale has passed.
+func open(id int64, s Settings) Event {
+	s.Enabled = true
+	return Event{ID: id, OnsaleAt: time.Now().Add(-time.Hour), Settings: s}
+}
+
+func join(t *testing.T, r *Room, ev Event, v string) Status {
+	t.Helper()
+	st, err := r.Join(t.Context(), ev, v)
+	if err != nil {
+		t.Fatalf("Join(%s): %v", v, err)
+	}
+	return st
+}
+
+func status(t *testing.T, r *Room, ev Event, v string) Status {
+	t.Helper()
+	st, err := r.Status(t.Context(), ev, v)
+	if err != nil {
+		t.Fatalf("Status(%s): %v", v, err)
+	}
+	return st
+}
+
+// TestRoomOffPassesWithoutRedis: with the room off everyone is admitted at once with
+// a valid token, and Redis is not asked (this client's server does not exist).
+func TestRoomOffPassesWithoutRedis(t *testing.T) {
+	t.Parallel()
+	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:" + freePort(t)})
+	t.Cleanup(func() { _ = rdb.Close() })
+	r := newRoom(t, rdb, "test:", Hooks{}, Options{})
+	ev := Event{ID: 3, Settings: Settings{Enabled: false, TokenTTL: time.Minute}}
+	for _, call := range []func(context.Context, Event, string) (Status, error){r.Join, r.Status} {
+		st, err := call(t.Context(), ev, "v1")
+		if err != nil || !st.Admitted {
+			t.Fatalf("got %+v, %v; want admitted, nil", st, err)
+		}
+		if _, err := r.Verify(st.Token, 3, "v1"); err != nil {
+			t.Errorf("Verify: got %v, want nil", err)
+		}
+	}
+}
+
+// TestJoinAdmitsAtOnceAndKeepsAdmission: free slots and nobody waiting admit at once;
+// joining again, or asking, keeps the same admission, end and token alike.
+func TestJoinAdmitsAtOnceAndKeepsAdmission(t *testing.T) {
+	t.Parallel()
+	rdb, prefix := dbtest.Redis(t)
+	r := newRoom(t, rdb, prefix, Hooks{}, Options{})
+	ev := open(1, Settings{Slots: 5, Rate: 10, TokenTTL: time.Minute})
+	st := join(t, r, ev, "a")
+	if !st.Admitted || st.Token == "" {
+		t.Fatalf("got %+v, want admitted with a token", st)
+	}
+	if d := time.Until(st.ExpiresAt); d < 55*time.Second || d > 65*time.Second {
+		t.Errorf("got admission ending in %v, want about 1m", d)
+	}
+	c, err := r.Verify(st.Token, 1, "a")
+	if err != nil || !c.ExpiresAt.Equal(st.ExpiresAt) {
+		t.Errorf("Verify: got %+v, %v; want claims ending %v", c, err, st.ExpiresAt)
+	}
+	again := join(t, r, ev, "a")
+	if !again.Admitted || !again.ExpiresAt.Equal(st.ExpiresAt) || again.Token != st.Token {
+		t.Errorf("joining again got %+v, want the same admission %v", again, st.ExpiresAt)
+	}
+	asked := status(t, r, ev, "a")
+	if !asked.Admitted || !asked.ExpiresAt.Equal(st.ExpiresAt) {
+		t.Errorf("Status got %+v, want admitted until %v", asked, st.ExpiresAt)
+	}
+}
+
+// TestJoinKeepsPlace: with no free slot everyone queues first in, first out, and
+// joining again keeps the place.
+func TestJoinKeepsPlace(t *testing.T) {
+	t.Parallel()
+	rdb, prefix := dbtest.Redis(t)
+	r := newRoom(t, rdb, prefix, Hooks{}, Options{})
+	ev := open(1, Settings{Slots: 0, Rate: 10})
+	for i, v := range []string{"a", "b", "c"} {
+		st := join(t, r, ev, v)
+		if st.Admitted || !st.Queued || st.Position != i+1 || st.PreQueue {
+			t.Errorf("Join(%s): got %+v, want queued at position %d", v, st, i+1)
+		}
+	}
+	if st := join(t, r, ev, "a"); st.Position != 1 || st.Waiting != 3 {
+		t.Errorf("joining again got position %d of %d, want 1 of 3", st.Position, st.Waiting)
+	}
+	st := status(t, r, ev, "b")
+	if !st.Queued || st.Position != 2 || st.Ahead != 1 || st.Waiting != 3 {
+		t.Errorf("Status(b): got %+v, want position 2, 1 ahead, 3 waiting", st)
+	}
+	if st.ETAMin != 0 || st.ETAMax != 0 {
+		t.Errorf("Status(b) with no slots: got ETA %v–%v, want none (0)", st.ETAMin, st.ETAMax)
+	}
+	if st := status(t, r, ev, "nobody"); st.Admitted || st.Queued || st.Position != 0 {
+		t.Errorf("Status of a stranger: got %+v, want neither admitted nor queued", st)
+	}
+}
+
+// TestLeaveGivesSlotBack: the one slot is taken; once its shopper leaves, the next
+// in line is admitted.
+func TestLeaveGivesSlotBack(t *testing.T) {
+	t.Parallel()
+	rdb, prefix := dbtest.Redis(t)
+	ev := open(1, Settings{Slots: 1, Rate: 50, TokenTTL: time.Minute})
+	r := newRoom(t, rdb, prefix, Hooks{Events: events(ev)}, Options{Tick: 20 * time.Millisecond})
+	if st := join(t, r, ev, "a"); !st.Admitted {
+		t.Fatalf("Join(a): got %+v, want admitted", st)
+	}
+	if st := join(t, r, ev, "b"); st.Admitted || st.Position != 1 {
+		t.Fatalf("Join(b): got %+v, want queued first", st)
+	}
+	run(t, r)
+	if err := r.Leave(t.Context(), ev.ID, "a"); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "b admitted after a left", wait, func() bool { return status(t, r, ev, "b").Admitted })
+	if st := status(t, r, ev, "a"); st.Admitted {
+		t.Errorf("Status(a) after Leave: got admitted, want not")
+	}
+}
+
+// TestSoldOutStopsAndResumes: at stock 0 nobody is admitted and the queue says sold
+// out; when holds lapse (stock above 0 again) admission resumes.
+func TestSoldOutStopsAndResumes(t *testing.T) {
+	t.Parallel()
+	rdb, prefix := dbtest.Redis(t)
+	var stock atomic.Int64
+	ev := open(1, Settings{Slots: 10, Rate: 50, TokenTTL: time.Minute})
+	hooks := Hooks{Events: events(ev), Stock: func(context.Context, int64) (int, error) { return int(stock.Load()), nil }}
+	r := newRoom(t, rdb, prefix, hooks, Options{Tick: 20 * time.Millisecond, Refresh: 20 * time.Millisecond})
+	run(t, r)
+	eventually(t, "the stock figure", wait, func() bool { return status(t, r, ev, "a").SoldOut })
+	if st := join(t, r, ev, "a"); st.Admitted || !st.SoldOut || st.SeatsLeft != 0 {
+		t.Fatalf("Join when sold out: got %+v, want queued, sold out, 0 left", st)
+	}
+	// Ten admitter ticks later "a" still waits.
+	until := redisNow(t, rdb).Add(200 * time.Millisecond)
+	for redisNow(t, rdb).Before(until) {
+		if st := status(t, r, ev, "a"); st.Admitted {
+			t.Fatalf("got admitted while sold out, want waiting")
+		}
+		<-time.After(10 * time.Millisecond)
+	}
+	stock.Store(3)
+	eventually(t, "admission after stock came back", wait, func() bool { return status(t, r, ev, "a").Admitted })
+	if st := status(t, r, ev, "b"); st.SoldOut || st.SeatsLeft != 3 {
+		t.Errorf("got sold out %v, %d left; want false, 3", st.SoldOut, st.SeatsLeft)
+	}
+}
+
+// TestUnseenWaiterLosesPlace: a waiter whose page stops checking in loses the place
+// after KeepPlace; one that keeps checking in keeps it and moves up.
+func TestUnseenWaiterLosesPlace(t *testing.T) {
+	t.Parallel()
+	rdb, prefix := dbtest.Redis(t)
+	const keep = 400 * time.Millisecond
+	ev := open(1, Settings{Slots: 0, Rate: 10})
+	r := newRoom(t, rdb, prefix, Hooks{Events: events(ev)}, Options{Tick: 20 * time.Millisecond, KeepPlace: keep})
+	join(t, r, ev, "gone")
+	joined := redisNow(t, rdb)
+	join(t, r, ev, "here")
+	run(t, r)
+	queue := eventKeys(prefix, ev.ID)[keyQueue]
+	eventually(t, "the unseen waiter dropped", wait, func() bool {
+		status(t, r, ev, "here") // the page of "here" checks in; nobody asks for "gone"
+		return rdb.ZScore(t.Context(), queue, "gone").Err() == redis.Nil
+	})
+	if d := redisNow(t, rdb).Sub(joined); d < keep {
+		t.Errorf("got the place lost after %v, want at least %v", d, keep)
+	}
+	if st := status(t, r, ev, "gone"); st.Queued || st.Admitted {
+		t.Errorf("Status(gone): got %+v, want neither queued nor admitted", st)
+	}
+	if st := status(t, r, ev, "here"); !st.Queued || st.Position != 1 {
+		t.Errorf("Status(here): got %+v, want queued first", st)
+	}
+}
+
+// TestLostStateRegroups: when the event's keys vanish (Redis came back empty), this
+// instance, which had seen the event, treats the next joins as a pre-queue drawn at the
+// end of the regroup window, and nobody is admitted before it.
+func TestLostStateRegroups(t *testing.T) {
+	t.Parallel()
+	rdb, prefix := dbtest.Redis(t)
+	ev := open(1, Settings{Slots: 100, Rate: 100, TokenTTL: time.Minute})
+	r := newRoom(t, rdb, prefix, Hooks{}, Options{Regroup: time.Minute})
+	join(t, r, ev, "a") // admitted at once: the event's state now exists
+	if err := rdb.Del(t.Context(), eventKeys(prefix, ev.ID)...).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if st := status(t, r, ev, "b"); st.Queued || st.Admitted || st.PreQueue {
+		t.Errorf("Status after the loss: got %+v, want a stranger, no regroup yet", st)
+	}
+	before := redisNow(t, rdb)
+	st := join(t, r, ev, "b")
+	if st.Admitted || !st.Queued || !st.PreQueue {
+		t.Fatalf("Join after the loss: got %+v, want queued in a regroup pre-queue", st)
+	}
+	if d := st.DrawAt.Sub(before); d < 59*time.Second || d > 61*time.Second {
+		t.Errorf("got the draw %v after the join, want the regroup window, 1m", d)
+	}
+	if st := join(t, r, ev, "c"); st.Admitted {
+		t.Errorf("a second join during the regroup: got admitted, want waiting for the draw")
+	}
+
+	// Another instance that never saw the event has no reason to regroup.
+	other := newRoom(t, rdb, prefix, Hooks{}, Options{})
+	fresh := open(2, ev.Settings)
+	if st := join(t, other, fresh, "a"); !st.Admitted {
+		t.Errorf("first join of a new event: got %+v, want admitted at once", st)
+	}
+}
+
+// TestETA: the wait's bounds, from a measured rate or, before one, from the settings.
+func TestETA(t *testing.T) {
+	t.Parallel()
+	s := Settings{Slots: 100, Rate: 10, TokenTTL: 100 * time.Second} // slots turn over at 1/s at worst
+	for _, c := range []struct {
+		name     string
+		ahead    int
+		measured float64
+		s        Settings
+		lo, hi   time.Duration
+	}{
+		{"measured", 99, 10, s, 8 * time.Second, 12500 * time.Millisecond},
+		{"measured slower than set", 9, 2, s, 4 * time.Second, 6250 * time.Millisecond},
+		{"unknown: configured to turnover", 99, 0, s, 10 * time.Second, 100 * time.Second},
+		{"unknown, slots never bind", 9, 0, Settings{Slots: 1000, Rate: 5, TokenTTL: time.Second}, 2 * time.Second, 2 * time.Second},
+		{"paused", 5, 0, Settings{Slots: 10, Rate: 0}, 0, 0},
+	} {
+		lo, hi := eta(c.ahead, c.measured, c.s)
+		if lo != c.lo || hi != c.hi {
+			t.Errorf("%s: got %v–%v, want %v–%v", c.name, lo, hi, c.lo, c.hi)
+		}
+	}
+}
+
+// TestKeysShareHashTag: every key of an event hashes on {event:ID}, so Redis Cluster
+// keeps an event's keys on one slot and its scripts may touch them all.
+func TestKeysShareHashTag(t *testing.T) {
+	t.Parallel()
+	for _, k := range eventKeys("boxoffice:", 42) {
+		from, end := strings.IndexByte(k, '{'), strings.IndexByte(k, '}')
+		if from < 0 || end < from || k[from:end+1] != "{event:42}" {
+			t.Errorf("key %q: got no hash tag {event:42} first, want it", k)
+		}
+	}
+}
