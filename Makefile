@@ -24,7 +24,7 @@ SERVICES = svc_env=$$(.ci/services.sh); eval "$$svc_env"
 # make test also needs nginx (the CDN test) and Chromium (the browser tests).
 TEST_SERVICES = svc_env=$$(.ci/services.sh test); eval "$$svc_env"
 
-.PHONY: help run test verify generate vendor bench bench-sse bench-cdn services services-stop clean-data
+.PHONY: help run test verify generate vendor bench bench-sse bench-cdn bench-queue services services-stop clean-data
 
 help: ## list the targets
 	@awk 'BEGIN { FS = ":.*## " } /^[a-z][a-z-]*:.*## / { printf "  %-14s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
@@ -78,6 +78,10 @@ bench: ## start services, then run the hold benchmark (cmd/holdbench; ARGS go to
 bench-sse: ## start services, then run the SSE fan-out benchmark (cmd/ssebench; ARGS go to it)
 	$(SERVICES)
 	go run ./cmd/ssebench $(ARGS)
+
+bench-queue: ## start services, then run the waiting-room benchmark (cmd/queuebench; ARGS go to it)
+	$(SERVICES)
+	go run ./cmd/queuebench $(ARGS)
 
 bench-cdn: ## the cached event page through the reference nginx next to a static file (wrk)
 	.ci/bench-cdn.sh $(ARGS)

@@ -16,6 +16,19 @@ type EventPage struct {
 	Page
 	Event        EventHeader
 	Availability Availability
+	// WayIn is the page's call to action: the waiting room while the event's room is
+	// on, the seat map otherwise.
+	WayIn ActionLink
+	// Onsale counts down to the onsale while it is ahead (zero otherwise).
+	Onsale Countdown
+}
+
+// Countdown is a moment ahead, the same for everyone (the page is cached): At for a
+// script (RFC 3339), In for people ("in 2 hours 5 minutes"), as of when the page was
+// made.
+type Countdown struct {
+	At string
+	In string
 }
 
 // Availability is the part of the event page that changes as seats sell. The page

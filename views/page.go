@@ -19,6 +19,9 @@ type Page struct {
 	Description string
 	Assets      Assets
 	Scripts     []string // further scripts of this page, hashed URLs under /static
+	// Refresh, if set, is the content of a meta refresh for browsers without
+	// JavaScript ("5"), on pages that otherwise update themselves with htmx.
+	Refresh string
 	// CSRFToken is set on pages about one buyer only (never on a public, cacheable
 	// page); htmx sends it on every request the page makes.
 	CSRFToken string

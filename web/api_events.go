@@ -77,22 +77,30 @@ func (s *server) getSeatMap(c echo.Context) error {
 	return c.JSON(http.StatusOK, out)
 }
 
-type queueJSON struct {
-	Admitted   bool `json:"admitted"`
-	Position   int  `json:"position"`
-	EtaSeconds int  `json:"etaSeconds"`
-}
+// joinQueue puts the session's visitor in the event's waiting room, keeping a place
+// (or admission) it already has. The token of an admission is in the answer and in
+// the session; a client without the session cookie sends it back in
+// X-Admission-Token. With the room off, everyone is admitted and needs no token.
+func (s *server) joinQueue(c echo.Context) error { return s.answerQueue(c, queueJoin) }
 
-// joinQueue and getQueue admit everyone until the waiting room exists.
-func (s *server) joinQueue(c echo.Context) error { return s.getQueue(c) }
+// getQueue says where the session's visitor stands, and keeps the place: a waiter not
+// heard from for about five minutes loses it. It never joins: position 0 and not
+// admitted means not in the queue (never joined, or the place was lost), and the
+// client joins again.
+func (s *server) getQueue(c echo.Context) error { return s.answerQueue(c, queueLook) }
 
-func (s *server) getQueue(c echo.Context) error {
+func (s *server) answerQueue(c echo.Context, ask queueAsk) error {
 	id, err := pathID(c, "id")
 	if err != nil {
 		return err
 	}
-	if _, err := s.Booking.Event(c.Request().Context(), id); err != nil {
+	ev, err := s.eventByID(c.Request().Context(), id)
+	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, queueJSON{Admitted: true})
+	st, err := s.queueStatus(c, ev, ask)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, queueView(st))
 }

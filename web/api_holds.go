@@ -192,5 +192,6 @@ func (s *server) releaseHold(c echo.Context) error {
 	if err := s.Booking.Release(c.Request().Context(), id, buyer); err != nil {
 		return err
 	}
+	s.leaveQueue(c.Request().Context(), id.Event, buyer) // done shopping: the slot goes to the next in the queue
 	return c.NoContent(http.StatusNoContent)
 }

@@ -151,5 +151,8 @@ func (s *server) pay(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if ev, ok := c.Get(eventContext).(booking.Event); ok { // found by the admission check
+		s.leaveQueue(c.Request().Context(), ev.ID, buyer) // bought: the slot goes to the next in the queue
+	}
 	return c.JSON(http.StatusAccepted, payAnswerJSON{OrderID: id, PaymentID: ch.PaymentID, Status: ch.Status})
 }

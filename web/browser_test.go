@@ -268,3 +268,39 @@ func TestBrowserNoJavaScriptHold(t *testing.T) {
 	}
 	noConsoleErrors(t, ctx)
 }
+
+// TestBrowserQueueAdmits: a buyer waits on the queue page while the event's one
+// shopper slot is taken; when the shopper releases, the page (htmx polling) moves the
+// buyer on to the seat map without a touch.
+func TestBrowserQueueAdmits(t *testing.T) {
+	t.Parallel()
+	app := newTestApp(t, fastQueue)
+	roomOn(t, app, app.EventID, 1, 100, time.Minute)
+	runQueue(t, app)
+	shopper := app.newClient(t)
+	if q := shopper.queue("POST", app.EventID); !q.Admitted {
+		t.Fatalf("first buyer: got %+v, want admitted", q)
+	}
+	b := browsertest.New(t)
+	ctx := b.NewContext(t)
+	resp := browsertest.Run(t, ctx, chromedp.NavigateResponse(app.URL+"/events/"+demoSlug+"/queue"))
+	if resp.Status != 200 {
+		t.Fatalf("queue page: got status %d, want 200", resp.Status)
+	}
+	waitJS(t, ctx, "htmx", `typeof htmx === "object"`, browsertest.Timeout)
+	if text := browsertest.Run(t, ctx, chromedp.Text(chromedp.CSS("#queue"))); !strings.Contains(text, "number 1") {
+		t.Fatalf("queue page: got %q, want the buyer first in line", text)
+	}
+
+	held := shopper.hold(app.EventID, firstSeats(t, app.Pool, app.EventID, 1)...)
+	if st := shopper.do("DELETE", "/api/v1/holds/"+held.HoldID, nil, nil); st != 204 {
+		t.Fatalf("release: got %d, want 204", st)
+	}
+	// The page navigates away by itself: wait for the seat map's form in whatever
+	// document the tab shows (a JavaScript poll would die with the queue page).
+	browsertest.Do(t, ctx, chromedp.WaitVisible(chromedp.CSS("#seat-form")))
+	if path := js[string](t, ctx, `location.pathname`); path != "/events/"+demoSlug+"/seats" {
+		t.Errorf("after admission: at %s, want the seat map", path)
+	}
+	noConsoleErrors(t, ctx)
+}

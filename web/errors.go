@@ -3,12 +3,15 @@ package web
 import (
 	"errors"
 	"net/http"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
 	"boxoffice/internal/booking"
 	"boxoffice/internal/payment"
+	"boxoffice/internal/waitroom"
 )
 
 // apiError is every error answer: {"error": code, "message": text, ...details}.
@@ -20,6 +23,12 @@ type apiError struct {
 	UnknownSeatIDs     []int64 `json:"unknownSeatIds,omitempty"`
 	Limit              int     `json:"limit,omitempty"`
 	Held               *int    `json:"held,omitempty"`
+	// OnsaleAt is when a not_on_sale event's sale opens, RFC 3339 in UTC.
+	OnsaleAt string `json:"onsaleAt,omitempty"`
+	// Position is a not_admitted caller's place in the waiting room, when known.
+	Position *int `json:"position,omitempty"`
+	// RetryAfter, in seconds, overrides the Retry-After of a 503 or adds one to a 429.
+	RetryAfter int `json:"-"`
 }
 
 func (e *apiError) Error() string { return e.Code + ": " + e.Message }
@@ -35,7 +44,9 @@ func (s *server) handleError(err error, c echo.Context) {
 		return
 	}
 	ae := s.toAPIError(err)
-	if ae.Status == http.StatusServiceUnavailable {
+	if ae.RetryAfter > 0 {
+		c.Response().Header().Set("Retry-After", strconv.Itoa(ae.RetryAfter))
+	} else if ae.Status == http.StatusServiceUnavailable {
 		c.Response().Header().Set("Retry-After", retryAfter)
 	}
 	if ae.Status >= 500 {
@@ -61,6 +72,7 @@ func (s *server) toAPIError(err error) *apiError {
 	var unavailable *booking.SeatsUnavailableError
 	var unknown *booking.UnknownSeatsError
 	var limit *booking.LimitError
+	var notOnSale *booking.NotOnSaleError
 	var he *echo.HTTPError
 	switch {
 	case errors.As(err, &ae):
@@ -85,6 +97,11 @@ func (s *server) toAPIError(err error) *apiError {
 		return &apiError{Status: http.StatusNotFound, Code: "order_not_found", Message: "No such order in this session."}
 	case errors.Is(err, booking.ErrHoldExpired):
 		return &apiError{Status: http.StatusGone, Code: "hold_expired", Message: "This hold has expired or was released; its seats are back on sale."}
+	case errors.As(err, &notOnSale):
+		return &apiError{Status: http.StatusConflict, Code: "not_on_sale", Message: onsaleText(notOnSale.OnsaleAt),
+			OnsaleAt: notOnSale.OnsaleAt.UTC().Format(time.RFC3339)}
+	case errors.Is(err, booking.ErrSalesClosed):
+		return &apiError{Status: http.StatusConflict, Code: "sales_closed", Message: "Sales for this event have closed."}
 	case errors.Is(err, booking.ErrSoldOut):
 		return &apiError{Status: http.StatusConflict, Code: "sold_out", Message: "Not enough seats or places are available."}
 	case errors.Is(err, booking.ErrContended):
@@ -99,6 +116,11 @@ func (s *server) toAPIError(err error) *apiError {
 		return badRequest("invalid_card", "That is not a valid card number.")
 	case errors.Is(err, payment.ErrInvalidEvent):
 		return badRequest("invalid_signature", "The webhook signature or payload is not valid.")
+	case errors.Is(err, waitroom.ErrUnavailable):
+		return errQueuePaused
+	case errors.Is(err, waitroom.ErrInvalidToken):
+		return &apiError{Status: http.StatusTooManyRequests, Code: "not_admitted", RetryAfter: queueRetryAfter,
+			Message: "Wait for your turn in the waiting room: join with POST /api/v1/events/{id}/queue."}
 	case errors.Is(err, booking.ErrUnavailable):
 		return &apiError{Status: http.StatusServiceUnavailable, Code: "unavailable", Message: "The box office is busy for a moment; try again shortly."}
 	case errors.As(err, &he):
@@ -130,4 +152,9 @@ func fromHTTPError(he *echo.HTTPError) *apiError {
 		msg = m
 	}
 	return &apiError{Status: he.Code, Code: code, Message: msg}
+}
+
+// onsaleText says when tickets go on sale, as the event pages write times.
+func onsaleText(at time.Time) string {
+	return "Tickets go on sale on " + at.UTC().Format("Mon 2 Jan 2006, 15:04 MST") + "."
 }

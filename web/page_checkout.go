@@ -72,10 +72,18 @@ func (s *server) submitCheckout(c echo.Context) error {
 		return s.checkoutAgain(c, h, form, http.StatusBadRequest, msg, field)
 	}
 	o, err := s.Booking.Checkout(ctx, id, buyer, form.Email)
-	if err != nil {
+	if msg := saleWindowText(err); msg != "" {
+		return s.checkoutAgain(c, h, form, http.StatusConflict, msg, "")
+	} else if err != nil {
 		return s.withSeatsLink(ctx, id.Event, err)
 	}
 	_, err = s.Booking.Pay(ctx, o.ID, buyer, form.Card, payment.DeliverNormal)
+	if err == nil {
+		s.leaveQueue(ctx, id.Event, buyer) // bought: the slot goes to the next in the queue
+	}
+	if msg := saleWindowText(err); msg != "" {
+		return s.checkoutAgain(c, h, form, http.StatusConflict, msg, "")
+	}
 	switch {
 	case err == nil, errors.Is(err, booking.ErrPaymentInProgress), errors.Is(err, booking.ErrOrderNotPending):
 		// Paid now, or by an earlier submit of this form: the order page tells how it ends.
@@ -88,6 +96,19 @@ func (s *server) submitCheckout(c echo.Context) error {
 			"That card number is not valid. Check it, or use one of the test cards below.", "card")
 	}
 	return s.withSeatsLink(ctx, id.Event, err)
+}
+
+// saleWindowText words a refusal by the event's sales window for the checkout form,
+// or is "" for any other error.
+func saleWindowText(err error) string {
+	var notOnSale *booking.NotOnSaleError
+	switch {
+	case errors.As(err, &notOnSale):
+		return onsaleText(notOnSale.OnsaleAt) + " Nothing has been charged."
+	case errors.Is(err, booking.ErrSalesClosed):
+		return "Sales for this event have closed, so this order cannot be paid. Nothing has been charged."
+	}
+	return ""
 }
 
 // holdOver answers for a hold that is no longer live. Checking out an existing order is

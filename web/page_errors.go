@@ -62,6 +62,8 @@ var (
 		"order_not_found": "Order not found",
 		"csrf_failed":     "Please try again",
 		"card_declined":   "Card declined",
+		"not_on_sale":     "Not on sale yet",
+		"sales_closed":    "Sales have closed",
 	}
 	statusHeadings = map[int]string{
 		http.StatusBadRequest:          "Please check what you sent",

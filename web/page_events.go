@@ -2,6 +2,7 @@ package web
 
 import (
 	"fmt"
+	"math"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -58,9 +59,45 @@ func (s *server) showEvent(c echo.Context) error {
 	}
 	p := page(ev.Name)
 	p.Description = fmt.Sprintf("%s at %s, %s.", ev.Name, ev.Venue, eventWhen(ev))
+	now := time.Now()
 	return render(c, http.StatusOK, eventPageCache, views.EventPageView(views.EventPage{
-		Page: p, Event: eventHeader(ev, time.Now()), Availability: av,
+		Page: p, Event: eventHeader(ev, now), Availability: av, WayIn: wayIn(ev), Onsale: onsaleCountdown(ev, now),
 	}))
+}
+
+// wayIn is the event page's way to the seats: through the waiting room while the
+// event's room is on (before the onsale too: the pre-queue), straight otherwise.
+func wayIn(ev booking.Event) views.ActionLink {
+	if ev.QueueEnabled {
+		return views.ActionLink{Href: queueURL(ev), Text: "Join the queue"}
+	}
+	return views.ActionLink{Href: seatsURL(ev, ""), Text: "Choose seats"}
+}
+
+// onsaleCountdown counts down to an onsale ahead. The page is public and cached for
+// seconds, so it says the same to everyone, in minutes.
+func onsaleCountdown(ev booking.Event, now time.Time) views.Countdown {
+	if !ev.OnsaleAt.After(now) {
+		return views.Countdown{}
+	}
+	return views.Countdown{At: ev.OnsaleAt.UTC().Format(time.RFC3339), In: untilText(ev.OnsaleAt.Sub(now))}
+}
+
+// untilText says how far ahead a moment is, as people say it: "in 5 minutes".
+func untilText(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return "in less than a minute"
+	case d < time.Hour:
+		return "in " + countOf(int(math.Ceil(d.Minutes())), "minute")
+	case d < 48*time.Hour:
+		h, m := int(d/time.Hour), int(d%time.Hour/time.Minute)
+		if m == 0 {
+			return "in " + countOf(h, "hour")
+		}
+		return "in " + countOf(h, "hour") + " " + countOf(m, "minute")
+	}
+	return "in " + countOf(int(d/(24*time.Hour)), "day")
 }
 
 func availability(ev booking.Event, m booking.SeatMap, sum booking.MapSummary) views.Availability {

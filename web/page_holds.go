@@ -220,6 +220,7 @@ func (s *server) releaseHoldForm(c echo.Context) error {
 	if err := s.Booking.Release(ctx, id, buyer); err != nil {
 		return err
 	}
+	s.leaveQueue(ctx, id.Event, buyer) // done shopping: the slot goes to the next in the queue
 	ev, err := s.Booking.Event(ctx, id.Event)
 	if err != nil {
 		return err

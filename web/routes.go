@@ -1,6 +1,8 @@
 package web
 
 import (
+	"slices"
+
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
@@ -35,12 +37,18 @@ func (s *server) routes(e *echo.Echo) {
 
 	// Buyer pages.
 	buyerPage := []echo.MiddlewareFunc{timed, gz, noStore, middleware.BodyLimit(pageBodyLimit), s.loadSession, s.csrf()}
+	// Seat selection and checkout are limited per buyer and, while the event's waiting
+	// room is on, need an admission (admission.go).
+	seatPage := func(find eventOf) []echo.MiddlewareFunc {
+		return slices.Concat(buyerPage, []echo.MiddlewareFunc{s.rateLimit, s.admission(find)})
+	}
 	// buyer pages:
-	e.GET("/events/:slug/seats", s.showSeats, buyerPage...)
-	e.POST("/events/:slug/holds", s.createHoldForm, buyerPage...)
+	e.GET("/events/:slug/queue", s.showQueue, buyerPage...)
+	e.GET("/events/:slug/seats", s.showSeats, seatPage(eventOfSlug)...)
+	e.POST("/events/:slug/holds", s.createHoldForm, seatPage(eventOfSlug)...)
 	e.POST("/holds/:holdId/release", s.releaseHoldForm, buyerPage...)
-	getHead(e, "/holds/:holdId/checkout", s.showCheckout, buyerPage...)
-	e.POST("/holds/:holdId/checkout", s.submitCheckout, buyerPage...)
+	getHead(e, "/holds/:holdId/checkout", s.showCheckout, seatPage(eventOfHold)...)
+	e.POST("/holds/:holdId/checkout", s.submitCheckout, seatPage(eventOfHold)...)
 	getHead(e, "/orders/:orderId", s.showOrder, buyerPage...)
 
 	// The live stream: no deadline, session or CSRF; no gzip (see stream.go).
@@ -57,12 +65,15 @@ func (s *server) routes(e *echo.Echo) {
 	api.GET("/events/:id/seatmap", s.getSeatMap, timed, gz)
 	api.POST("/events/:id/queue", s.joinQueue, buyer...)
 	api.GET("/events/:id/queue", s.getQueue, buyer...)
-	api.POST("/events/:id/holds", s.createHold, buyer...)
+	seatCall := func(find eventOf) []echo.MiddlewareFunc {
+		return slices.Concat(buyer, []echo.MiddlewareFunc{s.rateLimit, s.admission(find)})
+	}
+	api.POST("/events/:id/holds", s.createHold, seatCall(eventOfPath)...)
 	api.GET("/holds/:holdId", s.getHold, buyer...)
 	api.DELETE("/holds/:holdId", s.releaseHold, buyer...)
-	api.POST("/holds/:holdId/checkout", s.checkout, buyer...)
+	api.POST("/holds/:holdId/checkout", s.checkout, seatCall(eventOfHold)...)
 	api.GET("/orders/:orderId", s.getOrder, buyer...)
-	api.POST("/orders/:orderId/pay", s.pay, buyer...)
+	api.POST("/orders/:orderId/pay", s.pay, seatCall(eventOfOrder)...)
 	api.POST("/payments/webhook", s.paymentWebhook, timed, noStore, body)
 }
 

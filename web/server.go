@@ -14,6 +14,7 @@ import (
 
 	"boxoffice/internal/app"
 	"boxoffice/internal/booking"
+	"boxoffice/internal/waitroom"
 )
 
 // Limits on requests.
@@ -33,6 +34,11 @@ type server struct {
 	CookieSecure  bool
 	ready         func(ctx context.Context) error
 	streams       *seatStreams
+	// Queue is the waiting room; events caches the events' queue settings for the
+	// checks in front of every seat call; limiter bounds each buyer's seat calls.
+	Queue   *waitroom.Room
+	events  *eventCache
+	limiter *rateLimiter
 }
 
 // New returns the HTTP handler of the whole program: every route, its middleware and
@@ -41,12 +47,17 @@ func New(a *app.App) http.Handler {
 	s := &server{
 		Booking: a.Booking, Sessions: a.Sessions, Log: a.Log,
 		WebhookSecret: a.Config.WebhookSecret, CookieSecure: a.Config.CookieSecure,
+		Queue: a.Queue,
 	}
 	if a.Pool != nil && a.Redis != nil {
 		s.ready = a.Ready
 	}
 	if s.Log == nil {
 		s.Log = slog.Default()
+	}
+	s.events = newEventCache(s.Booking)
+	if a.Redis != nil {
+		s.limiter = newRateLimiter(a.Redis, a.Config.RedisPrefix, a.Config.RateLimit, a.Config.RateBurst, s.Log)
 	}
 	s.streams = newSeatStreams(StreamOptions{
 		Hub: a.Live, Fragments: s.seatFragments, SessionCookie: app.SessionCookie, Log: s.Log,

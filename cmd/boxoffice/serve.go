@@ -27,6 +27,9 @@ func serve(ctx context.Context, getenv func(string) string, stdout io.Writer) er
 	if cfg.WebhookSecret == config.DevWebhookSecret {
 		log.Warn("PAYMENT_WEBHOOK_SECRET not set: using the development secret")
 	}
+	if len(cfg.AdmissionKeys) > 0 && cfg.AdmissionKeys[0].ID+":"+string(cfg.AdmissionKeys[0].Secret) == config.DevAdmissionKeys {
+		log.Warn("ADMISSION_KEYS not set: signing admission tokens with the development key")
+	}
 	if n, err := migrations.Up(ctx, cfg.DatabaseURL); err != nil {
 		return err
 	} else if n > 0 {
@@ -110,6 +113,43 @@ func seed(ctx context.Context, getenv func(string) string, stdout io.Writer) err
 		fmt.Fprintf(stdout, "demo event %q created (id %d, %d seats)\n", spec.Slug, id, spec.Seats())
 	} else {
 		fmt.Fprintf(stdout, "demo event %q already there (id %d)\n", spec.Slug, id)
+	}
+	return seedOnsale(ctx, pool, stdout, time.Now())
+}
+
+// seedOnsale loads the waiting room's demo event, its onsale a few minutes from now.
+// At a later start its onsale has passed: it is moved to a few minutes from then,
+// unless someone holds or bought something of it, which is never taken away (the
+// event then stays on sale, its room still on, and the seed says so). Moving it
+// before its own onsale is left alone: a second `make run` within the five minutes
+// keeps the countdown running.
+func seedOnsale(ctx context.Context, pool *pgxpool.Pool, stdout io.Writer, now time.Time) error {
+	spec := demo.OnsaleSpec(now)
+	id, created, err := demo.Ensure(ctx, pool, spec)
+	if err != nil {
+		return err
+	}
+	onsale, moved := spec.OnsaleAt, false
+	if !created {
+		if onsale, moved, err = demo.Reschedule(ctx, pool, id, spec.OnsaleAt); err != nil {
+			return err
+		}
+	}
+	room := fmt.Sprintf("waiting room on: %d shoppers at a time, %g admitted a second", spec.Queue.Slots, spec.Queue.Rate)
+	when := onsale.UTC().Format("15:04:05 MST")
+	switch {
+	case created:
+		fmt.Fprintf(stdout, "onsale demo event %q created (id %d, %d seats; %s); on sale at %s, in %s\n",
+			spec.Slug, id, spec.Seats(), room, when, onsale.Sub(now).Round(time.Second))
+	case moved:
+		fmt.Fprintf(stdout, "onsale demo event %q (id %d) goes on sale again at %s, in %s (%s)\n",
+			spec.Slug, id, when, onsale.Sub(now).Round(time.Second), room)
+	case onsale.After(now):
+		fmt.Fprintf(stdout, "onsale demo event %q (id %d) goes on sale at %s, in %s\n",
+			spec.Slug, id, when, onsale.Sub(now).Round(time.Second))
+	default:
+		fmt.Fprintf(stdout, "onsale demo event %q (id %d) on sale since %s, left as it is: someone holds or bought tickets of it, or its sale is over\n",
+			spec.Slug, id, onsale.UTC().Format("2 Jan 15:04 MST"))
 	}
 	return nil
 }

@@ -16,6 +16,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/alexedwards/scs/v2"
@@ -27,6 +28,7 @@ import (
 	"boxoffice/internal/live"
 	"boxoffice/internal/payment"
 	"boxoffice/internal/session"
+	"boxoffice/internal/waitroom"
 )
 
 // SessionCookie is the name of the buyer's session cookie.
@@ -46,6 +48,8 @@ type Options struct {
 	RedisHook redis.Hook
 	// MapMaxAge overrides how stale an unwatched seat map may be served.
 	MapMaxAge time.Duration
+	// Queue tunes the waiting room (a fast admitter tick in tests).
+	Queue waitroom.Options
 }
 
 // App is the whole program but its HTTP handler.
@@ -60,6 +64,9 @@ type App struct {
 	// Live is the process's one subscription hub for seat changes: it keeps the seat
 	// map cache current and feeds every open seat map.
 	Live *live.Hub
+	// Queue is the waiting room in front of onsales whose room is on; its admitter
+	// runs in Run.
+	Queue *waitroom.Room
 
 	publisher *live.Publisher
 	store     *session.Store
@@ -84,6 +91,10 @@ func New(ctx context.Context, cfg config.Config, opt Options) (a *App, err error
 	if err != nil {
 		return a, fmt.Errorf("REDIS_URL: %w", err)
 	}
+	// Calls end at their context's deadline, not only at the read timeout (seconds): a
+	// Redis that hangs must turn into quick fallbacks (the rate limiter lets calls
+	// through, the queue says it is paused), never into hung requests.
+	ropt.ContextTimeoutEnabled = true
 	a.Redis = redis.NewClient(ropt)
 	if opt.RedisHook != nil {
 		a.Redis.AddHook(opt.RedisHook)
@@ -102,6 +113,22 @@ func New(ctx context.Context, cfg config.Config, opt Options) (a *App, err error
 		Apply: a.Booking.ApplySeatChanges, Reset: a.Booking.ResyncSeatMap, Unwatched: a.Booking.SeatMapUnwatched,
 	})
 
+	keys := make([]waitroom.Key, len(cfg.AdmissionKeys))
+	for i, k := range cfg.AdmissionKeys {
+		keys[i] = waitroom.Key{ID: k.ID, Secret: k.Secret}
+	}
+	a.Queue = waitroom.New(a.Redis, cfg.RedisPrefix, keys, waitroom.Hooks{
+		Events: func(ctx context.Context) ([]waitroom.Event, error) {
+			events, err := a.Booking.QueuedEvents(ctx)
+			out := make([]waitroom.Event, len(events))
+			for i, ev := range events {
+				out[i] = QueueEvent(ev)
+			}
+			return out, err
+		},
+		Stock: a.Booking.Stock,
+	}, a.Log, opt.Queue)
+
 	a.store = session.NewStore(a.Pool)
 	a.Sessions = scs.New()
 	a.Sessions.Store = a.store
@@ -111,6 +138,14 @@ func New(ctx context.Context, cfg config.Config, opt Options) (a *App, err error
 	a.Sessions.Cookie.SameSite = http.SameSiteLaxMode
 	a.Sessions.Cookie.Secure = cfg.CookieSecure
 	return a, nil
+}
+
+// QueueEvent is what the waiting room knows of an event: the one place that maps the
+// event's stored queue settings to the room's.
+func QueueEvent(ev booking.Event) waitroom.Event {
+	return waitroom.Event{ID: ev.ID, OnsaleAt: ev.OnsaleAt, Settings: waitroom.Settings{
+		Enabled: ev.QueueEnabled, Slots: ev.QueueSlots, Rate: ev.QueueRate, TokenTTL: ev.QueueTokenTTL,
+	}}
 }
 
 // NewLogger is the logger cfg asks for, writing to w (stderr when nil).
@@ -145,16 +180,15 @@ func (a *App) Ready(ctx context.Context) error {
 	return errors.Join(a.Pool.Ping(ctx), a.Redis.Ping(ctx).Err())
 }
 
-// Run does the background work of a server until ctx ends: the tidy-up of lapsed holds
-// and the removal of expired sessions.
+// Run does the background work of a server until ctx ends: the tidy-up of lapsed holds,
+// the removal of expired sessions, and the waiting room's admitter (which works on
+// one instance at a time and stands by on the others).
 func (a *App) Run(ctx context.Context) {
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		a.store.Cleanup(ctx, 5*time.Minute)
-	}()
+	var wg sync.WaitGroup
+	wg.Go(func() { a.store.Cleanup(ctx, 5*time.Minute) })
+	wg.Go(func() { a.Queue.Run(ctx) })
 	a.Booking.RunTidy(ctx, a.Config.TidyInterval)
-	<-done
+	wg.Wait()
 }
 
 // Close ends the live streams, lets the payment provider finish its deliveries
@@ -170,6 +204,9 @@ func (a *App) Close(ctx context.Context) error {
 	}
 	if a.publisher != nil {
 		a.publisher.Close()
+	}
+	if a.Queue != nil {
+		err = errors.Join(err, a.Queue.Close())
 	}
 	if a.Redis != nil {
 		err = errors.Join(err, a.Redis.Close())

@@ -18,6 +18,7 @@ import (
 	"boxoffice/internal/config"
 	"boxoffice/internal/dbtest"
 	"boxoffice/internal/demo"
+	"boxoffice/internal/waitroom"
 )
 
 // WebhookSecret signs the test payment provider's webhooks.
@@ -34,6 +35,9 @@ type Options struct {
 	PoolConfig func(*pgxpool.Config)
 	// Log receives the program's logs; nil discards them.
 	Log *slog.Logger
+	// Queue tunes the waiting room (a fast admitter tick). The admitter runs only if
+	// the test starts it (Program.RunQueue).
+	Queue waitroom.Options
 }
 
 // Program is the program under test.
@@ -78,7 +82,7 @@ func New(t testing.TB, o Options) *Program {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	a, err := app.New(ctx, cfg, app.Options{Log: log, PoolConfig: func(pc *pgxpool.Config) {
+	a, err := app.New(ctx, cfg, app.Options{Log: log, Queue: o.Queue, PoolConfig: func(pc *pgxpool.Config) {
 		pc.ConnConfig.ConnectTimeout = 2 * time.Second
 		if o.PoolConfig != nil {
 			o.PoolConfig(pc)
@@ -93,4 +97,20 @@ func New(t testing.TB, o Options) *Program {
 		_ = a.Close(ctx)
 	})
 	return &Program{App: a, EventID: eventID, Prefix: prefix}
+}
+
+// RunQueue runs the waiting room's admitter, as App.Run does in a server, until the
+// test ends (and before the program closes).
+func (p *Program) RunQueue(t testing.TB) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		p.Queue.Run(ctx)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
 }

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -27,7 +28,30 @@ type Config struct {
 	PaymentLate     time.Duration // PAYMENT_LATE_DELAY
 	LogFormat       string        // LOG_FORMAT: json or text
 	ShutdownTimeout time.Duration // SHUTDOWN_TIMEOUT
+	// AdmissionKeys sign and verify the waiting room's admission tokens
+	// (ADMISSION_KEYS, "kid:secret,kid:secret"): the first signs, the others only
+	// verify, so that a key can be rotated without turning admitted buyers away.
+	AdmissionKeys []AdmissionKey
+	// RateLimit and RateBurst bound each buyer's seat-selection calls per second,
+	// across all instances (RATE_LIMIT, RATE_BURST).
+	RateLimit int
+	RateBurst int
 }
+
+// AdmissionKey is one HMAC key for admission tokens, named by its id in every token
+// it signs.
+type AdmissionKey struct {
+	ID     string
+	Secret []byte
+}
+
+// DevAdmissionKeys are the admission keys used when none are configured: fine on a
+// laptop, a forgery kit anywhere else (serve warns).
+const DevAdmissionKeys = "dev:boxoffice_admission_development_only_key"
+
+// minSecret is the shortest admission secret accepted: HMAC-SHA256's own block of
+// strength, 32 bytes.
+const minSecret = 32
 
 // DevWebhookSecret is the webhook secret used when none is configured.
 const DevWebhookSecret = "whsec_boxoffice_development_only"
@@ -73,6 +97,13 @@ func Load(getenv func(string) string) (Config, error) {
 	c.TidyInterval = dur("TIDY_INTERVAL", 2*time.Second)
 	c.PaymentLate = dur("PAYMENT_LATE_DELAY", 3*time.Second)
 	c.ShutdownTimeout = dur("SHUTDOWN_TIMEOUT", 10*time.Second)
+	c.RateLimit = num("RATE_LIMIT", 10)
+	c.RateBurst = num("RATE_BURST", 20)
+	keys, err := ParseAdmissionKeys(or(getenv("ADMISSION_KEYS"), DevAdmissionKeys))
+	if err != nil {
+		errs = append(errs, fmt.Errorf("ADMISSION_KEYS: %w", err))
+	}
+	c.AdmissionKeys = keys
 	if v := getenv("COOKIE_SECURE"); v != "" {
 		b, err := strconv.ParseBool(v)
 		if err != nil {
@@ -99,6 +130,40 @@ func Load(getenv func(string) string) (Config, error) {
 		errs = append(errs, fmt.Errorf("PAYMENT_WEBHOOK_URL=%q: want an absolute URL", c.WebhookURL))
 	}
 	return c, errors.Join(errs...)
+}
+
+// ParseAdmissionKeys reads "kid:secret[,kid:secret…]". Key ids are short names
+// (letters, digits, - and _), each used once; secrets are at least 32 bytes. The
+// error never repeats a secret.
+func ParseAdmissionKeys(v string) ([]AdmissionKey, error) {
+	var keys []AdmissionKey
+	seen := map[string]bool{}
+	for i, part := range strings.Split(v, ",") {
+		id, secret, ok := strings.Cut(strings.TrimSpace(part), ":")
+		switch {
+		case !ok || !validKeyID(id):
+			return nil, fmt.Errorf("key %d: want kid:secret, the kid 1 to 32 letters, digits, - or _", i+1)
+		case seen[id]:
+			return nil, fmt.Errorf("key %q appears twice", id)
+		case len(secret) < minSecret:
+			return nil, fmt.Errorf("key %q: the secret is %d bytes, want at least %d", id, len(secret), minSecret)
+		}
+		seen[id] = true
+		keys = append(keys, AdmissionKey{ID: id, Secret: []byte(secret)})
+	}
+	return keys, nil
+}
+
+func validKeyID(id string) bool {
+	if id == "" || len(id) > 32 {
+		return false
+	}
+	for _, r := range id {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+			return false
+		}
+	}
+	return true
 }
 
 func or(v, def string) string {

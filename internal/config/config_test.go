@@ -41,3 +41,54 @@ func TestLoadRejects(t *testing.T) {
 		}
 	}
 }
+
+// TestAdmissionKeys: the first key signs and the rest verify; the development key
+// stands in when none is set; bad lists are refused by name, never echoing a secret.
+func TestAdmissionKeys(t *testing.T) {
+	t.Parallel()
+	base := map[string]string{"DATABASE_URL": "postgres://x", "REDIS_URL": "redis://y"}
+	c, err := Load(env(base))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.AdmissionKeys) != 1 || c.AdmissionKeys[0].ID != "dev" || len(c.AdmissionKeys[0].Secret) < 32 {
+		t.Errorf("default keys: got %+v, want the one development key", c.AdmissionKeys)
+	}
+	if c.RateLimit != 10 || c.RateBurst != 20 {
+		t.Errorf("rate limit: got %d/s burst %d, want 10/s burst 20", c.RateLimit, c.RateBurst)
+	}
+	long := strings.Repeat("s", 32)
+	keys, err := ParseAdmissionKeys("k2:" + long + "2, k1:" + long + "1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(keys) != 2 || keys[0].ID != "k2" || string(keys[0].Secret) != long+"2" || keys[1].ID != "k1" {
+		t.Errorf("got %+v, want k2 then k1 in the order given", keys)
+	}
+	for _, tc := range []struct{ name, v, want string }{
+		{"short secret", "k:tooshort", "at least 32"},
+		{"no kid", ":" + long, "kid"},
+		{"no colon", long, "kid"},
+		{"odd kid", "k y:" + long, "kid"},
+		{"twice", "k:" + long + ",k:" + long + "x", "twice"},
+		{"empty entry", "k:" + long + ",", "key 2"},
+	} {
+		_, err := ParseAdmissionKeys(tc.v)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: got %v, want an error saying %q", tc.name, err, tc.want)
+		}
+		if err != nil && strings.Contains(err.Error(), long) {
+			t.Errorf("%s: error %q repeats the secret", tc.name, err)
+		}
+	}
+	bad := map[string]string{"ADMISSION_KEYS": "k:short", "RATE_LIMIT": "0", "RATE_BURST": "x"}
+	for k, v := range base {
+		bad[k] = v
+	}
+	_, err = Load(env(bad))
+	for _, name := range []string{"ADMISSION_KEYS", "RATE_LIMIT", "RATE_BURST"} {
+		if err == nil || !strings.Contains(err.Error(), name) {
+			t.Errorf("error %v does not name %s", err, name)
+		}
+	}
+}

@@ -1,0 +1,159 @@
+package web
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"boxoffice/internal/booking"
+	"boxoffice/internal/waitroom"
+	"boxoffice/views"
+)
+
+// queuePoll is how often the queue page asks again, in seconds of a meta refresh for
+// browsers without JavaScript (htmx asks every 3 s: views.QueuePageView).
+const queuePoll = "5"
+
+// showQueue is one visitor's waiting-room page (never cached). Opening it joins the
+// queue, keeping a place already taken; its htmx request every few seconds looks again
+// (and rejoins at the end a visitor whose place was lost) and, once the visitor is
+// admitted, sends the browser on to the seat map. With the room off it sends the
+// browser straight on. Redis away: a 503 page saying the queue is paused, which keeps
+// asking.
+func (s *server) showQueue(c echo.Context) error {
+	ev, err := s.eventBySlug(c.Request().Context(), c.Param("slug"))
+	if err != nil {
+		return err
+	}
+	seats := seatsURL(ev, "")
+	if !ev.QueueEnabled {
+		return seeOther(c, seats)
+	}
+	ask := queueJoin
+	if isHTMX(c) {
+		ask = queueRejoin
+	}
+	st, err := s.queueStatus(c, ev, ask)
+	status := http.StatusOK
+	switch {
+	case errors.Is(err, waitroom.ErrUnavailable):
+		status = http.StatusServiceUnavailable
+		c.Response().Header().Set("Retry-After", strconv.Itoa(queueRetryAfter))
+	case err != nil:
+		return err
+	case st.Admitted && !isHTMX(c):
+		return c.Redirect(http.StatusSeeOther, seats)
+	case st.Admitted:
+		c.Response().Header().Set("HX-Redirect", seats)
+	}
+	q := queueStatusModel(ev, st, s.Sessions.GetInt(c.Request().Context(), queueStartKey(ev.ID)), time.Now())
+	q.Paused = status == http.StatusServiceUnavailable
+	p := buyerPage(c, "Waiting room: "+ev.Name)
+	p.Refresh = queuePoll
+	return renderPersonal(c, status, views.QueuePageView(views.QueuePage{
+		Page: p, Event: eventHeader(ev, time.Now()), Status: q,
+	}), views.QueueStatusView(q))
+}
+
+// queueStatusModel words a place in the queue; start is how many were ahead when the
+// visitor joined (0: not known).
+func queueStatusModel(ev booking.Event, st waitroom.Status, start int, now time.Time) views.QueueStatus {
+	q := views.QueueStatus{
+		URL: queueURL(ev), SeatsURL: seatsURL(ev, ""),
+		Admitted: st.Admitted, SoldOut: st.SoldOut, PreQueue: st.PreQueue,
+		DrawAt:   drawTime(cmp.Or(st.DrawAt, ev.OnsaleAt), now),
+		Position: thousands(st.Position),
+		Ahead:    aheadText(st.Ahead),
+		Wait:     waitText(st.ETAMin, st.ETAMax, st.Ahead),
+		Odds:     oddsText(st.SeatsLeft, st.Ahead),
+	}
+	q.Total = max(start, st.Ahead, 1)
+	q.Done = q.Total - st.Ahead
+	q.Percent = strconv.Itoa(q.Done*100/q.Total) + "%"
+	return q
+}
+
+// drawTime says when the pre-queue's order is drawn: the time alone on the day,
+// with the date before.
+func drawTime(at, now time.Time) string {
+	at, now = at.UTC(), now.UTC()
+	if at.YearDay() == now.YearDay() && at.Year() == now.Year() {
+		return at.Format("15:04 MST")
+	}
+	return at.Format("Mon 2 Jan, 15:04 MST")
+}
+
+func aheadText(n int) string {
+	switch n {
+	case 0:
+		return "Nobody is ahead of you."
+	case 1:
+		return "1 person is ahead of you."
+	}
+	return thousands(n) + " people are ahead of you."
+}
+
+// waitText words the estimated wait as the range the room measured.
+func waitText(lo, hi time.Duration, ahead int) string {
+	switch {
+	case ahead == 0 && hi < time.Minute:
+		return "any moment now"
+	case hi <= 0:
+		return "not known yet: it is measured from how fast people are let in"
+	case hi < time.Minute:
+		return "less than a minute"
+	case hi > 90*time.Minute:
+		a, b := int(lo/time.Hour), int(math.Ceil(hi.Hours()))
+		if a >= b || a == 0 {
+			return "about " + countOf(b, "hour")
+		}
+		return fmt.Sprintf("about %d to %d hours", a, b)
+	}
+	a, b := int(lo/time.Minute), int(math.Ceil(hi.Minutes()))
+	switch {
+	case a >= b:
+		return "about " + countOf(b, "minute")
+	case a == 0:
+		return "up to " + countOf(b, "minute")
+	}
+	return fmt.Sprintf("about %d to %d minutes", a, b)
+}
+
+// countOf says how many of a unit: "1 minute", "5 minutes".
+func countOf(n int, unit string) string {
+	if n == 1 {
+		return "1 " + unit
+	}
+	return strconv.Itoa(n) + " " + unit + "s"
+}
+
+// oddsText puts the seats left next to the people ahead, as honestly as both are
+// known: seats roughly (the count moves by the second), people exactly.
+func oddsText(left, ahead int) string {
+	if left <= 0 {
+		return ""
+	}
+	people := "nobody ahead of you"
+	switch {
+	case ahead == 1:
+		people = "1 person ahead of you"
+	case ahead > 1:
+		people = thousands(ahead) + " people ahead of you"
+	}
+	return fmt.Sprintf("About %s seats left, %s.", thousands(roughly(left)), people)
+}
+
+// roughly rounds to two significant figures: 1,234 is about 1,200.
+func roughly(n int) int {
+	if n < 100 {
+		return n
+	}
+	p := int(math.Pow10(len(strconv.Itoa(n)) - 2))
+	return (n + p/2) / p * p
+}

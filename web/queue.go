@@ -1,0 +1,245 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"boxoffice/internal/app"
+	"boxoffice/internal/booking"
+	"boxoffice/internal/waitroom"
+)
+
+// The waiting room's side of the web: where a visitor stands, and the admission token
+// kept in the session. The room (internal/waitroom) decides; this file asks it for the
+// session's visitor, the buyer id (not the session token, which changes at login).
+
+// admissionHeader lets an API client that keeps no cookie jar between the queue call and
+// the seat calls send its admission token back; with the session cookie it is not
+// needed: the session keeps the token of every event it was admitted to.
+const admissionHeader = "X-Admission-Token"
+
+// queueRetryAfter is the Retry-After, in seconds, of a paused queue and of a caller
+// not yet admitted: about as often as the queue page looks again.
+const queueRetryAfter = 5
+
+// errQueuePaused is the answer to a new arrival while Redis is away: admitted buyers
+// keep buying (their tokens verify without Redis), everyone else waits a moment.
+var errQueuePaused = &apiError{Status: http.StatusServiceUnavailable, Code: "queue_paused", RetryAfter: queueRetryAfter,
+	Message: "The waiting room is paused for a moment; nobody is let in until it is back. Try again in a few seconds."}
+
+// leaveTimeout bounds giving a slot back after a release or a purchase: the buyer's
+// answer must not wait on a Redis that hangs (the slot then lapses with the token).
+const leaveTimeout = 500 * time.Millisecond
+
+func admissionKey(eventID int64) string { return "admission:" + strconv.FormatInt(eventID, 10) }
+
+// queueStartKey keeps how many were ahead of the visitor when they joined: the start
+// of the queue page's progress bar.
+func queueStartKey(eventID int64) string { return "queue-start:" + strconv.FormatInt(eventID, 10) }
+
+// eventCacheTTL is how long an event's settings are used before they are read again:
+// turning a waiting room on or off takes effect within it. The queue's position checks
+// and the admission check in front of every seat call would otherwise each cost a
+// query.
+const eventCacheTTL = time.Second
+
+// eventCache keeps events for eventCacheTTL, by id and by slug. Only events that exist
+// are kept, so the maps stay as small as the catalogue.
+type eventCache struct {
+	booking *booking.Service
+	mu      sync.Mutex
+	byID    map[int64]cachedEvent
+	bySlug  map[string]cachedEvent
+}
+
+type cachedEvent struct {
+	ev booking.Event
+	at time.Time
+}
+
+func newEventCache(b *booking.Service) *eventCache {
+	return &eventCache{booking: b, byID: map[int64]cachedEvent{}, bySlug: map[string]cachedEvent{}}
+}
+
+func (c *eventCache) put(ev booking.Event) {
+	ce := cachedEvent{ev: ev, at: time.Now()}
+	c.mu.Lock()
+	c.byID[ev.ID], c.bySlug[ev.Slug] = ce, ce
+	c.mu.Unlock()
+}
+
+// eventByID is the event, at most eventCacheTTL old.
+func (s *server) eventByID(ctx context.Context, id int64) (booking.Event, error) {
+	if s.events == nil {
+		return s.Booking.Event(ctx, id)
+	}
+	s.events.mu.Lock()
+	ce, ok := s.events.byID[id]
+	s.events.mu.Unlock()
+	if ok && time.Since(ce.at) < eventCacheTTL {
+		return ce.ev, nil
+	}
+	ev, err := s.Booking.Event(ctx, id)
+	if err == nil {
+		s.events.put(ev)
+	}
+	return ev, err
+}
+
+// eventBySlug is the event of a page address, at most eventCacheTTL old.
+func (s *server) eventBySlug(ctx context.Context, slug string) (booking.Event, error) {
+	if s.events == nil {
+		return s.Booking.EventBySlug(ctx, slug)
+	}
+	s.events.mu.Lock()
+	ce, ok := s.events.bySlug[slug]
+	s.events.mu.Unlock()
+	if ok && time.Since(ce.at) < eventCacheTTL {
+		return ce.ev, nil
+	}
+	ev, err := s.Booking.EventBySlug(ctx, slug)
+	if err == nil {
+		s.events.put(ev)
+	}
+	return ev, err
+}
+
+// sessionAdmission is the session's admission to the event, if it holds a valid one:
+// checked by signature alone, no Redis.
+func (s *server) sessionAdmission(c echo.Context, eventID int64, visitor string) (waitroom.Claims, string, bool) {
+	if visitor == "" {
+		return waitroom.Claims{}, "", false
+	}
+	tok := s.Sessions.GetString(c.Request().Context(), admissionKey(eventID))
+	if tok == "" {
+		return waitroom.Claims{}, "", false
+	}
+	cl, err := s.Queue.Verify(tok, eventID, visitor)
+	return cl, tok, err == nil
+}
+
+// queueAsk is how a queue status is asked for.
+type queueAsk int
+
+const (
+	queueLook   queueAsk = iota // where the visitor stands, never joining
+	queueJoin                   // join, keeping an existing place or admission
+	queueRejoin                 // look, and join again at the end if the place was lost
+)
+
+// queueStatus says where the session's visitor stands in the event's queue (see
+// queueAsk). A visitor who lost the place was gone too long, or Redis came back
+// empty. A session already holding a valid admission is admitted without asking
+// Redis, so that admitted buyers are unaffected when it is away. An admission is kept
+// in the session, whose requests then need no header. With the room off everyone is
+// admitted, no token needed.
+func (s *server) queueStatus(c echo.Context, ev booking.Event, ask queueAsk) (waitroom.Status, error) {
+	qe := app.QueueEvent(ev)
+	if !qe.Settings.Enabled {
+		return waitroom.Status{Admitted: true}, nil
+	}
+	ctx := c.Request().Context()
+	visitor := s.pageBuyer(c)
+	if cl, tok, ok := s.sessionAdmission(c, ev.ID, visitor); ok {
+		return waitroom.Status{Admitted: true, Token: tok, ExpiresAt: cl.ExpiresAt}, nil
+	}
+	if visitor == "" {
+		if ask == queueLook {
+			return waitroom.Status{}, nil // a session that never joined stands nowhere
+		}
+		var err error
+		if visitor, err = s.buyer(c); err != nil {
+			return waitroom.Status{}, err
+		}
+	}
+	var st waitroom.Status
+	var err error
+	if ask == queueJoin {
+		st, err = s.Queue.Join(ctx, qe, visitor)
+	} else {
+		st, err = s.Queue.Status(ctx, qe, visitor)
+		if err == nil && ask == queueRejoin && !st.Admitted && !st.Queued {
+			st, err = s.Queue.Join(ctx, qe, visitor)
+		}
+	}
+	if err != nil {
+		return st, err
+	}
+	if st.Admitted {
+		if _, verr := s.Queue.Verify(st.Token, ev.ID, visitor); verr != nil {
+			// The room signed what it cannot verify: the keys are wrong. Better an
+			// error than sending the buyer round between the seat page and the queue.
+			return st, errors.Join(errors.New("a fresh admission token does not verify"), verr)
+		}
+		s.Sessions.Put(ctx, admissionKey(ev.ID), st.Token)
+		s.Sessions.Remove(ctx, queueStartKey(ev.ID))
+		return st, nil
+	}
+	if start := s.Sessions.GetInt(ctx, queueStartKey(ev.ID)); st.Ahead > start {
+		s.Sessions.Put(ctx, queueStartKey(ev.ID), st.Ahead)
+	}
+	return st, nil
+}
+
+// leaveQueue gives the buyer's slot back (they bought, or released what they held),
+// so that the next in the queue comes in. It never fails the request: a slot not
+// given back lapses with its token.
+func (s *server) leaveQueue(ctx context.Context, eventID int64, buyer string) {
+	if buyer == "" || s.Queue == nil {
+		return
+	}
+	ev, err := s.eventByID(ctx, eventID)
+	if err != nil || !ev.QueueEnabled {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), leaveTimeout)
+	defer cancel()
+	if err := s.Queue.Leave(ctx, eventID, buyer); err != nil {
+		s.Log.WarnContext(ctx, "waiting room slot not given back", "event", eventID, "err", err)
+	}
+}
+
+// queueJSON is the answer of the queue calls: the documented admitted, position and
+// etaSeconds, the token once admitted, and what the queue page shows.
+type queueJSON struct {
+	Admitted      bool       `json:"admitted"`
+	Position      int        `json:"position"`
+	EtaSeconds    int        `json:"etaSeconds"`
+	Token         string     `json:"token,omitempty"`
+	ExpiresAt     *time.Time `json:"expiresAt,omitempty"`
+	Ahead         int        `json:"ahead"`
+	Waiting       int        `json:"waiting"`
+	EtaMinSeconds int        `json:"etaMinSeconds"`
+	EtaMaxSeconds int        `json:"etaMaxSeconds"`
+	SeatsLeft     int        `json:"seatsLeft"`
+	SoldOut       bool       `json:"soldOut"`
+	PreQueue      bool       `json:"preQueue"`
+}
+
+func queueView(st waitroom.Status) queueJSON {
+	lo, hi := seconds(st.ETAMin), seconds(st.ETAMax)
+	out := queueJSON{
+		Admitted: st.Admitted, Position: st.Position, EtaSeconds: (lo + hi + 1) / 2, Token: st.Token,
+		Ahead: st.Ahead, Waiting: st.Waiting, EtaMinSeconds: lo, EtaMaxSeconds: hi,
+		SeatsLeft: st.SeatsLeft, SoldOut: st.SoldOut, PreQueue: st.PreQueue,
+	}
+	if !st.ExpiresAt.IsZero() {
+		at := st.ExpiresAt.UTC()
+		out.ExpiresAt = &at
+	}
+	return out
+}
+
+// seconds rounds a wait up to whole seconds: an estimate errs on the long side.
+func seconds(d time.Duration) int {
+	if d <= 0 {
+		return 0
+	}
+	return int((d + time.Second - 1) / time.Second)
+}

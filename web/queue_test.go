@@ -1,0 +1,294 @@
+package web
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"boxoffice/internal/app"
+	"boxoffice/internal/apptest"
+	"boxoffice/internal/booking"
+	"boxoffice/internal/waitroom"
+)
+
+// The waiting room through HTTP: the queue calls, the admission check in front of seat
+// selection and checkout, the queue page, and giving slots back.
+
+// fastQueue is the room's tuning in these tests: an admitter that ticks often, so that
+// a freed slot is taken again within a fraction of a second.
+func fastQueue(o *appOptions) {
+	o.Queue = waitroom.Options{Tick: 20 * time.Millisecond, Lease: 500 * time.Millisecond, Refresh: 50 * time.Millisecond}
+}
+
+// roomOn turns the event's waiting room on, as an organiser would. Call it before the
+// first request about the event: the server keeps events' settings for a second.
+func roomOn(t testing.TB, a *testApp, eventID int64, slots int, rate float64, ttl time.Duration) {
+	t.Helper()
+	_, err := a.Pool.Exec(context.Background(), `UPDATE events SET queue_enabled = true, queue_slots = $2,
+		queue_rate = $3, queue_token_ttl_seconds = $4 WHERE id = $1`, eventID, slots, rate, int(ttl/time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// runQueue starts the admitter until the test ends.
+func runQueue(t testing.TB, a *testApp) {
+	t.Helper()
+	(&apptest.Program{App: a.App}).RunQueue(t)
+}
+
+// noRedirects makes the client show redirects rather than follow them.
+func (c *client) noRedirects() *client {
+	c.http.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	return c
+}
+
+// queue joins (POST) or looks (GET) and returns the answer, or stops the test.
+func (c *client) queue(method string, eventID int64) queueJSON {
+	c.t.Helper()
+	var q queueJSON
+	if st := c.do(method, "/api/v1/events/"+itoa(eventID)+"/queue", nil, &q); st != http.StatusOK {
+		c.t.Fatalf("%s queue: got status %d, want 200", method, st)
+	}
+	return q
+}
+
+// waitAdmitted asks GET queue until the client is admitted, with a deadline.
+func waitAdmitted(t testing.TB, c *client, eventID int64, within time.Duration) queueJSON {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		q := c.queue("GET", eventID)
+		if q.Admitted {
+			return q
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not admitted within %v: last answer %+v", within, q)
+		}
+		time.Sleep(20 * time.Millisecond) // polling, as the queue page does
+	}
+}
+
+// holdStatus tries to hold one seat through the API and returns the status and error
+// body (if any).
+func holdStatus(c *client, eventID, seat int64, header http.Header) (int, errorBody, http.Header) {
+	c.t.Helper()
+	st, raw, h := c.raw("POST", "/api/v1/events/"+itoa(eventID)+"/holds", map[string]any{"seatIds": []int64{seat}}, header)
+	var e errorBody
+	if st >= 400 {
+		var err error
+		if e, err = parseError(raw); err != nil {
+			c.t.Fatal(err)
+		}
+	}
+	return st, e, h
+}
+
+// visitorOf is the client's visitor id (the buyer id in its session).
+func visitorOf(t testing.TB, a *testApp, c *client) string {
+	t.Helper()
+	u, _ := url.Parse(a.URL)
+	for _, ck := range c.http.Jar.Cookies(u) {
+		if ck.Name == app.SessionCookie {
+			ctx, err := a.App.Sessions.Load(context.Background(), ck.Value)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return a.App.Sessions.GetString(ctx, buyerKey)
+		}
+	}
+	t.Fatal("no session cookie")
+	return ""
+}
+
+// TestQueueRoomOff: with the room off everyone passes straight through: the queue
+// calls admit at once with no token needed, holds need none, and the queue page and
+// the event page lead straight to the seats.
+func TestQueueRoomOff(t *testing.T) {
+	t.Parallel()
+	a := newTestApp(t)
+	c := a.newClient(t).noRedirects()
+	q := c.queue("POST", a.EventID)
+	if !q.Admitted || q.Token != "" || q.Position != 0 {
+		t.Errorf("join with the room off: got %+v, want admitted with no token", q)
+	}
+	if q := c.queue("GET", a.EventID); !q.Admitted {
+		t.Errorf("status with the room off: got %+v, want admitted", q)
+	}
+	c.hold(a.EventID, firstSeats(t, a.Pool, a.EventID, 1)...)
+	st, _, h := c.raw("GET", "/events/"+demoSlug+"/queue", nil, nil)
+	if st != http.StatusSeeOther || h.Get("Location") != "/events/"+demoSlug+"/seats" {
+		t.Errorf("queue page with the room off: got %d to %q, want 303 to the seats", st, h.Get("Location"))
+	}
+	_, body, _ := c.raw("GET", "/events/"+demoSlug, nil, nil)
+	if !strings.Contains(string(body), `href="/events/`+demoSlug+`/seats"`) || strings.Contains(string(body), "Join the queue") {
+		t.Errorf("event page with the room off: want the way in to be the seats, not the queue")
+	}
+}
+
+// TestQueueAdmitsAtOnce: room on, free slots and nobody waiting: a buyer is admitted
+// at once, the token is in the answer and the session, and it works for a hold, a
+// checkout and a payment, with the session alone or with the header alone.
+func TestQueueAdmitsAtOnce(t *testing.T) {
+	t.Parallel()
+	a := newTestApp(t, fastQueue)
+	roomOn(t, a, a.EventID, 5, 100, time.Minute)
+	seats := firstSeats(t, a.Pool, a.EventID, 3)
+	c := a.newClient(t)
+	q := c.queue("POST", a.EventID)
+	if !q.Admitted || q.Token == "" || q.ExpiresAt == nil || time.Until(*q.ExpiresAt) < 30*time.Second {
+		t.Fatalf("join with a free slot: got %+v, want admitted with a token lasting about a minute", q)
+	}
+	if again := c.queue("GET", a.EventID); !again.Admitted || again.Token != q.Token {
+		t.Errorf("status after admission: got %+v, want the same admission", again)
+	}
+	h := c.hold(a.EventID, seats[0]) // the session carries the token
+	co := c.checkout(h.HoldID)
+	c.pay(co.OrderID, "")
+	waitOrder(t, c, co.OrderID, booking.StatusConfirmed)
+
+	// The header alone: a token minted for this visitor that the session never saw.
+	other := a.newClient(t)
+	if st, e, _ := holdStatus(other, a.EventID, seats[1], nil); st != http.StatusTooManyRequests || e.Error != "not_admitted" {
+		t.Fatalf("hold before joining: got %d %q, want 429 not_admitted", st, e.Error)
+	}
+	ev, err := a.Booking.Event(t.Context(), a.EventID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	minted, err := a.App.Queue.Join(t.Context(), app.QueueEvent(ev), visitorOf(t, a, other))
+	if err != nil || !minted.Admitted {
+		t.Fatalf("minting an admission: got %+v, %v", minted, err)
+	}
+	if st, e, _ := holdStatus(other, a.EventID, seats[1], http.Header{admissionHeader: {minted.Token}}); st != http.StatusCreated {
+		t.Errorf("hold with the token in X-Admission-Token: got %d %q, want 201", st, e.Error)
+	}
+	if st, _, _ := holdStatus(other, a.EventID, seats[2], nil); st != http.StatusTooManyRequests {
+		t.Errorf("hold without the header, the session never admitted: got %d, want 429", st)
+	}
+}
+
+// TestQueueFullSlots: room on with its one slot taken: a second buyer queues, is turned
+// back from holds (API: 429 with the position; pages: to the queue page), and gets in
+// as soon as the first buyer releases; then the hold succeeds.
+func TestQueueFullSlots(t *testing.T) {
+	t.Parallel()
+	a := newTestApp(t, fastQueue)
+	roomOn(t, a, a.EventID, 1, 100, time.Minute)
+	runQueue(t, a)
+	seats := firstSeats(t, a.Pool, a.EventID, 2)
+	first, second := a.newClient(t), a.newClient(t).noRedirects()
+	if q := first.queue("POST", a.EventID); !q.Admitted {
+		t.Fatalf("first buyer: got %+v, want admitted", q)
+	}
+	q := second.queue("POST", a.EventID)
+	if q.Admitted || q.Position != 1 || q.Ahead != 0 || q.Waiting != 1 || q.Token != "" {
+		t.Fatalf("second buyer: got %+v, want queued first in line, no token", q)
+	}
+	st, e, h := holdStatus(second, a.EventID, seats[1], nil)
+	if st != http.StatusTooManyRequests || e.Error != "not_admitted" || h.Get("Retry-After") == "" {
+		t.Errorf("hold while queued: got %d %q (Retry-After %q), want 429 not_admitted with Retry-After", st, e.Error, h.Get("Retry-After"))
+	}
+	if pos := positionOf(t, second, a.EventID, seats[1]); pos != 1 {
+		t.Errorf("position in the refusal: got %d, want 1", pos)
+	}
+	queuePage := "/events/" + demoSlug + "/queue"
+	if st, _, h := second.raw("GET", "/events/"+demoSlug+"/seats", nil, nil); st != http.StatusSeeOther || h.Get("Location") != queuePage {
+		t.Errorf("seat page while queued: got %d to %q, want 303 to %s", st, h.Get("Location"), queuePage)
+	}
+	form := "seat=" + itoa(seats[1])
+	hx := http.Header{"HX-Request": {"true"}, "Content-Type": {"application/x-www-form-urlencoded"}}
+	if st, _, h := second.raw("POST", "/events/"+demoSlug+"/holds", form, hx); h.Get("HX-Redirect") != queuePage {
+		t.Errorf("htmx hold while queued: got %d with HX-Redirect %q, want %s", st, h.Get("HX-Redirect"), queuePage)
+	}
+	if st, body, _ := second.raw("GET", queuePage, nil, nil); st != http.StatusOK || !strings.Contains(string(body), "You are number 1 in the queue") {
+		t.Errorf("queue page while queued: got %d, want 200 saying number 1: %s", st, truncate(body))
+	}
+
+	held := first.hold(a.EventID, seats[0])
+	if st, _, h := second.raw("GET", "/holds/"+held.HoldID+"/checkout", nil, nil); st != http.StatusSeeOther || h.Get("Location") != queuePage {
+		t.Errorf("checkout page while queued: got %d to %q, want 303 to %s", st, h.Get("Location"), queuePage)
+	}
+	if st := first.do("DELETE", "/api/v1/holds/"+held.HoldID, nil, nil); st != http.StatusNoContent {
+		t.Fatalf("release: got %d, want 204", st)
+	}
+	waitAdmitted(t, second, a.EventID, 5*time.Second)
+	if st, e, _ := holdStatus(second, a.EventID, seats[1], nil); st != http.StatusCreated {
+		t.Errorf("hold once admitted: got %d %q, want 201", st, e.Error)
+	}
+	if st, _, h := second.raw("GET", queuePage, nil, nil); st != http.StatusSeeOther || h.Get("Location") != "/events/"+demoSlug+"/seats" {
+		t.Errorf("queue page once admitted: got %d to %q, want 303 to the seats", st, h.Get("Location"))
+	}
+}
+
+// TestQueueSlotBackOnPurchase: a shopper who pays gives the slot back at once: the
+// next in the queue is admitted without waiting for the admission to lapse.
+func TestQueueSlotBackOnPurchase(t *testing.T) {
+	t.Parallel()
+	a := newTestApp(t, fastQueue)
+	roomOn(t, a, a.EventID, 1, 100, time.Minute)
+	runQueue(t, a)
+	first, second := a.newClient(t), a.newClient(t)
+	if q := first.queue("POST", a.EventID); !q.Admitted {
+		t.Fatalf("first buyer: got %+v, want admitted", q)
+	}
+	if q := second.queue("POST", a.EventID); q.Admitted {
+		t.Fatalf("second buyer: got %+v, want queued", q)
+	}
+	co := first.checkout(first.hold(a.EventID, firstSeats(t, a.Pool, a.EventID, 1)...).HoldID)
+	first.pay(co.OrderID, "")
+	waitAdmitted(t, second, a.EventID, 5*time.Second)
+}
+
+// positionOf is the position a refused hold reports.
+func positionOf(t testing.TB, c *client, eventID, seat int64) int {
+	t.Helper()
+	var body struct {
+		Error    string `json:"error"`
+		Position *int   `json:"position"`
+	}
+	if st := c.do("POST", "/api/v1/events/"+itoa(eventID)+"/holds", map[string]any{"seatIds": []int64{seat}}, &body); st != http.StatusTooManyRequests || body.Position == nil {
+		t.Fatalf("refused hold: got %d %+v, want 429 with a position", st, body)
+	}
+	return *body.Position
+}
+
+// TestAdmissionRefusesTokens: a token of another session, of another event, or with a
+// byte changed is refused (429 not_admitted) on every guarded call; the genuine one
+// passes.
+func TestAdmissionRefusesTokens(t *testing.T) {
+	t.Parallel()
+	a := newTestApp(t, fastQueue)
+	otherEvent := smallEvent(t, a.Pool, "small-queue")
+	roomOn(t, a, a.EventID, 5, 100, time.Minute)
+	roomOn(t, a, otherEvent, 5, 100, time.Minute)
+	seats := firstSeats(t, a.Pool, a.EventID, 2)
+	owner, thief := a.newClient(t), a.newClient(t)
+	tok := owner.queue("POST", a.EventID).Token
+	elsewhere := thief.queue("POST", otherEvent).Token // the thief's own admission, to another event
+	if tok == "" || elsewhere == "" {
+		t.Fatal("joining: want admitted with tokens")
+	}
+	forged := []byte(tok)
+	forged[len(forged)/2] ^= 1
+	for name, token := range map[string]string{
+		"another session's": tok, "another event's": elsewhere, "a forged": string(forged), "an empty": "",
+	} {
+		hdr := http.Header{admissionHeader: {token}}
+		if st, e, _ := holdStatus(thief, a.EventID, seats[0], hdr); st != http.StatusTooManyRequests || e.Error != "not_admitted" {
+			t.Errorf("hold with %s token: got %d %q, want 429 not_admitted", name, st, e.Error)
+		}
+	}
+	// Checkout is guarded too: the guard turns the thief back before the handler would
+	// say the hold is not theirs.
+	h := owner.hold(a.EventID, seats[1])
+	st, raw, _ := thief.raw("POST", "/api/v1/holds/"+h.HoldID+"/checkout", map[string]string{"email": "x@example.com"}, http.Header{admissionHeader: {tok}})
+	if e, _ := parseError(raw); st != http.StatusTooManyRequests || e.Error != "not_admitted" {
+		t.Errorf("checkout with another session's token: got %d %q, want 429 not_admitted", st, e.Error)
+	}
+	co := owner.checkout(h.HoldID)
+	owner.pay(co.OrderID, "")
+}

@@ -1,0 +1,100 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-redis/redis_rate/v10"
+	"github.com/labstack/echo/v4"
+	"github.com/redis/go-redis/v9"
+)
+
+// Rate limits on seat selection, per buyer across every instance, so that a refresh
+// script gains nothing. The limiter is redis_rate's GCRA (one Lua script per call)
+// behind a middleware of our own rather than Echo's RateLimiter with a custom store:
+// Echo's store interface is Allow(identifier) (bool, error), with no request context
+// to bound the Redis call by and no Retry-After to give back, and it denies on a store
+// error, where we must let the request through.
+
+const (
+	// rateTimeout bounds the limiter's Redis call. A limiter must never stop sales:
+	// past it (or on any Redis error) the request goes through.
+	rateTimeout = 100 * time.Millisecond
+	// rateOpenFor is how long the limiter stays out of the way after a Redis failure,
+	// so that a Redis that hangs costs one timeout per instance now and then rather
+	// than one per request.
+	rateOpenFor = 2 * time.Second
+	// anonymousFactor widens the limit of requests without a buyer yet, limited by
+	// address instead: many first visits share an address behind a carrier's NAT.
+	anonymousFactor = 5
+)
+
+// rateLimiter limits each buyer's seat-selection calls.
+type rateLimiter struct {
+	limiter   *redis_rate.Limiter
+	limit     redis_rate.Limit // per buyer
+	anonymous redis_rate.Limit // per address, for sessions with no buyer yet
+	prefix    string
+	log       logger
+	openUntil atomic.Int64 // unix nanoseconds; until then requests pass unchecked
+}
+
+// logger is what the limiter logs to.
+type logger interface {
+	WarnContext(ctx context.Context, msg string, args ...any)
+}
+
+func newRateLimiter(rdb *redis.Client, prefix string, perSecond, burst int, log logger) *rateLimiter {
+	return &rateLimiter{
+		limiter:   redis_rate.NewLimiter(rdb),
+		limit:     redis_rate.Limit{Rate: perSecond, Burst: burst, Period: time.Second},
+		anonymous: redis_rate.Limit{Rate: perSecond * anonymousFactor, Burst: burst * anonymousFactor, Period: time.Second},
+		// redis_rate puts its own "rate:" before every key.
+		prefix: prefix + "limit:",
+		log:    log,
+	}
+}
+
+// rateLimit answers 429 rate_limited, with Retry-After, to a buyer over the limit. It
+// goes after the session middleware: the buyer id is the key.
+func (s *server) rateLimit(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if s.limiter == nil {
+			return next(c)
+		}
+		key, limit := "b:"+s.pageBuyer(c), s.limiter.limit
+		if key == "b:" {
+			key, limit = "ip:"+c.RealIP(), s.limiter.anonymous
+		}
+		if wait, ok := s.limiter.allow(c.Request().Context(), key, limit); !ok {
+			return &apiError{Status: http.StatusTooManyRequests, Code: "rate_limited", RetryAfter: wait,
+				Message: "Too many requests from this browser; wait a moment and try again."}
+		}
+		return next(c)
+	}
+}
+
+// allow reports whether one more call under key is within limit and, if not, how
+// many whole seconds to wait. Redis failing lets the call through.
+func (l *rateLimiter) allow(ctx context.Context, key string, limit redis_rate.Limit) (retryAfter int, ok bool) {
+	if time.Now().UnixNano() < l.openUntil.Load() {
+		return 0, true
+	}
+	ctx, cancel := context.WithTimeout(ctx, rateTimeout)
+	defer cancel()
+	res, err := l.limiter.Allow(ctx, l.prefix+key, limit)
+	if err != nil {
+		if !errors.Is(ctx.Err(), context.Canceled) { // not the caller going away
+			l.openUntil.Store(time.Now().Add(rateOpenFor).UnixNano())
+			l.log.WarnContext(ctx, "rate limiter unavailable: letting seat calls through", "for", rateOpenFor, "err", err)
+		}
+		return 0, true
+	}
+	if res.Allowed > 0 {
+		return 0, true
+	}
+	return max(1, seconds(res.RetryAfter)), false
+}
