@@ -15,7 +15,6 @@ import (
 
 	"boxoffice/internal/booking"
 	"boxoffice/internal/payment"
-	"boxoffice/static"
 	"boxoffice/views"
 )
 
@@ -216,17 +215,10 @@ func (s *server) checkoutModel(c echo.Context, h booking.Hold) (views.Checkout, 
 	return m, nil
 }
 
-// countdownScript brings the hold's expiry to life: a script of the seat page's
-// (static/js), shared so that both count down alike. Until it exists, the page shows
-// the expiry as a time of day only.
-var countdownScript = static.URL("js/countdown.js")
-
 // checkoutPage is the frame of the checkout page, with the countdown script.
 func checkoutPage(c echo.Context) views.Page {
 	p := buyerPage(c, "Checkout")
-	if countdownScript != "" {
-		p.Scripts = append(p.Scripts, countdownScript)
-	}
+	p.Scripts = append(p.Scripts, countdownScript)
 	return p
 }
 

@@ -60,6 +60,9 @@ func (s *server) showEvent(c echo.Context) error {
 	p := page(ev.Name)
 	p.Description = fmt.Sprintf("%s at %s, %s.", ev.Name, ev.Venue, eventWhen(ev))
 	now := time.Now()
+	if ev.OnsaleAt.After(now) {
+		p.Scripts = append(p.Scripts, countdownScript)
+	}
 	return render(c, http.StatusOK, eventPageCache, views.EventPageView(views.EventPage{
 		Page: p, Event: eventHeader(ev, now), Availability: av, WayIn: wayIn(ev), Onsale: onsaleCountdown(ev, now),
 	}))

@@ -83,7 +83,7 @@ func (s *server) seatsPageFor(ctx context.Context, ev booking.Event, section, bu
 		return views.SeatsPage{}, err
 	}
 	now := time.Now()
-	p.Scripts = append(p.Scripts, static.URL("js/seats.js"))
+	p.Scripts = append(p.Scripts, countdownScript, static.URL("js/seats.js"))
 	panel, mine := holdPanel(ev, section, holds, p.CSRFToken, now)
 	limit := s.Booking.Config().MaxPerBuyer
 	return views.SeatsPage{

@@ -21,6 +21,10 @@ var assets = views.Assets{
 	ResponseTargets: static.URL("js/vendor/htmx-ext-response-targets-2.0.4.min.js"),
 }
 
+// countdownScript brings the times a page writes as text to life: a hold's time left
+// (seat and checkout pages) and the time to an onsale (event and queue pages).
+var countdownScript = static.URL("js/countdown.js")
+
 // page is the frame of a public page: nothing in it is about one buyer.
 func page(title string) views.Page {
 	return views.Page{Title: title, Assets: assets}

@@ -1,7 +1,5 @@
 // seats.js: the seat page's small enhancements on top of htmx. The page works without
-// it; with it:
-//   - each hold counts down from data-expires-at, and asks for the hold panel again
-//     once a hold ran out ("holdexpired", which the panel's hx-trigger listens for);
+// it; with it (and countdown.js, which counts holds down):
 //   - the buyer's own seats stay marked as theirs after the live stream replaced them
 //     with their public state ("held"): the stream sends one rendering to everyone;
 //   - the map is one tab stop and arrow keys move between seats (roving tabindex);
@@ -36,29 +34,6 @@
       }
     });
   }
-
-  // Countdown.
-  var lastExpiredAsk = 0;
-  function two(n) { return (n < 10 ? "0" : "") + n; }
-  function tick() {
-    var now = Date.now();
-    var els = document.querySelectorAll(".countdown[data-expires-at]");
-    for (var i = 0; i < els.length; i++) {
-      var el = els[i];
-      var end = Date.parse(el.getAttribute("data-expires-at"));
-      if (isNaN(end)) continue;
-      var left = Math.max(0, Math.round((end - now) / 1000));
-      var text = left > 0 ? "(" + Math.floor(left / 60) + ":" + two(left % 60) + " left)" : "(run out)";
-      if (el.textContent !== text) el.textContent = text;
-      el.classList.toggle("urgent", left > 0 && left <= 60);
-      // The database's clock decides; ask a moment after ours says so, and not often.
-      if (end - now < -2000 && now - lastExpiredAsk > 10000) {
-        lastExpiredAsk = now;
-        el.dispatchEvent(new CustomEvent("holdexpired", { bubbles: true }));
-      }
-    }
-  }
-  setInterval(tick, 1000);
 
   // The buyer's seats, marked again after live swaps.
   function markMine() {
@@ -167,7 +142,6 @@
       var input = inputOf(document.getElementById(current));
       if (input) input.focus();
     }
-    tick();
   }
   function soon() {
     if (!pending) { pending = true; requestAnimationFrame(settle); }
