@@ -39,7 +39,7 @@ test: verify ## verify, then go test -race every package against real services, 
 	$(TEST_SERVICES)
 	go test $(TESTFLAGS) $(PKG)
 
-verify: generate ## check generated code is fresh, gofmt, go vet
+verify: generate ## check generated code is fresh, gofmt, templ fmt, go vet
 	if ! git diff --exit-code --stat -- internal/db views; then
 	  echo 'verify: generated code in internal/db or views is stale: run `make generate` and commit the result' >&2
 	  exit 1
@@ -54,6 +54,7 @@ verify: generate ## check generated code is fresh, gofmt, go vet
 	  printf 'verify: not gofmt-ed (run gofmt -w):\n%s\n' "$$unformatted" >&2
 	  exit 1
 	fi
+	go tool templ fmt -fail views
 	go vet ./...
 
 # templ is a `go tool` in go.mod, so its generator and runtime versions always match.

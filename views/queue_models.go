@@ -18,6 +18,8 @@ type QueueStatus struct {
 	SoldOut  bool
 	PreQueue bool   // before the onsale: places are drawn at random then
 	DrawAt   string // when the draw is, e.g. "10:00 UTC"
+	DrawISO  string // the same, for the live countdown
+	DrawIn   string // how far ahead it is, e.g. "in 5 minutes"
 	Position string // e.g. "3,401"
 	Ahead    string // e.g. "3,400 people are ahead of you."
 	Wait     string // e.g. "about 4 to 6 minutes"

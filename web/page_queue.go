@@ -56,6 +56,7 @@ func (s *server) showQueue(c echo.Context) error {
 	q.Paused = status == http.StatusServiceUnavailable
 	p := buyerPage(c, "Waiting room: "+ev.Name)
 	p.Refresh = queuePoll
+	p.Scripts = append(p.Scripts, countdownScript)
 	return renderPersonal(c, status, views.QueuePageView(views.QueuePage{
 		Page: p, Event: eventHeader(ev, time.Now()), Status: q,
 	}), views.QueueStatusView(q))
@@ -68,6 +69,8 @@ func queueStatusModel(ev booking.Event, st waitroom.Status, start int, now time.
 		URL: queueURL(ev), SeatsURL: seatsURL(ev, ""),
 		Admitted: st.Admitted, SoldOut: st.SoldOut, PreQueue: st.PreQueue,
 		DrawAt:   drawTime(cmp.Or(st.DrawAt, ev.OnsaleAt), now),
+		DrawISO:  cmp.Or(st.DrawAt, ev.OnsaleAt).UTC().Format(time.RFC3339),
+		DrawIn:   untilText(cmp.Or(st.DrawAt, ev.OnsaleAt).Sub(now)),
 		Position: thousands(st.Position),
 		Ahead:    aheadText(st.Ahead),
 		Wait:     waitText(st.ETAMin, st.ETAMax, st.Ahead),
