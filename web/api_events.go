@@ -14,6 +14,10 @@ type eventJSON struct {
 	StartsAt time.Time `json:"startsAt"`
 	Venue    string    `json:"venue"`
 	OnsaleAt time.Time `json:"onsaleAt"`
+	// SalesCloseAt is when holds, checkout and payment stop (by default the start).
+	SalesCloseAt time.Time `json:"salesCloseAt"`
+	// WaitingRoom says that seat selection goes through the queue (POST …/queue).
+	WaitingRoom bool `json:"waitingRoom"`
 }
 
 type mapSeatJSON struct {
@@ -48,7 +52,8 @@ func (s *server) listEvents(c echo.Context) error {
 	}
 	out := make([]eventJSON, len(events))
 	for i, e := range events {
-		out[i] = eventJSON{ID: e.ID, Slug: e.Slug, Name: e.Name, StartsAt: e.StartsAt, Venue: e.Venue, OnsaleAt: e.OnsaleAt}
+		out[i] = eventJSON{ID: e.ID, Slug: e.Slug, Name: e.Name, StartsAt: e.StartsAt, Venue: e.Venue, OnsaleAt: e.OnsaleAt,
+			SalesCloseAt: e.SalesCloseAt, WaitingRoom: e.QueueEnabled}
 	}
 	c.Response().Header().Set("Cache-Control", "public, max-age=10, s-maxage=30, stale-while-revalidate=60")
 	return c.JSON(http.StatusOK, out)

@@ -138,6 +138,11 @@ func TestQueueAdmitsAtOnce(t *testing.T) {
 	roomOn(t, a, a.EventID, 5, 100, time.Minute)
 	seats := firstSeats(t, a.Pool, a.EventID, 3)
 	c := a.newClient(t)
+	var events []eventJSON
+	if st := c.do("GET", "/api/v1/events", nil, &events); st != http.StatusOK || len(events) != 1 ||
+		!events[0].WaitingRoom || !events[0].SalesCloseAt.Equal(events[0].StartsAt) {
+		t.Errorf("events: got %d %+v, want the event with waitingRoom and sales closing at its start", st, events)
+	}
 	q := c.queue("POST", a.EventID)
 	if !q.Admitted || q.Token == "" || q.ExpiresAt == nil || time.Until(*q.ExpiresAt) < 30*time.Second {
 		t.Fatalf("join with a free slot: got %+v, want admitted with a token lasting about a minute", q)
