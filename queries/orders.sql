@@ -27,21 +27,37 @@ SET status = @status, status_reason = @status_reason, updated_at = now(),
     confirmed_at = CASE WHEN @status = 'confirmed'::order_status THEN now() ELSE confirmed_at END
 WHERE id = @id;
 
--- name: OrderClaimPayment :execrows
--- Lets one payment at a time start for a pending order, so that paying twice before
--- the first webhook arrives cannot charge twice, and only while the event's sale is
--- open (by the database clock; 0 rows then may be the window: EventSaleWindow tells).
--- A claim left by a crashed request expires after a minute.
-UPDATE orders o SET payment_id = @claim, payment_started_at = now()
-WHERE o.id = @id AND o.status = 'pending'
-  AND (o.payment_id IS NULL OR (o.payment_id LIKE 'claim:%' AND o.payment_started_at < now() - interval '1 minute'))
-  AND EXISTS (SELECT 1 FROM events e
-              WHERE e.id = o.event_id AND now() >= e.onsale_at AND now() < coalesce(e.sales_close_at, e.starts_at));
-
--- name: OrderSetPayment :exec
--- Replaces this request's claim by the provider's payment id (or by nothing, when the
--- charge failed and the buyer may try another card).
+-- name: OrderConfirm :exec
+-- The order is sold: payment_id names the provider's payment it keeps (none for a free
+-- order).
 UPDATE orders
-SET payment_id = sqlc.narg(payment_id)::text,
-    payment_started_at = CASE WHEN sqlc.narg(payment_id)::text IS NULL THEN NULL ELSE payment_started_at END
-WHERE id = @id AND payment_id = @claim;
+SET status = 'confirmed', status_reason = '', payment_id = sqlc.narg(payment_id)::text,
+    confirmed_at = now(), updated_at = now()
+WHERE id = @id AND status = 'pending';
+
+-- name: OrderSetReason :exec
+-- Says why a pending order is still pending (payment_failed, payment_unknown).
+UPDATE orders SET status_reason = @status_reason, updated_at = now()
+WHERE id = @id AND status = 'pending';
+
+-- name: OrdersLapsed :many
+-- Pending orders whose hold lapsed (or was released) unsold, with no payment under way:
+-- reconciliation expires them. A candidate list; OrderExpire decides.
+SELECT o.id
+FROM orders o
+JOIN holds h ON h.event_id = o.event_id AND h.id = o.hold_id
+WHERE o.status = 'pending' AND h.sold_at IS NULL AND (h.expires_at <= now() OR h.released_at IS NOT NULL)
+  AND NOT EXISTS (SELECT 1 FROM payments p WHERE p.order_id = o.id AND p.state IN ('pending', 'unknown'))
+ORDER BY o.id
+LIMIT @max_rows::int;
+
+-- name: OrderExpire :execrows
+-- Ends a pending order whose hold lapsed unsold while no payment is under way. Run
+-- after OrderLock: the conditions are then read after every claim (PaymentClaim)
+-- committed before it, and none can start until this commits.
+UPDATE orders o SET status = 'expired', status_reason = 'hold_lapsed', updated_at = now()
+WHERE o.id = @id AND o.status = 'pending'
+  AND EXISTS (SELECT 1 FROM holds h
+              WHERE h.event_id = o.event_id AND h.id = o.hold_id AND h.sold_at IS NULL
+                AND (h.expires_at <= now() OR h.released_at IS NOT NULL))
+  AND NOT EXISTS (SELECT 1 FROM payments p WHERE p.order_id = o.id AND p.state IN ('pending', 'unknown'));

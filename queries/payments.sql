@@ -5,3 +5,83 @@
 INSERT INTO payment_events (provider, event_id, type, order_id)
 VALUES (@provider, @event_id, @type, @order_id)
 ON CONFLICT (provider, event_id) DO NOTHING;
+
+-- name: PaymentClaim :one
+-- Starts a charge attempt: the payment claim of a pending order, taken only while its
+-- hold is live and the event's sale is open (by the database clock) and no other
+-- payment is under way. No row: one of these (the caller tells which). Run after
+-- OrderLock, so that expiring the order and claiming it take turns; the partial unique
+-- index payments_one_under_way backstops the last condition.
+INSERT INTO payments (order_id, provider, idempotency_key, amount_cents)
+SELECT o.id, @provider::text, @idempotency_key::text, o.amount_cents
+FROM orders o
+WHERE o.id = @order_id AND o.status = 'pending'
+  AND EXISTS (SELECT 1 FROM holds h
+              WHERE h.event_id = o.event_id AND h.id = o.hold_id
+                AND h.expires_at > now() AND h.released_at IS NULL AND h.sold_at IS NULL)
+  AND EXISTS (SELECT 1 FROM events e
+              WHERE e.id = o.event_id AND now() >= e.onsale_at AND now() < coalesce(e.sales_close_at, e.starts_at))
+  AND NOT EXISTS (SELECT 1 FROM payments p WHERE p.order_id = o.id AND p.state IN ('pending', 'unknown'))
+ON CONFLICT (order_id) WHERE state IN ('pending', 'unknown') DO NOTHING
+RETURNING *;
+
+-- name: PaymentExternalCreate :one
+-- Records a success for a payment booking did not start (another attempt's id, a
+-- payment made elsewhere): the money is taken, so it is on record, to be kept or
+-- refunded.
+INSERT INTO payments (order_id, provider, idempotency_key, provider_payment_id, amount_cents, state, state_reason)
+VALUES (@order_id, @provider, @idempotency_key, @provider_payment_id, @amount_cents, 'succeeded', 'external')
+RETURNING *;
+
+-- name: PaymentLock :one
+SELECT * FROM payments WHERE id = @id FOR UPDATE;
+
+-- name: PaymentLockByProviderID :one
+SELECT * FROM payments WHERE provider = @provider AND provider_payment_id = @provider_payment_id FOR UPDATE;
+
+-- name: PaymentLockByKey :one
+SELECT * FROM payments WHERE idempotency_key = @idempotency_key FOR UPDATE;
+
+-- name: PaymentSetProviderID :exec
+-- Records the provider's payment id as soon as the charge's answer brings it.
+UPDATE payments SET provider_payment_id = @provider_payment_id, updated_at = now()
+WHERE id = @id AND provider_payment_id IS NULL;
+
+-- name: PaymentMarkUnknown :execrows
+-- The charge's answer was lost: the payment keeps the order's claim until a lookup
+-- settles it.
+UPDATE payments SET state = 'unknown', state_reason = @state_reason, updated_at = now()
+WHERE id = @id AND state = 'pending';
+
+-- name: PaymentFail :execrows
+-- A definite failure: nothing was charged, and the claim is given up (the buyer may
+-- pay again). Never after a success: states only move forward.
+UPDATE payments
+SET state = 'failed', state_reason = @state_reason, updated_at = now(),
+    provider_payment_id = coalesce(provider_payment_id, sqlc.narg(provider_payment_id)::text)
+WHERE id = @id AND state IN ('pending', 'unknown');
+
+-- name: PaymentSucceed :exec
+-- The money is taken: the amount is what the provider says it took.
+UPDATE payments
+SET state = 'succeeded', updated_at = now(), amount_cents = @amount_cents,
+    provider_payment_id = coalesce(provider_payment_id, sqlc.narg(provider_payment_id)::text)
+WHERE id = @id AND state IN ('pending', 'unknown', 'failed');
+
+-- name: PaymentMarkRefunded :exec
+UPDATE payments SET state = 'refunded', updated_at = now() WHERE id = @id AND state = 'succeeded';
+
+-- name: PaymentTouch :exec
+-- A lookup found the payment still processing: look again after another while.
+UPDATE payments SET updated_at = now() WHERE id = @id AND state IN ('pending', 'unknown');
+
+-- name: PaymentsOfOrder :many
+SELECT * FROM payments WHERE order_id = @order_id ORDER BY id;
+
+-- name: PaymentsUnsettled :many
+-- Payments with no word from the provider for age_seconds: reconciliation looks them up.
+SELECT p.*, o.event_id
+FROM payments p JOIN orders o ON o.id = p.order_id
+WHERE p.state IN ('pending', 'unknown') AND p.updated_at < now() - make_interval(secs => @age_seconds::float8)
+ORDER BY p.updated_at
+LIMIT @max_rows::int;

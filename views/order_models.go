@@ -68,6 +68,9 @@ type Order struct {
 	// PollURL, when set, is fetched every second until the order is final; the answer
 	// replaces the status and no longer carries it once nothing more will change.
 	PollURL string
+	// Notes are further facts under the message, one paragraph each: refunds of extra
+	// payments of a confirmed order.
+	Notes   []string
 	Next    ActionLink // empty when there is nothing for the buyer to do
 	Lines   []OrderLine
 	Total   string

@@ -120,7 +120,13 @@ func (s *server) parseHoldRequest(c echo.Context, eventID int64, buyer string) (
 	return req, nil
 }
 
+// createHold holds seats or places. Sent with an Idempotency-Key, a repeat gets the
+// first answer, the same hold, rather than a second hold.
 func (s *server) createHold(c echo.Context) error {
+	return s.idempotent(c, s.createHoldOnce)
+}
+
+func (s *server) createHoldOnce(c echo.Context) error {
 	eventID, err := pathID(c, "id")
 	if err != nil {
 		return err

@@ -34,6 +34,11 @@ type ticketJSON struct {
 	Code     string `json:"code"`
 }
 
+// orderJSON is an order. Status is pending, confirmed, refund_pending, refunded or
+// expired. StatusReason qualifies it: for a pending order payment_processing (wait
+// for the provider), payment_unknown (the charge's answer was lost: the payment is
+// being checked, and no second charge can start meanwhile) or payment_failed (pay
+// again); for one that sold nothing, why (seats_unavailable, buyer_limit, …).
 type orderJSON struct {
 	OrderID      int64         `json:"orderId"`
 	EventID      int64         `json:"eventId"`
@@ -44,15 +49,30 @@ type orderJSON struct {
 	Seats        []seatJSON    `json:"seats"`
 	GAPlaces     *gaPlacesJSON `json:"gaPlaces,omitempty"`
 	Tickets      []ticketJSON  `json:"tickets"`
+	Refunds      []refundJSON  `json:"refunds,omitempty"`
+}
+
+// refundJSON is a payment of the order given back: status pending or refunded.
+type refundJSON struct {
+	AmountCents int    `json:"amountCents"`
+	Reason      string `json:"reason"`
+	Status      string `json:"status"`
 }
 
 // testCards tells API users how to drive the built-in provider.
 var testCards = map[string]string{
 	"4242 4242 4242 4242": "succeeds",
 	"4000 0000 0000 0002": "is declined",
+	"4000 0000 0000 0341": "is taken, then fails (the failure comes by webhook)",
 }
 
+// checkout checks a hold out. Sent with an Idempotency-Key, a repeat gets the first
+// answer. A free order answers already confirmed.
 func (s *server) checkout(c echo.Context) error {
+	return s.idempotent(c, s.checkoutOnce)
+}
+
+func (s *server) checkoutOnce(c echo.Context) error {
 	id, err := pathHoldID(c)
 	if err != nil {
 		return err
@@ -110,6 +130,13 @@ func orderView(o booking.Order) orderJSON {
 	for _, t := range o.Tickets {
 		out.Tickets = append(out.Tickets, ticketJSON{ID: t.ID, SeatID: t.SeatID, GATierID: t.GATierID, Code: t.Code})
 	}
+	for _, r := range o.Refunds {
+		st := "pending"
+		if r.Done {
+			st = "refunded"
+		}
+		out.Refunds = append(out.Refunds, refundJSON{AmountCents: r.AmountCents, Reason: r.Reason, Status: st})
+	}
 	return out
 }
 
@@ -118,16 +145,26 @@ type payJSON struct {
 	Delivery string `json:"delivery"`
 }
 
+// payAnswerJSON is pay's answer. Status is processing (the order is confirmed when
+// the provider's webhook arrives), unknown (the charge's answer was lost: the payment
+// is being checked with the provider, and the order cannot be charged again
+// meanwhile) or confirmed (a free order).
 type payAnswerJSON struct {
 	OrderID   int64  `json:"orderId"`
-	PaymentID string `json:"paymentId"`
+	PaymentID string `json:"paymentId,omitempty"`
 	Status    string `json:"status"`
+	Message   string `json:"message,omitempty"`
 }
 
 // pay charges the order with the built-in test provider. The answer only says the
 // payment is processing: the order is confirmed when the provider's webhook arrives,
-// so clients poll GET /api/v1/orders/{id}.
+// so clients poll GET /api/v1/orders/{id}. Sent with an Idempotency-Key, a repeat
+// gets the first answer and charges nothing more.
 func (s *server) pay(c echo.Context) error {
+	return s.idempotent(c, s.payOnce)
+}
+
+func (s *server) payOnce(c echo.Context) error {
 	id, err := pathID(c, "orderId")
 	if err != nil {
 		return err
@@ -145,14 +182,23 @@ func (s *server) pay(c echo.Context) error {
 	}
 	delivery, err := payment.ParseDelivery(in.Delivery)
 	if err != nil {
-		return badRequest("invalid_delivery", `delivery is one of "", "late", "twice", "out_of_order".`)
+		return badRequest("invalid_delivery",
+			`delivery is one of "", "late", "twice", "out_of_order", "none", "timeout", "lost", "error".`)
 	}
-	ch, err := s.Booking.Pay(c.Request().Context(), id, buyer, in.Card, delivery)
+	res, err := s.Booking.Pay(c.Request().Context(), id, buyer, booking.PaymentMethod{Method: in.Card, Simulate: string(delivery)})
 	if err != nil {
 		return err
 	}
 	if ev, ok := c.Get(eventContext).(booking.Event); ok { // found by the admission check
 		s.leaveQueue(c.Request().Context(), ev.ID, buyer) // bought: the slot goes to the next in the queue
 	}
-	return c.JSON(http.StatusAccepted, payAnswerJSON{OrderID: id, PaymentID: ch.PaymentID, Status: ch.Status})
+	ans := payAnswerJSON{OrderID: id, PaymentID: res.PaymentID, Status: res.Status}
+	switch res.Status {
+	case booking.PayConfirmed:
+		return c.JSON(http.StatusOK, ans)
+	case booking.PayUnknown:
+		ans.Message = "We could not confirm whether the charge went through. It is being checked with the " +
+			"payment provider; the order cannot be charged twice. Follow the order for the outcome."
+	}
+	return c.JSON(http.StatusAccepted, ans)
 }

@@ -17,9 +17,11 @@ type webhookAnswerJSON struct {
 	Outcome  string `json:"outcome"`
 }
 
-// paymentWebhook is the provider's signed callback. A bad, stale or altered signature
-// is a 400 that changes nothing. An event is acted on once however often it arrives;
-// a 503 (database away) makes the provider deliver it again later.
+// paymentWebhook is the provider's signed callback: payment successes and failures,
+// and refund updates. A bad, stale or altered signature is a 400 that changes nothing.
+// payment verifies it and turns it into booking's own event; an event is acted on
+// once however often it arrives; a 503 (database away) makes the provider deliver it
+// again later.
 func (s *server) paymentWebhook(c echo.Context) error {
 	body, err := io.ReadAll(io.LimitReader(c.Request().Body, maxWebhookBody+1))
 	if err != nil {
@@ -32,7 +34,7 @@ func (s *server) paymentWebhook(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	outcome, err := s.Booking.ApplyPayment(c.Request().Context(), "test", ev)
+	outcome, err := s.Booking.ApplyPayment(c.Request().Context(), "test", ev.Booking())
 	if err != nil {
 		return err
 	}

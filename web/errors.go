@@ -110,10 +110,19 @@ func (s *server) toAPIError(err error) *apiError {
 		return &apiError{Status: http.StatusConflict, Code: "payment_in_progress", Message: "A payment for this order is already under way; wait for its result."}
 	case errors.Is(err, booking.ErrOrderNotPending):
 		return &apiError{Status: http.StatusConflict, Code: "order_not_pending", Message: "This order is not awaiting payment."}
-	case errors.Is(err, payment.ErrDeclined):
+	case errors.Is(err, booking.ErrCardDeclined):
 		return &apiError{Status: http.StatusPaymentRequired, Code: "card_declined", Message: "The card was declined; try another."}
-	case errors.Is(err, payment.ErrInvalidCard):
+	case errors.Is(err, booking.ErrInvalidCard):
 		return badRequest("invalid_card", "That is not a valid card number.")
+	case errors.Is(err, booking.ErrNotCharged), errors.Is(err, booking.ErrNoPayments):
+		return &apiError{Status: http.StatusServiceUnavailable, Code: "payments_unavailable",
+			Message: "Payments cannot be taken right now and nothing was charged; try again shortly."}
+	case errors.Is(err, booking.ErrIdempotencyKeyReused):
+		return &apiError{Status: http.StatusUnprocessableEntity, Code: "idempotency_key_reused",
+			Message: "This Idempotency-Key was used for another request; use a new key for a new request."}
+	case errors.Is(err, booking.ErrIdempotencyKeyInUse):
+		return &apiError{Status: http.StatusConflict, Code: "idempotency_key_in_use", RetryAfter: 1,
+			Message: "The first request with this Idempotency-Key is still running; ask again in a moment."}
 	case errors.Is(err, payment.ErrInvalidEvent):
 		return badRequest("invalid_signature", "The webhook signature or payload is not valid.")
 	case errors.Is(err, waitroom.ErrUnavailable):

@@ -34,7 +34,7 @@ type holdAnswer struct {
 func TestHoldRace(t *testing.T) {
 	t.Parallel()
 	const buyers, attempts = 100, 20
-	app := newTestApp(t)
+	app := newTestApp(t, noRateLimit) // 20 attempts a session, all at once
 	seats := firstSeats(t, app.Pool, app.EventID, 100)
 	tr := &http.Transport{MaxIdleConns: 2 * buyers, MaxIdleConnsPerHost: 2 * buyers, IdleConnTimeout: time.Minute}
 	t.Cleanup(tr.CloseIdleConnections)

@@ -102,7 +102,7 @@ func TestDatabaseOutage(t *testing.T) {
 	t.Parallel()
 	const workers = 16
 	var proxy *dbtest.Proxy
-	app := newTestApp(t, func(o *appOptions) {
+	app := newTestApp(t, noRateLimit, func(o *appOptions) {
 		o.DBURL = func(t testing.TB, url string) string {
 			cfg, err := pgx.ParseConfig(url)
 			if err != nil {

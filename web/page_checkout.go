@@ -14,7 +14,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"boxoffice/internal/booking"
-	"boxoffice/internal/payment"
 	"boxoffice/views"
 )
 
@@ -76,7 +75,7 @@ func (s *server) submitCheckout(c echo.Context) error {
 	} else if err != nil {
 		return s.withSeatsLink(ctx, id.Event, err)
 	}
-	_, err = s.Booking.Pay(ctx, o.ID, buyer, form.Card, payment.DeliverNormal)
+	_, err = s.Booking.Pay(ctx, o.ID, buyer, booking.PaymentMethod{Method: form.Card})
 	if err == nil {
 		s.leaveQueue(ctx, id.Event, buyer) // bought: the slot goes to the next in the queue
 	}
@@ -87,10 +86,10 @@ func (s *server) submitCheckout(c echo.Context) error {
 	case err == nil, errors.Is(err, booking.ErrPaymentInProgress), errors.Is(err, booking.ErrOrderNotPending):
 		// Paid now, or by an earlier submit of this form: the order page tells how it ends.
 		return seeOther(c, orderURL(o.ID))
-	case errors.Is(err, payment.ErrDeclined):
+	case errors.Is(err, booking.ErrCardDeclined):
 		return s.checkoutAgain(c, h, form, http.StatusPaymentRequired,
 			"Your card was declined and nothing was charged. Try another card.", "card")
-	case errors.Is(err, payment.ErrInvalidCard):
+	case errors.Is(err, booking.ErrInvalidCard):
 		return s.checkoutAgain(c, h, form, http.StatusBadRequest,
 			"That card number is not valid. Check it, or use one of the test cards below.", "card")
 	}
@@ -119,7 +118,7 @@ func (s *server) holdOver(c echo.Context, id booking.HoldID, buyer string, expir
 	if err != nil {
 		return s.withSeatsLink(ctx, id.Event, err)
 	}
-	if o.Status == booking.StatusPending && o.PaymentID == "" {
+	if (o.Status == booking.StatusPending && !o.PaymentUnderWay) || o.Status == booking.StatusExpired {
 		// Never paid, and now it cannot be: the seats are back on sale.
 		return s.withSeatsLink(ctx, id.Event, expired)
 	}

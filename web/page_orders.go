@@ -51,6 +51,7 @@ func (s *server) orderModel(ctx context.Context, c echo.Context, o booking.Order
 		Event:  orderEvent(ev),
 		Lines:  lines, Total: euros(o.AmountCents), Email: o.Email,
 	}
+	limit := s.Booking.Config().MaxPerBuyer
 	switch o.Status {
 	case booking.StatusConfirmed:
 		m.Tone, m.Heading = "done", "Your tickets"
@@ -60,17 +61,34 @@ func (s *server) orderModel(ctx context.Context, c echo.Context, o booking.Order
 			return m, err
 		}
 		m.Tickets = tickets
+		m.Notes = refundNotes(o.Refunds)
+		if refundsUnderWay(o.Refunds) {
+			m.PollURL = orderURL(o.ID) // until the extra payment's refund is done
+		}
 	case booking.StatusRefundPending:
 		m.Tone, m.Heading = "problem", "Your payment will be refunded"
-		m.Message = refundCause(o.StatusReason, s.Booking.Config().MaxPerBuyer) + "; your payment will be refunded in full."
+		m.Message = refundCause(o.StatusReason, limit) + "; your payment will be refunded in full."
 		m.Next = seatsLink(ev)
 	case booking.StatusRefunded:
 		m.Tone, m.Heading = "problem", "Your payment has been refunded"
-		m.Message = refundCause(o.StatusReason, s.Booking.Config().MaxPerBuyer) + "; your payment has been refunded in full."
+		m.Message = refundCause(o.StatusReason, limit) + "; your payment has been refunded in full."
+		m.Next = seatsLink(ev)
+	case booking.StatusExpired:
+		m.Tone, m.Heading = "problem", "This order was not completed"
+		m.Message = "Your hold ran out before the order was paid, so its seats are back on sale. Nothing has been charged."
 		m.Next = seatsLink(ev)
 	case booking.StatusPending:
-		if o.PaymentID != "" {
-			// A payment is under way or charged: only the provider's webhook ends this.
+		if o.PaymentUnderWay && o.StatusReason == booking.ReasonPaymentUnknown {
+			// The charge's answer was lost: reconciliation asks the provider.
+			m.Tone, m.Heading = "waiting", "Your payment is being checked"
+			m.Message = "We could not confirm whether your payment went through, so we are checking with the payment " +
+				"provider. You will not be charged twice: no other payment for this order can start meanwhile. " +
+				"Your tickets, or your refund, will appear here."
+			m.PollURL = orderURL(o.ID)
+			break
+		}
+		if o.PaymentUnderWay {
+			// Charged: only the provider's word (its webhook, or a lookup) ends this.
 			m.Tone, m.Heading = "waiting", "Confirming your payment…"
 			m.Message = "Your payment is being confirmed; this usually takes a few seconds. Your tickets will appear here."
 			m.PollURL = orderURL(o.ID)
@@ -106,17 +124,47 @@ func (s *server) unpaidOrder(ctx context.Context, m views.Order, o booking.Order
 	return m, nil
 }
 
+// refundNotes word the refunds of a confirmed order: payments beyond the one it kept.
+func refundNotes(refunds []booking.OrderRefund) []string {
+	var out []string
+	for _, r := range refunds {
+		what := "A second payment of " + euros(r.AmountCents) + " for this order"
+		if r.Reason == booking.ReasonOtherPayment {
+			what = "A payment of " + euros(r.AmountCents) + " made while another payment of this order was under way"
+		}
+		if r.Done {
+			out = append(out, what+" has been refunded in full.")
+		} else {
+			out = append(out, what+" is being refunded in full, automatically.")
+		}
+	}
+	return out
+}
+
+func refundsUnderWay(refunds []booking.OrderRefund) bool {
+	for _, r := range refunds {
+		if !r.Done {
+			return true
+		}
+	}
+	return false
+}
+
 // refundCause says in plain words why a paid order sold nothing. The reasons are those
 // booking.ApplyPayment records.
 func refundCause(reason string, maxPerBuyer int) string {
 	switch reason {
+	case booking.ReasonOrderExpired:
+		return "Your payment arrived after this order had expired, and its seats were back on sale"
+	case booking.ReasonOrderClosed:
+		return "Your payment arrived after this order had closed"
 	case "seats_unavailable":
 		return "Your hold ran out before the payment completed and the seats were sold to someone else"
 	case "sold_out":
 		return "Your hold ran out before the payment completed and the places were sold to someone else"
 	case "buyer_limit":
-		return fmt.Sprintf("Your hold ran out before the payment completed, and buying these seats again would have "+
-			"taken you past the limit of %d tickets per buyer for this event", maxPerBuyer)
+		return fmt.Sprintf("Buying these seats would have taken you past the limit of %d tickets per buyer "+
+			"for this event", maxPerBuyer)
 	case "amount_mismatch":
 		return "The amount paid did not match the order's total, so nothing was sold"
 	}

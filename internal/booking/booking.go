@@ -17,7 +17,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"boxoffice/internal/db"
-	"boxoffice/internal/payment"
 )
 
 // Config tunes the rules of a sale.
@@ -30,11 +29,23 @@ type Config struct {
 	// MapMaxAge is how stale a served seat map may be when the live feed does not keep
 	// it current (nobody in this process watches its event).
 	MapMaxAge time.Duration
+	// ReconcileAfter is how long a payment (or refund) may go without word from the
+	// provider before reconciliation looks it up: long enough that its webhook has
+	// normally come, so lookups are the exception.
+	ReconcileAfter time.Duration
+	// IdempotencyTTL is how long the API keeps the answer of a request sent with an
+	// Idempotency-Key.
+	IdempotencyTTL time.Duration
 }
 
-// DefaultConfig is the sale as buyers expect it: ten minutes to pay, ten seats each.
+// DefaultConfig is the sale as buyers expect it: ten minutes to pay, ten seats each;
+// payments looked up after three minutes without a webhook; answers to idempotent
+// requests kept for a day, as Stripe keeps them.
 func DefaultConfig() Config {
-	return Config{HoldTTL: 10 * time.Minute, MaxPerBuyer: 10, MapMaxAge: time.Second}
+	return Config{
+		HoldTTL: 10 * time.Minute, MaxPerBuyer: 10, MapMaxAge: time.Second,
+		ReconcileAfter: 3 * time.Minute, IdempotencyTTL: 24 * time.Hour,
+	}
 }
 
 // Notifier hears about seats whose state changed, after the change committed. It is a
@@ -44,19 +55,15 @@ type Notifier interface {
 	SeatsChanged(ctx context.Context, eventID int64, seatIDs []int64)
 }
 
-// Charger takes payments. The built-in test provider is one.
-type Charger interface {
-	Charge(ctx context.Context, req payment.ChargeRequest) (payment.Charge, error)
-}
-
 // Service is the booking domain over one PostgreSQL database.
 type Service struct {
-	pool    *pgxpool.Pool
-	q       *db.Queries
-	cfg     Config
-	notify  Notifier
-	charger Charger
-	log     *slog.Logger
+	pool   *pgxpool.Pool
+	q      *db.Queries
+	cfg    Config
+	notify Notifier
+	pay    Provider // nil: only free orders can be bought
+	jobs   Jobs     // nil: no side effects queued (refunds wait for Reconcile)
+	log    *slog.Logger
 
 	maps mapCache // seat maps, kept current by the live feed: mapcache.go
 
@@ -65,9 +72,9 @@ type Service struct {
 	batches atomic.Int64 // batches of several holds committed together
 }
 
-// New returns a Service. notify and charger may be nil: changes then go unannounced,
-// and Pay refuses.
-func New(pool *pgxpool.Pool, cfg Config, notify Notifier, charger Charger, log *slog.Logger) *Service {
+// New returns a Service. notify and provider may be nil: changes then go unannounced,
+// and Pay refuses anything but free orders.
+func New(pool *pgxpool.Pool, cfg Config, notify Notifier, provider Provider, log *slog.Logger) *Service {
 	def := DefaultConfig()
 	if cfg.HoldTTL <= 0 {
 		cfg.HoldTTL = def.HoldTTL
@@ -78,11 +85,17 @@ func New(pool *pgxpool.Pool, cfg Config, notify Notifier, charger Charger, log *
 	if cfg.MapMaxAge <= 0 {
 		cfg.MapMaxAge = def.MapMaxAge
 	}
+	if cfg.ReconcileAfter <= 0 {
+		cfg.ReconcileAfter = def.ReconcileAfter
+	}
+	if cfg.IdempotencyTTL <= 0 {
+		cfg.IdempotencyTTL = def.IdempotencyTTL
+	}
 	if log == nil {
 		log = slog.Default()
 	}
 	return &Service{
-		pool: pool, q: db.New(pool), cfg: cfg, notify: notify, charger: charger, log: log,
+		pool: pool, q: db.New(pool), cfg: cfg, notify: notify, pay: provider, log: log,
 		maps:   newMapCache(),
 		exactQ: make(chan *exactCall, 4096),
 	}

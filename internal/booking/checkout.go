@@ -2,21 +2,22 @@ package booking
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 
 	"github.com/jackc/pgx/v5"
 
 	"boxoffice/internal/db"
-	"boxoffice/internal/payment"
 )
 
 // Checkout turns a live hold into a pending order. Checking out the same hold again
 // returns the same order. Outside the event's sales window no order is made: a
-// *NotOnSaleError or ErrSalesClosed.
+// *NotOnSaleError or ErrSalesClosed. A free order (amount 0) is confirmed at once, in
+// the same transaction: there is nothing to charge.
 func (s *Service) Checkout(ctx context.Context, id HoldID, buyer, email string) (Order, error) {
 	var o db.Order
+	var sold []int64
 	err := s.inTx(ctx, func(tx pgx.Tx, q *db.Queries) error {
+		sold = nil
 		h, err := q.HoldLock(ctx, db.HoldLockParams{EventID: id.Event, ID: id.Seq})
 		if errors.Is(err, pgx.ErrNoRows) || (err == nil && h.Buyer != buyer) {
 			return ErrHoldNotFound
@@ -62,12 +63,39 @@ func (s *Service) Checkout(ctx context.Context, id HoldID, buyer, email string) 
 				return werr
 			}
 		}
+		if err != nil || o.AmountCents > 0 {
+			return err
+		}
+		sold, err = s.confirmFree(ctx, tx, q, o)
+		if err != nil {
+			return err
+		}
+		o, err = q.OrderGet(ctx, o.ID)
 		return err
 	})
 	if err != nil {
 		return Order{}, err
 	}
+	s.announce(ctx, o.EventID, sold)
 	return s.orderView(ctx, o)
+}
+
+// confirmFree sells a free order, with no charge, in the caller's transaction. If it
+// cannot sell (the buyer's limit), the order stays pending and nothing is owed.
+func (s *Service) confirmFree(ctx context.Context, tx pgx.Tx, q *db.Queries, o db.Order) ([]int64, error) {
+	sold, reason, err := s.sell(ctx, tx, q, o)
+	if err != nil || reason != "" {
+		return nil, err
+	}
+	if err := q.OrderConfirm(ctx, db.OrderConfirmParams{ID: o.ID}); err != nil {
+		return nil, err
+	}
+	if s.jobs != nil {
+		if err := s.jobs.OrderConfirmed(ctx, tx, o.ID); err != nil {
+			return nil, err
+		}
+	}
+	return sold, nil
 }
 
 // Order returns an order of the buyer, with its seats and tickets.
@@ -89,6 +117,9 @@ func (s *Service) orderView(ctx context.Context, o db.Order) (Order, error) {
 	if o.PaymentID != nil {
 		out.PaymentID = *o.PaymentID
 	}
+	if err := s.paymentsView(ctx, o, &out); err != nil {
+		return Order{}, err
+	}
 	if len(o.SeatIds) > 0 {
 		rows, err := s.q.SeatsByIDs(ctx, db.SeatsByIDsParams{EventID: o.EventID, SeatIds: o.SeatIds})
 		if err != nil {
@@ -103,7 +134,7 @@ func (s *Service) orderView(ctx context.Context, o db.Order) (Order, error) {
 		}
 		out.GA = &GAPlaces{TierID: t.ID, TierName: t.Name, Quantity: int(o.GaQuantity), PriceCents: int(t.PriceCents)}
 	}
-	if o.Status == db.OrderStatusConfirmed || o.Status == db.OrderStatusRefundPending || o.Status == db.OrderStatusRefunded {
+	if o.Status != db.OrderStatusPending && o.Status != db.OrderStatusExpired {
 		tickets, err := s.q.TicketsOfOrder(ctx, db.TicketsOfOrderParams{EventID: o.EventID, OrderID: o.ID})
 		if err != nil {
 			return Order{}, translate(err)
@@ -125,56 +156,42 @@ func (s *Service) orderView(ctx context.Context, o db.Order) (Order, error) {
 	return out, nil
 }
 
-// Pay charges a pending order through the payment provider. A successful charge does
-// not confirm the order: the provider's webhook does (see ApplyPayment). Outside the
-// event's sales window nothing is charged: a *NotOnSaleError or ErrSalesClosed,
-// decided by the database clock in the payment claim.
-func (s *Service) Pay(ctx context.Context, orderID int64, buyer, card string, delivery payment.Delivery) (payment.Charge, error) {
-	if s.charger == nil {
-		return payment.Charge{}, ErrNoPayments
-	}
-	o, err := s.q.OrderGet(ctx, orderID)
-	if errors.Is(err, pgx.ErrNoRows) || (err == nil && o.Buyer != buyer) {
-		return payment.Charge{}, ErrOrderNotFound
-	} else if err != nil {
-		return payment.Charge{}, translate(err)
-	}
-	if o.Status != db.OrderStatusPending {
-		return payment.Charge{}, ErrOrderNotPending
-	}
-	// Do not take money for seats whose hold has run out: they may be someone else's by
-	// now. (A payment already under way when the hold lapses is settled by confirm.)
-	h, err := s.q.HoldGet(ctx, db.HoldGetParams{EventID: o.EventID, ID: o.HoldID})
+// paymentsView adds what the buyer should know of the order's payments: the one under
+// way, if any, and the refunds.
+func (s *Service) paymentsView(ctx context.Context, o db.Order, out *Order) error {
+	refunds, err := s.q.RefundsOfOrder(ctx, o.ID)
 	if err != nil {
-		return payment.Charge{}, translate(err)
+		return translate(err)
 	}
-	if !h.Live || h.ReleasedAt != nil {
-		return payment.Charge{}, ErrHoldExpired
+	refunded := map[int64]bool{}
+	for _, r := range refunds {
+		refunded[r.PaymentID] = true
+		out.Refunds = append(out.Refunds, OrderRefund{
+			AmountCents: int(r.AmountCents), Reason: r.Reason, Done: r.State == db.RefundStateSucceeded,
+		})
 	}
-	claim := "claim:" + rand.Text()
-	n, err := s.q.OrderClaimPayment(ctx, db.OrderClaimPaymentParams{ID: o.ID, Claim: &claim})
+	pays, err := s.q.PaymentsOfOrder(ctx, o.ID)
 	if err != nil {
-		return payment.Charge{}, translate(err)
+		return translate(err)
 	}
-	if n == 0 {
-		if werr := saleWindowError(ctx, s.q, o.EventID); werr != nil {
-			return payment.Charge{}, translate(werr)
+	for _, p := range pays {
+		// A success without a refund, read after a pending order (the reads are
+		// separate statements), is one whose confirm just committed: still under way
+		// as far as this view of the order goes.
+		succeeded := p.State == db.PaymentStateSucceeded && o.Status == db.OrderStatusPending && !refunded[p.ID]
+		if p.State != db.PaymentStatePending && p.State != db.PaymentStateUnknown && !succeeded {
+			continue
 		}
-		return payment.Charge{}, ErrPaymentInProgress
+		out.PaymentUnderWay = true
+		if p.ProviderPaymentID != nil && out.PaymentID == "" {
+			out.PaymentID = *p.ProviderPaymentID
+		}
+		if o.Status == db.OrderStatusPending {
+			out.StatusReason = ReasonPaymentProcessing
+			if p.State == db.PaymentStateUnknown {
+				out.StatusReason = ReasonPaymentUnknown
+			}
+		}
 	}
-	ch, err := s.charger.Charge(ctx, payment.ChargeRequest{
-		OrderID: o.ID, EventID: o.EventID, AmountCents: int64(o.AmountCents), Card: card, Delivery: delivery,
-	})
-	var paid *string
-	if err == nil {
-		paid = &ch.PaymentID
-	}
-	if serr := s.q.OrderSetPayment(context.WithoutCancel(ctx), db.OrderSetPaymentParams{ID: o.ID, Claim: &claim, PaymentID: paid}); serr != nil && err == nil {
-		// The charge went through; its webhook confirms the order whatever happens here.
-		s.log.WarnContext(ctx, "payment id not recorded", "order", o.ID, "payment", ch.PaymentID, "err", serr)
-	}
-	if err != nil {
-		return payment.Charge{}, err
-	}
-	return ch, nil
+	return nil
 }

@@ -2,12 +2,12 @@ package booking
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 
 	"github.com/jackc/pgx/v5"
 
 	"boxoffice/internal/db"
-	"boxoffice/internal/payment"
 )
 
 // PaymentOutcome says what a payment event did.
@@ -17,30 +17,41 @@ type PaymentOutcome string
 const (
 	OutcomeDuplicate     PaymentOutcome = "duplicate"      // this provider event was acted on before
 	OutcomeConfirmed     PaymentOutcome = "confirmed"      // the order is sold and has tickets
-	OutcomeRefundPending PaymentOutcome = "refund_pending" // paid, but nothing could be sold
-	OutcomeIgnored       PaymentOutcome = "ignored"        // nothing to do: unknown order, or it moved on
-	OutcomeFailed        PaymentOutcome = "failed"         // the payment failed; the order stays pending
+	OutcomeRefundPending PaymentOutcome = "refund_pending" // paid, but the order sold nothing: refund queued
+	OutcomeRefundDue     PaymentOutcome = "refund_due"     // this payment sold nothing (the order stands): refund queued
+	OutcomeRefunded      PaymentOutcome = "refunded"       // a refund is confirmed
+	OutcomeIgnored       PaymentOutcome = "ignored"        // nothing to do: unknown order or payment, or it moved on
+	OutcomeFailed        PaymentOutcome = "failed"         // the payment (or a refund) failed; a payment's claim is freed
 )
 
 // ApplyPayment acts on a verified provider event, exactly once per provider event id,
-// and idempotently per order: the event id is recorded in the transaction that acts on
-// it, and the order row is locked while its state moves, which only ever moves forward.
+// and idempotently per order and per payment: the event id is recorded in the
+// transaction that acts on it, and the order row is locked (first, always: the lock
+// order of every money transaction) while its state and its payments' move, which only
+// ever move forward.
 //
-// A success sells the order's seats: those still held by its hold, or free again after
-// the hold lapsed, are sold in one statement. If any is gone, nothing is sold and the
-// order goes to refund_pending: money is reversible, a double sale is not.
+// A success sells the order's seats if it is the order's payment and the order is
+// pending: those still held by its hold, or free again after the hold lapsed, are sold
+// in one statement. Any success that sells nothing (the seats gone, the buyer's limit,
+// another amount, the order confirmed by another payment, refunded or expired, or a
+// payment other than the one under way) is recorded and its refund queued in the same
+// transaction, once per payment: no money is kept without tickets.
+//
+// A failure of the payment under way frees the order's claim, so the buyer can pay
+// again while the hold lives. Refund events settle refunds, and an order whose refunds
+// are all done ends refunded.
 //
 // The sales window does not apply here, on purpose: the payment was claimed while the
-// sale was open (OrderClaimPayment carries the window), the money is taken, and
-// selling what was held in time is right even if the webhook arrives after the close.
-func (s *Service) ApplyPayment(ctx context.Context, provider string, ev payment.Event) (PaymentOutcome, error) {
-	outcome := OutcomeIgnored
+// sale was open (PaymentClaim carries the window), the money is taken, and selling
+// what was held in time is right even if the webhook arrives after the close.
+func (s *Service) ApplyPayment(ctx context.Context, provider string, ev PaymentEvent) (PaymentOutcome, error) {
+	var outcome PaymentOutcome
 	var sold []int64
 	var eventID int64
 	err := s.inTx(ctx, func(tx pgx.Tx, q *db.Queries) error {
-		sold, outcome = nil, OutcomeIgnored
+		sold, outcome, eventID = nil, OutcomeIgnored, 0
 		n, err := q.PaymentEventRecord(ctx, db.PaymentEventRecordParams{
-			Provider: provider, EventID: ev.ID, Type: ev.Type, OrderID: &ev.OrderID,
+			Provider: provider, EventID: ev.ID, Type: string(ev.Kind), OrderID: &ev.OrderID,
 		})
 		if err != nil {
 			return err
@@ -56,40 +67,187 @@ func (s *Service) ApplyPayment(ctx context.Context, provider string, ev payment.
 		} else if err != nil {
 			return err
 		}
+		if o.EventID != ev.EventID {
+			s.log.InfoContext(ctx, "payment event names another show than its order's", "event", ev.ID, "order", o.ID)
+			return nil
+		}
 		eventID = o.EventID
-		if o.EventID != ev.EventID || o.Status != db.OrderStatusPending {
-			// Never backwards: a failure after a success, or a second success, changes nothing.
-			return nil
+		a := &applier{s: s, tx: tx, q: q, provider: provider, ev: ev, o: o}
+		switch ev.Kind {
+		case KindPaymentSucceeded:
+			outcome, sold, err = a.succeeded(ctx)
+		case KindPaymentFailed:
+			outcome, err = a.failed(ctx)
+		case KindRefundSucceeded, KindRefundFailed:
+			outcome, err = a.refundSettled(ctx)
 		}
-		switch ev.Type {
-		case payment.EventFailed:
-			outcome = OutcomeFailed
-			return q.OrderSetStatus(ctx, db.OrderSetStatusParams{ID: o.ID, Status: db.OrderStatusPending, StatusReason: "payment_failed"})
-		case payment.EventSucceeded:
-		default:
-			return nil
-		}
-		if ev.AmountCents != int64(o.AmountCents) {
-			outcome = OutcomeRefundPending
-			return q.OrderSetStatus(ctx, db.OrderSetStatusParams{ID: o.ID, Status: db.OrderStatusRefundPending, StatusReason: "amount_mismatch"})
-		}
-		var reason string
-		sold, reason, err = s.sell(ctx, tx, q, o)
-		if err != nil {
-			return err
-		}
-		if reason != "" {
-			outcome = OutcomeRefundPending
-			return q.OrderSetStatus(ctx, db.OrderSetStatusParams{ID: o.ID, Status: db.OrderStatusRefundPending, StatusReason: reason})
-		}
-		outcome = OutcomeConfirmed
-		return q.OrderSetStatus(ctx, db.OrderSetStatusParams{ID: o.ID, Status: db.OrderStatusConfirmed})
+		return err
 	})
 	if err != nil {
 		return "", err
 	}
 	s.announce(ctx, eventID, sold)
 	return outcome, nil
+}
+
+// applier acts on one provider event inside ApplyPayment's transaction, with the
+// event's order locked.
+type applier struct {
+	s        *Service
+	tx       pgx.Tx
+	q        *db.Queries
+	provider string
+	ev       PaymentEvent
+	o        db.Order
+}
+
+// payment finds and locks the event's payment: by the provider's id, else by the
+// charge's key (the id may never have been recorded: a crash between charge and
+// record). Only a payment of the event's order counts.
+func (a *applier) payment(ctx context.Context) (db.Payment, bool, error) {
+	p, err := a.q.PaymentLockByProviderID(ctx, db.PaymentLockByProviderIDParams{Provider: a.provider, ProviderPaymentID: &a.ev.PaymentID})
+	if errors.Is(err, pgx.ErrNoRows) && a.ev.PaymentKey != "" {
+		p, err = a.q.PaymentLockByKey(ctx, a.ev.PaymentKey)
+	}
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return db.Payment{}, false, nil
+	case err != nil:
+		return db.Payment{}, false, err
+	case p.OrderID != a.o.ID:
+		a.s.log.WarnContext(ctx, "payment event names another order than its payment's", "event", a.ev.ID, "payment", p.ID)
+		return db.Payment{}, false, errOtherOrder
+	}
+	return p, true, nil
+}
+
+// errOtherOrder: the event's payment belongs to another order than the event names.
+// Signed events do not do that; it is ignored, never acted on.
+var errOtherOrder = errors.New("payment of another order")
+
+// succeeded acts on a payment's success.
+func (a *applier) succeeded(ctx context.Context) (PaymentOutcome, []int64, error) {
+	p, known, err := a.payment(ctx)
+	if errors.Is(err, errOtherOrder) {
+		return OutcomeIgnored, nil, nil
+	} else if err != nil {
+		return "", nil, err
+	}
+	underWay := false // another payment of the order holds its claim
+	if known {
+		if p.State == db.PaymentStateSucceeded || p.State == db.PaymentStateRefunded {
+			return OutcomeIgnored, nil, nil // applied before, under another event id
+		}
+		if err := a.q.PaymentSucceed(ctx, db.PaymentSucceedParams{
+			ID: p.ID, AmountCents: int32(a.ev.AmountCents), ProviderPaymentID: &a.ev.PaymentID,
+		}); err != nil {
+			return "", nil, err
+		}
+	} else {
+		pays, err := a.q.PaymentsOfOrder(ctx, a.o.ID)
+		if err != nil {
+			return "", nil, err
+		}
+		for _, other := range pays {
+			underWay = underWay || other.State == db.PaymentStatePending || other.State == db.PaymentStateUnknown
+		}
+		p, err = a.q.PaymentExternalCreate(ctx, db.PaymentExternalCreateParams{
+			OrderID: a.o.ID, Provider: a.provider, IdempotencyKey: "ext_" + rand.Text(),
+			ProviderPaymentID: &a.ev.PaymentID, AmountCents: int32(a.ev.AmountCents),
+		})
+		if err != nil {
+			return "", nil, err
+		}
+	}
+	switch {
+	case a.o.Status == db.OrderStatusConfirmed:
+		return a.refund(ctx, p, ReasonAlreadyPaid, false)
+	case a.o.Status == db.OrderStatusExpired:
+		return a.refund(ctx, p, ReasonOrderExpired, true)
+	case a.o.Status != db.OrderStatusPending:
+		return a.refund(ctx, p, ReasonOrderClosed, false)
+	case underWay:
+		// A payment the order did not start, while its own is under way: that one is
+		// the order's; this one is given back.
+		return a.refund(ctx, p, ReasonOtherPayment, false)
+	case a.ev.AmountCents != int64(a.o.AmountCents):
+		return a.refund(ctx, p, ReasonAmountMismatch, true)
+	}
+	sold, reason, err := a.s.sell(ctx, a.tx, a.q, a.o)
+	if err != nil {
+		return "", nil, err
+	}
+	if reason != "" {
+		return a.refund(ctx, p, reason, true)
+	}
+	if err := a.q.OrderConfirm(ctx, db.OrderConfirmParams{ID: a.o.ID, PaymentID: &a.ev.PaymentID}); err != nil {
+		return "", nil, err
+	}
+	if a.s.jobs != nil {
+		if err := a.s.jobs.OrderConfirmed(ctx, a.tx, a.o.ID); err != nil {
+			return "", nil, err
+		}
+	}
+	return OutcomeConfirmed, sold, nil
+}
+
+// refund records the refund of a payment that sold nothing and queues it, once per
+// payment. closeOrder sends the order itself to refund_pending with the reason: it
+// sold nothing and never will.
+func (a *applier) refund(ctx context.Context, p db.Payment, reason string, closeOrder bool) (PaymentOutcome, []int64, error) {
+	outcome := OutcomeRefundDue
+	if closeOrder {
+		outcome = OutcomeRefundPending
+		if err := a.q.OrderSetStatus(ctx, db.OrderSetStatusParams{ID: a.o.ID, Status: db.OrderStatusRefundPending, StatusReason: reason}); err != nil {
+			return "", nil, err
+		}
+	}
+	if a.ev.AmountCents <= 0 {
+		// Nothing was taken, so nothing is owed: an order closed by it is done.
+		if closeOrder {
+			err := a.q.OrderSetStatus(ctx, db.OrderSetStatusParams{ID: a.o.ID, Status: db.OrderStatusRefunded, StatusReason: reason})
+			return outcome, nil, err
+		}
+		return outcome, nil, nil
+	}
+	id, err := a.q.RefundCreate(ctx, db.RefundCreateParams{
+		OrderID: a.o.ID, PaymentID: p.ID, AmountCents: int32(a.ev.AmountCents), Reason: reason,
+		IdempotencyKey: "refund_" + rand.Text(),
+	})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return outcome, nil, nil // its refund is recorded already
+	} else if err != nil {
+		return "", nil, err
+	}
+	if a.s.jobs != nil {
+		if err := a.s.jobs.RefundDue(ctx, a.tx, id); err != nil {
+			return "", nil, err
+		}
+	}
+	return outcome, nil, nil
+}
+
+// failed acts on a payment's failure: the payment under way gives up the order's
+// claim. A failure never undoes a success.
+func (a *applier) failed(ctx context.Context) (PaymentOutcome, error) {
+	p, known, err := a.payment(ctx)
+	if errors.Is(err, errOtherOrder) || (err == nil && !known) {
+		return OutcomeIgnored, nil
+	} else if err != nil {
+		return "", err
+	}
+	var pid *string
+	if a.ev.PaymentID != "" {
+		pid = &a.ev.PaymentID
+	}
+	n, err := a.q.PaymentFail(ctx, db.PaymentFailParams{ID: p.ID, StateReason: "failed", ProviderPaymentID: pid})
+	if err != nil || n == 0 {
+		return OutcomeIgnored, err
+	}
+	if err := a.q.OrderSetReason(ctx, db.OrderSetReasonParams{ID: a.o.ID, StatusReason: ReasonPaymentFailed}); err != nil {
+		return "", err
+	}
+	return OutcomeFailed, nil
 }
 
 // sell sells the order's seats and places and issues its tickets, inside a savepoint:
@@ -109,16 +267,16 @@ func (s *Service) sell(ctx context.Context, tx pgx.Tx, q *db.Queries, o db.Order
 	defer sp.Rollback(ctx) //nolint:errcheck // after Commit it is a no-op
 	spq := q.WithTx(sp)
 
-	if !h.Live || h.ReleasedAt != nil {
-		// The hold no longer counts towards the buyer's limit: selling it again must
-		// not take the buyer past it.
-		others, err := spq.BuyerPlaces(ctx, db.BuyerPlacesParams{EventID: o.EventID, Buyer: o.Buyer, ExceptHoldID: h.ID})
-		if err != nil {
-			return nil, "", err
-		}
-		if int(others)+len(o.SeatIds)+int(o.GaQuantity) > s.cfg.MaxPerBuyer {
-			return nil, "buyer_limit", nil
-		}
+	// The buyer's limit, checked in every case and after the buyer's lock (a fresh
+	// count): not only when the hold lapsed, because "lapsed" is judged by this
+	// transaction's now(), which may be earlier than that of a hold the buyer made
+	// meanwhile, which counted this one as lapsed already.
+	others, err := spq.BuyerPlaces(ctx, db.BuyerPlacesParams{EventID: o.EventID, Buyer: o.Buyer, ExceptHoldID: h.ID})
+	if err != nil {
+		return nil, "", err
+	}
+	if int(others)+len(o.SeatIds)+int(o.GaQuantity) > s.cfg.MaxPerBuyer {
+		return nil, ReasonBuyerLimit, nil
 	}
 	if len(o.SeatIds) > 0 {
 		sold, err = spq.SeatSell(ctx, db.SeatSellParams{EventID: o.EventID, SeatIds: o.SeatIds, OrderID: &o.ID, HoldID: &o.HoldID})
@@ -126,7 +284,7 @@ func (s *Service) sell(ctx context.Context, tx pgx.Tx, q *db.Queries, o db.Order
 			return nil, "", err
 		}
 		if len(sold) != len(o.SeatIds) {
-			return nil, "seats_unavailable", nil
+			return nil, ReasonSeatsUnavailable, nil
 		}
 		if _, err := spq.TicketsIssueForSeats(ctx, db.TicketsIssueForSeatsParams{EventID: o.EventID, OrderID: o.ID}); err != nil {
 			return nil, "", err
@@ -141,7 +299,7 @@ func (s *Service) sell(ctx context.Context, tx pgx.Tx, q *db.Queries, o db.Order
 			}
 			err = s.takeGA(ctx, spq, o.EventID, h.ID, tier.ID, int(tier.Stripes), int(o.GaQuantity))
 			if errors.Is(err, ErrSoldOut) {
-				return nil, "sold_out", nil
+				return nil, ReasonSoldOut, nil
 			} else if err != nil {
 				return nil, "", err
 			}

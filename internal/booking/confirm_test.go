@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"boxoffice/internal/demo"
-	"boxoffice/internal/payment"
 )
 
 // confirmSpec is a row of ten seats and a small GA tier.
@@ -94,12 +93,14 @@ func TestApplyPaymentIdempotent(t *testing.T) {
 		}
 	})
 
+	// Twenty payments for one order: one sells it, and each of the others, money
+	// taken for nothing, is refunded (one refund each).
 	t.Run("twenty distinct success events at once", func(t *testing.T) {
 		t.Parallel()
 		f := newFixture(t, confirmSpec(), DefaultConfig())
 		seats := f.rowSeats(t, "Floor", "A")
 		o := f.checkout(t, f.hold(t, "a", seats[0]), "a")
-		var confirmed, ignored atomic.Int64
+		var confirmed, refunded atomic.Int64
 		var errs errorCounter
 		atOnce(20, func(i int) {
 			out, err := f.svc.ApplyPayment(t.Context(), "test", paid(o, fmt.Sprintf("evt_%d", i)))
@@ -108,15 +109,18 @@ func TestApplyPaymentIdempotent(t *testing.T) {
 				errs.add(err)
 			case out == OutcomeConfirmed:
 				confirmed.Add(1)
-			case out == OutcomeIgnored:
-				ignored.Add(1)
+			case out == OutcomeRefundDue:
+				refunded.Add(1)
 			default:
-				errs.add(fmt.Errorf("got outcome %q, want confirmed or ignored", out))
+				errs.add(fmt.Errorf("got outcome %q, want confirmed or refund_due", out))
 			}
 		})
 		errs.report(t, "concurrent events")
-		if confirmed.Load() != 1 || ignored.Load() != 19 {
-			t.Errorf("got %d confirmed and %d ignored, want 1 and 19", confirmed.Load(), ignored.Load())
+		if confirmed.Load() != 1 || refunded.Load() != 19 {
+			t.Errorf("got %d confirmed and %d refund_due, want 1 and 19", confirmed.Load(), refunded.Load())
+		}
+		if n := f.count(t, `SELECT count(*) FROM refunds WHERE order_id = $1 AND reason = 'already_paid'`, o.ID); n != 19 {
+			t.Errorf("refunds: got %d, want 19", n)
 		}
 	})
 
@@ -133,10 +137,11 @@ func TestApplyPaymentIdempotent(t *testing.T) {
 			t.Fatal(err)
 		}
 
-		if got := f.pay(t, o, "evt_2"); got != OutcomeIgnored {
-			t.Errorf("second success: got %q, want %q", got, OutcomeIgnored)
+		// A second payment sells nothing: it is refunded, and the order stands.
+		if got := f.pay(t, o, "evt_2"); got != OutcomeRefundDue {
+			t.Errorf("second success: got %q, want %q", got, OutcomeRefundDue)
 		}
-		failed := payment.Event{ID: "evt_3", Type: payment.EventFailed, OrderID: o.ID, EventID: o.EventID, AmountCents: int64(o.AmountCents)}
+		failed := PaymentEvent{ID: "evt_3", Kind: KindPaymentFailed, PaymentID: "pi_evt_1", OrderID: o.ID, EventID: o.EventID, AmountCents: int64(o.AmountCents)}
 		if got, err := f.svc.ApplyPayment(t.Context(), "test", failed); err != nil || got != OutcomeIgnored {
 			t.Errorf("failure after success: got %q, %v, want %q", got, err, OutcomeIgnored)
 		}
@@ -157,17 +162,26 @@ func TestApplyPaymentIdempotent(t *testing.T) {
 
 	t.Run("failure then success", func(t *testing.T) {
 		t.Parallel()
-		f := newFixture(t, confirmSpec(), DefaultConfig())
+		provider := newFakeProvider()
+		f := newFixture(t, confirmSpec(), DefaultConfig()).withProvider(provider)
 		o := f.checkout(t, f.hold(t, "a", f.rowSeats(t, "Floor", "A")[0]), "a")
-		failed := payment.Event{ID: "evt_1", Type: payment.EventFailed, OrderID: o.ID, EventID: o.EventID, AmountCents: int64(o.AmountCents)}
+		if _, err := f.svc.Pay(t.Context(), o.ID, "a", PaymentMethod{Method: "card"}); err != nil {
+			t.Fatalf("pay: %v", err)
+		}
+		failed := provider.chargeOf(t, o.ID).event("evt_1", KindPaymentFailed)
 		if got, err := f.svc.ApplyPayment(t.Context(), "test", failed); err != nil || got != OutcomeFailed {
 			t.Errorf("failure: got %q, %v, want %q", got, err, OutcomeFailed)
 		}
 		if st, reason := f.orderStatus(t, o.ID); st != StatusPending || reason != "payment_failed" {
 			t.Errorf("after the failure: got %s (%s), want pending (payment_failed)", st, reason)
 		}
-		if got := f.pay(t, o, "evt_2"); got != OutcomeConfirmed {
-			t.Errorf("success after a failure: got %q, want %q", got, OutcomeConfirmed)
+		// The claim is free: the buyer pays again, and that payment sells.
+		if _, err := f.svc.Pay(t.Context(), o.ID, "a", PaymentMethod{Method: "card"}); err != nil {
+			t.Fatalf("pay again: %v", err)
+		}
+		ok := provider.chargeOf(t, o.ID).event("evt_2", KindPaymentSucceeded)
+		if got, err := f.svc.ApplyPayment(t.Context(), "test", ok); err != nil || got != OutcomeConfirmed {
+			t.Errorf("success after a failure: got %q, %v, want %q", got, err, OutcomeConfirmed)
 		}
 	})
 
@@ -207,9 +221,13 @@ func TestApplyPaymentAmountMismatch(t *testing.T) {
 	if s, ga := f.ticketCount(t, o.ID); s+ga != 0 {
 		t.Errorf("tickets: got %d, want 0", s+ga)
 	}
-	// The right amount afterwards does not revive it: the order only moves forward.
-	if got := f.pay(t, o, "evt_2"); got != OutcomeIgnored {
-		t.Errorf("correct payment after the mismatch: got %q, want %q", got, OutcomeIgnored)
+	// The right amount afterwards does not revive it (the order only moves forward):
+	// it is refunded too.
+	if got := f.pay(t, o, "evt_2"); got != OutcomeRefundDue {
+		t.Errorf("correct payment after the mismatch: got %q, want %q", got, OutcomeRefundDue)
+	}
+	if n := f.count(t, `SELECT count(*) FROM refunds WHERE order_id = $1`, o.ID); n != 2 {
+		t.Errorf("refunds: got %d, want 2 (one per payment)", n)
 	}
 }
 

@@ -16,7 +16,6 @@ import (
 	"boxoffice/internal/booking/bookingtest"
 	"boxoffice/internal/dbtest"
 	"boxoffice/internal/demo"
-	"boxoffice/internal/payment"
 )
 
 // fixture is one event on a fresh database and a service selling it.
@@ -174,10 +173,11 @@ func (f fixture) checkout(t *testing.T, h Hold, buyer string) Order {
 	return o
 }
 
-// paid is the provider's success event for the order's full amount.
-func paid(o Order, eventID string) payment.Event {
-	return payment.Event{
-		ID: eventID, Type: payment.EventSucceeded, PaymentID: "pi_" + eventID,
+// paid is the provider's success event for the order's full amount, of a payment
+// (pi_ + the event id) that booking did not start, as a payment made elsewhere is.
+func paid(o Order, eventID string) PaymentEvent {
+	return PaymentEvent{
+		ID: eventID, Kind: KindPaymentSucceeded, PaymentID: "pi_" + eventID,
 		OrderID: o.ID, EventID: o.EventID, AmountCents: int64(o.AmountCents),
 	}
 }

@@ -81,13 +81,34 @@ type HoldRequest struct {
 	GATierID int64
 }
 
-// Order statuses. An order only moves forward: pending to confirmed or refund_pending,
-// and refund_pending to refunded.
+// Order statuses. An order only moves forward: pending to confirmed, refund_pending or
+// expired; refund_pending to refunded; expired to refund_pending, if a payment nobody
+// knew of turns up after all.
 const (
 	StatusPending       = "pending"
 	StatusConfirmed     = "confirmed"
 	StatusRefundPending = "refund_pending"
 	StatusRefunded      = "refunded"
+	// StatusExpired: the hold lapsed with no payment under way. Nothing was charged,
+	// and the order counts nowhere any more.
+	StatusExpired = "expired"
+)
+
+// Reasons, in Order.StatusReason and OrderRefund.Reason. The first three qualify a
+// pending order; the rest say why an order, or one of its payments, sold nothing.
+const (
+	ReasonPaymentProcessing = "payment_processing" // charged; waiting for the provider's word
+	ReasonPaymentUnknown    = "payment_unknown"    // the charge's answer was lost; being checked
+	ReasonPaymentFailed     = "payment_failed"     // declined or failed; the buyer may pay again
+	ReasonHoldLapsed        = "hold_lapsed"        // expired: the hold ran out unpaid
+	ReasonSeatsUnavailable  = "seats_unavailable"  // the hold lapsed and its seats were sold
+	ReasonSoldOut           = "sold_out"           // the hold lapsed and its GA places were sold
+	ReasonBuyerLimit        = "buyer_limit"        // selling would take the buyer past the limit
+	ReasonAmountMismatch    = "amount_mismatch"    // the amount paid is not the order's
+	ReasonOrderExpired      = "order_expired"      // paid after the order had expired
+	ReasonAlreadyPaid       = "already_paid"       // a second payment for a confirmed order
+	ReasonOtherPayment      = "other_payment"      // a payment not the order's, while its own was under way
+	ReasonOrderClosed       = "order_closed"       // paid after the order sold nothing already
 )
 
 // Order is a checkout of one hold.
@@ -102,7 +123,22 @@ type Order struct {
 	Seats        []Seat
 	GA           *GAPlaces
 	Tickets      []Ticket
-	PaymentID    string
+	// PaymentID is the provider's id of the payment the order keeps (confirmed), or of
+	// the one under way when known.
+	PaymentID string
+	// PaymentUnderWay says a payment holds the order's claim: charged and awaiting the
+	// provider (StatusReason payment_processing) or of unknown outcome
+	// (payment_unknown). No other payment can start meanwhile.
+	PaymentUnderWay bool
+	// Refunds are the order's payments that sold nothing, given back.
+	Refunds []OrderRefund
+}
+
+// OrderRefund is one payment of an order given back in full.
+type OrderRefund struct {
+	AmountCents int
+	Reason      string // one of the Reason constants
+	Done        bool   // the provider confirmed it; otherwise under way
 }
 
 // Ticket admits one person to one seat or GA place.

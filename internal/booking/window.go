@@ -12,7 +12,7 @@ import (
 // The sales window. Every statement that starts a sale carries the window in its own
 // condition, checked by the database clock: hold_seats (exact holds), HoldCreate (best
 // available and general admission, whose claims follow in its transaction),
-// OrderCreate (checkout) and OrderClaimPayment (pay). When one of them refuses,
+// OrderCreate (checkout) and PaymentClaim (pay). When one of them refuses,
 // saleWindowError reads the event afterwards to say why; the verdict was already the
 // statement's. Confirming a payment is not refused: see ApplyPayment.
 

@@ -4,13 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"boxoffice/internal/demo"
-	"boxoffice/internal/payment"
 )
 
 // The sales window is moved by SQL on the database clock, never by the test's clock:
@@ -162,22 +159,14 @@ func TestSalesWindowExactBatched(t *testing.T) {
 	}
 }
 
-// charges is a payment provider that accepts every charge and counts them.
-type charges struct{ n atomic.Int64 }
-
-func (c *charges) Charge(_ context.Context, req payment.ChargeRequest) (payment.Charge, error) {
-	c.n.Add(1)
-	return payment.Charge{PaymentID: fmt.Sprintf("pi_test_%d", req.OrderID), Status: "processing"}, nil
-}
-
 // TestSalesWindowCheckoutAndPay: a hold made in time cannot be checked out, nor its
 // order paid, outside the window (no order, no charge); inside it both work. A payment
 // already taken is confirmed after the close.
 func TestSalesWindowCheckoutAndPay(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, windowSpec(), DefaultConfig())
-	provider := &charges{}
-	f = f.withCharger(provider)
+	provider := newFakeProvider()
+	f = f.withProvider(provider)
 	seats := f.rowSeats(t, "Floor", "A")
 
 	h := f.hold(t, "ada", seats[0], seats[1])
@@ -193,34 +182,29 @@ func TestSalesWindowCheckoutAndPay(t *testing.T) {
 	for _, st := range []saleState{beforeOnsale, saleClosed, saleStarted} {
 		f.setSale(t, st)
 		before := f.state(t)
-		_, err := f.svc.Pay(t.Context(), o.ID, "ada", "4242 4242 4242 4242", payment.DeliverNormal)
+		_, err := f.svc.Pay(t.Context(), o.ID, "ada", PaymentMethod{Method: "4242 4242 4242 4242"})
 		f.checkRefusal(t, st, err, before)
-		if n := provider.n.Load(); n != 0 {
+		if n, _ := provider.counts(); n != 0 {
 			t.Fatalf("%s: got %d charges, want none", st.name, n)
 		}
 	}
 	f.setSale(t, saleOpen)
-	if _, err := f.svc.Pay(t.Context(), o.ID, "ada", "4242 4242 4242 4242", payment.DeliverNormal); err != nil {
+	if _, err := f.svc.Pay(t.Context(), o.ID, "ada", PaymentMethod{Method: "4242 4242 4242 4242"}); err != nil {
 		t.Fatalf("pay inside the window: %v", err)
 	}
-	if n := provider.n.Load(); n != 1 {
+	if n, _ := provider.counts(); n != 1 {
 		t.Fatalf("inside the window: got %d charges, want 1", n)
 	}
 
 	// The webhook arrives after the close: the money was taken in time, so it sells.
 	f.setSale(t, saleClosed)
-	if got := f.pay(t, o, "evt_late"); got != OutcomeConfirmed {
-		t.Errorf("confirm after the close: got %q, want %q", got, OutcomeConfirmed)
+	ev := provider.chargeOf(t, o.ID).event("evt_late", KindPaymentSucceeded)
+	if got, err := f.svc.ApplyPayment(t.Context(), "test", ev); err != nil || got != OutcomeConfirmed {
+		t.Errorf("confirm after the close: got %q, %v, want %q", got, err, OutcomeConfirmed)
 	}
 	if n := f.soldTo(t, o.ID); n != 2 {
 		t.Errorf("confirm after the close: got %d seats sold, want 2", n)
 	}
-}
-
-// withCharger is f with a service that charges through c.
-func (f fixture) withCharger(c Charger) fixture {
-	f.svc = New(f.pool, DefaultConfig(), nil, c, slog.New(f.log))
-	return f
 }
 
 // TestQueuedEvents: the admitter's list is the events with the room on whose sale is

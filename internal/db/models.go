@@ -17,6 +17,7 @@ const (
 	OrderStatusConfirmed     OrderStatus = "confirmed"
 	OrderStatusRefundPending OrderStatus = "refund_pending"
 	OrderStatusRefunded      OrderStatus = "refunded"
+	OrderStatusExpired       OrderStatus = "expired"
 )
 
 func (e *OrderStatus) Scan(src interface{}) error {
@@ -52,6 +53,95 @@ func (ns NullOrderStatus) Value() (driver.Value, error) {
 		return nil, nil
 	}
 	return string(ns.OrderStatus), nil
+}
+
+type PaymentState string
+
+const (
+	PaymentStatePending   PaymentState = "pending"
+	PaymentStateSucceeded PaymentState = "succeeded"
+	PaymentStateFailed    PaymentState = "failed"
+	PaymentStateUnknown   PaymentState = "unknown"
+	PaymentStateRefunded  PaymentState = "refunded"
+)
+
+func (e *PaymentState) Scan(src interface{}) error {
+	switch s := src.(type) {
+	case []byte:
+		*e = PaymentState(s)
+	case string:
+		*e = PaymentState(s)
+	default:
+		return fmt.Errorf("unsupported scan type for PaymentState: %T", src)
+	}
+	return nil
+}
+
+type NullPaymentState struct {
+	PaymentState PaymentState
+	Valid        bool // Valid is true if PaymentState is not NULL
+}
+
+// Scan implements the Scanner interface.
+func (ns *NullPaymentState) Scan(value interface{}) error {
+	if value == nil {
+		ns.PaymentState, ns.Valid = "", false
+		return nil
+	}
+	ns.Valid = true
+	return ns.PaymentState.Scan(value)
+}
+
+// Value implements the driver Valuer interface.
+func (ns NullPaymentState) Value() (driver.Value, error) {
+	if !ns.Valid {
+		return nil, nil
+	}
+	return string(ns.PaymentState), nil
+}
+
+type RefundState string
+
+const (
+	RefundStateDue       RefundState = "due"
+	RefundStatePending   RefundState = "pending"
+	RefundStateSucceeded RefundState = "succeeded"
+	RefundStateFailed    RefundState = "failed"
+)
+
+func (e *RefundState) Scan(src interface{}) error {
+	switch s := src.(type) {
+	case []byte:
+		*e = RefundState(s)
+	case string:
+		*e = RefundState(s)
+	default:
+		return fmt.Errorf("unsupported scan type for RefundState: %T", src)
+	}
+	return nil
+}
+
+type NullRefundState struct {
+	RefundState RefundState
+	Valid       bool // Valid is true if RefundState is not NULL
+}
+
+// Scan implements the Scanner interface.
+func (ns *NullRefundState) Scan(value interface{}) error {
+	if value == nil {
+		ns.RefundState, ns.Valid = "", false
+		return nil
+	}
+	ns.Valid = true
+	return ns.RefundState.Scan(value)
+}
+
+// Value implements the driver Valuer interface.
+func (ns NullRefundState) Value() (driver.Value, error) {
+	if !ns.Valid {
+		return nil, nil
+	}
+	return string(ns.RefundState), nil
 }
 
 type Event struct {
@@ -106,23 +196,45 @@ type HoldGaPlace struct {
 	Quantity int32
 }
 
+type IdempotencyKey struct {
+	Buyer       string
+	Key         string
+	RequestHash []byte
+	Status      *int32
+	Body        []byte
+	CreatedAt   time.Time
+	ExpiresAt   time.Time
+}
+
 type Order struct {
-	ID               int64
-	EventID          int64
-	HoldID           int64
-	Buyer            string
-	Email            string
-	SeatIds          []int64
-	GaTierID         *int64
-	GaQuantity       int32
-	AmountCents      int32
-	Status           OrderStatus
-	StatusReason     string
-	PaymentID        *string
-	PaymentStartedAt *time.Time
-	CreatedAt        time.Time
-	UpdatedAt        time.Time
-	ConfirmedAt      *time.Time
+	ID           int64
+	EventID      int64
+	HoldID       int64
+	Buyer        string
+	Email        string
+	SeatIds      []int64
+	GaTierID     *int64
+	GaQuantity   int32
+	AmountCents  int32
+	Status       OrderStatus
+	StatusReason string
+	PaymentID    *string
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
+	ConfirmedAt  *time.Time
+}
+
+type Payment struct {
+	ID                int64
+	OrderID           int64
+	Provider          string
+	IdempotencyKey    string
+	ProviderPaymentID *string
+	AmountCents       int32
+	State             PaymentState
+	StateReason       string
+	CreatedAt         time.Time
+	UpdatedAt         time.Time
 }
 
 type PaymentEvent struct {
@@ -138,6 +250,19 @@ type PriceTier struct {
 	ID         int64
 	Name       string
 	PriceCents int32
+}
+
+type Refund struct {
+	ID               int64
+	OrderID          int64
+	PaymentID        int64
+	AmountCents      int32
+	Reason           string
+	IdempotencyKey   string
+	ProviderRefundID *string
+	State            RefundState
+	CreatedAt        time.Time
+	UpdatedAt        time.Time
 }
 
 type Seat struct {

@@ -10,7 +10,7 @@ import (
 )
 
 const orderByHold = `-- name: OrderByHold :one
-SELECT id, event_id, hold_id, buyer, email, seat_ids, ga_tier_id, ga_quantity, amount_cents, status, status_reason, payment_id, payment_started_at, created_at, updated_at, confirmed_at FROM orders WHERE event_id = $1 AND hold_id = $2
+SELECT id, event_id, hold_id, buyer, email, seat_ids, ga_tier_id, ga_quantity, amount_cents, status, status_reason, payment_id, created_at, updated_at, confirmed_at FROM orders WHERE event_id = $1 AND hold_id = $2
 `
 
 type OrderByHoldParams struct {
@@ -34,7 +34,6 @@ func (q *Queries) OrderByHold(ctx context.Context, arg OrderByHoldParams) (Order
 		&i.Status,
 		&i.StatusReason,
 		&i.PaymentID,
-		&i.PaymentStartedAt,
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.ConfirmedAt,
@@ -42,29 +41,23 @@ func (q *Queries) OrderByHold(ctx context.Context, arg OrderByHoldParams) (Order
 	return i, err
 }
 
-const orderClaimPayment = `-- name: OrderClaimPayment :execrows
-UPDATE orders o SET payment_id = $1, payment_started_at = now()
-WHERE o.id = $2 AND o.status = 'pending'
-  AND (o.payment_id IS NULL OR (o.payment_id LIKE 'claim:%' AND o.payment_started_at < now() - interval '1 minute'))
-  AND EXISTS (SELECT 1 FROM events e
-              WHERE e.id = o.event_id AND now() >= e.onsale_at AND now() < coalesce(e.sales_close_at, e.starts_at))
+const orderConfirm = `-- name: OrderConfirm :exec
+UPDATE orders
+SET status = 'confirmed', status_reason = '', payment_id = $1::text,
+    confirmed_at = now(), updated_at = now()
+WHERE id = $2 AND status = 'pending'
 `
 
-type OrderClaimPaymentParams struct {
-	Claim *string
-	ID    int64
+type OrderConfirmParams struct {
+	PaymentID *string
+	ID        int64
 }
 
-// Lets one payment at a time start for a pending order, so that paying twice before
-// the first webhook arrives cannot charge twice, and only while the event's sale is
-// open (by the database clock; 0 rows then may be the window: EventSaleWindow tells).
-// A claim left by a crashed request expires after a minute.
-func (q *Queries) OrderClaimPayment(ctx context.Context, arg OrderClaimPaymentParams) (int64, error) {
-	result, err := q.db.Exec(ctx, orderClaimPayment, arg.Claim, arg.ID)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected(), nil
+// The order is sold: payment_id names the provider's payment it keeps (none for a free
+// order).
+func (q *Queries) OrderConfirm(ctx context.Context, arg OrderConfirmParams) error {
+	_, err := q.db.Exec(ctx, orderConfirm, arg.PaymentID, arg.ID)
+	return err
 }
 
 const orderCreate = `-- name: OrderCreate :one
@@ -74,7 +67,7 @@ SELECT $1::bigint, $2::bigint, $3::text, $4::text, $5::bigint[],
 WHERE EXISTS (SELECT 1 FROM events e
               WHERE e.id = $1::bigint AND now() >= e.onsale_at AND now() < coalesce(e.sales_close_at, e.starts_at))
 ON CONFLICT (event_id, hold_id) DO NOTHING
-RETURNING id, event_id, hold_id, buyer, email, seat_ids, ga_tier_id, ga_quantity, amount_cents, status, status_reason, payment_id, payment_started_at, created_at, updated_at, confirmed_at
+RETURNING id, event_id, hold_id, buyer, email, seat_ids, ga_tier_id, ga_quantity, amount_cents, status, status_reason, payment_id, created_at, updated_at, confirmed_at
 `
 
 type OrderCreateParams struct {
@@ -116,7 +109,6 @@ func (q *Queries) OrderCreate(ctx context.Context, arg OrderCreateParams) (Order
 		&i.Status,
 		&i.StatusReason,
 		&i.PaymentID,
-		&i.PaymentStartedAt,
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.ConfirmedAt,
@@ -124,8 +116,28 @@ func (q *Queries) OrderCreate(ctx context.Context, arg OrderCreateParams) (Order
 	return i, err
 }
 
+const orderExpire = `-- name: OrderExpire :execrows
+UPDATE orders o SET status = 'expired', status_reason = 'hold_lapsed', updated_at = now()
+WHERE o.id = $1 AND o.status = 'pending'
+  AND EXISTS (SELECT 1 FROM holds h
+              WHERE h.event_id = o.event_id AND h.id = o.hold_id AND h.sold_at IS NULL
+                AND (h.expires_at <= now() OR h.released_at IS NOT NULL))
+  AND NOT EXISTS (SELECT 1 FROM payments p WHERE p.order_id = o.id AND p.state IN ('pending', 'unknown'))
+`
+
+// Ends a pending order whose hold lapsed unsold while no payment is under way. Run
+// after OrderLock: the conditions are then read after every claim (PaymentClaim)
+// committed before it, and none can start until this commits.
+func (q *Queries) OrderExpire(ctx context.Context, id int64) (int64, error) {
+	result, err := q.db.Exec(ctx, orderExpire, id)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const orderGet = `-- name: OrderGet :one
-SELECT id, event_id, hold_id, buyer, email, seat_ids, ga_tier_id, ga_quantity, amount_cents, status, status_reason, payment_id, payment_started_at, created_at, updated_at, confirmed_at FROM orders WHERE id = $1
+SELECT id, event_id, hold_id, buyer, email, seat_ids, ga_tier_id, ga_quantity, amount_cents, status, status_reason, payment_id, created_at, updated_at, confirmed_at FROM orders WHERE id = $1
 `
 
 func (q *Queries) OrderGet(ctx context.Context, id int64) (Order, error) {
@@ -144,7 +156,6 @@ func (q *Queries) OrderGet(ctx context.Context, id int64) (Order, error) {
 		&i.Status,
 		&i.StatusReason,
 		&i.PaymentID,
-		&i.PaymentStartedAt,
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.ConfirmedAt,
@@ -153,7 +164,7 @@ func (q *Queries) OrderGet(ctx context.Context, id int64) (Order, error) {
 }
 
 const orderLock = `-- name: OrderLock :one
-SELECT id, event_id, hold_id, buyer, email, seat_ids, ga_tier_id, ga_quantity, amount_cents, status, status_reason, payment_id, payment_started_at, created_at, updated_at, confirmed_at FROM orders WHERE id = $1 FOR UPDATE
+SELECT id, event_id, hold_id, buyer, email, seat_ids, ga_tier_id, ga_quantity, amount_cents, status, status_reason, payment_id, created_at, updated_at, confirmed_at FROM orders WHERE id = $1 FOR UPDATE
 `
 
 // The order row, locked: every change of an order's state happens under it, which
@@ -174,7 +185,6 @@ func (q *Queries) OrderLock(ctx context.Context, id int64) (Order, error) {
 		&i.Status,
 		&i.StatusReason,
 		&i.PaymentID,
-		&i.PaymentStartedAt,
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.ConfirmedAt,
@@ -182,23 +192,19 @@ func (q *Queries) OrderLock(ctx context.Context, id int64) (Order, error) {
 	return i, err
 }
 
-const orderSetPayment = `-- name: OrderSetPayment :exec
-UPDATE orders
-SET payment_id = $1::text,
-    payment_started_at = CASE WHEN $1::text IS NULL THEN NULL ELSE payment_started_at END
-WHERE id = $2 AND payment_id = $3
+const orderSetReason = `-- name: OrderSetReason :exec
+UPDATE orders SET status_reason = $1, updated_at = now()
+WHERE id = $2 AND status = 'pending'
 `
 
-type OrderSetPaymentParams struct {
-	PaymentID *string
-	ID        int64
-	Claim     *string
+type OrderSetReasonParams struct {
+	StatusReason string
+	ID           int64
 }
 
-// Replaces this request's claim by the provider's payment id (or by nothing, when the
-// charge failed and the buyer may try another card).
-func (q *Queries) OrderSetPayment(ctx context.Context, arg OrderSetPaymentParams) error {
-	_, err := q.db.Exec(ctx, orderSetPayment, arg.PaymentID, arg.ID, arg.Claim)
+// Says why a pending order is still pending (payment_failed, payment_unknown).
+func (q *Queries) OrderSetReason(ctx context.Context, arg OrderSetReasonParams) error {
+	_, err := q.db.Exec(ctx, orderSetReason, arg.StatusReason, arg.ID)
 	return err
 }
 
@@ -218,4 +224,36 @@ type OrderSetStatusParams struct {
 func (q *Queries) OrderSetStatus(ctx context.Context, arg OrderSetStatusParams) error {
 	_, err := q.db.Exec(ctx, orderSetStatus, arg.Status, arg.StatusReason, arg.ID)
 	return err
+}
+
+const ordersLapsed = `-- name: OrdersLapsed :many
+SELECT o.id
+FROM orders o
+JOIN holds h ON h.event_id = o.event_id AND h.id = o.hold_id
+WHERE o.status = 'pending' AND h.sold_at IS NULL AND (h.expires_at <= now() OR h.released_at IS NOT NULL)
+  AND NOT EXISTS (SELECT 1 FROM payments p WHERE p.order_id = o.id AND p.state IN ('pending', 'unknown'))
+ORDER BY o.id
+LIMIT $1::int
+`
+
+// Pending orders whose hold lapsed (or was released) unsold, with no payment under way:
+// reconciliation expires them. A candidate list; OrderExpire decides.
+func (q *Queries) OrdersLapsed(ctx context.Context, maxRows int32) ([]int64, error) {
+	rows, err := q.db.Query(ctx, ordersLapsed, maxRows)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []int64{}
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }

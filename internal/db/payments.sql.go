@@ -7,7 +7,52 @@ package db
 
 import (
 	"context"
+	"time"
 )
+
+const paymentClaim = `-- name: PaymentClaim :one
+INSERT INTO payments (order_id, provider, idempotency_key, amount_cents)
+SELECT o.id, $1::text, $2::text, o.amount_cents
+FROM orders o
+WHERE o.id = $3 AND o.status = 'pending'
+  AND EXISTS (SELECT 1 FROM holds h
+              WHERE h.event_id = o.event_id AND h.id = o.hold_id
+                AND h.expires_at > now() AND h.released_at IS NULL AND h.sold_at IS NULL)
+  AND EXISTS (SELECT 1 FROM events e
+              WHERE e.id = o.event_id AND now() >= e.onsale_at AND now() < coalesce(e.sales_close_at, e.starts_at))
+  AND NOT EXISTS (SELECT 1 FROM payments p WHERE p.order_id = o.id AND p.state IN ('pending', 'unknown'))
+ON CONFLICT (order_id) WHERE state IN ('pending', 'unknown') DO NOTHING
+RETURNING id, order_id, provider, idempotency_key, provider_payment_id, amount_cents, state, state_reason, created_at, updated_at
+`
+
+type PaymentClaimParams struct {
+	Provider       string
+	IdempotencyKey string
+	OrderID        int64
+}
+
+// Starts a charge attempt: the payment claim of a pending order, taken only while its
+// hold is live and the event's sale is open (by the database clock) and no other
+// payment is under way. No row: one of these (the caller tells which). Run after
+// OrderLock, so that expiring the order and claiming it take turns; the partial unique
+// index payments_one_under_way backstops the last condition.
+func (q *Queries) PaymentClaim(ctx context.Context, arg PaymentClaimParams) (Payment, error) {
+	row := q.db.QueryRow(ctx, paymentClaim, arg.Provider, arg.IdempotencyKey, arg.OrderID)
+	var i Payment
+	err := row.Scan(
+		&i.ID,
+		&i.OrderID,
+		&i.Provider,
+		&i.IdempotencyKey,
+		&i.ProviderPaymentID,
+		&i.AmountCents,
+		&i.State,
+		&i.StateReason,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
 
 const paymentEventRecord = `-- name: PaymentEventRecord :execrows
 INSERT INTO payment_events (provider, event_id, type, order_id)
@@ -36,4 +81,308 @@ func (q *Queries) PaymentEventRecord(ctx context.Context, arg PaymentEventRecord
 		return 0, err
 	}
 	return result.RowsAffected(), nil
+}
+
+const paymentExternalCreate = `-- name: PaymentExternalCreate :one
+INSERT INTO payments (order_id, provider, idempotency_key, provider_payment_id, amount_cents, state, state_reason)
+VALUES ($1, $2, $3, $4, $5, 'succeeded', 'external')
+RETURNING id, order_id, provider, idempotency_key, provider_payment_id, amount_cents, state, state_reason, created_at, updated_at
+`
+
+type PaymentExternalCreateParams struct {
+	OrderID           int64
+	Provider          string
+	IdempotencyKey    string
+	ProviderPaymentID *string
+	AmountCents       int32
+}
+
+// Records a success for a payment booking did not start (another attempt's id, a
+// payment made elsewhere): the money is taken, so it is on record, to be kept or
+// refunded.
+func (q *Queries) PaymentExternalCreate(ctx context.Context, arg PaymentExternalCreateParams) (Payment, error) {
+	row := q.db.QueryRow(ctx, paymentExternalCreate,
+		arg.OrderID,
+		arg.Provider,
+		arg.IdempotencyKey,
+		arg.ProviderPaymentID,
+		arg.AmountCents,
+	)
+	var i Payment
+	err := row.Scan(
+		&i.ID,
+		&i.OrderID,
+		&i.Provider,
+		&i.IdempotencyKey,
+		&i.ProviderPaymentID,
+		&i.AmountCents,
+		&i.State,
+		&i.StateReason,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
+const paymentFail = `-- name: PaymentFail :execrows
+UPDATE payments
+SET state = 'failed', state_reason = $1, updated_at = now(),
+    provider_payment_id = coalesce(provider_payment_id, $2::text)
+WHERE id = $3 AND state IN ('pending', 'unknown')
+`
+
+type PaymentFailParams struct {
+	StateReason       string
+	ProviderPaymentID *string
+	ID                int64
+}
+
+// A definite failure: nothing was charged, and the claim is given up (the buyer may
+// pay again). Never after a success: states only move forward.
+func (q *Queries) PaymentFail(ctx context.Context, arg PaymentFailParams) (int64, error) {
+	result, err := q.db.Exec(ctx, paymentFail, arg.StateReason, arg.ProviderPaymentID, arg.ID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const paymentLock = `-- name: PaymentLock :one
+SELECT id, order_id, provider, idempotency_key, provider_payment_id, amount_cents, state, state_reason, created_at, updated_at FROM payments WHERE id = $1 FOR UPDATE
+`
+
+func (q *Queries) PaymentLock(ctx context.Context, id int64) (Payment, error) {
+	row := q.db.QueryRow(ctx, paymentLock, id)
+	var i Payment
+	err := row.Scan(
+		&i.ID,
+		&i.OrderID,
+		&i.Provider,
+		&i.IdempotencyKey,
+		&i.ProviderPaymentID,
+		&i.AmountCents,
+		&i.State,
+		&i.StateReason,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
+const paymentLockByKey = `-- name: PaymentLockByKey :one
+SELECT id, order_id, provider, idempotency_key, provider_payment_id, amount_cents, state, state_reason, created_at, updated_at FROM payments WHERE idempotency_key = $1 FOR UPDATE
+`
+
+func (q *Queries) PaymentLockByKey(ctx context.Context, idempotencyKey string) (Payment, error) {
+	row := q.db.QueryRow(ctx, paymentLockByKey, idempotencyKey)
+	var i Payment
+	err := row.Scan(
+		&i.ID,
+		&i.OrderID,
+		&i.Provider,
+		&i.IdempotencyKey,
+		&i.ProviderPaymentID,
+		&i.AmountCents,
+		&i.State,
+		&i.StateReason,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
+const paymentLockByProviderID = `-- name: PaymentLockByProviderID :one
+SELECT id, order_id, provider, idempotency_key, provider_payment_id, amount_cents, state, state_reason, created_at, updated_at FROM payments WHERE provider = $1 AND provider_payment_id = $2 FOR UPDATE
+`
+
+type PaymentLockByProviderIDParams struct {
+	Provider          string
+	ProviderPaymentID *string
+}
+
+func (q *Queries) PaymentLockByProviderID(ctx context.Context, arg PaymentLockByProviderIDParams) (Payment, error) {
+	row := q.db.QueryRow(ctx, paymentLockByProviderID, arg.Provider, arg.ProviderPaymentID)
+	var i Payment
+	err := row.Scan(
+		&i.ID,
+		&i.OrderID,
+		&i.Provider,
+		&i.IdempotencyKey,
+		&i.ProviderPaymentID,
+		&i.AmountCents,
+		&i.State,
+		&i.StateReason,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
+const paymentMarkRefunded = `-- name: PaymentMarkRefunded :exec
+UPDATE payments SET state = 'refunded', updated_at = now() WHERE id = $1 AND state = 'succeeded'
+`
+
+func (q *Queries) PaymentMarkRefunded(ctx context.Context, id int64) error {
+	_, err := q.db.Exec(ctx, paymentMarkRefunded, id)
+	return err
+}
+
+const paymentMarkUnknown = `-- name: PaymentMarkUnknown :execrows
+UPDATE payments SET state = 'unknown', state_reason = $1, updated_at = now()
+WHERE id = $2 AND state = 'pending'
+`
+
+type PaymentMarkUnknownParams struct {
+	StateReason string
+	ID          int64
+}
+
+// The charge's answer was lost: the payment keeps the order's claim until a lookup
+// settles it.
+func (q *Queries) PaymentMarkUnknown(ctx context.Context, arg PaymentMarkUnknownParams) (int64, error) {
+	result, err := q.db.Exec(ctx, paymentMarkUnknown, arg.StateReason, arg.ID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const paymentSetProviderID = `-- name: PaymentSetProviderID :exec
+UPDATE payments SET provider_payment_id = $1, updated_at = now()
+WHERE id = $2 AND provider_payment_id IS NULL
+`
+
+type PaymentSetProviderIDParams struct {
+	ProviderPaymentID *string
+	ID                int64
+}
+
+// Records the provider's payment id as soon as the charge's answer brings it.
+func (q *Queries) PaymentSetProviderID(ctx context.Context, arg PaymentSetProviderIDParams) error {
+	_, err := q.db.Exec(ctx, paymentSetProviderID, arg.ProviderPaymentID, arg.ID)
+	return err
+}
+
+const paymentSucceed = `-- name: PaymentSucceed :exec
+UPDATE payments
+SET state = 'succeeded', updated_at = now(), amount_cents = $1,
+    provider_payment_id = coalesce(provider_payment_id, $2::text)
+WHERE id = $3 AND state IN ('pending', 'unknown', 'failed')
+`
+
+type PaymentSucceedParams struct {
+	AmountCents       int32
+	ProviderPaymentID *string
+	ID                int64
+}
+
+// The money is taken: the amount is what the provider says it took.
+func (q *Queries) PaymentSucceed(ctx context.Context, arg PaymentSucceedParams) error {
+	_, err := q.db.Exec(ctx, paymentSucceed, arg.AmountCents, arg.ProviderPaymentID, arg.ID)
+	return err
+}
+
+const paymentTouch = `-- name: PaymentTouch :exec
+UPDATE payments SET updated_at = now() WHERE id = $1 AND state IN ('pending', 'unknown')
+`
+
+// A lookup found the payment still processing: look again after another while.
+func (q *Queries) PaymentTouch(ctx context.Context, id int64) error {
+	_, err := q.db.Exec(ctx, paymentTouch, id)
+	return err
+}
+
+const paymentsOfOrder = `-- name: PaymentsOfOrder :many
+SELECT id, order_id, provider, idempotency_key, provider_payment_id, amount_cents, state, state_reason, created_at, updated_at FROM payments WHERE order_id = $1 ORDER BY id
+`
+
+func (q *Queries) PaymentsOfOrder(ctx context.Context, orderID int64) ([]Payment, error) {
+	rows, err := q.db.Query(ctx, paymentsOfOrder, orderID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []Payment{}
+	for rows.Next() {
+		var i Payment
+		if err := rows.Scan(
+			&i.ID,
+			&i.OrderID,
+			&i.Provider,
+			&i.IdempotencyKey,
+			&i.ProviderPaymentID,
+			&i.AmountCents,
+			&i.State,
+			&i.StateReason,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const paymentsUnsettled = `-- name: PaymentsUnsettled :many
+SELECT p.id, p.order_id, p.provider, p.idempotency_key, p.provider_payment_id, p.amount_cents, p.state, p.state_reason, p.created_at, p.updated_at, o.event_id
+FROM payments p JOIN orders o ON o.id = p.order_id
+WHERE p.state IN ('pending', 'unknown') AND p.updated_at < now() - make_interval(secs => $1::float8)
+ORDER BY p.updated_at
+LIMIT $2::int
+`
+
+type PaymentsUnsettledParams struct {
+	AgeSeconds float64
+	MaxRows    int32
+}
+
+type PaymentsUnsettledRow struct {
+	ID                int64
+	OrderID           int64
+	Provider          string
+	IdempotencyKey    string
+	ProviderPaymentID *string
+	AmountCents       int32
+	State             PaymentState
+	StateReason       string
+	CreatedAt         time.Time
+	UpdatedAt         time.Time
+	EventID           int64
+}
+
+// Payments with no word from the provider for age_seconds: reconciliation looks them up.
+func (q *Queries) PaymentsUnsettled(ctx context.Context, arg PaymentsUnsettledParams) ([]PaymentsUnsettledRow, error) {
+	rows, err := q.db.Query(ctx, paymentsUnsettled, arg.AgeSeconds, arg.MaxRows)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []PaymentsUnsettledRow{}
+	for rows.Next() {
+		var i PaymentsUnsettledRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.OrderID,
+			&i.Provider,
+			&i.IdempotencyKey,
+			&i.ProviderPaymentID,
+			&i.AmountCents,
+			&i.State,
+			&i.StateReason,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+			&i.EventID,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }

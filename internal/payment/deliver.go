@@ -34,6 +34,7 @@ func (p *TestProvider) schedule(ctx context.Context, ev Event, mode Delivery) er
 		return ErrClosed
 	}
 	switch {
+	case !mode.delivers():
 	case mode == DeliverLate:
 		p.goDeliver(ctx, func(ctx context.Context) {
 			t := time.NewTimer(p.lateDelay)

@@ -2,6 +2,10 @@
 // which behaves like Stripe does for the test cards, and the Stripe-format
 // webhook events it sends, with their signing and verification.
 //
+// It is an adapter of the booking domain: TestProvider implements
+// booking.Provider, and Event.Booking turns a verified event into booking's
+// own PaymentEvent. booking imports nothing from here.
+//
 // Signatures are computed and checked by stripe-go's webhook package, so an
 // endpoint that accepts events from the test provider accepts real Stripe
 // events too, and the other way round.
@@ -16,6 +20,8 @@ import (
 
 	"github.com/stripe/stripe-go/v82"
 	"github.com/stripe/stripe-go/v82/webhook"
+
+	"boxoffice/internal/booking"
 )
 
 // Event types boxoffice acts on. They are Stripe's names, so a real Stripe
@@ -26,6 +32,9 @@ const (
 	// EventFailed reports a failed payment attempt: the order stays pending, with the
 	// reason recorded, and its hold keeps its seats until it lapses.
 	EventFailed = "payment_intent.payment_failed"
+	// EventRefundUpdated reports where a refund stands (Event.RefundStatus):
+	// "succeeded" or "failed" settle it.
+	EventRefundUpdated = "refund.updated"
 )
 
 // SignatureHeader is the HTTP header carrying an event's signature.
@@ -42,18 +51,45 @@ var ErrInvalidEvent = errors.New("invalid payment event")
 // Event is a verified provider event, reduced to what boxoffice acts on.
 type Event struct {
 	ID          string    // provider event id, "evt_..."; unique per event, the same on redelivery
-	Type        string    // EventSucceeded or EventFailed
+	Type        string    // EventSucceeded, EventFailed or EventRefundUpdated
 	PaymentID   string    // "pi_..."
+	PaymentKey  string    // the charge's idempotency key, from metadata "payment_key" (payment events)
+	RefundID    string    // "re_..." (refund events)
+	RefundKey   string    // the refund's idempotency key, from metadata "refund_key" (refund events)
+	RefundState string    // the refund's status (refund events): "pending", "succeeded", "failed", …
 	OrderID     int64     // from metadata "order_id"
 	EventID     int64     // boxoffice event (show) id, from metadata "event_id"
-	AmountCents int64     // the amount charged, in euro cents
+	AmountCents int64     // the amount charged (or, for a refund, refunded), in euro cents
 	Created     time.Time // when the provider created the event; whole seconds, as Stripe sends it
 }
 
-// Metadata keys under which a payment intent carries boxoffice's ids.
+// Booking is the event as booking acts on it. A refund still pending is of no
+// kind: booking records and ignores it.
+func (e Event) Booking() booking.PaymentEvent {
+	out := booking.PaymentEvent{
+		ID: e.ID, PaymentID: e.PaymentID, PaymentKey: e.PaymentKey, RefundID: e.RefundID, RefundKey: e.RefundKey,
+		OrderID: e.OrderID, EventID: e.EventID, AmountCents: e.AmountCents, Created: e.Created,
+	}
+	switch {
+	case e.Type == EventSucceeded:
+		out.Kind = booking.KindPaymentSucceeded
+	case e.Type == EventFailed:
+		out.Kind = booking.KindPaymentFailed
+	case e.Type == EventRefundUpdated && e.RefundState == string(stripe.RefundStatusSucceeded):
+		out.Kind = booking.KindRefundSucceeded
+	case e.Type == EventRefundUpdated && (e.RefundState == string(stripe.RefundStatusFailed) || e.RefundState == string(stripe.RefundStatusCanceled)):
+		out.Kind = booking.KindRefundFailed
+	}
+	return out
+}
+
+// Metadata keys under which a payment intent (or refund) carries boxoffice's ids
+// and idempotency keys.
 const (
-	metaOrderID = "order_id"
-	metaEventID = "event_id"
+	metaOrderID    = "order_id"
+	metaEventID    = "event_id"
+	metaPaymentKey = "payment_key"
+	metaRefundKey  = "refund_key"
 )
 
 // eventJSON and intentJSON are the parts of Stripe's event and payment intent
@@ -72,7 +108,7 @@ type eventJSON struct {
 }
 
 type dataJSON struct {
-	Object intentJSON `json:"object"`
+	Object any `json:"object"` // an intentJSON or a refundJSON
 }
 
 // requestJSON says the event was caused by an API request; Stripe sends
@@ -95,6 +131,19 @@ type intentJSON struct {
 	Status           string            `json:"status"`
 }
 
+// refundJSON is the part of Stripe's refund object the test provider fills in.
+type refundJSON struct {
+	ID            string            `json:"id"`
+	Object        string            `json:"object"`
+	Amount        int64             `json:"amount"`
+	Created       int64             `json:"created"`
+	Currency      string            `json:"currency"`
+	Metadata      map[string]string `json:"metadata"`
+	PaymentIntent string            `json:"payment_intent"`
+	Reason        *string           `json:"reason"`
+	Status        string            `json:"status"`
+}
+
 // paymentErrJSON is what Stripe reports on a declined test card.
 type paymentErrJSON struct {
 	Code        string `json:"code"`
@@ -104,33 +153,46 @@ type paymentErrJSON struct {
 }
 
 // Payload builds the JSON body of a Stripe-format event: an "event" object
-// with api_version stripe.APIVersion whose data.object is the payment intent,
-// in euros, with boxoffice's ids as decimal strings in its metadata.
+// with api_version stripe.APIVersion whose data.object is the payment intent
+// (or, for EventRefundUpdated, the refund), in euros, with boxoffice's ids as
+// decimal strings in its metadata.
 func Payload(ev Event) ([]byte, error) {
-	intent := intentJSON{
-		ID:       ev.PaymentID,
-		Object:   "payment_intent",
-		Amount:   ev.AmountCents,
-		Created:  ev.Created.Unix(),
-		Currency: "eur",
-		Metadata: map[string]string{
-			metaOrderID: strconv.FormatInt(ev.OrderID, 10),
-			metaEventID: strconv.FormatInt(ev.EventID, 10),
-		},
+	meta := map[string]string{
+		metaOrderID: strconv.FormatInt(ev.OrderID, 10),
+		metaEventID: strconv.FormatInt(ev.EventID, 10),
 	}
+	var object any
 	switch ev.Type {
-	case EventSucceeded:
-		intent.Status = string(stripe.PaymentIntentStatusSucceeded)
-		intent.AmountReceived = ev.AmountCents
-	case EventFailed:
-		// A failed attempt leaves the intent waiting for another card, which
-		// is how Stripe reports a decline.
-		intent.Status = string(stripe.PaymentIntentStatusRequiresPaymentMethod)
-		intent.LastPaymentError = &paymentErrJSON{
-			Code:        "card_declined",
-			DeclineCode: "generic_decline",
-			Message:     "Your card was declined.",
-			Type:        "card_error",
+	case EventSucceeded, EventFailed:
+		if ev.PaymentKey != "" {
+			meta[metaPaymentKey] = ev.PaymentKey
+		}
+		intent := intentJSON{
+			ID: ev.PaymentID, Object: "payment_intent", Amount: ev.AmountCents,
+			Created: ev.Created.Unix(), Currency: "eur", Metadata: meta,
+		}
+		if ev.Type == EventSucceeded {
+			intent.Status = string(stripe.PaymentIntentStatusSucceeded)
+			intent.AmountReceived = ev.AmountCents
+		} else {
+			// A failed attempt leaves the intent waiting for another card, which
+			// is how Stripe reports a decline.
+			intent.Status = string(stripe.PaymentIntentStatusRequiresPaymentMethod)
+			intent.LastPaymentError = &paymentErrJSON{
+				Code:        "card_declined",
+				DeclineCode: "generic_decline",
+				Message:     "Your card was declined.",
+				Type:        "card_error",
+			}
+		}
+		object = intent
+	case EventRefundUpdated:
+		if ev.RefundKey != "" {
+			meta[metaRefundKey] = ev.RefundKey
+		}
+		object = refundJSON{
+			ID: ev.RefundID, Object: "refund", Amount: ev.AmountCents, Created: ev.Created.Unix(),
+			Currency: "eur", Metadata: meta, PaymentIntent: ev.PaymentID, Status: ev.RefundState,
 		}
 	default:
 		return nil, fmt.Errorf("payment: payload for unknown event type %q", ev.Type)
@@ -140,7 +202,7 @@ func Payload(ev Event) ([]byte, error) {
 		Object:          "event",
 		APIVersion:      stripe.APIVersion,
 		Created:         ev.Created.Unix(),
-		Data:            dataJSON{Object: intent},
+		Data:            dataJSON{Object: object},
 		PendingWebhooks: 1,
 		Type:            ev.Type,
 	})
@@ -182,7 +244,7 @@ func Verify(payload []byte, header, secret string) (Event, error) {
 // boxoffice could not act on safely.
 func fromStripe(se stripe.Event) (Event, error) {
 	typ := string(se.Type)
-	if typ != EventSucceeded && typ != EventFailed {
+	if typ != EventSucceeded && typ != EventFailed && typ != EventRefundUpdated {
 		return Event{}, fmt.Errorf("unknown event type %q", typ)
 	}
 	if se.ID == "" {
@@ -191,30 +253,37 @@ func fromStripe(se stripe.Event) (Event, error) {
 	if se.Data == nil || len(se.Data.Raw) == 0 {
 		return Event{}, errors.New("event without data.object")
 	}
-	var pi stripe.PaymentIntent
-	if err := json.Unmarshal(se.Data.Raw, &pi); err != nil {
-		return Event{}, fmt.Errorf("data.object: %w", err)
+	ev := Event{ID: se.ID, Type: typ, Created: time.Unix(se.Created, 0).UTC()}
+	var meta map[string]string
+	if typ == EventRefundUpdated {
+		var r stripe.Refund
+		if err := json.Unmarshal(se.Data.Raw, &r); err != nil {
+			return Event{}, fmt.Errorf("data.object: %w", err)
+		}
+		if r.Object != "refund" || r.ID == "" || r.PaymentIntent == nil || r.PaymentIntent.ID == "" {
+			return Event{}, fmt.Errorf("data.object is not a refund of a payment intent (object %q, id %q)", r.Object, r.ID)
+		}
+		ev.RefundID, ev.PaymentID, ev.RefundState, ev.AmountCents = r.ID, r.PaymentIntent.ID, string(r.Status), r.Amount
+		ev.RefundKey, meta = r.Metadata[metaRefundKey], r.Metadata
+	} else {
+		var pi stripe.PaymentIntent
+		if err := json.Unmarshal(se.Data.Raw, &pi); err != nil {
+			return Event{}, fmt.Errorf("data.object: %w", err)
+		}
+		if pi.Object != "payment_intent" || pi.ID == "" {
+			return Event{}, fmt.Errorf("data.object is not a payment intent (object %q, id %q)", pi.Object, pi.ID)
+		}
+		ev.PaymentID, ev.AmountCents = pi.ID, pi.Amount
+		ev.PaymentKey, meta = pi.Metadata[metaPaymentKey], pi.Metadata
 	}
-	if pi.Object != "payment_intent" || pi.ID == "" {
-		return Event{}, fmt.Errorf("data.object is not a payment intent (object %q, id %q)", pi.Object, pi.ID)
-	}
-	orderID, err := metaID(pi.Metadata, metaOrderID)
-	if err != nil {
+	var err error
+	if ev.OrderID, err = metaID(meta, metaOrderID); err != nil {
 		return Event{}, err
 	}
-	eventID, err := metaID(pi.Metadata, metaEventID)
-	if err != nil {
+	if ev.EventID, err = metaID(meta, metaEventID); err != nil {
 		return Event{}, err
 	}
-	return Event{
-		ID:          se.ID,
-		Type:        typ,
-		PaymentID:   pi.ID,
-		OrderID:     orderID,
-		EventID:     eventID,
-		AmountCents: pi.Amount,
-		Created:     time.Unix(se.Created, 0).UTC(),
-	}, nil
+	return ev, nil
 }
 
 // metaID reads a boxoffice id from payment intent metadata. Ids are database

@@ -2,6 +2,7 @@ package payment
 
 import (
 	"context"
+	"crypto/rand"
 	"io"
 	"log/slog"
 	"net/http"
@@ -10,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"boxoffice/internal/booking"
 )
 
 // wait bounds every wait for something asynchronous; it is a deadline for
@@ -140,10 +143,12 @@ func logTo(t *testing.T) (*slog.Logger, <-chan string) {
 	return slog.New(messages{Handler: testLogger(t).Handler(), ch: ch}), ch
 }
 
-// charge charges card for order 1 of event 2 in mode.
-func charge(t *testing.T, p *TestProvider, card string, mode Delivery) (Charge, error) {
+// charge charges card for order 1 of event 2 in mode, under a key of its own.
+func charge(t *testing.T, p *TestProvider, card string, mode Delivery) (booking.ChargeResult, error) {
 	t.Helper()
-	return p.Charge(t.Context(), ChargeRequest{OrderID: 1, EventID: 2, AmountCents: 3000, Card: card, Delivery: mode})
+	return p.Charge(t.Context(), booking.ChargeRequest{
+		Key: "key_" + rand.Text(), OrderID: 1, EventID: 2, AmountCents: 3000, Method: card, Simulate: string(mode),
+	})
 }
 
 // noMore fails the test if the receiver got requests beyond want. Call it

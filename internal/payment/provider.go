@@ -10,11 +10,15 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"boxoffice/internal/booking"
 )
 
-// Delivery says how the test provider delivers the webhook(s) for one charge.
-// The modes other than DeliverNormal reproduce what a real provider does now
-// and then, so that boxoffice's webhook handling can be tested against them.
+// Delivery says how the test provider behaves for one charge: how it delivers
+// the webhook(s), or how the charge's answer goes wrong. The modes other than
+// DeliverNormal reproduce what a real provider does now and then, so that
+// boxoffice's handling can be tested against them. A charge asks for one in
+// booking.ChargeRequest.Simulate (the API's pay call: "delivery").
 type Delivery string
 
 // Delivery modes.
@@ -32,24 +36,57 @@ const (
 	// with another event id and an earlier Created time. For a decline it
 	// behaves like DeliverNormal.
 	DeliverOutOfOrder Delivery = "out_of_order"
+	// DeliverNone takes the charge and answers as usual, but never delivers its
+	// webhook: only a lookup (reconciliation) finds out how it ended. Resend
+	// delivers it later, on demand.
+	DeliverNone Delivery = "none"
+	// DeliverTimeout takes the charge and delivers its webhook as usual, but
+	// Charge answers ErrTimeout, as if the answer had been lost: the outcome is
+	// unknown to the caller.
+	DeliverTimeout Delivery = "timeout"
+	// DeliverLost is DeliverTimeout and DeliverNone together: the charge is
+	// taken, its answer lost and its webhook never sent.
+	DeliverLost Delivery = "lost"
+	// DeliverError answers ErrUnavailable (a provider 5xx) without taking the
+	// charge: the caller cannot tell, and a lookup finds nothing.
+	DeliverError Delivery = "error"
 )
 
 // ParseDelivery parses a delivery mode as written in configuration or a
-// request: "", "normal", "late", "twice" or "out_of_order".
+// request: "", "normal", "late", "twice", "out_of_order", "none", "timeout",
+// "lost" or "error".
 func ParseDelivery(s string) (Delivery, error) {
 	switch d := Delivery(s); d {
 	case "normal":
 		return DeliverNormal, nil
-	case DeliverNormal, DeliverLate, DeliverTwice, DeliverOutOfOrder:
+	case DeliverNormal, DeliverLate, DeliverTwice, DeliverOutOfOrder, DeliverNone, DeliverTimeout, DeliverLost, DeliverError:
 		return d, nil
 	default:
-		return "", fmt.Errorf("payment: unknown delivery mode %q (want normal, late, twice or out_of_order)", s)
+		return "", fmt.Errorf("payment: unknown delivery mode %q (want normal, late, twice, out_of_order, none, timeout, lost or error)", s)
 	}
 }
 
-// ErrClosed is returned by Charge once Close has been called: a charge whose
-// confirmation could never be delivered must not be accepted.
-var ErrClosed = errors.New("payment provider closed")
+// delivers reports whether the mode sends the charge's webhook at all.
+func (d Delivery) delivers() bool { return d != DeliverNone && d != DeliverLost && d != DeliverError }
+
+// answerLost reports whether the mode loses Charge's answer.
+func (d Delivery) answerLost() bool { return d == DeliverTimeout || d == DeliverLost }
+
+// ErrClosed is returned by Charge (and Refund) once Close has been called: a
+// charge whose confirmation could never be delivered must not be accepted. It
+// wraps booking.ErrNotCharged: nothing was taken.
+var ErrClosed = fmt.Errorf("payment provider closed: %w", booking.ErrNotCharged)
+
+// Charge's answers when the outcome is unknown to the caller (DeliverTimeout,
+// DeliverLost, DeliverError). They wrap none of booking's definite failures.
+var (
+	// ErrTimeout: the charge was taken, but its answer is lost (DeliverTimeout,
+	// DeliverLost).
+	ErrTimeout = errors.New("payment: the provider did not answer in time")
+	// ErrUnavailable: the provider failed before charging (DeliverError), which
+	// its caller cannot tell from a failure after charging.
+	ErrUnavailable = errors.New("payment: the provider answered 500")
+)
 
 // Config configures a TestProvider.
 type Config struct {
@@ -61,29 +98,11 @@ type Config struct {
 	Logger     *slog.Logger  // slog.Default() when nil
 }
 
-// ChargeRequest asks the test provider to charge a card for an order.
-type ChargeRequest struct {
-	OrderID, EventID int64    // boxoffice ids, carried back in the event's metadata
-	AmountCents      int64    // the amount, in euro cents; must be positive
-	Card             string   // card number; spaces allowed: "4242 4242 4242 4242"
-	Delivery         Delivery // "" means Config.Default
-}
-
-// Charge is the provider's synchronous answer to a charge.
-type Charge struct {
-	PaymentID string // "pi_" + random
-	Status    string // "processing" for a success: the confirmation arrives by webhook
-}
-
-// Statuses of a Charge. A success is only "processing" because, as with
-// Stripe, only the webhook confirms it.
-const (
-	statusProcessing = "processing"
-	statusDeclined   = "requires_payment_method"
-)
-
 // TestProvider is the built-in payment provider: it accepts Stripe's test
-// cards and confirms charges by signed webhooks, as Stripe does.
+// cards and confirms charges and refunds by signed webhooks, as Stripe does. It
+// implements booking.Provider. What it charged and refunded it keeps in memory
+// only: after a restart, lookups find nothing (as if nothing had been charged),
+// which is fine for a provider that moves no money.
 type TestProvider struct {
 	secret    string
 	lateDelay time.Duration
@@ -91,6 +110,8 @@ type TestProvider struct {
 	client    *http.Client
 	log       *slog.Logger
 	url       atomic.Pointer[string]
+	led       ledger
+	hook      atomic.Pointer[func(booking.ChargeRequest)]
 
 	// mu guards closed so that no delivery is added to wg once Close has
 	// started waiting on it.
@@ -114,6 +135,7 @@ func NewTestProvider(cfg Config) *TestProvider {
 		log:       cfg.Logger,
 		quit:      make(chan struct{}),
 		abort:     make(chan struct{}),
+		led:       newLedger(),
 	}
 	if p.lateDelay == 0 {
 		p.lateDelay = 3 * time.Second
@@ -137,64 +159,6 @@ func (p *TestProvider) SetWebhookURL(u string) {
 
 func (p *TestProvider) webhookURL() string {
 	return *p.url.Load()
-}
-
-// Charge charges req.Card. The card is checked synchronously:
-//
-//   - 4242 4242 4242 4242 succeeds: Charge returns a "processing" Charge and
-//     delivers EventSucceeded asynchronously, according to the delivery mode.
-//   - 4000 0000 0000 0002 is declined: Charge returns ErrDeclined, together
-//     with the Charge (status "requires_payment_method") whose PaymentID the
-//     failure event carries, and delivers EventFailed asynchronously, as
-//     Stripe does.
-//   - anything else returns ErrInvalidCard and delivers nothing.
-//
-// After Close, Charge returns ErrClosed for any valid card.
-func (p *TestProvider) Charge(ctx context.Context, req ChargeRequest) (Charge, error) {
-	if err := ctx.Err(); err != nil {
-		return Charge{}, err
-	}
-	mode := req.Delivery
-	if mode == DeliverNormal {
-		mode = p.def
-	}
-	mode, err := ParseDelivery(string(mode))
-	if err != nil {
-		return Charge{}, err
-	}
-	if req.OrderID <= 0 || req.EventID <= 0 || req.AmountCents <= 0 {
-		// Verify would refuse the resulting event, so fail where the bug is.
-		return Charge{}, fmt.Errorf("payment: charge needs positive order id, event id and amount, got %d, %d, %d",
-			req.OrderID, req.EventID, req.AmountCents)
-	}
-	outcome := cardOutcome(req.Card)
-	if errors.Is(outcome, ErrInvalidCard) {
-		return Charge{}, outcome
-	}
-
-	ev := Event{
-		ID:          newID("evt_"),
-		Type:        EventSucceeded,
-		PaymentID:   newID("pi_"),
-		OrderID:     req.OrderID,
-		EventID:     req.EventID,
-		AmountCents: req.AmountCents,
-		// Stripe's timestamps are whole seconds; truncating here keeps
-		// the Event equal to what Verify parses back.
-		Created: time.Unix(time.Now().Unix(), 0).UTC(),
-	}
-	ch := Charge{PaymentID: ev.PaymentID, Status: statusProcessing}
-	if outcome != nil {
-		ev.Type = EventFailed
-		ch.Status = statusDeclined
-	}
-	if err := p.schedule(ctx, ev, mode); err != nil {
-		return Charge{}, err
-	}
-	p.log.LogAttrs(ctx, slog.LevelDebug, "payment: charge",
-		slog.String("payment_id", ch.PaymentID), slog.Int64("order_id", req.OrderID),
-		slog.String("status", ch.Status), slog.String("delivery", string(mode)))
-	return ch, outcome
 }
 
 // Close stops retries of failed deliveries and waits for the deliveries in

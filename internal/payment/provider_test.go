@@ -9,16 +9,19 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"boxoffice/internal/booking"
 )
 
 const cardOK = "4242 4242 4242 4242"
 
 // checkSuccess checks that d carries the success of ch.
-func checkSuccess(t *testing.T, d delivery, ch Charge) {
+func checkSuccess(t *testing.T, d delivery, ch booking.ChargeResult) {
 	t.Helper()
-	want := Event{ID: d.ev.ID, Type: EventSucceeded, PaymentID: ch.PaymentID, OrderID: 1, EventID: 2, AmountCents: 3000, Created: d.ev.Created}
-	if d.ev != want {
-		t.Errorf("got event %+v, want %+v", d.ev, want)
+	want := Event{ID: d.ev.ID, Type: EventSucceeded, PaymentID: ch.PaymentID, PaymentKey: d.ev.PaymentKey,
+		OrderID: 1, EventID: 2, AmountCents: 3000, Created: d.ev.Created}
+	if d.ev != want || !strings.HasPrefix(d.ev.PaymentKey, "key_") {
+		t.Errorf("got event %+v, want %+v with the charge's key", d.ev, want)
 	}
 	if !strings.HasPrefix(d.ev.ID, "evt_") || len(d.ev.ID) < len("evt_")+20 {
 		t.Errorf("got event id %q, want evt_ and at least 96 random bits", d.ev.ID)
@@ -33,7 +36,7 @@ func TestChargeNormal(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Charge: got %v, want nil", err)
 	}
-	if ch.Status != "processing" || !strings.HasPrefix(ch.PaymentID, "pi_") || len(ch.PaymentID) < len("pi_")+20 {
+	if ch.State != booking.PaymentProcessing || !strings.HasPrefix(ch.PaymentID, "pi_") || len(ch.PaymentID) < len("pi_")+20 {
 		t.Errorf("got %+v, want status processing and a random pi_ id", ch)
 	}
 	checkSuccess(t, rc.next(t), ch)
@@ -160,7 +163,8 @@ func TestChargeDeclined(t *testing.T) {
 		t.Fatalf("Charge: got error %v, want ErrDeclined", err)
 	}
 	d := rc.next(t)
-	want := Event{ID: d.ev.ID, Type: EventFailed, PaymentID: ch.PaymentID, OrderID: 1, EventID: 2, AmountCents: 3000, Created: d.ev.Created}
+	want := Event{ID: d.ev.ID, Type: EventFailed, PaymentID: ch.PaymentID, PaymentKey: d.ev.PaymentKey,
+		OrderID: 1, EventID: 2, AmountCents: 3000, Created: d.ev.Created}
 	if d.ev != want || ch.PaymentID == "" {
 		t.Errorf("got event %+v for charge %+v, want %+v", d.ev, ch, want)
 	}
@@ -187,15 +191,16 @@ func TestChargeInvalidCard(t *testing.T) {
 func TestChargeBadRequest(t *testing.T) {
 	t.Parallel()
 	p := newProvider(t, nil, Config{})
-	tests := []ChargeRequest{
-		{OrderID: 0, EventID: 2, AmountCents: 3000, Card: cardOK},
-		{OrderID: 1, EventID: -1, AmountCents: 3000, Card: cardOK},
-		{OrderID: 1, EventID: 2, AmountCents: 0, Card: cardOK},
-		{OrderID: 1, EventID: 2, AmountCents: 3000, Card: cardOK, Delivery: "thrice"},
+	tests := []booking.ChargeRequest{
+		{Key: "k1", OrderID: 0, EventID: 2, AmountCents: 3000, Method: cardOK},
+		{Key: "k2", OrderID: 1, EventID: -1, AmountCents: 3000, Method: cardOK},
+		{Key: "k3", OrderID: 1, EventID: 2, AmountCents: 0, Method: cardOK},
+		{Key: "k4", OrderID: 1, EventID: 2, AmountCents: 3000, Method: cardOK, Simulate: "thrice"},
+		{Key: "", OrderID: 1, EventID: 2, AmountCents: 3000, Method: cardOK},
 	}
 	for _, req := range tests {
-		if _, err := p.Charge(t.Context(), req); err == nil {
-			t.Errorf("Charge(%+v): got nil error, want one", req)
+		if _, err := p.Charge(t.Context(), req); !errors.Is(err, booking.ErrNotCharged) {
+			t.Errorf("Charge(%+v): got %v, want an error wrapping booking.ErrNotCharged", req, err)
 		}
 	}
 }

@@ -1,0 +1,104 @@
+package bookingtest
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// moneyInvariants are the rules of issue 7, "every payment accounted for": no money
+// kept without tickets, no tickets without money kept, and nothing left half-way once
+// the jobs have run. A kept charge is a payment that succeeded and has no refund.
+var moneyInvariants = []invariant{
+	{"a confirmed order without exactly one kept charge (none if free)", `
+		SELECT 'order ' || o.id || ' (' || o.amount_cents || ' cents) keeps ' || count(p.id) || ' charges'
+		FROM orders o
+		LEFT JOIN payments p ON p.order_id = o.id AND p.state = 'succeeded'
+		     AND NOT EXISTS (SELECT 1 FROM refunds r WHERE r.payment_id = p.id)
+		WHERE o.event_id = $1 AND o.status = 'confirmed'
+		GROUP BY o.id, o.amount_cents
+		HAVING count(p.id) <> CASE WHEN o.amount_cents > 0 THEN 1 ELSE 0 END`},
+	{"a confirmed order whose kept charge is not the one it names, or not its amount", `
+		SELECT 'order ' || o.id || ' names ' || coalesce(o.payment_id, 'nothing') || ', keeps ' || p.provider_payment_id
+		       || ' of ' || p.amount_cents || ' cents for ' || o.amount_cents
+		FROM orders o
+		JOIN payments p ON p.order_id = o.id AND p.state = 'succeeded'
+		     AND NOT EXISTS (SELECT 1 FROM refunds r WHERE r.payment_id = p.id)
+		WHERE o.event_id = $1 AND o.status = 'confirmed'
+		  AND (o.payment_id IS DISTINCT FROM p.provider_payment_id OR p.amount_cents <> o.amount_cents)`},
+	{"money kept for an order that sold nothing", `
+		SELECT 'order ' || o.id || ' is ' || o.status || ' and keeps payment ' || p.id || ' (' || p.state || ')'
+		FROM orders o JOIN payments p ON p.order_id = o.id
+		WHERE o.event_id = $1 AND o.status <> 'confirmed'
+		  AND ((p.state = 'succeeded'
+		        AND NOT EXISTS (SELECT 1 FROM refunds r WHERE r.payment_id = p.id AND r.state = 'succeeded'))
+		       OR (o.status <> 'pending' AND p.state IN ('pending', 'unknown')))`},
+	{"tickets for an order that sold nothing", `
+		SELECT 'order ' || o.id || ' is ' || o.status || ' but has valid tickets'
+		FROM orders o
+		WHERE o.event_id = $1 AND o.status IN ('refunded', 'expired')
+		  AND EXISTS (SELECT 1 FROM tickets t WHERE t.event_id = $1 AND t.order_id = o.id AND t.voided_at IS NULL)`},
+	{"a refund not done once the jobs have run", `
+		SELECT 'refund ' || r.id || ' of order ' || r.order_id || ' is ' || r.state
+		FROM refunds r JOIN orders o ON o.id = r.order_id
+		WHERE o.event_id = $1 AND r.state <> 'succeeded'`},
+	{"a refunded payment without its refund, or a refund whose payment is not refunded", `
+		SELECT 'payment ' || p.id || ' is ' || p.state || ', its refund ' || coalesce(r.state::text, 'none')
+		FROM payments p JOIN orders o ON o.id = p.order_id
+		LEFT JOIN refunds r ON r.payment_id = p.id
+		WHERE o.event_id = $1
+		  AND ((p.state = 'refunded') <> (r.state IS NOT DISTINCT FROM 'succeeded'))`},
+	{"an order refund_pending once the jobs have run", `
+		SELECT 'order ' || o.id || ' is refund_pending (' || o.status_reason || ')'
+		FROM orders o WHERE o.event_id = $1 AND o.status = 'refund_pending'`},
+}
+
+// MoneyViolations returns every broken money invariant of the event, one line each.
+// It assumes the jobs have run: a refund under way is a violation.
+func MoneyViolations(ctx context.Context, pool *pgxpool.Pool, eventID int64) ([]string, error) {
+	return violations(ctx, pool, eventID, moneyInvariants)
+}
+
+// CheckMoney fails the test for every broken invariant of the event, of the seats
+// (Check) and of the money. Call it once the jobs have run (see SettleMoney).
+func CheckMoney(t testing.TB, pool *pgxpool.Pool, eventID int64) {
+	t.Helper()
+	Check(t, pool, eventID)
+	v, err := MoneyViolations(context.Background(), pool, eventID)
+	if err != nil {
+		t.Fatalf("checking money invariants: %v", err)
+	}
+	for _, line := range v {
+		t.Errorf("money invariant broken: %s", line)
+	}
+}
+
+// SettleMoney waits, up to d, until no refund of the event is under way and no order
+// is refund_pending (the jobs and the refund webhooks have done their work), then
+// checks every invariant with CheckMoney. A refund that never settles fails the test
+// at the deadline, with what is left.
+func SettleMoney(t testing.TB, pool *pgxpool.Pool, eventID int64, d time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		var left int
+		err := pool.QueryRow(context.Background(), `
+			SELECT (SELECT count(*) FROM refunds r JOIN orders o ON o.id = r.order_id
+			        WHERE o.event_id = $1 AND r.state IN ('due', 'pending'))
+			     + (SELECT count(*) FROM orders WHERE event_id = $1 AND status = 'refund_pending')`, eventID).Scan(&left)
+		if err != nil {
+			t.Fatalf("waiting for refunds: %v", err)
+		}
+		if left == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("after %v: %d refunds or refund_pending orders left, want none", d, left)
+			break
+		}
+		time.Sleep(20 * time.Millisecond) // polling: the refunds are jobs and webhooks
+	}
+	CheckMoney(t, pool, eventID)
+}

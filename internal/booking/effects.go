@@ -1,0 +1,90 @@
+package booking
+
+import (
+	"context"
+	"errors"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// CONTRACT (written by the lead for the money work, issue 7): what booking asks of the
+// job queue, and what the queue's workers call back. The implementations may add to
+// it; changing a signature means telling the lead.
+
+// Jobs enqueues the side effects of a state change in the same transaction as the
+// change, so that a committed change always has its effects queued and a rolled-back
+// one never does. River implements it in production (internal/jobs); nil in a Service
+// means no effects are queued (tests of the seat rules alone).
+type Jobs interface {
+	// OrderConfirmed queues the order's confirmation email with its tickets.
+	OrderConfirmed(ctx context.Context, tx pgx.Tx, orderID int64) error
+	// RefundDue queues the refund recorded as refundID: the worker calls
+	// Service.RunRefund, which refunds through the provider exactly once.
+	RefundDue(ctx context.Context, tx pgx.Tx, refundID int64) error
+	// OrderRefunded queues the order's refund email.
+	OrderRefunded(ctx context.Context, tx pgx.Tx, orderID int64) error
+}
+
+// SetJobs attaches the job queue. It is set once, while the program is built, before
+// any request: the queue's workers need the Service, and the Service the queue.
+func (s *Service) SetJobs(j Jobs) { s.jobs = j }
+
+// RunRefund refunds the payment behind refundID through the provider, with the refund's
+// own idempotency key, and records the provider's refund id; run again, it does
+// nothing more. Called by the refund worker.
+//
+// An error means the refund is still due (the provider could not be reached, or
+// refused): the worker retries with backoff, and the same idempotency key.
+func (s *Service) RunRefund(ctx context.Context, refundID int64) error {
+	return s.runRefund(ctx, refundID) // refund.go
+}
+
+// ReconcileResult counts what one reconciliation pass settled.
+type ReconcileResult struct {
+	Looked  int // payments looked up at the provider
+	Applied int // of them, outcomes applied as if their webhook had come
+	Expired int // orders whose hold lapsed with no payment under way, now expired
+	Refunds int // refunds run (no job had) or settled by a lookup (no webhook came)
+	Keys    int // expired Idempotency-Key answers deleted
+}
+
+// Reconcile settles what webhooks did not: pending payments with no webhook after a few
+// minutes are looked up at the provider and applied as if the webhook had come, and
+// orders whose hold lapsed with no payment under way end expired. Safe on several
+// instances at once. Called by a periodic job.
+//
+// "A few minutes" is Config.ReconcileAfter. It also runs refunds that no job ran
+// (older than that; with no Jobs set this is how refunds happen), settles refunds
+// whose webhook never came, and deletes expired Idempotency-Key answers. A pass does a
+// bounded amount of work; what is left waits for the next.
+func (s *Service) Reconcile(ctx context.Context) (ReconcileResult, error) {
+	return s.reconcile(ctx) // reconcile.go
+}
+
+// Receipt is what the confirmation and refund emails say about an order.
+type Receipt struct {
+	Order Order
+	Event Event
+}
+
+// Receipt returns an order with its event, for the emails: not bound to a session,
+// so only the job workers call it.
+// Its Order has the seats, places and valid tickets (a confirmed order's), the status
+// and reason, and the refunds.
+func (s *Service) Receipt(ctx context.Context, orderID int64) (Receipt, error) {
+	o, err := s.q.OrderGet(ctx, orderID)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Receipt{}, ErrOrderNotFound
+	} else if err != nil {
+		return Receipt{}, translate(err)
+	}
+	order, err := s.orderView(ctx, o)
+	if err != nil {
+		return Receipt{}, err
+	}
+	ev, err := s.Event(ctx, o.EventID)
+	if err != nil {
+		return Receipt{}, err
+	}
+	return Receipt{Order: order, Event: ev}, nil
+}

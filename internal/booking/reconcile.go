@@ -1,0 +1,159 @@
+package booking
+
+import (
+	"context"
+	"errors"
+	"strconv"
+
+	"github.com/jackc/pgx/v5"
+
+	"boxoffice/internal/db"
+)
+
+// reconcileBatch bounds what one pass takes on; the next pass takes the rest.
+const reconcileBatch = 200
+
+// reconcile is Reconcile: see effects.go. Each step is safe on several instances at
+// once: a lookup's answer is applied through ApplyPayment under an event id made of
+// the payment and its state, recorded like a webhook's, so two instances applying the
+// same answer act once; refunds carry their idempotency keys; expiry is a conditional
+// statement under the order's lock.
+func (s *Service) reconcile(ctx context.Context) (ReconcileResult, error) {
+	var res ReconcileResult
+	age := s.cfg.ReconcileAfter.Seconds()
+	if s.pay != nil {
+		if err := s.reconcilePayments(ctx, age, &res); err != nil {
+			return res, err
+		}
+		if err := s.reconcileRefunds(ctx, age, &res); err != nil {
+			return res, err
+		}
+	}
+	if err := s.expireOrders(ctx, &res); err != nil {
+		return res, err
+	}
+	n, err := s.q.IdempotencyKeysExpire(ctx, 1000)
+	if err != nil {
+		return res, translate(err)
+	}
+	res.Keys = int(n)
+	return res, nil
+}
+
+// reconcilePayments looks up the payments with no word from the provider for age
+// seconds and applies what the provider says as if its webhook had come.
+func (s *Service) reconcilePayments(ctx context.Context, age float64, res *ReconcileResult) error {
+	pays, err := s.q.PaymentsUnsettled(ctx, db.PaymentsUnsettledParams{AgeSeconds: age, MaxRows: reconcileBatch})
+	if err != nil {
+		return translate(err)
+	}
+	for _, p := range pays {
+		if p.Provider != s.pay.Name() {
+			continue
+		}
+		ref := PaymentRef{Key: p.IdempotencyKey}
+		if p.ProviderPaymentID != nil {
+			ref.PaymentID = *p.ProviderPaymentID
+		}
+		st, err := s.pay.LookUp(ctx, ref)
+		res.Looked++
+		if err != nil {
+			// The provider could not say: the claim stays, and the next pass asks again.
+			s.log.WarnContext(ctx, "payment lookup failed", "payment", p.ID, "order", p.OrderID, "err", err)
+			continue
+		}
+		ev := PaymentEvent{
+			ID: "lookup_" + strconv.FormatInt(p.ID, 10) + "_" + string(st.State), PaymentID: st.PaymentID,
+			PaymentKey: p.IdempotencyKey, OrderID: p.OrderID, EventID: p.EventID, AmountCents: st.AmountCents,
+		}
+		switch st.State {
+		case PaymentSucceeded:
+			ev.Kind = KindPaymentSucceeded
+		case PaymentFailed, PaymentNotFound:
+			// Nothing was taken: the claim is given up.
+			ev.Kind = KindPaymentFailed
+		default:
+			if err := s.q.PaymentTouch(ctx, p.ID); err != nil {
+				return translate(err)
+			}
+			continue
+		}
+		if ev.PaymentID == "" {
+			ev.PaymentID = ref.PaymentID
+		}
+		if _, err := s.ApplyPayment(ctx, p.Provider, ev); err != nil {
+			return err
+		}
+		res.Applied++
+	}
+	return nil
+}
+
+// reconcileRefunds runs the refunds no job has run (lost, or no job queue configured)
+// and settles those whose webhook never came by looking up their payment.
+func (s *Service) reconcileRefunds(ctx context.Context, age float64, res *ReconcileResult) error {
+	refunds, err := s.q.RefundsStale(ctx, db.RefundsStaleParams{AgeSeconds: age, MaxRows: reconcileBatch})
+	if err != nil {
+		return translate(err)
+	}
+	for _, r := range refunds {
+		if r.Provider != s.pay.Name() || r.ProviderPaymentID == nil {
+			continue
+		}
+		if r.State == db.RefundStateDue {
+			if err := s.runRefund(ctx, r.ID); err != nil {
+				s.log.WarnContext(ctx, "refund failed, to be tried again", "refund", r.ID, "err", err)
+				continue
+			}
+			res.Refunds++
+			continue
+		}
+		st, err := s.pay.LookUp(ctx, PaymentRef{PaymentID: *r.ProviderPaymentID})
+		res.Looked++
+		if err != nil {
+			s.log.WarnContext(ctx, "payment lookup failed", "refund", r.ID, "err", err)
+			continue
+		}
+		if st.RefundedCents < int64(r.AmountCents) || r.ProviderRefundID == nil {
+			if err := s.q.RefundTouch(ctx, r.ID); err != nil {
+				return translate(err)
+			}
+			continue
+		}
+		if _, err := s.ApplyPayment(ctx, r.Provider, PaymentEvent{
+			ID: "lookup_refund_" + strconv.FormatInt(r.ID, 10), Kind: KindRefundSucceeded,
+			RefundID: *r.ProviderRefundID, RefundKey: r.IdempotencyKey, PaymentID: *r.ProviderPaymentID,
+			OrderID: r.OrderID, EventID: r.EventID, AmountCents: int64(r.AmountCents),
+		}); err != nil {
+			return err
+		}
+		res.Refunds++
+	}
+	return nil
+}
+
+// expireOrders ends the pending orders whose hold lapsed with no payment under way.
+func (s *Service) expireOrders(ctx context.Context, res *ReconcileResult) error {
+	ids, err := s.q.OrdersLapsed(ctx, reconcileBatch)
+	if err != nil {
+		return translate(err)
+	}
+	for _, id := range ids {
+		expired := false
+		err := s.inTx(ctx, func(tx pgx.Tx, q *db.Queries) error {
+			if _, err := q.OrderLock(ctx, id); err != nil {
+				return err
+			}
+			n, err := q.OrderExpire(ctx, id)
+			expired = n > 0
+			return err
+		})
+		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			return err
+		}
+		if err == nil && expired {
+			res.Expired++
+		}
+	}
+	return nil
+}

@@ -1,0 +1,61 @@
+-- name: RefundCreate :one
+-- Records the refund of a payment that sold nothing, in the transaction that found so.
+-- No row: the payment's refund is recorded already (exactly once per payment).
+INSERT INTO refunds (order_id, payment_id, amount_cents, reason, idempotency_key)
+VALUES (@order_id, @payment_id, @amount_cents, @reason, @idempotency_key)
+ON CONFLICT (payment_id) DO NOTHING
+RETURNING id;
+
+-- name: RefundGet :one
+-- A refund with what the provider needs to make it: the payment's provider ids, and
+-- the order's event.
+SELECT r.*, p.provider, p.provider_payment_id, o.event_id
+FROM refunds r
+JOIN payments p ON p.id = r.payment_id
+JOIN orders o ON o.id = r.order_id
+WHERE r.id = @id;
+
+-- name: RefundLock :one
+SELECT * FROM refunds WHERE id = @id FOR UPDATE;
+
+-- name: RefundLockByProviderID :one
+SELECT r.* FROM refunds r JOIN payments p ON p.id = r.payment_id
+WHERE p.provider = @provider AND r.provider_refund_id = @provider_refund_id
+FOR UPDATE OF r;
+
+-- name: RefundLockByKey :one
+SELECT * FROM refunds WHERE idempotency_key = @idempotency_key FOR UPDATE;
+
+-- name: RefundSetProviderID :exec
+-- The provider has the refund: its id is recorded, and it is pending until the
+-- provider's word (which may have come first: then this changes nothing).
+UPDATE refunds SET provider_refund_id = @provider_refund_id, state = 'pending', updated_at = now()
+WHERE id = @id AND state = 'due';
+
+-- name: RefundSettle :execrows
+-- The provider's word on a refund: succeeded or failed. Only once.
+UPDATE refunds
+SET state = @state, updated_at = now(),
+    provider_refund_id = coalesce(provider_refund_id, sqlc.narg(provider_refund_id)::text)
+WHERE id = @id AND state IN ('due', 'pending');
+
+-- name: RefundsUnsettledCount :one
+SELECT count(*)::int FROM refunds WHERE order_id = @order_id AND state IN ('due', 'pending');
+
+-- name: RefundsOfOrder :many
+SELECT * FROM refunds WHERE order_id = @order_id ORDER BY id;
+
+-- name: RefundsStale :many
+-- Refunds with no progress for age_seconds: due ones whose job never ran (or no job
+-- queue is configured), pending ones whose webhook never came.
+SELECT r.id, r.state, r.order_id, r.amount_cents, r.idempotency_key, r.provider_refund_id,
+       p.provider, p.provider_payment_id, o.event_id
+FROM refunds r
+JOIN payments p ON p.id = r.payment_id
+JOIN orders o ON o.id = r.order_id
+WHERE r.state IN ('due', 'pending') AND r.updated_at < now() - make_interval(secs => @age_seconds::float8)
+ORDER BY r.updated_at
+LIMIT @max_rows::int;
+
+-- name: RefundTouch :exec
+UPDATE refunds SET updated_at = now() WHERE id = @id AND state IN ('due', 'pending');

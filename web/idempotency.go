@@ -1,0 +1,138 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+)
+
+// Idempotency-Key on the JSON API's POST calls that create something (holds,
+// checkout, pay): a client whose answer was lost (a commit acknowledged too late, a
+// dropped connection) sends the same request with the same key and gets the first
+// answer, status and body, instead of a second hold, order or charge. The key belongs
+// to the session's buyer; the same key with another request (body or address) is a
+// 422. Answers are kept for booking.Config.IdempotencyTTL.
+
+const (
+	idempotencyHeader = "Idempotency-Key"
+	// replayedHeader marks a replayed answer, as Stripe does.
+	replayedHeader = "Idempotent-Replayed"
+	maxKeyLength   = 255
+)
+
+// idempotent runs h once per Idempotency-Key, or just runs it when the request has
+// none. Answers on our side's failures (5xx) and "ask again" answers (429, busy) are
+// not kept: a repeat runs the request again.
+func (s *server) idempotent(c echo.Context, h echo.HandlerFunc) error {
+	key := c.Request().Header.Get(idempotencyHeader)
+	if key == "" {
+		return h(c)
+	}
+	if !validKey(key) {
+		return badRequest("invalid_idempotency_key", "Idempotency-Key is 1 to 255 printable ASCII characters.")
+	}
+	buyer, err := s.buyer(c)
+	if err != nil {
+		return err
+	}
+	body, err := io.ReadAll(c.Request().Body)
+	if err != nil {
+		return jsonError(err) // the body limit
+	}
+	c.Request().Body = io.NopCloser(bytes.NewReader(body))
+	ctx := c.Request().Context()
+	first, err := s.Booking.BeginIdempotent(ctx, buyer, key, requestHash(c.Request(), body))
+	if err != nil {
+		return err
+	}
+	if first != nil {
+		c.Response().Header().Set(replayedHeader, "true")
+		return c.Blob(first.Status, echo.MIMEApplicationJSON, first.Body)
+	}
+
+	rec := &recorder{ResponseWriter: c.Response().Writer}
+	c.Response().Writer = rec
+	herr := h(c)
+	c.Response().Writer = rec.ResponseWriter
+	status, answer := c.Response().Status, rec.body.Bytes()
+	if herr != nil {
+		// The error handler writes it after this returns: keep what it will write.
+		ae := s.toAPIError(herr)
+		status = ae.Status
+		if answer, err = json.Marshal(ae); err != nil {
+			status = 0
+		}
+		answer = append(answer, '\n') // as Echo's encoder ends it
+	} else if !c.Response().Committed {
+		status = 0
+	}
+	if !keepAnswer(status, herr) {
+		status = 0 // gives the key back
+	}
+	if err := s.Booking.FinishIdempotent(context.WithoutCancel(ctx), buyer, key, status, answer); err != nil {
+		// The key stays taken by a request that never finished; repeats of it run
+		// again once it is stale (booking: a minute).
+		s.Log.WarnContext(ctx, "idempotent answer not kept", "key", key, "err", err)
+	}
+	return herr
+}
+
+// keepAnswer reports whether an answer is the request's final word, to replay.
+func keepAnswer(status int, err error) bool {
+	var ae *apiError
+	switch {
+	case status == 0, status >= 500, status == http.StatusTooManyRequests, status == http.StatusRequestTimeout:
+		return false
+	case errors.As(err, &ae) && ae.Code == "busy":
+		return false
+	}
+	return true
+}
+
+// requestHash names a request: its method, path and body.
+func requestHash(r *http.Request, body []byte) []byte {
+	h := sha256.New()
+	io.WriteString(h, r.Method)   //nolint:errcheck // a hash does not fail
+	h.Write([]byte{0})            //nolint:errcheck
+	io.WriteString(h, r.URL.Path) //nolint:errcheck
+	h.Write([]byte{0})            //nolint:errcheck
+	h.Write(body)                 //nolint:errcheck
+	return h.Sum(nil)
+}
+
+// validKey accepts printable ASCII, as the header's users (UUIDs, random tokens) send.
+func validKey(k string) bool {
+	if len(k) > maxKeyLength {
+		return false
+	}
+	for i := 0; i < len(k); i++ {
+		if k[i] < 0x21 || k[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+// recorder passes an answer through and keeps a copy of its body.
+type recorder struct {
+	http.ResponseWriter
+	body bytes.Buffer
+}
+
+func (r *recorder) Write(b []byte) (int, error) {
+	r.body.Write(b)
+	return r.ResponseWriter.Write(b)
+}
+
+// Flush keeps the writer a Flusher when the one it wraps is.
+func (r *recorder) Flush() {
+	if f, ok := r.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
