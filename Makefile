@@ -1,6 +1,6 @@
 # boxoffice: `make` lists the targets. Targets that need PostgreSQL and Redis bring up
 # private ones under .data/ through .ci/services.sh, unless DATABASE_URL and REDIS_URL
-# already name running ones.
+# already name running ones; likewise a mailpit mail catcher (MAILPIT_URL).
 
 SHELL := bash
 .SHELLFLAGS := -eu -o pipefail -c
@@ -29,13 +29,20 @@ TEST_SERVICES = svc_env=$$(.ci/services.sh test); eval "$$svc_env"
 help: ## list the targets
 	@awk 'BEGIN { FS = ":.*## " } /^[a-z][a-z-]*:.*## / { printf "  %-14s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
 
-run: ## start services, migrate, seed, then serve (ARGS go to serve)
+run: ## start services (and the mailpit mail catcher), migrate, seed, then serve (ARGS go to serve)
 	$(SERVICES)
+	# Email goes to the local mail catcher unless SMTP_URL names a server.
+	mail_note="mail: sent through the SMTP_URL of your environment"
+	if [ -z "$${SMTP_URL:-}" ]; then
+	  export SMTP_URL="$$MAILPIT_SMTP_URL"
+	  mail_note="mail: every email lands in mailpit; read it on $$MAILPIT_URL"
+	fi
 	go run ./cmd/boxoffice migrate
 	go run ./cmd/boxoffice seed
+	echo "$$mail_note"
 	exec go run ./cmd/boxoffice serve $(ARGS)
 
-test: verify ## verify, then go test -race every package against real services, nginx and Chromium
+test: verify ## verify, then go test -race every package against real services (PostgreSQL, Redis, mailpit), nginx and Chromium
 	$(TEST_SERVICES)
 	go test $(TESTFLAGS) $(PKG)
 
@@ -87,10 +94,10 @@ bench-queue: ## start services, then run the waiting-room benchmark (cmd/queuebe
 bench-cdn: ## the cached event page through the reference nginx next to a static file (wrk)
 	.ci/bench-cdn.sh $(ARGS)
 
-services: ## start PostgreSQL and Redis under .data/, print export lines to eval
+services: ## start PostgreSQL, Redis and mailpit under .data/, print export lines to eval
 	@.ci/services.sh
 
-services-stop: ## stop the PostgreSQL and Redis under .data/
+services-stop: ## stop the PostgreSQL, Redis and mailpit under .data/
 	.ci/services.sh stop
 
 clean-data: services-stop ## stop the services and delete .data/

@@ -8,6 +8,11 @@
 # caching proxy, internal/cdn) and Chromium (the browser tests, internal/browsertest).
 # `tools` installs only those and prints nothing on stdout.
 #
+# It also starts a mail catcher, mailpit (pinned below), unless MAILPIT_URL names one:
+# every email sent to MAILPIT_SMTP_URL lands there, readable at MAILPIT_URL (web page
+# and JSON API). It is built once from the Go module proxy into .data/bin, the only
+# download; at run time it asks nobody for anything.
+#
 # Data lives under .data/ (git-ignored). Running it again reuses what is there. Debian's
 # packages are installed when missing (as root, or through sudo). Everything it says
 # goes to stderr; stdout carries only the export lines.
@@ -17,6 +22,9 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 data="$top/.data"
 pg_port=${BOXOFFICE_PG_PORT:-55432}
 redis_port=${BOXOFFICE_REDIS_PORT:-56379}
+smtp_port=${BOXOFFICE_SMTP_PORT:-51025}
+mail_port=${BOXOFFICE_MAIL_PORT:-58025}
+mailpit_version=v1.33.1 # v1.33.1 builds with our Go; its version check wants the internet: off
 log() { printf 'services: %s\n' "$*" >&2; }
 
 as_root() {
@@ -119,6 +127,44 @@ start_redis() {
   REDIS_URL="redis://127.0.0.1:$redis_port/0"
 }
 
+# http_ok asks 127.0.0.1:$1 for $2 over plain bash (no curl needed) and succeeds on 200.
+http_ok() {
+  local line
+  { exec 3<>"/dev/tcp/127.0.0.1/$1"; } 2>/dev/null || return 1
+  printf 'GET %s HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n' "$2" >&3
+  IFS= read -r -t 2 line <&3 || true
+  exec 3>&-
+  [[ $line == "HTTP/1."?" 200"* ]]
+}
+
+# start_mail runs mailpit on loopback, in its own session so that it outlives the make
+# that started it, as PostgreSQL and Redis do. Its mail is kept in memory (gone when it
+# stops), at most 20,000 messages.
+start_mail() {
+  local dir="$data/bin/mailpit-$mailpit_version" run="$data/mailpit"
+  if ! http_ok "$mail_port" /livez; then
+    if [ ! -x "$dir/mailpit" ]; then
+      log "building mailpit $mailpit_version into $dir (once)"
+      mkdir -p "$dir"
+      GOBIN="$dir" GOFLAGS=-buildvcs=false go install "github.com/axllent/mailpit@$mailpit_version" >&2 \
+        || { log "could not build mailpit: is the Go module proxy reachable?"; exit 1; }
+    fi
+    mkdir -p "$run"
+    log "starting mailpit: SMTP on 127.0.0.1:$smtp_port, mail readable on http://127.0.0.1:$mail_port"
+    setsid "$dir/mailpit" --smtp "127.0.0.1:$smtp_port" --listen "127.0.0.1:$mail_port" \
+      --disable-version-check --smtp-disable-rdns --max 20000 --quiet \
+      </dev/null >>"$run/mailpit.log" 2>&1 &
+    echo $! >"$run/mailpit.pid"
+    for _ in $(seq 1 100); do
+      http_ok "$mail_port" /livez && break
+      sleep 0.1
+    done
+    http_ok "$mail_port" /livez || { log "mailpit did not start: see $run/mailpit.log"; tail -n 20 "$run/mailpit.log" >&2; exit 1; }
+  fi
+  MAILPIT_URL="http://127.0.0.1:$mail_port"
+  MAILPIT_SMTP_URL="smtp://127.0.0.1:$smtp_port"
+}
+
 # start_tools installs the programs the tests run as children: nginx, which Debian puts
 # in /usr/sbin (not on every PATH), and Chromium. Installing nginx may start Debian's
 # own nginx on port 80; the tests do not use it.
@@ -139,6 +185,11 @@ stop() {
     else "$bin/pg_ctl" -D "$root/pg" -m fast stop >&2 || true; fi
   fi
   redis-cli -h 127.0.0.1 -p "$redis_port" shutdown nosave >/dev/null 2>&1 || true
+  local pid
+  pid=$(cat "$data/mailpit/mailpit.pid" 2>/dev/null || true)
+  # Only the mailpit this script started: a pid may have been reused since.
+  if [ -n "$pid" ] && grep -q mailpit "/proc/$pid/cmdline" 2>/dev/null; then kill "$pid" || true; fi
+  rm -f "$data/mailpit/mailpit.pid"
 }
 
 case "${1:-env}" in
@@ -151,8 +202,11 @@ esac
 
 [ -n "${DATABASE_URL:-}" ] || start_postgres
 [ -n "${REDIS_URL:-}" ] || start_redis
+if [ -z "${MAILPIT_URL:-}" ] || [ -z "${MAILPIT_SMTP_URL:-}" ]; then start_mail; fi
 bin=$(pg_bindir)
 printf 'export DATABASE_URL=%q\n' "$DATABASE_URL"
 printf 'export REDIS_URL=%q\n' "$REDIS_URL"
+printf 'export MAILPIT_URL=%q\n' "$MAILPIT_URL"
+printf 'export MAILPIT_SMTP_URL=%q\n' "$MAILPIT_SMTP_URL"
 [ -n "$bin" ] && printf 'export PATH=%q\n' "$bin:$PATH"
 exit 0

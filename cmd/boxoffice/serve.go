@@ -63,6 +63,11 @@ func serve(ctx context.Context, getenv func(string) string, stdout io.Writer) er
 	go func() { served <- srv.Serve(ln) }()
 	_, port, _ := net.SplitHostPort(ln.Addr().String())
 	fmt.Fprintf(stdout, "boxoffice is serving on http://localhost:%s (Ctrl-C stops it)\n", port)
+	if cfg.SMTP.Enabled() {
+		fmt.Fprintf(stdout, "email goes through %s, from %s; its links start %s\n", cfg.SMTP, cfg.MailFrom, cfg.BaseURL)
+	} else {
+		fmt.Fprintln(stdout, "email is written to the log, not sent: set SMTP_URL to send it")
+	}
 
 	select {
 	case err = <-served:

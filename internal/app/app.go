@@ -1,7 +1,8 @@
 // Package app is boxoffice's composition root: the one place that turns a Config into
-// connected pools, the booking service, the payment provider, the live feed and the
-// session manager. `boxoffice serve`, the benchmarks and the HTTP tests all build the
-// program through New, so that what is tested is what runs.
+// connected pools, the booking service, the payment provider, the job queue and its
+// mailer, the live feed and the session manager. `boxoffice serve`, the benchmarks and
+// the HTTP tests all build the program through New, so that what is tested is what
+// runs.
 //
 // The HTTP handler is the last step, web.New(app), and lives in web rather than here:
 // web's own tests build an App, and a root that imported web could not be imported by
@@ -25,7 +26,9 @@ import (
 
 	"boxoffice/internal/booking"
 	"boxoffice/internal/config"
+	"boxoffice/internal/jobs"
 	"boxoffice/internal/live"
+	"boxoffice/internal/mail"
 	"boxoffice/internal/payment"
 	"boxoffice/internal/session"
 	"boxoffice/internal/waitroom"
@@ -50,6 +53,9 @@ type Options struct {
 	MapMaxAge time.Duration
 	// Queue tunes the waiting room (a fast admitter tick in tests).
 	Queue waitroom.Options
+	// JobsTestOnly starts the job queue's maintenance (the periodic reconciliation)
+	// at once instead of after a random delay, for tests.
+	JobsTestOnly bool
 }
 
 // App is the whole program but its HTTP handler.
@@ -67,6 +73,11 @@ type App struct {
 	// Queue is the waiting room in front of onsales whose room is on; its admitter
 	// runs in Run.
 	Queue *waitroom.Room
+	// Mail sends the buyer's emails, or logs them when SMTP_URL is not set.
+	Mail *mail.Mailer
+	// Jobs is the job queue (River): booking queues refunds and emails on it in its
+	// transactions; its workers and the periodic reconciliation run in Run.
+	Jobs *jobs.Queue
 
 	publisher *live.Publisher
 	store     *session.Store
@@ -108,6 +119,25 @@ func New(ctx context.Context, cfg config.Config, opt Options) (a *App, err error
 	a.Booking = booking.New(a.Pool, booking.Config{
 		HoldTTL: cfg.HoldTTL, MaxPerBuyer: cfg.MaxPerBuyer, MapMaxAge: opt.MapMaxAge,
 	}, a.publisher, a.Payments, a.Log)
+
+	// The queue's workers call the booking service and booking queues on the queue:
+	// booking is built first and given the queue before any request can reach it.
+	a.Mail, err = mail.New(mail.Config{
+		Host: cfg.SMTP.Host, Port: cfg.SMTP.Port, ImplicitTLS: cfg.SMTP.ImplicitTLS, RequireTLS: cfg.SMTP.RequireTLS,
+		Username: cfg.SMTP.Username, Password: cfg.SMTP.Password, From: cfg.MailFrom,
+	}, a.Log)
+	if err != nil {
+		return a, err
+	}
+	a.Jobs, err = jobs.New(a.Pool, a.Booking, a.Mail, jobs.Config{
+		Workers: cfg.JobWorkers, ReconcileInterval: cfg.ReconcileInterval,
+		Site:        mail.Site{BaseURL: cfg.BaseURL, MaxPerBuyer: cfg.MaxPerBuyer},
+		StopTimeout: cfg.ShutdownTimeout / 2, TestOnly: opt.JobsTestOnly,
+	}, a.Log)
+	if err != nil {
+		return a, err
+	}
+	a.Booking.SetJobs(a.Jobs)
 
 	a.Live = live.NewHub(a.Redis, cfg.RedisPrefix, a.Log, live.HubOptions{
 		Apply: a.Booking.ApplySeatChanges, Reset: a.Booking.ResyncSeatMap, Unwatched: a.Booking.SeatMapUnwatched,
@@ -181,26 +211,37 @@ func (a *App) Ready(ctx context.Context) error {
 }
 
 // Run does the background work of a server until ctx ends: the tidy-up of lapsed holds,
-// the removal of expired sessions, and the waiting room's admitter (which works on
-// one instance at a time and stands by on the others).
+// the removal of expired sessions, the waiting room's admitter (which works on one
+// instance at a time and stands by on the others), and the job queue's workers (on
+// every instance; River elects one to queue the periodic reconciliation). It returns
+// once all of them have stopped.
 func (a *App) Run(ctx context.Context) {
 	var wg sync.WaitGroup
 	wg.Go(func() { a.store.Cleanup(ctx, 5*time.Minute) })
 	wg.Go(func() { a.Queue.Run(ctx) })
+	wg.Go(func() {
+		if err := a.Jobs.Run(ctx); err != nil {
+			a.Log.Error("the job queue did not start: no refunds, emails or reconciliation on this instance", "err", err)
+		}
+	})
 	a.Booking.RunTidy(ctx, a.Config.TidyInterval)
 	wg.Wait()
 }
 
-// Close ends the live streams, lets the payment provider finish its deliveries
-// (within ctx), sends the seat changes still queued, and closes the connections, in
-// that order: each step may still need the ones after it.
+// Close ends the live streams, stops the job queue if Run left it running, lets the
+// payment provider finish its deliveries (within ctx), sends the seat changes still
+// queued, and closes the connections, in that order: each step may still need the
+// ones after it.
 func (a *App) Close(ctx context.Context) error {
 	var err error
 	if a.Live != nil {
 		a.Live.Close()
 	}
+	if a.Jobs != nil {
+		err = a.Jobs.Stop(ctx)
+	}
 	if a.Payments != nil {
-		err = a.Payments.Close(ctx)
+		err = errors.Join(err, a.Payments.Close(ctx))
 	}
 	if a.publisher != nil {
 		a.publisher.Close()

@@ -18,6 +18,7 @@ import (
 	"boxoffice/internal/config"
 	"boxoffice/internal/dbtest"
 	"boxoffice/internal/demo"
+	"boxoffice/internal/mail/mailtest"
 	"boxoffice/internal/waitroom"
 )
 
@@ -38,6 +39,10 @@ type Options struct {
 	// Queue tunes the waiting room (a fast admitter tick). The admitter runs only if
 	// the test starts it (Program.RunQueue).
 	Queue waitroom.Options
+	// Mail sends the program's email to the test mail catcher (the mailpit that make
+	// test starts), where Program.Mail reads it; otherwise email is logged. Either
+	// way, email goes out only while the test runs the job queue (Program.RunJobs).
+	Mail bool
 }
 
 // Program is the program under test.
@@ -47,6 +52,9 @@ type Program struct {
 	EventID int64
 	// Prefix is the Redis key prefix of this program alone.
 	Prefix string
+	// Mail is the mail catcher the program sends to (Options.Mail), nil otherwise.
+	// Send each test's orders to an address of its own (mailtest.Address).
+	Mail *mailtest.Catcher
 }
 
 // New builds the program on a fresh database and closes it when the test ends.
@@ -71,6 +79,11 @@ func New(t testing.TB, o Options) *Program {
 		"DATABASE_URL": url, "REDIS_URL": "redis://" + rdb.Options().Addr + "/" + strconv.Itoa(rdb.Options().DB),
 		"REDIS_PREFIX": prefix, "PAYMENT_WEBHOOK_SECRET": WebhookSecret, "PAYMENT_LATE_DELAY": "300ms",
 	}
+	var catcher *mailtest.Catcher
+	if o.Mail {
+		catcher = mailtest.New(t)
+		env["SMTP_URL"] = catcher.SMTPURL
+	}
 	for k, v := range o.Env {
 		env[k] = v
 	}
@@ -82,7 +95,7 @@ func New(t testing.TB, o Options) *Program {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	a, err := app.New(ctx, cfg, app.Options{Log: log, Queue: o.Queue, PoolConfig: func(pc *pgxpool.Config) {
+	a, err := app.New(ctx, cfg, app.Options{Log: log, Queue: o.Queue, JobsTestOnly: true, PoolConfig: func(pc *pgxpool.Config) {
 		pc.ConnConfig.ConnectTimeout = 2 * time.Second
 		if o.PoolConfig != nil {
 			o.PoolConfig(pc)
@@ -96,7 +109,35 @@ func New(t testing.TB, o Options) *Program {
 		defer cancel()
 		_ = a.Close(ctx)
 	})
-	return &Program{App: a, EventID: eventID, Prefix: prefix}
+	return &Program{App: a, EventID: eventID, Prefix: prefix, Mail: catcher}
+}
+
+// RunJobs works the job queue (refunds, emails, reconciliation), as App.Run does in a
+// server, until the test ends (and before the program closes). Without it, jobs are
+// queued and stay queued.
+func (p *Program) RunJobs(t testing.TB) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- p.Jobs.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("apptest: job queue: %v", err)
+		}
+	})
+}
+
+// WaitJobs waits until every refund and email queued so far has been worked (done,
+// cancelled or given up), and fails the test, naming the job still busy and its
+// errors, if that takes over 30 seconds. The test must be running the queue.
+func (p *Program) WaitJobs(t testing.TB) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := p.Jobs.WaitIdle(ctx); err != nil {
+		t.Fatalf("apptest: %v", err)
+	}
 }
 
 // RunQueue runs the waiting room's admitter, as App.Run does in a server, until the

@@ -36,6 +36,14 @@ type Config struct {
 	// across all instances (RATE_LIMIT, RATE_BURST).
 	RateLimit int
 	RateBurst int
+
+	// Mail and jobs (mail.go): where email goes, what it says it is from, the address
+	// its links start with, and how the job queue works.
+	SMTP              SMTP          // SMTP_URL; unset, email is logged and not sent
+	MailFrom          string        // MAIL_FROM
+	BaseURL           string        // BASE_URL: the site's public address, for links in email
+	JobWorkers        int           // JOB_WORKERS: jobs one instance works at once
+	ReconcileInterval time.Duration // RECONCILE_INTERVAL: how often payments are reconciled
 }
 
 // AdmissionKey is one HMAC key for admission tokens, named by its id in every token
@@ -99,6 +107,8 @@ func Load(getenv func(string) string) (Config, error) {
 	c.ShutdownTimeout = dur("SHUTDOWN_TIMEOUT", 10*time.Second)
 	c.RateLimit = num("RATE_LIMIT", 10)
 	c.RateBurst = num("RATE_BURST", 20)
+	c.JobWorkers = num("JOB_WORKERS", 4)
+	c.ReconcileInterval = dur("RECONCILE_INTERVAL", time.Minute)
 	keys, err := ParseAdmissionKeys(or(getenv("ADMISSION_KEYS"), DevAdmissionKeys))
 	if err != nil {
 		errs = append(errs, fmt.Errorf("ADMISSION_KEYS: %w", err))
@@ -129,6 +139,7 @@ func Load(getenv func(string) string) (Config, error) {
 	} else if u, err := url.Parse(c.WebhookURL); err != nil || u.Host == "" {
 		errs = append(errs, fmt.Errorf("PAYMENT_WEBHOOK_URL=%q: want an absolute URL", c.WebhookURL))
 	}
+	errs = append(errs, loadMail(&c, getenv)...)
 	return c, errors.Join(errs...)
 }
 

@@ -176,9 +176,11 @@ func ensureTemplate() (string, error) {
 }
 
 // migrationsHash is the first 8 hex digits of a SHA-256 over the names and contents of
-// the embedded migration files, in the lexical order fs.WalkDir visits them.
+// the embedded migration files, in the lexical order fs.WalkDir visits them, and the
+// version of River's migrations that migrations.Up applies after them.
 func migrationsHash() (string, error) {
 	h := sha256.New()
+	fmt.Fprintf(h, "river\x00%d\x00", migrations.RiverVersion())
 	err := fs.WalkDir(migrations.FS, ".", func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err

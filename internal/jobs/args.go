@@ -1,0 +1,73 @@
+package jobs
+
+import (
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+)
+
+// The jobs' arguments, one type per kind, stored as JSON in River's river_job table
+// (where an operator sees them, with their attempts and errors). Each carries only the
+// id its worker starts from: the worker reads everything else fresh, so a job that
+// waited through retries acts on the state of now, not of when it was queued.
+
+// OrderConfirmedEmail sends an order's confirmation email with its tickets.
+type OrderConfirmedEmail struct {
+	OrderID int64 `json:"order_id" river:"unique"`
+}
+
+// Kind names the job in river_job.
+func (OrderConfirmedEmail) Kind() string { return "order_confirmed_email" }
+
+// InsertOpts makes the email one job per order for good (see emailOnce).
+func (OrderConfirmedEmail) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{UniqueOpts: emailOnce()}
+}
+
+// OrderRefundedEmail sends an order's refund email.
+type OrderRefundedEmail struct {
+	OrderID int64 `json:"order_id" river:"unique"`
+}
+
+// Kind names the job in river_job.
+func (OrderRefundedEmail) Kind() string { return "order_refunded_email" }
+
+// InsertOpts makes the email one job per order for good (see emailOnce).
+func (OrderRefundedEmail) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{UniqueOpts: emailOnce()}
+}
+
+// RefundDue refunds one recorded refund through the payment provider.
+type RefundDue struct {
+	RefundID int64 `json:"refund_id" river:"unique"`
+}
+
+// Kind names the job in river_job.
+func (RefundDue) Kind() string { return "refund_due" }
+
+// InsertOpts makes one live job per refund. River's default states leave out
+// cancelled and discarded jobs, so a refund whose job gave up (a provider down for
+// weeks) can be queued again: money must go back, and RunRefund never pays twice.
+func (RefundDue) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{UniqueOpts: river.UniqueOpts{ByArgs: true}}
+}
+
+// Reconcile settles what payment webhooks did not; the periodic job queues it.
+type Reconcile struct{}
+
+// Kind names the job in river_job.
+func (Reconcile) Kind() string { return "reconcile" }
+
+// InsertOpts: a failed pass is tried twice more soon (1 s, then 16 s later: River's
+// backoff), after which the next period's pass takes over.
+func (Reconcile) InsertOpts() river.InsertOpts { return river.InsertOpts{MaxAttempts: 3} }
+
+// emailOnce is the uniqueness of an email job: one per kind and order, in every state
+// a job can be in, including completed (the email went out), cancelled (the order
+// had nothing to send) and discarded (it gave up). A replayed webhook, a retried
+// transaction or a second instance asking again for the same email is skipped at
+// insert by River's unique index, for as long as the first job's row is kept
+// (completedRetention, a week); booking asks only when the order changes status, which it
+// does once.
+func emailOnce() river.UniqueOpts {
+	return river.UniqueOpts{ByArgs: true, ByState: rivertype.JobStates()}
+}

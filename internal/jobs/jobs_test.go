@@ -1,0 +1,350 @@
+package jobs_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+
+	"boxoffice/internal/booking"
+	"boxoffice/internal/config"
+	"boxoffice/internal/dbtest"
+	"boxoffice/internal/jobs"
+	"boxoffice/internal/mail"
+	"boxoffice/internal/mail/mailtest"
+)
+
+// These tests run River on a real database (a fresh one per test) and send through the
+// real mail catcher. The booking service behind the workers is a stand-in that answers
+// from orders built by hand and counts the calls, so that the queue's rules (which
+// job runs, how often, what is sent) are tested apart from the money rules, which
+// booking's own tests cover through the real service.
+
+// TestOnlyCommittedJobsRun: a job queued in a transaction that rolls back never exists
+// and so never runs; one queued in a transaction that commits runs and its email
+// arrives.
+func TestOnlyCommittedJobsRun(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	rolledBack, committed := h.order(1, booking.StatusConfirmed), h.order(2, booking.StatusConfirmed)
+
+	h.inTx(t, false, func(tx pgx.Tx) error { return h.q.OrderConfirmed(t.Context(), tx, rolledBack.Order.ID) })
+	h.inTx(t, true, func(tx pgx.Tx) error { return h.q.OrderConfirmed(t.Context(), tx, committed.Order.ID) })
+	h.run(t, h.q)
+	h.waitIdle(t)
+
+	h.catcher.Wait(t, committed.Order.Email, 1)
+	if got := h.mails(t, rolledBack.Order.Email); got != 0 {
+		t.Errorf("rolled-back order: got %d emails, want 0", got)
+	}
+	if got := h.jobs(t, jobs.OrderConfirmedEmail{}.Kind()); len(got) != 1 || got[0].State != rivertype.JobStateCompleted {
+		t.Errorf("got jobs %v, want one, completed", states(got))
+	}
+}
+
+// TestConfirmationEmailOnce: the confirmation asked for again and again (a replayed
+// webhook, a retried transaction, a second instance), before and after it was sent,
+// is one job and one email.
+func TestConfirmationEmailOnce(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	r := h.order(7, booking.StatusConfirmed)
+	ask := func() {
+		h.inTx(t, true, func(tx pgx.Tx) error { return h.q.OrderConfirmed(t.Context(), tx, r.Order.ID) })
+	}
+	ask()
+	ask()
+	h.run(t, h.q)
+	h.catcher.Wait(t, r.Order.Email, 1)
+	h.waitIdle(t)
+	ask()
+	h.waitIdle(t)
+
+	if got := h.mails(t, r.Order.Email); got != 1 {
+		t.Errorf("got %d emails, want exactly 1", got)
+	}
+	if got := h.jobs(t, jobs.OrderConfirmedEmail{}.Kind()); len(got) != 1 {
+		t.Errorf("got %d jobs, want 1", len(got))
+	}
+
+	// Negative control: the catcher keeps a second copy of the same email (same
+	// Message-ID), so a second send above would have been counted.
+	control := h.order(8, booking.StatusConfirmed)
+	msg, err := mail.Confirmation(control, mail.Site{BaseURL: "http://localhost:8080"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if err := h.mailer.Send(t.Context(), msg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := len(h.catcher.Wait(t, control.Order.Email, 2)); got != 2 {
+		t.Errorf("control: got %d copies, want 2", got)
+	}
+	if n := h.fake.receipts(r.Order.ID); n != 1 {
+		t.Errorf("the worker read the order %d times, want once", n)
+	}
+}
+
+// TestSeveralInstances: two instances work one database; every order asked for twice
+// at once, from transactions that commit together, gets exactly one email.
+func TestSeveralInstances(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	second := h.queue(t, poolOf(t, h.url))
+	const orders = 8
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range orders {
+		r := h.order(int64(100+i), booking.StatusConfirmed)
+		for _, q := range []*jobs.Queue{h.q, second} {
+			wg.Go(func() {
+				<-start
+				h.inTx(t, true, func(tx pgx.Tx) error { return q.OrderConfirmed(context.Background(), tx, r.Order.ID) })
+			})
+		}
+	}
+	close(start)
+	wg.Wait()
+	h.run(t, h.q)
+	h.run(t, second)
+	h.waitIdle(t)
+
+	for i := range orders {
+		if got := h.mails(t, h.fake.get(int64(100+i)).Order.Email); got != 1 {
+			t.Errorf("order %d: got %d emails, want 1", 100+i, got)
+		}
+	}
+	if got := h.jobs(t, jobs.OrderConfirmedEmail{}.Kind()); len(got) != orders {
+		t.Errorf("got %d jobs, want %d", len(got), orders)
+	}
+}
+
+// TestConfirmationNotForRefundedOrder: a confirmation whose order is no longer
+// confirmed sends nothing, and its job says why.
+func TestConfirmationNotForRefundedOrder(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	r := h.order(3, booking.StatusRefunded)
+	h.inTx(t, true, func(tx pgx.Tx) error { return h.q.OrderConfirmed(t.Context(), tx, r.Order.ID) })
+	h.inTx(t, true, func(tx pgx.Tx) error { return h.q.OrderConfirmed(t.Context(), tx, 999) }) // no such order
+	h.run(t, h.q)
+	h.waitIdle(t)
+
+	if got := h.mails(t, r.Order.Email); got != 0 {
+		t.Errorf("got %d emails, want none for a refunded order", got)
+	}
+	got := h.jobs(t, jobs.OrderConfirmedEmail{}.Kind())
+	if len(got) != 2 {
+		t.Fatalf("got %d jobs, want 2", len(got))
+	}
+	for _, j := range got {
+		if j.State != rivertype.JobStateCancelled || len(j.Errors) == 0 || j.Attempt != 1 {
+			t.Errorf("job %s: got %s after %d attempts, want cancelled at once with its reason", j.EncodedArgs, j.State, j.Attempt)
+		}
+	}
+}
+
+// TestRefund: a refund is retried with backoff until the provider takes it, and the
+// refund email says why in plain words, once.
+func TestRefund(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	r := h.order(5, booking.StatusRefunded)
+	r.Order.StatusReason = "seats_unavailable"
+	h.fake.put(r)
+	h.fake.failRefunds(1)
+	h.inTx(t, true, func(tx pgx.Tx) error {
+		return errors.Join(h.q.RefundDue(t.Context(), tx, 55), h.q.RefundDue(t.Context(), tx, 55),
+			h.q.OrderRefunded(t.Context(), tx, r.Order.ID), h.q.OrderRefunded(t.Context(), tx, r.Order.ID))
+	})
+	h.run(t, h.q)
+	h.waitIdle(t)
+
+	if n := h.fake.refunds(55); n != 2 {
+		t.Errorf("RunRefund called %d times, want 2 (one failure, one retry)", n)
+	}
+	refund := h.jobs(t, jobs.RefundDue{}.Kind())
+	if len(refund) != 1 || refund[0].State != rivertype.JobStateCompleted || refund[0].Attempt != 2 || len(refund[0].Errors) != 1 {
+		t.Errorf("got refund jobs %v, want one completed at its second attempt with the first error kept", states(refund))
+	}
+	got := h.catcher.Wait(t, r.Order.Email, 1)
+	msg, err := h.catcher.Message(t.Context(), got[0].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(msg.Text, "sold to someone else") || !strings.Contains(msg.Subject, "Refund for order 5") {
+		t.Errorf("got %q:\n%s\nwant the refund and its reason", msg.Subject, msg.Text)
+	}
+	if n := h.mails(t, r.Order.Email); n != 1 {
+		t.Errorf("got %d refund emails, want 1", n)
+	}
+}
+
+// TestReconcileScheduled: reconciliation is a periodic job, queued by the elected
+// instance when it starts and every interval after, and worked like any job.
+func TestReconcileScheduled(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.run(t, h.q)
+	select {
+	case <-h.fake.reconciled:
+	case <-time.After(30 * time.Second):
+		t.Fatal("reconciliation did not run within 30s of the start")
+	}
+	got := h.jobs(t, jobs.Reconcile{}.Kind())
+	if len(got) == 0 || got[0].Metadata == nil || !strings.Contains(string(got[0].Metadata), "reconcile") {
+		t.Errorf("got reconcile jobs %v, want one queued by the periodic job named reconcile", states(got))
+	}
+}
+
+// harness is one database, one queue on it, the stand-in booking and the mail catcher.
+type harness struct {
+	url     string
+	to      string // this test's own address; each order's is a variant of it
+	pool    *pgxpool.Pool
+	fake    *fakeBooking
+	mailer  *mail.Mailer
+	catcher *mailtest.Catcher
+	q       *jobs.Queue
+}
+
+func newHarness(t *testing.T) *harness {
+	t.Helper()
+	h := &harness{url: dbtest.URL(t), fake: newFakeBooking(), catcher: mailtest.New(t)}
+	h.pool = poolOf(t, h.url)
+	h.to = mailtest.Address(t)
+	s, err := config.ParseSMTPURL(h.catcher.SMTPURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.mailer, err = mail.New(mail.Config{Host: s.Host, Port: s.Port, From: "tickets@boxoffice.test"}, testLog(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.q = h.queue(t, h.pool)
+	return h
+}
+
+func (h *harness) queue(t *testing.T, pool *pgxpool.Pool) *jobs.Queue {
+	t.Helper()
+	q, err := jobs.New(pool, h.fake, h.mailer, jobs.Config{
+		Workers: 4, ReconcileInterval: time.Minute, StopTimeout: 5 * time.Second, TestOnly: true,
+		Site: mail.Site{BaseURL: "http://localhost:8080", MaxPerBuyer: 10},
+	}, testLog(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return q
+}
+
+// order makes a receipt for the stand-in booking to answer with, sent to an address
+// of this test's own.
+func (h *harness) order(id int64, status string) booking.Receipt {
+	r := booking.Receipt{
+		Order: booking.Order{
+			ID: id, EventID: 1, Email: strings.Replace(h.to, "@", fmt.Sprintf("+%d@", id), 1), Status: status, AmountCents: 4500,
+			Seats:   []booking.Seat{{ID: 10, Section: "Stalls", Row: "A", Number: 1, PriceCents: 4500}},
+			Tickets: []booking.Ticket{{ID: id * 10, SeatID: 10, Code: fmt.Sprintf("T-%d", id)}},
+		},
+		Event: booking.Event{ID: 1, Name: "Test night", Venue: "Hall", StartsAt: time.Now().Add(48 * time.Hour)},
+	}
+	h.fake.put(r)
+	return r
+}
+
+// inTx runs fn in a transaction on the harness's pool, then commits or rolls back.
+func (h *harness) inTx(t *testing.T, commit bool, fn func(pgx.Tx) error) {
+	t.Helper()
+	ctx := context.Background()
+	tx, err := h.pool.Begin(ctx)
+	if err != nil {
+		t.Error(err)
+		return
+	}
+	if err := fn(tx); err != nil {
+		t.Error(err)
+	}
+	if commit {
+		err = tx.Commit(ctx)
+	} else {
+		err = tx.Rollback(ctx)
+	}
+	if err != nil {
+		t.Error(err)
+	}
+}
+
+// run works q until the test ends.
+func (h *harness) run(t *testing.T, q *jobs.Queue) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- q.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("queue: %v", err)
+		}
+	})
+}
+
+func (h *harness) waitIdle(t *testing.T) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	if err := h.q.WaitIdle(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (h *harness) mails(t *testing.T, to string) int {
+	t.Helper()
+	got, err := h.catcher.To(t.Context(), to)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(got)
+}
+
+func (h *harness) jobs(t *testing.T, kind string) []*rivertype.JobRow {
+	t.Helper()
+	res, err := h.q.Client().JobList(t.Context(), river.NewJobListParams().Kinds(kind).First(1000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.Jobs
+}
+
+func states(js []*rivertype.JobRow) []string {
+	var out []string
+	for _, j := range js {
+		out = append(out, fmt.Sprintf("%d:%s/attempt %d/%d errors", j.ID, j.State, j.Attempt, len(j.Errors)))
+	}
+	return out
+}
+
+// poolOf opens a pool on the database at url until the test ends: a second instance's.
+func poolOf(t *testing.T, url string) *pgxpool.Pool {
+	t.Helper()
+	pool, err := pgxpool.New(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	return pool
+}
+
+func testLog(t *testing.T) *slog.Logger {
+	return slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
+}

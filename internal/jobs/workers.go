@@ -1,0 +1,145 @@
+package jobs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+
+	"boxoffice/internal/booking"
+	"boxoffice/internal/mail"
+)
+
+// deps is what the workers share.
+type deps struct {
+	booking Booking
+	mailer  *mail.Mailer
+	site    mail.Site
+	pool    *pgxpool.Pool
+	log     *slog.Logger
+}
+
+// confirmationWorker sends an order's confirmation with its tickets.
+type confirmationWorker struct {
+	river.WorkerDefaults[OrderConfirmedEmail]
+	deps
+}
+
+// Work sends the confirmation of a confirmed order. An order that is not confirmed
+// (any more) has no tickets to send: the job is cancelled, visibly, not retried.
+func (w *confirmationWorker) Work(ctx context.Context, job *river.Job[OrderConfirmedEmail]) error {
+	r, err := w.receipt(ctx, job.Args.OrderID)
+	if err != nil {
+		return err
+	}
+	if r.Order.Status != booking.StatusConfirmed {
+		return river.JobCancel(fmt.Errorf("order %d is %s, not confirmed: no tickets to send", r.Order.ID, r.Order.Status))
+	}
+	msg, err := mail.Confirmation(r, w.site)
+	if err != nil {
+		return err
+	}
+	return sendOnce(ctx, w.deps, job, msg)
+}
+
+// refundEmailWorker sends an order's refund email.
+type refundEmailWorker struct {
+	river.WorkerDefaults[OrderRefundedEmail]
+	deps
+}
+
+// Work sends the refund email, worded for where the order stands now.
+func (w *refundEmailWorker) Work(ctx context.Context, job *river.Job[OrderRefundedEmail]) error {
+	r, err := w.receipt(ctx, job.Args.OrderID)
+	if err != nil {
+		return err
+	}
+	msg, err := mail.Refund(r, w.site)
+	if err != nil {
+		return err
+	}
+	return sendOnce(ctx, w.deps, job, msg)
+}
+
+// receipt reads an order for an email; an order that does not exist will not come
+// to exist by retrying, so its job is cancelled.
+func (d deps) receipt(ctx context.Context, orderID int64) (booking.Receipt, error) {
+	r, err := d.booking.Receipt(ctx, orderID)
+	if errors.Is(err, booking.ErrOrderNotFound) {
+		return r, river.JobCancel(fmt.Errorf("order %d: %w", orderID, err))
+	}
+	return r, err
+}
+
+// sendOnce sends msg and then marks job completed at once, in a transaction of its
+// own, rather than returning and letting River's completer batch the completion a
+// moment later: once the server has the email, the job must not run again, and the
+// window in which a crash would send it twice is now one round trip to PostgreSQL.
+// Within that window delivery is at least once; the second copy carries the same
+// Message-ID, which mail programs show as one message.
+//
+// A server that refuses the address for good cancels the job: retrying cannot help.
+func sendOnce[T river.JobArgs](ctx context.Context, d deps, job *river.Job[T], msg mail.Message) error {
+	if err := d.mailer.Send(ctx, msg); errors.Is(err, mail.ErrPermanent) {
+		return river.JobCancel(err)
+	} else if err != nil {
+		return err
+	}
+	// The job's own context may be over by now (its timeout): the email is out, and
+	// recording that must not be cut short with it.
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	err := pgx.BeginFunc(cctx, d.pool, func(tx pgx.Tx) error {
+		_, err := river.JobCompleteTx[*riverpgxv5.Driver](cctx, tx, job)
+		return err
+	})
+	if err != nil {
+		// Returning an error would have River retry the job and send the email
+		// again; returning nil has River's completer record it, with retries of its
+		// own.
+		d.log.WarnContext(ctx, "email sent, completing its job now failed; River completes it later",
+			"job_id", job.ID, "kind", job.Kind, "message_id", msg.ID, "err", err)
+	}
+	return nil
+}
+
+// refundWorker refunds a recorded refund through the payment provider.
+type refundWorker struct {
+	river.WorkerDefaults[RefundDue]
+	deps
+}
+
+// Work calls RunRefund, which refunds with the refund's own idempotency key and does
+// nothing more when run again: a retry after a lost answer never pays back twice.
+func (w *refundWorker) Work(ctx context.Context, job *river.Job[RefundDue]) error {
+	return w.booking.RunRefund(ctx, job.Args.RefundID)
+}
+
+// reconcileWorker runs one reconciliation pass.
+type reconcileWorker struct {
+	river.WorkerDefaults[Reconcile]
+	deps
+	every time.Duration
+}
+
+// Work runs one pass and logs what it settled, when it settled anything.
+func (w *reconcileWorker) Work(ctx context.Context, job *river.Job[Reconcile]) error {
+	res, err := w.booking.Reconcile(ctx)
+	if err != nil {
+		return err
+	}
+	if res.Looked > 0 || res.Expired > 0 {
+		w.log.InfoContext(ctx, "reconciled payments", "looked_up", res.Looked, "applied", res.Applied, "expired", res.Expired)
+	}
+	return nil
+}
+
+// Timeout lets a pass run for up to one period: the provider may be slow to answer
+// many look-ups, and the next pass starts a period later anyway.
+func (w *reconcileWorker) Timeout(*river.Job[Reconcile]) time.Duration { return w.every }

@@ -1,0 +1,197 @@
+package mail
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/url"
+	"strconv"
+
+	"github.com/a-h/templ"
+	"github.com/skip2/go-qrcode"
+
+	"boxoffice/internal/booking"
+	"boxoffice/views"
+)
+
+// Site is what the emails need to know about the site that sends them.
+type Site struct {
+	// BaseURL is the site's public address (BASE_URL): links in the emails start with
+	// it, and its host names the emails' Message-IDs.
+	BaseURL string
+	// MaxPerBuyer is the per-buyer limit, for wording a refund that it caused.
+	MaxPerBuyer int
+}
+
+// qrPixels is the side of a ticket's QR code image: shown at 180 CSS pixels, sharp on
+// screens of twice the density.
+const qrPixels = 360
+
+// Confirmation is the email that confirms a paid order: its seats or places and a
+// ticket for each, with the ticket's QR code as an attached image (a phone shows it at
+// the door without going online) and the code in writing.
+func Confirmation(r booking.Receipt, s Site) (Message, error) {
+	o, ev := r.Order, r.Event
+	if o.Status != booking.StatusConfirmed {
+		return Message{}, fmt.Errorf("order %d is %s: only a confirmed order has tickets to send", o.ID, o.Status)
+	}
+	if len(o.Tickets) == 0 {
+		return Message{}, fmt.Errorf("order %d is confirmed but has no tickets", o.ID)
+	}
+	host := hostOf(s.BaseURL)
+	lines := orderLines(o.Seats, o.GA)
+	m := views.MailConfirmation{
+		Subject:  fmt.Sprintf("Your tickets for %s (order %d)", ev.Name, o.ID),
+		Heading:  "Your tickets for " + ev.Name,
+		Intro:    "Your payment is confirmed. Here are your tickets: show each one's QR code at the door.",
+		Number:   "Order " + strconv.FormatInt(o.ID, 10),
+		Event:    orderEvent(ev),
+		Lines:    lines,
+		Total:    euros(o.AmountCents),
+		OrderURL: orderURL(s.BaseURL, o.ID),
+	}
+	seats := make(map[int64]booking.Seat, len(o.Seats))
+	for _, st := range o.Seats {
+		seats[st.ID] = st
+	}
+	var inline []Inline
+	for i, t := range o.Tickets {
+		png, err := qrcode.Encode(t.Code, qrcode.High, qrPixels)
+		if err != nil {
+			return Message{}, fmt.Errorf("QR code of ticket %d: %w", t.ID, err)
+		}
+		cid := fmt.Sprintf("ticket-%d.order-%d@%s", t.ID, o.ID, host)
+		inline = append(inline, Inline{
+			ContentID: cid, Name: fmt.Sprintf("ticket-%d.png", i+1), ContentType: "image/png", Data: png,
+		})
+		mt := views.MailTicket{
+			Label: fmt.Sprintf("Ticket %d of %d", i+1, len(o.Tickets)),
+			Code:  t.Code, QRSrc: "cid:" + cid,
+		}
+		if st, ok := seats[t.SeatID]; ok && t.SeatID != 0 {
+			mt.Place = []views.TicketField{
+				{Label: "Section", Value: st.Section},
+				{Label: "Row", Value: st.Row},
+				{Label: "Seat", Value: strconv.Itoa(st.Number)},
+			}
+			mt.QRName = "QR code of the ticket for " + seatLabel(st)
+		} else {
+			tier := "General admission"
+			if o.GA != nil && o.GA.TierID == t.GATierID {
+				tier = o.GA.TierName + " (general admission)"
+			}
+			mt.Place = []views.TicketField{{Label: "Admission", Value: tier}}
+			mt.QRName = "QR code of the ticket for " + tier
+		}
+		m.Tickets = append(m.Tickets, mt)
+	}
+	html, err := render(views.ConfirmationMail(m))
+	if err != nil {
+		return Message{}, err
+	}
+	return Message{
+		To: o.Email, Subject: m.Subject, ID: messageID(o.ID, "confirmation", host),
+		Text: confirmationText(m), HTML: html, Inline: inline,
+	}, nil
+}
+
+// Refund is the email that says an order's payment was refunded (or is being), and
+// why in plain words. A confirmed order refunded a further payment: its tickets stay.
+func Refund(r booking.Receipt, s Site) (Message, error) {
+	o, ev := r.Order, r.Event
+	lines := orderLines(o.Seats, o.GA)
+	heading, message := refundWords(o, s.MaxPerBuyer)
+	m := views.MailRefund{
+		Subject:  fmt.Sprintf("Refund for order %d: %s", o.ID, ev.Name),
+		Heading:  heading,
+		Message:  message,
+		Number:   "Order " + strconv.FormatInt(o.ID, 10),
+		Event:    orderEvent(ev),
+		Lines:    lines,
+		Total:    euros(o.AmountCents),
+		OrderURL: orderURL(s.BaseURL, o.ID),
+	}
+	html, err := render(views.RefundMail(m))
+	if err != nil {
+		return Message{}, err
+	}
+	return Message{
+		To: o.Email, Subject: m.Subject, ID: messageID(o.ID, "refund", hostOf(s.BaseURL)),
+		Text: refundText(m), HTML: html,
+	}, nil
+}
+
+// refundWords says where the refund stands and why. A confirmed order had a further
+// payment given back: its tickets stay.
+func refundWords(o booking.Order, maxPerBuyer int) (heading, message string) {
+	cents := 0
+	for _, r := range o.Refunds {
+		cents += r.AmountCents
+	}
+	if cents == 0 {
+		cents = o.AmountCents
+	}
+	amount := euros(cents)
+	switch o.Status {
+	case booking.StatusConfirmed:
+		return "A second payment has been refunded",
+			"Your order was already paid, so a further payment of " + amount + " for it has been refunded in full. Your tickets are still valid."
+	case booking.StatusRefundPending:
+		return "Your payment will be refunded",
+			refundCause(o.StatusReason, maxPerBuyer) + ", so your payment of " + amount + " will be refunded in full."
+	}
+	return "Your payment has been refunded",
+		refundCause(o.StatusReason, maxPerBuyer) + ", so your payment of " + amount +
+			" has been refunded in full. It may take a few days to show on your statement."
+}
+
+// refundCause says in plain words why a paid order sold nothing, from the reason
+// booking records on the order. The order page words the same reasons
+// (web/page_orders.go).
+func refundCause(reason string, maxPerBuyer int) string {
+	switch reason {
+	case booking.ReasonSeatsUnavailable:
+		return "Your hold ran out before the payment completed and the seats were sold to someone else"
+	case booking.ReasonSoldOut:
+		return "Your hold ran out before the payment completed and the places were sold to someone else"
+	case booking.ReasonBuyerLimit:
+		return fmt.Sprintf("Buying these seats would have taken you past the limit of %d tickets per buyer for this event", maxPerBuyer)
+	case booking.ReasonAmountMismatch:
+		return "The amount paid did not match the order's total, so nothing was sold"
+	case booking.ReasonOrderExpired, booking.ReasonHoldLapsed:
+		return "Your payment arrived after the order had expired and its seats had gone back on sale"
+	case booking.ReasonOrderClosed:
+		return "Your payment arrived after the order had already been closed"
+	case booking.ReasonOtherPayment:
+		return "A second payment was made for this order while the first was still being processed"
+	case booking.ReasonAlreadyPaid:
+		return "Your order was already paid"
+	}
+	return "We could not complete this sale"
+}
+
+// messageID names one kind of email about one order, the same every time it is made.
+func messageID(orderID int64, kind, host string) string {
+	return fmt.Sprintf("order-%d.%s@%s", orderID, kind, host)
+}
+
+func orderURL(base string, id int64) string {
+	return base + "/orders/" + strconv.FormatInt(id, 10)
+}
+
+// hostOf is BASE_URL's host name, "localhost" if it has none.
+func hostOf(base string) string {
+	if u, err := url.Parse(base); err == nil && u.Hostname() != "" {
+		return u.Hostname()
+	}
+	return "localhost"
+}
+
+// render writes an email's HTML part; rendering reads nothing but its view model.
+func render(c templ.Component) (string, error) {
+	var b bytes.Buffer
+	if err := c.Render(context.Background(), &b); err != nil {
+		return "", fmt.Errorf("render email: %w", err)
+	}
+	return b.String(), nil
+}
