@@ -33,7 +33,8 @@ func TestPreQueueShuffledThenFIFO(t *testing.T) {
 	if again := join(t, r, ev, visitor("pre", 0)); again.Waiting != pre {
 		t.Errorf("joining again got %d waiting, want %d (one place per visitor)", again.Waiting, pre)
 	}
-	eventually(t, "the onsale by Redis's clock", wait, func() bool { return !redisNow(t, rdb).Before(ev.OnsaleAt) })
+	// A margin past the onsale: the scripts compare whole milliseconds.
+	eventually(t, "the onsale by Redis's clock", wait, func() bool { return !redisNow(t, rdb).Before(ev.OnsaleAt.Add(10 * time.Millisecond)) })
 	for i := range later {
 		st := join(t, r, ev, visitor("later", i))
 		if !st.Queued || st.PreQueue || st.Position != pre+i+1 {
