@@ -31,9 +31,12 @@ type server struct {
 	Sessions      *scs.SessionManager
 	Log           *slog.Logger
 	WebhookSecret string
-	CookieSecure  bool
-	ready         func(ctx context.Context) error
-	streams       *seatStreams
+	// ProviderName names the payment provider whose webhooks arrive ("test",
+	// "stripe"): its events are recorded under it.
+	ProviderName string
+	CookieSecure bool
+	ready        func(ctx context.Context) error
+	streams      *seatStreams
 	// Queue is the waiting room; events caches the events' queue settings for the
 	// checks in front of every seat call; limiter bounds each buyer's seat calls.
 	Queue   *waitroom.Room
@@ -47,7 +50,10 @@ func New(a *app.App) http.Handler {
 	s := &server{
 		Booking: a.Booking, Sessions: a.Sessions, Log: a.Log,
 		WebhookSecret: a.Config.WebhookSecret, CookieSecure: a.Config.CookieSecure,
-		Queue: a.Queue,
+		Queue: a.Queue, ProviderName: "test",
+	}
+	if a.Provider != nil {
+		s.ProviderName = a.Provider.Name()
 	}
 	if a.Pool != nil && a.Redis != nil {
 		s.ready = a.Ready

@@ -30,6 +30,7 @@ import (
 	"boxoffice/internal/live"
 	"boxoffice/internal/mail"
 	"boxoffice/internal/payment"
+	"boxoffice/internal/payment/stripepay"
 	"boxoffice/internal/session"
 	"boxoffice/internal/waitroom"
 )
@@ -60,11 +61,15 @@ type Options struct {
 
 // App is the whole program but its HTTP handler.
 type App struct {
-	Config   config.Config
-	Log      *slog.Logger
-	Pool     *pgxpool.Pool
-	Redis    *redis.Client
-	Booking  *booking.Service
+	Config  config.Config
+	Log     *slog.Logger
+	Pool    *pgxpool.Pool
+	Redis   *redis.Client
+	Booking *booking.Service
+	// Provider is the payment provider booking charges with (PAYMENT_PROVIDER): the
+	// test provider, which is then Payments too, or the Stripe adapter.
+	Provider booking.Provider
+	// Payments is the built-in test provider, nil unless PAYMENT_PROVIDER=test.
 	Payments *payment.TestProvider
 	Sessions *scs.SessionManager
 	// Live is the process's one subscription hub for seat changes: it keeps the seat
@@ -111,14 +116,13 @@ func New(ctx context.Context, cfg config.Config, opt Options) (a *App, err error
 		a.Redis.AddHook(opt.RedisHook)
 	}
 
-	a.Payments = payment.NewTestProvider(payment.Config{
-		Secret: cfg.WebhookSecret, WebhookURL: cfg.WebhookURL, LateDelay: cfg.PaymentLate,
-		Default: payment.Delivery(cfg.PaymentDelivery), Logger: a.Log,
-	})
+	if a.Provider, err = newProvider(a, cfg); err != nil {
+		return a, err
+	}
 	a.publisher = live.NewPublisher(a.Redis, cfg.RedisPrefix, a.Log)
 	a.Booking = booking.New(a.Pool, booking.Config{
 		HoldTTL: cfg.HoldTTL, MaxPerBuyer: cfg.MaxPerBuyer, MapMaxAge: opt.MapMaxAge,
-	}, a.publisher, a.Payments, a.Log)
+	}, a.publisher, a.Provider, a.Log)
 
 	// The queue's workers call the booking service and booking queues on the queue:
 	// booking is built first and given the queue before any request can reach it.
@@ -168,6 +172,27 @@ func New(ctx context.Context, cfg config.Config, opt Options) (a *App, err error
 	a.Sessions.Cookie.SameSite = http.SameSiteLaxMode
 	a.Sessions.Cookie.Secure = cfg.CookieSecure
 	return a, nil
+}
+
+// newProvider builds the payment provider cfg names; the test provider is also kept
+// in a.Payments, for its test-only controls.
+func newProvider(a *App, cfg config.Config) (booking.Provider, error) {
+	switch cfg.PaymentProvider {
+	case config.ProviderStripe:
+		p, err := stripepay.New(stripepay.Config{SecretKey: cfg.StripeSecretKey, URL: cfg.StripeAPIURL, Logger: a.Log})
+		if err != nil {
+			return nil, fmt.Errorf("PAYMENT_PROVIDER=stripe: %w", err)
+		}
+		return p, nil
+	case config.ProviderTest, "":
+		a.Payments = payment.NewTestProvider(payment.Config{
+			Secret: cfg.WebhookSecret, WebhookURL: cfg.WebhookURL, LateDelay: cfg.PaymentLate,
+			Default: payment.Delivery(cfg.PaymentDelivery), Logger: a.Log,
+		})
+		return a.Payments, nil
+	default:
+		return nil, fmt.Errorf("PAYMENT_PROVIDER=%q: want test or stripe", cfg.PaymentProvider)
+	}
 }
 
 // QueueEvent is what the waiting room knows of an event: the one place that maps the

@@ -26,6 +26,11 @@ type Config struct {
 	WebhookURL      string        // PAYMENT_WEBHOOK_URL: where the test provider posts
 	PaymentDelivery string        // PAYMENT_DELIVERY: the test provider's default delivery
 	PaymentLate     time.Duration // PAYMENT_LATE_DELAY
+	// PaymentProvider is who takes the money (PAYMENT_PROVIDER): "test", the built-in
+	// test provider (the default), or "stripe".
+	PaymentProvider string
+	StripeSecretKey string        // STRIPE_SECRET_KEY: required with PAYMENT_PROVIDER=stripe
+	StripeAPIURL    string        // STRIPE_API_URL: Stripe's API address, for a local fake; empty is Stripe's own
 	LogFormat       string        // LOG_FORMAT: json or text
 	ShutdownTimeout time.Duration // SHUTDOWN_TIMEOUT
 	// AdmissionKeys sign and verify the waiting room's admission tokens
@@ -61,6 +66,12 @@ const DevAdmissionKeys = "dev:boxoffice_admission_development_only_key"
 // strength, 32 bytes.
 const minSecret = 32
 
+// Payment providers (PAYMENT_PROVIDER).
+const (
+	ProviderTest   = "test"
+	ProviderStripe = "stripe"
+)
+
 // DevWebhookSecret is the webhook secret used when none is configured.
 const DevWebhookSecret = "whsec_boxoffice_development_only"
 
@@ -74,6 +85,9 @@ func Load(getenv func(string) string) (Config, error) {
 		WebhookSecret:   or(getenv("PAYMENT_WEBHOOK_SECRET"), DevWebhookSecret),
 		WebhookURL:      getenv("PAYMENT_WEBHOOK_URL"),
 		PaymentDelivery: getenv("PAYMENT_DELIVERY"),
+		PaymentProvider: or(getenv("PAYMENT_PROVIDER"), ProviderTest),
+		StripeSecretKey: getenv("STRIPE_SECRET_KEY"),
+		StripeAPIURL:    getenv("STRIPE_API_URL"),
 		LogFormat:       or(getenv("LOG_FORMAT"), "text"),
 	}
 	var errs []error
@@ -138,6 +152,25 @@ func Load(getenv func(string) string) (Config, error) {
 		c.WebhookURL = "http://127.0.0.1:" + port + "/api/v1/payments/webhook"
 	} else if u, err := url.Parse(c.WebhookURL); err != nil || u.Host == "" {
 		errs = append(errs, fmt.Errorf("PAYMENT_WEBHOOK_URL=%q: want an absolute URL", c.WebhookURL))
+	}
+	switch c.PaymentProvider {
+	case ProviderTest:
+	case ProviderStripe:
+		if c.StripeSecretKey == "" {
+			errs = append(errs, errors.New("STRIPE_SECRET_KEY is not set, and PAYMENT_PROVIDER=stripe needs it"))
+		}
+		// The development secret is public: webhooks signed with it could be forged,
+		// and Stripe's would all be refused.
+		if getenv("PAYMENT_WEBHOOK_SECRET") == "" {
+			errs = append(errs, errors.New("PAYMENT_WEBHOOK_SECRET is not set, and PAYMENT_PROVIDER=stripe needs it: the webhook endpoint's signing secret"))
+		}
+	default:
+		errs = append(errs, fmt.Errorf("PAYMENT_PROVIDER=%q: want test or stripe", c.PaymentProvider))
+	}
+	if c.StripeAPIURL != "" {
+		if u, err := url.Parse(c.StripeAPIURL); err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+			errs = append(errs, fmt.Errorf("STRIPE_API_URL=%q: want an http(s) URL", c.StripeAPIURL))
+		}
 	}
 	errs = append(errs, loadMail(&c, getenv)...)
 	return c, errors.Join(errs...)

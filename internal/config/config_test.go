@@ -92,3 +92,40 @@ func TestAdmissionKeys(t *testing.T) {
 		}
 	}
 }
+
+func TestPaymentProvider(t *testing.T) {
+	t.Parallel()
+	base := func(kv ...string) map[string]string {
+		m := map[string]string{"DATABASE_URL": "postgres://x", "REDIS_URL": "redis://y"}
+		for i := 0; i+1 < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return m
+	}
+	c, err := Load(env(base()))
+	if err != nil || c.PaymentProvider != ProviderTest || c.StripeSecretKey != "" || c.StripeAPIURL != "" {
+		t.Fatalf("default: %+v, %v; want the test provider", c, err)
+	}
+	c, err = Load(env(base("PAYMENT_PROVIDER", "stripe", "STRIPE_SECRET_KEY", "sk_test_x",
+		"PAYMENT_WEBHOOK_SECRET", "whsec_x", "STRIPE_API_URL", "http://127.0.0.1:12111")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.PaymentProvider != ProviderStripe || c.StripeSecretKey != "sk_test_x" || c.StripeAPIURL != "http://127.0.0.1:12111" || c.WebhookSecret != "whsec_x" {
+		t.Fatalf("stripe: %+v", c)
+	}
+	for _, tc := range []struct {
+		m    map[string]string
+		want string
+	}{
+		{base("PAYMENT_PROVIDER", "paypal"), "PAYMENT_PROVIDER"},
+		{base("PAYMENT_PROVIDER", "stripe", "PAYMENT_WEBHOOK_SECRET", "whsec_x"), "STRIPE_SECRET_KEY"},
+		{base("PAYMENT_PROVIDER", "stripe", "STRIPE_SECRET_KEY", "sk_test_x"), "PAYMENT_WEBHOOK_SECRET"},
+		{base("STRIPE_API_URL", "localhost"), "STRIPE_API_URL"},
+	} {
+		_, err := Load(env(tc.m))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Load(%v) = %v, want an error naming %s", tc.m, err, tc.want)
+		}
+	}
+}
