@@ -46,6 +46,7 @@ type Checkout struct {
 	CardInvalid  bool
 	CSRFField    string // the hidden field's name; its value is Page.CSRFToken
 	PayLabel     string // the button: "Pay €90.00"
+	Free         bool   // nothing to pay: no card field
 	SeatsLink    ActionLink
 	TestCards    []TestCard
 }

@@ -24,6 +24,7 @@ const personal = "private, no-store"
 type checkoutForm struct {
 	Email string
 	Card  string
+	Free  bool // the hold costs nothing: no card is asked for
 }
 
 // showCheckout is the checkout page of a live hold. A hold that is over sends the buyer
@@ -65,7 +66,8 @@ func (s *server) submitCheckout(c echo.Context) error {
 	} else if err != nil {
 		return err
 	}
-	form := checkoutForm{Email: strings.TrimSpace(c.FormValue("email")), Card: strings.TrimSpace(c.FormValue("card"))}
+	_, total := orderLines(h.Seats, h.GA)
+	form := checkoutForm{Email: strings.TrimSpace(c.FormValue("email")), Card: strings.TrimSpace(c.FormValue("card")), Free: total == 0}
 	if msg, field := checkCheckoutForm(form); msg != "" {
 		return s.checkoutAgain(c, h, form, http.StatusBadRequest, msg, field)
 	}
@@ -74,6 +76,10 @@ func (s *server) submitCheckout(c echo.Context) error {
 		return s.checkoutAgain(c, h, form, http.StatusConflict, msg, "")
 	} else if err != nil {
 		return s.withSeatsLink(ctx, id.Event, err)
+	}
+	if o.Status == booking.StatusConfirmed { // a free order confirms at checkout: nothing to pay
+		s.leaveQueue(ctx, id.Event, buyer)
+		return seeOther(c, orderURL(o.ID))
 	}
 	_, err = s.Booking.Pay(ctx, o.ID, buyer, booking.PaymentMethod{Method: form.Card})
 	if err == nil {
@@ -158,6 +164,8 @@ func checkCheckoutForm(f checkoutForm) (msg, field string) {
 		return "Enter the email address your tickets should go to.", "email"
 	case !validEmail(f.Email):
 		return "That email address does not look right; write it as ada@example.com.", "email"
+	case f.Free:
+		// Nothing to pay: no card is asked for, and one sent anyway is not used.
 	case f.Card == "":
 		return "Enter a card number.", "card"
 	case !cardShaped(f.Card):
@@ -206,7 +214,11 @@ func (s *server) checkoutModel(c echo.Context, h booking.Hold) (views.Checkout, 
 		ExpiresText: expiryText(h.ExpiresAt, time.Now()),
 		CSRFField:   csrfForm,
 		PayLabel:    "Pay " + euros(total),
+		Free:        total == 0,
 		SeatsLink:   views.ActionLink{Href: seatsLink(ev).Href, Text: "Change seats"},
+	}
+	if m.Free {
+		m.PayLabel = "Get my tickets"
 	}
 	for _, number := range []string{"4242 4242 4242 4242", "4000 0000 0000 0002"} {
 		m.TestCards = append(m.TestCards, views.TestCard{Number: number, Outcome: testCards[number]})

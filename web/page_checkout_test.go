@@ -1,8 +1,11 @@
 package web
 
 import (
+	"boxoffice/internal/booking"
+	"context"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -98,8 +101,9 @@ func checkoutFormOf(t *testing.T, a pageAnswer) (action string, form url.Values)
 	if f.Length() != 1 || action == "" || token == "" {
 		t.Fatalf("checkout form: got %d forms, action %q, token %q; want one with both", f.Length(), action, token)
 	}
-	if f.Find(`input[name=email]`).Length() != 1 || f.Find(`input[name=card]`).Length() != 1 {
-		t.Fatalf("checkout form lacks the email or card field")
+	// A free hold's form has no card field (TestCheckoutFreePage says so).
+	if f.Find(`input[name=email]`).Length() != 1 {
+		t.Fatalf("checkout form lacks the email field")
 	}
 	return action, url.Values{"_csrf": {token}}
 }
@@ -122,6 +126,9 @@ func TestCheckoutPage(t *testing.T) {
 	action, _ := checkoutFormOf(t, a)
 	if want := "/holds/" + h.HoldID + "/checkout"; action != want {
 		t.Errorf("form action: got %q, want %q", action, want)
+	}
+	if n := a.doc.Find("form.checkout-form input[name=card]").Length(); n != 1 {
+		t.Errorf("card fields: got %d, want 1 for a hold that costs money", n)
 	}
 	exp, _ := a.doc.Find(".hold-expiry .countdown").Attr("data-expires-at")
 	if got, err := time.Parse(time.RFC3339, exp); err != nil || !got.Equal(h.ExpiresAt.Truncate(time.Second)) {
@@ -335,5 +342,36 @@ func TestCheckoutWording(t *testing.T) {
 		if _, field := checkCheckoutForm(checkoutForm{Email: tc.email, Card: tc.card}); field != tc.field {
 			t.Errorf("checkCheckoutForm(%q, %q): got field %q, want %q", tc.email, tc.card, field, tc.field)
 		}
+	}
+}
+
+// TestCheckoutFreePage: a hold that costs nothing is checked out through the page with
+// an email alone: no card field, and the form leads straight to the confirmed order.
+func TestCheckoutFreePage(t *testing.T) {
+	t.Parallel()
+	app := newTestApp(t)
+	c := app.newClient(t)
+	seat := firstSeats(t, app.Pool, app.EventID, 1)
+	if _, err := app.Pool.Exec(context.Background(), `UPDATE seats SET price_cents = 0 WHERE event_id = $1 AND id = $2`, app.EventID, seat[0]); err != nil {
+		t.Fatal(err)
+	}
+	h := c.hold(app.EventID, seat...)
+	page := c.page("/holds/"+h.HoldID+"/checkout", false)
+	if n := page.doc.Find(`input[name="card"]`).Length(); n != 0 {
+		t.Errorf("free checkout page: got %d card fields, want none", n)
+	}
+	action, form := checkoutFormOf(t, page)
+	form.Set("email", "ada@example.com")
+	a := c.postForm(action, form, false)
+	loc := a.header.Get("Location")
+	if a.status != http.StatusSeeOther || !strings.HasPrefix(loc, "/orders/") {
+		t.Fatalf("free checkout: got %d to %q, want 303 to /orders/…: %s", a.status, loc, truncate([]byte(a.body)))
+	}
+	orderID, err := strconv.ParseInt(strings.TrimPrefix(loc, "/orders/"), 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := waitOrder(t, c, orderID, booking.StatusConfirmed); o.AmountCents != 0 || len(o.Tickets) != 1 {
+		t.Errorf("free order: got %d cents and %d tickets, want 0 and 1", o.AmountCents, len(o.Tickets))
 	}
 }
