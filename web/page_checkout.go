@@ -14,6 +14,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"boxoffice/internal/booking"
+	"boxoffice/internal/wording"
 	"boxoffice/views"
 )
 
@@ -66,7 +67,7 @@ func (s *server) submitCheckout(c echo.Context) error {
 	} else if err != nil {
 		return err
 	}
-	_, total := orderLines(h.Seats, h.GA)
+	_, total := wording.OrderLines(h.Seats, h.GA)
 	form := checkoutForm{Email: strings.TrimSpace(c.FormValue("email")), Card: strings.TrimSpace(c.FormValue("card")), Free: total == 0}
 	if msg, field := checkCheckoutForm(form); msg != "" {
 		return s.checkoutAgain(c, h, form, http.StatusBadRequest, msg, field)
@@ -204,16 +205,16 @@ func (s *server) checkoutModel(c echo.Context, h booking.Hold) (views.Checkout, 
 	if err != nil {
 		return views.Checkout{}, err
 	}
-	lines, total := orderLines(h.Seats, h.GA)
+	lines, total := wording.OrderLines(h.Seats, h.GA)
 	m := views.Checkout{
 		Page:   checkoutPage(c),
 		Action: "/holds/" + h.ID.String() + "/checkout",
-		Event:  orderEvent(ev),
-		Lines:  lines, Total: euros(total),
+		Event:  wording.OrderEvent(ev),
+		Lines:  lines, Total: wording.Euros(total),
 		ExpiresAt:   h.ExpiresAt.UTC().Format(time.RFC3339),
 		ExpiresText: expiryText(h.ExpiresAt, time.Now()),
 		CSRFField:   csrfForm,
-		PayLabel:    "Pay " + euros(total),
+		PayLabel:    "Pay " + wording.Euros(total),
 		Free:        total == 0,
 		SeatsLink:   views.ActionLink{Href: seatsLink(ev).Href, Text: "Change seats"},
 	}
@@ -233,33 +234,6 @@ func checkoutPage(c echo.Context) views.Page {
 	return p
 }
 
-// orderLines prices seats and places line by line, and in total.
-func orderLines(seats []booking.Seat, ga *booking.GAPlaces) ([]views.OrderLine, int) {
-	var lines []views.OrderLine
-	total := 0
-	for _, st := range seats {
-		lines = append(lines, views.OrderLine{Label: seatLabel(st), Price: euros(st.PriceCents)})
-		total += st.PriceCents
-	}
-	if ga != nil {
-		cents := ga.PriceCents * ga.Quantity
-		lines = append(lines, views.OrderLine{
-			Label: fmt.Sprintf("%s (general admission) × %d", ga.TierName, ga.Quantity), Price: euros(cents),
-		})
-		total += cents
-	}
-	return lines, total
-}
-
-func seatLabel(st booking.Seat) string {
-	return fmt.Sprintf("%s, row %s, seat %d", st.Section, st.Row, st.Number)
-}
-
-// orderEvent and seatsLink word the event as the event pages do (page_events.go).
-func orderEvent(ev booking.Event) views.OrderEvent {
-	return views.OrderEvent{Name: ev.Name, When: eventWhen(ev), Venue: ev.Venue}
-}
-
 func seatsLink(ev booking.Event) views.ActionLink {
 	return views.ActionLink{Href: seatsURL(ev, ""), Text: "Choose seats again"}
 }
@@ -275,16 +249,6 @@ func expiryText(expires, now time.Time) string {
 		return at + " (about a minute from now)"
 	}
 	return fmt.Sprintf("%s (about %d minutes from now)", at, int(left/time.Minute))
-}
-
-// euros formats an amount in euro cents as people write it: €1,234.50. The test
-// payment provider charges in euro cents.
-func euros(cents int) string {
-	sign := ""
-	if cents < 0 {
-		sign, cents = "-", -cents
-	}
-	return fmt.Sprintf("%s€%s.%02d", sign, thousands(cents/100), cents%100)
 }
 
 // pageHoldID reads the hold id of a page's address. An address that cannot name a hold

@@ -2,6 +2,7 @@ package web
 
 import (
 	"boxoffice/internal/booking"
+	"boxoffice/internal/wording"
 	"context"
 	"net/http"
 	"net/url"
@@ -140,7 +141,7 @@ func TestCheckoutPage(t *testing.T) {
 	if n := a.doc.Find("table.order-lines tbody tr").Length(); n != 2 {
 		t.Errorf("lines: got %d, want 2 (one per seat)", n)
 	}
-	total := euros(h.Seats[0].PriceCents + h.Seats[1].PriceCents)
+	total := wording.Euros(h.Seats[0].PriceCents + h.Seats[1].PriceCents)
 	if got := a.doc.Find("table.order-lines tfoot .price").Text(); got != total {
 		t.Errorf("total: got %q, want %q", got, total)
 	}
@@ -304,17 +305,9 @@ func TestCheckoutCSRF(t *testing.T) {
 	}
 }
 
-// TestCheckoutWording: money, expiry and form checks as people read them.
+// TestCheckoutWording: expiry and form checks as people read them (amounts: internal/wording).
 func TestCheckoutWording(t *testing.T) {
 	t.Parallel()
-	for _, tc := range []struct {
-		cents int
-		want  string
-	}{{0, "€0.00"}, {5, "€0.05"}, {4500, "€45.00"}, {123456, "€1,234.56"}, {100000000, "€1,000,000.00"}} {
-		if got := euros(tc.cents); got != tc.want {
-			t.Errorf("euros(%d): got %q, want %q", tc.cents, got, tc.want)
-		}
-	}
 	now := time.Date(2026, 3, 14, 19, 0, 0, 0, time.UTC)
 	for _, tc := range []struct {
 		left time.Duration

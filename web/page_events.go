@@ -5,12 +5,12 @@ import (
 	"math"
 	"net/http"
 	"net/url"
-	"strconv"
 	"time"
 
 	"github.com/labstack/echo/v4"
 
 	"boxoffice/internal/booking"
+	"boxoffice/internal/wording"
 	"boxoffice/views"
 )
 
@@ -32,7 +32,7 @@ func (s *server) home(c echo.Context) error {
 			continue
 		}
 		h.Events = append(h.Events, views.EventCard{
-			Name: e.Name, Venue: e.Venue, When: eventWhen(e),
+			Name: e.Name, Venue: e.Venue, When: wording.When(e),
 			OnSale: onSaleText(e, now), URL: eventURL(e),
 		})
 	}
@@ -58,7 +58,7 @@ func (s *server) showEvent(c echo.Context) error {
 		return render(c, http.StatusOK, eventPageCache, views.AvailabilityView(av))
 	}
 	p := page(ev.Name)
-	p.Description = fmt.Sprintf("%s at %s, %s.", ev.Name, ev.Venue, eventWhen(ev))
+	p.Description = fmt.Sprintf("%s at %s, %s.", ev.Name, ev.Venue, wording.When(ev))
 	now := time.Now()
 	if ev.OnsaleAt.After(now) {
 		p.Scripts = append(p.Scripts, countdownScript)
@@ -116,18 +116,18 @@ func availability(ev booking.Event, m booking.SeatMap, sum booking.MapSummary) v
 	for _, sec := range sum.Sections {
 		av.Sections = append(av.Sections, views.SectionLine{
 			Name: sec.Name, Prices: priceRange(sec.MinPriceCents, sec.MaxPriceCents),
-			Left:      fmt.Sprintf("%s of %s left", thousands(sec.Available), thousands(sec.Seats)),
+			Left:      fmt.Sprintf("%s of %s left", wording.Thousands(sec.Available), wording.Thousands(sec.Seats)),
 			Available: sec.Available, Seats: sec.Seats,
 		})
 	}
 	av.SoldOut = left == 0
-	av.Summary = fmt.Sprintf("%s of %s seats left", thousands(sum.Available), thousands(sum.Seats))
+	av.Summary = fmt.Sprintf("%s of %s seats left", wording.Thousands(sum.Available), wording.Thousands(sum.Seats))
 	if len(m.GATiers) > 0 {
 		ga := 0
 		for _, t := range m.GATiers {
 			ga += t.Remaining
 		}
-		av.Summary += fmt.Sprintf(", and %s standing places", thousands(ga))
+		av.Summary += fmt.Sprintf(", and %s standing places", wording.Thousands(ga))
 	}
 	av.Summary += "."
 	return av
@@ -135,7 +135,7 @@ func availability(ev booking.Event, m booking.SeatMap, sum booking.MapSummary) v
 
 func eventHeader(ev booking.Event, now time.Time) views.EventHeader {
 	return views.EventHeader{
-		Name: ev.Name, Venue: ev.Venue, When: eventWhen(ev), OnSale: onSaleText(ev, now),
+		Name: ev.Name, Venue: ev.Venue, When: wording.When(ev), OnSale: onSaleText(ev, now),
 		URL: eventURL(ev), SeatsURL: seatsURL(ev, ""),
 	}
 }
@@ -151,10 +151,6 @@ func seatsURL(ev booking.Event, section string) string {
 	return u
 }
 
-func eventWhen(ev booking.Event) string {
-	return ev.StartsAt.UTC().Format("Mon 2 Jan 2006, 15:04 MST")
-}
-
 func onSaleText(ev booking.Event, now time.Time) string {
 	if ev.OnsaleAt.After(now) {
 		return "On sale from " + ev.OnsaleAt.UTC().Format("2 Jan 2006, 15:04 MST")
@@ -166,9 +162,9 @@ func onSaleText(ev booking.Event, now time.Time) string {
 // Euros, as the checkout charges them (euros).
 func priceText(cents int) string {
 	if cents%100 == 0 {
-		return "€" + thousands(cents/100)
+		return "€" + wording.Thousands(cents/100)
 	}
-	return euros(cents)
+	return wording.Euros(cents)
 }
 
 func priceRange(lo, hi int) string {
@@ -182,21 +178,5 @@ func leftText(n int) string {
 	if n <= 0 {
 		return "sold out"
 	}
-	return thousands(n) + " left"
-}
-
-// thousands writes a whole number with thousands separators: 12,345.
-func thousands(n int) string {
-	s := strconv.Itoa(n)
-	neg := n < 0
-	if neg {
-		s = s[1:]
-	}
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	if neg {
-		return "-" + s
-	}
-	return s
+	return wording.Thousands(n) + " left"
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/skip2/go-qrcode"
 
 	"boxoffice/internal/booking"
+	"boxoffice/internal/wording"
 	"boxoffice/views"
 )
 
@@ -44,19 +45,19 @@ func (s *server) showOrder(c echo.Context) error {
 // orderModel words where an order stands. Tickets are shown for a confirmed order only:
 // a refunded one admits no one.
 func (s *server) orderModel(ctx context.Context, c echo.Context, o booking.Order, ev booking.Event, buyer string) (views.Order, error) {
-	lines, _ := orderLines(o.Seats, o.GA)
+	lines, _ := wording.OrderLines(o.Seats, o.GA)
 	m := views.Order{
 		Page:   buyerPage(c, "Order "+strconv.FormatInt(o.ID, 10)),
 		Number: "Order " + strconv.FormatInt(o.ID, 10),
-		Event:  orderEvent(ev),
-		Lines:  lines, Total: euros(o.AmountCents), Email: o.Email,
+		Event:  wording.OrderEvent(ev),
+		Lines:  lines, Total: wording.Euros(o.AmountCents), Email: o.Email,
 	}
 	limit := s.Booking.Config().MaxPerBuyer
 	switch o.Status {
 	case booking.StatusConfirmed:
 		m.Tone, m.Heading = "done", "Your tickets"
 		m.Message = "Your payment is confirmed. Show each ticket's QR code at the door, on your phone or printed: print this page for one ticket per sheet."
-		tickets, err := ticketViews(o, orderEvent(ev))
+		tickets, err := ticketViews(o, wording.OrderEvent(ev))
 		if err != nil {
 			return m, err
 		}
@@ -67,11 +68,11 @@ func (s *server) orderModel(ctx context.Context, c echo.Context, o booking.Order
 		}
 	case booking.StatusRefundPending:
 		m.Tone, m.Heading = "problem", "Your payment will be refunded"
-		m.Message = refundCause(o.StatusReason, limit) + "; your payment will be refunded in full."
+		m.Message = wording.RefundCause(o.StatusReason, limit) + "; your payment will be refunded in full."
 		m.Next = seatsLink(ev)
 	case booking.StatusRefunded:
 		m.Tone, m.Heading = "problem", "Your payment has been refunded"
-		m.Message = refundCause(o.StatusReason, limit) + "; your payment has been refunded in full."
+		m.Message = wording.RefundCause(o.StatusReason, limit) + "; your payment has been refunded in full."
 		m.Next = seatsLink(ev)
 	case booking.StatusExpired:
 		m.Tone, m.Heading = "problem", "This order was not completed"
@@ -116,7 +117,7 @@ func (s *server) unpaidOrder(ctx context.Context, m views.Order, o booking.Order
 	}
 	m.Tone, m.Heading = "problem", "Not paid yet"
 	m.Message = "This order has not been paid yet. Your seats are held until " + expiryText(h.ExpiresAt, time.Now()) + "."
-	if o.StatusReason == "payment_failed" {
+	if o.StatusReason == booking.ReasonPaymentFailed {
 		m.Message = "Your last payment did not go through and nothing was charged. Your seats are held until " +
 			expiryText(h.ExpiresAt, time.Now()) + "."
 	}
@@ -128,9 +129,9 @@ func (s *server) unpaidOrder(ctx context.Context, m views.Order, o booking.Order
 func refundNotes(refunds []booking.OrderRefund) []string {
 	var out []string
 	for _, r := range refunds {
-		what := "A second payment of " + euros(r.AmountCents) + " for this order"
+		what := "A second payment of " + wording.Euros(r.AmountCents) + " for this order"
 		if r.Reason == booking.ReasonOtherPayment {
-			what = "A payment of " + euros(r.AmountCents) + " made while another payment of this order was under way"
+			what = "A payment of " + wording.Euros(r.AmountCents) + " made while another payment of this order was under way"
 		}
 		if r.Done {
 			out = append(out, what+" has been refunded in full.")
@@ -150,34 +151,9 @@ func refundsUnderWay(refunds []booking.OrderRefund) bool {
 	return false
 }
 
-// refundCause says in plain words why a paid order sold nothing. The reasons are those
-// booking.ApplyPayment records.
-func refundCause(reason string, maxPerBuyer int) string {
-	switch reason {
-	case booking.ReasonOrderExpired:
-		return "Your payment arrived after this order had expired, and its seats were back on sale"
-	case booking.ReasonOrderClosed:
-		return "Your payment arrived after this order had closed"
-	case "seats_unavailable":
-		return "Your hold ran out before the payment completed and the seats were sold to someone else"
-	case "sold_out":
-		return "Your hold ran out before the payment completed and the places were sold to someone else"
-	case "buyer_limit":
-		return fmt.Sprintf("Buying these seats would have taken you past the limit of %d tickets per buyer "+
-			"for this event", maxPerBuyer)
-	case "amount_mismatch":
-		return "The amount paid did not match the order's total, so nothing was sold"
-	}
-	return "We could not complete this sale"
-}
-
 // ticketViews makes the printable tickets of an order: the place each admits to and
 // the QR code of its code.
 func ticketViews(o booking.Order, ev views.OrderEvent) ([]views.Ticket, error) {
-	seats := make(map[int64]booking.Seat, len(o.Seats))
-	for _, st := range o.Seats {
-		seats[st.ID] = st
-	}
 	out := make([]views.Ticket, 0, len(o.Tickets))
 	for i, t := range o.Tickets {
 		qr, err := qrSVG(t.Code)
@@ -185,24 +161,10 @@ func ticketViews(o booking.Order, ev views.OrderEvent) ([]views.Ticket, error) {
 			return nil, err
 		}
 		v := views.Ticket{
-			Label: fmt.Sprintf("Ticket %d of %d", i+1, len(o.Tickets)),
+			Label: wording.TicketLabel(i, len(o.Tickets)),
 			Code:  t.Code, Event: ev, QR: qr,
 		}
-		if st, ok := seats[t.SeatID]; ok && t.SeatID != 0 {
-			v.Place = []views.TicketField{
-				{Label: "Section", Value: st.Section},
-				{Label: "Row", Value: st.Row},
-				{Label: "Seat", Value: strconv.Itoa(st.Number)},
-			}
-			v.QRName = "QR code of the ticket for " + seatLabel(st)
-		} else {
-			tier := "General admission"
-			if o.GA != nil && o.GA.TierID == t.GATierID {
-				tier = o.GA.TierName + " (general admission)"
-			}
-			v.Place = []views.TicketField{{Label: "Admission", Value: tier}}
-			v.QRName = "QR code of the ticket for " + tier
-		}
+		v.Place, v.QRName = wording.TicketPlace(o, t)
 		out = append(out, v)
 	}
 	return out, nil

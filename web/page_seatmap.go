@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"boxoffice/internal/booking"
+	"boxoffice/internal/wording"
 	"boxoffice/views"
 )
 
@@ -123,14 +124,14 @@ func seatMapView(a mapArgs) views.SeatMap {
 	case a.section != "":
 		sec, _ := a.sum.Section(a.section)
 		v.Heading = "Section " + sec.Name
-		v.Summary = fmt.Sprintf("%s of %s seats left in this section.", thousands(sec.Available), thousands(sec.Seats))
+		v.Summary = fmt.Sprintf("%s of %s seats left in this section.", wording.Thousands(sec.Available), wording.Thousands(sec.Seats))
 		if big {
 			v.BackURL = seatsURL(a.ev, "")
 		}
 		seatRows(&v, a)
 	default:
 		v.Heading = "Seat map"
-		v.Summary = fmt.Sprintf("%s of %s seats left.", thousands(a.sum.Available), thousands(a.sum.Seats))
+		v.Summary = fmt.Sprintf("%s of %s seats left.", wording.Thousands(a.sum.Available), wording.Thousands(a.sum.Seats))
 		seatRows(&v, a)
 	}
 	return v
@@ -141,7 +142,7 @@ func seatMapView(a mapArgs) views.SeatMap {
 func overview(v *views.SeatMap, a mapArgs) {
 	v.Overview = true
 	v.Heading = "Sections"
-	v.Summary = fmt.Sprintf("%s of %s seats left in %d sections.", thousands(a.sum.Available), thousands(a.sum.Seats), len(a.sum.Sections))
+	v.Summary = fmt.Sprintf("%s of %s seats left in %d sections.", wording.Thousands(a.sum.Available), wording.Thousands(a.sum.Seats), len(a.sum.Sections))
 	if len(a.sum.Sections) == 0 {
 		return
 	}
@@ -157,10 +158,10 @@ func overview(v *views.SeatMap, a mapArgs) {
 		v.Sections = append(v.Sections, views.SectionShape{
 			Name: sec.Name, URL: seatsURL(a.ev, sec.Name),
 			Label: fmt.Sprintf("Section %s: %s of %s seats left (%d%%), %s", sec.Name,
-				thousands(sec.Available), thousands(sec.Seats), pct, priceRange(sec.MinPriceCents, sec.MaxPriceCents)),
+				wording.Thousands(sec.Available), wording.Thousands(sec.Seats), pct, priceRange(sec.MinPriceCents, sec.MaxPriceCents)),
 			Class: availabilityBand(sec.Available, sec.Seats),
 			X:     x, Y: y, W: w, H: h, TextX: x + w/2, TextY: y + h/2 - 20,
-			Left: fmt.Sprintf("%s left · %d%%", thousands(sec.Available), pct),
+			Left: fmt.Sprintf("%s left · %d%%", wording.Thousands(sec.Available), pct),
 		})
 	}
 	top := minY - pad - stageGap - stageH

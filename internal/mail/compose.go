@@ -11,6 +11,7 @@ import (
 	"github.com/skip2/go-qrcode"
 
 	"boxoffice/internal/booking"
+	"boxoffice/internal/wording"
 	"boxoffice/views"
 )
 
@@ -39,20 +40,16 @@ func Confirmation(r booking.Receipt, s Site) (Message, error) {
 		return Message{}, fmt.Errorf("order %d is confirmed but has no tickets", o.ID)
 	}
 	host := hostOf(s.BaseURL)
-	lines := orderLines(o.Seats, o.GA)
+	lines, _ := wording.OrderLines(o.Seats, o.GA)
 	m := views.MailConfirmation{
 		Subject:  fmt.Sprintf("Your tickets for %s (order %d)", ev.Name, o.ID),
 		Heading:  "Your tickets for " + ev.Name,
 		Intro:    "Your payment is confirmed. Here are your tickets: show each one's QR code at the door.",
 		Number:   "Order " + strconv.FormatInt(o.ID, 10),
-		Event:    orderEvent(ev),
+		Event:    wording.OrderEvent(ev),
 		Lines:    lines,
-		Total:    euros(o.AmountCents),
+		Total:    wording.Euros(o.AmountCents),
 		OrderURL: orderURL(s.BaseURL, o.ID),
-	}
-	seats := make(map[int64]booking.Seat, len(o.Seats))
-	for _, st := range o.Seats {
-		seats[st.ID] = st
 	}
 	var inline []Inline
 	for i, t := range o.Tickets {
@@ -65,24 +62,10 @@ func Confirmation(r booking.Receipt, s Site) (Message, error) {
 			ContentID: cid, Name: fmt.Sprintf("ticket-%d.png", i+1), ContentType: "image/png", Data: png,
 		})
 		mt := views.MailTicket{
-			Label: fmt.Sprintf("Ticket %d of %d", i+1, len(o.Tickets)),
+			Label: wording.TicketLabel(i, len(o.Tickets)),
 			Code:  t.Code, QRSrc: "cid:" + cid,
 		}
-		if st, ok := seats[t.SeatID]; ok && t.SeatID != 0 {
-			mt.Place = []views.TicketField{
-				{Label: "Section", Value: st.Section},
-				{Label: "Row", Value: st.Row},
-				{Label: "Seat", Value: strconv.Itoa(st.Number)},
-			}
-			mt.QRName = "QR code of the ticket for " + seatLabel(st)
-		} else {
-			tier := "General admission"
-			if o.GA != nil && o.GA.TierID == t.GATierID {
-				tier = o.GA.TierName + " (general admission)"
-			}
-			mt.Place = []views.TicketField{{Label: "Admission", Value: tier}}
-			mt.QRName = "QR code of the ticket for " + tier
-		}
+		mt.Place, mt.QRName = wording.TicketPlace(o, t)
 		m.Tickets = append(m.Tickets, mt)
 	}
 	html, err := render(views.ConfirmationMail(m))
@@ -99,16 +82,16 @@ func Confirmation(r booking.Receipt, s Site) (Message, error) {
 // why in plain words. A confirmed order refunded a further payment: its tickets stay.
 func Refund(r booking.Receipt, s Site) (Message, error) {
 	o, ev := r.Order, r.Event
-	lines := orderLines(o.Seats, o.GA)
+	lines, _ := wording.OrderLines(o.Seats, o.GA)
 	heading, message := refundWords(o, s.MaxPerBuyer)
 	m := views.MailRefund{
 		Subject:  fmt.Sprintf("Refund for order %d: %s", o.ID, ev.Name),
 		Heading:  heading,
 		Message:  message,
 		Number:   "Order " + strconv.FormatInt(o.ID, 10),
-		Event:    orderEvent(ev),
+		Event:    wording.OrderEvent(ev),
 		Lines:    lines,
-		Total:    euros(o.AmountCents),
+		Total:    wording.Euros(o.AmountCents),
 		OrderURL: orderURL(s.BaseURL, o.ID),
 	}
 	html, err := render(views.RefundMail(m))
@@ -131,43 +114,18 @@ func refundWords(o booking.Order, maxPerBuyer int) (heading, message string) {
 	if cents == 0 {
 		cents = o.AmountCents
 	}
-	amount := euros(cents)
+	amount := wording.Euros(cents)
 	switch o.Status {
 	case booking.StatusConfirmed:
 		return "A second payment has been refunded",
 			"Your order was already paid, so a further payment of " + amount + " for it has been refunded in full. Your tickets are still valid."
 	case booking.StatusRefundPending:
 		return "Your payment will be refunded",
-			refundCause(o.StatusReason, maxPerBuyer) + ", so your payment of " + amount + " will be refunded in full."
+			wording.RefundCause(o.StatusReason, maxPerBuyer) + ", so your payment of " + amount + " will be refunded in full."
 	}
 	return "Your payment has been refunded",
-		refundCause(o.StatusReason, maxPerBuyer) + ", so your payment of " + amount +
+		wording.RefundCause(o.StatusReason, maxPerBuyer) + ", so your payment of " + amount +
 			" has been refunded in full. It may take a few days to show on your statement."
-}
-
-// refundCause says in plain words why a paid order sold nothing, from the reason
-// booking records on the order. The order page words the same reasons
-// (web/page_orders.go).
-func refundCause(reason string, maxPerBuyer int) string {
-	switch reason {
-	case booking.ReasonSeatsUnavailable:
-		return "Your hold ran out before the payment completed and the seats were sold to someone else"
-	case booking.ReasonSoldOut:
-		return "Your hold ran out before the payment completed and the places were sold to someone else"
-	case booking.ReasonBuyerLimit:
-		return fmt.Sprintf("Buying these seats would have taken you past the limit of %d tickets per buyer for this event", maxPerBuyer)
-	case booking.ReasonAmountMismatch:
-		return "The amount paid did not match the order's total, so nothing was sold"
-	case booking.ReasonOrderExpired, booking.ReasonHoldLapsed:
-		return "Your payment arrived after the order had expired and its seats had gone back on sale"
-	case booking.ReasonOrderClosed:
-		return "Your payment arrived after the order had already been closed"
-	case booking.ReasonOtherPayment:
-		return "A second payment was made for this order while the first was still being processed"
-	case booking.ReasonAlreadyPaid:
-		return "Your order was already paid"
-	}
-	return "We could not complete this sale"
 }
 
 // messageID names one kind of email about one order, the same every time it is made.

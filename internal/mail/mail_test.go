@@ -121,7 +121,7 @@ func TestRefundWords(t *testing.T) {
 		{booking.StatusRefunded, booking.ReasonSeatsUnavailable, nil, []string{"has been refunded", "sold to someone else", "€1,234.50 has been refunded in full"}},
 		{booking.StatusRefunded, booking.ReasonBuyerLimit, nil, []string{"limit of 6 tickets per buyer"}},
 		{booking.StatusRefunded, booking.ReasonAmountMismatch, []int{1000}, []string{"did not match the order's total", "€10.00 has been refunded"}},
-		{booking.StatusRefunded, booking.ReasonOrderExpired, nil, []string{"after the order had expired"}},
+		{booking.StatusRefunded, booking.ReasonOrderExpired, nil, []string{"after this order had expired"}},
 		{booking.StatusRefunded, "something_new", nil, []string{"We could not complete this sale", "refunded in full"}},
 		{booking.StatusRefundPending, booking.ReasonSoldOut, nil, []string{"will be refunded", "places were sold"}},
 		{booking.StatusConfirmed, booking.ReasonAlreadyPaid, []int{500, 500}, []string{"A second payment has been refunded", "€10.00", "tickets are still valid"}},

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"boxoffice/internal/booking"
 	"boxoffice/views"
 )
 
@@ -43,45 +42,4 @@ func writeOrder(b *strings.Builder, number string, ev views.OrderEvent, lines []
 		fmt.Fprintf(b, "  %s  %s\n", l.Label, l.Price)
 	}
 	fmt.Fprintf(b, "  Total  %s\n", total)
-}
-
-// The wording of orders, as the pages word them (web/page_checkout.go): an email and
-// the order page it links to say the same things the same way.
-
-func orderLines(seats []booking.Seat, ga *booking.GAPlaces) []views.OrderLine {
-	var lines []views.OrderLine
-	for _, st := range seats {
-		lines = append(lines, views.OrderLine{Label: seatLabel(st), Price: euros(st.PriceCents)})
-	}
-	if ga != nil {
-		lines = append(lines, views.OrderLine{
-			Label: fmt.Sprintf("%s (general admission) × %d", ga.TierName, ga.Quantity), Price: euros(ga.PriceCents * ga.Quantity),
-		})
-	}
-	return lines
-}
-
-func seatLabel(st booking.Seat) string {
-	return fmt.Sprintf("%s, row %s, seat %d", st.Section, st.Row, st.Number)
-}
-
-func orderEvent(ev booking.Event) views.OrderEvent {
-	return views.OrderEvent{Name: ev.Name, When: ev.StartsAt.UTC().Format("Mon 2 Jan 2006, 15:04 MST"), Venue: ev.Venue}
-}
-
-// euros formats an amount in euro cents as people write it: €1,234.50.
-func euros(cents int) string {
-	sign := ""
-	if cents < 0 {
-		sign, cents = "-", -cents
-	}
-	return fmt.Sprintf("%s€%s.%02d", sign, thousands(cents/100), cents%100)
-}
-
-func thousands(n int) string {
-	s := fmt.Sprint(n)
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
 }
