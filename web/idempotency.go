@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"encoding/json"
-	"errors"
 	"io"
 	"net/http"
 
@@ -59,20 +57,20 @@ func (s *server) idempotent(c echo.Context, h echo.HandlerFunc) error {
 	rec := &recorder{ResponseWriter: c.Response().Writer}
 	c.Response().Writer = rec
 	herr := h(c)
+	code := ""
+	if herr != nil {
+		// The one error handler writes the answer now, through the recorder, so that
+		// what is kept is exactly what went out; Echo's own call of it then finds the
+		// answer committed and only the request log sees the error.
+		s.handleError(herr, c)
+		code = s.toAPIError(herr).Code
+	}
 	c.Response().Writer = rec.ResponseWriter
 	status, answer := c.Response().Status, rec.body.Bytes()
-	if herr != nil {
-		// The error handler writes it after this returns: keep what it will write.
-		ae := s.toAPIError(herr)
-		status = ae.Status
-		if answer, err = json.Marshal(ae); err != nil {
-			status = 0
-		}
-		answer = append(answer, '\n') // as Echo's encoder ends it
-	} else if !c.Response().Committed {
+	if !c.Response().Committed {
 		status = 0
 	}
-	if !keepAnswer(status, herr) {
+	if !keepAnswer(status, code) {
 		status = 0 // gives the key back
 	}
 	if err := s.Booking.FinishIdempotent(context.WithoutCancel(ctx), buyer, key, status, answer); err != nil {
@@ -83,13 +81,13 @@ func (s *server) idempotent(c echo.Context, h echo.HandlerFunc) error {
 	return herr
 }
 
-// keepAnswer reports whether an answer is the request's final word, to replay.
-func keepAnswer(status int, err error) bool {
-	var ae *apiError
+// keepAnswer reports whether an answer is the request's final word, to replay; code is
+// its error code, if it is an error.
+func keepAnswer(status int, code string) bool {
 	switch {
 	case status == 0, status >= 500, status == http.StatusTooManyRequests, status == http.StatusRequestTimeout:
 		return false
-	case errors.As(err, &ae) && ae.Code == "busy":
+	case code == "busy":
 		return false
 	}
 	return true
