@@ -44,7 +44,7 @@ type Config struct {
 
 	// Mail and jobs (mail.go): where email goes, what it says it is from, the address
 	// its links start with, and how the job queue works.
-	SMTP              SMTP          // SMTP_URL; unset, email is logged and not sent
+	SMTP              SMTP          // SMTP_URL; unset, email is noted in the log (never its text) and not sent
 	MailFrom          string        // MAIL_FROM
 	BaseURL           string        // BASE_URL: the site's public address, for links in email
 	JobWorkers        int           // JOB_WORKERS: jobs one instance works at once

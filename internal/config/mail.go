@@ -39,7 +39,7 @@ func (s SMTP) Enabled() bool { return s.Host != "" }
 // String names the server without its password, for logs.
 func (s SMTP) String() string {
 	if !s.Enabled() {
-		return "none (email is logged, not sent)"
+		return "none (email is noted in the log, not sent)"
 	}
 	scheme := "smtp"
 	if s.ImplicitTLS {
