@@ -61,6 +61,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, out io.
 	}
 	// As many connections as redis-benchmark gets, so the pool is not the difference.
 	ropt.PoolSize = o.clients
+	ropt.ContextTimeoutEnabled = true // as the program's client (internal/app), and as waitroom.New requires
 	rdb := redis.NewClient(ropt)
 	defer rdb.Close()
 	if err := rdb.Ping(ctx).Err(); err != nil {
@@ -71,7 +72,6 @@ func run(ctx context.Context, args []string, getenv func(string) string, out io.
 
 	key := waitroom.Key{ID: "bench", Secret: []byte(rand.Text())}
 	room := waitroom.New(rdb, prefix, []waitroom.Key{key}, waitroom.Hooks{}, slog.New(slog.DiscardHandler), waitroom.Options{})
-	defer room.Close()
 	if err := room.LoadScripts(ctx); err != nil {
 		return err
 	}

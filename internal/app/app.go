@@ -271,9 +271,6 @@ func (a *App) Close(ctx context.Context) error {
 	if a.publisher != nil {
 		a.publisher.Close()
 	}
-	if a.Queue != nil {
-		err = errors.Join(err, a.Queue.Close())
-	}
 	if a.Redis != nil {
 		err = errors.Join(err, a.Redis.Close())
 	}

@@ -25,6 +25,7 @@ func Redis(t testing.TB) (*redis.Client, string) {
 	if err != nil {
 		t.Fatalf("dbtest: parse REDIS_URL: %v", err)
 	}
+	opts.ContextTimeoutEnabled = true // as the program's client (internal/app)
 	client := redis.NewClient(opts)
 	prefix := "test:" + randomHex(8) + ":"
 	t.Cleanup(func() {

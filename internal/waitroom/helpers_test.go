@@ -29,7 +29,6 @@ var testKey = Key{ID: "k1", Secret: []byte("test secret, 32 bytes long......")}
 func newRoom(t *testing.T, rdb *redis.Client, prefix string, hooks Hooks, opt Options) *Room {
 	t.Helper()
 	r := New(rdb, prefix, []Key{testKey}, hooks, quiet, opt)
-	t.Cleanup(func() { _ = r.Close() })
 	return r
 }
 
@@ -246,7 +245,7 @@ func privateRedis(t *testing.T) (*redisServer, *redis.Client, string) {
 	}
 	port := freePort(t)
 	srv := startRedis(t, port)
-	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:" + port})
+	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:" + port, ContextTimeoutEnabled: true})
 	t.Cleanup(func() { _ = rdb.Close() })
 	return srv, rdb, port
 }

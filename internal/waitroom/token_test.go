@@ -11,10 +11,9 @@ import (
 // tokenRoom is a Room for signing and verifying only: its Redis is never asked.
 func tokenRoom(t *testing.T, keys ...Key) *Room {
 	t.Helper()
-	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})
+	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", ContextTimeoutEnabled: true})
 	t.Cleanup(func() { _ = rdb.Close() })
 	r := New(rdb, "test:", keys, Hooks{}, quiet, Options{})
-	t.Cleanup(func() { _ = r.Close() })
 	return r
 }
 

@@ -164,7 +164,6 @@ const (
 // concurrent use; Run is called once per Room.
 type Room struct {
 	rdb       *redis.Client
-	ownClient bool // rdb was made by New and is closed by Close
 	prefix    string
 	keys      []Key
 	verifiers map[string][]byte // key id → secret, for every configured key
@@ -190,10 +189,10 @@ type Room struct {
 // without a key, or with a key lacking an id or secret: a configuration error to catch
 // at start.
 //
-// go-redis lets a context's deadline cut a call short only with ContextTimeoutEnabled;
-// without it a hanging Redis would hold each call for ReadTimeout (seconds). When rdb
-// lacks it, the Room makes its own client with rdb's options and it set (one more
-// connection pool, freed by Close).
+// rdb must have ContextTimeoutEnabled (New panics otherwise): go-redis lets a context's
+// deadline cut a call short only with it, and without it a hanging Redis would hold
+// each call for its read timeout (seconds) instead of Options.Timeout. The program's
+// client has it (internal/app), and so do the tests' (internal/dbtest).
 func New(rdb *redis.Client, prefix string, keys []Key, hooks Hooks, log *slog.Logger, opt Options) *Room {
 	if len(keys) == 0 {
 		panic("waitroom: no signing key")
@@ -210,29 +209,13 @@ func New(rdb *redis.Client, prefix string, keys []Key, hooks Hooks, log *slog.Lo
 	}
 	r := &Room{rdb: rdb, prefix: prefix, keys: keys, verifiers: ver, hooks: hooks, log: log, opt: opt.withDefaults()}
 	if !rdb.Options().ContextTimeoutEnabled {
-		// rdb's options after NewClient's defaults: put back what a second round of
-		// defaults would misread, and let the new client make its own push processor.
-		o := *rdb.Options()
-		o.ContextTimeoutEnabled = true
-		o.PushNotificationProcessor = nil
-		if o.MaxRetries == 0 { // 0 after defaults was -1 (no retries); 0 again would be 3
-			o.MaxRetries = -1
-		}
-		r.rdb, r.ownClient = redis.NewClient(&o), true
+		panic("waitroom: the Redis client needs ContextTimeoutEnabled, so that a hanging Redis cannot hold a call past Options.Timeout")
 	}
 	var seed [32]byte
 	_, _ = rand.Read(seed[:]) // crypto/rand.Read never fails (Go 1.24+)
 	r.rnd = mrand.New(mrand.NewChaCha8(seed))
 	r.id = rand.Text()[:12] // 60 random bits name this instance
 	return r
-}
-
-// Close frees the Room's own Redis client, if New made one. Call it after Run returned.
-func (r *Room) Close() error {
-	if r.ownClient {
-		return r.rdb.Close()
-	}
-	return nil
 }
 
 // seed makes pre-queue places reproducible (tests).
