@@ -72,7 +72,8 @@ WHERE id = @id AND state IN ('pending', 'unknown', 'failed');
 UPDATE payments SET state = 'refunded', updated_at = now() WHERE id = @id AND state = 'succeeded';
 
 -- name: PaymentTouch :exec
--- A lookup found the payment still processing: look again after another while.
+-- Reconciliation took the payment up: whatever the lookup says, the next pass takes
+-- the others first (a payment that cannot be settled must not hold the front).
 UPDATE payments SET updated_at = now() WHERE id = @id AND state IN ('pending', 'unknown');
 
 -- name: PaymentsOfOrder :many
@@ -82,6 +83,7 @@ SELECT * FROM payments WHERE order_id = @order_id ORDER BY id;
 -- Payments with no word from the provider for age_seconds: reconciliation looks them up.
 SELECT p.*, o.event_id
 FROM payments p JOIN orders o ON o.id = p.order_id
-WHERE p.state IN ('pending', 'unknown') AND p.updated_at < now() - make_interval(secs => @age_seconds::float8)
+WHERE p.provider = @provider AND p.state IN ('pending', 'unknown')
+  AND p.updated_at < now() - make_interval(secs => @age_seconds::float8)
 ORDER BY p.updated_at
 LIMIT @max_rows::int;

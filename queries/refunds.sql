@@ -53,7 +53,8 @@ SELECT r.id, r.state, r.order_id, r.amount_cents, r.idempotency_key, r.provider_
 FROM refunds r
 JOIN payments p ON p.id = r.payment_id
 JOIN orders o ON o.id = r.order_id
-WHERE r.state IN ('due', 'pending') AND r.updated_at < now() - make_interval(secs => @age_seconds::float8)
+WHERE p.provider = @provider AND r.state IN ('due', 'pending')
+  AND r.updated_at < now() - make_interval(secs => @age_seconds::float8)
 ORDER BY r.updated_at
 LIMIT @max_rows::int;
 

@@ -33,6 +33,9 @@ type Config struct {
 	// provider before reconciliation looks it up: long enough that its webhook has
 	// normally come, so lookups are the exception.
 	ReconcileAfter time.Duration
+	// ReconcileBatch bounds the payments (and refunds) one reconciliation pass looks
+	// up; the next pass takes the rest.
+	ReconcileBatch int
 	// IdempotencyTTL is how long the API keeps the answer of a request sent with an
 	// Idempotency-Key.
 	IdempotencyTTL time.Duration
@@ -44,7 +47,7 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{
 		HoldTTL: 10 * time.Minute, MaxPerBuyer: 10, MapMaxAge: time.Second,
-		ReconcileAfter: 3 * time.Minute, IdempotencyTTL: 24 * time.Hour,
+		ReconcileAfter: 3 * time.Minute, ReconcileBatch: 200, IdempotencyTTL: 24 * time.Hour,
 	}
 }
 
@@ -87,6 +90,9 @@ func New(pool *pgxpool.Pool, cfg Config, notify Notifier, provider Provider, log
 	}
 	if cfg.ReconcileAfter <= 0 {
 		cfg.ReconcileAfter = def.ReconcileAfter
+	}
+	if cfg.ReconcileBatch <= 0 {
+		cfg.ReconcileBatch = def.ReconcileBatch
 	}
 	if cfg.IdempotencyTTL <= 0 {
 		cfg.IdempotencyTTL = def.IdempotencyTTL

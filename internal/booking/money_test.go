@@ -253,3 +253,43 @@ func TestReceipt(t *testing.T) {
 		t.Errorf("receipt of no order: got %v, want ErrOrderNotFound", err)
 	}
 }
+
+// TestReconcileStuckPaymentGoesToTheBack: a payment the provider cannot tell about
+// (every lookup fails) must not hold the front of reconciliation's line. With a batch
+// of one and the stuck payment the oldest, the second pass must take the other one.
+// Before, a failed lookup left the row untouched, first in line for ever: a batch's
+// worth of such payments stopped reconciliation for good.
+func TestReconcileStuckPaymentGoesToTheBack(t *testing.T) {
+	t.Parallel()
+	cfg := DefaultConfig()
+	cfg.ReconcileAfter, cfg.ReconcileBatch = time.Nanosecond, 1
+	f := newMoneyFixture(t, confirmSpec(), cfg)
+	f.log.expect("payment lookup failed")
+	seats := f.rowSeats(t, "Floor", "A")
+	stuck := f.checkout(t, f.hold(t, "a", seats[0]), "a")
+	other := f.checkout(t, f.hold(t, "b", seats[1]), "b")
+	for buyer, o := range map[string]Order{"a": stuck, "b": other} {
+		if _, err := f.svc.Pay(t.Context(), o.ID, buyer, PaymentMethod{Method: "card"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stuckID := f.provider.chargeOf(t, stuck.ID).id
+	f.provider.mu.Lock()
+	f.provider.cannotSay = map[string]bool{stuckID: true}
+	f.provider.mu.Unlock()
+	// The stuck payment is the oldest.
+	if _, err := f.pool.Exec(t.Context(), `UPDATE payments SET updated_at = now() - interval '1 hour' WHERE order_id = $1`, stuck.ID); err != nil {
+		t.Fatal(err)
+	}
+	for pass := 1; pass <= 2; pass++ {
+		if _, err := f.svc.Reconcile(t.Context()); err != nil {
+			t.Fatalf("pass %d: %v", pass, err)
+		}
+	}
+	if st, _ := f.orderStatus(t, other.ID); st != StatusConfirmed {
+		t.Errorf("the other order after two passes of one: got %s, want confirmed", st)
+	}
+	if st, _ := f.orderStatus(t, stuck.ID); st != StatusPending {
+		t.Errorf("the stuck order: got %s, want still pending (its claim kept)", st)
+	}
+}

@@ -14,13 +14,14 @@ import (
 // sends no webhooks: a test applies the events it wants, built by event and
 // refundEvent.
 type fakeProvider struct {
-	mu       sync.Mutex
-	next     []fakeOutcome // outcomes of the next charges, in order; then fakeOK
-	byKey    map[string]*fakeCharge
-	byID     map[string]*fakeCharge
-	refunds  map[string]string // refund key -> refund id
-	charges  int               // charges taken
-	refundsN int               // refunds made (not repeats of a key)
+	mu        sync.Mutex
+	next      []fakeOutcome // outcomes of the next charges, in order; then fakeOK
+	byKey     map[string]*fakeCharge
+	byID      map[string]*fakeCharge
+	refunds   map[string]string // refund key -> refund id
+	charges   int               // charges taken
+	refundsN  int               // refunds made (not repeats of a key)
+	cannotSay map[string]bool   // payment ids whose lookups fail
 }
 
 // fakeOutcome is what one charge does.
@@ -77,6 +78,9 @@ func (p *fakeProvider) Charge(_ context.Context, req ChargeRequest) (ChargeResul
 func (p *fakeProvider) LookUp(_ context.Context, ref PaymentRef) (PaymentStatus, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.cannotSay[ref.PaymentID] {
+		return PaymentStatus{}, errFakeTimeout
+	}
 	c := p.byID[ref.PaymentID]
 	if c == nil {
 		c = p.byKey[ref.Key]

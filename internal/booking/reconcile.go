@@ -10,9 +10,6 @@ import (
 	"boxoffice/internal/db"
 )
 
-// reconcileBatch bounds what one pass takes on; the next pass takes the rest.
-const reconcileBatch = 200
-
 // reconcile is Reconcile: see effects.go. Each step is safe on several instances at
 // once: a lookup's answer is applied through ApplyPayment under an event id made of
 // the payment and its state, recorded like a webhook's, so two instances applying the
@@ -43,13 +40,17 @@ func (s *Service) reconcile(ctx context.Context) (ReconcileResult, error) {
 // reconcilePayments looks up the payments with no word from the provider for age
 // seconds and applies what the provider says as if its webhook had come.
 func (s *Service) reconcilePayments(ctx context.Context, age float64, res *ReconcileResult) error {
-	pays, err := s.q.PaymentsUnsettled(ctx, db.PaymentsUnsettledParams{AgeSeconds: age, MaxRows: reconcileBatch})
+	pays, err := s.q.PaymentsUnsettled(ctx, db.PaymentsUnsettledParams{
+		Provider: s.pay.Name(), AgeSeconds: age, MaxRows: int32(s.cfg.ReconcileBatch),
+	})
 	if err != nil {
 		return translate(err)
 	}
 	for _, p := range pays {
-		if p.Provider != s.pay.Name() {
-			continue
+		// To the back of the line first, whatever follows: the batch is the oldest
+		// rows, and one the provider cannot settle must not keep the rest waiting.
+		if err := s.q.PaymentTouch(ctx, p.ID); err != nil {
+			return translate(err)
 		}
 		ref := PaymentRef{Key: p.IdempotencyKey}
 		if p.ProviderPaymentID != nil {
@@ -73,16 +74,14 @@ func (s *Service) reconcilePayments(ctx context.Context, age float64, res *Recon
 			// Nothing was taken: the claim is given up.
 			ev.Kind = KindPaymentFailed
 		default:
-			if err := s.q.PaymentTouch(ctx, p.ID); err != nil {
-				return translate(err)
-			}
-			continue
+			continue // still processing: asked again in a later pass
 		}
 		if ev.PaymentID == "" {
 			ev.PaymentID = ref.PaymentID
 		}
 		if _, err := s.ApplyPayment(ctx, p.Provider, ev); err != nil {
-			return err
+			s.log.WarnContext(ctx, "payment lookup not applied, to be tried again", "payment", p.ID, "order", p.OrderID, "err", err)
+			continue
 		}
 		res.Applied++
 	}
@@ -92,12 +91,19 @@ func (s *Service) reconcilePayments(ctx context.Context, age float64, res *Recon
 // reconcileRefunds runs the refunds no job has run (lost, or no job queue configured)
 // and settles those whose webhook never came by looking up their payment.
 func (s *Service) reconcileRefunds(ctx context.Context, age float64, res *ReconcileResult) error {
-	refunds, err := s.q.RefundsStale(ctx, db.RefundsStaleParams{AgeSeconds: age, MaxRows: reconcileBatch})
+	refunds, err := s.q.RefundsStale(ctx, db.RefundsStaleParams{
+		Provider: s.pay.Name(), AgeSeconds: age, MaxRows: int32(s.cfg.ReconcileBatch),
+	})
 	if err != nil {
 		return translate(err)
 	}
 	for _, r := range refunds {
-		if r.Provider != s.pay.Name() || r.ProviderPaymentID == nil {
+		// To the back of the line first, as for payments.
+		if err := s.q.RefundTouch(ctx, r.ID); err != nil {
+			return translate(err)
+		}
+		if r.ProviderPaymentID == nil {
+			s.log.WarnContext(ctx, "refund of a payment the provider never named", "refund", r.ID, "order", r.OrderID)
 			continue
 		}
 		if r.State == db.RefundStateDue {
@@ -115,17 +121,15 @@ func (s *Service) reconcileRefunds(ctx context.Context, age float64, res *Reconc
 			continue
 		}
 		if st.RefundedCents < int64(r.AmountCents) || r.ProviderRefundID == nil {
-			if err := s.q.RefundTouch(ctx, r.ID); err != nil {
-				return translate(err)
-			}
-			continue
+			continue // not through yet: asked again in a later pass
 		}
 		if _, err := s.ApplyPayment(ctx, r.Provider, PaymentEvent{
 			ID: "lookup_refund_" + strconv.FormatInt(r.ID, 10), Kind: KindRefundSucceeded,
 			RefundID: *r.ProviderRefundID, RefundKey: r.IdempotencyKey, PaymentID: *r.ProviderPaymentID,
 			OrderID: r.OrderID, EventID: r.EventID, AmountCents: int64(r.AmountCents),
 		}); err != nil {
-			return err
+			s.log.WarnContext(ctx, "refund lookup not applied, to be tried again", "refund", r.ID, "err", err)
+			continue
 		}
 		res.Refunds++
 	}
@@ -134,7 +138,7 @@ func (s *Service) reconcileRefunds(ctx context.Context, age float64, res *Reconc
 
 // expireOrders ends the pending orders whose hold lapsed with no payment under way.
 func (s *Service) expireOrders(ctx context.Context, res *ReconcileResult) error {
-	ids, err := s.q.OrdersLapsed(ctx, reconcileBatch)
+	ids, err := s.q.OrdersLapsed(ctx, int32(s.cfg.ReconcileBatch))
 	if err != nil {
 		return translate(err)
 	}

@@ -286,7 +286,8 @@ const paymentTouch = `-- name: PaymentTouch :exec
 UPDATE payments SET updated_at = now() WHERE id = $1 AND state IN ('pending', 'unknown')
 `
 
-// A lookup found the payment still processing: look again after another while.
+// Reconciliation took the payment up: whatever the lookup says, the next pass takes
+// the others first (a payment that cannot be settled must not hold the front).
 func (q *Queries) PaymentTouch(ctx context.Context, id int64) error {
 	_, err := q.db.Exec(ctx, paymentTouch, id)
 	return err
@@ -330,12 +331,14 @@ func (q *Queries) PaymentsOfOrder(ctx context.Context, orderID int64) ([]Payment
 const paymentsUnsettled = `-- name: PaymentsUnsettled :many
 SELECT p.id, p.order_id, p.provider, p.idempotency_key, p.provider_payment_id, p.amount_cents, p.state, p.state_reason, p.created_at, p.updated_at, o.event_id
 FROM payments p JOIN orders o ON o.id = p.order_id
-WHERE p.state IN ('pending', 'unknown') AND p.updated_at < now() - make_interval(secs => $1::float8)
+WHERE p.provider = $1 AND p.state IN ('pending', 'unknown')
+  AND p.updated_at < now() - make_interval(secs => $2::float8)
 ORDER BY p.updated_at
-LIMIT $2::int
+LIMIT $3::int
 `
 
 type PaymentsUnsettledParams struct {
+	Provider   string
 	AgeSeconds float64
 	MaxRows    int32
 }
@@ -356,7 +359,7 @@ type PaymentsUnsettledRow struct {
 
 // Payments with no word from the provider for age_seconds: reconciliation looks them up.
 func (q *Queries) PaymentsUnsettled(ctx context.Context, arg PaymentsUnsettledParams) ([]PaymentsUnsettledRow, error) {
-	rows, err := q.db.Query(ctx, paymentsUnsettled, arg.AgeSeconds, arg.MaxRows)
+	rows, err := q.db.Query(ctx, paymentsUnsettled, arg.Provider, arg.AgeSeconds, arg.MaxRows)
 	if err != nil {
 		return nil, err
 	}

@@ -249,12 +249,14 @@ SELECT r.id, r.state, r.order_id, r.amount_cents, r.idempotency_key, r.provider_
 FROM refunds r
 JOIN payments p ON p.id = r.payment_id
 JOIN orders o ON o.id = r.order_id
-WHERE r.state IN ('due', 'pending') AND r.updated_at < now() - make_interval(secs => $1::float8)
+WHERE p.provider = $1 AND r.state IN ('due', 'pending')
+  AND r.updated_at < now() - make_interval(secs => $2::float8)
 ORDER BY r.updated_at
-LIMIT $2::int
+LIMIT $3::int
 `
 
 type RefundsStaleParams struct {
+	Provider   string
 	AgeSeconds float64
 	MaxRows    int32
 }
@@ -274,7 +276,7 @@ type RefundsStaleRow struct {
 // Refunds with no progress for age_seconds: due ones whose job never ran (or no job
 // queue is configured), pending ones whose webhook never came.
 func (q *Queries) RefundsStale(ctx context.Context, arg RefundsStaleParams) ([]RefundsStaleRow, error) {
-	rows, err := q.db.Query(ctx, refundsStale, arg.AgeSeconds, arg.MaxRows)
+	rows, err := q.db.Query(ctx, refundsStale, arg.Provider, arg.AgeSeconds, arg.MaxRows)
 	if err != nil {
 		return nil, err
 	}
