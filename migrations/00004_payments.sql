@@ -99,6 +99,14 @@ CREATE INDEX idempotency_keys_expiry ON idempotency_keys (expires_at);
 
 -- +goose Down
 ALTER TABLE orders ADD COLUMN payment_started_at timestamptz;
+-- The old code claims an order for payment only while orders.payment_id is empty (or a
+-- claim: marker over a minute old). A payment still pending or of unknown outcome must
+-- keep its order claimed after the rollback, or the old code would charge again: name
+-- it there (not as a claim: marker, which would lapse).
+UPDATE orders o
+SET payment_id = coalesce(p.provider_payment_id, 'unknown:' || p.idempotency_key)
+FROM payments p
+WHERE p.order_id = o.id AND p.state IN ('pending', 'unknown') AND o.payment_id IS NULL;
 DROP TABLE idempotency_keys, refunds, payments;
 DROP TYPE refund_state, payment_state;
 DROP INDEX orders_pending;
