@@ -2,6 +2,7 @@ package booking
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"sync"
 	"time"
@@ -75,6 +76,15 @@ func (c *mapCache) entry(eventID int64) *mapEntry {
 		c.entries[eventID] = e
 	}
 	return e
+}
+
+// forget drops the event's entry if it is still e.
+func (c *mapCache) forget(eventID int64, e *mapEntry) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.entries[eventID] == e {
+		delete(c.entries, eventID)
+	}
 }
 
 func (c *mapCache) lookup(eventID int64) *mapEntry {
@@ -214,7 +224,13 @@ func (s *Service) ensureMap(ctx context.Context, eventID int64, e *mapEntry) err
 	if s.fresh(e) {
 		return nil
 	}
-	return s.loadMapInto(ctx, eventID, e)
+	err := s.loadMapInto(ctx, eventID, e)
+	if errors.Is(err, ErrEventNotFound) {
+		// No such event: leave nothing behind, or every made-up id asked for (the
+		// seat map API takes any) would keep an entry for the life of the process.
+		s.maps.forget(eventID, e)
+	}
+	return err
 }
 
 // loadMapInto reads the whole map and installs it. Patches that land while it reads are

@@ -296,6 +296,9 @@ func TestSeatMapUnfed(t *testing.T) {
 	if _, err := f.svc.SeatMap(t.Context(), 1<<40); err != ErrEventNotFound {
 		t.Errorf("map of an unknown event: got %v, want ErrEventNotFound", err)
 	}
+	if e := f.svc.maps.lookup(1 << 40); e != nil {
+		t.Error("map of an unknown event: an entry stays cached, want none (made-up ids must not grow the cache)")
+	}
 }
 
 // TestSeatMapResetReloads: a Reset reloads the map whole and stamps the version it was
