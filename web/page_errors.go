@@ -1,7 +1,6 @@
 package web
 
 import (
-	"context"
 	"errors"
 	"net/http"
 	"strings"
@@ -106,9 +105,6 @@ func (s *server) errorPage(c echo.Context, err error, ae *apiError) error {
 		v.Next = oe.next
 	}
 	v.Page = page(v.Heading)
-	// The answer must go out even when the request's own deadline is what failed it, and
-	// the error handler runs after the deadline middleware has cancelled the context.
-	c.SetRequest(c.Request().WithContext(context.WithoutCancel(c.Request().Context())))
 	varyHTMX(c)
 	if isHTMX(c) {
 		return render(c, ae.Status, "private, no-store", views.ErrorFragment(v))

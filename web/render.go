@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"net/http"
@@ -18,7 +19,10 @@ import (
 // bytes.
 func render(c echo.Context, status int, cacheControl string, comp templ.Component) error {
 	var buf bytes.Buffer
-	if err := comp.Render(c.Request().Context(), &buf); err != nil {
+	// Into memory, so the request's deadline has nothing to cut short; and the error
+	// handler renders after the deadline middleware has cancelled the request's
+	// context, when the answer must go out all the more.
+	if err := comp.Render(context.WithoutCancel(c.Request().Context()), &buf); err != nil {
 		return err
 	}
 	sum := sha256.Sum256(buf.Bytes())
