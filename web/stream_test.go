@@ -19,7 +19,8 @@ import (
 )
 
 // streamApp is the test app with a live hub feeding its seat map cache and the stream
-// endpoint served on a test-only Echo instance (the routes table does not mount it yet).
+// endpoint served on a test-only Echo instance, so that its limits and heartbeat can be
+// set small (the real route is in routes.go; the CDN test streams through it).
 type streamApp struct {
 	*testApp
 	hub    *live.Hub
