@@ -48,6 +48,15 @@ FROM events e
 JOIN venues v ON v.id = e.venue_id
 WHERE e.id = @id;
 
+-- name: EventGetBySlug :one
+-- EventGet by a page's address, in one round trip.
+SELECT e.id, e.slug, e.name, e.starts_at, e.onsale_at,
+       coalesce(e.sales_close_at, e.starts_at)::timestamptz AS sales_close_at,
+       e.queue_enabled, e.queue_slots, e.queue_rate, e.queue_token_ttl_seconds, v.name AS venue
+FROM events e
+JOIN venues v ON v.id = e.venue_id
+WHERE e.slug = @slug;
+
 -- name: EventsQueued :many
 -- The events whose waiting room is on and whose sale is open, or opens within lead:
 -- the admitter's work. Decided by the database clock.

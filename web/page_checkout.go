@@ -137,7 +137,7 @@ func (s *server) withSeatsLink(ctx context.Context, eventID int64, err error) er
 	if !errors.Is(err, booking.ErrHoldExpired) {
 		return err
 	}
-	ev, eerr := s.Booking.Event(ctx, eventID)
+	ev, eerr := s.eventByID(ctx, eventID)
 	if eerr != nil {
 		return err
 	}
@@ -201,7 +201,7 @@ func cardShaped(s string) bool {
 
 // checkoutModel is the checkout page of a hold, without a message.
 func (s *server) checkoutModel(c echo.Context, h booking.Hold) (views.Checkout, error) {
-	ev, err := s.Booking.Event(c.Request().Context(), h.ID.Event)
+	ev, err := s.eventByID(c.Request().Context(), h.ID.Event)
 	if err != nil {
 		return views.Checkout{}, err
 	}

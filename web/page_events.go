@@ -44,7 +44,7 @@ func (s *server) home(c echo.Context) error {
 // which the page refreshes; the CDN keeps the two apart by Vary.
 func (s *server) showEvent(c echo.Context) error {
 	ctx := c.Request().Context()
-	ev, err := s.Booking.EventBySlug(ctx, c.Param("slug"))
+	ev, err := s.eventBySlug(ctx, c.Param("slug"))
 	if err != nil {
 		return err
 	}

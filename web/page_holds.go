@@ -92,7 +92,7 @@ func formQuantity(v, what string, limit int) (int, error) {
 // the status of the API's answer.
 func (s *server) createHoldForm(c echo.Context) error {
 	ctx := c.Request().Context()
-	ev, err := s.Booking.EventBySlug(ctx, c.Param("slug"))
+	ev, err := s.eventBySlug(ctx, c.Param("slug"))
 	if err != nil {
 		return err
 	}
@@ -221,7 +221,7 @@ func (s *server) releaseHoldForm(c echo.Context) error {
 		return err
 	}
 	s.leaveQueue(ctx, id.Event, buyer) // done shopping: the slot goes to the next in the queue
-	ev, err := s.Booking.Event(ctx, id.Event)
+	ev, err := s.eventByID(ctx, id.Event)
 	if err != nil {
 		return err
 	}

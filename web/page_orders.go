@@ -31,7 +31,7 @@ func (s *server) showOrder(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	ev, err := s.Booking.Event(ctx, o.EventID)
+	ev, err := s.eventByID(ctx, o.EventID)
 	if err != nil {
 		return err
 	}

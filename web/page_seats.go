@@ -24,7 +24,7 @@ var errNoSection = &apiError{Status: http.StatusNotFound, Code: "section_not_fou
 // left after a GA change.
 func (s *server) showSeats(c echo.Context) error {
 	ctx := c.Request().Context()
-	ev, err := s.Booking.EventBySlug(ctx, c.Param("slug"))
+	ev, err := s.eventBySlug(ctx, c.Param("slug"))
 	if err != nil {
 		return err
 	}

@@ -37,8 +37,9 @@ type server struct {
 	CookieSecure bool
 	ready        func(ctx context.Context) error
 	streams      *seatStreams
-	// Queue is the waiting room; events caches the events' queue settings for the
-	// checks in front of every seat call; limiter bounds each buyer's seat calls.
+	// Queue is the waiting room; events keeps events for a second, for every page,
+	// stream and check that names one (eventByID, eventBySlug); limiter bounds each
+	// buyer's seat calls.
 	Queue   *waitroom.Room
 	events  *eventCache
 	limiter *rateLimiter
@@ -68,7 +69,7 @@ func New(a *app.App) http.Handler {
 	s.streams = newSeatStreams(StreamOptions{
 		Hub: a.Live, Fragments: s.seatFragments, SessionCookie: app.SessionCookie, Log: s.Log,
 		Event: func(ctx context.Context, slug string) (int64, error) {
-			ev, err := s.Booking.EventBySlug(ctx, slug)
+			ev, err := s.eventBySlug(ctx, slug)
 			return ev.ID, err
 		},
 	})

@@ -20,8 +20,8 @@ type StreamOptions struct {
 	// Hub is the process's one live hub: every stream is a watcher of it.
 	Hub *live.Hub
 	// Event finds the id of the event a slug names (booking.Service.EventBySlug), or
-	// booking.ErrEventNotFound. Answers are kept a few minutes: reconnecting streams
-	// must not cost a query each.
+	// booking.ErrEventNotFound. It should answer from memory (the server's event
+	// cache): reconnecting streams must not cost a query each.
 	Event func(ctx context.Context, slug string) (int64, error)
 	// Fragments renders seats as HTML marked for out-of-band swaps (views.SeatsOOB),
 	// from the seat map cache, which the hub has updated before any stream hears of
@@ -54,17 +54,7 @@ type seatStreams struct {
 	mu        sync.Mutex
 	bySession map[string]int
 	byIP      map[string]int
-	events    map[string]knownEvent // slug -> event, found recently
 }
-
-// knownEvent is a slug's event id and when it was looked up.
-type knownEvent struct {
-	id int64
-	at time.Time
-}
-
-// eventTTL is how long a slug's event id is trusted.
-const eventTTL = 5 * time.Minute
 
 func newSeatStreams(o StreamOptions) *seatStreams {
 	if o.MaxPerSession <= 0 {
@@ -82,7 +72,7 @@ func newSeatStreams(o StreamOptions) *seatStreams {
 	if o.Log == nil {
 		o.Log = slog.Default()
 	}
-	return &seatStreams{opt: o, bySession: map[string]int{}, byIP: map[string]int{}, events: map[string]knownEvent{}}
+	return &seatStreams{opt: o, bySession: map[string]int{}, byIP: map[string]int{}}
 }
 
 // NewStreamHandler returns the live seat stream alone, GET /events/{slug}/stream, as
@@ -113,7 +103,7 @@ var errTooManyStreams = &apiError{Status: http.StatusTooManyRequests, Code: "too
 // empty one would reset the browser's Last-Event-ID.
 func (st *seatStreams) streamSeats(c echo.Context) error {
 	req := c.Request()
-	eventID, err := st.eventID(req.Context(), c.Param("slug"))
+	eventID, err := st.opt.Event(req.Context(), c.Param("slug"))
 	if err != nil {
 		return err
 	}
@@ -233,27 +223,6 @@ func writeData(buf *bytes.Buffer, p []byte) {
 		buf.WriteByte('\n')
 	}
 	buf.WriteByte('\n')
-}
-
-// eventID finds the event of a slug, from memory when it was looked up recently.
-func (st *seatStreams) eventID(ctx context.Context, slug string) (int64, error) {
-	st.mu.Lock()
-	k, ok := st.events[slug]
-	st.mu.Unlock()
-	if ok && time.Since(k.at) < eventTTL {
-		return k.id, nil
-	}
-	id, err := st.opt.Event(ctx, slug)
-	if err != nil {
-		return 0, err
-	}
-	st.mu.Lock()
-	if len(st.events) > 10000 {
-		clear(st.events) // a bound, not a policy: there are never this many live events
-	}
-	st.events[slug] = knownEvent{id: id, at: time.Now()}
-	st.mu.Unlock()
-	return id, nil
 }
 
 // versionParam reads a version from Last-Event-ID or ?v=; -1 when absent or not one.

@@ -12,11 +12,11 @@ func (s *Service) EventBySlug(ctx context.Context, slug string) (Event, error) {
 	if slug == "" || len(slug) > 200 {
 		return Event{}, ErrEventNotFound
 	}
-	id, err := s.q.EventBySlug(ctx, slug)
+	r, err := s.q.EventGetBySlug(ctx, slug)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Event{}, ErrEventNotFound
 	} else if err != nil {
 		return Event{}, translate(err)
 	}
-	return s.Event(ctx, id)
+	return eventOf(r), nil
 }

@@ -92,6 +92,49 @@ func (q *Queries) EventGet(ctx context.Context, id int64) (EventGetRow, error) {
 	return i, err
 }
 
+const eventGetBySlug = `-- name: EventGetBySlug :one
+SELECT e.id, e.slug, e.name, e.starts_at, e.onsale_at,
+       coalesce(e.sales_close_at, e.starts_at)::timestamptz AS sales_close_at,
+       e.queue_enabled, e.queue_slots, e.queue_rate, e.queue_token_ttl_seconds, v.name AS venue
+FROM events e
+JOIN venues v ON v.id = e.venue_id
+WHERE e.slug = $1
+`
+
+type EventGetBySlugRow struct {
+	ID                   int64
+	Slug                 string
+	Name                 string
+	StartsAt             time.Time
+	OnsaleAt             time.Time
+	SalesCloseAt         time.Time
+	QueueEnabled         bool
+	QueueSlots           int32
+	QueueRate            float64
+	QueueTokenTtlSeconds int32
+	Venue                string
+}
+
+// EventGet by a page's address, in one round trip.
+func (q *Queries) EventGetBySlug(ctx context.Context, slug string) (EventGetBySlugRow, error) {
+	row := q.db.QueryRow(ctx, eventGetBySlug, slug)
+	var i EventGetBySlugRow
+	err := row.Scan(
+		&i.ID,
+		&i.Slug,
+		&i.Name,
+		&i.StartsAt,
+		&i.OnsaleAt,
+		&i.SalesCloseAt,
+		&i.QueueEnabled,
+		&i.QueueSlots,
+		&i.QueueRate,
+		&i.QueueTokenTtlSeconds,
+		&i.Venue,
+	)
+	return i, err
+}
+
 const eventIDsCurrent = `-- name: EventIDsCurrent :many
 SELECT id FROM events WHERE starts_at > now() - interval '2 days' ORDER BY id
 `
