@@ -76,9 +76,14 @@ func New(a *app.App) http.Handler {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	// The client's address (rate limits, stream limits) is the connection's, or the
-	// X-Forwarded-For entry of a proxy on a private or loopback address (the CDN's
-	// edge in front, the reference nginx): a client cannot name its own address.
-	e.IPExtractor = echo.ExtractIPFromXFFHeader()
+	// X-Forwarded-For entry of a proxy on a private or loopback address (the reference
+	// nginx) or in TRUSTED_PROXIES (a public CDN's edges): a client cannot name its own
+	// address, and a CDN's thousands of clients do not share the edge's.
+	trust := make([]echo.TrustOption, 0, len(a.Config.TrustedProxies))
+	for _, n := range a.Config.TrustedProxies {
+		trust = append(trust, echo.TrustIPRange(n))
+	}
+	e.IPExtractor = echo.ExtractIPFromXFFHeader(trust...)
 	e.HTTPErrorHandler = s.handleError
 
 	e.Use(middleware.RequestID())

@@ -41,6 +41,10 @@ type Config struct {
 	// across all instances (RATE_LIMIT, RATE_BURST).
 	RateLimit int
 	RateBurst int
+	// TrustedProxies are the networks (CIDR) of proxies in front whose
+	// X-Forwarded-For entries name the client (TRUSTED_PROXIES): a public CDN's edge
+	// addresses. Loopback and private networks are always trusted.
+	TrustedProxies []*net.IPNet
 
 	// Mail and jobs (mail.go): where email goes, what it says it is from, the address
 	// its links start with, and how the job queue works.
@@ -128,6 +132,17 @@ func Load(getenv func(string) string) (Config, error) {
 		errs = append(errs, fmt.Errorf("ADMISSION_KEYS: %w", err))
 	}
 	c.AdmissionKeys = keys
+	for _, s := range strings.Split(getenv("TRUSTED_PROXIES"), ",") {
+		if s = strings.TrimSpace(s); s == "" {
+			continue
+		}
+		_, n, err := net.ParseCIDR(s)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("TRUSTED_PROXIES: %q is not a network such as 203.0.113.0/24", s))
+			continue
+		}
+		c.TrustedProxies = append(c.TrustedProxies, n)
+	}
 	if v := getenv("COOKIE_SECURE"); v != "" {
 		b, err := strconv.ParseBool(v)
 		if err != nil {

@@ -29,16 +29,30 @@ func TestLoadRejects(t *testing.T) {
 	t.Parallel()
 	_, err := Load(env(map[string]string{
 		"HOLD_TTL": "soon", "MAX_SEATS_PER_BUYER": "-1", "DB_MAX_CONNS": "x", "COOKIE_SECURE": "maybe",
-		"LOG_FORMAT": "xml", "ADDR": "8080", "PAYMENT_WEBHOOK_URL": "/relative",
+		"LOG_FORMAT": "xml", "ADDR": "8080", "PAYMENT_WEBHOOK_URL": "/relative", "TRUSTED_PROXIES": "203.0.113.0/24, edge",
 	}))
 	if err == nil {
 		t.Fatal("got no error, want one per bad setting")
 	}
 	for _, name := range []string{"DATABASE_URL", "REDIS_URL", "HOLD_TTL", "MAX_SEATS_PER_BUYER", "DB_MAX_CONNS",
-		"COOKIE_SECURE", "LOG_FORMAT", "ADDR", "PAYMENT_WEBHOOK_URL"} {
+		"COOKIE_SECURE", "LOG_FORMAT", "ADDR", "PAYMENT_WEBHOOK_URL", "TRUSTED_PROXIES"} {
 		if !strings.Contains(err.Error(), name) {
 			t.Errorf("error %q does not name %s", err, name)
 		}
+	}
+}
+
+// TestTrustedProxies: a comma-separated list of networks, spaces allowed.
+func TestTrustedProxies(t *testing.T) {
+	t.Parallel()
+	c, err := Load(env(map[string]string{
+		"DATABASE_URL": "postgres://x", "REDIS_URL": "redis://x", "TRUSTED_PROXIES": "203.0.113.0/24, 2001:db8::/32",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.TrustedProxies) != 2 || c.TrustedProxies[0].String() != "203.0.113.0/24" || c.TrustedProxies[1].String() != "2001:db8::/32" {
+		t.Errorf("got %v, want the two networks", c.TrustedProxies)
 	}
 }
 
