@@ -84,12 +84,13 @@ func (e Event) Booking() booking.PaymentEvent {
 }
 
 // Metadata keys under which a payment intent (or refund) carries boxoffice's ids
-// and idempotency keys.
+// and idempotency keys: written by whoever charges (the test provider, the Stripe
+// adapter) and read back from the webhooks by Verify.
 const (
-	metaOrderID    = "order_id"
-	metaEventID    = "event_id"
-	metaPaymentKey = "payment_key"
-	metaRefundKey  = "refund_key"
+	MetaOrderID    = "order_id"
+	MetaEventID    = "event_id"
+	MetaPaymentKey = "payment_key"
+	MetaRefundKey  = "refund_key"
 )
 
 // eventJSON and intentJSON are the parts of Stripe's event and payment intent
@@ -158,14 +159,14 @@ type paymentErrJSON struct {
 // decimal strings in its metadata.
 func Payload(ev Event) ([]byte, error) {
 	meta := map[string]string{
-		metaOrderID: strconv.FormatInt(ev.OrderID, 10),
-		metaEventID: strconv.FormatInt(ev.EventID, 10),
+		MetaOrderID: strconv.FormatInt(ev.OrderID, 10),
+		MetaEventID: strconv.FormatInt(ev.EventID, 10),
 	}
 	var object any
 	switch ev.Type {
 	case EventSucceeded, EventFailed:
 		if ev.PaymentKey != "" {
-			meta[metaPaymentKey] = ev.PaymentKey
+			meta[MetaPaymentKey] = ev.PaymentKey
 		}
 		intent := intentJSON{
 			ID: ev.PaymentID, Object: "payment_intent", Amount: ev.AmountCents,
@@ -188,7 +189,7 @@ func Payload(ev Event) ([]byte, error) {
 		object = intent
 	case EventRefundUpdated:
 		if ev.RefundKey != "" {
-			meta[metaRefundKey] = ev.RefundKey
+			meta[MetaRefundKey] = ev.RefundKey
 		}
 		object = refundJSON{
 			ID: ev.RefundID, Object: "refund", Amount: ev.AmountCents, Created: ev.Created.Unix(),
@@ -264,7 +265,7 @@ func fromStripe(se stripe.Event) (Event, error) {
 			return Event{}, fmt.Errorf("data.object is not a refund of a payment intent (object %q, id %q)", r.Object, r.ID)
 		}
 		ev.RefundID, ev.PaymentID, ev.RefundState, ev.AmountCents = r.ID, r.PaymentIntent.ID, string(r.Status), r.Amount
-		ev.RefundKey, meta = r.Metadata[metaRefundKey], r.Metadata
+		ev.RefundKey, meta = r.Metadata[MetaRefundKey], r.Metadata
 	} else {
 		var pi stripe.PaymentIntent
 		if err := json.Unmarshal(se.Data.Raw, &pi); err != nil {
@@ -274,13 +275,13 @@ func fromStripe(se stripe.Event) (Event, error) {
 			return Event{}, fmt.Errorf("data.object is not a payment intent (object %q, id %q)", pi.Object, pi.ID)
 		}
 		ev.PaymentID, ev.AmountCents = pi.ID, pi.Amount
-		ev.PaymentKey, meta = pi.Metadata[metaPaymentKey], pi.Metadata
+		ev.PaymentKey, meta = pi.Metadata[MetaPaymentKey], pi.Metadata
 	}
 	var err error
-	if ev.OrderID, err = metaID(meta, metaOrderID); err != nil {
+	if ev.OrderID, err = metaID(meta, MetaOrderID); err != nil {
 		return Event{}, err
 	}
-	if ev.EventID, err = metaID(meta, metaEventID); err != nil {
+	if ev.EventID, err = metaID(meta, MetaEventID); err != nil {
 		return Event{}, err
 	}
 	return ev, nil

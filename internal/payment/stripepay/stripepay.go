@@ -28,18 +28,20 @@ import (
 	"github.com/stripe/stripe-go/v82"
 
 	"boxoffice/internal/booking"
+	"boxoffice/internal/payment"
 )
 
 // Name is the provider's name in boxoffice's records.
 const Name = "stripe"
 
 // Metadata keys under which a PaymentIntent (or Refund) carries boxoffice's ids and
-// keys: the names payment.Verify reads back from Stripe's webhooks.
+// keys are payment's, which payment.Verify reads back from Stripe's webhooks; the
+// reason for a refund is ours alone (Stripe's own reason field takes three values).
 const (
-	metaOrderID    = "order_id"
-	metaEventID    = "event_id"
-	metaPaymentKey = "payment_key"
-	metaRefundKey  = "refund_key"
+	metaOrderID    = payment.MetaOrderID
+	metaEventID    = payment.MetaEventID
+	metaPaymentKey = payment.MetaPaymentKey
+	metaRefundKey  = payment.MetaRefundKey
 	metaReason     = "reason"
 )
 

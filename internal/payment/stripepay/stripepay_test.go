@@ -17,7 +17,6 @@ import (
 	"github.com/stripe/stripe-go/v82"
 
 	"boxoffice/internal/booking"
-	"boxoffice/internal/payment"
 )
 
 // fakeStripe is a local stand-in for the Stripe endpoints the adapter calls. It keeps
@@ -479,44 +478,5 @@ func TestStates(t *testing.T) {
 		if got := refundState(s); got != want {
 			t.Errorf("refundState(%s) = %s, want %s", s, got, want)
 		}
-	}
-}
-
-// The metadata the adapter writes is what payment.Verify reads from Stripe's webhooks:
-// an event carrying an intent made here verifies, with its keys.
-func TestMetadataMatchesWebhooks(t *testing.T) {
-	t.Parallel()
-	body, err := payment.Payload(payment.Event{
-		ID: "evt_1", Type: payment.EventSucceeded, PaymentID: "pi_1", PaymentKey: "pay_k",
-		OrderID: 7, EventID: 3, AmountCents: 4500, Created: time.Now(),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ev struct {
-		Data struct {
-			Object struct {
-				Metadata map[string]string `json:"metadata"`
-			} `json:"object"`
-		} `json:"data"`
-	}
-	if err := json.Unmarshal(body, &ev); err != nil {
-		t.Fatal(err)
-	}
-	want := map[string]string{metaOrderID: "7", metaEventID: "3", metaPaymentKey: "pay_k"}
-	for k, v := range want {
-		if ev.Data.Object.Metadata[k] != v {
-			t.Errorf("webhook metadata %v lacks %s=%s", ev.Data.Object.Metadata, k, v)
-		}
-	}
-	refund, err := payment.Payload(payment.Event{
-		ID: "evt_2", Type: payment.EventRefundUpdated, PaymentID: "pi_1", RefundID: "re_1", RefundKey: "refund_k",
-		RefundState: "succeeded", OrderID: 7, EventID: 3, AmountCents: 4500, Created: time.Now(),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(string(refund), `"`+metaRefundKey+`":"refund_k"`) {
-		t.Errorf("refund webhook %s lacks %s", refund, metaRefundKey)
 	}
 }
