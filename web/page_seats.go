@@ -20,8 +20,7 @@ var errNoSection = &apiError{Status: http.StatusNotFound, Code: "section_not_fou
 
 // showSeats is the seat selection page of one buyer (never cached: it shows their
 // holds). To htmx it answers with the part that asked, named by HX-Target: the map
-// after the live stream's reset, the hold panel after a hold ran out, or the places
-// left after a GA change.
+// after the live stream's reset, or the hold panel after a hold ran out.
 func (s *server) showSeats(c echo.Context) error {
 	ctx := c.Request().Context()
 	ev, err := s.eventBySlug(ctx, c.Param("slug"))
@@ -39,12 +38,6 @@ func (s *server) showSeats(c echo.Context) error {
 			}
 			panel, _ := holdPanel(ev, section, holds, buyerPage(c, "").CSRFToken, time.Now())
 			return render(c, http.StatusOK, personal, views.HoldPanelView(panel, false))
-		case "ga-refresh":
-			m, err := s.Booking.SeatMapSeats(ctx, ev.ID, nil) // the GA tiers alone
-			if err != nil {
-				return err
-			}
-			return render(c, http.StatusOK, personal, views.GALeftOOB(gaForms(ev, m, "", s.Booking.Config().MaxPerBuyer)))
 		}
 		p, err := s.seatsPage(c, ev, section, views.Message{})
 		if err != nil {
@@ -179,7 +172,7 @@ func legend(sum booking.MapSummary) views.Legend {
 // stream sends for every batch of changed seats. It shows the public state only (a seat
 // is held, not "yours"): one rendering serves every viewer of the batch, and the page's
 // script marks the viewer's own seats again.
-func (s *server) seatFragments(ctx context.Context, eventID int64, seatIDs []int64) ([]byte, error) {
+func (s *server) seatFragments(ctx context.Context, eventID int64, seatIDs []int64, ga bool) ([]byte, error) {
 	m, err := s.Booking.SeatMapSeats(ctx, eventID, seatIDs)
 	if err != nil {
 		return nil, err
@@ -191,6 +184,16 @@ func (s *server) seatFragments(ctx context.Context, eventID int64, seatIDs []int
 	var buf bytes.Buffer
 	if err := views.SeatsOOB(seats).Render(ctx, &buf); err != nil {
 		return nil, err
+	}
+	if ga {
+		// The places left of each tier, by the ids the page gives them (gaForms).
+		left := make([]views.GAForm, len(m.GATiers))
+		for i, t := range m.GATiers {
+			left[i] = views.GAForm{LeftID: "ga-left-" + strconv.FormatInt(t.ID, 10), Left: leftText(t.Remaining)}
+		}
+		if err := views.GALeftOOB(left).Render(ctx, &buf); err != nil {
+			return nil, err
+		}
 	}
 	return buf.Bytes(), nil
 }

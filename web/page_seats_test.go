@@ -463,7 +463,7 @@ func TestSeatFragments(t *testing.T) {
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		var err error
-		if body, err = s.seatFragments(t.Context(), app.EventID, []int64{seats[0], seats[1], 99999999}); err != nil {
+		if body, err = s.seatFragments(t.Context(), app.EventID, []int64{seats[0], seats[1], 99999999}, false); err != nil {
 			t.Fatal(err)
 		}
 		if bytes.Contains(body, []byte(`class="seat held"`)) || time.Now().After(deadline) {
@@ -483,5 +483,19 @@ func TestSeatFragments(t *testing.T) {
 	}
 	if !doc.Find("#seat-" + itoa(seats[1])).HasClass("avail") {
 		t.Errorf("seat %d: want available in %q", seats[1], truncate(body))
+	}
+	if n := doc.Find(`[id^="ga-left-"]`).Length(); n != 0 {
+		t.Errorf("seats alone: got %d GA counts, want none", n)
+	}
+
+	// A general-admission change: the places left of each tier come in the same
+	// rendering, to replace the page's count out of band.
+	body, err := s.seatFragments(t.Context(), app.EventID, nil, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ga := parseHTML(t, body).Find(`span[id^="ga-left-"][hx-swap-oob="true"]`)
+	if ga.Length() != 1 || !strings.Contains(ga.Text(), "left") {
+		t.Errorf("GA change: got %d counts (%q), want the demo's one tier with its places left", ga.Length(), truncate(body))
 	}
 }

@@ -26,7 +26,8 @@ type StreamOptions struct {
 	// Fragments renders seats as HTML marked for out-of-band swaps (views.SeatsOOB),
 	// from the seat map cache, which the hub has updated before any stream hears of
 	// the change. It is called once per batch, whatever the number of streams.
-	Fragments func(ctx context.Context, eventID int64, seatIDs []int64) ([]byte, error)
+	// With ga set, the places left of the event's general-admission tiers come too.
+	Fragments func(ctx context.Context, eventID int64, seatIDs []int64, ga bool) ([]byte, error)
 	// SessionCookie names the cookie whose value the per-session limit counts. The
 	// session itself is never loaded: a stream is public data.
 	SessionCookie string
@@ -93,7 +94,6 @@ var errTooManyStreams = &apiError{Status: http.StatusTooManyRequests, Code: "too
 //
 //	id: <version>          on every event: the browser sends it back as Last-Event-ID
 //	event: seats           data: seats as HTML for htmx out-of-band swaps
-//	event: ga              data: "ga": general-admission places changed
 //	event: reset           data: "reset": changes were lost; fetch the map again
 //	: ping                 a heartbeat comment
 //
@@ -188,11 +188,13 @@ func (st *seatStreams) encode(ctx context.Context, eventID int64, b live.Batch) 
 			return []byte(id + "event: reset\ndata: reset\n\n"), nil
 		}
 		var buf bytes.Buffer
-		if len(b.SeatIDs) > 0 {
+		if len(b.SeatIDs) > 0 || b.GA {
 			// Not the request's context: the first stream to get the batch renders it
-			// for all, and its client leaving must not fail the others.
+			// for all, and its client leaving must not fail the others. General-
+			// admission counts ride in the same rendering: a page asking for them
+			// again on its own would cost every viewer a request per change.
 			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-			html, err := st.opt.Fragments(rctx, eventID, b.SeatIDs)
+			html, err := st.opt.Fragments(rctx, eventID, b.SeatIDs, b.GA)
 			cancel()
 			if err != nil {
 				st.opt.Log.WarnContext(ctx, "seat fragments not rendered: streams reset", "event", eventID, "err", err)
@@ -200,9 +202,6 @@ func (st *seatStreams) encode(ctx context.Context, eventID int64, b live.Batch) 
 			}
 			buf.WriteString(id + "event: seats\n")
 			writeData(&buf, html)
-		}
-		if b.GA {
-			buf.WriteString(id + "event: ga\ndata: ga\n\n")
 		}
 		if buf.Len() == 0 {
 			buf.WriteString(id + "\n") // moves Last-Event-ID on, dispatches nothing

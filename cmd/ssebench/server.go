@@ -139,8 +139,8 @@ func startBoxoffice(ctx context.Context, dbURL, redisURL, prefix string, eventID
 // fragments renders seats as the seat page does for the stream: views.SeatsOOB. Small
 // fragments carry the state alone (about 60 bytes a seat instead of 300), to tell the
 // cost of the page's markup from the cost of the fan-out.
-func fragments(b *booking.Service, small bool) func(context.Context, int64, []int64) ([]byte, error) {
-	return func(ctx context.Context, eventID int64, ids []int64) ([]byte, error) {
+func fragments(b *booking.Service, small bool) func(context.Context, int64, []int64, bool) ([]byte, error) {
+	return func(ctx context.Context, eventID int64, ids []int64, _ bool) ([]byte, error) {
 		m, err := b.SeatMapSeats(ctx, eventID, ids)
 		if err != nil {
 			return nil, err
