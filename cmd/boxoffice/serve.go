@@ -70,20 +70,20 @@ func serve(ctx context.Context, getenv func(string) string, stdout io.Writer) er
 	}
 
 	select {
-	case err = <-served:
+	case err = <-served: // the listener failed
 	case <-ctx.Done():
 		log.Info("shutting down")
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.ShutdownTimeout)
-		defer cancel()
-		err = srv.Shutdown(sctx)
-		stopBG()
-		<-bgDone
-		err = errors.Join(err, a.Close(sctx))
-		return err
 	}
+	// One deadline for all of it: the background work (the job queue finishing its
+	// jobs, the admitter, the tidy-up) stops while the connections drain, not after,
+	// and what Close still has to do (webhook deliveries, queued seat changes) gets
+	// what is left of SHUTDOWN_TIMEOUT.
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.ShutdownTimeout)
+	defer cancel()
 	stopBG()
+	err = errors.Join(err, srv.Shutdown(sctx))
 	<-bgDone
-	return errors.Join(err, a.Close(context.WithoutCancel(ctx)))
+	return errors.Join(err, a.Close(sctx))
 }
 
 func migrate(ctx context.Context, getenv func(string) string, stdout io.Writer) error {
