@@ -1,13 +1,9 @@
 package live
 
 import (
-	"bufio"
 	"fmt"
-	"net"
-	"os/exec"
 	"runtime"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -85,12 +81,8 @@ func TestHubComesBackAfterLinger(t *testing.T) {
 // Reset hook, and the feed resumes without anyone asking.
 func TestHubSurvivesRedisRestart(t *testing.T) {
 	t.Parallel()
-	if _, err := exec.LookPath("redis-server"); err != nil {
-		t.Skip("redis-server not on PATH")
-	}
-	port := freePort(t)
-	srv := startRedis(t, port)
-	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:" + port, MaxRetries: -1})
+	srv := dbtest.StartRedisServer(t, "")
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr(), MaxRetries: -1})
 	t.Cleanup(func() { _ = rdb.Close() })
 	prefix := "test:"
 
@@ -102,8 +94,8 @@ func TestHubSurvivesRedisRestart(t *testing.T) {
 	publish(t, rdb, prefix, 1, 2)
 	until(t, w, 2)
 
-	srv.stop()
-	srv = startRedis(t, port)
+	srv.Stop()
+	srv = dbtest.StartRedisServer(t, srv.Port)
 	if r := k.nextReset(t); r.version != 0 {
 		t.Errorf("after the restart got Reset hook at version %d, want 0 (an empty Redis)", r.version)
 	}
@@ -120,66 +112,5 @@ func TestHubSurvivesRedisRestart(t *testing.T) {
 	if got := until(t, w, v); !slices.Equal(got, []int64{3}) {
 		t.Errorf("after the restart got seats %v, want [3]", got)
 	}
-	srv.stop()
-}
-
-// redisServer is a private redis-server, child of the test.
-type redisServer struct {
-	cmd  *exec.Cmd
-	done chan struct{}
-}
-
-func (r *redisServer) stop() {
-	_ = r.cmd.Process.Kill()
-	<-r.done
-}
-
-// startRedis starts redis-server on port and waits until it says it is ready.
-func startRedis(t *testing.T, port string) *redisServer {
-	t.Helper()
-	cmd := exec.Command("redis-server", "--port", port, "--bind", "127.0.0.1", "--save", "",
-		"--appendonly", "no", "--daemonize", "no")
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start redis-server: %v", err)
-	}
-	r := &redisServer{cmd: cmd, done: make(chan struct{})}
-	ready := make(chan struct{})
-	go func() {
-		defer close(r.done)
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			if strings.Contains(sc.Text(), "Ready to accept connections") {
-				close(ready)
-			}
-		}
-		_ = cmd.Wait()
-	}()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-r.done
-	})
-	select {
-	case <-ready:
-	case <-r.done:
-		t.Fatal("redis-server exited, want it running")
-	case <-time.After(wait):
-		t.Fatal("redis-server not ready")
-	}
-	return r
-}
-
-// freePort returns a TCP port nobody listens on just now.
-func freePort(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	_, port, _ := net.SplitHostPort(ln.Addr().String())
-	return port
+	srv.Stop()
 }

@@ -1,17 +1,13 @@
 package waitroom
 
 import (
-	"bufio"
+	"boxoffice/internal/dbtest"
 	"context"
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
-	"os/exec"
 	"runtime"
-	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -172,80 +168,11 @@ func spearman(rank []int) float64 {
 
 func visitor(prefix string, i int) string { return fmt.Sprintf("%s-%04d", prefix, i) }
 
-// redisServer is a private redis-server, child of the test, to stop, hang and restart.
-type redisServer struct {
-	cmd  *exec.Cmd
-	done chan struct{}
-}
-
-func (s *redisServer) stop() {
-	_ = s.cmd.Process.Kill()
-	<-s.done
-}
-
-func (s *redisServer) hang()   { _ = s.cmd.Process.Signal(syscall.SIGSTOP) }
-func (s *redisServer) resume() { _ = s.cmd.Process.Signal(syscall.SIGCONT) }
-
-// startRedis starts an empty redis-server on port and waits until it says it is ready.
-func startRedis(t *testing.T, port string) *redisServer {
-	t.Helper()
-	cmd := exec.Command("redis-server", "--port", port, "--bind", "127.0.0.1", "--save", "",
-		"--appendonly", "no", "--daemonize", "no")
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start redis-server: %v", err)
-	}
-	s := &redisServer{cmd: cmd, done: make(chan struct{})}
-	ready := make(chan struct{})
-	go func() {
-		defer close(s.done)
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			if strings.Contains(sc.Text(), "Ready to accept connections") {
-				close(ready)
-			}
-		}
-		_ = cmd.Wait()
-	}()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGCONT)
-		_ = cmd.Process.Kill()
-		<-s.done
-	})
-	select {
-	case <-ready:
-	case <-s.done:
-		t.Fatal("redis-server exited, want it running")
-	case <-time.After(wait):
-		t.Fatal("redis-server not ready")
-	}
-	return s
-}
-
-// freePort returns a TCP port nobody listens on just now.
-func freePort(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	_, port, _ := net.SplitHostPort(ln.Addr().String())
-	return port
-}
-
 // privateRedis starts a private redis-server and a client of it.
-func privateRedis(t *testing.T) (*redisServer, *redis.Client, string) {
+func privateRedis(t *testing.T) (*dbtest.RedisServer, *redis.Client, string) {
 	t.Helper()
-	if _, err := exec.LookPath("redis-server"); err != nil {
-		t.Skip("redis-server not on PATH")
-	}
-	port := freePort(t)
-	srv := startRedis(t, port)
-	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:" + port, ContextTimeoutEnabled: true})
+	srv := dbtest.StartRedisServer(t, "")
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr(), ContextTimeoutEnabled: true})
 	t.Cleanup(func() { _ = rdb.Close() })
-	return srv, rdb, port
+	return srv, rdb, srv.Port
 }

@@ -1,6 +1,7 @@
 package waitroom
 
 import (
+	"boxoffice/internal/dbtest"
 	"errors"
 	"math"
 	"testing"
@@ -52,7 +53,7 @@ func TestRedisStoppedThenBackEmpty(t *testing.T) {
 	shopper := rec.all()[0].visitor
 	token := status(t, r, ev, shopper).Token
 
-	srv.stop()
+	srv.Stop()
 	before := rec.all()
 	admitted := map[string]bool{}
 	for _, ad := range before {
@@ -63,7 +64,7 @@ func TestRedisStoppedThenBackEmpty(t *testing.T) {
 		t.Errorf("Verify during the outage: got %v, want the token accepted", err)
 	}
 
-	srv = startRedis(t, port)
+	srv = dbtest.StartRedisServer(t, port)
 	var back []string // the waiting visitors, rejoining in their arrival order
 	var drawAt time.Time
 	for i := range n {
@@ -145,14 +146,14 @@ func TestRedisHungThenBack(t *testing.T) {
 	}
 	run(t, r)
 
-	srv.hang()
+	srv.Hang()
 	unavailable(t, r, ev, last)
 	unavailable(t, r, ev, "newcomer")
 	if _, err := r.Verify(token, ev.ID, shopper); err != nil {
 		t.Errorf("Verify while Redis hangs: got %v, want the token accepted", err)
 	}
 	during := rec.count()
-	srv.resume()
+	srv.Resume()
 
 	var st Status
 	eventually(t, "Status answers again", wait, func() bool {

@@ -40,7 +40,7 @@ func status(t *testing.T, r *Room, ev Event, v string) Status {
 // a valid token, and Redis is not asked (this client's server does not exist).
 func TestRoomOffPassesWithoutRedis(t *testing.T) {
 	t.Parallel()
-	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:" + freePort(t), ContextTimeoutEnabled: true})
+	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:" + dbtest.FreePort(t), ContextTimeoutEnabled: true})
 	t.Cleanup(func() { _ = rdb.Close() })
 	r := newRoom(t, rdb, "test:", Hooks{}, Options{})
 	ev := Event{ID: 3, Settings: Settings{Enabled: false, TokenTTL: time.Minute}}
