@@ -31,7 +31,8 @@ type Config struct {
 	MapMaxAge time.Duration
 	// ReconcileAfter is how long a payment (or refund) may go without word from the
 	// provider before reconciliation looks it up: long enough that its webhook has
-	// normally come, so lookups are the exception.
+	// normally come, so lookups are the exception, and well above a charge's own
+	// time limit (chargeTimeout), since a lookup that finds nothing frees the claim.
 	ReconcileAfter time.Duration
 	// ReconcileBatch bounds the payments (and refunds) one reconciliation pass looks
 	// up; the next pass takes the rest.

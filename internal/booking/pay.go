@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -41,6 +42,11 @@ type PayResult struct {
 // ErrCardDeclined or ErrInvalidCard; the buyer may pay again); an unknown outcome keeps
 // it (PayUnknown) until reconciliation has asked the provider, so that no second
 // charge starts without knowing the first.
+
+// chargeTimeout bounds one call to the provider's charge; Config.ReconcileAfter (three
+// minutes by default) must stay well above it.
+const chargeTimeout = 30 * time.Second
+
 func (s *Service) Pay(ctx context.Context, orderID int64, buyer string, m PaymentMethod) (PayResult, error) {
 	o, err := s.q.OrderGet(ctx, orderID)
 	if errors.Is(err, pgx.ErrNoRows) || (err == nil && o.Buyer != buyer) {
@@ -61,10 +67,15 @@ func (s *Service) Pay(ctx context.Context, orderID int64, buyer string, m Paymen
 	if err != nil {
 		return PayResult{}, err
 	}
-	ch, err := s.pay.Charge(ctx, ChargeRequest{
+	// A charge must end (or be given up by us) well before reconciliation may look it
+	// up: a lookup that finds nothing frees the claim, which is only safe if no charge
+	// under that key can still be on its way. Not the caller's deadline alone, then.
+	cctx, cancel := context.WithTimeout(ctx, chargeTimeout)
+	ch, err := s.pay.Charge(cctx, ChargeRequest{
 		Key: p.IdempotencyKey, OrderID: o.ID, EventID: o.EventID, AmountCents: int64(p.AmountCents),
 		Method: m.Method, Simulate: m.Simulate,
 	})
+	cancel()
 	// Whatever happened, it is recorded even if the buyer has gone: the claim must
 	// end right, and a lost record only delays that until reconciliation.
 	rctx := context.WithoutCancel(ctx)
