@@ -268,3 +268,27 @@ func TestStreamEnds(t *testing.T) {
 		}
 	}
 }
+
+// TestStreamSendsSale: a sale is a seat change too: once the payment's webhook
+// confirms the order, the stream carries the seat as sold.
+func TestStreamSendsSale(t *testing.T) {
+	t.Parallel()
+	sa := newStreamApp(t, StreamOptions{})
+	m, err := sa.Booking.SeatMap(t.Context(), sa.EventID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _ := sa.open(t, "?v="+itoa(m.Version), nil)
+	sa.waitSynced(t)
+	seat := m.Seats[0].ID
+	c := sa.newClient(t)
+	co := c.checkout(c.hold(sa.EventID, seat).HoldID)
+	c.pay(co.OrderID, "")
+	waitOrder(t, c, co.OrderID, booking.StatusConfirmed)
+	for {
+		ev := s.next(t) // fails the test past its deadline
+		if ev.event == "seats" && strings.Contains(ev.data, `id="seat-`+itoa(seat)+`"`) && strings.Contains(ev.data, "sold") {
+			return
+		}
+	}
+}
