@@ -304,3 +304,43 @@ func TestBrowserQueueAdmits(t *testing.T) {
 	}
 	noConsoleErrors(t, ctx)
 }
+
+// TestBrowserPhone: on a phone-sized screen (390 by 844 CSS pixels, touch, 3x) the seat
+// map keeps its seats at least 24 CSS pixels apart, large enough to tap, with the page
+// itself no wider than the screen (the map scrolls in its own box); focusing a seat
+// shows its name and price (as hovering does with a mouse).
+func TestBrowserPhone(t *testing.T) {
+	t.Parallel()
+	app := newTestApp(t)
+	b := browsertest.New(t)
+	ctx := b.NewContext(t)
+	browsertest.Do(t, ctx, chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(3), chromedp.EmulateMobile, chromedp.EmulateTouch))
+	seatPage(t, ctx, app.URL, true)
+
+	// Centre-to-centre distance of the first two seats of a row, and a seat's own box.
+	gap := js[float64](t, ctx, `(() => {
+		const s = document.querySelectorAll(".map .row")[0].querySelectorAll(".seat input");
+		const a = s[0].getBoundingClientRect(), b = s[1].getBoundingClientRect();
+		return Math.hypot((b.x + b.width / 2) - (a.x + a.width / 2), (b.y + b.height / 2) - (a.y + a.height / 2));
+	})()`)
+	if gap < 24 {
+		t.Errorf("seats on a phone: got %.1f CSS px apart, want at least 24 to tap one", gap)
+	}
+	size := js[float64](t, ctx, `(() => { const r = document.querySelector(".map .seat input").getBoundingClientRect(); return Math.min(r.width, r.height); })()`)
+	if size < 16 {
+		t.Errorf("a seat's target on a phone: got %.1f CSS px, want at least 16", size)
+	}
+	if over := js[float64](t, ctx, `document.documentElement.scrollWidth - window.innerWidth`); over > 1 {
+		t.Errorf("page on a phone: %.0f CSS px wider than the screen, want the map to scroll in its own box", over)
+	}
+
+	// Focus a seat: its name and price show, for eyes as well as screen readers.
+	browsertest.Do(t, ctx, chromedp.Focus(chromedp.CSS(".map .seat.avail input")))
+	waitJS(t, ctx, "the focused seat's name and price", `document.getElementById("seat-info").textContent.includes("€")`, browsertest.Timeout)
+	info := browsertest.Run(t, ctx, chromedp.Text(chromedp.CSS("#seat-info")))
+	label := js[string](t, ctx, `document.activeElement.getAttribute("aria-label")`)
+	if info != label || !strings.Contains(label, "row") {
+		t.Errorf("shown on focus: got %q, want the seat's name and price %q", info, label)
+	}
+	noConsoleErrors(t, ctx)
+}
