@@ -196,3 +196,43 @@ func TestQueuePaused(t *testing.T) {
 	late.hold(a.EventID, seats[1])
 	bookingtest.Check(t, a.Pool, a.EventID)
 }
+
+// TestQueueRedisHung: Redis stops answering (SIGSTOP: connections stay open, nothing
+// comes back) during a queued onsale. New arrivals are told the queue is paused, not
+// left hanging; a buyer admitted before keeps holding and checking out (the token
+// verifies by signature, the rate limiter lets calls through after its short timeout).
+// Redis resumes: the late arrival gets in, and no seat was sold twice.
+func TestQueueRedisHung(t *testing.T) {
+	t.Parallel()
+	srv := dbtest.StartRedisServer(t, "")
+	a := newTestApp(t, func(o *appOptions) {
+		fastQueue(o)
+		o.Env = map[string]string{"REDIS_URL": "redis://" + srv.Addr() + "/0"}
+	})
+	roomOn(t, a, a.EventID, 5, 100, time.Minute)
+	runQueue(t, a)
+	seats := firstSeats(t, a.Pool, a.EventID, 3)
+	admitted, late := a.newClient(t), a.newClient(t)
+	if q := admitted.queue("POST", a.EventID); !q.Admitted {
+		t.Fatalf("join: got %+v, want admitted", q)
+	}
+
+	srv.Hang()
+	st, raw, h := late.raw("POST", "/api/v1/events/"+itoa(a.EventID)+"/queue", nil, nil)
+	if e, _ := parseError(raw); st != http.StatusServiceUnavailable || e.Error != "queue_paused" || h.Get("Retry-After") == "" {
+		t.Errorf("join with Redis hung: got %d %q, want 503 queue_paused with Retry-After", st, e.Error)
+	}
+	h1 := admitted.hold(a.EventID, seats[0], seats[1])
+	if co := admitted.checkout(h1.HoldID); co.OrderID == 0 {
+		t.Error("checkout with Redis hung: no order")
+	}
+
+	srv.Resume()
+	late.queue("POST", a.EventID) // the join that was refused, as the page repeats it
+	waitAdmitted(t, late, a.EventID, 15*time.Second)
+	if st, e, _ := holdStatus(late, a.EventID, seats[0], nil); st != http.StatusConflict || e.Error != "seat_unavailable" {
+		t.Errorf("hold of a seat held while Redis hung: got %d %q, want 409 seat_unavailable", st, e.Error)
+	}
+	late.hold(a.EventID, seats[2])
+	bookingtest.Check(t, a.Pool, a.EventID)
+}
