@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -35,6 +36,7 @@ type testApp struct {
 	Prefix   string
 	EventID  int64 // the demo event: ~2,000 seats and a GA tier
 	App      *app.App
+	cheap    *sync.Once // staff password hashing made cheap (admin_helpers_test.go)
 }
 
 type appOptions = apptest.Options
@@ -54,7 +56,7 @@ func newTestApp(t *testing.T, opts ...func(*appOptions)) *testApp {
 	t.Cleanup(srv.Close) // before the program closes: cleanups run last-in first-out
 	p.Payments.SetWebhookURL(srv.URL + "/api/v1/payments/webhook")
 	return &testApp{URL: srv.URL, Pool: p.Pool, Booking: p.Booking, Provider: p.Payments, Redis: p.Redis,
-		Prefix: p.Prefix, EventID: p.EventID, App: p.App}
+		Prefix: p.Prefix, EventID: p.EventID, App: p.App, cheap: new(sync.Once)}
 }
 
 type testWriter struct{ t *testing.T }

@@ -75,6 +75,9 @@ func (s *server) routes(e *echo.Echo) {
 	api.GET("/orders/:orderId", s.getOrder, buyer...)
 	api.POST("/orders/:orderId/pay", s.pay, seatCall(eventOfOrder)...)
 	api.POST("/payments/webhook", s.paymentWebhook, timed, noStore, body)
+
+	// The admin pages (routes_admin.go): staff sessions and roles.
+	s.routeAdmin(e, timed, gz)
 }
 
 // getHead routes GET and HEAD of a path to one handler: net/http drops the body of a

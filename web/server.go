@@ -14,6 +14,7 @@ import (
 
 	"boxoffice/internal/app"
 	"boxoffice/internal/booking"
+	"boxoffice/internal/staff"
 	"boxoffice/internal/waitroom"
 )
 
@@ -29,6 +30,9 @@ const (
 type server struct {
 	Booking       *booking.Service
 	Sessions      *scs.SessionManager
+	// Staff and StaffSessions are the box office's accounts and their logins.
+	Staff         *staff.Service
+	StaffSessions *scs.SessionManager
 	Log           *slog.Logger
 	WebhookSecret string
 	// ProviderName names the payment provider whose webhooks arrive ("test",
@@ -49,7 +53,7 @@ type server struct {
 // the one error handler. Echo stays inside this package.
 func New(a *app.App) http.Handler {
 	s := &server{
-		Booking: a.Booking, Sessions: a.Sessions, Log: a.Log,
+		Booking: a.Booking, Sessions: a.Sessions, Log: a.Log, Staff: a.Staff, StaffSessions: a.StaffSessions,
 		WebhookSecret: a.Config.WebhookSecret, CookieSecure: a.Config.CookieSecure,
 		Queue: a.Queue, ProviderName: "test",
 	}

@@ -2,6 +2,7 @@ package web
 
 import (
 	"crypto/rand"
+	"log/slog"
 	"net/http"
 	"time"
 
@@ -24,50 +25,63 @@ const (
 // session changed by a handler is committed by saveSession, or else just before the
 // answer goes out.
 func (s *server) loadSession(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		var token string
-		if ck, err := c.Cookie(s.Sessions.Cookie.Name); err == nil {
-			token = ck.Value
-		}
-		ctx, err := s.Sessions.Load(c.Request().Context(), token)
-		if err != nil {
-			return err
-		}
-		c.SetRequest(c.Request().WithContext(ctx))
-		c.Response().Header().Add("Vary", "Cookie")
-		c.Response().Before(func() {
-			if c.Get(savedFlag) != nil {
-				return
+	return loadSessions(s.Sessions, s.Log)(next)
+}
+
+// loadSessions is loadSession for any session manager: buyers' or staff's.
+func loadSessions(sm *scs.SessionManager, log *slog.Logger) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			saved := savedFlag + ":" + sm.Cookie.Name
+			var token string
+			if ck, err := c.Cookie(sm.Cookie.Name); err == nil {
+				token = ck.Value
 			}
-			switch s.Sessions.Status(ctx) {
-			case scs.Modified:
-				tok, exp, err := s.Sessions.Commit(ctx)
-				if err != nil {
-					s.Log.ErrorContext(ctx, "session not saved", "err", err)
+			ctx, err := sm.Load(c.Request().Context(), token)
+			if err != nil {
+				return err
+			}
+			c.SetRequest(c.Request().WithContext(ctx))
+			c.Response().Header().Add("Vary", "Cookie")
+			c.Response().Before(func() {
+				if c.Get(saved) != nil {
 					return
 				}
-				s.Sessions.WriteSessionCookie(ctx, c.Response(), tok, exp)
-			case scs.Destroyed:
-				s.Sessions.WriteSessionCookie(ctx, c.Response(), "", time.Time{})
-			}
-		})
-		return next(c)
+				switch sm.Status(ctx) {
+				case scs.Modified:
+					tok, exp, err := sm.Commit(ctx)
+					if err != nil {
+						log.ErrorContext(ctx, "session not saved", "err", err)
+						return
+					}
+					sm.WriteSessionCookie(ctx, c.Response(), tok, exp)
+				case scs.Destroyed:
+					sm.WriteSessionCookie(ctx, c.Response(), "", time.Time{})
+				}
+			})
+			return next(c)
+		}
 	}
 }
 
 // saveSession commits a changed session now, so that a failure is the handler's error
 // rather than a lost write after the answer.
 func (s *server) saveSession(c echo.Context) error {
+	return saveSessionOf(c, s.Sessions)
+}
+
+// saveSessionOf is saveSession for any session manager.
+func saveSessionOf(c echo.Context, sm *scs.SessionManager) error {
 	ctx := c.Request().Context()
-	if s.Sessions.Status(ctx) != scs.Modified {
+	if sm.Status(ctx) != scs.Modified {
 		return nil
 	}
-	tok, exp, err := s.Sessions.Commit(ctx)
+	tok, exp, err := sm.Commit(ctx)
 	if err != nil {
 		return err
 	}
-	s.Sessions.WriteSessionCookie(ctx, c.Response(), tok, exp)
-	c.Set(savedFlag, true)
+	sm.WriteSessionCookie(ctx, c.Response(), tok, exp)
+	c.Set(savedFlag+":"+sm.Cookie.Name, true)
 	return nil
 }
 

@@ -3,7 +3,9 @@
 //
 //	boxoffice serve     migrate, then serve on ADDR (default :8080)
 //	boxoffice migrate   apply pending migrations
-//	boxoffice seed      create the demo venue and event unless they exist
+//	boxoffice seed      create the demo venue and event unless they exist, and a
+//	                    demo admin when there is no staff account
+//	boxoffice staff     add or list staff accounts (boxoffice staff help)
 package main
 
 import (
@@ -18,13 +20,13 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout); err != nil {
+	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "boxoffice:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout io.Writer) error {
 	cmd := "serve"
 	if len(args) > 0 {
 		cmd = args[0]
@@ -36,9 +38,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return migrate(ctx, getenv, stdout)
 	case "seed":
 		return seed(ctx, getenv, stdout)
+	case "staff":
+		return staffCmd(ctx, args[1:], getenv, stdin, stdout)
 	case "help", "-h", "--help":
-		fmt.Fprintln(stdout, "usage: boxoffice [serve|migrate|seed]")
+		fmt.Fprintln(stdout, "usage: boxoffice [serve|migrate|seed|staff]")
 		return nil
 	}
-	return fmt.Errorf("unknown command %q: want serve, migrate or seed", cmd)
+	return fmt.Errorf("unknown command %q: want serve, migrate, seed or staff", cmd)
 }

@@ -44,7 +44,7 @@ func TestServeShutsDownGracefully(t *testing.T) {
 	out, w := io.Pipe()
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, []string{"serve"}, func(k string) string { return env[k] }, w)
+		done <- run(ctx, []string{"serve"}, func(k string) string { return env[k] }, nil, w)
 		w.Close()
 	}()
 
@@ -104,7 +104,7 @@ func TestServeShutsDownGracefully(t *testing.T) {
 
 func TestRunRejectsUnknownCommand(t *testing.T) {
 	t.Parallel()
-	err := run(t.Context(), []string{"frobnicate"}, func(string) string { return "" }, io.Discard)
+	err := run(t.Context(), []string{"frobnicate"}, func(string) string { return "" }, nil, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "frobnicate") {
 		t.Errorf("got %v, want an error naming the command", err)
 	}

@@ -119,7 +119,10 @@ func seed(ctx context.Context, getenv func(string) string, stdout io.Writer) err
 	} else {
 		fmt.Fprintf(stdout, "demo event %q already there (id %d)\n", spec.Slug, id)
 	}
-	return seedOnsale(ctx, pool, stdout, time.Now())
+	if err := seedOnsale(ctx, pool, stdout, time.Now()); err != nil {
+		return err
+	}
+	return seedAdmin(ctx, pool, getenv, stdout)
 }
 
 // seedOnsale loads the waiting room's demo event, its onsale a few minutes from now.

@@ -32,11 +32,15 @@ import (
 	"boxoffice/internal/payment"
 	"boxoffice/internal/payment/stripepay"
 	"boxoffice/internal/session"
+	"boxoffice/internal/staff"
 	"boxoffice/internal/waitroom"
 )
 
 // SessionCookie is the name of the buyer's session cookie.
 const SessionCookie = "boxoffice_session"
+
+// StaffCookie is the name of the staff session cookie, sent only to /admin.
+const StaffCookie = "boxoffice_staff"
 
 // Options adjust how New builds the program, for benchmarks and tests. The zero value
 // is production.
@@ -72,6 +76,10 @@ type App struct {
 	// Payments is the built-in test provider, nil unless PAYMENT_PROVIDER=test.
 	Payments *payment.TestProvider
 	Sessions *scs.SessionManager
+	// Staff is the box office's accounts and audit log; StaffSessions their logins,
+	// kept apart from buyers' and never cached in memory.
+	Staff         *staff.Service
+	StaffSessions *scs.SessionManager
 	// Live is the process's one subscription hub for seat changes: it keeps the seat
 	// map cache current and feeds every open seat map.
 	Live *live.Hub
@@ -171,6 +179,17 @@ func New(ctx context.Context, cfg config.Config, opt Options) (a *App, err error
 	a.Sessions.Cookie.HttpOnly = true
 	a.Sessions.Cookie.SameSite = http.SameSiteLaxMode
 	a.Sessions.Cookie.Secure = cfg.CookieSecure
+
+	a.Staff = staff.New(a.Pool, a.Log)
+	a.StaffSessions = scs.New()
+	a.StaffSessions.Store = session.NewUncachedStore(a.Pool)
+	a.StaffSessions.IdleTimeout = cfg.StaffIdleTimeout
+	a.StaffSessions.Lifetime = cfg.StaffLifetime
+	a.StaffSessions.Cookie.Name = StaffCookie
+	a.StaffSessions.Cookie.Path = "/admin"
+	a.StaffSessions.Cookie.HttpOnly = true
+	a.StaffSessions.Cookie.SameSite = http.SameSiteStrictMode
+	a.StaffSessions.Cookie.Secure = cfg.CookieSecure
 	return a, nil
 }
 

@@ -45,6 +45,10 @@ type Config struct {
 	// X-Forwarded-For entries name the client (TRUSTED_PROXIES): a public CDN's edge
 	// addresses. Loopback and private networks are always trusted.
 	TrustedProxies []*net.IPNet
+	// StaffIdleTimeout ends a staff session unused for that long
+	// (STAFF_IDLE_TIMEOUT); StaffLifetime ends it however busy (STAFF_SESSION_LIFETIME).
+	StaffIdleTimeout time.Duration
+	StaffLifetime    time.Duration
 
 	// Mail and jobs (mail.go): where email goes, what it says it is from, the address
 	// its links start with, and how the job queue works.
@@ -127,6 +131,8 @@ func Load(getenv func(string) string) (Config, error) {
 	c.RateBurst = num("RATE_BURST", 20)
 	c.JobWorkers = num("JOB_WORKERS", 4)
 	c.ReconcileInterval = dur("RECONCILE_INTERVAL", time.Minute)
+	c.StaffIdleTimeout = dur("STAFF_IDLE_TIMEOUT", 30*time.Minute)
+	c.StaffLifetime = dur("STAFF_SESSION_LIFETIME", 12*time.Hour)
 	keys, err := ParseAdmissionKeys(or(getenv("ADMISSION_KEYS"), DevAdmissionKeys))
 	if err != nil {
 		errs = append(errs, fmt.Errorf("ADMISSION_KEYS: %w", err))

@@ -144,6 +144,60 @@ func (ns NullRefundState) Value() (driver.Value, error) {
 	return string(ns.RefundState), nil
 }
 
+type StaffRole string
+
+const (
+	StaffRoleAdmin     StaffRole = "admin"
+	StaffRoleBoxOffice StaffRole = "box_office"
+	StaffRoleDoor      StaffRole = "door"
+)
+
+func (e *StaffRole) Scan(src interface{}) error {
+	switch s := src.(type) {
+	case []byte:
+		*e = StaffRole(s)
+	case string:
+		*e = StaffRole(s)
+	default:
+		return fmt.Errorf("unsupported scan type for StaffRole: %T", src)
+	}
+	return nil
+}
+
+type NullStaffRole struct {
+	StaffRole StaffRole
+	Valid     bool // Valid is true if StaffRole is not NULL
+}
+
+// Scan implements the Scanner interface.
+func (ns *NullStaffRole) Scan(value interface{}) error {
+	if value == nil {
+		ns.StaffRole, ns.Valid = "", false
+		return nil
+	}
+	ns.Valid = true
+	return ns.StaffRole.Scan(value)
+}
+
+// Value implements the driver Valuer interface.
+func (ns NullStaffRole) Value() (driver.Value, error) {
+	if !ns.Valid {
+		return nil, nil
+	}
+	return string(ns.StaffRole), nil
+}
+
+type AuditLog struct {
+	ID      int64
+	At      time.Time
+	StaffID *int64
+	Action  string
+	Subject string
+	Before  []byte
+	After   []byte
+	Address string
+}
+
 type Event struct {
 	ID                   int64
 	VenueID              int64
@@ -287,6 +341,25 @@ type Session struct {
 	Token  string
 	Data   []byte
 	Expiry time.Time
+}
+
+type Staff struct {
+	ID           int64
+	Email        string
+	Name         string
+	Role         StaffRole
+	PasswordHash string
+	AuthEpoch    int32
+	DisabledAt   *time.Time
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
+}
+
+type StaffLoginFailure struct {
+	ID   int64
+	Kind string
+	Key  string
+	At   time.Time
 }
 
 type StaffUser struct {

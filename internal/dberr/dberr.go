@@ -49,3 +49,9 @@ func Translate(err error) error {
 	}
 	return err
 }
+
+// IsUniqueViolation reports whether err is PostgreSQL refusing a duplicate key.
+func IsUniqueViolation(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "23505"
+}

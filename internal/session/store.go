@@ -29,7 +29,8 @@ const maxCached = 100_000
 // request's context, so a stalled database would hold a request past its deadline;
 // this one passes the context down.
 type Store struct {
-	q *db.Queries
+	q        *db.Queries
+	cacheFor time.Duration // 0: every find asks PostgreSQL
 
 	mu    sync.Mutex
 	cache map[string]cached
@@ -41,8 +42,15 @@ type cached struct {
 	until  time.Time // when to ask PostgreSQL again
 }
 
-// NewStore returns a Store on pool.
+// NewStore returns a Store on pool that serves sessions from memory for CacheFor.
 func NewStore(pool *pgxpool.Pool) *Store {
+	return &Store{q: db.New(pool), cacheFor: CacheFor, cache: make(map[string]cached)}
+}
+
+// NewUncachedStore returns a Store on pool that asks PostgreSQL on every find. Staff
+// sessions use it: a logout on one instance must end the session on all of them at
+// once, not within CacheFor.
+func NewUncachedStore(pool *pgxpool.Pool) *Store {
 	return &Store{q: db.New(pool), cache: make(map[string]cached)}
 }
 
@@ -83,12 +91,15 @@ func (s *Store) DeleteCtx(ctx context.Context, token string) error {
 }
 
 func (s *Store) remember(token string, data []byte, expiry time.Time) {
+	if s.cacheFor == 0 {
+		return
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.cache) >= maxCached {
 		clear(s.cache)
 	}
-	s.cache[token] = cached{data: data, expiry: expiry, until: time.Now().Add(CacheFor)}
+	s.cache[token] = cached{data: data, expiry: expiry, until: time.Now().Add(s.cacheFor)}
 }
 
 func (s *Store) forget(token string) {

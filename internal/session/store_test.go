@@ -43,3 +43,34 @@ func TestStore(t *testing.T) {
 		t.Errorf("deleted session still in the table (%v, %v)", n, err)
 	}
 }
+
+// TestUncachedStore: a delete through one uncached store (another instance) is seen at
+// once by a second one that had just read the session. The cached store would still
+// serve it for CacheFor; that is the negative control.
+func TestUncachedStore(t *testing.T) {
+	t.Parallel()
+	pool := dbtest.Pool(t)
+	ctx := t.Context()
+	for _, tc := range []struct {
+		name      string
+		reader    *Store
+		wantFound bool
+	}{
+		{"uncached", NewUncachedStore(pool), false},
+		{"cached (control)", NewStore(pool), true},
+	} {
+		writer := NewUncachedStore(pool)
+		if err := writer.CommitCtx(ctx, "tok-"+tc.name, []byte("staff"), time.Now().Add(time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok, err := tc.reader.FindCtx(ctx, "tok-"+tc.name); !ok || err != nil {
+			t.Fatalf("%s: first read: found=%v err=%v", tc.name, ok, err)
+		}
+		if err := writer.DeleteCtx(ctx, "tok-"+tc.name); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok, err := tc.reader.FindCtx(ctx, "tok-"+tc.name); ok != tc.wantFound || err != nil {
+			t.Errorf("%s: after a delete elsewhere: found=%v err=%v, want found=%v", tc.name, ok, err, tc.wantFound)
+		}
+	}
+}

@@ -1,0 +1,162 @@
+package web
+
+import (
+	"errors"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"boxoffice/internal/staff"
+	"boxoffice/views"
+)
+
+// Staff sessions (admin pages). A staff session holds the member's id and the
+// account's auth epoch at login. Every admin request reads the account again
+// (requireStaff), and the session store behind StaffSessions never caches: a logout,
+// a disabled account, a password change or a role change is seen by the next request
+// on every instance.
+const (
+	staffIDKey    = "staff_id"
+	staffEpochKey = "staff_epoch"
+	staffContext  = "staff"
+)
+
+// errLoginRequired answers a staff request without a live staff session (GET pages
+// are sent to the login form instead).
+var errLoginRequired = &apiError{Status: http.StatusUnauthorized, Code: "login_required",
+	Message: "Log in as staff to use this page."}
+
+// errForbiddenRole answers a member whose role does not reach the page.
+var errForbiddenRole = &apiError{Status: http.StatusForbidden, Code: "forbidden_role",
+	Message: "Your role does not give access to this page; ask an admin."}
+
+// requireStaff lets through members whose role is one of roles (an admin always), and
+// puts the member in the context (currentStaff). It must run after loadStaffSession.
+func (s *server) requireStaff(roles ...staff.Role) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			ctx := c.Request().Context()
+			id := s.StaffSessions.GetInt64(ctx, staffIDKey)
+			if id == 0 {
+				return s.toLogin(c)
+			}
+			m, err := s.Staff.Get(ctx, id)
+			if errors.Is(err, staff.ErrNotFound) || (err == nil && (m.Disabled || int64(m.AuthEpoch) != s.StaffSessions.GetInt64(ctx, staffEpochKey))) {
+				// Disabled, deleted or its password changed since: the session ends here.
+				if err := s.StaffSessions.Destroy(ctx); err != nil {
+					return err
+				}
+				return s.toLogin(c)
+			} else if err != nil {
+				return err
+			}
+			c.Set(staffContext, m)
+			if !m.Role.May(roles...) {
+				return errForbiddenRole
+			}
+			return next(c)
+		}
+	}
+}
+
+// toLogin sends a browser's page request to the login form, to come back after; any
+// other request is a 401.
+func (s *server) toLogin(c echo.Context) error {
+	r := c.Request()
+	if (r.Method == http.MethodGet || r.Method == http.MethodHead) && !isHTMX(c) {
+		return c.Redirect(http.StatusSeeOther, "/admin/login?next="+url.QueryEscape(r.URL.RequestURI()))
+	}
+	return errLoginRequired
+}
+
+// currentStaff is the member requireStaff let through.
+func currentStaff(c echo.Context) staff.Member {
+	m, _ := c.Get(staffContext).(staff.Member)
+	return m
+}
+
+// audit records a staff action of the current member. Handlers call it after the
+// action succeeded; an action done in a transaction of its own records itself
+// through staff.Audit in that transaction instead.
+func (s *server) audit(c echo.Context, action, subject string, before, after any) error {
+	return s.Staff.Audit(c.Request().Context(), currentStaff(c).ID, action, subject, before, after, c.RealIP())
+}
+
+// adminPage is the frame of an admin page: the CSRF token for its forms and htmx, and
+// the member, whose role decides the menu.
+func adminPage(c echo.Context, title string) views.AdminPage {
+	m := currentStaff(c)
+	return views.AdminPage{Page: buyerPage(c, title), StaffName: m.Name, Role: string(m.Role), Path: c.Request().URL.Path}
+}
+
+// safeNext is where to go after login: a path under /admin on this site, never
+// another site ("//evil.example", "https://…").
+func safeNext(next string) string {
+	if !strings.HasPrefix(next, "/admin") || strings.HasPrefix(next, "/admin/login") ||
+		strings.ContainsAny(next, "\\\r\n") {
+		return "/admin"
+	}
+	if u, err := url.Parse(next); err != nil || u.Host != "" || u.Scheme != "" {
+		return "/admin"
+	}
+	return next
+}
+
+// showLogin is the login form.
+func (s *server) showLogin(c echo.Context) error {
+	if id := s.StaffSessions.GetInt64(c.Request().Context(), staffIDKey); id != 0 {
+		if m, err := s.Staff.Get(c.Request().Context(), id); err == nil && !m.Disabled {
+			return c.Redirect(http.StatusSeeOther, safeNext(c.QueryParam("next")))
+		}
+	}
+	return render(c, http.StatusOK, "no-store", views.AdminLogin(buyerPage(c, "Staff login"), views.LoginForm{Next: safeNext(c.QueryParam("next"))}))
+}
+
+// login checks the form, and on success starts a new session under a new token (no
+// fixation: a token planted before login is worth nothing after it).
+func (s *server) login(c echo.Context) error {
+	email, password := c.FormValue("email"), c.FormValue("password")
+	next := safeNext(c.FormValue("next"))
+	form := views.LoginForm{Email: email, Next: next}
+	ctx := c.Request().Context()
+	m, err := s.Staff.Login(ctx, email, password, c.RealIP())
+	switch {
+	case errors.Is(err, staff.ErrBadLogin):
+		form.Error = "Wrong email or password."
+		return render(c, http.StatusUnauthorized, "no-store", views.AdminLogin(buyerPage(c, "Staff login"), form))
+	case errors.Is(err, staff.ErrThrottled):
+		form.Error = "Too many failed logins. Wait a quarter of an hour, or ask an admin."
+		c.Response().Header().Set("Retry-After", "900")
+		return render(c, http.StatusTooManyRequests, "no-store", views.AdminLogin(buyerPage(c, "Staff login"), form))
+	case err != nil:
+		return err
+	}
+	if err := s.StaffSessions.RenewToken(ctx); err != nil {
+		return err
+	}
+	s.StaffSessions.Put(ctx, staffIDKey, m.ID)
+	s.StaffSessions.Put(ctx, staffEpochKey, int64(m.AuthEpoch))
+	if err := saveSessionOf(c, s.StaffSessions); err != nil {
+		return err
+	}
+	if err := s.Staff.Audit(ctx, m.ID, "staff.login", "", nil, nil, c.RealIP()); err != nil {
+		return err
+	}
+	return c.Redirect(http.StatusSeeOther, next)
+}
+
+// logout ends the session everywhere: the row is deleted, and no instance caches it.
+func (s *server) logout(c echo.Context) error {
+	ctx := c.Request().Context()
+	if id := s.StaffSessions.GetInt64(ctx, staffIDKey); id != 0 {
+		if err := s.Staff.Audit(ctx, id, "staff.logout", "", nil, nil, c.RealIP()); err != nil {
+			return err
+		}
+	}
+	if err := s.StaffSessions.Destroy(ctx); err != nil {
+		return err
+	}
+	return c.Redirect(http.StatusSeeOther, "/admin/login")
+}
