@@ -28,8 +28,8 @@ const (
 
 // server carries what the handlers use of the program.
 type server struct {
-	Booking       *booking.Service
-	Sessions      *scs.SessionManager
+	Booking  *booking.Service
+	Sessions *scs.SessionManager
 	// Staff and StaffSessions are the box office's accounts and their logins.
 	Staff         *staff.Service
 	StaffSessions *scs.SessionManager
