@@ -19,6 +19,7 @@ type Page struct {
 	Description string
 	Assets      Assets
 	Scripts     []string // further scripts of this page, hashed URLs under /static
+	Styles      []string // further stylesheets of this page, hashed URLs under /static
 	// Refresh, if set, is the content of a meta refresh for browsers without
 	// JavaScript ("5"), on pages that otherwise update themselves with htmx.
 	Refresh string

@@ -9,6 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"boxoffice/internal/staff"
+	"boxoffice/static"
 	"boxoffice/views"
 )
 
@@ -88,7 +89,18 @@ func (s *server) audit(c echo.Context, action, subject string, before, after any
 // the member, whose role decides the menu.
 func adminPage(c echo.Context, title string) views.AdminPage {
 	m := currentStaff(c)
-	return views.AdminPage{Page: buyerPage(c, title), StaffName: m.Name, Role: string(m.Role), Path: c.Request().URL.Path}
+	p := buyerPage(c, title)
+	p.Styles = append(p.Styles, adminCSS)
+	return views.AdminPage{Page: p, StaffName: m.Name, Role: string(m.Role), Path: c.Request().URL.Path}
+}
+
+// adminCSS is the admin pages' stylesheet; the login page loads it too.
+var adminCSS = static.URL("css/admin.css")
+
+func loginPage(c echo.Context) views.Page {
+	p := buyerPage(c, "Staff login")
+	p.Styles = append(p.Styles, adminCSS)
+	return p
 }
 
 // safeNext is where to go after login: a path under /admin on this site, never
@@ -111,7 +123,7 @@ func (s *server) showLogin(c echo.Context) error {
 			return c.Redirect(http.StatusSeeOther, safeNext(c.QueryParam("next")))
 		}
 	}
-	return render(c, http.StatusOK, "no-store", views.AdminLogin(buyerPage(c, "Staff login"), views.LoginForm{Next: safeNext(c.QueryParam("next"))}))
+	return render(c, http.StatusOK, "no-store", views.AdminLogin(loginPage(c), views.LoginForm{Next: safeNext(c.QueryParam("next"))}))
 }
 
 // login checks the form, and on success starts a new session under a new token (no
@@ -125,11 +137,11 @@ func (s *server) login(c echo.Context) error {
 	switch {
 	case errors.Is(err, staff.ErrBadLogin):
 		form.Error = "Wrong email or password."
-		return render(c, http.StatusUnauthorized, "no-store", views.AdminLogin(buyerPage(c, "Staff login"), form))
+		return render(c, http.StatusUnauthorized, "no-store", views.AdminLogin(loginPage(c), form))
 	case errors.Is(err, staff.ErrThrottled):
 		form.Error = "Too many failed logins. Wait a quarter of an hour, or ask an admin."
 		c.Response().Header().Set("Retry-After", "900")
-		return render(c, http.StatusTooManyRequests, "no-store", views.AdminLogin(buyerPage(c, "Staff login"), form))
+		return render(c, http.StatusTooManyRequests, "no-store", views.AdminLogin(loginPage(c), form))
 	case err != nil:
 		return err
 	}
