@@ -5,6 +5,9 @@
 -- memory, and every staff request reads the account again (internal/staff), so a
 -- logout, a disabled account or a role change takes effect at once on every instance.
 
+-- The placeholder table of the first migration had no role and was never used.
+DROP TABLE staff_users;
+
 CREATE TYPE staff_role AS ENUM ('admin', 'box_office', 'door');
 
 CREATE TABLE staff (
@@ -50,3 +53,10 @@ DROP TABLE audit_log;
 DROP TABLE staff_login_failures;
 DROP TABLE staff;
 DROP TYPE staff_role;
+CREATE TABLE staff_users (
+    id            bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    email         text NOT NULL UNIQUE,
+    name          text NOT NULL,
+    password_hash text NOT NULL,
+    created_at    timestamptz NOT NULL DEFAULT now()
+);

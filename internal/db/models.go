@@ -362,14 +362,6 @@ type StaffLoginFailure struct {
 	At   time.Time
 }
 
-type StaffUser struct {
-	ID           int64
-	Email        string
-	Name         string
-	PasswordHash string
-	CreatedAt    time.Time
-}
-
 type Ticket struct {
 	EventID     int64
 	ID          int64
