@@ -56,3 +56,42 @@ type AdminHome struct {
 	AdminPage
 	Events []AdminEvent
 }
+
+// StaffRow is one account on the staff page.
+type StaffRow struct {
+	ID       int64
+	Email    string
+	Name     string
+	Role     string
+	Disabled bool
+	Self     bool // the member looking: no disabling or demoting oneself
+	Since    string
+}
+
+// StaffList is the staff page: the accounts, the add form and what just happened.
+type StaffList struct {
+	AdminPage
+	Members []StaffRow
+	Roles   []RoleOption
+	Form    NewStaffForm
+	Notice  string
+	Error   string
+}
+
+// RoleOption is a role in a select.
+type RoleOption struct{ Value, Label string }
+
+// NewStaffForm is what was typed in the add form (never the password).
+type NewStaffForm struct{ Email, Name, Role string }
+
+// AuditRow is one line of the audit log.
+type AuditRow struct {
+	At, Who, Action, Subject, Before, After, Address string
+}
+
+// AuditLog is the audit log page, newest first, a page at a time.
+type AuditLog struct {
+	AdminPage
+	Entries []AuditRow
+	Older   string // the next page's URL, "" at the end
+}

@@ -37,6 +37,12 @@ var (
 func (s *server) adminRoutes() []adminRoute {
 	return []adminRoute{
 		{http.MethodGet, "/admin", s.adminHome, anyStaff},
+		{http.MethodGet, "/admin/staff", s.showStaff, adminsOnly},
+		{http.MethodPost, "/admin/staff", s.addStaff, adminsOnly},
+		{http.MethodPost, "/admin/staff/:id/role", s.setStaffRole, adminsOnly},
+		{http.MethodPost, "/admin/staff/:id/disable", s.setStaffDisabled(true), adminsOnly},
+		{http.MethodPost, "/admin/staff/:id/enable", s.setStaffDisabled(false), adminsOnly},
+		{http.MethodGet, "/admin/audit", s.showAudit, adminsOnly},
 	}
 }
 
