@@ -217,8 +217,12 @@ func newProvider(a *App, cfg config.Config) (booking.Provider, error) {
 // QueueEvent is what the waiting room knows of an event: the one place that maps the
 // event's stored queue settings to the room's.
 func QueueEvent(ev booking.Event) waitroom.Event {
+	rate := ev.QueueRate
+	if ev.QueuePaused {
+		rate = 0 // the room's pause: nobody admitted, the queue kept
+	}
 	return waitroom.Event{ID: ev.ID, OnsaleAt: ev.OnsaleAt, Settings: waitroom.Settings{
-		Enabled: ev.QueueEnabled, Slots: ev.QueueSlots, Rate: ev.QueueRate, TokenTTL: ev.QueueTokenTTL,
+		Enabled: ev.QueueEnabled, Slots: ev.QueueSlots, Rate: rate, TokenTTL: ev.QueueTokenTTL,
 	}}
 }
 

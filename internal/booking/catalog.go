@@ -3,6 +3,7 @@ package booking
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -46,9 +47,14 @@ func (s *Service) QueuedEvents(ctx context.Context) ([]Event, error) {
 	if err != nil {
 		return nil, translate(err)
 	}
+	paused, err := s.q.EventsQueuePaused(ctx)
+	if err != nil {
+		return nil, translate(err)
+	}
 	out := make([]Event, len(rows))
 	for i, r := range rows {
 		out[i] = eventOf(r)
+		out[i].QueuePaused = slices.Contains(paused, r.ID)
 	}
 	return out, nil
 }

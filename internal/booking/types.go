@@ -170,6 +170,9 @@ type Event struct {
 	QueueSlots    int
 	QueueRate     float64
 	QueueTokenTTL time.Duration
+	// QueuePaused stops admission (the control room's pause) without turning the
+	// room off: the queue keeps its order. Set by QueuedEvents only.
+	QueuePaused bool
 }
 
 // Seat statuses on the map.

@@ -211,6 +211,7 @@ type Event struct {
 	QueueSlots           int32
 	QueueRate            float64
 	QueueTokenTtlSeconds int32
+	QueuePaused          bool
 }
 
 type GaStripe struct {

@@ -1,0 +1,98 @@
+package booking
+
+import (
+	"context"
+	"errors"
+	"math"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"boxoffice/internal/db"
+)
+
+// Control is what the control room shows of one event's sale: counts by the database
+// clock, in one snapshot.
+type Control struct {
+	Seats, SeatsSold, SeatsHeld int
+	GACapacity, GASold, GAHeld  int
+	LiveHolds                   int
+	OrdersConfirmed             int
+	RevenueCents                int64
+	TicketsLastMinute           int
+	QueueEnabled, QueuePaused   bool
+	QueueSlots                  int
+	QueueRate                   float64 // configured admissions per second
+}
+
+// Control reads the control room's counts of an event.
+func (s *Service) Control(ctx context.Context, eventID int64) (Control, error) {
+	r, err := s.q.ControlCounts(ctx, eventID)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Control{}, ErrEventNotFound
+	} else if err != nil {
+		return Control{}, translate(err)
+	}
+	return Control{Seats: int(r.Seats), SeatsSold: int(r.SeatsSold), SeatsHeld: int(r.SeatsHeld),
+		GACapacity: int(r.GaCapacity), GASold: int(r.GaSold), GAHeld: int(r.GaHeld), LiveHolds: int(r.LiveHolds),
+		OrdersConfirmed: int(r.OrdersConfirmed), RevenueCents: r.RevenueCents, TicketsLastMinute: int(r.TicketsLastMinute),
+		QueueEnabled: r.QueueEnabled, QueuePaused: r.QueuePaused, QueueSlots: int(r.QueueSlots), QueueRate: r.QueueRate}, nil
+}
+
+// MinuteCount is the tickets issued in one minute.
+type MinuteCount struct {
+	Minute  time.Time
+	Tickets int
+}
+
+// TicketsByMinute is the tickets issued per minute since since, minutes without a
+// sale left out.
+func (s *Service) TicketsByMinute(ctx context.Context, eventID int64, since time.Time) ([]MinuteCount, error) {
+	rows, err := s.q.TicketsByMinute(ctx, db.TicketsByMinuteParams{EventID: eventID, Since: since})
+	if err != nil {
+		return nil, translate(err)
+	}
+	out := make([]MinuteCount, len(rows))
+	for i, r := range rows {
+		out[i] = MinuteCount{Minute: r.Minute, Tickets: int(r.Tickets)}
+	}
+	return out, nil
+}
+
+// MaxQueueRate bounds the admission rate the control room may set, per second.
+const MaxQueueRate = 10_000
+
+// ErrInvalidRate is a rate outside (0, MaxQueueRate].
+var ErrInvalidRate = errors.New("booking: the admission rate must be above 0 and at most 10,000 a second")
+
+// QueueControl is an event's room after a change.
+type QueueControl struct {
+	Paused bool
+	Rate   float64
+}
+
+// SetQueuePaused pauses or resumes admission to an event's waiting room. The admitter
+// reads it within its refresh period (a second); admitted shoppers are unaffected.
+func (s *Service) SetQueuePaused(ctx context.Context, eventID int64, paused bool) (QueueControl, error) {
+	r, err := s.q.EventSetQueuePaused(ctx, db.EventSetQueuePausedParams{EventID: eventID, Paused: paused})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return QueueControl{}, ErrEventNotFound
+	} else if err != nil {
+		return QueueControl{}, translate(err)
+	}
+	return QueueControl{Paused: r.QueuePaused, Rate: r.QueueRate}, nil
+}
+
+// SetQueueRate sets how many shoppers a second the room admits.
+func (s *Service) SetQueueRate(ctx context.Context, eventID int64, rate float64) (QueueControl, error) {
+	if !(rate > 0 && rate <= MaxQueueRate) || math.IsNaN(rate) {
+		return QueueControl{}, ErrInvalidRate
+	}
+	r, err := s.q.EventSetQueueRate(ctx, db.EventSetQueueRateParams{EventID: eventID, Rate: rate})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return QueueControl{}, ErrEventNotFound
+	} else if err != nil {
+		return QueueControl{}, translate(err)
+	}
+	return QueueControl{Paused: r.QueuePaused, Rate: r.QueueRate}, nil
+}

@@ -1,0 +1,37 @@
+-- name: ControlCounts :one
+-- What the control room shows of one event, in one snapshot by the database clock.
+SELECT
+    (SELECT count(*) FROM seats s WHERE s.event_id = e.id)::bigint AS seats,
+    (SELECT count(*) FROM seats s WHERE s.event_id = e.id AND s.sold_at IS NOT NULL)::bigint AS seats_sold,
+    (SELECT count(*) FROM seats s WHERE s.event_id = e.id AND s.held_by IS NOT NULL AND s.hold_expires_at > now())::bigint AS seats_held,
+    (SELECT coalesce(sum(g.capacity), 0) FROM ga_tiers g WHERE g.event_id = e.id)::bigint AS ga_capacity,
+    (SELECT count(*) FROM tickets t WHERE t.event_id = e.id AND t.ga_tier_id IS NOT NULL AND t.voided_at IS NULL)::bigint AS ga_sold,
+    (SELECT coalesce(sum(h.ga_quantity), 0) FROM holds h WHERE h.event_id = e.id AND h.ga_quantity > 0
+        AND h.released_at IS NULL AND h.sold_at IS NULL AND h.expires_at > now())::bigint AS ga_held,
+    (SELECT count(*) FROM holds h WHERE h.event_id = e.id AND h.released_at IS NULL AND h.sold_at IS NULL
+        AND h.expires_at > now())::bigint AS live_holds,
+    (SELECT count(*) FROM orders o WHERE o.event_id = e.id AND o.status = 'confirmed')::bigint AS orders_confirmed,
+    (SELECT coalesce(sum(o.amount_cents), 0) FROM orders o WHERE o.event_id = e.id AND o.status = 'confirmed')::bigint AS revenue_cents,
+    (SELECT count(*) FROM tickets t WHERE t.event_id = e.id AND t.created_at > now() - interval '1 minute')::bigint AS tickets_last_minute,
+    e.queue_enabled, e.queue_paused, e.queue_slots, e.queue_rate
+FROM events e
+WHERE e.id = @event_id;
+
+-- name: TicketsByMinute :many
+-- Tickets issued per minute since @since, for the sales chart.
+SELECT date_trunc('minute', t.created_at)::timestamptz AS minute, count(*)::bigint AS tickets
+FROM tickets t
+WHERE t.event_id = @event_id AND t.created_at >= @since
+GROUP BY 1
+ORDER BY 1;
+
+-- name: EventSetQueuePaused :one
+UPDATE events SET queue_paused = @paused WHERE id = @event_id
+RETURNING queue_paused, queue_rate;
+
+-- name: EventSetQueueRate :one
+UPDATE events SET queue_rate = @rate WHERE id = @event_id
+RETURNING queue_paused, queue_rate;
+
+-- name: EventsQueuePaused :many
+SELECT id FROM events WHERE queue_paused;
