@@ -95,3 +95,20 @@ type AuditLog struct {
 	Entries []AuditRow
 	Older   string // the next page's URL, "" at the end
 }
+
+// Chart is a server-rendered SVG chart: bars on the left axis, a line on the right
+// (a share, 0–100 %), and a title and description for screen readers.
+type Chart struct {
+	Width, Height            int
+	Left, Top, Right, Bottom int // the plot area
+	Bars                     []ChartBar
+	Line                     string // SVG polyline points, "" for none
+	YTicks, PctTicks, XTicks []ChartTick
+	Title, Desc              string
+}
+
+// ChartBar is one bar, positioned; Label is its tooltip.
+type ChartBar struct{ X, Y, W, H, Label string }
+
+// ChartTick is an axis label at a position.
+type ChartTick struct{ Pos, Label string }
