@@ -67,6 +67,29 @@ func (w *refundEmailWorker) Work(ctx context.Context, job *river.Job[OrderRefund
 	return sendOnce(ctx, w.deps, job, msg)
 }
 
+// paymentRefundEmailWorker sends the email about one refund of an order that stands.
+type paymentRefundEmailWorker struct {
+	river.WorkerDefaults[PaymentRefundedEmail]
+	deps
+}
+
+// Work sends the email about the refund. Booking queues it once the provider has
+// confirmed the refund, so the refund is done; one the order does not have will not
+// appear by retrying.
+func (w *paymentRefundEmailWorker) Work(ctx context.Context, job *river.Job[PaymentRefundedEmail]) error {
+	r, err := w.receipt(ctx, job.Args.OrderID)
+	if err != nil {
+		return err
+	}
+	msg, err := mail.PaymentRefund(r, job.Args.RefundID, w.site)
+	if errors.Is(err, mail.ErrNoSuchRefund) {
+		return river.JobCancel(err)
+	} else if err != nil {
+		return err
+	}
+	return sendOnce(ctx, w.deps, job, msg)
+}
+
 // receipt reads an order for an email; an order that does not exist will not come
 // to exist by retrying, so its job is cancelled.
 func (d deps) receipt(ctx context.Context, orderID int64) (booking.Receipt, error) {
