@@ -75,7 +75,7 @@ func Confirmation(r booking.Receipt, s Site) (Message, error) {
 		return Message{}, err
 	}
 	return Message{
-		To: o.Email, Subject: m.Subject, ID: messageID(o.ID, "confirmation", host),
+		To: o.Email, Subject: m.Subject, ID: messageID(o.ID, "confirmation", host), OrderID: o.ID,
 		Text: confirmationText(m), HTML: html, Inline: inline,
 	}, nil
 }
@@ -101,7 +101,7 @@ func Refund(r booking.Receipt, s Site) (Message, error) {
 		return Message{}, err
 	}
 	return Message{
-		To: o.Email, Subject: m.Subject, ID: messageID(o.ID, "refund", hostOf(s.BaseURL)),
+		To: o.Email, Subject: m.Subject, ID: messageID(o.ID, "refund", hostOf(s.BaseURL)), OrderID: o.ID,
 		Text: refundText(m), HTML: html,
 	}, nil
 }
@@ -155,7 +155,7 @@ func PaymentRefund(r booking.Receipt, refundID int64, s Site) (Message, error) {
 		return Message{}, err
 	}
 	return Message{
-		To: o.Email, Subject: m.Subject, ID: messageID(o.ID, "refund-"+strconv.FormatInt(refundID, 10), hostOf(s.BaseURL)),
+		To: o.Email, Subject: m.Subject, ID: messageID(o.ID, "refund-"+strconv.FormatInt(refundID, 10), hostOf(s.BaseURL)), OrderID: o.ID,
 		Text: refundText(m), HTML: html,
 	}, nil
 }
