@@ -208,8 +208,8 @@ func (a *moneyApp) reconcile(t *testing.T, orderIDs ...int64) {
 	ctx := context.Background()
 	for _, id := range orderIDs {
 		for _, q := range []string{
-			`UPDATE payments SET updated_at = now() - interval '1 hour' WHERE order_id = $1`,
-			`UPDATE refunds SET updated_at = now() - interval '1 hour' WHERE order_id = $1`,
+			`UPDATE payments SET updated_at = now() - interval '1 day' WHERE order_id = $1`,
+			`UPDATE refunds SET updated_at = now() - interval '1 day' WHERE order_id = $1`,
 		} {
 			if _, err := a.Pool.Exec(ctx, q, id); err != nil {
 				t.Fatal(err)

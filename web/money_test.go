@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"boxoffice/internal/booking"
 	"boxoffice/internal/jobs"
@@ -178,16 +179,32 @@ func TestMoneyUnknownOutcome(t *testing.T) {
 	app.settle(t)
 }
 
-// TestMoneyLostWebhook: a success whose webhook never comes is found by reconciliation
-// and confirms the order; the webhook arriving after all changes nothing.
+// TestMoneyLostWebhook: a success whose webhook never comes is found by reconciliation,
+// once it has waited RECONCILE_AFTER, and confirms the order; the webhook arriving
+// after all changes nothing.
 func TestMoneyLostWebhook(t *testing.T) {
 	t.Parallel()
-	app := newMoneyApp(t)
+	app := newMoneyApp(t, func(o *appOptions) {
+		o.Env = map[string]string{"RECONCILE_AFTER": "90m", "IDEMPOTENCY_TTL": "2h"}
+	})
+	if cfg := app.Booking.Config(); cfg.ReconcileAfter != 90*time.Minute || cfg.IdempotencyTTL != 2*time.Hour {
+		t.Fatalf("booking runs with %s and %s, want RECONCILE_AFTER and IDEMPOTENCY_TTL: 90m and 2h", cfg.ReconcileAfter, cfg.IdempotencyTTL)
+	}
 	c := app.newClient(t)
 	co := app.checkout(c, c.hold(app.EventID, firstSeats(t, app.Pool, app.EventID, 2)...).HoldID)
 	c.payAs(co.OrderID, cardOK, "none", nil)
 	if o := c.order(co.OrderID); o.Status != booking.StatusPending || o.StatusReason != booking.ReasonPaymentProcessing {
 		t.Errorf("order: got %s (%s), want pending (payment_processing)", o.Status, o.StatusReason)
+	}
+	// An hour without word is not yet RECONCILE_AFTER: no lookup.
+	if _, err := app.Pool.Exec(context.Background(), `UPDATE payments SET updated_at = now() - interval '1 hour' WHERE order_id = $1`, co.OrderID); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := app.Booking.Reconcile(context.Background()); err != nil || res.Looked != 0 {
+		t.Fatalf("reconcile before RECONCILE_AFTER: got %+v, %v, want nothing looked up", res, err)
+	}
+	if n := count(t, app.Pool, `SELECT count(*) FROM payments WHERE order_id = $1 AND updated_at < now() - interval '59 minutes'`, co.OrderID); n != 1 {
+		t.Fatalf("the payment was touched: got %d old payments, want 1", n)
 	}
 	app.reconcile(t, co.OrderID)
 	if o := c.order(co.OrderID); o.Status != booking.StatusConfirmed || len(o.Tickets) != 2 {
