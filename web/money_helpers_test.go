@@ -33,6 +33,9 @@ type moneyApp struct {
 func newMoneyApp(t *testing.T, opts ...func(*appOptions)) *moneyApp {
 	t.Helper()
 	app := newTestApp(t, append([]func(*appOptions){func(o *appOptions) { o.Mail = true }}, opts...)...)
+	if _, err := app.Pool.Exec(context.Background(), txLogSQL); err != nil {
+		t.Fatal(err)
+	}
 	prog := &apptest.Program{App: app.App, EventID: app.EventID, Prefix: app.Prefix}
 	prog.RunJobs(t) // stops before the program closes: cleanups run last-in first-out
 	return &moneyApp{testApp: app, prog: prog, mail: mailtest.New(t), to: mailtest.Address(t)}
@@ -77,7 +80,73 @@ func (a *moneyApp) settle(t *testing.T) {
 	if err := rows.Err(); err != nil {
 		t.Fatal(err)
 	}
+	a.checkJobsInTx(t)
 	a.checkMail(t)
+}
+
+// txLogSQL records, by triggers, which transaction wrote each River job, each ticket
+// and each refund, and which settled each refund (test setup: the program's own
+// schema knows nothing of it). checkJobsInTx compares them.
+const txLogSQL = `
+CREATE TABLE test_tx_log (what text NOT NULL, id bigint NOT NULL, txid bigint NOT NULL DEFAULT txid_current());
+CREATE FUNCTION test_tx_log() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+	IF TG_TABLE_NAME = 'tickets' THEN
+		INSERT INTO test_tx_log (what, id) VALUES ('ticket of order', NEW.order_id);
+	ELSIF TG_TABLE_NAME = 'refunds' AND TG_OP = 'INSERT' THEN
+		INSERT INTO test_tx_log (what, id) VALUES ('refund created', NEW.id);
+	ELSIF TG_TABLE_NAME = 'refunds' THEN
+		IF NEW.state = 'succeeded' AND OLD.state <> 'succeeded' THEN
+			INSERT INTO test_tx_log (what, id) VALUES ('refund settled', NEW.id);
+		END IF;
+	ELSE
+		INSERT INTO test_tx_log (what, id) VALUES ('job', NEW.id);
+	END IF;
+	RETURN NULL;
+END $$;
+CREATE TRIGGER test_tx_log AFTER INSERT ON river_job FOR EACH ROW EXECUTE FUNCTION test_tx_log();
+CREATE TRIGGER test_tx_log AFTER INSERT ON tickets FOR EACH ROW EXECUTE FUNCTION test_tx_log();
+CREATE TRIGGER test_tx_log AFTER INSERT OR UPDATE ON refunds FOR EACH ROW EXECUTE FUNCTION test_tx_log();
+`
+
+// checkJobsInTx checks that each side effect was queued in the transaction of the
+// change that caused it (txLogSQL's record): a confirmation with the tickets it
+// sends, a refund with its record, a refund email with the settling of its refund.
+func (a *moneyApp) checkJobsInTx(t *testing.T) {
+	t.Helper()
+	rows, err := a.Pool.Query(context.Background(), `
+		SELECT j.id, j.kind, j.args::text
+		FROM river_job j JOIN test_tx_log l ON l.what = 'job' AND l.id = j.id
+		WHERE j.kind <> $1 AND NOT EXISTS (
+			SELECT 1 FROM test_tx_log c
+			WHERE c.txid = l.txid AND CASE j.kind
+			  WHEN $2 THEN c.what = 'ticket of order' AND c.id = (j.args->>'order_id')::bigint
+			  WHEN $3 THEN c.what = 'refund created' AND c.id = (j.args->>'refund_id')::bigint
+			  WHEN $4 THEN c.what = 'refund settled' AND c.id = (j.args->>'refund_id')::bigint
+			  WHEN $5 THEN c.what = 'refund settled' AND c.id IN (SELECT r.id FROM refunds r WHERE r.order_id = (j.args->>'order_id')::bigint)
+			  ELSE false END)`,
+		jobs.Reconcile{}.Kind(), jobs.OrderConfirmedEmail{}.Kind(), jobs.RefundDue{}.Kind(),
+		jobs.PaymentRefundedEmail{}.Kind(), jobs.OrderRefundedEmail{}.Kind())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id int64
+		var kind, args string
+		if err := rows.Scan(&id, &kind, &args); err != nil {
+			t.Fatal(err)
+		}
+		t.Errorf("job %d (%s %s): not queued in the transaction of the change that caused it", id, kind, args)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	var logged, all int
+	if err := a.Pool.QueryRow(context.Background(), `SELECT (SELECT count(*) FROM test_tx_log WHERE what = 'job'),
+		(SELECT count(*) FROM river_job)`).Scan(&logged, &all); err != nil || logged != all {
+		t.Errorf("transaction log: %d of %d jobs logged (%v), want all", logged, all, err)
+	}
 }
 
 // checkMail checks the emails of the orders sent to the test's own address against
@@ -219,15 +288,16 @@ func (a *moneyApp) reconcile(t *testing.T, orderIDs ...int64) {
 	if _, err := a.Booking.Reconcile(ctx); err != nil {
 		t.Fatalf("reconcile: %v", err)
 	}
-	// The periodic job's pass may have taken some of these rows first (each pass puts
-	// what it looks up to the back of the line, so this one then skipped them): it is
-	// waited for, so that what it settles is settled when this returns.
+	// The periodic job's pass may have taken some of these payments first (each pass
+	// puts what it looks up to the back of the line, so this one then skipped them):
+	// what that pass settles is waited for. Every lookup in these tests settles its
+	// payment, so none is left under way once both passes are done.
 	deadline := time.Now().Add(15 * time.Second)
-	for count(t, a.Pool, `SELECT count(*) FROM river_job WHERE kind = $1 AND state = 'running'`, jobs.Reconcile{}.Kind()) > 0 {
+	for count(t, a.Pool, `SELECT count(*) FROM payments WHERE order_id = ANY($1) AND state IN ('pending', 'unknown')`, orderIDs) > 0 {
 		if time.Now().After(deadline) {
-			t.Fatal("the periodic reconciliation still running after 15s")
+			t.Fatal("reconcile: payments still under way 15s after the lookup")
 		}
-		time.Sleep(20 * time.Millisecond) // polling river_job: River's own completion is not observable from here
+		time.Sleep(20 * time.Millisecond) // polling: the periodic pass is a River job of its own
 	}
 }
 
