@@ -7,6 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"boxoffice/internal/booking"
+	"boxoffice/internal/config"
 	"boxoffice/internal/payment"
 )
 
@@ -14,10 +15,12 @@ type checkoutJSON struct {
 	Email string `json:"email"`
 }
 
+// paymentInfoJSON says how to pay: who takes the money (PAYMENT_PROVIDER) and where,
+// and, with the built-in test provider only, its test cards and what each does.
 type paymentInfoJSON struct {
 	Provider  string            `json:"provider"`
 	PayURL    string            `json:"payUrl"`
-	TestCards map[string]string `json:"testCards"`
+	TestCards map[string]string `json:"testCards,omitempty"`
 }
 
 type checkoutAnswerJSON struct {
@@ -95,12 +98,11 @@ func (s *server) checkoutOnce(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusCreated, checkoutAnswerJSON{
-		OrderID: o.ID, Status: o.Status, AmountCents: o.AmountCents,
-		Payment: paymentInfoJSON{
-			Provider: "test", PayURL: "/api/v1/orders/" + strconv.FormatInt(o.ID, 10) + "/pay", TestCards: testCards,
-		},
-	})
+	pay := paymentInfoJSON{Provider: s.ProviderName, PayURL: "/api/v1/orders/" + strconv.FormatInt(o.ID, 10) + "/pay"}
+	if s.ProviderName == config.ProviderTest {
+		pay.TestCards = testCards // real providers' cards are theirs to document
+	}
+	return c.JSON(http.StatusCreated, checkoutAnswerJSON{OrderID: o.ID, Status: o.Status, AmountCents: o.AmountCents, Payment: pay})
 }
 
 func (s *server) getOrder(c echo.Context) error {

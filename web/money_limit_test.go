@@ -43,7 +43,7 @@ func TestMoneyLimitCheckedAtConfirm(t *testing.T) {
 			c := app.newClient(t)
 			seats := firstSeats(t, app.Pool, app.EventID, 2*perHold)
 			ha := c.hold(app.EventID, seats[:perHold]...)
-			co := c.checkout(ha.HoldID)
+			co := app.checkout(c, ha.HoldID)
 			c.payAs(co.OrderID, cardOK, "none", nil)
 			pid, _ := paymentOf(t, app.Pool, co.OrderID)
 

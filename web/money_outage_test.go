@@ -65,7 +65,7 @@ func TestMoneyCutBetweenChargeAndRecord(t *testing.T) {
 		}
 	}
 
-	co := c.checkout(c.hold(app.EventID, seats[0]).HoldID)
+	co := app.checkout(c, c.hold(app.EventID, seats[0]).HoldID)
 	payCut(co.OrderID)
 	if st, _, code := c.payAs(co.OrderID, cardOK, "", nil); st != http.StatusConflict || code != "payment_in_progress" {
 		t.Errorf("paying again: got %d %s, want 409 payment_in_progress", st, code)
@@ -82,7 +82,7 @@ func TestMoneyCutBetweenChargeAndRecord(t *testing.T) {
 	}
 
 	// The negative control.
-	ctl := c.checkout(c.hold(app.EventID, seats[1]).HoldID)
+	ctl := app.checkout(c, c.hold(app.EventID, seats[1]).HoldID)
 	payCut(ctl.OrderID)
 	_, key := paymentOf(t, app.Pool, ctl.OrderID)
 	if _, err := app.Pool.Exec(context.Background(), `DELETE FROM payments WHERE order_id = $1`, ctl.OrderID); err != nil {

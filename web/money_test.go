@@ -6,9 +6,11 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"boxoffice/internal/booking"
-	"boxoffice/internal/booking/bookingtest"
+	"boxoffice/internal/jobs"
+	"boxoffice/internal/wording"
 )
 
 // The money rules of issue 7, each through the API and the provider's webhooks, with
@@ -24,12 +26,12 @@ func TestMoneyLateSuccessRefundedOnce(t *testing.T) {
 	a, b := app.newClient(t), app.newClient(t)
 	seat := firstSeats(t, app.Pool, app.EventID, 1)
 	h := a.hold(app.EventID, seat...)
-	co := a.checkout(h.HoldID)
+	co := app.checkout(a, h.HoldID)
 	if st, ans, _ := a.payAs(co.OrderID, cardOK, "none", nil); st != http.StatusAccepted || ans.Status != booking.PayProcessing {
 		t.Fatalf("pay: got %d %+v, want 202 processing", st, ans)
 	}
 	lapse(t, app.Pool, h.HoldID)
-	cob := b.checkout(b.hold(app.EventID, seat...).HoldID)
+	cob := app.checkout(b, b.hold(app.EventID, seat...).HoldID)
 	b.pay(cob.OrderID, "")
 	waitOrder(t, b, cob.OrderID, booking.StatusConfirmed)
 
@@ -50,10 +52,10 @@ func TestMoneyLateSuccessRefundedOnce(t *testing.T) {
 	if got := app.Provider.Refunded(pid); got != int64(co.AmountCents) {
 		t.Errorf("refunded at the provider: got %d, want %d", got, co.AmountCents)
 	}
-	if n := app.jobs.Queued(t, bookingtest.JobRefundDue, 0); n != 1 {
+	if n := app.jobCount(t, jobs.RefundDue{}.Kind(), co.OrderID); n != 1 {
 		t.Errorf("refund jobs: got %d, want 1", n)
 	}
-	if n := app.jobs.Queued(t, bookingtest.JobOrderRefunded, co.OrderID); n != 1 {
+	if n := app.jobCount(t, jobs.OrderRefundedEmail{}.Kind(), co.OrderID); n != 1 {
 		t.Errorf("refund emails queued: got %d, want 1", n)
 	}
 	want := "the seats were sold to someone else; your payment has been refunded in full."
@@ -84,7 +86,7 @@ func TestMoneySecondSuccessRefunded(t *testing.T) {
 		return res.PaymentID
 	}
 
-	confirmed := c.checkout(c.hold(app.EventID, seats[0], seats[1]).HoldID)
+	confirmed := app.checkout(c, c.hold(app.EventID, seats[0], seats[1]).HoldID)
 	c.pay(confirmed.OrderID, "")
 	waitOrder(t, c, confirmed.OrderID, booking.StatusConfirmed)
 	second := elsewhere(confirmed)
@@ -99,8 +101,18 @@ func TestMoneySecondSuccessRefunded(t *testing.T) {
 	if note := c.orderNote(confirmed.OrderID); !strings.Contains(note, "A second payment of") || !strings.Contains(note, "has been refunded in full") {
 		t.Errorf("order page: got %q, want it to tell of the refunded second payment", note)
 	}
+	// The buyer is told by email too, once, that the order stands and the second
+	// charge came back (settle checks once; this is what it says).
+	app.prog.WaitJobs(t)
+	msg := app.mailWith(t, "Refund of a further payment for order "+itoa(confirmed.OrderID))
+	for _, want := range []string{"A second payment has been refunded", "your order stands and your tickets are still valid",
+		"further payment of " + wording.Euros(confirmed.AmountCents) + " for it has been refunded in full"} {
+		if !strings.Contains(msg.Text, want) {
+			t.Errorf("refund email: got %q:\n%s\nwant it to say %q", msg.Subject, msg.Text, want)
+		}
+	}
 
-	underWay := c.checkout(c.hold(app.EventID, seats[2], seats[3]).HoldID)
+	underWay := app.checkout(c, c.hold(app.EventID, seats[2], seats[3]).HoldID)
 	c.payAs(underWay.OrderID, cardOK, "none", nil)
 	own, _ := paymentOf(t, app.Pool, underWay.OrderID)
 	other := elsewhere(underWay)
@@ -130,7 +142,7 @@ func TestMoneyUnknownOutcome(t *testing.T) {
 	c := app.newClient(t)
 	seats := firstSeats(t, app.Pool, app.EventID, 2)
 
-	co := c.checkout(c.hold(app.EventID, seats[0]).HoldID)
+	co := app.checkout(c, c.hold(app.EventID, seats[0]).HoldID)
 	if st, ans, _ := c.payAs(co.OrderID, cardOK, "lost", nil); st != http.StatusAccepted || ans.Status != booking.PayUnknown {
 		t.Fatalf("pay with the answer lost: got %d %+v, want 202 unknown", st, ans)
 	}
@@ -151,7 +163,7 @@ func TestMoneyUnknownOutcome(t *testing.T) {
 		t.Errorf("charges: got %d, want 1", n)
 	}
 
-	failed := c.checkout(c.hold(app.EventID, seats[1]).HoldID)
+	failed := app.checkout(c, c.hold(app.EventID, seats[1]).HoldID)
 	if st, ans, _ := c.payAs(failed.OrderID, cardOK, "error", nil); st != http.StatusAccepted || ans.Status != booking.PayUnknown {
 		t.Fatalf("pay with a provider error: got %d %+v, want 202 unknown", st, ans)
 	}
@@ -167,16 +179,32 @@ func TestMoneyUnknownOutcome(t *testing.T) {
 	app.settle(t)
 }
 
-// TestMoneyLostWebhook: a success whose webhook never comes is found by reconciliation
-// and confirms the order; the webhook arriving after all changes nothing.
+// TestMoneyLostWebhook: a success whose webhook never comes is found by reconciliation,
+// once it has waited RECONCILE_AFTER, and confirms the order; the webhook arriving
+// after all changes nothing.
 func TestMoneyLostWebhook(t *testing.T) {
 	t.Parallel()
-	app := newMoneyApp(t)
+	app := newMoneyApp(t, func(o *appOptions) {
+		o.Env = map[string]string{"RECONCILE_AFTER": "90m", "IDEMPOTENCY_TTL": "2h"}
+	})
+	if cfg := app.Booking.Config(); cfg.ReconcileAfter != 90*time.Minute || cfg.IdempotencyTTL != 2*time.Hour {
+		t.Fatalf("booking runs with %s and %s, want RECONCILE_AFTER and IDEMPOTENCY_TTL: 90m and 2h", cfg.ReconcileAfter, cfg.IdempotencyTTL)
+	}
 	c := app.newClient(t)
-	co := c.checkout(c.hold(app.EventID, firstSeats(t, app.Pool, app.EventID, 2)...).HoldID)
+	co := app.checkout(c, c.hold(app.EventID, firstSeats(t, app.Pool, app.EventID, 2)...).HoldID)
 	c.payAs(co.OrderID, cardOK, "none", nil)
 	if o := c.order(co.OrderID); o.Status != booking.StatusPending || o.StatusReason != booking.ReasonPaymentProcessing {
 		t.Errorf("order: got %s (%s), want pending (payment_processing)", o.Status, o.StatusReason)
+	}
+	// An hour without word is not yet RECONCILE_AFTER: no lookup.
+	if _, err := app.Pool.Exec(context.Background(), `UPDATE payments SET updated_at = now() - interval '1 hour' WHERE order_id = $1`, co.OrderID); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := app.Booking.Reconcile(context.Background()); err != nil || res.Looked != 0 {
+		t.Fatalf("reconcile before RECONCILE_AFTER: got %+v, %v, want nothing looked up", res, err)
+	}
+	if n := count(t, app.Pool, `SELECT count(*) FROM payments WHERE order_id = $1 AND updated_at < now() - interval '59 minutes'`, co.OrderID); n != 1 {
+		t.Fatalf("the payment was touched: got %d old payments, want 1", n)
 	}
 	app.reconcile(t, co.OrderID)
 	if o := c.order(co.OrderID); o.Status != booking.StatusConfirmed || len(o.Tickets) != 2 {
@@ -202,14 +230,14 @@ func TestMoneyPayAgainAfterFailure(t *testing.T) {
 	c := app.newClient(t)
 	seats := firstSeats(t, app.Pool, app.EventID, 2)
 
-	declined := c.checkout(c.hold(app.EventID, seats[0]).HoldID)
+	declined := app.checkout(c, c.hold(app.EventID, seats[0]).HoldID)
 	if st, _, code := c.payAs(declined.OrderID, cardDeclined, "", nil); st != http.StatusPaymentRequired || code != "card_declined" {
 		t.Fatalf("declined card: got %d %s, want 402 card_declined", st, code)
 	}
 	c.pay(declined.OrderID, "")
 	waitOrder(t, c, declined.OrderID, booking.StatusConfirmed)
 
-	async := c.checkout(c.hold(app.EventID, seats[1]).HoldID)
+	async := app.checkout(c, c.hold(app.EventID, seats[1]).HoldID)
 	if st, ans, _ := c.payAs(async.OrderID, cardFailLater, "", nil); st != http.StatusAccepted || ans.Status != booking.PayProcessing {
 		t.Fatalf("card that fails later: got %d %+v, want 202 processing", st, ans)
 	}
@@ -237,7 +265,7 @@ func TestMoneyFreeOrder(t *testing.T) {
 	if _, err := app.Pool.Exec(context.Background(), `UPDATE seats SET price_cents = 0 WHERE event_id = $1 AND id = $2`, app.EventID, seat[0]); err != nil {
 		t.Fatal(err)
 	}
-	co := c.checkout(c.hold(app.EventID, seat...).HoldID)
+	co := app.checkout(c, c.hold(app.EventID, seat...).HoldID)
 	if co.Status != booking.StatusConfirmed || co.AmountCents != 0 {
 		t.Fatalf("checkout: got %s for %d cents, want confirmed for 0", co.Status, co.AmountCents)
 	}
@@ -250,7 +278,7 @@ func TestMoneyFreeOrder(t *testing.T) {
 	if n := app.Provider.Charges(co.OrderID); n != 0 {
 		t.Errorf("charges: got %d, want none", n)
 	}
-	if n := app.jobs.Queued(t, bookingtest.JobOrderConfirmed, co.OrderID); n != 1 {
+	if n := app.jobCount(t, jobs.OrderConfirmedEmail{}.Kind(), co.OrderID); n != 1 {
 		t.Errorf("confirmations queued: got %d, want 1", n)
 	}
 	app.settle(t)
@@ -264,7 +292,7 @@ func TestMoneyExpiredOrder(t *testing.T) {
 	app := newMoneyApp(t)
 	c := app.newClient(t)
 	h := c.hold(app.EventID, firstSeats(t, app.Pool, app.EventID, 1)...)
-	co := c.checkout(h.HoldID)
+	co := app.checkout(c, h.HoldID)
 	lapse(t, app.Pool, h.HoldID)
 	app.reconcile(t)
 	if o := c.order(co.OrderID); o.Status != booking.StatusExpired {

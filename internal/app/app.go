@@ -130,6 +130,7 @@ func New(ctx context.Context, cfg config.Config, opt Options) (a *App, err error
 	a.publisher = live.NewPublisher(a.Redis, cfg.RedisPrefix, a.Log)
 	a.Booking = booking.New(a.Pool, booking.Config{
 		HoldTTL: cfg.HoldTTL, MaxPerBuyer: cfg.MaxPerBuyer, MapMaxAge: opt.MapMaxAge,
+		ReconcileAfter: cfg.ReconcileAfter, IdempotencyTTL: cfg.IdempotencyTTL,
 	}, a.publisher, a.Provider, a.Log)
 
 	// The queue's workers call the booking service and booking queues on the queue:

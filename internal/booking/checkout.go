@@ -167,7 +167,7 @@ func (s *Service) paymentsView(ctx context.Context, o db.Order, out *Order) erro
 	for _, r := range refunds {
 		refunded[r.PaymentID] = true
 		out.Refunds = append(out.Refunds, OrderRefund{
-			AmountCents: int(r.AmountCents), Reason: r.Reason, Done: r.State == db.RefundStateSucceeded,
+			ID: r.ID, AmountCents: int(r.AmountCents), Reason: r.Reason, Done: r.State == db.RefundStateSucceeded,
 		})
 	}
 	pays, err := s.q.PaymentsOfOrder(ctx, o.ID)

@@ -23,6 +23,10 @@ type Jobs interface {
 	RefundDue(ctx context.Context, tx pgx.Tx, refundID int64) error
 	// OrderRefunded queues the order's refund email.
 	OrderRefunded(ctx context.Context, tx pgx.Tx, orderID int64) error
+	// PaymentRefunded queues the email about one refund that did not end its order
+	// (a second payment of a confirmed order, given back): the order stands, and the
+	// buyer is told that the extra charge was returned. One per refund.
+	PaymentRefunded(ctx context.Context, tx pgx.Tx, orderID, refundID int64) error
 }
 
 // SetJobs attaches the job queue. It is set once, while the program is built, before

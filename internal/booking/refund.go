@@ -104,7 +104,15 @@ func (a *applier) refundSettled(ctx context.Context) (PaymentOutcome, error) {
 		return "", err
 	}
 	if a.o.Status != db.OrderStatusRefundPending {
-		return outcome, nil // a confirmed order's extra payment, given back: the order stands
+		// A payment given back while its order stands (a confirmed order's second
+		// payment, say) or is over already: the order's own email does not cover it,
+		// so the buyer hears of this refund on its own.
+		if a.s.jobs != nil {
+			if err := a.s.jobs.PaymentRefunded(ctx, a.tx, a.o.ID, r.ID); err != nil {
+				return "", err
+			}
+		}
+		return outcome, nil
 	}
 	left, err := a.q.RefundsUnsettledCount(ctx, a.o.ID)
 	if err != nil || left > 0 {

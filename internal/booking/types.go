@@ -136,6 +136,7 @@ type Order struct {
 
 // OrderRefund is one payment of an order given back in full.
 type OrderRefund struct {
+	ID          int64 // the refund's own id: an email about it names it
 	AmountCents int
 	Reason      string // one of the Reason constants
 	Done        bool   // the provider confirmed it; otherwise under way

@@ -57,7 +57,25 @@ type Config struct {
 	BaseURL           string        // BASE_URL: the site's public address, for links in email
 	JobWorkers        int           // JOB_WORKERS: jobs one instance works at once
 	ReconcileInterval time.Duration // RECONCILE_INTERVAL: how often payments are reconciled
+	// ReconcileAfter is how long a pending payment (or refund) waits for the
+	// provider's word before reconciliation looks it up (RECONCILE_AFTER).
+	ReconcileAfter time.Duration
+	// IdempotencyTTL is how long the answer of a request sent with an
+	// Idempotency-Key is kept for its repeats (IDEMPOTENCY_TTL).
+	IdempotencyTTL time.Duration
 }
+
+// Bounds of the money settings.
+const (
+	// MinReconcileAfter keeps lookups well behind a charge's own time limit (30 s in
+	// booking): a lookup that finds nothing frees the order's payment claim, so one
+	// made while the charge may still be in flight could let the buyer pay twice.
+	MinReconcileAfter = time.Minute
+	// MinIdempotencyTTL keeps an answer at least as long as a key stays taken by a
+	// request that never finished (a minute in booking), so that a client retrying
+	// over a few seconds or minutes always gets the first answer.
+	MinIdempotencyTTL = time.Minute
+)
 
 // AdmissionKey is one HMAC key for admission tokens, named by its id in every token
 // it signs.
@@ -133,6 +151,14 @@ func Load(getenv func(string) string) (Config, error) {
 	c.ReconcileInterval = dur("RECONCILE_INTERVAL", time.Minute)
 	c.StaffIdleTimeout = dur("STAFF_IDLE_TIMEOUT", 30*time.Minute)
 	c.StaffLifetime = dur("STAFF_SESSION_LIFETIME", 12*time.Hour)
+	c.ReconcileAfter = dur("RECONCILE_AFTER", 3*time.Minute)
+	c.IdempotencyTTL = dur("IDEMPOTENCY_TTL", 24*time.Hour)
+	if c.ReconcileAfter > 0 && c.ReconcileAfter < MinReconcileAfter {
+		errs = append(errs, fmt.Errorf("RECONCILE_AFTER=%s: want %s or more, well behind a charge's own time limit", c.ReconcileAfter, MinReconcileAfter))
+	}
+	if c.IdempotencyTTL > 0 && c.IdempotencyTTL < MinIdempotencyTTL {
+		errs = append(errs, fmt.Errorf("IDEMPOTENCY_TTL=%s: want %s or more", c.IdempotencyTTL, MinIdempotencyTTL))
+	}
 	keys, err := ParseAdmissionKeys(or(getenv("ADMISSION_KEYS"), DevAdmissionKeys))
 	if err != nil {
 		errs = append(errs, fmt.Errorf("ADMISSION_KEYS: %w", err))

@@ -143,3 +143,48 @@ func TestPaymentProvider(t *testing.T) {
 		}
 	}
 }
+
+// TestMoneySettings: how long a payment waits for its webhook before it is looked up,
+// and how long Idempotency-Key answers are kept, with their defaults and bounds.
+func TestMoneySettings(t *testing.T) {
+	t.Parallel()
+	base := map[string]string{"DATABASE_URL": "postgres://x", "REDIS_URL": "redis://y"}
+	with := func(kv ...string) map[string]string {
+		m := map[string]string{}
+		for k, v := range base {
+			m[k] = v
+		}
+		for i := 0; i < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return m
+	}
+	c, err := Load(env(base))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.ReconcileAfter != 3*time.Minute || c.IdempotencyTTL != 24*time.Hour {
+		t.Errorf("defaults: got %s and %s, want 3m and 24h", c.ReconcileAfter, c.IdempotencyTTL)
+	}
+	c, err = Load(env(with("RECONCILE_AFTER", "10m", "IDEMPOTENCY_TTL", "1h")))
+	if err != nil || c.ReconcileAfter != 10*time.Minute || c.IdempotencyTTL != time.Hour {
+		t.Errorf("set: got %s and %s (%v), want 10m and 1h", c.ReconcileAfter, c.IdempotencyTTL, err)
+	}
+	for _, tc := range []struct{ name, value, want string }{
+		{"RECONCILE_AFTER", "soon", "want a duration"},
+		{"RECONCILE_AFTER", "-3m", "want a duration"},
+		{"RECONCILE_AFTER", "0s", "want a duration"},
+		{"RECONCILE_AFTER", "20s", "want 1m0s or more"},
+		{"IDEMPOTENCY_TTL", "1d", "want a duration"},
+		{"IDEMPOTENCY_TTL", "30s", "want 1m0s or more"},
+	} {
+		_, err := Load(env(with(tc.name, tc.value)))
+		if err == nil || !strings.Contains(err.Error(), tc.name+"=") || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s=%s: got %v, want an error naming it: %q", tc.name, tc.value, err, tc.want)
+		}
+	}
+	// The bounds themselves are allowed.
+	if _, err := Load(env(with("RECONCILE_AFTER", "1m", "IDEMPOTENCY_TTL", "1m"))); err != nil {
+		t.Errorf("at the bounds: got %v, want none", err)
+	}
+}

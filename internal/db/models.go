@@ -338,6 +338,15 @@ type Seat struct {
 	OrderID       *int64
 }
 
+type SentMail struct {
+	MessageID string
+	OrderID   int64
+	Kind      string
+	Attempts  int32
+	ClaimedAt time.Time
+	SentAt    *time.Time
+}
+
 type Session struct {
 	Token  string
 	Data   []byte

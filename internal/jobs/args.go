@@ -36,6 +36,21 @@ func (OrderRefundedEmail) InsertOpts() river.InsertOpts {
 	return river.InsertOpts{UniqueOpts: emailOnce()}
 }
 
+// PaymentRefundedEmail tells the buyer that one payment of an order that stands (a
+// second payment of a confirmed order, say) was given back.
+type PaymentRefundedEmail struct {
+	OrderID  int64 `json:"order_id"`
+	RefundID int64 `json:"refund_id" river:"unique"`
+}
+
+// Kind names the job in river_job.
+func (PaymentRefundedEmail) Kind() string { return "payment_refunded_email" }
+
+// InsertOpts makes the email one job per refund for good (see emailOnce).
+func (PaymentRefundedEmail) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{UniqueOpts: emailOnce()}
+}
+
 // RefundDue refunds one recorded refund through the payment provider.
 type RefundDue struct {
 	RefundID int64 `json:"refund_id" river:"unique"`
@@ -61,7 +76,7 @@ func (Reconcile) Kind() string { return "reconcile" }
 // backoff), after which the next period's pass takes over.
 func (Reconcile) InsertOpts() river.InsertOpts { return river.InsertOpts{MaxAttempts: 3} }
 
-// emailOnce is the uniqueness of an email job: one per kind and order, in every state
+// emailOnce is the uniqueness of an email job: one per kind and order (or refund), in every state
 // a job can be in, including completed (the email went out), cancelled (the order
 // had nothing to send) and discarded (it gave up). A replayed webhook, a retried
 // transaction or a second instance asking again for the same email is skipped at

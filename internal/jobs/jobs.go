@@ -83,6 +83,7 @@ func New(pool *pgxpool.Pool, b Booking, m *mail.Mailer, cfg Config, log *slog.Lo
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &confirmationWorker{deps: d})
 	river.AddWorker(workers, &refundEmailWorker{deps: d})
+	river.AddWorker(workers, &paymentRefundEmailWorker{deps: d})
 	river.AddWorker(workers, &refundWorker{deps: d})
 	river.AddWorker(workers, &reconcileWorker{deps: d, every: cfg.ReconcileInterval})
 
@@ -125,6 +126,11 @@ func (q *Queue) OrderRefunded(ctx context.Context, tx pgx.Tx, orderID int64) err
 	return q.insert(ctx, tx, OrderRefundedEmail{OrderID: orderID})
 }
 
+// PaymentRefunded queues the email about one refund of an order that stands, in tx.
+func (q *Queue) PaymentRefunded(ctx context.Context, tx pgx.Tx, orderID, refundID int64) error {
+	return q.insert(ctx, tx, PaymentRefundedEmail{OrderID: orderID, RefundID: refundID})
+}
+
 // insert queues args in tx. A job that already exists for the same unique key is
 // left as it is and is no error: asking twice for one email is what uniqueness is
 // for.
@@ -161,7 +167,7 @@ func (q *Queue) Client() *river.Client[pgx.Tx] { return q.client }
 // not waited for. It is for tests and tools; it asks again every 50 ms.
 func (q *Queue) WaitIdle(ctx context.Context) error {
 	params := river.NewJobListParams().
-		Kinds(OrderConfirmedEmail{}.Kind(), OrderRefundedEmail{}.Kind(), RefundDue{}.Kind()).
+		Kinds(OrderConfirmedEmail{}.Kind(), OrderRefundedEmail{}.Kind(), PaymentRefundedEmail{}.Kind(), RefundDue{}.Kind()).
 		States(rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRetryable,
 			rivertype.JobStateRunning, rivertype.JobStateScheduled).First(1)
 	tick := time.NewTicker(50 * time.Millisecond)

@@ -96,6 +96,83 @@ func TestConfirmationEmailOnce(t *testing.T) {
 	}
 }
 
+// TestEmailNotSentAgainAfterSend closes the window between the mail server accepting
+// an email and River recording its job completed: a job run again after a successful
+// send (River retrying it, as it would after a crash in that window) finds the email
+// recorded as sent in sent_mail and sends nothing more. A job run again after a claim
+// with no record of the sending (a crash between the server's acceptance and the
+// record) sends once more, with the same Message-ID, so that the copy can be dropped.
+//
+// Negative control: with the record of the first email deleted, the same retry sends
+// a second copy: the count of emails above does catch a second send.
+func TestEmailNotSentAgainAfterSend(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	ctx := t.Context()
+	sent := h.order(31, booking.StatusConfirmed)
+	h.inTx(t, true, func(tx pgx.Tx) error { return h.q.OrderConfirmed(ctx, tx, sent.Order.ID) })
+	h.run(t, h.q)
+	h.waitIdle(t)
+	first := h.catcher.Wait(t, sent.Order.Email, 1)
+	var claims int
+	var messageID string
+	if err := h.pool.QueryRow(ctx, `SELECT message_id, attempts FROM sent_mail WHERE order_id = $1 AND sent_at IS NOT NULL`,
+		sent.Order.ID).Scan(&messageID, &claims); err != nil || claims != 1 || messageID != first[0].MessageID {
+		t.Fatalf("sent_mail: got %q, %d claims (%v), want the email's Message-ID %q, sent at the first claim", messageID, claims, err, first[0].MessageID)
+	}
+
+	job := h.jobs(t, jobs.OrderConfirmedEmail{}.Kind())[0]
+	retry := func() {
+		t.Helper()
+		if _, err := h.q.Client().JobRetry(ctx, job.ID); err != nil {
+			t.Fatal(err)
+		}
+		h.waitIdle(t)
+	}
+	retry()
+	if got := h.jobs(t, jobs.OrderConfirmedEmail{}.Kind()); len(got) != 1 || got[0].State != rivertype.JobStateCompleted || got[0].Attempt != 2 {
+		t.Errorf("got jobs %v, want the one job completed again, at its second attempt", states(got))
+	}
+	if n := h.fake.receipts(sent.Order.ID); n != 2 {
+		t.Errorf("the worker ran %d times, want 2 (the retry ran)", n)
+	}
+	if got := h.mails(t, sent.Order.Email); got != 1 {
+		t.Errorf("after a retry of a sent email: got %d emails, want still 1", got)
+	}
+
+	// A claim left by a sending whose record was lost: sent again, the same message.
+	cut := h.order(32, booking.StatusConfirmed)
+	msg, err := mail.Confirmation(cut, mail.Site{BaseURL: "http://localhost:8080", MaxPerBuyer: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.mailer.Send(ctx, msg); err != nil { // what the cut-short run got out
+		t.Fatal(err)
+	}
+	if _, err := h.pool.Exec(ctx, `INSERT INTO sent_mail (message_id, order_id, kind) VALUES ($1, $2, $3)`,
+		msg.ID, cut.Order.ID, jobs.OrderConfirmedEmail{}.Kind()); err != nil {
+		t.Fatal(err)
+	}
+	h.inTx(t, true, func(tx pgx.Tx) error { return h.q.OrderConfirmed(ctx, tx, cut.Order.ID) })
+	h.waitIdle(t)
+	copies := h.catcher.Wait(t, cut.Order.Email, 2)
+	if len(copies) != 2 || copies[0].MessageID != msg.ID || copies[1].MessageID != msg.ID {
+		t.Errorf("after a claim without a record: got %d emails %v, want 2 with Message-ID %q", len(copies), copies, msg.ID)
+	}
+	if err := h.pool.QueryRow(ctx, `SELECT attempts FROM sent_mail WHERE message_id = $1 AND sent_at IS NOT NULL`, msg.ID).Scan(&claims); err != nil || claims != 2 {
+		t.Errorf("sent_mail: got %d claims (%v), want 2 and sent", claims, err)
+	}
+
+	// The negative control.
+	if _, err := h.pool.Exec(ctx, `DELETE FROM sent_mail WHERE order_id = $1`, sent.Order.ID); err != nil {
+		t.Fatal(err)
+	}
+	retry()
+	if got := len(h.catcher.Wait(t, sent.Order.Email, 2)); got != 2 {
+		t.Errorf("control: got %d emails, want 2 (without its record, a retry sends again)", got)
+	}
+}
+
 // TestSeveralInstances: two instances work one database; every order asked for twice
 // at once, from transactions that commit together, gets exactly one email.
 func TestSeveralInstances(t *testing.T) {

@@ -13,6 +13,7 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
 	"boxoffice/internal/booking"
+	"boxoffice/internal/db"
 	"boxoffice/internal/mail"
 )
 
@@ -67,6 +68,29 @@ func (w *refundEmailWorker) Work(ctx context.Context, job *river.Job[OrderRefund
 	return sendOnce(ctx, w.deps, job, msg)
 }
 
+// paymentRefundEmailWorker sends the email about one refund of an order that stands.
+type paymentRefundEmailWorker struct {
+	river.WorkerDefaults[PaymentRefundedEmail]
+	deps
+}
+
+// Work sends the email about the refund. Booking queues it once the provider has
+// confirmed the refund, so the refund is done; one the order does not have will not
+// appear by retrying.
+func (w *paymentRefundEmailWorker) Work(ctx context.Context, job *river.Job[PaymentRefundedEmail]) error {
+	r, err := w.receipt(ctx, job.Args.OrderID)
+	if err != nil {
+		return err
+	}
+	msg, err := mail.PaymentRefund(r, job.Args.RefundID, w.site)
+	if errors.Is(err, mail.ErrNoSuchRefund) {
+		return river.JobCancel(err)
+	} else if err != nil {
+		return err
+	}
+	return sendOnce(ctx, w.deps, job, msg)
+}
+
 // receipt reads an order for an email; an order that does not exist will not come
 // to exist by retrying, so its job is cancelled.
 func (d deps) receipt(ctx context.Context, orderID int64) (booking.Receipt, error) {
@@ -77,15 +101,31 @@ func (d deps) receipt(ctx context.Context, orderID int64) (booking.Receipt, erro
 	return r, err
 }
 
-// sendOnce sends msg and then marks job completed at once, in a transaction of its
-// own, rather than returning and letting River's completer batch the completion a
-// moment later: once the server has the email, the job must not run again, and the
-// window in which a crash would send it twice is now one round trip to PostgreSQL.
-// Within that window delivery is at least once; the second copy carries the same
-// Message-ID, which mail programs show as one message.
+// sendOnce sends msg at most once per Message-ID, as far as that can be done with a
+// mail server that cannot be asked to forget what it accepted, and completes job.
+//
+// The email is claimed in sent_mail (a statement of its own, committed before
+// sending), then sent, then marked sent in the transaction that completes the job,
+// rather than returning and letting River's completer record the completion a moment
+// later. A job run again after that commit (a retry, a replay, a rescued job) finds
+// the email sent and completes without sending. A job run again after a crash between
+// the server's acceptance and the commit finds a claim without "sent" and sends again,
+// with the same Message-ID: the one duplicate left is recognisably the same message,
+// which receiving mail systems and mail programs can (and commonly do) show as one.
 //
 // A server that refuses the address for good cancels the job: retrying cannot help.
 func sendOnce[T river.JobArgs](ctx context.Context, d deps, job *river.Job[T], msg mail.Message) error {
+	attempts, err := db.New(d.pool).SentMailClaim(ctx, db.SentMailClaimParams{MessageID: msg.ID, OrderID: msg.OrderID, Kind: job.Kind})
+	if errors.Is(err, pgx.ErrNoRows) {
+		d.log.InfoContext(ctx, "email sent before, not sent again", "job_id", job.ID, "kind", job.Kind, "message_id", msg.ID)
+		return nil
+	} else if err != nil {
+		return fmt.Errorf("claim email %s: %w", msg.ID, err)
+	}
+	if attempts > 1 {
+		d.log.WarnContext(ctx, "email claimed before without a record of its sending: sending it again, with the same Message-ID",
+			"job_id", job.ID, "kind", job.Kind, "message_id", msg.ID, "claims", attempts)
+	}
 	if err := d.mailer.Send(ctx, msg); errors.Is(err, mail.ErrPermanent) {
 		return river.JobCancel(err)
 	} else if err != nil {
@@ -95,15 +135,21 @@ func sendOnce[T river.JobArgs](ctx context.Context, d deps, job *river.Job[T], m
 	// recording that must not be cut short with it.
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	err := pgx.BeginFunc(cctx, d.pool, func(tx pgx.Tx) error {
+	err = pgx.BeginFunc(cctx, d.pool, func(tx pgx.Tx) error {
+		if err := db.New(tx).SentMailMarkSent(cctx, msg.ID); err != nil {
+			return err
+		}
 		_, err := river.JobCompleteTx[*riverpgxv5.Driver](cctx, tx, job)
 		return err
 	})
 	if err != nil {
+		// The job could not be completed here (River's completer does it on nil);
+		// the email's record matters more, and goes alone.
+		err = errors.Join(err, db.New(d.pool).SentMailMarkSent(cctx, msg.ID))
 		// Returning an error would have River retry the job and send the email
 		// again; returning nil has River's completer record it, with retries of its
 		// own.
-		d.log.WarnContext(ctx, "email sent, completing its job now failed; River completes it later",
+		d.log.WarnContext(ctx, "email sent, recording it now failed; River completes its job later",
 			"job_id", job.ID, "kind", job.Kind, "message_id", msg.ID, "err", err)
 	}
 	return nil

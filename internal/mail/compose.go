@@ -3,8 +3,10 @@ package mail
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strconv"
 
 	"github.com/a-h/templ"
@@ -73,7 +75,7 @@ func Confirmation(r booking.Receipt, s Site) (Message, error) {
 		return Message{}, err
 	}
 	return Message{
-		To: o.Email, Subject: m.Subject, ID: messageID(o.ID, "confirmation", host),
+		To: o.Email, Subject: m.Subject, ID: messageID(o.ID, "confirmation", host), OrderID: o.ID,
 		Text: confirmationText(m), HTML: html, Inline: inline,
 	}, nil
 }
@@ -99,7 +101,61 @@ func Refund(r booking.Receipt, s Site) (Message, error) {
 		return Message{}, err
 	}
 	return Message{
-		To: o.Email, Subject: m.Subject, ID: messageID(o.ID, "refund", hostOf(s.BaseURL)),
+		To: o.Email, Subject: m.Subject, ID: messageID(o.ID, "refund", hostOf(s.BaseURL)), OrderID: o.ID,
+		Text: refundText(m), HTML: html,
+	}, nil
+}
+
+// ErrNoSuchRefund: the order has no refund of that id.
+var ErrNoSuchRefund = errors.New("the order has no such refund")
+
+// PaymentRefund is the email about one refund of an order that stands, or that was
+// over before the payment came: a further payment given back while the order keeps
+// its tickets (or its own payment), told on its own because the order's own refund
+// email (Refund) is for an order that sold nothing. Its Message-ID names the refund:
+// one email per refund.
+func PaymentRefund(r booking.Receipt, refundID int64, s Site) (Message, error) {
+	o, ev := r.Order, r.Event
+	i := slices.IndexFunc(o.Refunds, func(f booking.OrderRefund) bool { return f.ID == refundID })
+	if i < 0 {
+		return Message{}, fmt.Errorf("order %d, refund %d: %w", o.ID, refundID, ErrNoSuchRefund)
+	}
+	refund := o.Refunds[i]
+	amount := wording.Euros(refund.AmountCents)
+	heading := "A further payment has been refunded"
+	var message string
+	switch o.Status {
+	case booking.StatusConfirmed:
+		heading = "A second payment has been refunded"
+		message = "Your order was already paid, so a further payment of " + amount + " for it has been refunded in full. " +
+			"Nothing else changes: your order stands and your tickets are still valid."
+	case booking.StatusPending:
+		message = wording.RefundCause(refund.Reason, s.MaxPerBuyer) + ", so that payment of " + amount +
+			" has been refunded in full. Your order stands, with the payment you made first."
+	default:
+		message = wording.RefundCause(refund.Reason, s.MaxPerBuyer) + ", so that payment of " + amount +
+			" has been refunded in full."
+	}
+	if refund.Done {
+		message += " It may take a few days to show on your statement."
+	}
+	lines, _ := wording.OrderLines(o.Seats, o.GA)
+	m := views.MailRefund{
+		Subject:  fmt.Sprintf("Refund of a further payment for order %d: %s", o.ID, ev.Name),
+		Heading:  heading,
+		Message:  message,
+		Number:   "Order " + strconv.FormatInt(o.ID, 10),
+		Event:    wording.OrderEvent(ev),
+		Lines:    lines,
+		Total:    wording.Euros(o.AmountCents),
+		OrderURL: orderURL(s.BaseURL, o.ID),
+	}
+	html, err := render(views.RefundMail(m))
+	if err != nil {
+		return Message{}, err
+	}
+	return Message{
+		To: o.Email, Subject: m.Subject, ID: messageID(o.ID, "refund-"+strconv.FormatInt(refundID, 10), hostOf(s.BaseURL)), OrderID: o.ID,
 		Text: refundText(m), HTML: html,
 	}, nil
 }

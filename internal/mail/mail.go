@@ -9,10 +9,12 @@
 // text is written here from the same view model (text.go).
 //
 // Sending is not transactional: a server that accepted an email cannot be asked to
-// forget it. The job that sends (internal/jobs) records the email as sent right after
-// the server accepts it, and each email's Message-ID is the same every time it is made
-// for the same order, so the one duplicate still possible (a crash between the two)
-// is recognisably the same message.
+// forget it. The job that sends (internal/jobs) claims the email in PostgreSQL
+// (sent_mail) before sending and records it as sent right after the server accepts
+// it, so a job run again sends nothing more; and each email's Message-ID is the same
+// every time it is made for the same order (and refund), so the one duplicate still
+// possible (a crash between the server's acceptance and that record) is recognisably
+// the same message, which the receiving side can drop by its Message-ID.
 package mail
 
 import (
@@ -47,10 +49,12 @@ type Message struct {
 	Subject string
 	// ID is the Message-ID without its angle brackets. It is derived from the order
 	// and the kind of email, never random: see the package comment.
-	ID     string
-	Text   string
-	HTML   string
-	Inline []Inline // images the HTML shows through "cid:" addresses
+	ID string
+	// OrderID is the order the email is about: the sending job records it with ID.
+	OrderID int64
+	Text    string
+	HTML    string
+	Inline  []Inline // images the HTML shows through "cid:" addresses
 }
 
 // Inline is an image attached to an email and shown in its HTML part.

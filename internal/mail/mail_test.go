@@ -146,6 +146,49 @@ func TestRefundWords(t *testing.T) {
 	}
 }
 
+// TestPaymentRefund: the email about one refund of an order that stands says that the
+// order stands and that this payment, of its own amount, came back; it names the
+// refund in its Message-ID, so that each refund is one email; a refund the order does
+// not have is an error the job gives up on.
+func TestPaymentRefund(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		status, reason string
+		want           []string
+	}{
+		{booking.StatusConfirmed, booking.ReasonAlreadyPaid, []string{"A second payment has been refunded", "already paid",
+			"further payment of €4.50 for it has been refunded in full", "your order stands and your tickets are still valid"}},
+		{booking.StatusPending, booking.ReasonOtherPayment, []string{"A further payment has been refunded", "while the first was still being processed",
+			"€4.50 has been refunded in full", "Your order stands, with the payment you made first"}},
+		{booking.StatusRefunded, booking.ReasonOrderClosed, []string{"after this order had closed", "€4.50 has been refunded in full"}},
+	} {
+		r := receipt("ann@example.com")
+		r.Order.Status = tc.status
+		r.Order.Refunds = []booking.OrderRefund{
+			{ID: 8, AmountCents: 900, Reason: booking.ReasonAlreadyPaid, Done: true},
+			{ID: 9, AmountCents: 450, Reason: tc.reason, Done: true},
+		}
+		m, err := mail.PaymentRefund(r, 9, site)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range tc.want {
+			if !strings.Contains(m.Text, s) || !strings.Contains(m.HTML, s) {
+				t.Errorf("%s/%s: text or HTML lacks %q:\n%s", tc.status, tc.reason, s, m.Text)
+			}
+		}
+		if m.ID != "order-42.refund-9@tickets.example.com" || !strings.Contains(m.Subject, "Refund of a further payment for order 42") {
+			t.Errorf("%s: got id %q subject %q, want order-42.refund-9@… and the further payment's subject", tc.status, m.ID, m.Subject)
+		}
+		if strings.Contains(m.Text, "€9.00") {
+			t.Errorf("%s: the email speaks of the other refund's amount:\n%s", tc.status, m.Text)
+		}
+	}
+	if _, err := mail.PaymentRefund(receipt("ann@example.com"), 9, site); !errors.Is(err, mail.ErrNoSuchRefund) {
+		t.Errorf("a refund the order does not have: got %v, want ErrNoSuchRefund", err)
+	}
+}
+
 // TestSend: the confirmation reaches a real SMTP server (mailpit) as one email, with
 // its Message-ID, its text, its HTML and the QR codes inline.
 func TestSend(t *testing.T) {

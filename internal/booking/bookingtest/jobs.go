@@ -31,9 +31,11 @@ type Jobs struct {
 // Workers are what the jobs call: the booking service's methods.
 type Workers struct {
 	Refund func(ctx context.Context, refundID int64) error // booking.Service.RunRefund
-	// OrderConfirmed and OrderRefunded stand for the emails; nil does nothing.
-	OrderConfirmed func(ctx context.Context, orderID int64) error
-	OrderRefunded  func(ctx context.Context, orderID int64) error
+	// OrderConfirmed, OrderRefunded and PaymentRefunded (by refund id) stand for the
+	// emails; nil does nothing.
+	OrderConfirmed  func(ctx context.Context, orderID int64) error
+	OrderRefunded   func(ctx context.Context, orderID int64) error
+	PaymentRefunded func(ctx context.Context, refundID int64) error
 }
 
 // Job kinds.
@@ -41,6 +43,8 @@ const (
 	JobOrderConfirmed = "order_confirmed"
 	JobRefundDue      = "refund_due"
 	JobOrderRefunded  = "order_refunded"
+	// JobPaymentRefunded is queued with the refund's id as its argument.
+	JobPaymentRefunded = "payment_refunded"
 )
 
 type jobKey struct {
@@ -82,6 +86,11 @@ func (j *Jobs) RefundDue(ctx context.Context, tx pgx.Tx, refundID int64) error {
 // OrderRefunded queues the order's refund email.
 func (j *Jobs) OrderRefunded(ctx context.Context, tx pgx.Tx, orderID int64) error {
 	return j.insert(ctx, tx, JobOrderRefunded, orderID)
+}
+
+// PaymentRefunded queues the email about one refund of an order that stands.
+func (j *Jobs) PaymentRefunded(ctx context.Context, tx pgx.Tx, _, refundID int64) error {
+	return j.insert(ctx, tx, JobPaymentRefunded, refundID)
 }
 
 func (j *Jobs) insert(ctx context.Context, tx pgx.Tx, kind string, arg int64) error {
@@ -176,6 +185,8 @@ func (j *Jobs) run(ctx context.Context, kind string, arg int64) error {
 		fn = j.w.OrderConfirmed
 	case JobOrderRefunded:
 		fn = j.w.OrderRefunded
+	case JobPaymentRefunded:
+		fn = j.w.PaymentRefunded
 	}
 	if fn == nil {
 		return nil
