@@ -165,9 +165,9 @@ func Load(getenv func(string) string) (Config, error) {
 		errs = append(errs, fmt.Errorf("ADDR=%q: want host:port or :port", c.Addr))
 	}
 	if c.MetricsAddr != "" {
-		if _, _, err := net.SplitHostPort(c.MetricsAddr); err != nil {
+		if _, port, err := net.SplitHostPort(c.MetricsAddr); err != nil {
 			errs = append(errs, fmt.Errorf("METRICS_ADDR=%q: want host:port, such as 127.0.0.1:9091", c.MetricsAddr))
-		} else if c.MetricsAddr == c.Addr {
+		} else if c.MetricsAddr == c.Addr && port != "0" { // port 0: each listener gets a free port of its own
 			errs = append(errs, fmt.Errorf("METRICS_ADDR=%q: the same address as ADDR; metrics are never served on the public listener", c.MetricsAddr))
 		}
 	}
