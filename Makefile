@@ -37,6 +37,8 @@ run: ## start services (and the mailpit mail catcher), migrate, seed, then serve
 	  export SMTP_URL="$$MAILPIT_SMTP_URL"
 	  mail_note="mail: every email lands in mailpit; read it on $$MAILPIT_URL"
 	fi
+	# /metrics on a listener of its own, loopback only, unless METRICS_ADDR says otherwise.
+	export METRICS_ADDR="$${METRICS_ADDR-127.0.0.1:9091}"
 	go run ./cmd/boxoffice migrate
 	go run ./cmd/boxoffice seed
 	echo "$$mail_note"
