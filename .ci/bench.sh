@@ -61,8 +61,13 @@ echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$dir/machine.txt"
        END { if (r["static-file"] > 0) printf "  cached page / static file: %.2f\n", r["cached-page"] / r["static-file"] }' "$dir/cdn.txt"
   echo
   echo "-- live map fan-out (ssebench; change-to-client latency)"
-  awk '/^side / { on = 1 } on && NF > 0 { print "  " $0 }
+  # ssebench prints its table after each side: the last one has them all.
+  awk '/^side / { n = 0; on = 1 } on && NF > 0 { line[n++] = $0 }
        on && $1 == "boxoffice" { p50 = $6; p99 = $8 }
-       on && $1 ~ /^minimal/ { m50 = $6; m99 = $8 }
-       END { if (m50 > 0 && m99 > 0) printf "  boxoffice / minimal hub: p50 %.2f, p99 %.2f\n", p50 / m50, p99 / m99 }' "$dir/ssebench.txt"
+       on && $1 == "minimal" { m50 = $6; m99 = $8 }
+       on && NF == 0 { on = 0 }
+       END {
+         for (i = 0; i < n; i++) print "  " line[i]
+         if (m50 > 0 && m99 > 0) printf "  boxoffice / minimal hub: p50 %.2f, p99 %.2f\n", p50 / m50, p99 / m99
+       }' "$dir/ssebench.txt"
 } | tee "$dir/summary.txt"

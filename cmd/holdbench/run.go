@@ -49,7 +49,7 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.only, "only", "all", "what to measure: api, pgbench, best, confirm or all, or a list such as api,pgbench")
 	fs.IntVar(&o.seats, "seats", 50000, "seats of each event (sections of 50 rows of 50)")
 	fs.IntVar(&o.pgSeats, "pgbench-seats", 250000, "seats of pgbench's events: enough that its clients' walks (warm-up and measured) never run out at ~15,000 claims/s")
-	fs.IntVar(&o.confirmOrders, "confirm-orders", 12000, "pending orders made through the API before the confirm measurement (its clients stop if they pay them all)")
+	fs.IntVar(&o.confirmOrders, "confirm-orders", 8000, "pending orders made through the API before the confirm measurement (its clients stop if they pay them all)")
 	fs.IntVar(&o.confirmPgOrders, "confirm-pgbench-orders", 100000, "pending orders made in SQL for pgbench's side of the confirm measurement")
 	fs.IntVar(&o.held, "held", 20000, "cheapest seats held before the second best-available run")
 	fs.IntVar(&o.pool, "pool", 16, "the server's PostgreSQL pool size (MaxConns)")
