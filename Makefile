@@ -24,7 +24,7 @@ SERVICES = svc_env=$$(.ci/services.sh); eval "$$svc_env"
 # make test also needs nginx (the CDN test) and Chromium (the browser tests).
 TEST_SERVICES = svc_env=$$(.ci/services.sh test); eval "$$svc_env"
 
-.PHONY: help run test verify generate vendor bench bench-sse bench-cdn bench-queue services services-stop clean-data
+.PHONY: help run test verify generate vendor bench bench-holds bench-sse bench-cdn bench-queue services services-stop clean-data
 
 help: ## list the targets
 	@awk 'BEGIN { FS = ":.*## " } /^[a-z][a-z-]*:.*## / { printf "  %-14s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
@@ -37,6 +37,8 @@ run: ## start services (and the mailpit mail catcher), migrate, seed, then serve
 	  export SMTP_URL="$$MAILPIT_SMTP_URL"
 	  mail_note="mail: every email lands in mailpit; read it on $$MAILPIT_URL"
 	fi
+	# /metrics on a listener of its own, loopback only, unless METRICS_ADDR says otherwise.
+	export METRICS_ADDR="$${METRICS_ADDR-127.0.0.1:9091}"
 	go run ./cmd/boxoffice migrate
 	go run ./cmd/boxoffice seed
 	echo "$$mail_note"
@@ -79,7 +81,11 @@ vendor: ## fetch the pinned htmx scripts again from npm into static/js/vendor
 	cp "$$tmp"/htmx-ext-response-targets-2.0.4/package/dist/response-targets.min.js static/js/vendor/htmx-ext-response-targets-2.0.4.min.js
 	sha256sum static/js/vendor/*.js
 
-bench: ## start services, then run the hold benchmark (cmd/holdbench; ARGS go to it)
+bench: ## the benchmark set, each figure next to its ceiling from the same run: holds and confirm vs pgbench, queue vs redis-benchmark, cached page vs static file, SSE vs a minimal hub (~5 min; ARGS go to holdbench)
+	$(SERVICES)
+	.ci/bench.sh $(ARGS)
+
+bench-holds: ## start services, then only the hold, confirm and best-available benchmark (cmd/holdbench; ARGS go to it)
 	$(SERVICES)
 	go run ./cmd/holdbench $(ARGS)
 

@@ -9,8 +9,10 @@ import (
 	"time"
 
 	"github.com/alexedwards/scs/v2"
+	"github.com/labstack/echo-contrib/echoprometheus"
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"boxoffice/internal/app"
 	"boxoffice/internal/booking"
@@ -91,6 +93,15 @@ func New(a *app.App) http.Handler {
 	e.HTTPErrorHandler = s.handleError
 
 	e.Use(middleware.RequestID())
+	if a.Metrics != nil {
+		// Outside the request logger, which hands errors to handleError: by the
+		// time the counts are taken, the status is the one that went out.
+		if mw, err := httpMetrics(a.Metrics.Registry); err != nil {
+			s.Log.Error("HTTP metrics not counted", "err", err)
+		} else {
+			e.Use(mw)
+		}
+	}
 	e.Use(middleware.RequestLoggerWithConfig(s.requestLogConfig()))
 	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{DisableStackAll: true}))
 	e.Use(middleware.SecureWithConfig(middleware.SecureConfig{
@@ -104,6 +115,31 @@ func New(a *app.App) http.Handler {
 
 	s.routes(e)
 	return e
+}
+
+// httpMetrics counts requests and their latencies into reg, by route pattern
+// (c.Path(), "/events/:slug") and status: never by the raw URL, which anyone can vary
+// without end. Unrouted requests (404s) share the empty route, and the Host header,
+// which a client chooses too, is left out.
+func httpMetrics(reg prometheus.Registerer) (echo.MiddlewareFunc, error) {
+	return echoprometheus.MiddlewareConfig{
+		Namespace:                 "boxoffice",
+		Subsystem:                 "http",
+		Registerer:                reg,
+		DoNotUseRequestPathFor404: true,
+		LabelFuncs: map[string]echoprometheus.LabelValueFunc{
+			"host": func(echo.Context, error) string { return "" },
+		},
+		StatusCodeResolver: func(c echo.Context, err error) int {
+			if c.Response().Committed {
+				return c.Response().Status
+			}
+			if err != nil {
+				return http.StatusInternalServerError
+			}
+			return c.Response().Status
+		},
+	}.ToMiddleware()
 }
 
 // contentSecurityPolicy allows nothing but this origin: no inline script or style, no

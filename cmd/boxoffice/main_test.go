@@ -3,9 +3,12 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/cookiejar"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -108,4 +111,138 @@ func TestRunRejectsUnknownCommand(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "frobnicate") {
 		t.Errorf("got %v, want an error naming the command", err)
 	}
+}
+
+// TestServeMetrics: /metrics is not a route of the public listener (404) and is served
+// on METRICS_ADDR, with the decision counters at zero, the waiting room of a queued
+// event (one visitor in its pre-queue), the open live streams, the HTTP series by
+// route, and the pools' statistics.
+func TestServeMetrics(t *testing.T) {
+	t.Parallel()
+	dbURL := dbtest.URL(t)
+	setup, err := pgxpool.New(t.Context(), dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := demo.DemoSpec(time.Now())
+	_, err = demo.Create(t.Context(), setup, spec)
+	var onsaleID int64
+	if err == nil {
+		onsaleID, err = demo.Create(t.Context(), setup, demo.OnsaleSpec(time.Now()))
+	}
+	setup.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{
+		"DATABASE_URL": dbURL, "REDIS_URL": os.Getenv("REDIS_URL"), "ADDR": "127.0.0.1:0",
+		"METRICS_ADDR": "127.0.0.1:0", "REDIS_PREFIX": "test:serve-metrics:" + strconv.FormatInt(time.Now().UnixNano(), 36) + ":",
+		"LOG_FORMAT": "json",
+	}
+	if env["REDIS_URL"] == "" {
+		t.Fatal("REDIS_URL not set: run tests through `make test`")
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	out, w := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"serve"}, func(k string) string { return env[k] }, nil, w)
+		w.Close()
+	}()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	}()
+	var public, private string
+	lines := bufio.NewScanner(out)
+	for (public == "" || private == "") && lines.Scan() {
+		line := lines.Text()
+		if i := strings.Index(line, "http://"); i >= 0 {
+			u := strings.Fields(line[i:])[0]
+			if strings.HasPrefix(line, "metrics:") {
+				private = u
+			} else if public == "" {
+				public = u
+			}
+		}
+	}
+	go io.Copy(io.Discard, out) //nolint:errcheck // drain the rest
+	if public == "" || private == "" {
+		t.Fatalf("got public %q and metrics %q printed, want both", public, private)
+	}
+
+	get := func(c *http.Client, url string) (int, string) {
+		t.Helper()
+		resp, err := c.Get(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(body)
+	}
+	if st, _ := get(http.DefaultClient, public+"/metrics"); st != http.StatusNotFound {
+		t.Errorf("public /metrics: got %d, want 404", st)
+	}
+
+	// A visitor in the onsale's pre-queue, and a live stream open.
+	jar, _ := cookiejar.New(nil)
+	buyer := &http.Client{Jar: jar, Timeout: 10 * time.Second}
+	st, body := get(buyer, public+"/api/v1/session")
+	var s struct {
+		CSRFToken string `json:"csrfToken"`
+	}
+	if err := json.Unmarshal([]byte(body), &s); st != http.StatusOK || err != nil {
+		t.Fatalf("session: got %d %q", st, body)
+	}
+	req, _ := http.NewRequest("POST", public+"/api/v1/events/"+strconv.FormatInt(onsaleID, 10)+"/queue", nil)
+	req.Header.Set("X-CSRF-Token", s.CSRFToken)
+	resp, err := buyer.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("join the queue: got %d, want 200", resp.StatusCode)
+	}
+	stream, err := http.Get(public + "/events/" + spec.Slug + "/stream")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stream.Body.Close()
+
+	st, text := get(http.DefaultClient, private)
+	if st != http.StatusOK {
+		t.Fatalf("metrics: got %d, want 200", st)
+	}
+	ev := strconv.FormatInt(onsaleID, 10)
+	for _, want := range []string{
+		"boxoffice_holds_total 0", "boxoffice_hold_conflicts_total 0", "boxoffice_orders_confirmed_total 0",
+		"boxoffice_tickets_issued_total 0", "boxoffice_refunds_total 0",
+		`boxoffice_queue_length{event="` + ev + `"} 1`,
+		`boxoffice_queue_active{event="` + ev + `"} 0`,
+		`boxoffice_queue_admission_rate{event="` + ev + `"} 2`,
+		"boxoffice_sse_clients 1",
+		`boxoffice_http_requests_total{code="200",host="",method="POST",url="/api/v1/events/:id/queue"} 1`,
+		"pgxpool_acquire_count ", "pgxpool_max_conns 16", "boxoffice_redis_pool_hit_total ",
+		"go_goroutines ",
+	} {
+		if !hasLine(text, want) {
+			t.Errorf("metrics: no line starting %q", want)
+		}
+	}
+	if st, _ := get(http.DefaultClient, strings.TrimSuffix(private, "/metrics")+"/events/"+spec.Slug); st != http.StatusNotFound {
+		t.Errorf("metrics listener, a public page: got %d, want 404", st)
+	}
+}
+
+func hasLine(text, prefix string) bool {
+	for _, l := range strings.Split(text, "\n") {
+		if strings.HasPrefix(l, prefix) {
+			return true
+		}
+	}
+	return false
 }

@@ -55,6 +55,24 @@ func serve(ctx context.Context, getenv func(string) string, stdout io.Writer) er
 		<-bgDone
 		return errors.Join(err, a.Close(context.WithoutCancel(ctx)))
 	}
+	// The metrics have a listener of their own, never a route of the public handler:
+	// they tell anyone who can read them how the sale goes.
+	var msrv *http.Server
+	if cfg.MetricsAddr != "" {
+		mln, err := net.Listen("tcp", cfg.MetricsAddr)
+		if err != nil {
+			ln.Close()
+			stopBG()
+			<-bgDone
+			return errors.Join(fmt.Errorf("METRICS_ADDR: %w", err), a.Close(context.WithoutCancel(ctx)))
+		}
+		msrv = &http.Server{Addr: mln.Addr().String(), Handler: a.Metrics.ServeMux(), ReadHeaderTimeout: 10 * time.Second}
+		go func() {
+			if err := msrv.Serve(mln); !errors.Is(err, http.ErrServerClosed) {
+				log.Error("the metrics listener stopped", "err", err)
+			}
+		}()
+	}
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 	// Shutdown waits for connections to go idle, and a live stream never does: end
 	// the streams as shutdown begins.
@@ -67,6 +85,9 @@ func serve(ctx context.Context, getenv func(string) string, stdout io.Writer) er
 		fmt.Fprintf(stdout, "email goes through %s, from %s; its links start %s\n", cfg.SMTP, cfg.MailFrom, cfg.BaseURL)
 	} else {
 		fmt.Fprintln(stdout, "email is written to the log, not sent: set SMTP_URL to send it")
+	}
+	if msrv != nil {
+		fmt.Fprintf(stdout, "metrics: http://%s/metrics (not public)\n", msrv.Addr)
 	}
 
 	select {
@@ -82,6 +103,9 @@ func serve(ctx context.Context, getenv func(string) string, stdout io.Writer) er
 	defer cancel()
 	stopBG()
 	err = errors.Join(err, srv.Shutdown(sctx))
+	if msrv != nil {
+		err = errors.Join(err, msrv.Shutdown(sctx))
+	}
 	<-bgDone
 	return errors.Join(err, a.Close(sctx))
 }

@@ -104,11 +104,14 @@ type holdKind struct {
 func (k holdKind) seatsPerSession() int { return k.seats * k.perBuyer }
 
 var (
-	// exactKind holds one random seat of the event by id.
+	// exactKind holds the event's next seat by id: the clients walk through the
+	// event together, so that every attempt finds its seat free while seats are left,
+	// as pgbench's clients do (walkSeat).
 	exactKind = holdKind{name: "exact one-seat holds", seats: 1, perBuyer: 10,
-		body: func(rng *rand.Rand, ev *event, buf []byte) []byte {
+		body: func(_ *rand.Rand, ev *event, buf []byte) []byte {
 			buf = append(buf[:0], `{"seatIds":[`...)
-			buf = strconv.AppendInt(buf, ev.SeatIDs[rng.IntN(len(ev.SeatIDs))], 10)
+			i := (ev.next.Add(1) - 1) % int64(len(ev.SeatIDs))
+			buf = strconv.AppendInt(buf, ev.SeatIDs[i], 10)
 			return append(buf, "]}"...)
 		}}
 	// bestKind asks for the best 4 seats; two holds of 4 fill 8 of the 10 allowed.

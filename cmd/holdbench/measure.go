@@ -20,6 +20,7 @@ func measure(ctx context.Context, srv *server, opts options, rep *report) error 
 
 	type roundEvents struct {
 		api, pgbench, fresh, held event
+		confirmAPI, confirmPg     event
 		decompose                 []event
 	}
 	events := make([]roundEvents, opts.rounds)
@@ -32,17 +33,25 @@ func measure(ctx context.Context, srv *server, opts options, rep *report) error 
 			}
 		}
 		if opts.wants("pgbench") {
-			if e.pgbench, err = srv.newEvent(ctx, "bench-pgbench", opts.seats); err != nil {
+			if e.pgbench, err = srv.newEvent(ctx, "bench-pgbench", opts.pgSeats); err != nil {
 				return err
 			}
 		}
 		if opts.decompose && opts.wants("api") {
 			for range decomposeSpecs {
-				ev, err := srv.newEvent(ctx, "bench-sql", opts.seats)
+				ev, err := srv.newEvent(ctx, "bench-sql", opts.pgSeats)
 				if err != nil {
 					return err
 				}
 				e.decompose = append(e.decompose, ev)
+			}
+		}
+		if opts.wants("confirm") {
+			if e.confirmAPI, err = srv.newEvent(ctx, "bench-confirm-api", opts.confirmOrders); err != nil {
+				return err
+			}
+			if e.confirmPg, err = srv.newEvent(ctx, "bench-confirm-pgbench", opts.confirmPgOrders); err != nil {
+				return err
 			}
 		}
 		if opts.wants("best") {
@@ -63,6 +72,9 @@ func measure(ctx context.Context, srv *server, opts options, rep *report) error 
 	if opts.wants("best") {
 		need = max(need, opts.seats/bestKind.seatsPerSession()+opts.clients+1)
 	}
+	if opts.wants("confirm") {
+		need = max(need, (opts.confirmOrders+9)/10)
+	}
 	var sessions []buyer
 	if need > 0 {
 		step(fmt.Sprintf("creating %d sessions through GET /api/v1/session", need))
@@ -78,7 +90,7 @@ func measure(ctx context.Context, srv *server, opts options, rep *report) error 
 		step("waiting for the planner's statistics to know every event")
 		var all []event
 		for _, e := range events {
-			for _, ev := range append([]event{e.api, e.pgbench, e.fresh, e.held}, e.decompose...) {
+			for _, ev := range append([]event{e.api, e.pgbench, e.fresh, e.held, e.confirmAPI, e.confirmPg}, e.decompose...) {
 				if ev.ID != 0 {
 					all = append(all, ev)
 				}
@@ -158,6 +170,16 @@ func measure(ctx context.Context, srv *server, opts options, rep *report) error 
 			}
 			res.Plans = planNote(before, after)
 			rd.Decomposed = append(rd.Decomposed, &res)
+		}
+		if opts.wants("confirm") {
+			say("confirm: pay + webhook confirm through the API on event %d", e.confirmAPI.ID)
+			if rd.ConfirmAPI, err = runConfirmAPI(ctx, srv, cl, sessions, e.confirmAPI, opts); err != nil {
+				return err
+			}
+			say("confirm: pgbench, the confirm statements on event %d", e.confirmPg.ID)
+			if rd.ConfirmPg, err = runConfirmPgbench(ctx, srv, e.confirmPg, opts); err != nil {
+				return err
+			}
 		}
 		if opts.wants("best") {
 			say("best: best available 4 on fresh event %d", e.fresh.ID)

@@ -14,11 +14,20 @@ import (
 	"time"
 )
 
-// pgbenchScript is SeatHold's conditional claim (queries/seats.sql) for one random seat,
-// as one autocommitted statement: the ceiling the API's one-seat hold is measured
-// against.
-const pgbenchScript = `\set id random(:min_id, :max_id)
-UPDATE seats SET held_by = :hold, hold_expires_at = now() + interval '10 minutes'
+// walkSeat picks the next seat of a client's own walk through the event: client k of
+// c claims seats k, k+c, k+2c… (from :n, which pgbench keeps per client across
+// transactions), so no two clients ever ask for the same seat and, while the event
+// has seats left, every attempt finds its seat free. Random picks, as before, made
+// pgbench's tps count mostly refusals once the event filled: its ceiling then counted
+// cheap refusals while the API's holds/s counted claims.
+const walkSeat = `\set n :n + 1
+\set id :min_id + :client_id + :clients * :n
+`
+
+// pgbenchScript is SeatHold's conditional claim (queries/seats.sql) for the client's
+// next seat, as one autocommitted statement: the ceiling the API's one-seat hold is
+// measured against.
+const pgbenchScript = walkSeat + `UPDATE seats SET held_by = :hold, hold_expires_at = now() + interval '10 minutes'
 WHERE event_id = :event AND id = :id AND sold_at IS NULL
   AND (held_by IS NULL OR hold_expires_at <= now());
 `
@@ -40,12 +49,10 @@ var claimSpec = pgbenchSpec{Name: "pgbench, the same UPDATE", Script: pgbenchScr
 // the time spent in SQL from the time spent in Go, HTTP and round trips.
 var decomposeSpecs = []pgbenchSpec{
 	{Name: "pgbench, the same UPDATE, -M prepared", Script: pgbenchScript, Prepared: true},
-	{Name: "pgbench, hold_seats(), -M prepared", Prepared: true, Script: `\set id random(:min_id, :max_id)
-\set b random(1, 1000000000)
+	{Name: "pgbench, hold_seats(), -M prepared", Prepared: true, Script: walkSeat + `\set b random(1, 1000000000)
 SELECT * FROM hold_seats(:event, 'pgbench-' || :b, ARRAY[:id]::bigint[], 600, 10);
 `},
-	{Name: "pgbench, session lookup + hold_seats(), -M prepared", Prepared: true, Script: `\set id random(:min_id, :max_id)
-\set b random(1, 1000000000)
+	{Name: "pgbench, session lookup + hold_seats(), -M prepared", Prepared: true, Script: walkSeat + `\set b random(1, 1000000000)
 \set n random(1, :tokens)
 SELECT data FROM sessions WHERE token = (SELECT token FROM holdbench_tokens WHERE i = :n) AND expiry > now();
 SELECT * FROM hold_seats(:event, 'pgbench-' || :b, ARRAY[:id]::bigint[], 600, 10);
@@ -98,9 +105,9 @@ func runPgbench(ctx context.Context, srv *server, ev event, opts options, spec p
 			return res, err
 		}
 	}
-	args := func(secs int) []string {
+	args := func(secs int, from int64) []string {
 		a := []string{"-n", "-c", strconv.Itoa(opts.clients), "-j", strconv.Itoa(opts.threads),
-			"-T", strconv.Itoa(secs),
+			"-T", strconv.Itoa(secs), "-D", fmt.Sprintf("n=%d", from-1), "-D", fmt.Sprintf("clients=%d", opts.clients),
 			"-D", fmt.Sprintf("event=%d", ev.ID), "-D", fmt.Sprintf("hold=%d", hold),
 			"-D", fmt.Sprintf("min_id=%d", ev.MinID), "-D", fmt.Sprintf("max_id=%d", ev.MaxID),
 			"-D", fmt.Sprintf("tokens=%d", tokens)}
@@ -113,18 +120,26 @@ func runPgbench(ctx context.Context, srv *server, ev event, opts options, spec p
 		return res, fmt.Errorf("the event's seat ids are not contiguous (%d..%d for %d seats)", ev.MinID, ev.MaxID, len(ev.SeatIDs))
 	}
 	if w := wholeSeconds(opts.warmup); w > 0 {
-		if _, _, err := pgbench(ctx, args(w)); err != nil {
+		if _, _, err := pgbench(ctx, args(w, 0)); err != nil {
 			return res, err
 		}
 	}
+	// The measured run's walks start past every seat the warm-up reached.
+	var from int64
+	if err := srv.setup.QueryRow(ctx, `SELECT coalesce(max(id) - $2 + 1, 0) FROM seats
+		WHERE event_id = $1 AND held_by IS NOT NULL`, ev.ID, ev.MinID).Scan(&from); err != nil {
+		return res, err
+	}
+	from = (from + int64(opts.clients) - 1) / int64(opts.clients)
 	before, err := srv.heldSeats(ctx, ev.ID)
 	if err != nil {
 		return res, err
 	}
 	res.Seconds = wholeSeconds(opts.duration)
-	res.Command = "pgbench " + strings.Join(args(res.Seconds)[:len(args(res.Seconds))-1], " ") + " <bench database URL>"
+	cmdArgs := args(res.Seconds, from)
+	res.Command = "pgbench " + strings.Join(cmdArgs[:len(cmdArgs)-1], " ") + " <bench database URL>"
 	meter := startCPUMeter(ctx, srv, "pgbench")
-	out, used, err := pgbench(ctx, args(res.Seconds))
+	out, used, err := pgbench(ctx, cmdArgs)
 	res.CPU = meter.stop(used)
 	if err != nil {
 		return res, err

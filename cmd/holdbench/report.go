@@ -79,6 +79,14 @@ type round struct {
 	API, BestFresh, BestHeld *apiResult
 	Pgbench                  *pgbenchResult
 	Decomposed               []*pgbenchResult // -decompose
+	ConfirmAPI, ConfirmPg    *confirmResult
+}
+
+func (rd round) confirmRatio() (float64, bool) {
+	if rd.ConfirmAPI == nil || rd.ConfirmPg == nil || rd.ConfirmPg.Confirmed <= 0 {
+		return 0, false
+	}
+	return rd.ConfirmAPI.rate() / rd.ConfirmPg.rate(), true
 }
 
 func (rd round) apiRatio() (float64, bool) {
@@ -103,8 +111,8 @@ func (rp *report) markdown() string {
 	fmt.Fprintf(&b, "- machine: %d CPUs (nproc), %s; PostgreSQL %s; %s\n", rp.CPUs, rp.GoVersion, rp.PGVersion, rp.PgbenchVersion)
 	fmt.Fprintf(&b, "- code: %s\n", rp.Revision)
 	fmt.Fprintf(&b, "- load average (1, 5, 15 min): %s before, %s after\n", rp.LoadBefore, rp.LoadAfter)
-	fmt.Fprintf(&b, "- %d clients; %s warm-up, then %s measured, per measurement; server pool %d connections; events of %s seats\n",
-		o.clients, o.warmup, o.duration, o.pool, num(o.seats))
+	fmt.Fprintf(&b, "- %d clients; %s warm-up, then %s measured, per measurement; server pool %d connections; events of %s seats (pgbench's holds: %s)\n",
+		o.clients, o.warmup, o.duration, o.pool, num(o.seats), num(o.pgSeats))
 	if rp.Sessions > 0 {
 		fmt.Fprintf(&b, "- %s buyer sessions created before timing, in %.1f s (a fresh session every 10 seats)\n",
 			num(rp.Sessions), rp.SessionSetup.Seconds())
@@ -119,7 +127,7 @@ func (rp *report) markdown() string {
 	}
 	b.WriteString("\n| measurement | rate | refused | event held after | latency p50 / p99 | planner |\n")
 	b.WriteString("|---|---:|---|---:|---:|---|\n")
-	var apiRatios, bestRatios []float64
+	var apiRatios, bestRatios, confirmRatios []float64
 	for i, rd := range rp.Rounds {
 		tag := ""
 		if len(rp.Rounds) > 1 {
@@ -155,6 +163,16 @@ func (rp *report) markdown() string {
 				fmt.Fprintf(&b, "| ratio API / %s%s | %.2f | | | | |\n", strings.TrimPrefix(p.Name, "pgbench, "), tag, rd.API.rate()/p.TPS)
 			}
 		}
+		for _, r := range []*confirmResult{rd.ConfirmAPI, rd.ConfirmPg} {
+			if r != nil {
+				fmt.Fprintf(&b, "| %s%s | %s confirmed/s | %s | of %s orders%s | %s | |\n",
+					r.Name, tag, num(int(r.rate())), r.refusedCell(), num(r.Orders), ranOut(r.RanOut), r.latency())
+			}
+		}
+		if v, ok := rd.confirmRatio(); ok {
+			confirmRatios = append(confirmRatios, v)
+			fmt.Fprintf(&b, "| **ratio confirm API / pgbench%s** | **%.2f** | | | | |\n", tag, v)
+		}
 		if r := rd.BestFresh; r != nil {
 			fmt.Fprintf(&b, "| API best available 4, fresh event%s | %s holds/s | %s | %s | %s | %s |\n",
 				tag, num(int(r.rate())), r.refusedCell(), pctf(r.FillAfter), lat(r), r.Plans)
@@ -170,6 +188,9 @@ func (rp *report) markdown() string {
 	}
 	if len(apiRatios) > 1 {
 		fmt.Fprintf(&b, "| **median ratio API / pgbench** | **%.2f** | of %d rounds | | | |\n", median(apiRatios), len(apiRatios))
+	}
+	if len(confirmRatios) > 1 {
+		fmt.Fprintf(&b, "| **median ratio confirm API / pgbench** | **%.2f** | of %d rounds | | | |\n", median(confirmRatios), len(confirmRatios))
 	}
 	if len(bestRatios) > 1 {
 		fmt.Fprintf(&b, "| **median ratio held / fresh** | **%.2f** | of %d rounds | | | |\n", median(bestRatios), len(bestRatios))
@@ -192,6 +213,8 @@ func (rp *report) markdown() string {
 			{nameAt(rd.Decomposed, 0), len(rd.Decomposed) > 0, func() cpuUse { return rd.Decomposed[0].CPU }},
 			{nameAt(rd.Decomposed, 1), len(rd.Decomposed) > 1, func() cpuUse { return rd.Decomposed[1].CPU }},
 			{nameAt(rd.Decomposed, 2), len(rd.Decomposed) > 2, func() cpuUse { return rd.Decomposed[2].CPU }},
+			{"API pay + webhook confirm", rd.ConfirmAPI != nil, func() cpuUse { return rd.ConfirmAPI.CPU }},
+			{"pgbench, the confirm statements", rd.ConfirmPg != nil, func() cpuUse { return rd.ConfirmPg.CPU }},
 			{"API best available 4, fresh", rd.BestFresh != nil, func() cpuUse { return rd.BestFresh.CPU }},
 			{"API best available 4, held", rd.BestHeld != nil, func() cpuUse { return rd.BestHeld.CPU }},
 		} {
@@ -211,6 +234,11 @@ func (rp *report) markdown() string {
 				r.details(&b)
 			}
 		}
+		for _, r := range []*confirmResult{rd.ConfirmAPI, rd.ConfirmPg} {
+			if r != nil {
+				r.details(&b)
+			}
+		}
 		for _, p := range append([]*pgbenchResult{rd.Pgbench}, rd.Decomposed...) {
 			if p == nil {
 				continue
@@ -221,6 +249,50 @@ func (rp *report) markdown() string {
 	}
 	fmt.Fprintf(&b, "Finished in %.0f s.\n", rp.Finished.Sub(rp.Started).Seconds())
 	return b.String()
+}
+
+func ranOut(r bool) string {
+	if r {
+		return ", **all paid before the window ended**"
+	}
+	return ""
+}
+
+func (r *confirmResult) refusedCell() string {
+	if len(r.Refused) == 0 && r.Errors == 0 {
+		return "none"
+	}
+	var parts []string
+	for k, v := range r.Refused {
+		parts = append(parts, fmt.Sprintf("%s × %s", num(int(v)), k))
+	}
+	slices.Sort(parts)
+	if r.Errors > 0 {
+		parts = append(parts, fmt.Sprintf("%s transport errors", num(int(r.Errors))))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func (r *confirmResult) latency() string {
+	if r.LatencyMS > 0 {
+		return fmt.Sprintf("%.1f ms mean", r.LatencyMS)
+	}
+	return fmt.Sprintf("pay answered %.1f / %.1f ms", ms(r.P50), ms(r.P99))
+}
+
+func (r *confirmResult) details(b *strings.Builder) {
+	fmt.Fprintf(b, "%s: %s confirmed in %.0f s, %s attempts answered in the window", r.Name, num(int(r.Confirmed)), r.Seconds, num(int(r.Attempts)))
+	if r.FirstError != "" {
+		fmt.Fprintf(b, " (first error: %s)", r.FirstError)
+	}
+	if r.Command != "" {
+		fmt.Fprintf(b, "; `%s`", r.Command)
+	}
+	b.WriteString(".\n")
+	if r.Check != "" {
+		fmt.Fprintf(b, "**Check failed: %s.**\n", r.Check)
+	}
+	b.WriteString("\n")
 }
 
 func nameAt(ps []*pgbenchResult, i int) string {

@@ -15,23 +15,28 @@ import (
 
 // options are the command-line flags.
 type options struct {
-	clients    int
-	duration   time.Duration
-	warmup     time.Duration
-	only       string
-	seats      int
-	held       int
-	pool       int
-	threads    int
-	out        string
-	cpuProfile string
-	queries    bool
-	logTo      string
-	keep       bool
-	timeout    time.Duration
-	rounds     int
-	settle     bool
-	decompose  bool
+	clients  int
+	duration time.Duration
+	warmup   time.Duration
+	only     string
+	seats    int
+	pgSeats  int
+	// confirmOrders and confirmPgOrders are the pending orders made ready for the
+	// confirm measurement's API and pgbench sides.
+	confirmOrders   int
+	confirmPgOrders int
+	held            int
+	pool            int
+	threads         int
+	out             string
+	cpuProfile      string
+	queries         bool
+	logTo           string
+	keep            bool
+	timeout         time.Duration
+	rounds          int
+	settle          bool
+	decompose       bool
 }
 
 func parseOptions(args []string, stderr io.Writer) (options, error) {
@@ -41,8 +46,11 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.clients, "clients", 32, "concurrent clients (HTTP clients, and pgbench -c)")
 	fs.DurationVar(&o.duration, "duration", 10*time.Second, "measured time of each measurement")
 	fs.DurationVar(&o.warmup, "warmup", 2*time.Second, "load before each measured time, not counted")
-	fs.StringVar(&o.only, "only", "all", "what to measure: api, pgbench, best or all, or a list such as api,pgbench")
+	fs.StringVar(&o.only, "only", "all", "what to measure: api, pgbench, best, confirm or all, or a list such as api,pgbench")
 	fs.IntVar(&o.seats, "seats", 50000, "seats of each event (sections of 50 rows of 50)")
+	fs.IntVar(&o.pgSeats, "pgbench-seats", 250000, "seats of pgbench's events: enough that its clients' walks (warm-up and measured) never run out at ~15,000 claims/s")
+	fs.IntVar(&o.confirmOrders, "confirm-orders", 8000, "pending orders made through the API before the confirm measurement (its clients stop if they pay them all)")
+	fs.IntVar(&o.confirmPgOrders, "confirm-pgbench-orders", 100000, "pending orders made in SQL for pgbench's side of the confirm measurement")
 	fs.IntVar(&o.held, "held", 20000, "cheapest seats held before the second best-available run")
 	fs.IntVar(&o.pool, "pool", 16, "the server's PostgreSQL pool size (MaxConns)")
 	fs.IntVar(&o.threads, "pgbench-threads", 2, "pgbench -j")
@@ -73,16 +81,19 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	}
 	for w := range strings.SplitSeq(o.only, ",") {
 		switch w {
-		case "all", "api", "pgbench", "best":
+		case "all", "api", "pgbench", "best", "confirm":
 		default:
-			errs = append(errs, fmt.Errorf("-only %q: want api, pgbench, best or all, or a list such as api,pgbench", o.only))
+			errs = append(errs, fmt.Errorf("-only %q: want api, pgbench, best, confirm or all, or a list such as api,pgbench", o.only))
 		}
 	}
-	if o.seats < 100 {
-		errs = append(errs, errors.New("-seats: want at least 100"))
+	if o.seats < 100 || o.pgSeats < 100 {
+		errs = append(errs, errors.New("-seats, -pgbench-seats: want at least 100"))
 	}
 	if o.wants("best") && (o.held < 0 || o.held >= o.seats) {
 		errs = append(errs, errors.New("-held: want 0 or more and fewer than -seats"))
+	}
+	if o.wants("confirm") && (o.confirmOrders < o.clients || o.confirmPgOrders < o.clients) {
+		errs = append(errs, errors.New("-confirm-orders, -confirm-pgbench-orders: want at least -clients"))
 	}
 	if o.rounds < 1 || o.rounds > 20 {
 		errs = append(errs, errors.New("-rounds: want 1 to 20"))

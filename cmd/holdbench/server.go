@@ -12,6 +12,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -243,6 +244,8 @@ type event struct {
 	MinID   int64
 	MaxID   int64
 	Held    int // seats held by the setup before the measurement
+	// next is the exact holds' walk through SeatIDs (exactKind), shared by the clients.
+	next *atomic.Int64
 }
 
 // newEvent creates an event of seats seats with demo.BigSpec and loads its seat ids.
@@ -254,7 +257,7 @@ func (s *server) newEvent(ctx context.Context, slug string, seats int) (event, e
 	if err != nil {
 		return event{}, fmt.Errorf("create event: %w", err)
 	}
-	ev := event{ID: id}
+	ev := event{ID: id, next: new(atomic.Int64)}
 	rows, err := s.setup.Query(ctx, "SELECT id FROM seats WHERE event_id = $1 ORDER BY id", id)
 	if err != nil {
 		return ev, err

@@ -29,6 +29,7 @@ import (
 	"boxoffice/internal/jobs"
 	"boxoffice/internal/live"
 	"boxoffice/internal/mail"
+	"boxoffice/internal/metrics"
 	"boxoffice/internal/payment"
 	"boxoffice/internal/payment/stripepay"
 	"boxoffice/internal/session"
@@ -91,6 +92,10 @@ type App struct {
 	// Jobs is the job queue (River): booking queues refunds and emails on it in its
 	// transactions; its workers and the periodic reconciliation run in Run.
 	Jobs *jobs.Queue
+	// Metrics is the program's own Prometheus registry and counters: web adds the
+	// HTTP series to it, and serve exposes it on METRICS_ADDR, never on the public
+	// handler.
+	Metrics *metrics.Metrics
 
 	publisher *live.Publisher
 	store     *session.Store
@@ -99,7 +104,7 @@ type App struct {
 // New connects to PostgreSQL and Redis and builds the services. It does not migrate:
 // `serve` does that first, under a lock, and tests start from a migrated template.
 func New(ctx context.Context, cfg config.Config, opt Options) (a *App, err error) {
-	a = &App{Config: cfg, Log: opt.Log}
+	a = &App{Config: cfg, Log: opt.Log, Metrics: metrics.New()}
 	if a.Log == nil {
 		a.Log = NewLogger(cfg, opt.LogTo)
 	}
@@ -132,6 +137,7 @@ func New(ctx context.Context, cfg config.Config, opt Options) (a *App, err error
 		HoldTTL: cfg.HoldTTL, MaxPerBuyer: cfg.MaxPerBuyer, MapMaxAge: opt.MapMaxAge,
 		ReconcileAfter: cfg.ReconcileAfter, IdempotencyTTL: cfg.IdempotencyTTL,
 	}, a.publisher, a.Provider, a.Log)
+	a.Booking.SetCounters(a.Metrics)
 
 	// The queue's workers call the booking service and booking queues on the queue:
 	// booking is built first and given the queue before any request can reach it.
@@ -169,8 +175,14 @@ func New(ctx context.Context, cfg config.Config, opt Options) (a *App, err error
 			}
 			return out, err
 		},
-		Stock: a.Booking.Stock,
+		Stock:    a.Booking.Stock,
+		Admitted: a.Metrics.QueueAdmitted,
 	}, a.Log, opt.Queue)
+	if err := a.Metrics.Watch(metrics.Sources{
+		Pool: a.Pool, Redis: a.Redis, SSEClients: a.Live.Watchers, Queues: a.queues, Log: a.Log,
+	}); err != nil {
+		return a, err
+	}
 
 	a.store = session.NewStore(a.Pool)
 	a.Sessions = scs.New()
@@ -225,6 +237,30 @@ func QueueEvent(ev booking.Event) waitroom.Event {
 	return waitroom.Event{ID: ev.ID, OnsaleAt: ev.OnsaleAt, Settings: waitroom.Settings{
 		Enabled: ev.QueueEnabled, Slots: ev.QueueSlots, Rate: rate, TokenTTL: ev.QueueTokenTTL,
 	}}
+}
+
+// queues reads the waiting room of every event whose room is on, for /metrics: the
+// events from the database, their rooms from Redis. An event whose room cannot be read
+// is left out, and the error says why.
+func (a *App) queues(ctx context.Context) ([]metrics.Queue, error) {
+	events, err := a.Booking.QueuedEvents(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []metrics.Queue
+	var errs []error
+	for _, ev := range events {
+		if !ev.QueueEnabled {
+			continue
+		}
+		n, err := a.Queue.Counts(ctx, ev.ID)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("event %d: %w", ev.ID, err))
+			continue
+		}
+		out = append(out, metrics.Queue{EventID: ev.ID, Waiting: n.Waiting, Active: n.Active, Rate: ev.QueueRate})
+	}
+	return out, errors.Join(errs...)
 }
 
 // NewLogger is the logger cfg asks for, writing to w (stderr when nil).

@@ -71,6 +71,9 @@ type Service struct {
 
 	maps mapCache // seat maps, kept current by the live feed: mapcache.go
 
+	// counters hear of holds, sales and refunds after commit (counters.go); nil: none.
+	counters Counters
+
 	exactQ  chan *exactCall // exact holds waiting to run; see batch.go
 	workers atomic.Int32
 	batches atomic.Int64 // batches of several holds committed together

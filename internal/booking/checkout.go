@@ -16,8 +16,9 @@ import (
 func (s *Service) Checkout(ctx context.Context, id HoldID, buyer, email string) (Order, error) {
 	var o db.Order
 	var sold []int64
+	confirmed := false // a free order, sold by this call
 	err := s.inTx(ctx, func(tx pgx.Tx, q *db.Queries) error {
-		sold = nil
+		sold, confirmed = nil, false
 		h, err := q.HoldLock(ctx, db.HoldLockParams{EventID: id.Event, ID: id.Seq})
 		if errors.Is(err, pgx.ErrNoRows) || (err == nil && h.Buyer != buyer) {
 			return ErrHoldNotFound
@@ -71,10 +72,14 @@ func (s *Service) Checkout(ctx context.Context, id HoldID, buyer, email string) 
 			return err
 		}
 		o, err = q.OrderGet(ctx, o.ID)
+		confirmed = err == nil && o.Status == db.OrderStatusConfirmed
 		return err
 	})
 	if err != nil {
 		return Order{}, err
+	}
+	if confirmed {
+		s.countConfirmed(o)
 	}
 	s.announce(ctx, o.EventID, sold)
 	return s.orderView(ctx, o)

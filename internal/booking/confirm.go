@@ -48,8 +48,9 @@ func (s *Service) ApplyPayment(ctx context.Context, provider string, ev PaymentE
 	var outcome PaymentOutcome
 	var sold []int64
 	var eventID int64
+	var order db.Order // the event's order, for the counters
 	err := s.inTx(ctx, func(tx pgx.Tx, q *db.Queries) error {
-		sold, outcome, eventID = nil, OutcomeIgnored, 0
+		sold, outcome, eventID, order = nil, OutcomeIgnored, 0, db.Order{}
 		n, err := q.PaymentEventRecord(ctx, db.PaymentEventRecordParams{
 			Provider: provider, EventID: ev.ID, Type: string(ev.Kind), OrderID: &ev.OrderID,
 		})
@@ -71,7 +72,7 @@ func (s *Service) ApplyPayment(ctx context.Context, provider string, ev PaymentE
 			s.log.InfoContext(ctx, "payment event names another show than its order's", "event", ev.ID, "order", o.ID)
 			return nil
 		}
-		eventID = o.EventID
+		eventID, order = o.EventID, o
 		a := &applier{s: s, tx: tx, q: q, provider: provider, ev: ev, o: o}
 		switch ev.Kind {
 		case KindPaymentSucceeded:
@@ -87,6 +88,7 @@ func (s *Service) ApplyPayment(ctx context.Context, provider string, ev PaymentE
 		return "", err
 	}
 	s.announce(ctx, eventID, sold)
+	s.countPayment(outcome, order)
 	return outcome, nil
 }
 

@@ -12,11 +12,12 @@ import (
 	"boxoffice/internal/db"
 )
 
-// Hold keeps seats or places for a buyer until the hold expires. Exact seats are all or
-// nothing: if any is taken, nothing is held and the error names the taken seats.
-// Outside the event's sales window nothing is held: a *NotOnSaleError or
-// ErrSalesClosed, decided by the database clock in the claiming statement.
-func (s *Service) Hold(ctx context.Context, req HoldRequest) (Hold, error) {
+// hold is Hold (counters.go): it keeps seats or places for a buyer until the hold
+// expires. Exact seats are all or nothing: if any is taken, nothing is held and the
+// error names the taken seats. Outside the event's sales window nothing is held: a
+// *NotOnSaleError or ErrSalesClosed, decided by the database clock in the claiming
+// statement.
+func (s *Service) hold(ctx context.Context, req HoldRequest) (Hold, error) {
 	if err := s.checkHoldRequest(req); err != nil {
 		return Hold{}, err
 	}

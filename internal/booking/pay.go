@@ -220,6 +220,7 @@ func (s *Service) payFree(ctx context.Context, o db.Order) (PayResult, error) {
 	}
 	if confirmed {
 		s.announce(ctx, o.EventID, sold)
+		s.countConfirmed(o)
 	}
 	return PayResult{Status: PayConfirmed}, nil
 }

@@ -14,6 +14,7 @@ import (
 // Config is every setting, typed and validated.
 type Config struct {
 	Addr            string        // ADDR: where to listen
+	MetricsAddr     string        // METRICS_ADDR: /metrics, on a listener of its own, never the public one; empty: none
 	DatabaseURL     string        // DATABASE_URL
 	RedisURL        string        // REDIS_URL
 	RedisPrefix     string        // REDIS_PREFIX: before every Redis key and channel
@@ -105,6 +106,7 @@ const DevWebhookSecret = "whsec_boxoffice_development_only"
 func Load(getenv func(string) string) (Config, error) {
 	c := Config{
 		Addr:            or(getenv("ADDR"), ":8080"),
+		MetricsAddr:     getenv("METRICS_ADDR"),
 		DatabaseURL:     getenv("DATABASE_URL"),
 		RedisURL:        getenv("REDIS_URL"),
 		RedisPrefix:     or(getenv("REDIS_PREFIX"), "boxoffice:"),
@@ -193,6 +195,13 @@ func Load(getenv func(string) string) (Config, error) {
 	}
 	if _, _, err := net.SplitHostPort(c.Addr); err != nil {
 		errs = append(errs, fmt.Errorf("ADDR=%q: want host:port or :port", c.Addr))
+	}
+	if c.MetricsAddr != "" {
+		if _, port, err := net.SplitHostPort(c.MetricsAddr); err != nil {
+			errs = append(errs, fmt.Errorf("METRICS_ADDR=%q: want host:port, such as 127.0.0.1:9091", c.MetricsAddr))
+		} else if c.MetricsAddr == c.Addr && port != "0" { // port 0: each listener gets a free port of its own
+			errs = append(errs, fmt.Errorf("METRICS_ADDR=%q: the same address as ADDR; metrics are never served on the public listener", c.MetricsAddr))
+		}
 	}
 	if c.WebhookURL == "" {
 		_, port, _ := net.SplitHostPort(c.Addr)

@@ -16,7 +16,7 @@ func TestLoadDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Addr != ":8080" || c.HoldTTL != 10*time.Minute || c.MaxPerBuyer != 10 || c.DBMaxConns != 16 {
+	if c.Addr != ":8080" || c.MetricsAddr != "" || c.HoldTTL != 10*time.Minute || c.MaxPerBuyer != 10 || c.DBMaxConns != 16 {
 		t.Errorf("got %+v, want the documented defaults", c)
 	}
 	if c.WebhookURL != "http://127.0.0.1:8080/api/v1/payments/webhook" {
@@ -30,14 +30,37 @@ func TestLoadRejects(t *testing.T) {
 	_, err := Load(env(map[string]string{
 		"HOLD_TTL": "soon", "MAX_SEATS_PER_BUYER": "-1", "DB_MAX_CONNS": "x", "COOKIE_SECURE": "maybe",
 		"LOG_FORMAT": "xml", "ADDR": "8080", "PAYMENT_WEBHOOK_URL": "/relative", "TRUSTED_PROXIES": "203.0.113.0/24, edge",
+		"METRICS_ADDR": "9091",
 	}))
 	if err == nil {
 		t.Fatal("got no error, want one per bad setting")
 	}
 	for _, name := range []string{"DATABASE_URL", "REDIS_URL", "HOLD_TTL", "MAX_SEATS_PER_BUYER", "DB_MAX_CONNS",
-		"COOKIE_SECURE", "LOG_FORMAT", "ADDR", "PAYMENT_WEBHOOK_URL", "TRUSTED_PROXIES"} {
+		"COOKIE_SECURE", "LOG_FORMAT", "ADDR", "PAYMENT_WEBHOOK_URL", "TRUSTED_PROXIES", "METRICS_ADDR"} {
 		if !strings.Contains(err.Error(), name) {
 			t.Errorf("error %q does not name %s", err, name)
+		}
+	}
+}
+
+// TestMetricsAddr: metrics get a listener of their own, or none.
+func TestMetricsAddr(t *testing.T) {
+	t.Parallel()
+	base := map[string]string{"DATABASE_URL": "postgres://x", "REDIS_URL": "redis://x", "ADDR": "127.0.0.1:8080"}
+	with := func(v string) map[string]string {
+		m := map[string]string{"METRICS_ADDR": v}
+		for k, x := range base {
+			m[k] = x
+		}
+		return m
+	}
+	c, err := Load(env(with("127.0.0.1:9091")))
+	if err != nil || c.MetricsAddr != "127.0.0.1:9091" {
+		t.Errorf("got %q, %v, want 127.0.0.1:9091", c.MetricsAddr, err)
+	}
+	for _, bad := range []string{"9091", "127.0.0.1:8080"} {
+		if _, err := Load(env(with(bad))); err == nil || !strings.Contains(err.Error(), "METRICS_ADDR") {
+			t.Errorf("METRICS_ADDR=%q: got %v, want an error naming METRICS_ADDR", bad, err)
 		}
 	}
 }

@@ -310,6 +310,20 @@ func (h *Hub) retire(f *feed) {
 	f.cancel()
 }
 
+// Watchers counts the watchers open in this process (the live streams), for /metrics.
+// A feed is retired only once it has none, so the current feeds hold them all.
+func (h *Hub) Watchers() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := 0
+	for _, f := range h.feeds {
+		f.mu.Lock()
+		n += len(f.watchers)
+		f.mu.Unlock()
+	}
+	return n
+}
+
 // Close ends every watcher with ErrClosed, drops every subscription and waits until
 // the hub's goroutines have returned. Watch fails afterwards.
 func (h *Hub) Close() {

@@ -147,6 +147,9 @@ func (r *Room) tickEvent(ctx context.Context, ev Event, stock int) error {
 	}
 	ep, _ := res[4].(string)
 	r.noteEpoch(ev.ID, ep)
+	if n := asInt(res[0], 0); n > 0 && r.hooks.Admitted != nil {
+		r.hooks.Admitted(ev.ID, int(n))
+	}
 	if n := asInt(res[0], 0); n > 0 && r.onAdmit != nil {
 		moved := make([]string, 0, n)
 		for _, v := range res[6:] {

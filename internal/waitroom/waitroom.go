@@ -116,6 +116,9 @@ type Hooks struct {
 	// Stock says how many seats and places are free or held-and-may-lapse: at 0 the
 	// admitter stops and the queue says sold out.
 	Stock func(ctx context.Context, eventID int64) (int, error)
+	// Admitted, if set, hears how many visitors this instance admitted to an event
+	// with its room on (the metrics' admissions counter).
+	Admitted func(eventID int64, n int)
 }
 
 // Options tune a Room; zero values take defaults.
@@ -316,6 +319,9 @@ func (r *Room) Join(ctx context.Context, ev Event, visitor string) (Status, erro
 	}
 	rep := parseReply(res)
 	r.noteEpoch(ev.ID, rep.epoch)
+	if rep.code == codeAdmittedNow && r.hooks.Admitted != nil {
+		r.hooks.Admitted(ev.ID, 1)
+	}
 	if rep.code == codeAdmittedNow && r.onAdmit != nil {
 		r.onAdmit(ev.ID, []string{visitor}, time.UnixMilli(rep.now), true)
 	}

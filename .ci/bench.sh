@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# The benchmark set, one after the other on the same machine, each figure next to its
+# ceiling measured in the same run (ratios are what the README quotes):
+#
+#   holds     API exact one-seat holds  vs pgbench, the same conditional UPDATE (cmd/holdbench)
+#   confirm   API pay + webhook confirm vs pgbench, the confirm statements      (cmd/holdbench)
+#   best      best available 4, 20,000 held vs a fresh event                    (cmd/holdbench)
+#   queue     the waiting room's join and position check vs redis-benchmark     (cmd/queuebench)
+#   cdn       the cached event page through nginx vs a static file, same nginx  (internal/cdn, wrk)
+#   sse       the live map's fan-out vs a minimal net/http hub                  (cmd/ssebench)
+#
+# Each tool's full report is kept in .data/bench/<UTC time>/; a summary is printed at
+# the end. Arguments go to holdbench. Needs PostgreSQL, Redis (.ci/services.sh, or
+# DATABASE_URL and REDIS_URL set), pgbench, redis-benchmark, and for the cdn part nginx
+# and wrk (installed when missing, by .ci/bench-cdn.sh). About 5 minutes.
+#
+#   .ci/bench.sh [holdbench flags]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+log() { printf 'bench: %s\n' "$*" >&2; }
+
+if [ -z "${DATABASE_URL:-}" ] || [ -z "${REDIS_URL:-}" ]; then
+  svc_env=$(.ci/services.sh)
+  eval "$svc_env"
+fi
+dir=.data/bench/$(date -u +%Y%m%dT%H%M%SZ)
+mkdir -p "$dir"
+log "reports go to $dir; $(nproc) cores; load average $(cut -d' ' -f1-3 /proc/loadavg)"
+{
+  echo "commit $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . ':!.data' || echo ' + uncommitted changes')"
+  echo "$(nproc) cores, $(uname -r), $(go version | cut -d' ' -f3)"
+  echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+} >"$dir/machine.txt"
+
+log "1/4 holdbench (holds, confirm, best available)"
+go run ./cmd/holdbench -out "$dir/holdbench.md" "$@" >/dev/null
+log "2/4 queuebench"
+go run ./cmd/queuebench >"$dir/queuebench.txt"
+log "3/4 the cached page through the reference nginx (1 round)"
+BOXOFFICE_BENCH_ROUNDS=1 .ci/bench-cdn.sh >"$dir/cdn.txt"
+log "4/4 ssebench (10 s measured)"
+go run ./cmd/ssebench -duration 10s >"$dir/ssebench.txt"
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$dir/machine.txt"
+
+# The summary: boxoffice, its ceiling from the same run, the ratio.
+{
+  echo
+  echo "== benchmark set, $(date -u '+%Y-%m-%d %H:%M UTC'); $(head -n 1 "$dir/machine.txt"); full reports in $dir"
+  echo
+  echo "-- holds, confirm, best available (holdbench; ratio rows in bold)"
+  sed -n '/^| measurement | rate/,/^$/p' "$dir/holdbench.md"
+  echo
+  echo "-- waiting room (queuebench; Room API vs redis-benchmark)"
+  sed -n '/^ *operation/,/^$/p' "$dir/queuebench.txt"
+  echo "-- cached event page (req/s through nginx)"
+  awk '/^BenchmarkProxy\// {
+         for (i = 1; i < NF; i++) if ($(i+1) == "req/s") v = $i
+         n = $1; sub(/^BenchmarkProxy\//, "", n); sub(/-[0-9]+$/, "", n); r[n] = v
+         printf "  %-18s %10.0f req/s\n", n, v
+       }
+       END { if (r["static-file"] > 0) printf "  cached page / static file: %.2f\n", r["cached-page"] / r["static-file"] }' "$dir/cdn.txt"
+  echo
+  echo "-- live map fan-out (ssebench; change-to-client latency)"
+  # ssebench prints its table after each side: the last one has them all.
+  awk '/^side / { n = 0; on = 1 } on && NF > 0 { line[n++] = $0 }
+       on && $1 == "boxoffice" { p50 = $6; p99 = $8 }
+       on && $1 == "minimal" { m50 = $6; m99 = $8 }
+       on && NF == 0 { on = 0 }
+       END {
+         for (i = 0; i < n; i++) print "  " line[i]
+         if (m50 > 0 && m99 > 0) printf "  boxoffice / minimal hub: p50 %.2f, p99 %.2f\n", p50 / m50, p99 / m99
+       }' "$dir/ssebench.txt"
+} | tee "$dir/summary.txt"

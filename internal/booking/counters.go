@@ -1,0 +1,63 @@
+package booking
+
+import (
+	"context"
+	"errors"
+
+	"boxoffice/internal/db"
+)
+
+// Counters hears what the service decided, after it committed: the figures behind
+// /metrics (internal/metrics implements it). They are counted here, where holds and
+// confirmations are decided, not guessed from HTTP statuses, so that confirmations by
+// webhook, by reconciliation and at a free checkout count alike, and a replayed
+// webhook (which decides nothing new) counts nothing.
+type Counters interface {
+	// HoldCreated: a hold of seats or places committed.
+	HoldCreated()
+	// HoldConflict: a hold refused because its seats were taken, or not enough seats or
+	// places were left (409 seat_unavailable, sold_out).
+	HoldConflict()
+	// OrderConfirmed: an order was sold, with its tickets issued.
+	OrderConfirmed(tickets int)
+	// Refunded: the provider confirmed a refund.
+	Refunded()
+}
+
+// SetCounters attaches the counters, once, while the program is built.
+func (s *Service) SetCounters(c Counters) { s.counters = c }
+
+// Hold keeps seats or places for a buyer until the hold expires (hold.go), and counts
+// the verdict.
+func (s *Service) Hold(ctx context.Context, req HoldRequest) (Hold, error) {
+	h, err := s.hold(ctx, req)
+	if s.counters != nil {
+		var taken *SeatsUnavailableError
+		switch {
+		case err == nil:
+			s.counters.HoldCreated()
+		case errors.As(err, &taken), errors.Is(err, ErrSoldOut):
+			s.counters.HoldConflict()
+		}
+	}
+	return h, err
+}
+
+// countPayment counts what a committed payment event did.
+func (s *Service) countPayment(outcome PaymentOutcome, o db.Order) {
+	switch {
+	case s.counters == nil:
+	case outcome == OutcomeConfirmed:
+		s.countConfirmed(o)
+	case outcome == OutcomeRefunded:
+		s.counters.Refunded()
+	}
+}
+
+// countConfirmed counts a committed sale of o: sell issues one ticket per seat and
+// per general-admission place, or nothing at all.
+func (s *Service) countConfirmed(o db.Order) {
+	if s.counters != nil {
+		s.counters.OrderConfirmed(len(o.SeatIds) + int(o.GaQuantity))
+	}
+}

@@ -1,0 +1,149 @@
+// Package metrics is boxoffice's Prometheus registry: what the booking service decided
+// (holds, refusals, sales, tickets, refunds), the waiting room, the live streams, and
+// the PostgreSQL and Redis pools. The HTTP series (requests by route and status) are
+// added by web, which owns Echo, on the same registry.
+//
+// The series are served on a listener of their own (METRICS_ADDR, Serve), never on
+// the public handler. The counter names are a contract: the onsale simulator scrapes
+// them and compares them with its own report.
+package metrics
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/IBM/pgxpoolprometheus"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promauto"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/redis/go-redis/extra/redisprometheus/v9"
+	"github.com/redis/go-redis/v9"
+)
+
+// Namespace starts the name of every series boxoffice defines itself.
+const Namespace = "boxoffice"
+
+// Metrics is one program's registry and the counters the domain packages move. Its
+// methods implement booking.Counters and the waiting room's Admitted hook.
+type Metrics struct {
+	// Registry holds every series of the program. It is the program's own, not
+	// Prometheus's global default, so that several programs in one process (tests)
+	// each count their own.
+	Registry *prometheus.Registry
+
+	holds, holdConflicts, confirmed, tickets, refunds prometheus.Counter
+	admitted                                          *prometheus.CounterVec
+}
+
+// New returns a registry with the Go runtime's and the process's series and
+// boxoffice's counters, all at zero.
+func New() *Metrics {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	)
+	f := promauto.With(reg)
+	counter := func(name, help string) prometheus.Counter {
+		return f.NewCounter(prometheus.CounterOpts{Namespace: Namespace, Name: name, Help: help})
+	}
+	return &Metrics{
+		Registry:      reg,
+		holds:         counter("holds_total", "Holds created (exact seats, best available and general admission)."),
+		holdConflicts: counter("hold_conflicts_total", "Hold attempts refused with 409 because the seats were taken or not enough were left."),
+		confirmed:     counter("orders_confirmed_total", "Orders confirmed (sales), by webhook, reconciliation or a free checkout."),
+		tickets:       counter("tickets_issued_total", "Tickets issued by confirmed orders."),
+		refunds:       counter("refunds_total", "Refunds the payment provider confirmed."),
+		admitted: f.NewCounterVec(prometheus.CounterOpts{
+			Namespace: Namespace, Name: "queue_admitted_total",
+			Help: "Visitors this instance admitted from an event's waiting room.",
+		}, []string{"event"}),
+	}
+}
+
+// HoldCreated counts a committed hold.
+func (m *Metrics) HoldCreated() { m.holds.Inc() }
+
+// HoldConflict counts a hold refused because its seats were taken or sold out.
+func (m *Metrics) HoldConflict() { m.holdConflicts.Inc() }
+
+// OrderConfirmed counts a sale and its tickets.
+func (m *Metrics) OrderConfirmed(tickets int) {
+	m.confirmed.Inc()
+	m.tickets.Add(float64(tickets))
+}
+
+// Refunded counts a refund the provider confirmed.
+func (m *Metrics) Refunded() { m.refunds.Inc() }
+
+// QueueAdmitted counts visitors admitted from an event's waiting room.
+func (m *Metrics) QueueAdmitted(eventID int64, n int) {
+	m.admitted.WithLabelValues(strconv.FormatInt(eventID, 10)).Add(float64(n))
+}
+
+// Queue is one event's waiting room at a scrape.
+type Queue struct {
+	EventID int64
+	Waiting int64   // visitors in the queue
+	Active  int64   // admitted visitors whose admission has not ended
+	Rate    float64 // admissions per second, as configured
+}
+
+// Sources are what the gauges read when they are scraped.
+type Sources struct {
+	Pool  *pgxpool.Pool
+	Redis *redis.Client
+	// SSEClients counts the live streams open in this process.
+	SSEClients func() int
+	// Queues reads the waiting rooms of the events whose room is on.
+	Queues func(ctx context.Context) ([]Queue, error)
+	Log    *slog.Logger
+}
+
+// Watch registers the gauges read from src at each scrape: the pools' own statistics
+// (pgxpool_*, boxoffice_redis_pool_*), the open live streams, and each queued event's
+// waiting room.
+func (m *Metrics) Watch(src Sources) error {
+	var cs []prometheus.Collector
+	if src.Pool != nil {
+		cs = append(cs, pgxpoolprometheus.NewCollector(src.Pool, nil))
+	}
+	if src.Redis != nil {
+		cs = append(cs, redisprometheus.NewCollector(Namespace, "redis", src.Redis))
+	}
+	if src.SSEClients != nil {
+		cs = append(cs, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Namespace: Namespace, Name: "sse_clients", Help: "Live seat streams open on this instance.",
+		}, func() float64 { return float64(src.SSEClients()) }))
+	}
+	if src.Queues != nil {
+		log := src.Log
+		if log == nil {
+			log = slog.Default()
+		}
+		cs = append(cs, &queueCollector{read: src.Queues, log: log})
+	}
+	for _, c := range cs {
+		if err := m.Registry.Register(c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Handler serves the registry in Prometheus's text format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{Registry: m.Registry, Timeout: 10 * time.Second})
+}
+
+// ServeMux is what the metrics listener serves: /metrics, and 404 for anything else.
+func (m *Metrics) ServeMux() *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", m.Handler())
+	return mux
+}

@@ -1,0 +1,157 @@
+package web
+
+import (
+	"context"
+	"crypto/rand"
+	"maps"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"boxoffice/internal/booking"
+)
+
+// metricValue sums the series of a metric in reg whose labels include labels.
+func metricValue(t testing.TB, reg prometheus.Gatherer, name string, labels map[string]string) float64 {
+	t.Helper()
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := 0.0
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+	series:
+		for _, m := range f.GetMetric() {
+			have := map[string]string{}
+			for _, l := range m.GetLabel() {
+				have[l.GetName()] = l.GetValue()
+			}
+			for k, v := range labels {
+				if have[k] != v {
+					continue series
+				}
+			}
+			switch {
+			case m.GetCounter() != nil:
+				sum += m.GetCounter().GetValue()
+			case m.GetGauge() != nil:
+				sum += m.GetGauge().GetValue()
+			case m.GetHistogram() != nil:
+				sum += float64(m.GetHistogram().GetSampleCount())
+			}
+		}
+	}
+	return sum
+}
+
+// decisionCounters are the counters the booking service moves.
+var decisionCounters = []string{
+	"boxoffice_holds_total", "boxoffice_hold_conflicts_total", "boxoffice_orders_confirmed_total",
+	"boxoffice_tickets_issued_total", "boxoffice_refunds_total",
+}
+
+func decisions(t testing.TB, reg prometheus.Gatherer) map[string]float64 {
+	t.Helper()
+	got := map[string]float64{}
+	for _, name := range decisionCounters {
+		got[name] = metricValue(t, reg, name, nil)
+	}
+	return got
+}
+
+// waitDecisions waits until the counters read want. Confirmations and refunds are
+// counted after their transaction commits, which a buyer polling the order may see a
+// moment earlier; a counter that moves by too much, or not at all, fails.
+func waitDecisions(t *testing.T, reg prometheus.Gatherer, step string, want map[string]float64) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		got := decisions(t, reg)
+		if maps.Equal(got, want) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after %s: got %v, want %v", step, got, want)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestMetricsCountDecisions: each counter moves by exactly what happened, counted
+// where booking decides: a hold, a hold refused 409, a sale confirmed by the
+// provider's webhook with its two tickets, the same webhook replayed (nothing), and a
+// second payment of the confirmed order refunded (a refund, no second sale). The HTTP
+// series name routes by pattern.
+func TestMetricsCountDecisions(t *testing.T) {
+	t.Parallel()
+	app := newMoneyApp(t)
+	reg := app.App.Metrics.Registry
+	a, b := app.newClient(t), app.newClient(t)
+	seats := firstSeats(t, app.Pool, app.EventID, 2)
+	want := decisions(t, reg)
+	for name, v := range want {
+		if v != 0 {
+			t.Fatalf("%s: got %v before anything happened, want 0", name, v)
+		}
+	}
+	step := func(what string, changes map[string]float64) {
+		t.Helper()
+		for k, d := range changes {
+			want[k] += d
+		}
+		waitDecisions(t, reg, what, want)
+	}
+
+	h := a.hold(app.EventID, seats[0], seats[1])
+	step("a hold", map[string]float64{"boxoffice_holds_total": 1})
+
+	if st := b.do("POST", "/api/v1/events/"+itoa(app.EventID)+"/holds", map[string]any{"seatIds": []int64{seats[1]}}, nil); st != http.StatusConflict {
+		t.Fatalf("hold of a held seat: got %d, want 409", st)
+	}
+	step("a hold refused", map[string]float64{"boxoffice_hold_conflicts_total": 1})
+	holds409 := metricValue(t, reg, "boxoffice_http_requests_total", map[string]string{
+		"url": "/api/v1/events/:id/holds", "method": "POST", "code": "409",
+	})
+	if holds409 != 1 {
+		t.Errorf("boxoffice_http_requests_total for the route's 409s: got %v, want 1", holds409)
+	}
+
+	co := a.checkout(h.HoldID)
+	a.pay(co.OrderID, "")
+	waitOrder(t, a, co.OrderID, booking.StatusConfirmed)
+	step("a sale", map[string]float64{"boxoffice_orders_confirmed_total": 1, "boxoffice_tickets_issued_total": 2})
+
+	// The provider sends the same event again. The webhook route's count moves once the
+	// handler has answered, so the replay has been acted on when it does.
+	webhooks := func() float64 {
+		return metricValue(t, reg, "boxoffice_http_requests_total", map[string]string{"url": "/api/v1/payments/webhook"})
+	}
+	before := webhooks()
+	own, _ := paymentOf(t, app.Pool, co.OrderID)
+	if err := app.Provider.Resend(context.Background(), own); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(15 * time.Second); webhooks() == before; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the replayed webhook never reached the server")
+		}
+	}
+	step("a replayed webhook", nil)
+
+	// A second payment of the confirmed order sells nothing and is refunded.
+	if _, err := app.Provider.Charge(context.Background(), booking.ChargeRequest{
+		Key: "elsewhere_" + rand.Text(), OrderID: co.OrderID, EventID: app.EventID,
+		AmountCents: int64(co.AmountCents), Method: cardOK,
+	}); err != nil {
+		t.Fatal(err)
+	}
+	waitOrderWhere(t, a, co.OrderID, "the second payment refunded", refundsDone(1))
+	step("a refund", map[string]float64{"boxoffice_refunds_total": 1})
+	app.settle(t)
+	waitDecisions(t, reg, "the end", want)
+}
