@@ -14,6 +14,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"boxoffice/internal/booking"
+	"boxoffice/internal/config"
 	"boxoffice/internal/wording"
 	"boxoffice/views"
 )
@@ -221,8 +222,12 @@ func (s *server) checkoutModel(c echo.Context, h booking.Hold) (views.Checkout, 
 	if m.Free {
 		m.PayLabel = "Get my tickets"
 	}
-	for _, number := range []string{"4242 4242 4242 4242", "4000 0000 0000 0002"} {
-		m.TestCards = append(m.TestCards, views.TestCard{Number: number, Outcome: testCards[number]})
+	if s.ProviderName == config.ProviderTest {
+		// Real providers' cards are theirs to document (and Stripe's take a payment
+		// method id from its own card form, not a number typed here).
+		for _, number := range []string{"4242 4242 4242 4242", "4000 0000 0000 0002"} {
+			m.TestCards = append(m.TestCards, views.TestCard{Number: number, Outcome: testCards[number]})
+		}
 	}
 	return m, nil
 }

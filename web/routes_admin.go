@@ -23,6 +23,12 @@ type adminRoute struct {
 	roles        []staff.Role
 }
 
+// adminStreams are the admin routes that answer with server-sent events: no deadline
+// and no gzip.
+var adminStreams = map[string]bool{
+	"/admin/events/:id/control/stream": true,
+}
+
 // Who may use an admin route.
 var (
 	anyStaff   = []staff.Role{staff.BoxOffice, staff.Door}
@@ -43,6 +49,13 @@ func (s *server) adminRoutes() []adminRoute {
 		{http.MethodPost, "/admin/staff/:id/disable", s.setStaffDisabled(true), adminsOnly},
 		{http.MethodPost, "/admin/staff/:id/enable", s.setStaffDisabled(false), adminsOnly},
 		{http.MethodGet, "/admin/audit", s.showAudit, adminsOnly},
+
+		// The control room (admin_control.go).
+		{http.MethodGet, "/admin/events/:id/control", s.showControl, boxOffice},
+		{http.MethodGet, "/admin/events/:id/control/stream", s.streamControl, boxOffice},
+		{http.MethodPost, "/admin/events/:id/control/pause", s.setQueuePaused(true), boxOffice},
+		{http.MethodPost, "/admin/events/:id/control/resume", s.setQueuePaused(false), boxOffice},
+		{http.MethodPost, "/admin/events/:id/control/rate", s.setQueueRate, boxOffice},
 	}
 }
 
@@ -57,15 +70,18 @@ var adminOpen = map[string]bool{
 // routeAdmin registers the admin pages: a staff session (never cached), CSRF on every
 // state-changing method, never stored by a cache, then the role check.
 func (s *server) routeAdmin(e *echo.Echo, timed, gz echo.MiddlewareFunc) {
-	base := []echo.MiddlewareFunc{timed, gz, noStore, middleware.BodyLimit(pageBodyLimit),
-		loadSessions(s.StaffSessions, s.Log), s.csrf()}
+	session := []echo.MiddlewareFunc{noStore, middleware.BodyLimit(pageBodyLimit), loadSessions(s.StaffSessions, s.Log), s.csrf()}
+	base := slices.Concat([]echo.MiddlewareFunc{timed, gz}, session)
 	getHead(e, "/admin/login", s.showLogin, base...)
 	e.POST("/admin/login", s.login, base...)
 	e.POST("/admin/logout", s.logout, base...)
 	for _, r := range s.adminRoutes() {
 		mw := slices.Concat(base, []echo.MiddlewareFunc{s.requireStaff(r.roles...)})
+		if adminStreams[r.path] {
+			mw = slices.Concat(session, []echo.MiddlewareFunc{s.requireStaff(r.roles...)})
+		}
 		e.Add(r.method, r.path, r.handler, mw...)
-		if r.method == http.MethodGet {
+		if r.method == http.MethodGet && !adminStreams[r.path] {
 			e.Add(http.MethodHead, r.path, r.handler, mw...)
 		}
 	}

@@ -35,6 +35,9 @@ type server struct {
 	// Staff and StaffSessions are the box office's accounts and their logins.
 	Staff         *staff.Service
 	StaffSessions *scs.SessionManager
+	// conflicts reads this server's count of holds refused with 409, for the control
+	// room's rate; nil without metrics.
+	conflicts     func() float64
 	Log           *slog.Logger
 	WebhookSecret string
 	// ProviderName names the payment provider whose webhooks arrive ("test",
@@ -94,6 +97,7 @@ func New(a *app.App) http.Handler {
 
 	e.Use(middleware.RequestID())
 	if a.Metrics != nil {
+		s.conflicts = a.Metrics.HoldConflicts
 		// Outside the request logger, which hands errors to handleError: by the
 		// time the counts are taken, the status is the one that went out.
 		if mw, err := httpMetrics(a.Metrics.Registry); err != nil {

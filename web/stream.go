@@ -132,24 +132,9 @@ func (st *seatStreams) streamSeats(c echo.Context) error {
 	defer w.Close()
 
 	res := c.Response()
-	// A stream outlives the deadlines a server sets for ordinary requests: a write
-	// deadline would cut it, and a read deadline too (net/http's watch for the client
-	// hanging up would take the timeout for a hang-up and cancel the request).
-	rc := http.NewResponseController(res)
-	for _, set := range []func(time.Time) error{rc.SetWriteDeadline, rc.SetReadDeadline} {
-		if err := set(time.Time{}); err != nil && !errors.Is(err, http.ErrNotSupported) {
-			return err
-		}
+	if ok, err := startSSE(c, st.opt.Retry); !ok {
+		return err
 	}
-	h := res.Header()
-	h.Set(echo.HeaderContentType, "text/event-stream")
-	h.Set("Cache-Control", "no-store")
-	h.Set("X-Accel-Buffering", "no") // nginx: do not buffer the stream
-	res.WriteHeader(http.StatusOK)
-	if _, err := res.Write([]byte("retry: " + strconv.FormatInt(st.opt.Retry.Milliseconds(), 10) + "\n: hello\n\n")); err != nil {
-		return nil
-	}
-	res.Flush()
 
 	beat := time.NewTicker(st.opt.Heartbeat)
 	defer beat.Stop()
@@ -177,6 +162,32 @@ func (st *seatStreams) streamSeats(c echo.Context) error {
 		}
 		res.Flush()
 	}
+}
+
+// startSSE begins an event stream: no deadlines, no caching, no proxy buffering, and
+// the reconnection delay. ok is false when the stream cannot go on (err says why, or
+// is nil when the client is gone).
+func startSSE(c echo.Context, retry time.Duration) (ok bool, err error) {
+	res := c.Response()
+	// A stream outlives the deadlines a server sets for ordinary requests: a write
+	// deadline would cut it, and a read deadline too (net/http's watch for the client
+	// hanging up would take the timeout for a hang-up and cancel the request).
+	rc := http.NewResponseController(res)
+	for _, set := range []func(time.Time) error{rc.SetWriteDeadline, rc.SetReadDeadline} {
+		if err := set(time.Time{}); err != nil && !errors.Is(err, http.ErrNotSupported) {
+			return false, err
+		}
+	}
+	h := res.Header()
+	h.Set(echo.HeaderContentType, "text/event-stream")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Accel-Buffering", "no") // nginx: do not buffer the stream
+	res.WriteHeader(http.StatusOK)
+	if _, err := res.Write([]byte("retry: " + strconv.FormatInt(retry.Milliseconds(), 10) + "\n: hello\n\n")); err != nil {
+		return false, nil
+	}
+	res.Flush()
+	return true, nil
 }
 
 // encode turns a batch into its events, rendered once for every stream that got the

@@ -390,3 +390,7 @@ func (h *Hub) flushLoop() {
 		}
 	}
 }
+
+// Done is closed when the hub is closed (server shutdown): other long-lived answers,
+// such as the control room's stream, end with it.
+func (h *Hub) Done() <-chan struct{} { return h.ctx.Done() }

@@ -21,6 +21,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promauto"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	dto "github.com/prometheus/client_model/go"
 	"github.com/redis/go-redis/extra/redisprometheus/v9"
 	"github.com/redis/go-redis/v9"
 )
@@ -146,4 +147,14 @@ func (m *Metrics) ServeMux() *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", m.Handler())
 	return mux
+}
+
+// HoldConflicts is this program's count of holds refused with 409 so far, for the
+// control room's rate.
+func (m *Metrics) HoldConflicts() float64 {
+	var d dto.Metric
+	if err := m.holdConflicts.Write(&d); err != nil || d.Counter == nil {
+		return 0
+	}
+	return d.Counter.GetValue()
 }

@@ -1,0 +1,249 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"boxoffice/internal/booking"
+	"boxoffice/views"
+)
+
+// The control room: one event's onsale at a glance, live. The page renders the
+// figures once; a stream then sends them again every controlEvery as one HTML
+// fragment that htmx swaps in (the SSE extension). Counts come from PostgreSQL (one
+// snapshot query), the waiting room's from Redis; the 409 rate is this server's own
+// counter, so with several instances it shows this one's share.
+
+// controlEvery is how often the control room's figures are sent again.
+const controlEvery = 2 * time.Second
+
+// controlWindow is how far back the sales chart reaches at most.
+const controlWindow = time.Hour
+
+// eventParam reads the :id of an admin event route.
+func eventParam(c echo.Context) (int64, error) {
+	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
+	if err != nil || id <= 0 {
+		return 0, badRequest("invalid_id", "That is not an event.")
+	}
+	return id, nil
+}
+
+// controlSample is what the stream remembers between two rounds, to turn counters
+// into rates.
+type controlSample struct {
+	at        time.Time
+	conflicts float64
+}
+
+// controlFigures gathers the figures of an event. prev, if set, is the last round's
+// sample, for the 409 rate.
+func (s *server) controlFigures(ctx context.Context, ev booking.Event, prev *controlSample) (views.ControlFigures, error) {
+	now := time.Now()
+	c, err := s.Booking.Control(ctx, ev.ID)
+	if err != nil {
+		return views.ControlFigures{}, err
+	}
+	f := views.ControlFigures{
+		EventID:      ev.ID,
+		Capacity:     c.Seats + c.GACapacity,
+		Sold:         c.SeatsSold + c.GASold,
+		Held:         c.SeatsHeld + c.GAHeld,
+		LiveHolds:    c.LiveHolds,
+		Orders:       c.OrdersConfirmed,
+		Revenue:      money(c.RevenueCents),
+		PerMinute:    c.TicketsLastMinute,
+		QueueOn:      c.QueueEnabled,
+		Paused:       c.QueuePaused,
+		Slots:        c.QueueSlots,
+		RateSetting:  strconv.FormatFloat(c.QueueRate, 'f', -1, 64),
+		ConflictRate: "–",
+		Updated:      now.UTC().Format("15:04:05 UTC"),
+	}
+	if f.Capacity > 0 {
+		f.SoldPct = 100 * f.Sold / f.Capacity
+	}
+	if s.Queue != nil && c.QueueEnabled {
+		qc, err := s.Queue.Counts(ctx, ev.ID)
+		if err != nil {
+			f.QueueError = "The waiting room does not answer (Redis): its figures are unknown; admitted shoppers carry on."
+		} else {
+			f.Waiting, f.Active, f.QueueKnown = int(qc.Waiting), int(qc.Active), true
+		}
+	}
+	if s.conflicts != nil && prev != nil {
+		n := s.conflicts()
+		if dt := now.Sub(prev.at).Minutes(); dt > 0 && !prev.at.IsZero() {
+			f.ConflictRate = strconv.Itoa(int(math.Round((n - prev.conflicts) / dt)))
+		}
+		prev.at, prev.conflicts = now, n
+	}
+	from := now.Add(-controlWindow)
+	if ev.OnsaleAt.After(from) && ev.OnsaleAt.Before(now) {
+		from = ev.OnsaleAt
+	}
+	byMinute, err := s.Booking.TicketsByMinute(ctx, ev.ID, from.Truncate(time.Minute))
+	if err != nil {
+		return f, err
+	}
+	inWindow := 0
+	for _, m := range byMinute {
+		inWindow += m.Tickets
+	}
+	f.Chart = salesChart(byMinute, max(0, f.Sold-inWindow), f.Capacity, from, now)
+	return f, nil
+}
+
+func money(cents int64) string {
+	return fmt.Sprintf("€%d.%02d", cents/100, cents%100)
+}
+
+// showControl is the control room page.
+func (s *server) showControl(c echo.Context) error {
+	id, err := eventParam(c)
+	if err != nil {
+		return err
+	}
+	ev, err := s.eventByID(c.Request().Context(), id)
+	if err != nil {
+		return err
+	}
+	f, err := s.controlFigures(c.Request().Context(), ev, nil)
+	if err != nil {
+		return err
+	}
+	p := adminPage(c, "Control room · "+ev.Name)
+	return render(c, http.StatusOK, "no-store", views.AdminControlPage(views.Control{AdminPage: p, EventName: ev.Name,
+		Stream: "/admin/events/" + strconv.FormatInt(id, 10) + "/control/stream", Figures: f, MaxRate: booking.MaxQueueRate,
+		Notice: controlNotices[c.QueryParam("done")]}))
+}
+
+// controlNotices say what a control just did (the redirect's ?done=).
+var controlNotices = map[string]string{
+	"paused":  "Admission paused: nobody more is let in until you resume. The queue keeps its order.",
+	"resumed": "Admission resumed.",
+	"rate":    "Admission rate changed; the waiting room uses it within a second.",
+}
+
+// streamControl sends the figures every controlEvery until the page goes or the
+// server shuts down.
+func (s *server) streamControl(c echo.Context) error {
+	id, err := eventParam(c)
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	ev, err := s.eventByID(ctx, id)
+	if err != nil {
+		return err
+	}
+	if ok, err := startSSE(c, controlEvery); !ok {
+		return err
+	}
+	var done <-chan struct{}
+	if s.streams != nil && s.streams.opt.Hub != nil {
+		done = s.streams.opt.Hub.Done()
+	}
+	prev := &controlSample{}
+	if s.conflicts != nil {
+		prev.at, prev.conflicts = time.Now(), s.conflicts()
+	}
+	tick := time.NewTicker(controlEvery)
+	defer tick.Stop()
+	var buf bytes.Buffer
+	for {
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			return nil
+		case <-done:
+			return nil
+		}
+		qctx, cancel := context.WithTimeout(ctx, controlEvery)
+		f, err := s.controlFigures(qctx, ev, prev)
+		cancel()
+		buf.Reset()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			s.Log.WarnContext(ctx, "control room figures", "event", id, "err", err)
+			buf.WriteString(": figures unavailable\n\n") // a comment: the page keeps the last figures
+		} else {
+			var html bytes.Buffer
+			if err := views.ControlTiles(f).Render(ctx, &html); err != nil {
+				return nil
+			}
+			buf.WriteString("event: figures\n")
+			writeData(&buf, html.Bytes())
+		}
+		if _, err := c.Response().Write(buf.Bytes()); err != nil {
+			return nil
+		}
+		c.Response().Flush()
+	}
+}
+
+// pauseQueue and resumeQueue stop and restart admission from an event's room.
+func (s *server) setQueuePaused(paused bool) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		id, err := eventParam(c)
+		if err != nil {
+			return err
+		}
+		before, err := s.Booking.Control(c.Request().Context(), id)
+		if err != nil {
+			return err
+		}
+		after, err := s.Booking.SetQueuePaused(c.Request().Context(), id, paused)
+		if err != nil {
+			return err
+		}
+		action, done := "queue.resume", "resumed"
+		if paused {
+			action, done = "queue.pause", "paused"
+		}
+		if err := s.audit(c, action, "event "+strconv.FormatInt(id, 10),
+			map[string]any{"paused": before.QueuePaused}, map[string]any{"paused": after.Paused}); err != nil {
+			return err
+		}
+		return c.Redirect(http.StatusSeeOther, "/admin/events/"+strconv.FormatInt(id, 10)+"/control?done="+done)
+	}
+}
+
+// setQueueRate sets the admission rate from the form.
+func (s *server) setQueueRate(c echo.Context) error {
+	id, err := eventParam(c)
+	if err != nil {
+		return err
+	}
+	rate, err := strconv.ParseFloat(c.FormValue("rate"), 64)
+	if err != nil {
+		return &apiError{Status: http.StatusUnprocessableEntity, Code: "invalid_rate",
+			Message: "The admission rate must be a number of shoppers a second, such as 50."}
+	}
+	before, err := s.Booking.Control(c.Request().Context(), id)
+	if err != nil {
+		return err
+	}
+	after, err := s.Booking.SetQueueRate(c.Request().Context(), id, rate)
+	if errors.Is(err, booking.ErrInvalidRate) {
+		return &apiError{Status: http.StatusUnprocessableEntity, Code: "invalid_rate",
+			Message: fmt.Sprintf("The admission rate must be above 0 and at most %d a second.", booking.MaxQueueRate)}
+	} else if err != nil {
+		return err
+	}
+	if err := s.audit(c, "queue.rate", "event "+strconv.FormatInt(id, 10),
+		map[string]any{"rate": before.QueueRate}, map[string]any{"rate": after.Rate}); err != nil {
+		return err
+	}
+	return c.Redirect(http.StatusSeeOther, "/admin/events/"+strconv.FormatInt(id, 10)+"/control?done=rate")
+}

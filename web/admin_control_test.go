@@ -1,0 +1,124 @@
+package web
+
+import (
+	"bufio"
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/PuerkitoBio/goquery"
+
+	"boxoffice/internal/staff"
+)
+
+// TestControlRoom: the page shows the event's figures and the sales chart described
+// in words; the stream sends them again as a fragment; pause, resume and the rate
+// change the event's room (a bad rate is a 422 that changes nothing), each recorded
+// in the audit log.
+func TestControlRoom(t *testing.T) {
+	t.Parallel()
+	a := newTestApp(t)
+	ctx := t.Context()
+	buyer := a.newClient(t)
+	h := buyer.hold(a.EventID, firstSeats(t, a.Pool, a.EventID, 2)...)
+	o := buyer.checkout(h.HoldID)
+	buyer.pay(o.OrderID, "")
+	waitOrder(t, buyer, o.OrderID, "confirmed")
+	// The room on after the sale (a buyer would otherwise queue first).
+	if _, err := a.Pool.Exec(ctx, `UPDATE events SET queue_enabled = true, queue_rate = 5 WHERE id = $1`, a.EventID); err != nil {
+		t.Fatal(err)
+	}
+
+	c, _ := a.staffClient(t, staff.BoxOffice)
+	path := "/admin/events/" + itoa(a.EventID) + "/control"
+	p := c.page(path, false)
+	if p.status != http.StatusOK {
+		t.Fatalf("control room: %d", p.status)
+	}
+	sold := p.doc.Find(".tile").FilterFunction(func(_ int, s *goquery.Selection) bool { return s.Find("dt").Text() == "Sold" }).Find("dd").Text()
+	if !strings.HasPrefix(strings.TrimSpace(sold), "2 ") {
+		t.Errorf("Sold tile says %q, want 2 of the house", sold)
+	}
+	if desc := p.doc.Find("svg.chart desc").Text(); !strings.Contains(desc, "2 tickets sold") {
+		t.Errorf("chart description %q does not say 2 tickets sold", desc)
+	}
+	if p.doc.Find("svg.chart .bars rect").Length() != 1 {
+		t.Errorf("chart has %d bars, want 1 (one minute with sales)", p.doc.Find("svg.chart .bars rect").Length())
+	}
+
+	// The stream: its first figures, within a few rounds.
+	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(sctx, "GET", a.URL+path+"/stream", nil)
+	resp, err := c.http.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("stream: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	var got strings.Builder
+	inFigures := false
+	for sc.Scan() {
+		line := sc.Text()
+		if line == "event: figures" {
+			inFigures = true
+			continue
+		}
+		if inFigures && strings.HasPrefix(line, "data: ") {
+			got.WriteString(line[6:])
+		}
+		if inFigures && line == "" {
+			break
+		}
+	}
+	if !strings.Contains(got.String(), `class="tiles"`) || !strings.Contains(got.String(), "<svg") {
+		t.Errorf("the stream's figures %.200q are not the tiles and chart (scan: %v)", got.String(), sc.Err())
+	}
+	cancel()
+
+	paused := func() (p bool, rate float64) {
+		if err := a.Pool.QueryRow(ctx, `SELECT queue_paused, queue_rate FROM events WHERE id = $1`, a.EventID).Scan(&p, &rate); err != nil {
+			t.Fatal(err)
+		}
+		return p, rate
+	}
+	if r := c.postForm(path+"/pause", url.Values{"_csrf": {c.csrf}}, false); r.status != http.StatusSeeOther {
+		t.Fatalf("pause: %d", r.status)
+	}
+	if p, _ := paused(); !p {
+		t.Error("not paused after the pause")
+	}
+	if after := c.page(path+"?done=paused", false); !strings.Contains(after.doc.Find(".tiles").Text(), "paused") ||
+		after.doc.Find(`form[action$="/resume"]`).Length() != 1 {
+		t.Error("the page does not show the pause and the way to resume")
+	}
+	if r := c.postForm(path+"/resume", url.Values{"_csrf": {c.csrf}}, false); r.status != http.StatusSeeOther {
+		t.Fatalf("resume: %d", r.status)
+	}
+	for _, bad := range []string{"", "fast", "0", "-3", "1e9", "NaN"} {
+		if r := c.postForm(path+"/rate", url.Values{"_csrf": {c.csrf}, "rate": {bad}}, false); r.status != http.StatusUnprocessableEntity {
+			t.Errorf("rate %q: %d, want 422", bad, r.status)
+		}
+	}
+	if _, rate := paused(); rate != 5 {
+		t.Errorf("refused rates changed the rate to %g", rate)
+	}
+	if r := c.postForm(path+"/rate", url.Values{"_csrf": {c.csrf}, "rate": {"12.5"}}, false); r.status != http.StatusSeeOther {
+		t.Fatalf("rate 12.5: %d", r.status)
+	}
+	if p, rate := paused(); p || rate != 12.5 {
+		t.Errorf("after resume and rate 12.5: paused=%v rate=%g", p, rate)
+	}
+	for _, action := range []string{"queue.pause", "queue.resume", "queue.rate"} {
+		if n := count(t, a.Pool, `SELECT count(*) FROM audit_log WHERE action = $1 AND subject = $2`, action, "event "+itoa(a.EventID)); n != 1 {
+			t.Errorf("audit log has %d %s entries, want 1", n, action)
+		}
+	}
+}
