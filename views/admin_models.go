@@ -115,19 +115,19 @@ type ChartTick struct{ Pos, Label string }
 
 // ControlFigures are the control room's live figures: the part the stream sends again.
 type ControlFigures struct {
-	EventID                  int64
-	Capacity, Sold, SoldPct  int
-	Held, LiveHolds, Orders  int
-	Revenue                  string
-	PerMinute                int    // tickets in the last minute
-	ConflictRate             string // 409s a minute on this server, "–" until measured
-	QueueOn, Paused          bool
-	QueueKnown               bool
-	QueueError               string
-	Waiting, Active, Slots   int
-	RateSetting              string
-	Updated                  string
-	Chart                    Chart
+	EventID                 int64
+	Capacity, Sold, SoldPct int
+	Held, LiveHolds, Orders int
+	Revenue                 string
+	PerMinute               int    // tickets in the last minute
+	ConflictRate            string // 409s a minute on this server, "–" until measured
+	QueueOn, Paused         bool
+	QueueKnown              bool
+	QueueError              string
+	Waiting, Active, Slots  int
+	RateSetting             string
+	Updated                 string
+	Chart                   Chart
 }
 
 // Control is the control room page.
