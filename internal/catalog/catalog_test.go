@@ -204,7 +204,11 @@ func TestLayoutForm(t *testing.T) {
 	}{
 		{"count", good, "", 12},
 		{"range", with(good, func(f *catalog.SectionForm) { f.Rows = "c-e"; f.Prices = "C-E Std 10" }), "", 12},
-		{"labels and counts", with(good, func(f *catalog.SectionForm) { f.Rows = "A, B, AA"; f.Seats = "1 2 3"; f.Prices = "A Std 1\nB-AA Cheap 0.5" }), "", 6},
+		{"labels and counts", with(good, func(f *catalog.SectionForm) {
+			f.Rows = "A, B, AA"
+			f.Seats = "1 2 3"
+			f.Prices = "A Std 1\nB-AA Cheap 0.5"
+		}), "", 6},
 		{"numbered rows", with(good, func(f *catalog.SectionForm) { f.Rows = "1-3"; f.Prices = "1-3 Std 10" }), "", 12},
 		{"no rows", with(good, func(f *catalog.SectionForm) { f.Rows = "" }), "sections[0].rows", 0},
 		{"too many rows", with(good, func(f *catalog.SectionForm) { f.Rows = "500" }), "sections[0].rows", 0},
