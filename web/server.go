@@ -14,6 +14,7 @@ import (
 
 	"boxoffice/internal/app"
 	"boxoffice/internal/booking"
+	"boxoffice/internal/catalog"
 	"boxoffice/internal/staff"
 	"boxoffice/internal/waitroom"
 )
@@ -33,6 +34,8 @@ type server struct {
 	// Staff and StaffSessions are the box office's accounts and their logins.
 	Staff         *staff.Service
 	StaffSessions *scs.SessionManager
+	// Catalog is venues, layouts and events, for the admin pages.
+	Catalog       *catalog.Service
 	Log           *slog.Logger
 	WebhookSecret string
 	// ProviderName names the payment provider whose webhooks arrive ("test",
@@ -53,7 +56,7 @@ type server struct {
 // the one error handler. Echo stays inside this package.
 func New(a *app.App) http.Handler {
 	s := &server{
-		Booking: a.Booking, Sessions: a.Sessions, Log: a.Log, Staff: a.Staff, StaffSessions: a.StaffSessions,
+		Booking: a.Booking, Sessions: a.Sessions, Log: a.Log, Staff: a.Staff, StaffSessions: a.StaffSessions, Catalog: a.Catalog,
 		WebhookSecret: a.Config.WebhookSecret, CookieSecure: a.Config.CookieSecure,
 		Queue: a.Queue, ProviderName: "test",
 	}
