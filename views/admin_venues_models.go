@@ -11,10 +11,10 @@ type AdminVenues struct {
 
 // AdminVenueRow is one venue in the list.
 type AdminVenueRow struct {
-	ID                     int64
-	Name, City             string
+	ID                      int64
+	Name, City              string
 	Seats, Standing, Events string
-	URL                    string
+	URL                     string
 }
 
 // VenueEditor is the layout editor: a new venue, or an existing one.
@@ -37,9 +37,9 @@ type VenueEditor struct {
 
 // SectionFields is one section of the editor; its inputs are named s<Index>.<field>.
 type SectionFields struct {
-	Index                                           int
+	Index                                            int
 	Name, Rows, Seats, Prices, Accessible, Companion string
-	Curved                                          bool
+	Curved                                           bool
 }
 
 // Field is the name (and id) of one of the section's inputs.
