@@ -86,6 +86,14 @@ func TestBrowserVenueEditor(t *testing.T) {
 	if n := js[int](t, ctx, `document.querySelectorAll("#layout-preview svg.preview g.pseat").length`); n != 84 {
 		t.Errorf("the venue's page: got %d seats on its map, want 84", n)
 	}
+	// The event form, started from the venue, fits the phone too.
+	browsertest.Do(t, ctx, chromedp.Click(chromedp.CSS(`a[href^="/admin/events/new?venue="]`)), chromedp.WaitVisible(chromedp.CSS("#event-name")))
+	if sel := js[string](t, ctx, `document.getElementById("event-venue").selectedOptions[0].textContent`); sel != "Riverside Hall" {
+		t.Errorf("new event from the venue: venue %q chosen, want Riverside Hall", sel)
+	}
+	if over := js[float64](t, ctx, `document.documentElement.scrollWidth - window.innerWidth`); over > 1 {
+		t.Errorf("event form on a phone: %.0f CSS px wider than the screen", over)
+	}
 	for _, m := range browsertest.Errors(ctx) {
 		// The preview of a layout typed half way is a 422 with its reason, shown in
 		// place; nothing else may complain.
