@@ -33,11 +33,13 @@ INSERT INTO price_tiers (event_id, name, price_cents) VALUES (@event_id, @name, 
 RETURNING id;
 
 -- name: EventList :many
+-- The published events: the public pages' and the API's list.
 SELECT e.id, e.slug, e.name, e.starts_at, e.onsale_at,
        coalesce(e.sales_close_at, e.starts_at)::timestamptz AS sales_close_at,
        e.queue_enabled, e.queue_slots, e.queue_rate, e.queue_token_ttl_seconds, v.name AS venue
 FROM events e
 JOIN venues v ON v.id = e.venue_id
+WHERE e.published
 ORDER BY e.starts_at, e.id;
 
 -- name: EventGet :one
@@ -49,13 +51,14 @@ JOIN venues v ON v.id = e.venue_id
 WHERE e.id = @id;
 
 -- name: EventGetBySlug :one
--- EventGet by a page's address, in one round trip.
+-- EventGet by a page's address, in one round trip. An unpublished event has no public
+-- address.
 SELECT e.id, e.slug, e.name, e.starts_at, e.onsale_at,
        coalesce(e.sales_close_at, e.starts_at)::timestamptz AS sales_close_at,
        e.queue_enabled, e.queue_slots, e.queue_rate, e.queue_token_ttl_seconds, v.name AS venue
 FROM events e
 JOIN venues v ON v.id = e.venue_id
-WHERE e.slug = @slug;
+WHERE e.slug = @slug AND e.published;
 
 -- name: EventsQueued :many
 -- The events whose waiting room is on and whose sale is open, or opens within lead:
@@ -65,7 +68,7 @@ SELECT e.id, e.slug, e.name, e.starts_at, e.onsale_at,
        e.queue_enabled, e.queue_slots, e.queue_rate, e.queue_token_ttl_seconds, v.name AS venue
 FROM events e
 JOIN venues v ON v.id = e.venue_id
-WHERE e.queue_enabled
+WHERE e.queue_enabled AND e.published
   AND e.onsale_at <= now() + make_interval(secs => @lead_seconds::float8)
   AND now() < coalesce(e.sales_close_at, e.starts_at)
 ORDER BY e.onsale_at, e.id;
@@ -73,12 +76,61 @@ ORDER BY e.onsale_at, e.id;
 -- name: EventSaleWindow :one
 -- Where the database clock stands in the event's sales window. Read only after a
 -- statement that carries the window refused, to say why; inside that statement's
--- transaction it sees the same now().
+-- transaction it sees the same now(). An unpublished event's sale is closed.
 SELECT onsale_at, (now() < onsale_at)::bool AS before_onsale,
-       (now() >= coalesce(sales_close_at, starts_at))::bool AS closed
+       (NOT published OR now() >= coalesce(sales_close_at, starts_at))::bool AS closed
 FROM events
 WHERE id = @id;
 
 -- name: EventIDsCurrent :many
 -- Events whose holds may still need tidying: not long past.
 SELECT id FROM events WHERE starts_at > now() - interval '2 days' ORDER BY id;
+
+-- name: EventCreateFull :one
+-- An event with every setting staff can give it (catalog.CreateEvent).
+INSERT INTO events (venue_id, slug, name, starts_at, onsale_at, sales_close_at, hold_minutes, published,
+                    queue_enabled, queue_slots, queue_rate, queue_token_ttl_seconds)
+VALUES (@venue_id, @slug, @name, @starts_at, @onsale_at, sqlc.narg(sales_close_at), sqlc.narg(hold_minutes), @published,
+        @queue_enabled, @queue_slots, @queue_rate, @queue_token_ttl_seconds)
+RETURNING id;
+
+-- name: EventUpdate :execrows
+-- Changes an event's settings (not its venue: its inventory was copied at creation).
+UPDATE events
+SET name = @name, starts_at = @starts_at, onsale_at = @onsale_at, sales_close_at = sqlc.narg(sales_close_at),
+    hold_minutes = sqlc.narg(hold_minutes), queue_enabled = @queue_enabled, queue_slots = @queue_slots,
+    queue_rate = @queue_rate, queue_token_ttl_seconds = @queue_token_ttl_seconds, updated_at = now()
+WHERE id = @id;
+
+-- name: EventPublishSet :execrows
+UPDATE events SET published = @published, updated_at = now() WHERE id = @id;
+
+-- name: EventAdminGet :one
+-- An event as staff edit it, published or not.
+SELECT e.id, e.venue_id, v.name AS venue, e.slug, e.name, e.starts_at, e.onsale_at, e.sales_close_at,
+       e.hold_minutes, e.published, e.queue_enabled, e.queue_slots, e.queue_rate, e.queue_token_ttl_seconds,
+       e.updated_at,
+       (SELECT count(*) FROM seats s WHERE s.event_id = e.id)::int AS seats
+FROM events e
+JOIN venues v ON v.id = e.venue_id
+WHERE e.id = @id;
+
+-- name: EventAdminGetForUpdate :one
+-- EventAdminGet, the event row locked: edits of one event take turns.
+SELECT e.id, e.venue_id, v.name AS venue, e.slug, e.name, e.starts_at, e.onsale_at, e.sales_close_at,
+       e.hold_minutes, e.published, e.queue_enabled, e.queue_slots, e.queue_rate, e.queue_token_ttl_seconds,
+       e.updated_at,
+       (SELECT count(*) FROM seats s WHERE s.event_id = e.id)::int AS seats
+FROM events e
+JOIN venues v ON v.id = e.venue_id
+WHERE e.id = @id
+FOR UPDATE OF e;
+
+-- name: EventAdminList :many
+-- Every event, published or not, soonest first.
+SELECT e.id, e.slug, e.name, e.starts_at, e.onsale_at,
+       coalesce(e.sales_close_at, e.starts_at)::timestamptz AS sales_close_at,
+       e.queue_enabled, e.published, v.name AS venue
+FROM events e
+JOIN venues v ON v.id = e.venue_id
+ORDER BY e.starts_at, e.id;

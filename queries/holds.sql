@@ -14,12 +14,13 @@ SELECT pg_advisory_xact_lock(hashtextextended(@buyer::text, @event_id::bigint));
 -- without this row.
 INSERT INTO holds (event_id, buyer, seat_count, ga_tier_id, ga_quantity, expires_at)
 SELECT p.event_id, p.buyer, p.seat_count, p.ga_tier_id, p.ga_quantity,
-       now() + make_interval(secs => p.ttl_seconds)
+       now() + make_interval(secs => coalesce((SELECT e.hold_minutes * 60 FROM events e WHERE e.id = p.event_id), p.ttl_seconds))
 FROM (SELECT @event_id::bigint AS event_id, @buyer::text AS buyer, @seat_count::int AS seat_count,
              sqlc.narg(ga_tier_id)::bigint AS ga_tier_id, @ga_quantity::int AS ga_quantity,
              @ttl_seconds::float8 AS ttl_seconds, @buyer_limit::int AS buyer_limit) p
 WHERE EXISTS (SELECT 1 FROM events e
-              WHERE e.id = p.event_id AND now() >= e.onsale_at AND now() < coalesce(e.sales_close_at, e.starts_at))
+              WHERE e.id = p.event_id AND e.published
+                AND now() >= e.onsale_at AND now() < coalesce(e.sales_close_at, e.starts_at))
   AND buyer_places(p.event_id, p.buyer, 0)::int + p.seat_count + p.ga_quantity <= p.buyer_limit
 RETURNING id, expires_at;
 

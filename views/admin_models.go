@@ -21,6 +21,7 @@ func (p AdminPage) Menu() []MenuItem {
 	switch p.Role {
 	case "admin":
 		items = append(items, adminMenu...)
+		items = append(items, MenuItem{"New event", "/admin/events/new"})
 		items = append(items, MenuItem{"Staff", "/admin/staff"}, MenuItem{"Audit log", "/admin/audit"})
 	case "box_office":
 		items = append(items, adminMenu...)
@@ -32,7 +33,9 @@ func (p AdminPage) Menu() []MenuItem {
 
 // adminMenu is the box office's part of the menu (an admin's too). Entries are added
 // here as their pages land.
-var adminMenu = []MenuItem{}
+var adminMenu = []MenuItem{
+	{"Venues", "/admin/venues"},
+}
 
 // LoginForm is the staff login form: what was typed (never the password), where to go
 // after, and what went wrong.
@@ -49,6 +52,10 @@ type AdminEvent struct {
 	OnSale  string
 	Public  string // the public page's URL
 	Waiting bool   // the waiting room is on
+	// Unpublished events are absent from the public pages; Edit is the event's form
+	// (admins only).
+	Unpublished bool
+	Edit        string
 }
 
 // AdminHome is the admin landing page.

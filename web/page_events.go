@@ -15,9 +15,11 @@ import (
 )
 
 // eventPageCache lets the CDN keep an event page only briefly: availability is on it.
-// A viewer may see counts ten seconds old (thirty while the CDN refetches), never a
-// wrong sale: holds decide against the database.
-const eventPageCache = "public, max-age=5, s-maxage=10, stale-while-revalidate=30"
+// A viewer may see counts ten seconds old, never a wrong sale: holds decide against the
+// database. No stale-while-revalidate: staff change events (name, times, withdrawal),
+// and a CDN that honours it may serve the old page past s-maxage to whoever comes
+// first after it (docs/CDN.md).
+const eventPageCache = "public, max-age=5, s-maxage=10"
 
 // home lists the upcoming events. Public: no session, nothing about the viewer.
 func (s *server) home(c echo.Context) error {

@@ -7,8 +7,10 @@ import (
 	"boxoffice/views"
 )
 
-// publicPage may be kept by the CDN for a minute and served stale while it refetches.
-const publicPage = "public, max-age=30, s-maxage=60, stale-while-revalidate=300"
+// publicPage may be kept by the CDN for a minute. It lists events, which staff change
+// and withdraw: no stale-while-revalidate, so that no copy is served past s-maxage
+// (docs/CDN.md).
+const publicPage = "public, max-age=30, s-maxage=60"
 
 // assets are the hashed URLs every page loads.
 var assets = views.Assets{

@@ -56,6 +56,18 @@ func (s *server) adminRoutes() []adminRoute {
 		{http.MethodPost, "/admin/events/:id/control/pause", s.setQueuePaused(true), boxOffice},
 		{http.MethodPost, "/admin/events/:id/control/resume", s.setQueuePaused(false), boxOffice},
 		{http.MethodPost, "/admin/events/:id/control/rate", s.setQueueRate, boxOffice},
+
+		// Venues and events: anyone may look, admins change.
+		{http.MethodGet, "/admin/venues", s.listVenues, anyStaff},
+		{http.MethodGet, "/admin/venues/new", s.newVenue, adminsOnly},
+		{http.MethodPost, "/admin/venues", s.createVenue, adminsOnly},
+		{http.MethodGet, "/admin/venues/:id", s.showVenue, anyStaff},
+		{http.MethodPost, "/admin/venues/:id", s.updateVenue, adminsOnly},
+		{http.MethodGet, "/admin/events/new", s.newEvent, adminsOnly},
+		{http.MethodPost, "/admin/events", s.createEvent, adminsOnly},
+		{http.MethodGet, "/admin/events/:id", s.editEvent, adminsOnly},
+		{http.MethodPost, "/admin/events/:id", s.updateEvent, adminsOnly},
+		{http.MethodPost, "/admin/events/:id/publish", s.publishEvent, adminsOnly},
 	}
 }
 
@@ -87,21 +99,26 @@ func (s *server) routeAdmin(e *echo.Echo, timed, gz echo.MiddlewareFunc) {
 	}
 }
 
-// adminHome lists the events, with the ways into each that the member's role allows.
+// adminHome lists the events, published or not, with the ways into each that the
+// member's role allows.
 func (s *server) adminHome(c echo.Context) error {
-	events, err := s.Booking.Events(c.Request().Context())
+	events, published, err := s.adminEvents(c)
 	if err != nil {
 		return err
 	}
-	return render(c, http.StatusOK, "no-store", adminHomeView(adminPage(c, "Box office"), events))
+	return render(c, http.StatusOK, "no-store", adminHomeView(adminPage(c, "Box office"), events, published))
 }
 
-func adminHomeView(p views.AdminPage, events []booking.Event) templ.Component {
+func adminHomeView(p views.AdminPage, events []booking.Event, published map[int64]bool) templ.Component {
 	now := time.Now()
 	h := views.AdminHome{AdminPage: p}
 	for _, e := range events {
-		h.Events = append(h.Events, views.AdminEvent{ID: e.ID, Name: e.Name, Venue: e.Venue, When: wording.When(e),
-			OnSale: onSaleText(e, now), Public: eventURL(e), Waiting: e.QueueEnabled})
+		ae := views.AdminEvent{ID: e.ID, Name: e.Name, Venue: e.Venue, When: wording.When(e),
+			OnSale: onSaleText(e, now), Public: eventURL(e), Waiting: e.QueueEnabled, Unpublished: !published[e.ID]}
+		if p.Role == string(staff.Admin) {
+			ae.Edit = adminEventURL(e.ID)
+		}
+		h.Events = append(h.Events, ae)
 	}
 	return views.AdminHomePage(h)
 }

@@ -16,6 +16,7 @@ import (
 
 	"boxoffice/internal/app"
 	"boxoffice/internal/booking"
+	"boxoffice/internal/catalog"
 	"boxoffice/internal/staff"
 	"boxoffice/internal/waitroom"
 )
@@ -37,7 +38,9 @@ type server struct {
 	StaffSessions *scs.SessionManager
 	// conflicts reads this server's count of holds refused with 409, for the control
 	// room's rate; nil without metrics.
-	conflicts     func() float64
+	conflicts func() float64
+	// Catalog is venues, layouts and events, for the admin pages.
+	Catalog       *catalog.Service
 	Log           *slog.Logger
 	WebhookSecret string
 	// ProviderName names the payment provider whose webhooks arrive ("test",
@@ -58,7 +61,7 @@ type server struct {
 // the one error handler. Echo stays inside this package.
 func New(a *app.App) http.Handler {
 	s := &server{
-		Booking: a.Booking, Sessions: a.Sessions, Log: a.Log, Staff: a.Staff, StaffSessions: a.StaffSessions,
+		Booking: a.Booking, Sessions: a.Sessions, Log: a.Log, Staff: a.Staff, StaffSessions: a.StaffSessions, Catalog: a.Catalog,
 		WebhookSecret: a.Config.WebhookSecret, CookieSecure: a.Config.CookieSecure,
 		Queue: a.Queue, ProviderName: "test",
 	}

@@ -25,6 +25,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"boxoffice/internal/booking"
+	"boxoffice/internal/catalog"
 	"boxoffice/internal/config"
 	"boxoffice/internal/jobs"
 	"boxoffice/internal/live"
@@ -81,6 +82,8 @@ type App struct {
 	// kept apart from buyers' and never cached in memory.
 	Staff         *staff.Service
 	StaffSessions *scs.SessionManager
+	// Catalog creates and changes venues, layouts and events (the admin pages).
+	Catalog *catalog.Service
 	// Live is the process's one subscription hub for seat changes: it keeps the seat
 	// map cache current and feeds every open seat map.
 	Live *live.Hub
@@ -194,6 +197,7 @@ func New(ctx context.Context, cfg config.Config, opt Options) (a *App, err error
 	a.Sessions.Cookie.Secure = cfg.CookieSecure
 
 	a.Staff = staff.New(a.Pool, a.Log)
+	a.Catalog = catalog.New(a.Pool)
 	a.StaffSessions = scs.New()
 	a.StaffSessions.Store = session.NewUncachedStore(a.Pool)
 	a.StaffSessions.IdleTimeout = cfg.StaffIdleTimeout

@@ -45,6 +45,10 @@ type Config struct {
 	// StaticDir, if set, is served under /__static/: the proxy's speed with a plain file,
 	// next to its speed with a cached page.
 	StaticDir string
+	// BackgroundUpdate answers the request that finds an entry expired from the old
+	// copy while the refresh runs behind it: what the reference did before, serving a
+	// changed page beyond s-maxage. Only the test that shows why not sets it.
+	BackgroundUpdate bool
 	// User and Group run the workers when nginx starts as root, which would otherwise run
 	// them as nobody, who cannot write under Dir. Start sets them to root's own.
 	User, Group string

@@ -35,6 +35,8 @@ type stack struct {
 	Slug    string
 	// OriginRequests counts the requests that reached boxoffice, through the proxy or not.
 	OriginRequests *atomic.Int64
+	// App is the program behind the origin, to change what it serves.
+	App *app.App
 }
 
 // requireNginx fails the test when nginx is missing (make test installs it), unless
@@ -81,7 +83,7 @@ func newStack(t testing.TB, proxy cdn.Config) *stack {
 			t.Logf("proxy access log:\n%s", logs)
 		}
 	})
-	return &stack{Origin: srv.URL, Proxy: p, EventID: eventID, Slug: spec.Slug, OriginRequests: count}
+	return &stack{Origin: srv.URL, Proxy: p, EventID: eventID, Slug: spec.Slug, OriginRequests: count, App: prog.App}
 }
 
 // answer is one HTTP exchange, read whole.

@@ -49,3 +49,44 @@ func (r iteratorForSeatsInsert) Err() error {
 func (q *Queries) SeatsInsert(ctx context.Context, arg []SeatsInsertParams) (int64, error) {
 	return q.db.CopyFrom(ctx, []string{"seats"}, []string{"event_id", "section", "row_label", "number", "price_tier_id", "price_cents", "rank", "x", "y", "accessible"}, &iteratorForSeatsInsert{rows: arg})
 }
+
+// iteratorForVenueSeatsInsert implements pgx.CopyFromSource.
+type iteratorForVenueSeatsInsert struct {
+	rows                 []VenueSeatsInsertParams
+	skippedFirstNextCall bool
+}
+
+func (r *iteratorForVenueSeatsInsert) Next() bool {
+	if len(r.rows) == 0 {
+		return false
+	}
+	if !r.skippedFirstNextCall {
+		r.skippedFirstNextCall = true
+		return true
+	}
+	r.rows = r.rows[1:]
+	return len(r.rows) > 0
+}
+
+func (r iteratorForVenueSeatsInsert) Values() ([]interface{}, error) {
+	return []interface{}{
+		r.rows[0].VenueID,
+		r.rows[0].Section,
+		r.rows[0].RowLabel,
+		r.rows[0].Number,
+		r.rows[0].TierID,
+		r.rows[0].Rank,
+		r.rows[0].X,
+		r.rows[0].Y,
+		r.rows[0].Accessible,
+		r.rows[0].Companion,
+	}, nil
+}
+
+func (r iteratorForVenueSeatsInsert) Err() error {
+	return nil
+}
+
+func (q *Queries) VenueSeatsInsert(ctx context.Context, arg []VenueSeatsInsertParams) (int64, error) {
+	return q.db.CopyFrom(ctx, []string{"venue_seats"}, []string{"venue_id", "section", "row_label", "number", "tier_id", "rank", "x", "y", "accessible", "companion"}, &iteratorForVenueSeatsInsert{rows: arg})
+}

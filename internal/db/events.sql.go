@@ -10,6 +10,167 @@ import (
 	"time"
 )
 
+const eventAdminGet = `-- name: EventAdminGet :one
+SELECT e.id, e.venue_id, v.name AS venue, e.slug, e.name, e.starts_at, e.onsale_at, e.sales_close_at,
+       e.hold_minutes, e.published, e.queue_enabled, e.queue_slots, e.queue_rate, e.queue_token_ttl_seconds,
+       e.updated_at,
+       (SELECT count(*) FROM seats s WHERE s.event_id = e.id)::int AS seats
+FROM events e
+JOIN venues v ON v.id = e.venue_id
+WHERE e.id = $1
+`
+
+type EventAdminGetRow struct {
+	ID                   int64
+	VenueID              int64
+	Venue                string
+	Slug                 string
+	Name                 string
+	StartsAt             time.Time
+	OnsaleAt             time.Time
+	SalesCloseAt         *time.Time
+	HoldMinutes          *int32
+	Published            bool
+	QueueEnabled         bool
+	QueueSlots           int32
+	QueueRate            float64
+	QueueTokenTtlSeconds int32
+	UpdatedAt            time.Time
+	Seats                int32
+}
+
+// An event as staff edit it, published or not.
+func (q *Queries) EventAdminGet(ctx context.Context, id int64) (EventAdminGetRow, error) {
+	row := q.db.QueryRow(ctx, eventAdminGet, id)
+	var i EventAdminGetRow
+	err := row.Scan(
+		&i.ID,
+		&i.VenueID,
+		&i.Venue,
+		&i.Slug,
+		&i.Name,
+		&i.StartsAt,
+		&i.OnsaleAt,
+		&i.SalesCloseAt,
+		&i.HoldMinutes,
+		&i.Published,
+		&i.QueueEnabled,
+		&i.QueueSlots,
+		&i.QueueRate,
+		&i.QueueTokenTtlSeconds,
+		&i.UpdatedAt,
+		&i.Seats,
+	)
+	return i, err
+}
+
+const eventAdminGetForUpdate = `-- name: EventAdminGetForUpdate :one
+SELECT e.id, e.venue_id, v.name AS venue, e.slug, e.name, e.starts_at, e.onsale_at, e.sales_close_at,
+       e.hold_minutes, e.published, e.queue_enabled, e.queue_slots, e.queue_rate, e.queue_token_ttl_seconds,
+       e.updated_at,
+       (SELECT count(*) FROM seats s WHERE s.event_id = e.id)::int AS seats
+FROM events e
+JOIN venues v ON v.id = e.venue_id
+WHERE e.id = $1
+FOR UPDATE OF e
+`
+
+type EventAdminGetForUpdateRow struct {
+	ID                   int64
+	VenueID              int64
+	Venue                string
+	Slug                 string
+	Name                 string
+	StartsAt             time.Time
+	OnsaleAt             time.Time
+	SalesCloseAt         *time.Time
+	HoldMinutes          *int32
+	Published            bool
+	QueueEnabled         bool
+	QueueSlots           int32
+	QueueRate            float64
+	QueueTokenTtlSeconds int32
+	UpdatedAt            time.Time
+	Seats                int32
+}
+
+// EventAdminGet, the event row locked: edits of one event take turns.
+func (q *Queries) EventAdminGetForUpdate(ctx context.Context, id int64) (EventAdminGetForUpdateRow, error) {
+	row := q.db.QueryRow(ctx, eventAdminGetForUpdate, id)
+	var i EventAdminGetForUpdateRow
+	err := row.Scan(
+		&i.ID,
+		&i.VenueID,
+		&i.Venue,
+		&i.Slug,
+		&i.Name,
+		&i.StartsAt,
+		&i.OnsaleAt,
+		&i.SalesCloseAt,
+		&i.HoldMinutes,
+		&i.Published,
+		&i.QueueEnabled,
+		&i.QueueSlots,
+		&i.QueueRate,
+		&i.QueueTokenTtlSeconds,
+		&i.UpdatedAt,
+		&i.Seats,
+	)
+	return i, err
+}
+
+const eventAdminList = `-- name: EventAdminList :many
+SELECT e.id, e.slug, e.name, e.starts_at, e.onsale_at,
+       coalesce(e.sales_close_at, e.starts_at)::timestamptz AS sales_close_at,
+       e.queue_enabled, e.published, v.name AS venue
+FROM events e
+JOIN venues v ON v.id = e.venue_id
+ORDER BY e.starts_at, e.id
+`
+
+type EventAdminListRow struct {
+	ID           int64
+	Slug         string
+	Name         string
+	StartsAt     time.Time
+	OnsaleAt     time.Time
+	SalesCloseAt time.Time
+	QueueEnabled bool
+	Published    bool
+	Venue        string
+}
+
+// Every event, published or not, soonest first.
+func (q *Queries) EventAdminList(ctx context.Context) ([]EventAdminListRow, error) {
+	rows, err := q.db.Query(ctx, eventAdminList)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []EventAdminListRow{}
+	for rows.Next() {
+		var i EventAdminListRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Slug,
+			&i.Name,
+			&i.StartsAt,
+			&i.OnsaleAt,
+			&i.SalesCloseAt,
+			&i.QueueEnabled,
+			&i.Published,
+			&i.Venue,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const eventBySlug = `-- name: EventBySlug :one
 SELECT id FROM events WHERE slug = $1
 `
@@ -44,6 +205,50 @@ func (q *Queries) EventCreate(ctx context.Context, arg EventCreateParams) (int64
 		arg.StartsAt,
 		arg.OnsaleAt,
 		arg.SalesCloseAt,
+	)
+	var id int64
+	err := row.Scan(&id)
+	return id, err
+}
+
+const eventCreateFull = `-- name: EventCreateFull :one
+INSERT INTO events (venue_id, slug, name, starts_at, onsale_at, sales_close_at, hold_minutes, published,
+                    queue_enabled, queue_slots, queue_rate, queue_token_ttl_seconds)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8,
+        $9, $10, $11, $12)
+RETURNING id
+`
+
+type EventCreateFullParams struct {
+	VenueID              int64
+	Slug                 string
+	Name                 string
+	StartsAt             time.Time
+	OnsaleAt             time.Time
+	SalesCloseAt         *time.Time
+	HoldMinutes          *int32
+	Published            bool
+	QueueEnabled         bool
+	QueueSlots           int32
+	QueueRate            float64
+	QueueTokenTtlSeconds int32
+}
+
+// An event with every setting staff can give it (catalog.CreateEvent).
+func (q *Queries) EventCreateFull(ctx context.Context, arg EventCreateFullParams) (int64, error) {
+	row := q.db.QueryRow(ctx, eventCreateFull,
+		arg.VenueID,
+		arg.Slug,
+		arg.Name,
+		arg.StartsAt,
+		arg.OnsaleAt,
+		arg.SalesCloseAt,
+		arg.HoldMinutes,
+		arg.Published,
+		arg.QueueEnabled,
+		arg.QueueSlots,
+		arg.QueueRate,
+		arg.QueueTokenTtlSeconds,
 	)
 	var id int64
 	err := row.Scan(&id)
@@ -98,7 +303,7 @@ SELECT e.id, e.slug, e.name, e.starts_at, e.onsale_at,
        e.queue_enabled, e.queue_slots, e.queue_rate, e.queue_token_ttl_seconds, v.name AS venue
 FROM events e
 JOIN venues v ON v.id = e.venue_id
-WHERE e.slug = $1
+WHERE e.slug = $1 AND e.published
 `
 
 type EventGetBySlugRow struct {
@@ -115,7 +320,8 @@ type EventGetBySlugRow struct {
 	Venue                string
 }
 
-// EventGet by a page's address, in one round trip.
+// EventGet by a page's address, in one round trip. An unpublished event has no public
+// address.
 func (q *Queries) EventGetBySlug(ctx context.Context, slug string) (EventGetBySlugRow, error) {
 	row := q.db.QueryRow(ctx, eventGetBySlug, slug)
 	var i EventGetBySlugRow
@@ -166,6 +372,7 @@ SELECT e.id, e.slug, e.name, e.starts_at, e.onsale_at,
        e.queue_enabled, e.queue_slots, e.queue_rate, e.queue_token_ttl_seconds, v.name AS venue
 FROM events e
 JOIN venues v ON v.id = e.venue_id
+WHERE e.published
 ORDER BY e.starts_at, e.id
 `
 
@@ -183,6 +390,7 @@ type EventListRow struct {
 	Venue                string
 }
 
+// The published events: the public pages' and the API's list.
 func (q *Queries) EventList(ctx context.Context) ([]EventListRow, error) {
 	rows, err := q.db.Query(ctx, eventList)
 	if err != nil {
@@ -240,6 +448,23 @@ func (q *Queries) EventOnsaleReschedule(ctx context.Context, arg EventOnsaleResc
 	return onsale_at, err
 }
 
+const eventPublishSet = `-- name: EventPublishSet :execrows
+UPDATE events SET published = $1, updated_at = now() WHERE id = $2
+`
+
+type EventPublishSetParams struct {
+	Published bool
+	ID        int64
+}
+
+func (q *Queries) EventPublishSet(ctx context.Context, arg EventPublishSetParams) (int64, error) {
+	result, err := q.db.Exec(ctx, eventPublishSet, arg.Published, arg.ID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const eventQueueSet = `-- name: EventQueueSet :exec
 UPDATE events
 SET queue_enabled = $1, queue_slots = $2, queue_rate = $3,
@@ -269,7 +494,7 @@ func (q *Queries) EventQueueSet(ctx context.Context, arg EventQueueSetParams) er
 
 const eventSaleWindow = `-- name: EventSaleWindow :one
 SELECT onsale_at, (now() < onsale_at)::bool AS before_onsale,
-       (now() >= coalesce(sales_close_at, starts_at))::bool AS closed
+       (NOT published OR now() >= coalesce(sales_close_at, starts_at))::bool AS closed
 FROM events
 WHERE id = $1
 `
@@ -282,12 +507,53 @@ type EventSaleWindowRow struct {
 
 // Where the database clock stands in the event's sales window. Read only after a
 // statement that carries the window refused, to say why; inside that statement's
-// transaction it sees the same now().
+// transaction it sees the same now(). An unpublished event's sale is closed.
 func (q *Queries) EventSaleWindow(ctx context.Context, id int64) (EventSaleWindowRow, error) {
 	row := q.db.QueryRow(ctx, eventSaleWindow, id)
 	var i EventSaleWindowRow
 	err := row.Scan(&i.OnsaleAt, &i.BeforeOnsale, &i.Closed)
 	return i, err
+}
+
+const eventUpdate = `-- name: EventUpdate :execrows
+UPDATE events
+SET name = $1, starts_at = $2, onsale_at = $3, sales_close_at = $4,
+    hold_minutes = $5, queue_enabled = $6, queue_slots = $7,
+    queue_rate = $8, queue_token_ttl_seconds = $9, updated_at = now()
+WHERE id = $10
+`
+
+type EventUpdateParams struct {
+	Name                 string
+	StartsAt             time.Time
+	OnsaleAt             time.Time
+	SalesCloseAt         *time.Time
+	HoldMinutes          *int32
+	QueueEnabled         bool
+	QueueSlots           int32
+	QueueRate            float64
+	QueueTokenTtlSeconds int32
+	ID                   int64
+}
+
+// Changes an event's settings (not its venue: its inventory was copied at creation).
+func (q *Queries) EventUpdate(ctx context.Context, arg EventUpdateParams) (int64, error) {
+	result, err := q.db.Exec(ctx, eventUpdate,
+		arg.Name,
+		arg.StartsAt,
+		arg.OnsaleAt,
+		arg.SalesCloseAt,
+		arg.HoldMinutes,
+		arg.QueueEnabled,
+		arg.QueueSlots,
+		arg.QueueRate,
+		arg.QueueTokenTtlSeconds,
+		arg.ID,
+	)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }
 
 const eventsQueued = `-- name: EventsQueued :many
@@ -296,7 +562,7 @@ SELECT e.id, e.slug, e.name, e.starts_at, e.onsale_at,
        e.queue_enabled, e.queue_slots, e.queue_rate, e.queue_token_ttl_seconds, v.name AS venue
 FROM events e
 JOIN venues v ON v.id = e.venue_id
-WHERE e.queue_enabled
+WHERE e.queue_enabled AND e.published
   AND e.onsale_at <= now() + make_interval(secs => $1::float8)
   AND now() < coalesce(e.sales_close_at, e.starts_at)
 ORDER BY e.onsale_at, e.id

@@ -75,12 +75,13 @@ func (q *Queries) GAPlacesHeld(ctx context.Context, eventID int64) (int32, error
 const holdCreate = `-- name: HoldCreate :one
 INSERT INTO holds (event_id, buyer, seat_count, ga_tier_id, ga_quantity, expires_at)
 SELECT p.event_id, p.buyer, p.seat_count, p.ga_tier_id, p.ga_quantity,
-       now() + make_interval(secs => p.ttl_seconds)
+       now() + make_interval(secs => coalesce((SELECT e.hold_minutes * 60 FROM events e WHERE e.id = p.event_id), p.ttl_seconds))
 FROM (SELECT $1::bigint AS event_id, $2::text AS buyer, $3::int AS seat_count,
              $4::bigint AS ga_tier_id, $5::int AS ga_quantity,
              $6::float8 AS ttl_seconds, $7::int AS buyer_limit) p
 WHERE EXISTS (SELECT 1 FROM events e
-              WHERE e.id = p.event_id AND now() >= e.onsale_at AND now() < coalesce(e.sales_close_at, e.starts_at))
+              WHERE e.id = p.event_id AND e.published
+                AND now() >= e.onsale_at AND now() < coalesce(e.sales_close_at, e.starts_at))
   AND buyer_places(p.event_id, p.buyer, 0)::int + p.seat_count + p.ga_quantity <= p.buyer_limit
 RETURNING id, expires_at
 `

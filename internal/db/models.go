@@ -211,6 +211,9 @@ type Event struct {
 	QueueSlots           int32
 	QueueRate            float64
 	QueueTokenTtlSeconds int32
+	Published            bool
+	HoldMinutes          *int32
+	UpdatedAt            time.Time
 	QueuePaused          bool
 }
 
@@ -336,6 +339,7 @@ type Seat struct {
 	HoldExpiresAt *time.Time
 	SoldAt        *time.Time
 	OrderID       *int64
+	Companion     bool
 }
 
 type SentMail struct {
@@ -389,4 +393,35 @@ type Venue struct {
 	Name      string
 	City      string
 	CreatedAt time.Time
+	Layout    []byte
+}
+
+type VenueGaArea struct {
+	VenueID    int64
+	ID         int64
+	Name       string
+	PriceCents int32
+	Capacity   int32
+	Stripes    int32
+}
+
+type VenuePriceTier struct {
+	VenueID    int64
+	ID         int64
+	Name       string
+	PriceCents int32
+}
+
+type VenueSeat struct {
+	VenueID    int64
+	ID         int64
+	Section    string
+	RowLabel   string
+	Number     int32
+	TierID     int64
+	Rank       int32
+	X          int32
+	Y          int32
+	Accessible bool
+	Companion  bool
 }

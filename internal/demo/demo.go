@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"boxoffice/internal/catalog"
 	"boxoffice/internal/db"
 )
 
@@ -161,169 +162,38 @@ func Reschedule(ctx context.Context, pool *pgxpool.Pool, eventID int64, onsaleAt
 }
 
 // Create creates the event with its venue, price tiers, seats and GA stripes in one
-// transaction.
+// transaction, through the catalog: the venue gets the spec's layout (curved rows,
+// the last row's end seats wheelchair spaces) and the event its copy.
 func Create(ctx context.Context, pool *pgxpool.Pool, spec EventSpec) (int64, error) {
-	var eventID int64
-	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		q := db.New(tx)
-		venue, err := q.VenueCreate(ctx, db.VenueCreateParams{Name: spec.Venue, City: spec.City})
-		if err != nil {
-			return err
+	v := catalog.VenueInput{Name: spec.Venue, City: spec.City}
+	for _, sec := range spec.Sections {
+		cs := catalog.Section{Name: sec.Name, Curved: true}
+		for r := range sec.Rows {
+			cs.Rows = append(cs.Rows, catalog.RowLabel(r))
+			cs.Seats = append(cs.Seats, sec.SeatsPerRow)
 		}
-		p := db.EventCreateParams{
-			VenueID: venue, Slug: spec.Slug, Name: spec.Name, StartsAt: spec.StartsAt, OnsaleAt: spec.OnsaleAt,
-		}
-		if !spec.SalesCloseAt.IsZero() {
-			p.SalesCloseAt = &spec.SalesCloseAt
-		}
-		if eventID, err = q.EventCreate(ctx, p); err != nil {
-			return err
-		}
-		if qs := spec.Queue; qs != nil {
-			if err := q.EventQueueSet(ctx, db.EventQueueSetParams{
-				ID: eventID, QueueEnabled: true, QueueSlots: int32(qs.Slots), QueueRate: qs.Rate,
-				QueueTokenTtlSeconds: int32(qs.TokenTTL / time.Second),
-			}); err != nil {
-				return err
+		for _, p := range sec.Prices {
+			if p.FromRow >= sec.Rows {
+				continue // BigSpec's short last section: a price for rows it does not have
 			}
+			cs.Prices = append(cs.Prices, catalog.RowPrice{FromRow: p.FromRow, Tier: p.Tier, PriceCents: p.PriceCents})
 		}
-		tiers := map[string]int64{}
-		var seats []db.SeatsInsertParams
-		origins := layout(spec.Sections)
-		for si, sec := range spec.Sections {
-			if len(sec.Prices) == 0 || sec.Prices[0].FromRow != 0 {
-				return fmt.Errorf("section %s: prices must start at row 0", sec.Name)
-			}
-			for r := 0; r < sec.Rows; r++ {
-				price := sec.Prices[0]
-				for _, p := range sec.Prices {
-					if r >= p.FromRow {
-						price = p
-					}
-				}
-				key := fmt.Sprintf("%s/%d", price.Tier, price.PriceCents)
-				tierID, ok := tiers[key]
-				if !ok {
-					tierID, err = q.PriceTierCreate(ctx, db.PriceTierCreateParams{EventID: eventID, Name: price.Tier, PriceCents: int32(price.PriceCents)})
-					if err != nil {
-						return err
-					}
-					tiers[key] = tierID
-				}
-				for n := 1; n <= sec.SeatsPerRow; n++ {
-					centre := 2*n - sec.SeatsPerRow - 1 // twice the distance from the row's middle
-					x, y := seatPosition(origins[si], sec, r, n)
-					seats = append(seats, db.SeatsInsertParams{
-						EventID: eventID, Section: sec.Name, RowLabel: rowLabel(r), Number: int32(n),
-						PriceTierID: tierID, PriceCents: int32(price.PriceCents),
-						Rank: int32(r*1000 + abs(centre)),
-						X:    int32(x), Y: int32(y),
-						Accessible: r == sec.Rows-1 && (n == 1 || n == sec.SeatsPerRow),
-					})
-				}
-			}
+		last := catalog.RowLabel(sec.Rows - 1)
+		cs.Accessible = []catalog.SeatRef{{Row: last, Number: 1}}
+		if sec.SeatsPerRow > 1 {
+			cs.Accessible = append(cs.Accessible, catalog.SeatRef{Row: last, Number: sec.SeatsPerRow})
 		}
-		if _, err := q.SeatsInsert(ctx, seats); err != nil {
-			return err
-		}
-		for _, ga := range spec.GA {
-			tierID, err := q.GATierCreate(ctx, db.GATierCreateParams{
-				EventID: eventID, Name: ga.Name, PriceCents: int32(ga.PriceCents), Capacity: int32(ga.Capacity), Stripes: int32(ga.Stripes),
-			})
-			if err != nil {
-				return err
-			}
-			stripes := make([]int32, ga.Stripes)
-			remaining := make([]int32, ga.Stripes)
-			for i := range stripes {
-				stripes[i] = int32(i)
-				remaining[i] = int32(ga.Capacity / ga.Stripes)
-				if i < ga.Capacity%ga.Stripes {
-					remaining[i]++
-				}
-			}
-			if err := q.GAStripesInit(ctx, db.GAStripesInitParams{EventID: eventID, TierID: tierID, Stripes: stripes, Remaining: remaining}); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return 0, err
+		v.Layout.Sections = append(v.Layout.Sections, cs)
 	}
-	// Thousands of seats arrived at once: until the planner's statistics know them, it
-	// plans each claim as if the event had one seat and reads the whole event instead
-	// (measured: best available at 6 holds/s instead of 150). Autovacuum would catch up
-	// within a minute; an onsale may start sooner.
-	if _, err := pool.Exec(ctx, "ANALYZE seats"); err != nil {
-		return 0, err
+	for _, ga := range spec.GA {
+		v.Layout.GA = append(v.Layout.GA, catalog.GAArea{Name: ga.Name, PriceCents: ga.PriceCents, Capacity: ga.Capacity, Stripes: ga.Stripes})
 	}
-	return eventID, nil
-}
-
-// Seat pitch in map units: seats sit seatPitchX apart in a row and rows rowPitch apart;
-// the seat map draws a seat about ten units wide.
-const (
-	seatPitchX = 12
-	rowPitch   = 14
-	rowCurve   = 6  // how much higher a row's ends sit than its middle
-	stageRoom  = 40 // above the first row, where the map draws the stage
-)
-
-type point struct{ x, y int }
-
-// layout places each section's top-left corner. Up to three sections stack under the
-// stage, each centred, as stalls, circle and balcony are drawn; more are blocks of a
-// stadium, set out in a grid so that the overview of a big venue is a picture rather
-// than one tall column.
-func layout(sections []Section) []point {
-	out := make([]point, len(sections))
-	maxW, maxH := 0, 0
-	for _, s := range sections {
-		maxW = max(maxW, s.SeatsPerRow*seatPitchX)
-		maxH = max(maxH, s.Rows*rowPitch)
+	e := catalog.EventInput{
+		Slug: spec.Slug, Name: spec.Name, StartsAt: spec.StartsAt, OnsaleAt: spec.OnsaleAt,
+		SalesCloseAt: spec.SalesCloseAt, Published: true,
 	}
-	if len(sections) <= 3 {
-		y := stageRoom
-		for i, s := range sections {
-			out[i] = point{(maxW - s.SeatsPerRow*seatPitchX) / 2, y}
-			y += (s.Rows + 2) * rowPitch
-		}
-		return out
+	if qs := spec.Queue; qs != nil {
+		e.Queue = catalog.Queue{Enabled: true, Slots: qs.Slots, Rate: qs.Rate, TokenTTL: qs.TokenTTL}
 	}
-	cols := 1
-	for cols*cols < len(sections) {
-		cols++
-	}
-	cellW, cellH := maxW+4*seatPitchX, maxH+4*rowPitch
-	for i, s := range sections {
-		col, row := i%cols, i/cols
-		out[i] = point{col*cellW + (maxW-s.SeatsPerRow*seatPitchX)/2, stageRoom + row*cellH}
-	}
-	return out
-}
-
-// seatPosition is the map position of seat n (1-based) of row r (0-based) of a section
-// whose corner is at o. Rows curve around the stage: a row's ends sit rowCurve units
-// higher than its middle, less than a row's pitch, so rows never cross.
-func seatPosition(o point, sec Section, r, n int) (x, y int) {
-	c := 2*n - sec.SeatsPerRow - 1 // twice the distance from the row's middle
-	span := max(1, (sec.SeatsPerRow-1)*(sec.SeatsPerRow-1))
-	dip := rowCurve * c * c / span
-	return o.x + n*seatPitchX, o.y + r*rowPitch + rowCurve - dip
-}
-
-// rowLabel names rows A..Z, then AA, AB, ...
-func rowLabel(i int) string {
-	if i < 26 {
-		return string(rune('A' + i))
-	}
-	return rowLabel(i/26-1) + string(rune('A'+i%26))
-}
-
-func abs(x int) int {
-	if x < 0 {
-		return -x
-	}
-	return x
+	return catalog.New(pool).CreateVenueEvent(ctx, catalog.Actor{}, v, e)
 }
