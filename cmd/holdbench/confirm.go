@@ -153,17 +153,7 @@ func runConfirmAPI(ctx context.Context, srv *server, cl *apiClient, sessions []b
 				if done.Before(warmEnd) || done.After(end) {
 					continue
 				}
-				t.requests++
-				switch {
-				case err != nil:
-					t.errs++
-					t.firstErr = cmpErr(t.firstErr, err)
-				case status == http.StatusAccepted:
-					t.ok++
-					t.latencies = append(t.latencies, done.Sub(sent))
-				default:
-					t.refuse(answerKey(status, answer.Bytes()), answer.Bytes())
-				}
+				t.record(status, http.StatusAccepted, err, answerKey(status, answer.Bytes()), answer.Bytes(), done.Sub(sent))
 			}
 		})
 	}
