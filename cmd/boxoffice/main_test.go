@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/cookiejar"
 	"os"
@@ -19,48 +20,76 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
+// serving is `boxoffice serve` running for a test, on a fresh database.
+type serving struct {
+	URL        string // the public listener
+	MetricsURL string // GET it for /metrics, with METRICS_ADDR set
+	stop       context.CancelFunc
+	done       chan error // what serve returned
+}
+
+// startServe migrates a fresh database, loads the events of specs (their ids come
+// back in order), and runs serve with env on top of the test settings until the test
+// calls stop or ends.
+func startServe(t *testing.T, env map[string]string, specs ...demo.EventSpec) (*serving, []int64) {
+	t.Helper()
+	dbURL := dbtest.URL(t)
+	setup, err := pgxpool.New(t.Context(), dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := make([]int64, len(specs))
+	for i, spec := range specs {
+		if ids[i], err = demo.Create(t.Context(), setup, spec); err != nil {
+			setup.Close()
+			t.Fatal(err)
+		}
+	}
+	setup.Close()
+	all := map[string]string{
+		"DATABASE_URL": dbURL, "REDIS_URL": os.Getenv("REDIS_URL"), "ADDR": "127.0.0.1:0", "LOG_FORMAT": "json",
+	}
+	maps.Copy(all, env)
+	if all["REDIS_URL"] == "" {
+		t.Fatal("REDIS_URL not set: run tests through `make test`")
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	out, w := io.Pipe()
+	s := &serving{stop: cancel, done: make(chan error, 1)}
+	go func() {
+		s.done <- run(ctx, []string{"serve"}, func(k string) string { return all[k] }, nil, w)
+		w.Close()
+	}()
+	// serve prints its URL first, and the metrics' a few lines later.
+	lines := bufio.NewScanner(out)
+	for (s.URL == "" || (all["METRICS_ADDR"] != "" && s.MetricsURL == "")) && lines.Scan() {
+		line := lines.Text()
+		i := strings.Index(line, "http://")
+		switch {
+		case i < 0:
+		case strings.HasPrefix(line, "metrics:"):
+			s.MetricsURL = strings.Fields(line[i:])[0]
+		case s.URL == "":
+			s.URL = strings.Fields(line[i:])[0]
+		}
+	}
+	go io.Copy(io.Discard, out) //nolint:errcheck // drain the rest
+	if s.URL == "" || (all["METRICS_ADDR"] != "" && s.MetricsURL == "") {
+		cancel()
+		t.Fatalf("got URL %q and metrics URL %q printed, want both", s.URL, s.MetricsURL)
+	}
+	return s, ids
+}
+
 // TestServeShutsDownGracefully runs the whole program: it migrates a fresh database,
 // serves, answers /readyz, and on its context's end (a signal, in main) ends the open
 // live streams, stops accepting and returns without error. A stream left open would
 // hold Shutdown until SHUTDOWN_TIMEOUT and make it return an error.
 func TestServeShutsDownGracefully(t *testing.T) {
 	t.Parallel()
-	dbURL := dbtest.URL(t)
-	setup, err := pgxpool.New(t.Context(), dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
 	spec := demo.DemoSpec(time.Now())
-	_, err = demo.Create(t.Context(), setup, spec)
-	setup.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	env := map[string]string{
-		"DATABASE_URL": dbURL, "REDIS_URL": os.Getenv("REDIS_URL"), "ADDR": "127.0.0.1:0",
-		"REDIS_PREFIX": "test:serve:", "LOG_FORMAT": "json", "SHUTDOWN_TIMEOUT": "10s",
-	}
-	if env["REDIS_URL"] == "" {
-		t.Fatal("REDIS_URL not set: run tests through `make test`")
-	}
-	ctx, cancel := context.WithCancel(t.Context())
-	out, w := io.Pipe()
-	done := make(chan error, 1)
-	go func() {
-		done <- run(ctx, []string{"serve"}, func(k string) string { return env[k] }, nil, w)
-		w.Close()
-	}()
-
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil {
-		t.Fatalf("no URL printed: %v", err)
-	}
-	go io.Copy(io.Discard, out) //nolint:errcheck // drain the rest
-	i := strings.Index(line, "http://")
-	if i < 0 {
-		t.Fatalf("got %q, want a line with the URL", line)
-	}
-	url := strings.Fields(line[i:])[0]
+	srv, _ := startServe(t, map[string]string{"REDIS_PREFIX": "test:serve:", "SHUTDOWN_TIMEOUT": "10s"}, spec)
+	url := srv.URL
 	resp, err := http.Get(url + "/readyz")
 	if err != nil {
 		t.Fatal(err)
@@ -83,9 +112,9 @@ func TestServeShutsDownGracefully(t *testing.T) {
 		streamEnded <- err
 	}()
 
-	cancel()
+	srv.stop()
 	select {
-	case err := <-done:
+	case err := <-srv.done:
 		if err != nil {
 			t.Errorf("serve after shutdown: got %v, want nil", err)
 		}
@@ -119,59 +148,18 @@ func TestRunRejectsUnknownCommand(t *testing.T) {
 // route, and the pools' statistics.
 func TestServeMetrics(t *testing.T) {
 	t.Parallel()
-	dbURL := dbtest.URL(t)
-	setup, err := pgxpool.New(t.Context(), dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
 	spec := demo.DemoSpec(time.Now())
-	_, err = demo.Create(t.Context(), setup, spec)
-	var onsaleID int64
-	if err == nil {
-		onsaleID, err = demo.Create(t.Context(), setup, demo.OnsaleSpec(time.Now()))
-	}
-	setup.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	env := map[string]string{
-		"DATABASE_URL": dbURL, "REDIS_URL": os.Getenv("REDIS_URL"), "ADDR": "127.0.0.1:0",
-		"METRICS_ADDR": "127.0.0.1:0", "REDIS_PREFIX": "test:serve-metrics:" + strconv.FormatInt(time.Now().UnixNano(), 36) + ":",
-		"LOG_FORMAT": "json",
-	}
-	if env["REDIS_URL"] == "" {
-		t.Fatal("REDIS_URL not set: run tests through `make test`")
-	}
-	ctx, cancel := context.WithCancel(t.Context())
-	out, w := io.Pipe()
-	done := make(chan error, 1)
-	go func() {
-		done <- run(ctx, []string{"serve"}, func(k string) string { return env[k] }, nil, w)
-		w.Close()
-	}()
+	srv, ids := startServe(t, map[string]string{
+		"METRICS_ADDR": "127.0.0.1:0",
+		"REDIS_PREFIX": "test:serve-metrics:" + strconv.FormatInt(time.Now().UnixNano(), 36) + ":",
+	}, spec, demo.OnsaleSpec(time.Now()))
 	defer func() {
-		cancel()
-		if err := <-done; err != nil {
+		srv.stop()
+		if err := <-srv.done; err != nil {
 			t.Errorf("serve: %v", err)
 		}
 	}()
-	var public, private string
-	lines := bufio.NewScanner(out)
-	for (public == "" || private == "") && lines.Scan() {
-		line := lines.Text()
-		if i := strings.Index(line, "http://"); i >= 0 {
-			u := strings.Fields(line[i:])[0]
-			if strings.HasPrefix(line, "metrics:") {
-				private = u
-			} else if public == "" {
-				public = u
-			}
-		}
-	}
-	go io.Copy(io.Discard, out) //nolint:errcheck // drain the rest
-	if public == "" || private == "" {
-		t.Fatalf("got public %q and metrics %q printed, want both", public, private)
-	}
+	public, private, onsaleID := srv.URL, srv.MetricsURL, ids[1]
 
 	get := func(c *http.Client, url string) (int, string) {
 		t.Helper()

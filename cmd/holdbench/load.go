@@ -139,6 +139,21 @@ func (t *tally) refuse(key string, body []byte) {
 	}
 }
 
+// record counts one answer inside the window: want is success, with its latency.
+func (t *tally) record(status, want int, err error, key string, body []byte, took time.Duration) {
+	t.requests++
+	switch {
+	case err != nil:
+		t.errs++
+		t.firstErr = cmpErr(t.firstErr, err)
+	case status == want:
+		t.ok++
+		t.latencies = append(t.latencies, took)
+	default:
+		t.refuse(key, body)
+	}
+}
+
 func (t *tally) add(o *tally) {
 	t.requests += o.requests
 	t.ok += o.ok
@@ -234,17 +249,7 @@ func runAPI(ctx context.Context, srv *server, cl *apiClient, sessions []buyer, e
 				if done.Before(warmEnd) || done.After(end) {
 					continue
 				}
-				t.requests++
-				switch {
-				case err != nil:
-					t.errs++
-					t.firstErr = cmpErr(t.firstErr, err)
-				case status == http.StatusCreated:
-					t.ok++
-					t.latencies = append(t.latencies, done.Sub(sent))
-				default:
-					t.refuse(key, answer.Bytes())
-				}
+				t.record(status, http.StatusCreated, err, key, answer.Bytes(), done.Sub(sent))
 			}
 		})
 	}

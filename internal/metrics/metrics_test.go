@@ -1,0 +1,83 @@
+package metrics
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+// TestRegistriesApart: two programs in one process (tests) count into registries of
+// their own, and neither touches Prometheus's global default.
+func TestRegistriesApart(t *testing.T) {
+	t.Parallel()
+	a, b := New(), New()
+	a.HoldCreated()
+	a.OrderConfirmed(3)
+	b.HoldConflict()
+	for _, tc := range []struct {
+		m    *Metrics
+		want []string
+	}{
+		{a, []string{"boxoffice_holds_total 1", "boxoffice_hold_conflicts_total 0", "boxoffice_orders_confirmed_total 1", "boxoffice_tickets_issued_total 3"}},
+		{b, []string{"boxoffice_holds_total 0", "boxoffice_hold_conflicts_total 1", "boxoffice_orders_confirmed_total 0"}},
+	} {
+		text := scrape(t, tc.m)
+		for _, w := range tc.want {
+			if !strings.Contains(text, "\n"+w+"\n") {
+				t.Errorf("got no line %q in\n%s", w, text)
+			}
+		}
+	}
+}
+
+// TestQueueCollectorKeepsWhatItRead: a waiting room that cannot be read leaves its own
+// series out, never the scrape: the pools' figures matter most when Redis is in trouble.
+func TestQueueCollectorKeepsWhatItRead(t *testing.T) {
+	t.Parallel()
+	m := New()
+	err := m.Watch(Sources{
+		SSEClients: func() int { return 4 },
+		Queues: func(context.Context) ([]Queue, error) {
+			return []Queue{{EventID: 9, Waiting: 120, Active: 50, Rate: 2.5}}, errors.New("event 10: redis unavailable")
+		},
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.QueueAdmitted(9, 7)
+	text := scrape(t, m)
+	for _, w := range []string{
+		`boxoffice_queue_length{event="9"} 120`, `boxoffice_queue_active{event="9"} 50`,
+		`boxoffice_queue_admission_rate{event="9"} 2.5`, `boxoffice_queue_admitted_total{event="9"} 7`,
+		"boxoffice_sse_clients 4",
+	} {
+		if !strings.Contains(text, "\n"+w+"\n") {
+			t.Errorf("got no line %q in\n%s", w, text)
+		}
+	}
+	if strings.Contains(text, `event="10"`) {
+		t.Errorf("got series of the room that was not read:\n%s", text)
+	}
+}
+
+func scrape(t *testing.T, m *Metrics) string {
+	t.Helper()
+	srv := httptest.NewServer(m.ServeMux())
+	defer srv.Close()
+	resp, err := http.Get(srv.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /metrics: got %d %s, want 200", resp.StatusCode, body)
+	}
+	return string(body)
+}
