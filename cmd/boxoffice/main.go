@@ -4,6 +4,8 @@
 //	boxoffice serve     migrate, then serve on ADDR (default :8080)
 //	boxoffice migrate   apply pending migrations
 //	boxoffice seed      create the demo venue and event unless they exist
+//	boxoffice seed-stadium [-slug s -seats n -onsale-in d …]
+//	                    create a big event with its onsale ahead (make onsale)
 package main
 
 import (
@@ -36,9 +38,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return migrate(ctx, getenv, stdout)
 	case "seed":
 		return seed(ctx, getenv, stdout)
+	case "seed-stadium":
+		return seedStadium(ctx, args[1:], getenv, stdout)
 	case "help", "-h", "--help":
-		fmt.Fprintln(stdout, "usage: boxoffice [serve|migrate|seed]")
+		fmt.Fprintln(stdout, "usage: boxoffice [serve|migrate|seed|seed-stadium]")
 		return nil
 	}
-	return fmt.Errorf("unknown command %q: want serve, migrate or seed", cmd)
+	return fmt.Errorf("unknown command %q: want serve, migrate, seed or seed-stadium", cmd)
 }
