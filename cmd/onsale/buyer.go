@@ -42,13 +42,18 @@ type buyer struct {
 	// after it ended.
 	joinedAt   time.Time
 	preQueue   bool      // joined before the draw
-	etaShown   int       // the first ETA (seconds) shown after the draw, 0 if none
-	etaAt      time.Time // when it was shown
+	etas       []etaSeen // every ETA shown after the draw, the first first
 	admittedAt time.Time
 	admitted   bool
 	orderID    int64
 	paid       bool // a charge was taken (pay answered 202): tickets or a refund are owed
 	outcome    string
+}
+
+// etaSeen is an ETA the queue page showed, and when.
+type etaSeen struct {
+	seconds int
+	at      time.Time
 }
 
 // visit plays the buyer's whole visit, as the pages would: the queue, a hold, checkout,
@@ -70,8 +75,17 @@ func (b *buyer) visit(ctx context.Context) {
 	if !b.queue(ctx) {
 		return
 	}
+	// Shopping (taking a slot's worth of the server's attention) lasts from the
+	// admission until the buyer paid, released or walked away.
+	shopping := true
 	s.gauge.active.Add(1)
-	defer s.gauge.active.Add(-1)
+	doneShopping := func() {
+		if shopping {
+			shopping = false
+			s.gauge.active.Add(-1)
+		}
+	}
+	defer doneShopping()
 	b.think(ctx)
 	h, ok := b.hold(ctx)
 	if !ok {
@@ -82,7 +96,14 @@ func (b *buyer) visit(ctx context.Context) {
 		places += h.GAPlaces.Quantity
 	}
 	s.gauge.holding.Add(1)
-	defer s.gauge.holding.Add(-1)
+	holding := true
+	doneHolding := func() {
+		if holding {
+			holding = false
+			s.gauge.holding.Add(-1)
+		}
+	}
+	defer doneHolding()
 	if b.rng.Float64() < s.cfg.Abandon {
 		b.outcome = outAbandoned
 		// Half close the tab (the hold lapses at its expiry), half press release.
@@ -111,6 +132,8 @@ func (b *buyer) visit(ctx context.Context) {
 	if !b.pay(ctx) {
 		return
 	}
+	doneHolding()
+	doneShopping()
 	b.waitTickets(ctx, places)
 }
 
@@ -147,8 +170,8 @@ func (b *buyer) queue(ctx context.Context) bool {
 			s.count.expected("queue: sold out")
 			return false
 		}
-		if !st.PreQueue && b.etaShown == 0 && st.EtaSeconds > 0 {
-			b.etaShown, b.etaAt = st.EtaSeconds, time.Now()
+		if !st.PreQueue && st.EtaSeconds > 0 {
+			b.etas = append(b.etas, etaSeen{st.EtaSeconds, time.Now()})
 		}
 		if !sleep(ctx, s.cfg.Poll) {
 			b.outcome = outCut
