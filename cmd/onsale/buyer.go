@@ -233,7 +233,13 @@ func (b *buyer) hold(ctx context.Context) (holdJSON, bool) {
 			body = map[string]any{"quantity": qty, "together": qty > 1 && b.rng.IntN(2) == 0}
 		case "ga":
 			tier := s.seats.gaTier()
-			if tier == 0 {
+			if tier == 0 { // the map shows no standing place left: as good as sold out
+				triedGA = true
+				if triedSeats {
+					b.outcome = outSoldOut
+					s.count.expected("hold: sold out")
+					return holdJSON{}, false
+				}
 				kind = "best"
 				continue
 			}

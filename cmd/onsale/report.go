@@ -22,9 +22,12 @@ type report struct {
 	Buyers   int            `json:"buyers"`
 	Seed     uint64         `json:"seed"`
 	Outcomes map[string]int `json:"outcomes"`
-	// SoldOutSeconds is the time from the onsale until the map showed nothing
-	// available or held, and no standing place left; nil if it never did.
+	// SoldOutSeconds is the time from the onsale until the map first showed no seat
+	// available and no standing place left (seats may still be held, and come back
+	// if their holds lapse); nil if it never did. AllSoldSeconds: until nothing was
+	// held either.
 	SoldOutSeconds *float64 `json:"soldOutSeconds"`
+	AllSoldSeconds *float64 `json:"allSoldSeconds"`
 	// SaleSeconds is the time from the onsale to the end of the sale (sold out, or
 	// the last buyer gone): what the rates below are averaged over.
 	SaleSeconds float64 `json:"saleSeconds"`
@@ -50,7 +53,7 @@ type report struct {
 	Admission struct {
 		Configured  float64 `json:"configuredPerSecond"`
 		Achieved    float64 `json:"achievedPerSecond"`
-		Peak10s     float64 `json:"peakPerSecondOver10s"`
+		Peak30s     float64 `json:"peakPerSecondOver30s"`
 		Admitted    int     `json:"admitted"`
 		Slots       int     `json:"slots"`
 		MaxShopping int64   `json:"maxActiveShoppers"`
@@ -152,6 +155,10 @@ func (s *sim) fill(r *report, buyers []*buyer, onsale, ended time.Time, first, l
 		r.SoldOutSeconds = &t
 		end = s.soldOutAt
 	}
+	if !s.allSoldAt.IsZero() {
+		t := s.allSoldAt.Sub(onsale).Seconds()
+		r.AllSoldSeconds = &t
+	}
 	r.SaleSeconds = max(end.Sub(onsale).Seconds(), 1)
 	c := s.count
 	c.mu.Lock()
@@ -216,14 +223,15 @@ func (s *sim) fill(r *report, buyers []*buyer, onsale, ended time.Time, first, l
 	slices.SortFunc(adm, func(a, b time.Time) int { return a.Compare(b) })
 	if len(adm) > 1 {
 		r.Admission.Achieved = float64(len(adm)-1) / max(adm[len(adm)-1].Sub(adm[0]).Seconds(), 1)
-		// The busiest ten seconds: seen by the buyers' polls, so a window shorter than
-		// a few polls would show the polls' rhythm rather than the admitter's.
+		// The busiest 30 seconds. Admissions are seen at the buyers' next poll, up to
+		// one poll late, so a window can count admissions of Poll more than its own
+		// length: at 30 s and a 3 s poll, a tenth more than the admitter made.
 		j := 0
 		for i := range adm {
-			for adm[i].Sub(adm[j]) > 10*time.Second {
+			for adm[i].Sub(adm[j]) > 30*time.Second {
 				j++
 			}
-			r.Admission.Peak10s = max(r.Admission.Peak10s, float64(i-j+1)/10)
+			r.Admission.Peak30s = max(r.Admission.Peak30s, float64(i-j+1)/30)
 		}
 	}
 	r.Fairness.AfterOnsale, r.Fairness.Rho = len(after), spearman(after)
@@ -289,7 +297,11 @@ func (r *report) writeText(w io.Writer) {
 	p("onsale of %q (event %d): %d seats and %d standing places, %d buyers (seed %d)",
 		r.Event.Slug, r.Event.ID, r.Event.Seats, r.Event.Places, r.Buyers, r.Seed)
 	if r.SoldOutSeconds != nil {
-		p("sold out %.1f s after the onsale", *r.SoldOutSeconds)
+		all := "never"
+		if r.AllSoldSeconds != nil {
+			all = fmt.Sprintf("%.1f s", *r.AllSoldSeconds)
+		}
+		p("sold out %.1f s after the onsale (nothing left to hold); nothing held either: %s", *r.SoldOutSeconds, all)
 	} else {
 		p("not sold out; the sale ran %.1f s from the onsale", r.SaleSeconds)
 	}
@@ -316,8 +328,8 @@ func (r *report) writeText(w io.Writer) {
 			e.what, e.f.N, 100*e.f.Within20, 100*e.f.MedianErr, e.f.N30, 100*e.f.Within2030)
 	}
 	a := r.Admission
-	p("admission: %d admitted, %.1f/s achieved (busiest 10 s: %.1f/s), configured %.1f/s; at most %d shopping at once (slots %d)",
-		a.Admitted, a.Achieved, a.Peak10s, a.Configured, a.MaxShopping, a.Slots)
+	p("admission: %d admitted, %.1f/s from the first to the last (busiest 30 s: %.1f/s, seen up to a poll late), configured %.1f/s; at most %d shopping at once (slots %d)",
+		a.Admitted, a.Achieved, a.Peak30s, a.Configured, a.MaxShopping, a.Slots)
 	p("fairness (Spearman's rho of arrival and admission): after the onsale %.3f over %d buyers (1 is first come, first served); pre-queue %.3f over %d (near 0 is a fair draw)",
 		r.Fairness.Rho, r.Fairness.AfterOnsale, r.Fairness.RhoPreQueue, r.Fairness.PreQueue)
 	p("normal refusals:")

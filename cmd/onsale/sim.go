@@ -70,7 +70,8 @@ type sim struct {
 
 	tlMu      sync.Mutex
 	timeline  []sample
-	soldOutAt time.Time
+	soldOutAt time.Time // the map first showed nothing available (some seats may be held)
+	allSoldAt time.Time // … and nothing held either
 }
 
 // sample is the state of the sale at one moment, for the chart.
@@ -321,8 +322,13 @@ func (s *sim) watch(ctx context.Context, c *client, progress io.Writer, onsale t
 			Held: b.held, Sold: b.sold, Available: b.available, GALeft: b.gaRemaining}
 		s.tlMu.Lock()
 		s.timeline = append(s.timeline, sm)
-		if s.soldOutAt.IsZero() && b.available == 0 && b.held == 0 && b.gaRemaining == 0 && time.Now().After(onsale) {
-			s.soldOutAt = b.at
+		if time.Now().After(onsale) && b.available == 0 && b.gaRemaining == 0 {
+			if s.soldOutAt.IsZero() {
+				s.soldOutAt = b.at
+			}
+			if s.allSoldAt.IsZero() && b.held == 0 {
+				s.allSoldAt = b.at
+			}
 		}
 		s.tlMu.Unlock()
 		if time.Since(lastLine) >= s.cfg.Progress {
