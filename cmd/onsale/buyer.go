@@ -186,6 +186,11 @@ func (b *buyer) queue(ctx context.Context) bool {
 			if a.Status != http.StatusServiceUnavailable {
 				return false
 			}
+			// Paused: ask again after Retry-After (the loop's own wait included).
+			if !sleep(ctx, a.RetryAfter-s.cfg.Poll) {
+				b.outcome = outCut
+				return false
+			}
 			st = queueJSON{Position: -1}
 			continue
 		}
@@ -199,6 +204,7 @@ func (b *buyer) queue(ctx context.Context) bool {
 		}
 	}
 	b.admitted, b.admittedAt = true, time.Now()
+	b.c.http.Transport = s.shopRT // same cookies, the shoppers' connections
 	s.count.event("admit")
 	return true
 }

@@ -108,7 +108,7 @@ func parseFlags(args []string, stderr io.Writer) (cfg config, jsonPath, svgPath 
 	fs.StringVar(&cfg.Metrics, "metrics", "", "the server's Prometheus /metrics URL, to compare counts")
 	fs.DurationVar(&cfg.Tidy, "tidy", 2*time.Second, "the server's TIDY_INTERVAL: how long past its expiry a hold may live")
 	fs.DurationVar(&cfg.TidyGrace, "tidy-grace", time.Second, "time a tidy-up round itself may take, on top of -tidy")
-	fs.IntVar(&cfg.Conns, "conns", 256, "connections to the server at most, for all buyers together")
+	fs.IntVar(&cfg.Conns, "conns", 256, "connections to the server at most, for the waiting buyers together, and as many for the admitted ones")
 	fs.Uint64Var(&cfg.Seed, "seed", 0, "randomness (0: drawn)")
 	fs.DurationVar(&cfg.Progress, "progress", 5*time.Second, "how often the progress line is printed")
 	fs.StringVar(&jsonPath, "json", "", "write the report as JSON to this file")

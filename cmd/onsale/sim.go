@@ -50,7 +50,7 @@ type config struct {
 	Tidy      time.Duration // the server's TIDY_INTERVAL
 	TidyGrace time.Duration // time a tidy-up round itself may take
 
-	Conns    int           // connections to the server at most, for all buyers together
+	Conns    int           // connections at most for the waiting buyers, and as many for the admitted
 	Seed     uint64        // randomness; 0 draws one
 	Progress time.Duration // how often the progress line is printed
 }
@@ -60,6 +60,7 @@ type sim struct {
 	cfg       config
 	event     eventJSON
 	eventPath string
+	shopRT    *http.Transport // the admitted shoppers' connections
 	seats     seatBoard
 	count     *counters
 	gauge     struct{ queued, active, holding, sold atomic.Int64 }
@@ -167,13 +168,21 @@ func simulate(ctx context.Context, cfg config, progress io.Writer) (*report, err
 	if cfg.Seed == 0 {
 		cfg.Seed = rand.Uint64()
 	}
-	rt := &http.Transport{
-		Proxy: nil, MaxConnsPerHost: cfg.Conns, MaxIdleConnsPerHost: cfg.Conns, MaxIdleConns: cfg.Conns,
-		IdleConnTimeout: 30 * time.Second, ForceAttemptHTTP2: false,
+	// Two pools of connections: one for the waiting room's calls, one for admitted
+	// shoppers. People's browsers do not wait for each other's connections; sharing one
+	// pool would put a shopper's hold behind thousands of queue polls in this process
+	// and measure the simulator rather than the server.
+	transport := func() *http.Transport {
+		return &http.Transport{
+			Proxy: nil, MaxConnsPerHost: cfg.Conns, MaxIdleConnsPerHost: cfg.Conns, MaxIdleConns: cfg.Conns,
+			IdleConnTimeout: 30 * time.Second,
+		}
 	}
+	rt := transport()
 	defer rt.CloseIdleConnections()
 	origin := base.Scheme + "://" + base.Host
-	s := &sim{cfg: cfg, lat: map[string][]time.Duration{}}
+	s := &sim{cfg: cfg, lat: map[string][]time.Duration{}, shopRT: transport()}
+	defer s.shopRT.CloseIdleConnections()
 	admin := newClient(origin, rt, cfg.Timeout)
 	if err := s.findEvent(ctx, admin); err != nil {
 		return nil, err
