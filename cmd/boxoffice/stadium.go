@@ -8,8 +8,6 @@ import (
 	"io"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	"boxoffice/internal/demo"
 )
 
@@ -32,11 +30,7 @@ func seedStadium(ctx context.Context, args []string, getenv func(string) string,
 	if *seats < 1 || *slots < 1 || *rate <= 0 || *ttl < time.Second {
 		return errors.New("seed-stadium: -seats, -slots, -rate and -token-ttl must be positive")
 	}
-	url := getenv("DATABASE_URL")
-	if url == "" {
-		return errors.New("DATABASE_URL is not set")
-	}
-	pool, err := pgxpool.New(ctx, url)
+	pool, err := seedPool(ctx, getenv)
 	if err != nil {
 		return err
 	}

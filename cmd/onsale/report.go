@@ -140,7 +140,7 @@ func distOf(v []float64) dist {
 func (r *report) Failed() bool { return len(r.Violations) > 0 || len(r.Errors) > 0 }
 
 // fill computes the figures from what the buyers recorded.
-func (s *sim) fill(r *report, buyers []*buyer, onsale, ended time.Time, first, last *board) {
+func (s *sim) fill(r *report, buyers []*buyer, onsale, ended time.Time, first *board) {
 	r.Event.ID, r.Event.Slug, r.Event.OnsaleAt = s.event.ID, s.event.Slug, s.event.OnsaleAt
 	r.Event.Seats = first.available + first.held + first.sold
 	r.Event.Places = first.gaRemaining
@@ -243,7 +243,6 @@ func (s *sim) fill(r *report, buyers []*buyer, onsale, ended time.Time, first, l
 	for _, sm := range r.Timeline {
 		r.Admission.MaxShopping = max(r.Admission.MaxShopping, sm.Active)
 	}
-	_ = last
 }
 
 // spearman is the rank correlation of the pairs' two values, ties ranked by their mean.

@@ -278,7 +278,7 @@ func simulate(ctx context.Context, cfg config, progress io.Writer) (*report, err
 			fmt.Fprintf(progress, "metrics: %v (counts not compared)\n", err)
 		}
 	}
-	s.fill(r, buyers, onsale, ended, first, last)
+	s.fill(r, buyers, onsale, ended, first)
 	r.Metrics = compareMetrics(before, after, r)
 	return r, nil
 }
