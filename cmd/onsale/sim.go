@@ -302,12 +302,29 @@ func (s *sim) findEvent(ctx context.Context, c *client) error {
 	return fmt.Errorf("no event %q on sale at %s", s.cfg.Event, s.cfg.URL)
 }
 
-// watch fetches the seat map every MapEvery, keeps the timeline (one sample a second)
-// and prints the progress line, until ctx ends.
+// watch keeps the seat map fresh (every MapEvery), the timeline (a sample a second)
+// and the progress line, until ctx ends. The map is fetched apart from the sampling:
+// under load a fetch can take seconds, and the timeline must not wait for it.
 func (s *sim) watch(ctx context.Context, c *client, progress io.Writer, onsale time.Time) {
-	tick := time.NewTicker(min(s.cfg.MapEvery, time.Second))
+	var fetcher sync.WaitGroup
+	defer fetcher.Wait()
+	fetcher.Go(func() {
+		t := time.NewTicker(s.cfg.MapEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			if _, err := s.seats.fetch(ctx, c, s.eventPath); err != nil && ctx.Err() == nil {
+				s.count.unexpected("seat map: " + errKind(err))
+			}
+		}
+	})
+	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
-	lastMap, lastLine := time.Time{}, time.Now()
+	lastLine := time.Now()
 	for {
 		select {
 		case <-ctx.Done():
@@ -315,18 +332,6 @@ func (s *sim) watch(ctx context.Context, c *client, progress io.Writer, onsale t
 		case <-tick.C:
 		}
 		b := s.seats.cur.Load()
-		if time.Since(lastMap) >= s.cfg.MapEvery {
-			lastMap = time.Now()
-			nb, err := s.seats.fetch(ctx, c, s.eventPath)
-			if err != nil {
-				if ctx.Err() != nil {
-					return
-				}
-				s.count.unexpected("seat map: " + errKind(err))
-			} else {
-				b = nb
-			}
-		}
 		sm := sample{T: time.Since(onsale).Seconds(), Queued: s.gauge.queued.Load(), Active: s.gauge.active.Load(),
 			Held: b.held, Sold: b.sold, Available: b.available, GALeft: b.gaRemaining}
 		s.tlMu.Lock()
