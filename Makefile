@@ -24,7 +24,7 @@ SERVICES = svc_env=$$(.ci/services.sh); eval "$$svc_env"
 # make test also needs nginx (the CDN test) and Chromium (the browser tests).
 TEST_SERVICES = svc_env=$$(.ci/services.sh test); eval "$$svc_env"
 
-.PHONY: help run test verify generate vendor bench bench-holds bench-sse bench-cdn bench-queue services services-stop clean-data
+.PHONY: help run test verify generate vendor bench bench-holds bench-sse bench-cdn bench-queue onsale services services-stop clean-data
 
 help: ## list the targets
 	@awk 'BEGIN { FS = ":.*## " } /^[a-z][a-z-]*:.*## / { printf "  %-14s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
@@ -99,6 +99,37 @@ bench-queue: ## start services, then run the waiting-room benchmark (cmd/queuebe
 
 bench-cdn: ## the cached event page through the reference nginx next to a static file (wrk)
 	.ci/bench-cdn.sh $(ARGS)
+
+# The onsale simulation: a 50,000-seat stadium (and its 10,000 standing places) whose
+# onsale is a minute ahead, a boxoffice serving it in the background, and the crowd
+# (cmd/onsale, 20,000 buyers by default) against it. Each run sells a fresh event under
+# a Redis prefix of its own. The report goes to the terminal, .data/onsale.json and
+# .data/onsale.svg; the server's log to .data/onsale-server.log. ONSALE_* change the
+# event, ARGS go to the simulator (e.g. ARGS='-buyers 5000').
+ONSALE_SEATS ?= 50000
+ONSALE_SLOTS ?= 2000
+ONSALE_RATE ?= 200
+ONSALE_PORT ?= 18080
+onsale: ## start services and a boxoffice with a 50,000-seat onsale, then run the simulated crowd against it (cmd/onsale; ARGS go to it)
+	$(SERVICES)
+	mkdir -p .data/bin
+	go build -o .data/bin/boxoffice ./cmd/boxoffice
+	go build -o .data/bin/onsale ./cmd/onsale
+	.data/bin/boxoffice migrate
+	slug=stadium-$$(date +%s)
+	.data/bin/boxoffice seed-stadium -slug "$$slug" -seats $(ONSALE_SEATS) -onsale-in 60s \
+	  -slots $(ONSALE_SLOTS) -rate $(ONSALE_RATE) -token-ttl 3m
+	ADDR=127.0.0.1:$(ONSALE_PORT) REDIS_PREFIX="onsale:$$slug:" HOLD_TTL=1m DB_MAX_CONNS=8 LOG_FORMAT=json \
+	  .data/bin/boxoffice serve >.data/onsale-server.log 2>&1 &
+	server=$$!
+	trap 'kill $$server 2>/dev/null; wait $$server || true' EXIT
+	for _ in $$(seq 100); do
+	  curl -sf http://127.0.0.1:$(ONSALE_PORT)/readyz >/dev/null && break
+	  kill -0 $$server 2>/dev/null || { tail -20 .data/onsale-server.log >&2; exit 1; }
+	  sleep 0.2
+	done
+	.data/bin/onsale -url http://127.0.0.1:$(ONSALE_PORT) -event "$$slug" -db "$$DATABASE_URL" \
+	  -max-qty 8 -json .data/onsale.json -svg .data/onsale.svg $(ARGS)
 
 services: ## start PostgreSQL, Redis and mailpit under .data/, print export lines to eval
 	@.ci/services.sh

@@ -5,6 +5,8 @@
 //	boxoffice migrate   apply pending migrations
 //	boxoffice seed      create the demo venue and event unless they exist, and a
 //	                    demo admin when there is no staff account
+//	boxoffice seed-stadium [-slug s -seats n -onsale-in d …]
+//	                    create a big event with its onsale ahead (make onsale)
 //	boxoffice staff     add or list staff accounts (boxoffice staff help)
 package main
 
@@ -38,11 +40,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return migrate(ctx, getenv, stdout)
 	case "seed":
 		return seed(ctx, getenv, stdout)
+	case "seed-stadium":
+		return seedStadium(ctx, args[1:], getenv, stdout)
 	case "staff":
 		return staffCmd(ctx, args[1:], getenv, stdin, stdout)
 	case "help", "-h", "--help":
-		fmt.Fprintln(stdout, "usage: boxoffice [serve|migrate|seed|staff]")
+		fmt.Fprintln(stdout, "usage: boxoffice [serve|migrate|seed|seed-stadium|staff]")
 		return nil
 	}
-	return fmt.Errorf("unknown command %q: want serve, migrate, seed or staff", cmd)
+	return fmt.Errorf("unknown command %q: want serve, migrate, seed, seed-stadium or staff", cmd)
 }

@@ -123,12 +123,17 @@ func migrate(ctx context.Context, getenv func(string) string, stdout io.Writer) 
 	return nil
 }
 
-func seed(ctx context.Context, getenv func(string) string, stdout io.Writer) error {
+// seedPool is the pool the seeding commands write through, on DATABASE_URL.
+func seedPool(ctx context.Context, getenv func(string) string) (*pgxpool.Pool, error) {
 	url := getenv("DATABASE_URL")
 	if url == "" {
-		return errors.New("DATABASE_URL is not set")
+		return nil, errors.New("DATABASE_URL is not set")
 	}
-	pool, err := pgxpool.New(ctx, url)
+	return pgxpool.New(ctx, url)
+}
+
+func seed(ctx context.Context, getenv func(string) string, stdout io.Writer) error {
+	pool, err := seedPool(ctx, getenv)
 	if err != nil {
 		return err
 	}

@@ -128,6 +128,17 @@ func BigSpec(slug string, seats int, now time.Time) EventSpec {
 	return spec
 }
 
+// StadiumSpec is BigSpec's stadium of about seats seats (and its standing field) with
+// the waiting room on and the onsale at onsaleAt: the event an onsale simulation
+// (`make onsale`, cmd/onsale) sells.
+func StadiumSpec(slug string, seats int, onsaleAt time.Time, q Queue) EventSpec {
+	spec := BigSpec(slug, seats, onsaleAt)
+	spec.Name = "Onsale " + slug
+	spec.OnsaleAt = onsaleAt
+	spec.Queue = &q
+	return spec
+}
+
 // Ensure creates the event unless one with its slug exists, and returns its id.
 func Ensure(ctx context.Context, pool *pgxpool.Pool, spec EventSpec) (id int64, created bool, err error) {
 	q := db.New(pool)

@@ -1,0 +1,40 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"boxoffice/internal/dbtest"
+)
+
+// TestSeedStadium: seed-stadium creates the event with its waiting room on and its
+// onsale ahead, and says so in the line a script reads.
+func TestSeedStadium(t *testing.T) {
+	t.Parallel()
+	url := dbtest.URL(t)
+	var out strings.Builder
+	args := []string{"seed-stadium", "-slug", "sim-test", "-seats", "500", "-onsale-in", "1m", "-slots", "40", "-rate", "5"}
+	if err := run(t.Context(), args, func(k string) string { return map[string]string{"DATABASE_URL": url}[k] }, nil, &out); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "slug=sim-test seats=500 places=100") {
+		t.Errorf("got %q, want the event's line", out.String())
+	}
+	pool, err := pgxpool.New(t.Context(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	var seats, slots int
+	var rate float64
+	var ahead bool
+	if err := pool.QueryRow(t.Context(), `SELECT (SELECT count(*) FROM seats s WHERE s.event_id = e.id), e.queue_slots, e.queue_rate,
+		e.onsale_at > now() AND e.queue_enabled FROM events e WHERE e.slug = 'sim-test'`).Scan(&seats, &slots, &rate, &ahead); err != nil {
+		t.Fatal(err)
+	}
+	if seats != 500 || slots != 40 || rate != 5 || !ahead {
+		t.Errorf("got %d seats, %d slots, rate %g, room on with onsale ahead %v; want 500, 40, 5, true", seats, slots, rate, ahead)
+	}
+}

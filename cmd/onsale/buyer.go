@@ -1,0 +1,460 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// Test cards of the built-in payment provider (README: Configuration).
+const (
+	cardGood     = "4242 4242 4242 4242"
+	cardDeclined = "4000 0000 0000 0002"
+)
+
+// Outcomes: how a buyer's visit ended.
+const (
+	outBought    = "bought"
+	outSoldOut   = "sold out"
+	outAbandoned = "abandoned"
+	outDeclined  = "declined, gave up"
+	outExpired   = "hold expired"
+	outRefunded  = "paid, refunded"
+	outUnsettled = "paid, no tickets in time"
+	outFailed    = "error"
+	outCut       = "cut by the time limit"
+)
+
+// buyer is one simulated person: when they arrive, what they want, and what happened.
+type buyer struct {
+	id      int
+	arrival time.Time // when the buyer opens the event page
+	rng     *rand.Rand
+	c       *client
+	sim     *sim
+
+	// What happened, for the report; written by the buyer's goroutine only, read
+	// after it ended.
+	joinedAt   time.Time
+	preQueue   bool      // joined before the draw
+	etas       []etaSeen // every ETA shown after the draw, the first first
+	admittedAt time.Time
+	admitted   bool
+	orderID    int64
+	paid       bool // a charge was taken (pay answered 202): tickets or a refund are owed
+	outcome    string
+}
+
+// etaSeen is an ETA the queue page showed, and when.
+type etaSeen struct {
+	seconds int
+	at      time.Time
+}
+
+// visit plays the buyer's whole visit, as the pages would: the queue, a hold, checkout,
+// payment and the wait for tickets. Every answer that is not a normal part of an onsale
+// is counted as an error by step and kind; the visit then ends.
+func (b *buyer) visit(ctx context.Context) {
+	s := b.sim
+	if !sleep(ctx, time.Until(b.arrival)) {
+		b.outcome = outCut
+		return
+	}
+	var sess struct {
+		CSRFToken string `json:"csrfToken"`
+	}
+	if !b.call(ctx, "session", http.MethodGet, "/api/v1/session", nil, &sess) {
+		return
+	}
+	b.c.csrf = sess.CSRFToken
+	if !b.queue(ctx) {
+		return
+	}
+	// Shopping (taking a slot's worth of the server's attention) lasts from the
+	// admission until the buyer paid, released or walked away.
+	shopping := true
+	s.gauge.active.Add(1)
+	doneShopping := func() {
+		if shopping {
+			shopping = false
+			s.gauge.active.Add(-1)
+		}
+	}
+	defer doneShopping()
+	b.think(ctx)
+	h, ok := b.hold(ctx)
+	if !ok {
+		return
+	}
+	places := len(h.Seats)
+	if h.GAPlaces != nil {
+		places += h.GAPlaces.Quantity
+	}
+	s.gauge.holding.Add(1)
+	holding := true
+	doneHolding := func() {
+		if holding {
+			holding = false
+			s.gauge.holding.Add(-1)
+		}
+	}
+	defer doneHolding()
+	if b.rng.Float64() < s.cfg.Abandon {
+		b.outcome = outAbandoned
+		// Half close the tab (the hold lapses at its expiry), half press release.
+		if b.rng.IntN(2) == 0 {
+			b.think(ctx)
+			b.call(ctx, "release", http.MethodDelete, "/api/v1/holds/"+h.HoldID, nil, nil)
+		}
+		return
+	}
+	b.think(ctx)
+	var co checkoutJSON
+	a, ok := b.try(ctx, "checkout", http.MethodPost, "/api/v1/holds/"+h.HoldID+"/checkout",
+		map[string]string{"email": "buyer" + strconv.Itoa(b.id) + "@example.com"}, &co)
+	if !ok {
+		return
+	}
+	if a.Status == http.StatusGone {
+		b.outcome = outExpired
+		return
+	}
+	if a.Status != http.StatusCreated {
+		b.fail("checkout", a)
+		return
+	}
+	b.orderID = co.OrderID
+	if !b.pay(ctx) {
+		return
+	}
+	doneHolding()
+	doneShopping()
+	b.waitTickets(ctx, places)
+}
+
+// queue joins the waiting room and polls it as the queue page does until the buyer is
+// admitted. It reports whether to go on.
+func (b *buyer) queue(ctx context.Context) bool {
+	s := b.sim
+	b.joinedAt = time.Now()
+	var st queueJSON
+	join := func() bool {
+		for {
+			a, ok := b.try(ctx, "join", http.MethodPost, "/api/v1/events/"+s.eventPath+"/queue", nil, &st)
+			if !ok {
+				return false
+			}
+			if a.Status == http.StatusOK {
+				return true
+			}
+			b.fail("join", a) // counted; a paused queue is asked again, as the page does
+			if a.Status != http.StatusServiceUnavailable || !sleep(ctx, max(a.RetryAfter, time.Second)) {
+				return false
+			}
+		}
+	}
+	if !join() {
+		return false
+	}
+	b.preQueue = st.PreQueue
+	s.gauge.queued.Add(1)
+	defer s.gauge.queued.Add(-1)
+	for !st.Admitted {
+		if st.SoldOut {
+			b.outcome = outSoldOut
+			s.count.expected("queue: sold out")
+			return false
+		}
+		if !st.PreQueue && st.EtaSeconds > 0 {
+			b.etas = append(b.etas, etaSeen{st.EtaSeconds, time.Now()})
+		}
+		if !sleep(ctx, s.cfg.Poll) {
+			b.outcome = outCut
+			return false
+		}
+		a, ok := b.try(ctx, "poll", http.MethodGet, "/api/v1/events/"+s.eventPath+"/queue", nil, &st)
+		if !ok {
+			return false
+		}
+		if a.Status != http.StatusOK {
+			b.fail("poll", a)
+			if a.Status != http.StatusServiceUnavailable {
+				return false
+			}
+			// Paused: ask again after Retry-After (the loop's own wait included).
+			if !sleep(ctx, a.RetryAfter-s.cfg.Poll) {
+				b.outcome = outCut
+				return false
+			}
+			st = queueJSON{Position: -1}
+			continue
+		}
+		if !st.Admitted && !st.PreQueue && st.Position == 0 && !st.SoldOut {
+			// The place was lost (unseen too long, or Redis came back empty): the
+			// page joins again.
+			s.count.unexpected("poll: place lost, joined again")
+			if !join() {
+				return false
+			}
+		}
+	}
+	b.admitted, b.admittedAt = true, time.Now()
+	b.c.http.Transport = s.shopRT // same cookies, the shoppers' connections
+	s.count.event("admit")
+	return true
+}
+
+// hold asks for seats the way this buyer likes them (seats of their choice biased to
+// the front, best available, or standing places), and on a conflict asks again as a
+// person would: other seats, then best available, then standing.
+func (b *buyer) hold(ctx context.Context) (holdJSON, bool) {
+	s := b.sim
+	qty := 1 + b.rng.IntN(s.cfg.MaxQty)
+	mode := b.rng.Float64()
+	kind := "best"
+	switch {
+	case mode < s.cfg.Specific:
+		kind = "seats"
+	case mode < s.cfg.Specific+s.cfg.Best:
+	default:
+		kind = "ga"
+	}
+	triedGA, triedSeats := false, false
+	for attempt := 0; attempt < 8; attempt++ {
+		var body any
+		switch kind {
+		case "seats":
+			ids := s.seats.pick(b.rng, qty)
+			if ids == nil {
+				kind = "best"
+				continue
+			}
+			body = map[string]any{"seatIds": ids}
+		case "best":
+			body = map[string]any{"quantity": qty, "together": qty > 1 && b.rng.IntN(2) == 0}
+		case "ga":
+			tier := s.seats.gaTier()
+			if tier == 0 { // the map shows no standing place left: as good as sold out
+				triedGA = true
+				if triedSeats {
+					b.outcome = outSoldOut
+					s.count.expected("hold: sold out")
+					return holdJSON{}, false
+				}
+				kind = "best"
+				continue
+			}
+			body = map[string]any{"gaTierId": tier, "quantity": qty}
+		}
+		var h holdJSON
+		a, ok := b.try(ctx, "hold", http.MethodPost, "/api/v1/events/"+s.eventPath+"/holds", body, &h)
+		if !ok {
+			return h, false
+		}
+		switch {
+		case a.Status == http.StatusCreated:
+			s.count.event("hold")
+			return h, true
+		case a.Status == http.StatusConflict && a.Err.Code == "seat_unavailable":
+			s.count.event("conflict")
+			if attempt >= 1 {
+				kind = "best"
+			}
+		case a.Status == http.StatusConflict && a.Err.Code == "busy":
+			s.count.event("conflict")
+			s.count.expected("hold: 409 busy")
+			sleep(ctx, time.Duration(50+b.rng.IntN(200))*time.Millisecond)
+		case a.Status == http.StatusConflict && a.Err.Code == "sold_out":
+			s.count.event("conflict")
+			if kind == "ga" {
+				triedGA = true
+			} else {
+				triedSeats = true
+			}
+			if triedGA && triedSeats {
+				b.outcome = outSoldOut
+				s.count.expected("hold: sold out")
+				return h, false
+			}
+			if kind == "ga" {
+				kind = "best"
+			} else {
+				kind = "ga"
+			}
+			qty = 1 + b.rng.IntN(qty) // fewer, if that is all there is
+		case a.Status == http.StatusTooManyRequests && a.Err.Code == "rate_limited":
+			b.fail("hold", a)
+			sleep(ctx, max(a.RetryAfter, time.Second))
+		default:
+			b.fail("hold", a)
+			return h, false
+		}
+		b.think(ctx)
+	}
+	b.outcome = outSoldOut
+	s.count.expected("hold: gave up after 8 tries")
+	return holdJSON{}, false
+}
+
+// pay pays the order: with a declined card for some buyers, half of whom then try a
+// good card; with a late webhook for others.
+func (b *buyer) pay(ctx context.Context) bool {
+	s := b.sim
+	card := cardGood
+	if b.rng.Float64() < s.cfg.Decline {
+		card = cardDeclined
+	}
+	delivery := ""
+	if b.rng.Float64() < s.cfg.Late {
+		delivery = "late"
+	}
+	for {
+		b.think(ctx)
+		var p payJSON
+		a, ok := b.try(ctx, "pay", http.MethodPost, "/api/v1/orders/"+strconv.FormatInt(b.orderID, 10)+"/pay",
+			map[string]string{"card": card, "delivery": delivery}, &p)
+		if !ok {
+			return false
+		}
+		switch {
+		case a.Status == http.StatusAccepted:
+			b.paid = true
+			return true
+		case a.Status == http.StatusPaymentRequired && a.Err.Code == "card_declined":
+			s.count.expected("pay: card declined")
+			if card == cardGood || b.rng.IntN(2) == 0 {
+				b.outcome = outDeclined
+				return false
+			}
+			card = cardGood
+		case a.Status == http.StatusGone:
+			b.outcome = outExpired
+			return false
+		default:
+			b.fail("pay", a)
+			return false
+		}
+	}
+}
+
+// waitTickets polls the order, as its page does, until the payment's webhook has
+// confirmed it (or sent it to a refund), within the ticket wait.
+func (b *buyer) waitTickets(ctx context.Context, places int) {
+	s := b.sim
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.TicketWait)
+	defer cancel()
+	for {
+		var o orderJSON
+		a, ok := b.try(ctx, "order", http.MethodGet, "/api/v1/orders/"+strconv.FormatInt(b.orderID, 10), nil, &o)
+		if !ok {
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) && b.outcome == outCut {
+				b.outcome = outUnsettled
+			}
+			return
+		}
+		if a.Status != http.StatusOK {
+			b.fail("order", a)
+			return
+		}
+		switch o.Status {
+		case "confirmed":
+			s.latency("tickets", time.Since(start))
+			s.count.event("sale")
+			s.gauge.sold.Add(int64(places))
+			b.outcome = outBought
+			return
+		case "refunded", "refund_pending", "expired":
+			b.outcome = outRefunded
+			return
+		}
+		if !sleep(ctx, 500*time.Millisecond) {
+			b.outcome = outUnsettled
+			return
+		}
+	}
+}
+
+// call makes a call that must succeed (2xx); anything else is an error and ends the
+// visit.
+func (b *buyer) call(ctx context.Context, step, method, path string, body, out any) bool {
+	a, ok := b.try(ctx, step, method, path, body, out)
+	if !ok {
+		return false
+	}
+	if a.Status >= 300 {
+		b.fail(step, a)
+		return false
+	}
+	return true
+}
+
+// try makes a call and records its latency; false means no answer came (the time
+// limit, or a transport error, which is counted).
+func (b *buyer) try(ctx context.Context, step, method, path string, body, out any) (answer, bool) {
+	a, err := b.c.do(ctx, method, path, body, out)
+	if err != nil {
+		if ctx.Err() != nil {
+			b.outcome = outCut
+			return a, false
+		}
+		b.sim.count.unexpected(step + ": " + errKind(err))
+		b.outcome = outFailed
+		return a, false
+	}
+	b.sim.latency(step, a.Took)
+	return a, true
+}
+
+// fail counts an answer that is no normal part of an onsale. A seat call refused for
+// want of an admission is normal before the buyer was admitted, never after.
+func (b *buyer) fail(step string, a answer) {
+	if a.Err.Code == "not_admitted" && !b.admitted {
+		b.sim.count.expected(step + ": " + a.kind() + " before admission")
+		return
+	}
+	b.sim.count.unexpected(step + ": " + a.kind())
+	b.outcome = outFailed
+}
+
+// think pauses as a person does between two pages: exponentially distributed around
+// the configured mean, capped at four times it.
+func (b *buyer) think(ctx context.Context) {
+	m := b.sim.cfg.Think
+	if m <= 0 {
+		return
+	}
+	d := time.Duration(math.Min(b.rng.ExpFloat64(), 4) * float64(m))
+	sleep(ctx, d)
+}
+
+// sleep waits d or until ctx ends, and reports whether ctx is still alive.
+func sleep(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+func errKind(err error) string {
+	var ne net.Error
+	switch {
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
+		return "timeout"
+	case errors.Is(err, errTransport):
+		return "no answer"
+	}
+	return "bad answer"
+}

@@ -1,0 +1,172 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"strconv"
+	"time"
+)
+
+// client is one buyer's browser: its own cookie jar (so its own session) and CSRF
+// token, over the transport every buyer shares (so connections are pooled and
+// bounded, as a crowd behind one NAT would not be, but as one machine must be).
+type client struct {
+	http *http.Client
+	base string
+	csrf string
+}
+
+func newClient(base string, rt http.RoundTripper, timeout time.Duration) *client {
+	jar, _ := cookiejar.New(nil) // New never fails without options
+	return &client{http: &http.Client{Jar: jar, Transport: rt, Timeout: timeout}, base: base}
+}
+
+// apiErr is the JSON error body of every 4xx and 5xx.
+type apiErr struct {
+	Code               string  `json:"error"`
+	Message            string  `json:"message"`
+	ConflictingSeatIDs []int64 `json:"conflictingSeatIds"`
+	Position           *int    `json:"position"`
+}
+
+// answer is what a call got: the status, the error body of a failure, and how long the
+// server asked the caller to wait (Retry-After), if it did.
+type answer struct {
+	Status     int
+	Err        apiErr
+	RetryAfter time.Duration
+	Took       time.Duration
+}
+
+// kind names the answer for the error table: the code of an error body, or the status.
+func (a answer) kind() string {
+	if a.Err.Code != "" {
+		return strconv.Itoa(a.Status) + " " + a.Err.Code
+	}
+	return strconv.Itoa(a.Status)
+}
+
+// errTransport wraps what never reached an answer: a refused connection, a timeout.
+var errTransport = errors.New("transport")
+
+// do sends one call with the session's cookies and CSRF token. body, if not nil, is
+// sent as JSON; out, if not nil, receives a 2xx answer. An error means no answer came.
+func (c *client) do(ctx context.Context, method, path string, body, out any) (answer, error) {
+	var r io.Reader
+	if body != nil {
+		j, err := json.Marshal(body)
+		if err != nil {
+			return answer{}, err
+		}
+		r = bytes.NewReader(j)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, r)
+	if err != nil {
+		return answer{}, err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if c.csrf != "" {
+		req.Header.Set("X-CSRF-Token", c.csrf)
+	}
+	start := time.Now()
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return answer{Took: time.Since(start)}, fmt.Errorf("%w: %s %s: %w", errTransport, method, path, err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	a := answer{Status: resp.StatusCode, Took: time.Since(start)}
+	if err != nil {
+		return a, fmt.Errorf("%w: %s %s: reading the answer: %w", errTransport, method, path, err)
+	}
+	if s := resp.Header.Get("Retry-After"); s != "" {
+		if n, err := strconv.Atoi(s); err == nil {
+			a.RetryAfter = time.Duration(n) * time.Second
+		}
+	}
+	if resp.StatusCode >= 300 {
+		if len(raw) > 0 && json.Unmarshal(raw, &a.Err) != nil {
+			a.Err.Code = "not_json"
+		}
+		return a, nil
+	}
+	if out != nil && len(raw) > 0 {
+		if err := json.Unmarshal(raw, out); err != nil {
+			return a, fmt.Errorf("%s %s: answer %d is not the JSON expected: %w", method, path, resp.StatusCode, err)
+		}
+	}
+	return a, nil
+}
+
+// The JSON API's answers, as far as the simulator reads them.
+type (
+	eventJSON struct {
+		ID          int64     `json:"id"`
+		Slug        string    `json:"slug"`
+		Name        string    `json:"name"`
+		OnsaleAt    time.Time `json:"onsaleAt"`
+		WaitingRoom bool      `json:"waitingRoom"`
+	}
+	queueJSON struct {
+		Admitted   bool `json:"admitted"`
+		Position   int  `json:"position"`
+		EtaSeconds int  `json:"etaSeconds"`
+		Ahead      int  `json:"ahead"`
+		Waiting    int  `json:"waiting"`
+		SeatsLeft  int  `json:"seatsLeft"`
+		SoldOut    bool `json:"soldOut"`
+		PreQueue   bool `json:"preQueue"`
+	}
+	seatJSON struct {
+		ID      int64  `json:"id"`
+		Section string `json:"section"`
+		Row     string `json:"row"`
+		Number  int    `json:"number"`
+		Status  string `json:"status"`
+	}
+	gaTierJSON struct {
+		ID        int64 `json:"id"`
+		Remaining int   `json:"remaining"`
+	}
+	seatMapJSON struct {
+		Seats   []seatJSON   `json:"seats"`
+		GATiers []gaTierJSON `json:"gaTiers"`
+	}
+	holdJSON struct {
+		HoldID   string     `json:"holdId"`
+		Seats    []seatJSON `json:"seats"`
+		GAPlaces *struct {
+			Quantity int `json:"quantity"`
+		} `json:"gaPlaces"`
+	}
+	checkoutJSON struct {
+		OrderID int64 `json:"orderId"`
+	}
+	payJSON struct {
+		Status string `json:"status"`
+	}
+	orderJSON struct {
+		OrderID  int64      `json:"orderId"`
+		Status   string     `json:"status"`
+		Seats    []seatJSON `json:"seats"`
+		GAPlaces *struct {
+			Quantity int `json:"quantity"`
+		} `json:"gaPlaces"`
+		Tickets []struct {
+			ID       int64 `json:"id"`
+			SeatID   int64 `json:"seatId"`
+			GATierID int64 `json:"gaTierId"`
+		} `json:"tickets"`
+		Refunds []struct {
+			Status string `json:"status"`
+		} `json:"refunds"`
+	}
+)

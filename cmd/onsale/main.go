@@ -1,0 +1,151 @@
+// Command onsale plays a crowd of buyers against a running boxoffice over HTTP, as
+// their browsers would, and reports what happened with the figures a capacity plan
+// needs; then it checks, through the API and (given -db) in SQL, that nothing was sold
+// twice and that every paid order has its tickets or its refund.
+//
+//	onsale -url http://127.0.0.1:8080 -event stadium-1234 -buyers 20000 [-db postgres://…] [-metrics http://…/metrics]
+//
+// Each buyer has a session of its own (a cookie jar and its CSRF token), arrives on a
+// curve (some early, into the pre-queue; the rest in a burst after the onsale), joins
+// the waiting room and polls it as the queue page does, and once admitted holds seats
+// (of their choice, leaning to the front rows; best available; or standing places),
+// sometimes abandons, checks out, pays with a test card (some declined, some with a
+// late webhook) and waits for the tickets.
+//
+// It is an outsider: it speaks HTTP (and, for the checks, SQL) and imports nothing of
+// boxoffice. It drives loopback addresses only unless -allow-host names the host, and
+// stops by itself: when every buyer is done, or at -duration, whichever is first
+// (checks then get -settle more).
+//
+// The exit status is 1 when an invariant is broken or a buyer met an answer that is
+// no normal part of an onsale (anything but sold out, a declined card, a lost seat and
+// "not admitted" before admission), 2 when the run could not be made.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	switch {
+	case errors.Is(err, errViolations):
+		fmt.Fprintln(os.Stderr, "onsale:", err)
+		os.Exit(1)
+	case err != nil:
+		fmt.Fprintln(os.Stderr, "onsale:", err)
+		os.Exit(2)
+	}
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	cfg, jsonPath, svgPath, err := parseFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	r, err := simulate(ctx, cfg, stderr)
+	if err != nil {
+		return err
+	}
+	r.writeText(stdout)
+	if jsonPath != "" {
+		if err := writeFile(jsonPath, func(w io.Writer) error {
+			enc := json.NewEncoder(w)
+			enc.SetIndent("", "  ")
+			return enc.Encode(r)
+		}); err != nil {
+			return err
+		}
+	}
+	if svgPath != "" {
+		if err := writeFile(svgPath, r.writeSVG); err != nil {
+			return err
+		}
+	}
+	if r.Failed() {
+		return fmt.Errorf("%w: %d violations, %d kinds of error", errViolations, len(r.Violations), len(r.Errors))
+	}
+	return nil
+}
+
+func parseFlags(args []string, stderr io.Writer) (cfg config, jsonPath, svgPath string, err error) {
+	fs := flag.NewFlagSet("onsale", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&cfg.URL, "url", "http://127.0.0.1:8080", "the boxoffice to drive")
+	fs.StringVar(&cfg.Event, "event", "", "the event's slug or id (required)")
+	fs.IntVar(&cfg.Buyers, "buyers", 20000, "how many buyers come")
+	fs.DurationVar(&cfg.Duration, "duration", 10*time.Minute, "hard time limit of the buying")
+	fs.DurationVar(&cfg.Settle, "settle", time.Minute, "time limit of the checks after it (paid orders settling)")
+	fs.StringVar(&cfg.AllowHost, "allow-host", "", "a host other than loopback that may be driven (yours)")
+	fs.Float64Var(&cfg.Early, "early", 0.3, "share of buyers arriving before the onsale")
+	fs.DurationVar(&cfg.EarlyWindow, "early-window", time.Minute, "how long before the onsale early buyers arrive")
+	fs.DurationVar(&cfg.Burst, "burst", 15*time.Second, "mean delay after the onsale of the others (exponential, capped at 5x)")
+	fs.DurationVar(&cfg.Poll, "poll", 3*time.Second, "how often a waiting buyer's page asks where it stands")
+	fs.DurationVar(&cfg.Think, "think", time.Second, "mean pause of a buyer between two steps")
+	fs.DurationVar(&cfg.TicketWait, "ticket-wait", 30*time.Second, "how long a paid buyer waits for the tickets")
+	fs.DurationVar(&cfg.MapEvery, "map-every", time.Second, "how often the crowd's seat map is fetched again")
+	fs.DurationVar(&cfg.Timeout, "timeout", 30*time.Second, "time limit of one request")
+	fs.Float64Var(&cfg.Specific, "specific", 0.5, "share of buyers choosing their seats on the map")
+	fs.Float64Var(&cfg.Best, "best", 0.3, "share asking for the best available (the rest: standing places)")
+	fs.IntVar(&cfg.MaxQty, "max-qty", 6, "a buyer wants 1 to this many seats")
+	fs.Float64Var(&cfg.Abandon, "abandon", 0.1, "share of holders who leave without paying")
+	fs.Float64Var(&cfg.Decline, "decline", 0.05, "share paying with a declined card first")
+	fs.Float64Var(&cfg.Late, "late", 0.1, "share whose payment webhook comes late")
+	fs.Float64Var(&cfg.Rate, "rate", 0, "the waiting room's admission rate, to compare (read from -db when given)")
+	fs.IntVar(&cfg.Slots, "slots", 0, "the waiting room's shoppers at a time, to compare (read from -db when given)")
+	fs.StringVar(&cfg.DB, "db", "", "PostgreSQL URL of the server's database, for the SQL checks")
+	fs.StringVar(&cfg.Metrics, "metrics", "", "the server's Prometheus /metrics URL, to compare counts")
+	fs.DurationVar(&cfg.Tidy, "tidy", 2*time.Second, "the server's TIDY_INTERVAL: how long past its expiry a hold may live")
+	fs.DurationVar(&cfg.TidyGrace, "tidy-grace", time.Second, "time a tidy-up round itself may take, on top of -tidy")
+	fs.IntVar(&cfg.Conns, "conns", 256, "connections to the server at most, for the waiting buyers together, and as many for the admitted ones")
+	fs.Uint64Var(&cfg.Seed, "seed", 0, "randomness (0: drawn)")
+	fs.DurationVar(&cfg.Progress, "progress", 5*time.Second, "how often the progress line is printed")
+	fs.StringVar(&jsonPath, "json", "", "write the report as JSON to this file")
+	fs.StringVar(&svgPath, "svg", "", "write the chart as SVG to this file")
+	if err = fs.Parse(args); err != nil {
+		return
+	}
+	switch {
+	case cfg.Event == "":
+		err = errors.New("-event is required")
+	case cfg.Buyers < 1 || cfg.Buyers > 1_000_000:
+		err = errors.New("-buyers must be 1 to 1,000,000")
+	case cfg.Duration <= 0 || cfg.Duration > 2*time.Hour:
+		err = errors.New("-duration must be positive and at most 2h")
+	case cfg.Settle <= 0 || cfg.Poll <= 0 || cfg.MapEvery <= 0 || cfg.Timeout <= 0 || cfg.Progress <= 0 || cfg.TicketWait <= 0:
+		err = errors.New("-settle, -poll, -map-every, -timeout, -progress and -ticket-wait must be positive")
+	case cfg.MaxQty < 1:
+		err = errors.New("-max-qty must be at least 1")
+	case cfg.Conns < 1:
+		err = errors.New("-conns must be at least 1")
+	case !share(cfg.Early) || !share(cfg.Specific) || !share(cfg.Best) || !share(cfg.Specific+cfg.Best) ||
+		!share(cfg.Abandon) || !share(cfg.Decline) || !share(cfg.Late):
+		err = errors.New("-early, -specific, -best (and their sum), -abandon, -decline and -late are shares from 0 to 1")
+	}
+	return
+}
+
+func share(f float64) bool { return f >= 0 && f <= 1 }
+
+func writeFile(path string, write func(io.Writer) error) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := write(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}

@@ -1,0 +1,147 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"math"
+	"math/rand/v2"
+	"net/http"
+	"slices"
+	"sync/atomic"
+	"time"
+)
+
+// seatBoard is the seat map as the buyers see it: one copy for the whole crowd,
+// fetched again every MapEvery, where a browser would keep its own copy current
+// through the live stream. Buyers choose seats from it, so they choose from a map up to
+// a second or so old and sometimes lose the seat to someone faster, as people do.
+type seatBoard struct {
+	cur atomic.Pointer[board]
+}
+
+// board is one fetch of the map.
+type board struct {
+	at                    time.Time
+	sections              [][][]seatJSON // section → rows, front first → seats by number
+	available, held, sold int
+	gaTier                int64 // a standing tier with places left, 0 if none
+	gaRemaining           int
+}
+
+// fetch reads the map through the API.
+func (sb *seatBoard) fetch(ctx context.Context, c *client, eventPath string) (*board, error) {
+	var m seatMapJSON
+	a, err := c.do(ctx, http.MethodGet, "/api/v1/events/"+eventPath+"/seatmap", nil, &m)
+	if err != nil {
+		return nil, err
+	}
+	if a.Status != http.StatusOK {
+		return nil, &statusError{"seat map", a}
+	}
+	b := &board{at: time.Now()}
+	bySection := map[string]map[string][]seatJSON{}
+	var names []string
+	for _, st := range m.Seats {
+		switch st.Status {
+		case "available":
+			b.available++
+		case "held":
+			b.held++
+		case "sold":
+			b.sold++
+		}
+		rows := bySection[st.Section]
+		if rows == nil {
+			rows = map[string][]seatJSON{}
+			bySection[st.Section] = rows
+			names = append(names, st.Section)
+		}
+		rows[st.Row] = append(rows[st.Row], st)
+	}
+	for _, name := range names {
+		labels := make([]string, 0, len(bySection[name]))
+		for l := range bySection[name] {
+			labels = append(labels, l)
+		}
+		// Rows are A..Z, then AA, AB…: the front row has the shortest, first label.
+		slices.SortFunc(labels, func(x, y string) int { return cmp.Or(cmp.Compare(len(x), len(y)), cmp.Compare(x, y)) })
+		rows := make([][]seatJSON, len(labels))
+		for i, l := range labels {
+			r := bySection[name][l]
+			slices.SortFunc(r, func(x, y seatJSON) int { return cmp.Compare(x.Number, y.Number) })
+			rows[i] = r
+		}
+		b.sections = append(b.sections, rows)
+	}
+	for _, t := range m.GATiers {
+		b.gaRemaining += t.Remaining
+		if t.Remaining > 0 && b.gaTier == 0 {
+			b.gaTier = t.ID
+		}
+	}
+	sb.cur.Store(b)
+	return b, nil
+}
+
+// pick chooses qty seats side by side that the map shows available: in a section
+// drawn at random, in a row drawn with a strong lean to the front (the cube of a
+// uniform number), else a row or two further back. Nil when it finds none.
+func (sb *seatBoard) pick(rng *rand.Rand, qty int) []int64 {
+	b := sb.cur.Load()
+	if b == nil || len(b.sections) == 0 {
+		return nil
+	}
+	for range 4 {
+		rows := b.sections[rng.IntN(len(b.sections))]
+		first := int(float64(len(rows)) * math.Pow(rng.Float64(), 3))
+		for r := first; r < min(len(rows), first+3); r++ {
+			if ids := adjacent(rows[r], qty, rng); ids != nil {
+				return ids
+			}
+		}
+	}
+	return nil
+}
+
+// adjacent finds a random stretch of qty adjacent available seats in a row.
+func adjacent(row []seatJSON, qty int, rng *rand.Rand) []int64 {
+	var starts []int
+	n := 0
+	for i, st := range row {
+		if st.Status == "available" && (n == 0 || row[i-1].Number == st.Number-1) {
+			n++
+		} else if st.Status == "available" {
+			n = 1
+		} else {
+			n = 0
+		}
+		if n >= qty {
+			starts = append(starts, i-qty+1)
+		}
+	}
+	if len(starts) == 0 {
+		return nil
+	}
+	s := starts[rng.IntN(len(starts))]
+	ids := make([]int64, qty)
+	for i := range ids {
+		ids[i] = row[s+i].ID
+	}
+	return ids
+}
+
+// gaTier is a standing tier the map shows with places left, 0 if none.
+func (sb *seatBoard) gaTier() int64 {
+	if b := sb.cur.Load(); b != nil {
+		return b.gaTier
+	}
+	return 0
+}
+
+// statusError is an answer the simulator itself (not a buyer) did not expect.
+type statusError struct {
+	what string
+	a    answer
+}
+
+func (e *statusError) Error() string { return e.what + ": " + e.a.kind() + " " + e.a.Err.Message }

@@ -1,0 +1,394 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// config is the simulation's settings, from the flags.
+type config struct {
+	URL       string        // the boxoffice to drive
+	Event     string        // the event's slug or id
+	Buyers    int           // how many buyers come
+	Duration  time.Duration // hard limit of the buying; checks and report follow within Settle
+	Settle    time.Duration // how long paid orders may take to settle after the buying
+	AllowHost string        // a host other than loopback that may be driven
+
+	Early       float64       // share of buyers arriving before the onsale, into the pre-queue
+	EarlyWindow time.Duration // how long before the onsale the early ones arrive
+	Burst       time.Duration // mean delay after the onsale of the others (exponential)
+
+	Poll       time.Duration // how often a waiting buyer's page asks where it stands
+	Think      time.Duration // mean pause between two steps of a buyer
+	TicketWait time.Duration // how long a paid buyer waits for the tickets
+	MapEvery   time.Duration // how often the crowd's seat map is fetched again
+	Timeout    time.Duration // per request
+
+	Specific float64 // share choosing their seats on the map (the rest of Best+Specific: standing)
+	Best     float64 // share asking for the best available
+	MaxQty   int     // a buyer wants 1 to MaxQty seats
+	Abandon  float64 // share leaving after the hold (half release, half close the tab)
+	Decline  float64 // share paying with a declined card first
+	Late     float64 // share whose payment's webhook comes late
+
+	Rate  float64 // the waiting room's admission rate, to compare; read from the database when given
+	Slots int     // its shoppers at a time, likewise
+
+	DB        string        // PostgreSQL URL for the SQL checks; empty: API checks only
+	Metrics   string        // Prometheus /metrics URL to compare counts with; empty: none
+	Tidy      time.Duration // the server's TIDY_INTERVAL
+	TidyGrace time.Duration // time a tidy-up round itself may take
+
+	Conns    int           // connections at most for the waiting buyers, and as many for the admitted
+	Seed     uint64        // randomness; 0 draws one
+	Progress time.Duration // how often the progress line is printed
+}
+
+// sim is one run.
+type sim struct {
+	cfg       config
+	event     eventJSON
+	eventPath string
+	shopRT    *http.Transport // the admitted shoppers' connections
+	seats     seatBoard
+	count     *counters
+	gauge     struct{ queued, active, holding, sold atomic.Int64 }
+	start     time.Time
+
+	latMu sync.Mutex
+	lat   map[string][]time.Duration
+
+	tlMu      sync.Mutex
+	timeline  []sample
+	soldOutAt time.Time // the map first showed nothing available (some seats may be held)
+	allSoldAt time.Time // … and nothing held either
+}
+
+// sample is the state of the sale at one moment, for the chart.
+type sample struct {
+	T         float64 `json:"t"` // seconds since the onsale (negative before)
+	Queued    int64   `json:"queued"`
+	Active    int64   `json:"activeShoppers"`
+	Held      int     `json:"seatsHeld"`
+	Sold      int     `json:"seatsSold"`
+	Available int     `json:"seatsAvailable"`
+	GALeft    int     `json:"placesLeft"`
+}
+
+func (s *sim) latency(step string, d time.Duration) {
+	s.latMu.Lock()
+	s.lat[step] = append(s.lat[step], d)
+	s.latMu.Unlock()
+}
+
+// counters count events per second (for rates), answers that are a normal part of an
+// onsale (expected) and those that are not (unexpected: errors).
+type counters struct {
+	start time.Time
+	mu    sync.Mutex
+	unexp map[string]int
+	exp   map[string]int
+	sec   map[string][]int // by whole second since start
+	total map[string]int
+	errs  atomic.Int64
+}
+
+func newCounters(start time.Time) *counters {
+	return &counters{start: start, unexp: map[string]int{}, exp: map[string]int{}, sec: map[string][]int{}, total: map[string]int{}}
+}
+
+func (c *counters) event(name string) {
+	i := int(time.Since(c.start) / time.Second)
+	c.mu.Lock()
+	s := c.sec[name]
+	for len(s) <= i {
+		s = append(s, 0)
+	}
+	s[i]++
+	c.sec[name] = s
+	c.total[name]++
+	c.mu.Unlock()
+}
+
+func (c *counters) expected(kind string) {
+	c.mu.Lock()
+	c.exp[kind]++
+	c.mu.Unlock()
+}
+
+func (c *counters) unexpected(kind string) {
+	c.errs.Add(1)
+	c.mu.Lock()
+	c.unexp[kind]++
+	c.mu.Unlock()
+}
+
+// checkHost refuses to drive anything but this machine, unless the host is allowed by
+// name: a load generator pointed at the wrong place is an attack.
+func checkHost(raw, allow string) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("%q is not an http(s) URL", raw)
+	}
+	h := u.Hostname()
+	if allow != "" && h == allow {
+		return u, nil
+	}
+	if h == "localhost" {
+		return u, nil
+	}
+	if ip := net.ParseIP(h); ip != nil && ip.IsLoopback() {
+		return u, nil
+	}
+	return nil, fmt.Errorf("%s is not a loopback address: refusing to load it (name it with -allow-host %s if it is yours)", h, h)
+}
+
+// simulate runs the crowd against the server, then checks and measures.
+func simulate(ctx context.Context, cfg config, progress io.Writer) (*report, error) {
+	base, err := checkHost(cfg.URL, cfg.AllowHost)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Metrics != "" {
+		if _, err := checkHost(cfg.Metrics, cfg.AllowHost); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.Seed == 0 {
+		cfg.Seed = rand.Uint64()
+	}
+	// Two pools of connections: one for the waiting room's calls, one for admitted
+	// shoppers. People's browsers do not wait for each other's connections; sharing one
+	// pool would put a shopper's hold behind thousands of queue polls in this process
+	// and measure the simulator rather than the server.
+	transport := func() *http.Transport {
+		return &http.Transport{
+			Proxy: nil, MaxConnsPerHost: cfg.Conns, MaxIdleConnsPerHost: cfg.Conns, MaxIdleConns: cfg.Conns,
+			IdleConnTimeout: 30 * time.Second,
+		}
+	}
+	rt := transport()
+	defer rt.CloseIdleConnections()
+	origin := base.Scheme + "://" + base.Host
+	s := &sim{cfg: cfg, lat: map[string][]time.Duration{}, shopRT: transport()}
+	defer s.shopRT.CloseIdleConnections()
+	admin := newClient(origin, rt, cfg.Timeout)
+	if err := s.findEvent(ctx, admin); err != nil {
+		return nil, err
+	}
+	var db *sqlCheck
+	if cfg.DB != "" {
+		if db, err = openSQL(ctx, cfg.DB); err != nil {
+			return nil, err
+		}
+		defer db.Close()
+		if err := db.roomSettings(ctx, s.event.ID, &s.cfg); err != nil {
+			return nil, err
+		}
+	}
+	var before map[string]float64
+	if cfg.Metrics != "" {
+		before, err = scrape(ctx, admin.http, cfg.Metrics)
+		if err != nil {
+			fmt.Fprintf(progress, "metrics: %v (counts not compared)\n", err)
+		}
+	}
+	first, err := s.seats.fetch(ctx, admin, s.eventPath)
+	if err != nil {
+		return nil, fmt.Errorf("the seat map: %w", err)
+	}
+
+	// The crowd: some early, into the pre-queue, the rest in a burst from the onsale.
+	now := time.Now()
+	s.start = now
+	s.count = newCounters(now)
+	onsale := s.event.OnsaleAt
+	if onsale.Before(now) {
+		onsale = now
+	}
+	rng := rand.New(rand.NewPCG(cfg.Seed, 1))
+	buyers := make([]*buyer, cfg.Buyers)
+	for i := range buyers {
+		var at time.Time
+		if window := min(cfg.EarlyWindow, onsale.Sub(now)); window > 0 && rng.Float64() < cfg.Early {
+			at = onsale.Add(-time.Duration(rng.Float64() * float64(window)))
+		} else {
+			at = onsale.Add(time.Duration(math.Min(rng.ExpFloat64(), 5) * float64(cfg.Burst)))
+		}
+		buyers[i] = &buyer{id: i + 1, arrival: at, sim: s, c: newClient(origin, rt, cfg.Timeout),
+			rng: rand.New(rand.NewPCG(cfg.Seed, uint64(i)+2))}
+	}
+
+	runCtx, stopRun := context.WithTimeout(ctx, cfg.Duration)
+	defer stopRun()
+	watchCtx, stopWatch := context.WithCancel(runCtx)
+	var watch sync.WaitGroup
+	watch.Go(func() { s.watch(watchCtx, admin, progress, onsale) })
+	var wg sync.WaitGroup
+	for _, b := range buyers {
+		wg.Go(func() {
+			b.visit(runCtx)
+			if b.outcome == "" {
+				b.outcome = outFailed
+			}
+		})
+	}
+	wg.Wait()
+	ended := time.Now()
+	stopWatch()
+	watch.Wait()
+	stopRun()
+
+	// Checks, bounded by Settle: paid orders settle (late webhooks), then the map,
+	// the orders and the database must agree.
+	checkCtx, stopCheck := context.WithTimeout(ctx, cfg.Settle)
+	defer stopCheck()
+	r := &report{}
+	orders := s.settle(checkCtx, buyers)
+	// The map may be a second stale (API contract): read it once that second is over.
+	sleep(checkCtx, time.Second+100*time.Millisecond)
+	last, err := s.seats.fetch(checkCtx, admin, s.eventPath)
+	if err != nil {
+		r.Violations = append(r.Violations, "the final seat map could not be read: "+err.Error())
+	} else {
+		r.Violations = append(r.Violations, apiViolations(buyers, orders, last)...)
+	}
+	if db != nil {
+		v, err := db.violations(checkCtx, s.event.ID, cfg.Tidy+cfg.TidyGrace)
+		if err != nil {
+			r.Violations = append(r.Violations, "the SQL checks failed to run: "+err.Error())
+		}
+		r.Violations = append(r.Violations, v...)
+	}
+	var after map[string]float64
+	if before != nil {
+		after, err = scrape(checkCtx, admin.http, cfg.Metrics)
+		if err != nil {
+			fmt.Fprintf(progress, "metrics: %v (counts not compared)\n", err)
+		}
+	}
+	s.fill(r, buyers, onsale, ended, first)
+	r.Metrics = compareMetrics(before, after, r)
+	return r, nil
+}
+
+// findEvent finds the event by slug or id in the list of events.
+func (s *sim) findEvent(ctx context.Context, c *client) error {
+	var events []eventJSON
+	a, err := c.do(ctx, http.MethodGet, "/api/v1/events", nil, &events)
+	if err != nil {
+		return err
+	}
+	if a.Status != http.StatusOK {
+		return &statusError{"the list of events", a}
+	}
+	for _, e := range events {
+		if e.Slug == s.cfg.Event || strconv.FormatInt(e.ID, 10) == s.cfg.Event {
+			s.event, s.eventPath = e, strconv.FormatInt(e.ID, 10)
+			return nil
+		}
+	}
+	return fmt.Errorf("no event %q on sale at %s", s.cfg.Event, s.cfg.URL)
+}
+
+// watch keeps the seat map fresh (every MapEvery), the timeline (a sample a second)
+// and the progress line, until ctx ends. The map is fetched apart from the sampling:
+// under load a fetch can take seconds, and the timeline must not wait for it.
+func (s *sim) watch(ctx context.Context, c *client, progress io.Writer, onsale time.Time) {
+	var fetcher sync.WaitGroup
+	defer fetcher.Wait()
+	fetcher.Go(func() {
+		t := time.NewTicker(s.cfg.MapEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			if _, err := s.seats.fetch(ctx, c, s.eventPath); err != nil && ctx.Err() == nil {
+				s.count.unexpected("seat map: " + errKind(err))
+			}
+		}
+	})
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	lastLine := time.Now()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		b := s.seats.cur.Load()
+		sm := sample{T: time.Since(onsale).Seconds(), Queued: s.gauge.queued.Load(), Active: s.gauge.active.Load(),
+			Held: b.held, Sold: b.sold, Available: b.available, GALeft: b.gaRemaining}
+		s.tlMu.Lock()
+		s.timeline = append(s.timeline, sm)
+		if time.Now().After(onsale) && b.available == 0 && b.gaRemaining == 0 {
+			if s.soldOutAt.IsZero() {
+				s.soldOutAt = b.at
+			}
+			if s.allSoldAt.IsZero() && b.held == 0 {
+				s.allSoldAt = b.at
+			}
+		}
+		s.tlMu.Unlock()
+		if time.Since(lastLine) >= s.cfg.Progress {
+			lastLine = time.Now()
+			s.count.mu.Lock()
+			admitted := s.count.total["admit"]
+			s.count.mu.Unlock()
+			fmt.Fprintf(progress, "%+6.0fs  queued %6d  admitted %6d  shopping %5d  holding %5d  sold %6d  seats left %6d (+%d places)  held %5d  errors %d\n",
+				sm.T, sm.Queued, admitted, sm.Active, s.gauge.holding.Load(), s.gauge.sold.Load(), b.available, b.gaRemaining, b.held, s.count.errs.Load())
+		}
+	}
+}
+
+// settle waits, within ctx, until every paid order has its tickets or its refund, and
+// returns each buyer's order as it then stands (by buyer index).
+func (s *sim) settle(ctx context.Context, buyers []*buyer) map[int]orderJSON {
+	out := make(map[int]orderJSON)
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, max(1, s.cfg.Conns))
+	for i, b := range buyers {
+		if b.orderID == 0 {
+			continue
+		}
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			for {
+				var o orderJSON
+				a, err := b.c.do(ctx, http.MethodGet, "/api/v1/orders/"+strconv.FormatInt(b.orderID, 10), nil, &o)
+				if err == nil && a.Status == http.StatusOK {
+					mu.Lock()
+					out[i] = o
+					mu.Unlock()
+					if !b.paid || o.Status != "pending" {
+						return
+					}
+				}
+				if !sleep(ctx, 500*time.Millisecond) {
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return out
+}
+
+var errViolations = errors.New("invariants broken")
