@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"strconv"
@@ -33,6 +34,9 @@ type apiError struct {
 
 func (e *apiError) Error() string { return e.Code + ": " + e.Message }
 
+// statusClientClosed is the status logged for a request whose client went away first.
+const statusClientClosed = 499
+
 func badRequest(code, message string) *apiError {
 	return &apiError{Status: http.StatusBadRequest, Code: code, Message: message}
 }
@@ -41,6 +45,12 @@ func badRequest(code, message string) *apiError {
 // logged with the request id and never shown.
 func (s *server) handleError(err error, c echo.Context) {
 	if c.Response().Committed {
+		return
+	}
+	if errors.Is(err, context.Canceled) && c.Request().Context().Err() != nil {
+		// The client hung up: nobody reads an answer, and it is no fault of the
+		// server's, so not a 500 in the log or the metrics. 499 is nginx's word for it.
+		c.Response().Status = statusClientClosed
 		return
 	}
 	ae := s.toAPIError(err)
