@@ -120,6 +120,17 @@ func (s *Service) holdExact(ctx context.Context, req HoldRequest) (Hold, error) 
 	if err != nil {
 		return Hold{}, err
 	}
+	h, err := s.exactVerdict(ctx, req, rows)
+	if err != nil {
+		return Hold{}, err
+	}
+	s.announce(ctx, req.EventID, seatIDsOf(h.Seats))
+	return h, nil
+}
+
+// exactVerdict reads hold_seats' answer: the hold, or the error that says why nothing
+// was held.
+func (s *Service) exactVerdict(ctx context.Context, req HoldRequest, rows []db.SeatsHoldExactRow) (Hold, error) {
 	if len(rows) == 0 {
 		return Hold{}, errors.New("hold_seats answered nothing")
 	}
@@ -147,8 +158,15 @@ func (s *Service) holdExact(ctx context.Context, req HoldRequest) (Hold, error) 
 		h.Seats = append(h.Seats, Seat{ID: r.SeatID, Section: r.Section, Row: r.RowLabel, Number: int(r.Number), PriceCents: int(r.PriceCents)})
 	}
 	slices.SortFunc(h.Seats, func(a, b Seat) int { return cmp.Compare(a.ID, b.ID) })
-	s.announce(ctx, req.EventID, ids)
 	return h, nil
+}
+
+func seatIDsOf(seats []Seat) []int64 {
+	ids := make([]int64, len(seats))
+	for i, st := range seats {
+		ids[i] = st.ID
+	}
+	return ids
 }
 
 // missingEventOr tells an unknown event from an unknown seat or tier of a known one.
