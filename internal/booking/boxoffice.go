@@ -1,0 +1,210 @@
+package booking
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"boxoffice/internal/db"
+	"boxoffice/internal/staff"
+)
+
+// How a box-office buyer pays: the money changes hands at the window.
+const (
+	PayCash        = "cash"
+	PayCardPresent = "card_present"
+)
+
+// BoxOfficeProvider is the payments' provider of box-office sales.
+const BoxOfficeProvider = "box_office"
+
+// MaxSaleSeats bounds one box-office sale: a bound on one request's work, not on what
+// a buyer may have (the per-buyer limit is for online buyers).
+const MaxSaleSeats = 100
+
+// ErrInvalidSale: no seats or too many, a seat named twice, no payment method, a bad
+// token, a name too long; the error says which.
+var ErrInvalidSale = errors.New("invalid box-office sale")
+
+// Sale is a sale at the box office: seats picked on the staff map, paid on the spot.
+type Sale struct {
+	EventID int64
+	SeatIDs []int64
+	Method  string // PayCash or PayCardPresent
+	// Token is the sale form's own random key: the same form submitted twice sells
+	// once, and the second answer is the first sale's order.
+	Token     string
+	BuyerName string // optional
+	Email     string // optional; the confirmation is emailed when given
+	StaffID   int64
+	Address   string // the member's address, for the audit log
+}
+
+// SaleRecord is what the box office recorded of a sale, besides its order.
+type SaleRecord struct {
+	Method    string
+	BuyerName string
+	StaffName string
+	At        time.Time
+}
+
+// saleBuyer owns a sale's hold and order: one per form, so the form's token is the
+// buyer's lock and its key, and no session's buyer (random base32) looks like it.
+func saleBuyer(token string) string { return "box-office:" + token }
+
+func (sl Sale) check() error {
+	ids := slices.Clone(sl.SeatIDs)
+	slices.Sort(ids)
+	switch {
+	case len(sl.SeatIDs) == 0 || len(sl.SeatIDs) > MaxSaleSeats:
+		return fmt.Errorf("%w: choose 1 to %d seats", ErrInvalidSale, MaxSaleSeats)
+	case len(slices.Compact(ids)) != len(sl.SeatIDs):
+		return fmt.Errorf("%w: a seat is named twice", ErrInvalidSale)
+	case sl.Method != PayCash && sl.Method != PayCardPresent:
+		return fmt.Errorf("%w: the payment must be cash or card", ErrInvalidSale)
+	case len(sl.Token) < 16 || len(sl.Token) > 64:
+		return fmt.Errorf("%w: the form's token is missing; load the page again", ErrInvalidSale)
+	case len(sl.BuyerName) > 200:
+		return fmt.Errorf("%w: the name must be at most 200 characters", ErrInvalidSale)
+	case sl.StaffID == 0:
+		return errors.New("sale without a member of staff")
+	}
+	return nil
+}
+
+// SellAtBoxOffice sells seats at the window at once, in one transaction and through
+// the statements of an online sale: the seats are held by hold_seats (so a seat an
+// online buyer holds or bought is refused, all or nothing, and the sales window
+// applies), the order made by OrderCreate, the money recorded as a payment that
+// succeeded (the order keeps exactly one charge, as every confirmed order does), and
+// the seats sold by SeatSell with their tickets. Selling the same form (Token) again
+// returns the first sale's order and sells nothing; replayed reports whether it was
+// such a repeat. The sale is audited in its transaction; the live map hears of the
+// seats after commit.
+func (s *Service) SellAtBoxOffice(ctx context.Context, sl Sale) (o Order, replayed bool, err error) {
+	if err := sl.check(); err != nil {
+		return Order{}, false, err
+	}
+	buyer := saleBuyer(sl.Token)
+	var row db.Order
+	var sold []int64
+	err = s.inTx(ctx, func(tx pgx.Tx, q *db.Queries) error {
+		sold, replayed = nil, false
+		// A double submit waits here for the first, then finds its order.
+		if err := q.BuyerLock(ctx, db.BuyerLockParams{Buyer: buyer, EventID: sl.EventID}); err != nil {
+			return err
+		}
+		id, err := q.BoxOfficeSaleByToken(ctx, db.BoxOfficeSaleByTokenParams{EventID: sl.EventID, Token: sl.Token})
+		if err == nil {
+			replayed = true
+			row, err = q.OrderGet(ctx, id)
+			return err
+		} else if !errors.Is(err, pgx.ErrNoRows) {
+			return err
+		}
+
+		req := HoldRequest{EventID: sl.EventID, Buyer: buyer, SeatIDs: sl.SeatIDs}
+		rows, err := q.SeatsHoldExact(ctx, db.SeatsHoldExactParams{
+			EventID: sl.EventID, Buyer: buyer, SeatIds: sl.SeatIDs,
+			TtlSeconds: s.cfg.HoldTTL.Seconds(), BuyerLimit: int32(len(sl.SeatIDs)),
+		})
+		if err != nil {
+			return err
+		}
+		h, err := s.exactVerdict(ctx, req, rows)
+		if err != nil {
+			return err
+		}
+		amount := 0
+		for _, st := range h.Seats {
+			amount += st.PriceCents
+		}
+		row, err = q.OrderCreate(ctx, db.OrderCreateParams{
+			EventID: sl.EventID, HoldID: h.ID.Seq, Buyer: buyer, Email: sl.Email,
+			SeatIds: seatIDsOf(h.Seats), AmountCents: int32(amount),
+		})
+		if errors.Is(err, pgx.ErrNoRows) {
+			if werr := saleWindowError(ctx, q, sl.EventID); werr != nil {
+				return werr
+			}
+		}
+		if err != nil {
+			return err
+		}
+		var paymentID *string
+		if amount > 0 {
+			pid := BoxOfficeProvider + "_" + strconv.FormatInt(row.ID, 10)
+			paymentID = &pid
+			if err := q.PaymentAtBoxOffice(ctx, db.PaymentAtBoxOfficeParams{
+				OrderID: row.ID, IdempotencyKey: pid, ProviderPaymentID: paymentID,
+				AmountCents: int32(amount), Method: sl.Method,
+			}); err != nil {
+				return err
+			}
+		}
+		var reason string
+		sold, reason, err = s.sellUpTo(ctx, tx, q, row, len(sl.SeatIDs))
+		if err != nil {
+			return err
+		}
+		if reason != "" {
+			// The seats were held a moment ago in this transaction: nothing should
+			// take them. Selling nothing is still the safe answer.
+			return fmt.Errorf("box-office sale of order %d sold nothing: %s", row.ID, reason)
+		}
+		if err := q.OrderConfirm(ctx, db.OrderConfirmParams{ID: row.ID, PaymentID: paymentID}); err != nil {
+			return err
+		}
+		if err := q.BoxOfficeSaleRecord(ctx, db.BoxOfficeSaleRecordParams{
+			EventID: sl.EventID, Token: sl.Token, OrderID: row.ID, StaffID: sl.StaffID,
+			Method: sl.Method, BuyerName: sl.BuyerName,
+		}); err != nil {
+			return err
+		}
+		if s.jobs != nil && sl.Email != "" {
+			if err := s.jobs.OrderConfirmed(ctx, tx, row.ID); err != nil {
+				return err
+			}
+		}
+		row, err = q.OrderGet(ctx, row.ID)
+		if err != nil {
+			return err
+		}
+		return staff.Audit(ctx, tx, sl.StaffID, "boxoffice.sale", "order "+strconv.FormatInt(row.ID, 10), nil,
+			map[string]any{"orderId": row.ID, "seatIds": sold, "amountCents": amount, "method": sl.Method,
+				"buyerName": sl.BuyerName, "email": sl.Email}, sl.Address)
+	})
+	if err != nil {
+		return Order{}, false, err
+	}
+	s.announce(ctx, sl.EventID, sold)
+	o, err = s.orderView(ctx, row)
+	return o, replayed, err
+}
+
+// BoxOfficeOrder returns an order of the event for the box office, whoever bought it,
+// with what the box office recorded of its sale (nil if it was sold online).
+func (s *Service) BoxOfficeOrder(ctx context.Context, eventID, orderID int64) (Order, *SaleRecord, error) {
+	row, err := s.q.OrderGet(ctx, orderID)
+	if errors.Is(err, pgx.ErrNoRows) || (err == nil && row.EventID != eventID) {
+		return Order{}, nil, ErrOrderNotFound
+	} else if err != nil {
+		return Order{}, nil, translate(err)
+	}
+	o, err := s.orderView(ctx, row)
+	if err != nil {
+		return Order{}, nil, err
+	}
+	r, err := s.q.BoxOfficeSaleGet(ctx, db.BoxOfficeSaleGetParams{EventID: eventID, OrderID: orderID})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return o, nil, nil
+	} else if err != nil {
+		return Order{}, nil, translate(err)
+	}
+	return o, &SaleRecord{Method: r.Method, BuyerName: r.BuyerName, StaffName: r.StaffName, At: r.CreatedAt}, nil
+}
