@@ -49,6 +49,7 @@ type AdminEvent struct {
 	OnSale  string
 	Public  string // the public page's URL
 	Waiting bool   // the waiting room is on
+	Sell    string // the box office's seat map; empty for a role that may not sell
 }
 
 // AdminHome is the admin landing page.

@@ -94,6 +94,9 @@ type LegendPrice struct {
 type SeatMap struct {
 	FragmentURL string // the map alone, fetched again when the live stream says reset
 	FormAction  string // where ticked seats are posted
+	// Pick makes ticking a choice only, for the staff map: nothing is posted on a
+	// tick; the buttons of the forms beside the map post the ticked seats.
+	Pick bool
 	CSRF        string
 	View        string // the section shown, posted back so the answer returns to it
 	Heading     string

@@ -37,6 +37,12 @@ var (
 func (s *server) adminRoutes() []adminRoute {
 	return []adminRoute{
 		{http.MethodGet, "/admin", s.adminHome, anyStaff},
+		// The box office's seat map: sales at the window and staff holds (admin_sell.go).
+		{http.MethodGet, "/admin/events/:id/sell", s.showSell, boxOffice},
+		{http.MethodPost, "/admin/events/:id/sell", s.sellSeats, boxOffice},
+		{http.MethodGet, "/admin/events/:id/sales/:order", s.showSale, boxOffice},
+		{http.MethodPost, "/admin/events/:id/holds", s.holdSeatsForStaff, boxOffice},
+		{http.MethodPost, "/admin/events/:id/holds/:hold/release", s.releaseStaffHold, boxOffice},
 	}
 }
 
@@ -78,8 +84,12 @@ func adminHomeView(p views.AdminPage, events []booking.Event) templ.Component {
 	now := time.Now()
 	h := views.AdminHome{AdminPage: p}
 	for _, e := range events {
-		h.Events = append(h.Events, views.AdminEvent{ID: e.ID, Name: e.Name, Venue: e.Venue, When: wording.When(e),
-			OnSale: onSaleText(e, now), Public: eventURL(e), Waiting: e.QueueEnabled})
+		ae := views.AdminEvent{ID: e.ID, Name: e.Name, Venue: e.Venue, When: wording.When(e),
+			OnSale: onSaleText(e, now), Public: eventURL(e), Waiting: e.QueueEnabled}
+		if staff.Role(p.Role).May(boxOffice...) {
+			ae.Sell = sellURL(e.ID, "")
+		}
+		h.Events = append(h.Events, ae)
 	}
 	return views.AdminHomePage(h)
 }

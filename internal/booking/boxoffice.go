@@ -27,9 +27,15 @@ const BoxOfficeProvider = "box_office"
 // a buyer may have (the per-buyer limit is for online buyers).
 const MaxSaleSeats = 100
 
-// ErrInvalidSale: no seats or too many, a seat named twice, no payment method, a bad
-// token, a name too long; the error says which.
-var ErrInvalidSale = errors.New("invalid box-office sale")
+// Errors of box-office sales.
+var (
+	// ErrInvalidSale: no seats or too many, a seat named twice, no payment method, a
+	// bad token, a name too long; the error says which.
+	ErrInvalidSale = errors.New("invalid box-office sale")
+	// ErrSaleFormUsed: the form's token sold other seats already (a page kept open,
+	// or the browser's back button): nothing more is sold under it.
+	ErrSaleFormUsed = errors.New("this sale form was used for another sale")
+)
 
 // Sale is a sale at the box office: seats picked on the staff map, paid on the spot.
 type Sale struct {
@@ -102,8 +108,16 @@ func (s *Service) SellAtBoxOffice(ctx context.Context, sl Sale) (o Order, replay
 		id, err := q.BoxOfficeSaleByToken(ctx, db.BoxOfficeSaleByTokenParams{EventID: sl.EventID, Token: sl.Token})
 		if err == nil {
 			replayed = true
-			row, err = q.OrderGet(ctx, id)
-			return err
+			if row, err = q.OrderGet(ctx, id); err != nil {
+				return err
+			}
+			asked, sold := slices.Clone(sl.SeatIDs), slices.Clone(row.SeatIds)
+			slices.Sort(asked)
+			slices.Sort(sold)
+			if !slices.Equal(asked, sold) {
+				return ErrSaleFormUsed
+			}
+			return nil
 		} else if !errors.Is(err, pgx.ErrNoRows) {
 			return err
 		}
