@@ -84,7 +84,7 @@ func TestStaffSellPage(t *testing.T) {
 		t.Errorf("unknown section: %d, want 404", st)
 	}
 	home := c.page("/admin", false)
-	if home.doc.Find(`a[href="` + path + `"]`).Length() != 1 {
+	if home.doc.Find(`a[href="`+path+`"]`).Length() != 1 {
 		t.Error("the events list has no link to the staff map")
 	}
 	door, _ := a.staffClient(t, staff.Door)
