@@ -67,9 +67,35 @@ func (s *server) showSell(c echo.Context) error {
 }
 
 // sellInput is what the staff typed into the page's forms, shown again when a form
-// comes back with a message.
+// comes back with a message; view is the section the map showed.
 type sellInput struct {
-	name, email, method, kind, reason, releaseAt string
+	name, email, method, kind, reason, releaseAt, view string
+}
+
+// staffMapPost reads a post of the staff map's form (by either of its buttons): the
+// event, the fields, and what was typed. A body past the limit keeps its own answer
+// (413).
+func (s *server) staffMapPost(c echo.Context) (booking.Event, url.Values, sellInput, error) {
+	ev, err := s.adminEvent(c)
+	if err != nil {
+		return ev, nil, sellInput{}, err
+	}
+	f, err := c.FormParams()
+	if err != nil {
+		var he *echo.HTTPError
+		if errors.As(err, &he) {
+			return ev, nil, sellInput{}, he
+		}
+		return ev, nil, sellInput{}, badRequest("invalid_form", "The form could not be read.")
+	}
+	in := sellInput{
+		name: strings.TrimSpace(f.Get("name")), email: strings.TrimSpace(f.Get("email")), method: f.Get("method"),
+		kind: f.Get("kind"), reason: strings.TrimSpace(f.Get("reason")), releaseAt: f.Get("release_at"), view: f.Get("view"),
+	}
+	if cleanText("view", in.view, 100) != nil {
+		in.view = ""
+	}
+	return ev, f, in, nil
 }
 
 // sellPage builds the staff seat map of ev, saying msg. The map comes from the booking
@@ -176,42 +202,23 @@ func seatForm(f url.Values, max int) ([]int64, error) {
 	return ids, nil
 }
 
-// formOf reads a posted form; a body past the limit keeps its own answer (413).
-func formOf(c echo.Context) (url.Values, error) {
-	f, err := c.FormParams()
-	if err != nil {
-		var he *echo.HTTPError
-		if errors.As(err, &he) {
-			return nil, he
-		}
-		return nil, badRequest("invalid_form", "The form could not be read.")
-	}
-	return f, nil
-}
-
 // sellSeats sells the ticked seats at once and sends the browser to their printable
 // tickets. The same form posted twice sells once: the second post is sent to the
 // first sale's tickets.
 func (s *server) sellSeats(c echo.Context) error {
-	ev, err := s.adminEvent(c)
+	ev, f, in, err := s.staffMapPost(c)
 	if err != nil {
 		return err
 	}
-	f, err := formOf(c)
-	if err != nil {
-		return err
-	}
-	in := sellInput{name: strings.TrimSpace(f.Get("name")), email: strings.TrimSpace(f.Get("email")), method: f.Get("method")}
-	view := f.Get("view")
 	sale, err := saleForm(f, in)
 	if err != nil {
-		return s.sellRefused(c, ev, view, in, err)
+		return s.sellRefused(c, ev, in, err)
 	}
 	m := currentStaff(c)
 	sale.EventID, sale.StaffID, sale.Address = ev.ID, m.ID, c.RealIP()
 	o, _, err := s.Booking.SellAtBoxOffice(c.Request().Context(), sale)
 	if err != nil {
-		return s.sellRefused(c, ev, view, in, err)
+		return s.sellRefused(c, ev, in, err)
 	}
 	return c.Redirect(http.StatusSeeOther, saleURL(ev.ID, o.ID))
 }
@@ -239,32 +246,24 @@ func saleForm(f url.Values, in sellInput) (booking.Sale, error) {
 
 // sellRefused shows the staff map again with why a sale or a staff hold was refused,
 // under the status the refusal deserves. Failures on our side go to the error handler.
-func (s *server) sellRefused(c echo.Context, ev booking.Event, view string, in sellInput, err error) error {
+func (s *server) sellRefused(c echo.Context, ev booking.Event, in sellInput, err error) error {
 	ae := s.toAPIError(staffError(err))
 	if ae.Status >= 500 || ae.Status < 400 || errors.Is(err, booking.ErrEventNotFound) {
 		return err
 	}
-	var taken []int64
-	var unavailable *booking.SeatsUnavailableError
-	if errors.As(err, &unavailable) {
-		taken = unavailable.SeatIDs
-	}
-	m, merr := s.Booking.SeatMapSeats(c.Request().Context(), ev.ID, taken)
-	if merr != nil {
-		return merr
+	_, seats, terr := s.takenSeats(c.Request().Context(), ev.ID, err)
+	if terr != nil {
+		return terr
 	}
 	msg := views.Message{Error: true, Text: ae.Message}
-	if seats := booking.SeatsByID(m, taken); len(seats) > 0 {
+	if len(seats) > 0 {
 		names := make([]string, len(seats))
 		for i, st := range seats {
 			names[i] = shortSeat(st)
 		}
 		msg.Text = "Not available: " + strings.Join(names, ", ") + ". Nothing was sold or held; choose again."
 	}
-	if err := cleanText("view", view, 100); err != nil {
-		view = ""
-	}
-	p, perr := s.sellPage(c, ev, view, msg, in)
+	p, perr := s.sellPage(c, ev, in.view, msg, in)
 	if errors.Is(perr, errNoSection) {
 		p, perr = s.sellPage(c, ev, "", msg, in)
 	}
@@ -292,30 +291,20 @@ func staffError(err error) error {
 // holdSeatsForStaff keeps the ticked seats off sale and goes back to the map, which
 // lists the new hold.
 func (s *server) holdSeatsForStaff(c echo.Context) error {
-	ev, err := s.adminEvent(c)
+	ev, f, in, err := s.staffMapPost(c)
 	if err != nil {
 		return err
 	}
-	f, err := formOf(c)
-	if err != nil {
-		return err
-	}
-	in := sellInput{kind: f.Get("kind"), reason: strings.TrimSpace(f.Get("reason")), releaseAt: f.Get("release_at"),
-		name: strings.TrimSpace(f.Get("name")), email: strings.TrimSpace(f.Get("email")), method: f.Get("method")}
-	view := f.Get("view")
 	req, err := staffHoldForm(f, in)
 	if err != nil {
-		return s.sellRefused(c, ev, view, in, err)
+		return s.sellRefused(c, ev, in, err)
 	}
 	m := currentStaff(c)
 	req.EventID, req.StaffID, req.Address = ev.ID, m.ID, c.RealIP()
 	if _, err := s.Booking.HoldForStaff(c.Request().Context(), req); err != nil {
-		return s.sellRefused(c, ev, view, in, err)
+		return s.sellRefused(c, ev, in, err)
 	}
-	if cleanText("view", view, 100) != nil {
-		view = ""
-	}
-	return c.Redirect(http.StatusSeeOther, sellURL(ev.ID, view)+"#staff-holds")
+	return c.Redirect(http.StatusSeeOther, sellURL(ev.ID, in.view)+"#staff-holds")
 }
 
 // staffHoldForm checks the staff-hold form; anything wrong is a 400 that says what.
