@@ -37,11 +37,17 @@ var (
 	ErrSaleFormUsed = errors.New("this sale form was used for another sale")
 )
 
-// Sale is a sale at the box office: seats picked on the staff map, paid on the spot.
+// Sale is a sale at the box office, paid on the spot: seats picked on the staff map
+// (SeatIDs), or the best Quantity seats (in Section, Together), or Quantity places of
+// the general-admission tier GATierID.
 type Sale struct {
-	EventID int64
-	SeatIDs []int64
-	Method  string // PayCash or PayCardPresent
+	EventID  int64
+	SeatIDs  []int64
+	Quantity int
+	Section  string
+	Together bool
+	GATierID int64
+	Method   string // PayCash or PayCardPresent
 	// Token is the sale form's own random key: the same form submitted twice sells
 	// once, and the second answer is the first sale's order.
 	Token     string
@@ -67,8 +73,12 @@ func (sl Sale) check() error {
 	ids := slices.Clone(sl.SeatIDs)
 	slices.Sort(ids)
 	switch {
-	case len(sl.SeatIDs) == 0 || len(sl.SeatIDs) > MaxSaleSeats:
-		return fmt.Errorf("%w: choose 1 to %d seats", ErrInvalidSale, MaxSaleSeats)
+	case (len(sl.SeatIDs) == 0) == (sl.Quantity == 0):
+		return fmt.Errorf("%w: pick seats on the map, or say how many seats or places: one of the two", ErrInvalidSale)
+	case len(sl.SeatIDs) > MaxSaleSeats || sl.Quantity < 0 || sl.Quantity > MaxSaleSeats:
+		return fmt.Errorf("%w: sell 1 to %d seats or places at once", ErrInvalidSale, MaxSaleSeats)
+	case sl.GATierID != 0 && sl.Quantity == 0:
+		return fmt.Errorf("%w: say how many standing places", ErrInvalidSale)
 	case len(slices.Compact(ids)) != len(sl.SeatIDs):
 		return fmt.Errorf("%w: a seat is named twice", ErrInvalidSale)
 	case sl.Method != PayCash && sl.Method != PayCardPresent:
@@ -83,10 +93,10 @@ func (sl Sale) check() error {
 	return nil
 }
 
-// SellAtBoxOffice sells seats at the window at once, in one transaction and through
-// the statements of an online sale: the seats are held by hold_seats (so a seat an
-// online buyer holds or bought is refused, all or nothing, and the sales window
-// applies), the order made by OrderCreate, the money recorded as a payment that
+// SellAtBoxOffice sells seats or places at the window at once, in one transaction and
+// through the statements of an online sale: they are held as an online buyer's are
+// (saleHold: a seat anyone else holds or bought is refused, all or nothing, and the
+// sales window applies), the order made by OrderCreate, the money recorded as a payment that
 // succeeded (the order keeps exactly one charge, as every confirmed order does), and
 // the seats sold by SeatSell with their tickets. Selling the same form (Token) again
 // returns the first sale's order and sells nothing; replayed reports whether it was
@@ -99,8 +109,9 @@ func (s *Service) SellAtBoxOffice(ctx context.Context, sl Sale) (o Order, replay
 	buyer := saleBuyer(sl.Token)
 	var row db.Order
 	var sold []int64
+	ga := false
 	err = s.inTx(ctx, func(tx pgx.Tx, q *db.Queries) error {
-		sold, replayed = nil, false
+		sold, replayed, ga = nil, false, false
 		// A double submit waits here for the first, then finds its order.
 		if err := q.BuyerLock(ctx, db.BuyerLockParams{Buyer: buyer, EventID: sl.EventID}); err != nil {
 			return err
@@ -111,10 +122,7 @@ func (s *Service) SellAtBoxOffice(ctx context.Context, sl Sale) (o Order, replay
 			if row, err = q.OrderGet(ctx, id); err != nil {
 				return err
 			}
-			asked, sold := slices.Clone(sl.SeatIDs), slices.Clone(row.SeatIds)
-			slices.Sort(asked)
-			slices.Sort(sold)
-			if !slices.Equal(asked, sold) {
+			if !sl.made(row) {
 				return ErrSaleFormUsed
 			}
 			return nil
@@ -122,15 +130,7 @@ func (s *Service) SellAtBoxOffice(ctx context.Context, sl Sale) (o Order, replay
 			return err
 		}
 
-		req := HoldRequest{EventID: sl.EventID, Buyer: buyer, SeatIDs: sl.SeatIDs}
-		rows, err := q.SeatsHoldExact(ctx, db.SeatsHoldExactParams{
-			EventID: sl.EventID, Buyer: buyer, SeatIds: sl.SeatIDs,
-			TtlSeconds: s.cfg.HoldTTL.Seconds(), BuyerLimit: int32(len(sl.SeatIDs)),
-		})
-		if err != nil {
-			return err
-		}
-		h, err := s.exactVerdict(ctx, req, rows)
+		h, err := s.saleHold(ctx, tx, q, sl, buyer)
 		if err != nil {
 			return err
 		}
@@ -138,10 +138,16 @@ func (s *Service) SellAtBoxOffice(ctx context.Context, sl Sale) (o Order, replay
 		for _, st := range h.Seats {
 			amount += st.PriceCents
 		}
-		row, err = q.OrderCreate(ctx, db.OrderCreateParams{
-			EventID: sl.EventID, HoldID: h.ID.Seq, Buyer: buyer, Email: sl.Email,
-			SeatIds: seatIDsOf(h.Seats), AmountCents: int32(amount),
-		})
+		p := db.OrderCreateParams{
+			EventID: sl.EventID, HoldID: h.ID.Seq, Buyer: buyer, Email: sl.Email, SeatIds: seatIDsOf(h.Seats),
+		}
+		if h.GA != nil {
+			amount += h.GA.PriceCents * h.GA.Quantity
+			p.GaTierID, p.GaQuantity = &h.GA.TierID, int32(h.GA.Quantity)
+			ga = true
+		}
+		p.AmountCents = int32(amount)
+		row, err = q.OrderCreate(ctx, p)
 		if errors.Is(err, pgx.ErrNoRows) {
 			if werr := saleWindowError(ctx, q, sl.EventID); werr != nil {
 				return werr
@@ -162,7 +168,7 @@ func (s *Service) SellAtBoxOffice(ctx context.Context, sl Sale) (o Order, replay
 			}
 		}
 		var reason string
-		sold, reason, err = s.sellUpTo(ctx, tx, q, row, len(sl.SeatIDs))
+		sold, reason, err = s.sellUpTo(ctx, tx, q, row, len(row.SeatIds)+int(row.GaQuantity))
 		if err != nil {
 			return err
 		}
@@ -190,15 +196,52 @@ func (s *Service) SellAtBoxOffice(ctx context.Context, sl Sale) (o Order, replay
 			return err
 		}
 		return staff.Audit(ctx, tx, sl.StaffID, "boxoffice.sale", "order "+strconv.FormatInt(row.ID, 10), nil,
-			map[string]any{"orderId": row.ID, "seatIds": sold, "amountCents": amount, "method": sl.Method,
-				"buyerName": sl.BuyerName, "email": sl.Email}, sl.Address)
+			map[string]any{"orderId": row.ID, "seatIds": sold, "gaTierId": row.GaTierID, "gaQuantity": row.GaQuantity,
+				"amountCents": amount, "method": sl.Method, "buyerName": sl.BuyerName, "email": sl.Email}, sl.Address)
 	})
 	if err != nil {
 		return Order{}, false, err
 	}
 	s.announce(ctx, sl.EventID, sold)
+	if ga {
+		s.announceGA(ctx, sl.EventID)
+	}
 	o, err = s.orderView(ctx, row)
 	return o, replayed, err
+}
+
+// saleHold holds what the sale asks for in its transaction, through the statements of
+// an online hold: hold_seats for picked seats, HoldCreate and the best-available or
+// general-admission claim for a quantity. The limit is the sale's own size.
+func (s *Service) saleHold(ctx context.Context, tx pgx.Tx, q *db.Queries, sl Sale, buyer string) (Hold, error) {
+	req := HoldRequest{EventID: sl.EventID, Buyer: buyer, SeatIDs: sl.SeatIDs, Quantity: sl.Quantity,
+		Section: sl.Section, Together: sl.Together, GATierID: sl.GATierID}
+	if len(sl.SeatIDs) == 0 {
+		return s.holdPlaces(ctx, tx, q, req, sl.Quantity)
+	}
+	rows, err := q.SeatsHoldExact(ctx, db.SeatsHoldExactParams{
+		EventID: sl.EventID, Buyer: buyer, SeatIds: sl.SeatIDs,
+		TtlSeconds: s.cfg.HoldTTL.Seconds(), BuyerLimit: int32(len(sl.SeatIDs)),
+	})
+	if err != nil {
+		return Hold{}, err
+	}
+	return s.exactVerdict(ctx, req, rows)
+}
+
+// made reports whether o is the order this sale would make: the same seats picked, or
+// as many seats or places of the same tier.
+func (sl Sale) made(o db.Order) bool {
+	if len(sl.SeatIDs) > 0 {
+		asked, sold := slices.Clone(sl.SeatIDs), slices.Clone(o.SeatIds)
+		slices.Sort(asked)
+		slices.Sort(sold)
+		return slices.Equal(asked, sold)
+	}
+	if sl.GATierID != 0 {
+		return o.GaTierID != nil && *o.GaTierID == sl.GATierID && int(o.GaQuantity) == sl.Quantity
+	}
+	return o.GaTierID == nil && len(o.SeatIds) == sl.Quantity
 }
 
 // BoxOfficeOrder returns an order of the event for the box office, whoever bought it,

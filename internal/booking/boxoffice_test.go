@@ -189,3 +189,56 @@ func TestBoxOfficeRacesOnline(t *testing.T) {
 	t.Logf("the box office won %d of %d rounds", boxWins, len(seats))
 	bookingtest.CheckMoney(t, f.pool, f.event)
 }
+
+// TestBoxOfficeSaleByQuantity: the box office sells the best seats or standing places
+// by number, through best available's and general admission's claims; the same form
+// again sells nothing more, the form for another quantity is refused, and a quantity
+// that is not there sells nothing.
+func TestBoxOfficeSaleByQuantity(t *testing.T) {
+	t.Parallel()
+	f, rec := newFixture(t, smallSpec([]demo.Section{oneRow("Stalls", 6, 2500)},
+		demo.GATier{Name: "Standing", PriceCents: 1500, Capacity: 10, Stripes: 2}), Config{MaxPerBuyer: 2}).listening()
+	seats := f.rowSeats(t, "Stalls", "A")
+	member := newStaff(t, f.pool, "box_office")
+
+	best := f.sale(member, "best-token-000000001")
+	best.Quantity, best.Together = 3, true
+	o, _, err := f.svc.SellAtBoxOffice(t.Context(), best)
+	if err != nil || o.Status != StatusConfirmed || len(o.Tickets) != 3 || o.AmountCents != 3*2500 {
+		t.Fatalf("best 3: %v, %+v", err, o)
+	}
+	if got := rec.take(); len(got) != 3 || !slices.Contains(seats, got[0]) {
+		t.Errorf("announced: %v, want the 3 seats sold", got)
+	}
+
+	ga := f.sale(member, "ga-token-00000000001")
+	ga.GATierID, ga.Quantity = f.tier, 4
+	g, _, err := f.svc.SellAtBoxOffice(t.Context(), ga)
+	if err != nil || g.Status != StatusConfirmed || len(g.Tickets) != 4 || g.AmountCents != 4*1500 || g.GA == nil {
+		t.Fatalf("4 standing: %v, %+v", err, g)
+	}
+	if n := f.gaRemaining(t, f.tier); n != 6 {
+		t.Errorf("standing places left: %d, want 6", n)
+	}
+	if again, replayed, err := f.svc.SellAtBoxOffice(t.Context(), ga); err != nil || !replayed || again.ID != g.ID {
+		t.Errorf("the same form again: %d (replayed %v), %v; want order %d", again.ID, replayed, err, g.ID)
+	}
+	ga.Quantity = 5
+	if _, _, err := f.svc.SellAtBoxOffice(t.Context(), ga); !errors.Is(err, ErrSaleFormUsed) {
+		t.Errorf("the form again for another quantity: %v, want ErrSaleFormUsed", err)
+	}
+	tooMany := f.sale(member, "ga-token-00000000002")
+	tooMany.GATierID, tooMany.Quantity = f.tier, 7
+	if _, _, err := f.svc.SellAtBoxOffice(t.Context(), tooMany); !errors.Is(err, ErrSoldOut) {
+		t.Errorf("7 standing of 6: %v, want sold out", err)
+	}
+	if n := f.gaRemaining(t, f.tier); n != 6 {
+		t.Errorf("standing places left after a refusal: %d, want 6", n)
+	}
+	both := f.sale(member, "both-token-000000001", seats[5])
+	both.Quantity = 1
+	if _, _, err := f.svc.SellAtBoxOffice(t.Context(), both); !errors.Is(err, ErrInvalidSale) {
+		t.Errorf("seats and a quantity: %v, want ErrInvalidSale", err)
+	}
+	bookingtest.CheckMoney(t, f.pool, f.event)
+}
