@@ -24,6 +24,12 @@ type SaleForm struct {
 	Name    string
 	Email   string
 	Methods []Option // cash, card present
+	// Selling by number instead of ticking: the best seats (in a section), or
+	// standing places of a tier. As typed when the form comes back.
+	Quantity   string
+	Sections   []Option // empty for a venue of one section
+	GATiers    []Option // empty for an event without standing
+	GAQuantity string
 }
 
 // StaffHoldForm keeps the ticked seats off sale.

@@ -70,6 +70,7 @@ func (s *server) showSell(c echo.Context) error {
 // comes back with a message; view is the section the map showed.
 type sellInput struct {
 	name, email, method, kind, reason, releaseAt, view string
+	quantity, section, gaTier, gaQuantity             string
 }
 
 // staffMapPost reads a post of the staff map's form (by either of its buttons): the
@@ -91,6 +92,8 @@ func (s *server) staffMapPost(c echo.Context) (booking.Event, url.Values, sellIn
 	in := sellInput{
 		name: strings.TrimSpace(f.Get("name")), email: strings.TrimSpace(f.Get("email")), method: f.Get("method"),
 		kind: f.Get("kind"), reason: strings.TrimSpace(f.Get("reason")), releaseAt: f.Get("release_at"), view: f.Get("view"),
+		quantity: strings.TrimSpace(f.Get("quantity")), section: f.Get("section"),
+		gaTier: f.Get("ga_tier"), gaQuantity: strings.TrimSpace(f.Get("ga_quantity")),
 	}
 	if cleanText("view", in.view, 100) != nil {
 		in.view = ""
@@ -132,12 +135,24 @@ func (s *server) sellPage(c echo.Context, ev booking.Event, section string, msg 
 		Map: seatMapView(mapArgs{ev: ev, m: m, sum: sum, section: section, csrf: p.CSRFToken,
 			style: seatStyle{staff: held},
 			staff: &staffMap{pageURL: func(sec string) string { return sellURL(ev.ID, sec) }, formAction: sellURL(ev.ID, "")}}),
-		Sale: views.SaleForm{Action: sellURL(ev.ID, ""), Token: rand.Text(), Name: in.name, Email: in.email},
+		Sale: views.SaleForm{Action: sellURL(ev.ID, ""), Token: rand.Text(), Name: in.name, Email: in.email,
+			Quantity: in.quantity, GAQuantity: in.gaQuantity},
 		Hold: views.StaffHoldForm{Action: staffHoldsURL(ev.ID), Reason: in.reason, ReleaseAt: in.releaseAt},
 	}
 	for _, m := range []struct{ value, label string }{{booking.PayCash, "Cash"}, {booking.PayCardPresent, "Card, present"}} {
 		out.Sale.Methods = append(out.Sale.Methods, views.Option{Value: m.value, Label: m.label,
 			Selected: m.value == in.method || (in.method == "" && m.value == booking.PayCash)})
+	}
+	if len(sum.Sections) > 1 {
+		out.Sale.Sections = append(out.Sale.Sections, views.Option{Value: "", Label: "any section", Selected: in.section == ""})
+		for _, sec := range sum.Sections {
+			out.Sale.Sections = append(out.Sale.Sections, views.Option{Value: sec.Name, Label: sec.Name, Selected: sec.Name == in.section})
+		}
+	}
+	for _, t := range m.GATiers {
+		id := strconv.FormatInt(t.ID, 10)
+		out.Sale.GATiers = append(out.Sale.GATiers, views.Option{Value: id, Selected: id == in.gaTier,
+			Label: t.Name + ", " + priceText(t.PriceCents) + " (" + leftText(t.Remaining) + ")"})
 	}
 	for _, k := range booking.StaffHoldKinds {
 		out.Hold.Kinds = append(out.Hold.Kinds, views.Option{Value: k, Label: holdKindText(k), Selected: k == in.kind})
@@ -182,7 +197,7 @@ func seatForm(f url.Values, max int) ([]int64, error) {
 	seats := f["seat"]
 	switch {
 	case len(seats) == 0:
-		return nil, badRequest("nothing_asked", "Tick at least one seat on the map first.")
+		return nil, badRequest("nothing_asked", "Tick at least one seat on the map first (or, to sell, give a number).")
 	case len(seats) > max:
 		return nil, badRequest("too_many_seats", fmt.Sprintf("Choose at most %d seats at once.", max))
 	}
@@ -223,11 +238,39 @@ func (s *server) sellSeats(c echo.Context) error {
 	return c.Redirect(http.StatusSeeOther, saleURL(ev.ID, o.ID))
 }
 
-// saleForm checks the sale form; anything wrong is a 400 that says what.
+// saleForm checks the sale form: ticked seats, or a number of best seats, or of
+// standing places of a tier; anything wrong is a 400 that says what.
 func saleForm(f url.Values, in sellInput) (booking.Sale, error) {
-	seats, err := seatForm(f, booking.MaxSaleSeats)
-	if err != nil {
-		return booking.Sale{}, err
+	var sale booking.Sale
+	asked := 0
+	for _, present := range []bool{len(f["seat"]) > 0, in.quantity != "", in.gaQuantity != ""} {
+		if present {
+			asked++
+		}
+	}
+	var err error
+	switch {
+	case asked > 1:
+		return sale, badRequest("invalid_request", "Tick seats, or give a number of best seats, or of standing places: one of them.")
+	case in.quantity != "":
+		if sale.Quantity, err = formQuantity(in.quantity, "seats", booking.MaxSaleSeats); err != nil {
+			return sale, err
+		}
+		if err := cleanText("section", in.section, 100); err != nil {
+			return sale, err
+		}
+		sale.Section, sale.Together = in.section, true
+	case in.gaQuantity != "":
+		if sale.Quantity, err = formQuantity(in.gaQuantity, "places", booking.MaxSaleSeats); err != nil {
+			return sale, err
+		}
+		if sale.GATierID, err = booking.ParseID(in.gaTier); err != nil {
+			return sale, badRequest("invalid_ga_tier", "That is not a standing tier of this event.")
+		}
+	default:
+		if sale.SeatIDs, err = seatForm(f, booking.MaxSaleSeats); err != nil {
+			return sale, err
+		}
 	}
 	switch {
 	case in.method != booking.PayCash && in.method != booking.PayCardPresent:
@@ -241,7 +284,8 @@ func saleForm(f url.Values, in sellInput) (booking.Sale, error) {
 	if len(token) < 16 || len(token) > 64 {
 		return booking.Sale{}, badRequest("invalid_token", "This form is incomplete; load the page again.")
 	}
-	return booking.Sale{SeatIDs: seats, Method: in.method, Token: token, BuyerName: in.name, Email: in.email}, nil
+	sale.Method, sale.Token, sale.BuyerName, sale.Email = in.method, token, in.name, in.email
+	return sale, nil
 }
 
 // sellRefused shows the staff map again with why a sale or a staff hold was refused,

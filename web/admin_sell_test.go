@@ -362,3 +362,51 @@ func with(f url.Values, field, value string) url.Values {
 	f.Set(field, value)
 	return f
 }
+
+// TestStaffSaleByNumber: without ticking, the sale form sells the best seats or
+// standing places by number; asking for both at once, or for more than there are, is
+// refused and sells nothing.
+func TestStaffSaleByNumber(t *testing.T) {
+	t.Parallel()
+	a := newTestApp(t)
+	c, _ := a.staffClient(t, staff.BoxOffice)
+	ev := smallEvent(t, a.Pool, "by-number")
+	base := "/admin/events/" + itoa(ev)
+	p := c.page(base+"/sell", false)
+	tier, _ := p.doc.Find("#sale-ga-tier option").Attr("value")
+	if tier == "" || p.doc.Find("label[for=sale-qty]").Length() != 1 || p.doc.Find("label[for=sale-ga-qty]").Length() != 1 {
+		t.Fatalf("the sale form has no fields to sell by number")
+	}
+
+	best := with(sellForm(c, "by-number-token-00001"), "quantity", "3")
+	if r := c.postForm(base+"/sell", best, false); r.status != http.StatusSeeOther || !saleLocation.MatchString(r.header.Get("Location")) {
+		t.Fatalf("best 3: %d %s", r.status, r.doc.Find("#seat-message").Text())
+	}
+	standing := with(with(sellForm(c, "by-number-token-00002"), "ga_tier", tier), "ga_quantity", "4")
+	r := c.postForm(base+"/sell", standing, false)
+	if r.status != http.StatusSeeOther {
+		t.Fatalf("4 standing: %d %s", r.status, r.doc.Find("#seat-message").Text())
+	}
+	if n := c.page(r.header.Get("Location"), false).doc.Find("ol.tickets .ticket svg.qr").Length(); n != 4 {
+		t.Errorf("standing tickets printed: %d, want 4", n)
+	}
+	if n := count(t, a.Pool, `SELECT count(*) FROM tickets WHERE event_id = $1`, ev); n != 7 {
+		t.Errorf("tickets: %d, want 7", n)
+	}
+	before := saleState(t, a.Pool)
+	for name, f := range map[string]url.Values{
+		"seats and a number": with(sellForm(c, "by-number-token-00003", firstSeats(t, a.Pool, ev, 10)[9]), "quantity", "1"),
+		"too many standing":  with(with(sellForm(c, "by-number-token-00004"), "ga_tier", tier), "ga_quantity", "7"),
+		"no such tier":       with(with(sellForm(c, "by-number-token-00005"), "ga_tier", "x"), "ga_quantity", "1"),
+		"zero seats":         with(sellForm(c, "by-number-token-00006"), "quantity", "0"),
+	} {
+		r := c.postForm(base+"/sell", f, false)
+		if msg := strings.TrimSpace(r.doc.Find("#seat-message").Text()); r.status < 400 || r.status >= 500 || msg == "" {
+			t.Errorf("%s: %d %q, want a 4xx that says why", name, r.status, msg)
+		}
+	}
+	if d := stateDiff(before, saleState(t, a.Pool)); len(d) > 0 {
+		t.Errorf("refused sales changed the database: %v", d)
+	}
+	bookingtest.CheckMoney(t, a.Pool, ev)
+}
