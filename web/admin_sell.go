@@ -70,7 +70,7 @@ func (s *server) showSell(c echo.Context) error {
 // comes back with a message; view is the section the map showed.
 type sellInput struct {
 	name, email, method, kind, reason, releaseAt, view string
-	quantity, section, gaTier, gaQuantity             string
+	quantity, section, gaTier, gaQuantity              string
 }
 
 // staffMapPost reads a post of the staff map's form (by either of its buttons): the
