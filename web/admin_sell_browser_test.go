@@ -138,7 +138,7 @@ func TestBrowserStaffMapPhone(t *testing.T) {
 	if over := js[float64](t, ctx, `document.documentElement.scrollWidth - window.innerWidth`); over > 1 {
 		t.Errorf("staff map on a phone: %.0f CSS px wider than the screen", over)
 	}
-	small := js[[]string](t, ctx, `Array.from(document.querySelectorAll(".seat-side button, .seat-side input:not([type=hidden]):not([type=radio]), .seat-side select, .staff-sell fieldset label, #staff-holds button"))
+	small := js[[]string](t, ctx, `Array.from(document.querySelectorAll(".seat-side button, .seat-side input:not([type=hidden]):not([type=radio]), .seat-side select, .staff-sell fieldset.choices label, #staff-holds button"))
 		.filter(e => e.getBoundingClientRect().height < 44).map(e => e.outerHTML.slice(0, 80))`)
 	if len(small) > 0 {
 		t.Errorf("targets under 44 CSS px tall on a phone: %q", small)
