@@ -108,9 +108,9 @@ func TestBrowserBoxOfficeSale(t *testing.T) {
 	noConsoleErrors(t, ctx, watcher)
 }
 
-// TestBrowserStaffMapPhone: on a phone-sized screen the staff map is no wider than the
-// screen (the map scrolls in its own box), and its buttons and choices are at least 44
-// CSS pixels tall.
+// TestBrowserStaffMapPhone: on a phone-sized screen the staff map and a sale's tickets
+// are no wider than the screen (the map scrolls in its own box), and their buttons and
+// choices are at least 44 CSS pixels tall.
 func TestBrowserStaffMapPhone(t *testing.T) {
 	t.Parallel()
 	app := newTestApp(t)
@@ -142,6 +142,21 @@ func TestBrowserStaffMapPhone(t *testing.T) {
 		.filter(e => e.getBoundingClientRect().height < 44).map(e => e.outerHTML.slice(0, 80))`)
 	if len(small) > 0 {
 		t.Errorf("targets under 44 CSS px tall on a phone: %q", small)
+	}
+
+	// A sale from the phone: its tickets fit the screen too.
+	browsertest.Do(t, ctx, chromedp.Click(chromedp.CSS(`.map .seat.avail input[name=seat]`)))
+	rctx, cancel = context.WithTimeout(ctx, browsertest.Timeout)
+	resp, err = chromedp.RunResponse(rctx, chromedp.Click(chromedp.CSS(`.sale-panel button[type=submit]`)))
+	cancel()
+	if err != nil || resp.Status != 200 || !strings.Contains(resp.URL, "/sales/") {
+		t.Fatalf("sale on a phone: got %+v (%v)", resp, err)
+	}
+	if over := js[float64](t, ctx, `document.documentElement.scrollWidth - window.innerWidth`); over > 1 {
+		t.Errorf("tickets on a phone: %.0f CSS px wider than the screen", over)
+	}
+	if h := js[float64](t, ctx, `document.querySelector("button[data-print]").getBoundingClientRect().height`); h < 44 {
+		t.Errorf("the print button on a phone: %.0f CSS px tall, want 44", h)
 	}
 	noConsoleErrors(t, ctx)
 }

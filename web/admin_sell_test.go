@@ -256,6 +256,7 @@ func TestStaffSale(t *testing.T) {
 	f := sellForm(c, "sale-token-0123456789", seats[0], seats[1])
 	f.Set("method", "card_present")
 	f.Set("email", "walkup@example.com")
+	f.Set("name", "<i>Walk-up</i>")
 	ans := c.postForm(base+"/sell", f, false)
 	loc := saleLocation.FindStringSubmatch(ans.header.Get("Location"))
 	if ans.status != http.StatusSeeOther || loc == nil || loc[1] != itoa(ev) {
@@ -282,7 +283,10 @@ func TestStaffSale(t *testing.T) {
 	if p.doc.Find(`link[rel=stylesheet][media=print]`).Length() != 1 || p.doc.Find("button[data-print]").Length() != 1 {
 		t.Error("the tickets page has no print stylesheet or print button")
 	}
-	for _, want := range []string{"Paid by card at the box office", "Walk-up walkup@example.com", "Sold by " + m.Name} {
+	if strings.Contains(p.body, "<i>Walk-up</i>") || !strings.Contains(p.body, "&lt;i&gt;Walk-up&lt;/i&gt;") {
+		t.Error("the buyer's name is not escaped on the tickets page")
+	}
+	for _, want := range []string{"Paid by card at the box office", "<i>Walk-up</i> walkup@example.com", "Sold by " + m.Name} {
 		if !strings.Contains(p.doc.Find(".order-summary").Text(), want) {
 			t.Errorf("the sale's summary does not say %q", want)
 		}
