@@ -9,6 +9,7 @@ import (
 	"github.com/chromedp/cdproto/emulation"
 	cdppage "github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 
 	"boxoffice/internal/browsertest"
 	"boxoffice/internal/staff"
@@ -157,6 +158,47 @@ func TestBrowserStaffMapPhone(t *testing.T) {
 	}
 	if h := js[float64](t, ctx, `document.querySelector("button[data-print]").getBoundingClientRect().height`); h < 44 {
 		t.Errorf("the print button on a phone: %.0f CSS px tall, want 44", h)
+	}
+	noConsoleErrors(t, ctx)
+}
+
+// TestBrowserBoxOfficeKeyboard: with the keyboard alone (Tab into the map, an arrow to a
+// seat, Space to tick it, Tab on to the sale button, Enter), a member sells a seat.
+func TestBrowserBoxOfficeKeyboard(t *testing.T) {
+	t.Parallel()
+	app := newTestApp(t)
+	b := browsertest.New(t)
+	ctx := b.NewContext(t)
+	staffLogin(t, ctx, app, staff.BoxOffice, "/admin/events/"+itoa(app.EventID)+"/sell")
+	waitJS(t, ctx, "the page's scripts", `document.documentElement.classList.contains("js") && typeof htmx === "object"`, browsertest.Timeout)
+
+	tabUntil := func(what, cond string) {
+		t.Helper()
+		for i := 0; !js[bool](t, ctx, cond); i++ {
+			if i == 80 {
+				t.Fatalf("80 presses of Tab never reached %s; focus is on %s", what,
+					js[string](t, ctx, `document.activeElement ? document.activeElement.outerHTML.slice(0, 120) : "nothing"`))
+			}
+			browsertest.Do(t, ctx, chromedp.KeyEvent(kb.Tab))
+		}
+	}
+	tabUntil("the seat map", `!!(document.activeElement && document.activeElement.closest && document.activeElement.closest(".map .seat"))`)
+	browsertest.Do(t, ctx, chromedp.KeyEvent(kb.ArrowRight))
+	seat := js[string](t, ctx, `document.activeElement.closest(".seat").id`)
+	browsertest.Do(t, ctx, chromedp.KeyEvent(" "))
+	if !js[bool](t, ctx, `document.activeElement.checked`) {
+		t.Fatalf("Space on %s did not tick it", seat)
+	}
+	tabUntil("the sale button", `document.activeElement && document.activeElement.matches(".sale-panel button[type=submit]")`)
+	rctx, cancel := context.WithTimeout(ctx, browsertest.Timeout)
+	resp, err := chromedp.RunResponse(rctx, chromedp.KeyEvent(kb.Enter))
+	cancel()
+	if err != nil || resp.Status != 200 || !strings.Contains(resp.URL, "/sales/") {
+		t.Fatalf("Enter on the sale button: got %+v (%v), want the tickets page", resp, err)
+	}
+	seatID := strings.TrimPrefix(seat, "seat-")
+	if n := count(t, app.Pool, `SELECT count(*) FROM seats WHERE event_id = $1 AND id = $2::bigint AND sold_at IS NOT NULL`, app.EventID, seatID); n != 1 {
+		t.Errorf("seat %s sold: %d, want 1", seat, n)
 	}
 	noConsoleErrors(t, ctx)
 }
