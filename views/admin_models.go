@@ -56,6 +56,7 @@ type AdminEvent struct {
 	// (admins only).
 	Unpublished bool
 	Edit        string
+	Sell        string // the box office's seat map; empty for a role that may not sell
 }
 
 // AdminHome is the admin landing page.

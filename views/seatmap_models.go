@@ -94,20 +94,23 @@ type LegendPrice struct {
 type SeatMap struct {
 	FragmentURL string // the map alone, fetched again when the live stream says reset
 	FormAction  string // where ticked seats are posted
-	CSRF        string
-	View        string // the section shown, posted back so the answer returns to it
-	Heading     string
-	Overview    bool
-	BackURL     string // from one section to the overview; empty otherwise
-	ViewBox     string
-	Width       int // natural size in CSS pixels: two per map unit, tappable on a phone
-	Height      int
-	Stage       *Shape
-	Captions    []Caption
-	Rows        []RowView
-	Sections    []SectionShape
-	Nav         []SectionLink // the other sections of a big venue
-	Summary     string        // e.g. "1,234 of 2,500 seats left"
+	// Pick makes ticking a choice only, for the staff map: nothing is posted on a
+	// tick; the buttons of the forms beside the map post the ticked seats.
+	Pick     bool
+	CSRF     string
+	View     string // the section shown, posted back so the answer returns to it
+	Heading  string
+	Overview bool
+	BackURL  string // from one section to the overview; empty otherwise
+	ViewBox  string
+	Width    int // natural size in CSS pixels: two per map unit, tappable on a phone
+	Height   int
+	Stage    *Shape
+	Captions []Caption
+	Rows     []RowView
+	Sections []SectionShape
+	Nav      []SectionLink // the other sections of a big venue
+	Summary  string        // e.g. "1,234 of 2,500 seats left"
 }
 
 // Shape is a labelled rectangle on the map (the stage).

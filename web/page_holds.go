@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -152,16 +153,11 @@ func (s *server) holdRefused(c echo.Context, ev booking.Event, view string, req 
 	case errors.Is(err, booking.ErrGATierNotFound):
 		ae = &apiError{Status: http.StatusUnprocessableEntity, Code: "ga_tier_not_found"}
 	}
-	var taken []int64
-	var unavailable *booking.SeatsUnavailableError
-	if errors.As(err, &unavailable) {
-		taken = unavailable.SeatIDs
+	taken, seats, terr := s.takenSeats(c.Request().Context(), ev.ID, err)
+	if terr != nil {
+		return terr
 	}
-	m, merr := s.Booking.SeatMapSeats(c.Request().Context(), ev.ID, taken)
-	if merr != nil {
-		return merr
-	}
-	msg := views.Message{Error: true, Text: refusalText(ae, err, req, booking.SeatsByID(m, taken))}
+	msg := views.Message{Error: true, Text: refusalText(ae, err, req, seats)}
 	if isHTMX(c) {
 		return s.holdAnswer(c, ev, view, ae.Status, msg, taken, booking.SeatHeld)
 	}
@@ -173,6 +169,20 @@ func (s *server) holdRefused(c echo.Context, ev booking.Event, view string, req 
 		return perr
 	}
 	return render(c, ae.Status, personal, views.SeatsPageView(p))
+}
+
+// takenSeats names the seats a refusal says someone else has (a
+// *booking.SeatsUnavailableError), as the map shows them; none for any other error.
+func (s *server) takenSeats(ctx context.Context, eventID int64, err error) ([]int64, []booking.MapSeat, error) {
+	var unavailable *booking.SeatsUnavailableError
+	if !errors.As(err, &unavailable) {
+		return nil, nil, nil
+	}
+	m, merr := s.Booking.SeatMapSeats(ctx, eventID, unavailable.SeatIDs)
+	if merr != nil {
+		return nil, nil, merr
+	}
+	return unavailable.SeatIDs, booking.SeatsByID(m, unavailable.SeatIDs), nil
 }
 
 // refusalText words a refused hold for the buyer.

@@ -30,9 +30,14 @@ const (
 // stateMine is a seat held by the viewing buyer: a state of the page, not of the map.
 const stateMine = "mine"
 
+// stateStaff prefixes the kind of a staff hold ("staff:house"): a state of the staff
+// map only, where a seat held by staff is told from one a buyer holds.
+const stateStaff = "staff:"
+
 // seatStyle is what drawing a seat needs beyond the seat itself.
 type seatStyle struct {
-	mine map[int64]bool // the viewer's held seats
+	mine  map[int64]bool   // the viewer's held seats
+	staff map[int64]string // on the staff map: seats of staff holds, by kind
 }
 
 // state is the seat's state as this viewer sees it. The buyer's own holds come from a
@@ -40,6 +45,9 @@ type seatStyle struct {
 func (st seatStyle) state(s booking.MapSeat) string {
 	if st.mine[s.ID] {
 		return stateMine
+	}
+	if kind := st.staff[s.ID]; kind != "" {
+		return stateStaff + kind
 	}
 	return s.Status
 }
@@ -53,6 +61,11 @@ func seatView(s booking.MapSeat, state string) views.SeatView {
 		Accessible: s.Accessible,
 	}
 	word := state
+	if kind, ok := strings.CutPrefix(state, stateStaff); ok {
+		v.Shape, v.Class = "held", "seat held staff"
+		v.Label = seatName(s) + ", " + kind + " hold"
+		return v
+	}
 	switch state {
 	case booking.SeatAvailable:
 		v.Shape, v.Class, v.Value = "available", "seat avail", strconv.FormatInt(s.ID, 10)
@@ -101,20 +114,40 @@ type mapArgs struct {
 	section string // one section, or "" for the venue
 	style   seatStyle
 	csrf    string
+	// staff draws the box office's map: ticking picks seats for the forms beside it,
+	// and its links stay on the staff page.
+	staff *staffMap
+}
+
+// staffMap is where the staff map's links and form go.
+type staffMap struct {
+	pageURL    func(section string) string
+	formAction string
+}
+
+// url is the map's page for a section ("" for the venue).
+func (a mapArgs) url(section string) string {
+	if a.staff != nil {
+		return a.staff.pageURL(section)
+	}
+	return seatsURL(a.ev, section)
 }
 
 // seatMapView builds the map part of the seat page: the overview of a big venue, or
 // the seats of the venue or of one section.
 func seatMapView(a mapArgs) views.SeatMap {
 	v := views.SeatMap{
-		FragmentURL: seatsURL(a.ev, a.section), FormAction: holdsURL(a.ev),
+		FragmentURL: a.url(a.section), FormAction: holdsURL(a.ev),
 		CSRF: a.csrf, View: a.section,
+	}
+	if a.staff != nil {
+		v.FormAction, v.Pick = a.staff.formAction, true
 	}
 	big := a.sum.Seats > overviewMin
 	if big {
 		for _, sec := range a.sum.Sections {
 			v.Nav = append(v.Nav, views.SectionLink{
-				Name: sec.Name, URL: seatsURL(a.ev, sec.Name), Left: leftText(sec.Available), Current: sec.Name == a.section,
+				Name: sec.Name, URL: a.url(sec.Name), Left: leftText(sec.Available), Current: sec.Name == a.section,
 			})
 		}
 	}
@@ -126,7 +159,7 @@ func seatMapView(a mapArgs) views.SeatMap {
 		v.Heading = "Section " + sec.Name
 		v.Summary = fmt.Sprintf("%s of %s seats left in this section.", wording.Thousands(sec.Available), wording.Thousands(sec.Seats))
 		if big {
-			v.BackURL = seatsURL(a.ev, "")
+			v.BackURL = a.url("")
 		}
 		seatRows(&v, a)
 	default:
@@ -156,7 +189,7 @@ func overview(v *views.SeatMap, a mapArgs) {
 		x, y := sec.MinX-pad/2, sec.MinY-pad/2
 		w, h := sec.MaxX-sec.MinX+pad, sec.MaxY-sec.MinY+pad
 		v.Sections = append(v.Sections, views.SectionShape{
-			Name: sec.Name, URL: seatsURL(a.ev, sec.Name),
+			Name: sec.Name, URL: a.url(sec.Name),
 			Label: fmt.Sprintf("Section %s: %s of %s seats left (%d%%), %s", sec.Name,
 				wording.Thousands(sec.Available), wording.Thousands(sec.Seats), pct, priceRange(sec.MinPriceCents, sec.MaxPriceCents)),
 			Class: availabilityBand(sec.Available, sec.Seats),

@@ -68,6 +68,13 @@ func (s *server) adminRoutes() []adminRoute {
 		{http.MethodGet, "/admin/events/:id", s.editEvent, adminsOnly},
 		{http.MethodPost, "/admin/events/:id", s.updateEvent, adminsOnly},
 		{http.MethodPost, "/admin/events/:id/publish", s.publishEvent, adminsOnly},
+
+		// The box office's seat map: sales at the window and staff holds (admin_sell.go).
+		{http.MethodGet, "/admin/events/:id/sell", s.showSell, boxOffice},
+		{http.MethodPost, "/admin/events/:id/sell", s.sellSeats, boxOffice},
+		{http.MethodGet, "/admin/events/:id/sales/:order", s.showSale, boxOffice},
+		{http.MethodPost, "/admin/events/:id/holds", s.holdSeatsForStaff, boxOffice},
+		{http.MethodPost, "/admin/events/:id/holds/:hold/release", s.releaseStaffHold, boxOffice},
 	}
 }
 
@@ -117,6 +124,9 @@ func adminHomeView(p views.AdminPage, events []booking.Event, published map[int6
 			OnSale: onSaleText(e, now), Public: eventURL(e), Waiting: e.QueueEnabled, Unpublished: !published[e.ID]}
 		if p.Role == string(staff.Admin) {
 			ae.Edit = adminEventURL(e.ID)
+		}
+		if staff.Role(p.Role).May(boxOffice...) {
+			ae.Sell = sellURL(e.ID, "")
 		}
 		h.Events = append(h.Events, ae)
 	}

@@ -255,6 +255,12 @@ func (a *applier) failed(ctx context.Context) (PaymentOutcome, error) {
 // sell sells the order's seats and places and issues its tickets, inside a savepoint:
 // on any shortfall everything it did is undone and reason says why.
 func (s *Service) sell(ctx context.Context, tx pgx.Tx, q *db.Queries, o db.Order) (sold []int64, reason string, err error) {
+	return s.sellUpTo(ctx, tx, q, o, s.cfg.MaxPerBuyer)
+}
+
+// sellUpTo is sell with the buyer's limit given: the box office sells a group more
+// seats than one online buyer may have.
+func (s *Service) sellUpTo(ctx context.Context, tx pgx.Tx, q *db.Queries, o db.Order, limit int) (sold []int64, reason string, err error) {
 	h, err := q.HoldLock(ctx, db.HoldLockParams{EventID: o.EventID, ID: o.HoldID})
 	if err != nil {
 		return nil, "", err
@@ -277,7 +283,7 @@ func (s *Service) sell(ctx context.Context, tx pgx.Tx, q *db.Queries, o db.Order
 	if err != nil {
 		return nil, "", err
 	}
-	if int(others)+len(o.SeatIds)+int(o.GaQuantity) > s.cfg.MaxPerBuyer {
+	if int(others)+len(o.SeatIds)+int(o.GaQuantity) > limit {
 		return nil, ReasonBuyerLimit, nil
 	}
 	if len(o.SeatIds) > 0 {

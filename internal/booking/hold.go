@@ -25,72 +25,73 @@ func (s *Service) hold(ctx context.Context, req HoldRequest) (Hold, error) {
 		return s.holdExact(ctx, req)
 	}
 	var h Hold
-	var changed []int64
 	err := s.inTx(ctx, func(tx pgx.Tx, q *db.Queries) error {
-		if err := q.BuyerLock(ctx, db.BuyerLockParams{Buyer: req.Buyer, EventID: req.EventID}); err != nil {
-			return err
-		}
-		var tier db.GATierGetRow
-		if req.GATierID != 0 {
-			var err error
-			tier, err = q.GATierGet(ctx, db.GATierGetParams{EventID: req.EventID, ID: req.GATierID})
-			if errors.Is(err, pgx.ErrNoRows) {
-				return s.missingEventOr(ctx, req.EventID, ErrGATierNotFound)
-			} else if err != nil {
-				return err
-			}
-		}
-		p := db.HoldCreateParams{
-			EventID: req.EventID, Buyer: req.Buyer,
-			TtlSeconds: s.cfg.HoldTTL.Seconds(), BuyerLimit: int32(s.cfg.MaxPerBuyer),
-		}
-		if req.GATierID != 0 {
-			p.GaTierID, p.GaQuantity = &req.GATierID, int32(req.Quantity)
-		} else {
-			p.SeatCount = int32(req.Quantity)
-		}
-		row, err := q.HoldCreate(ctx, p)
-		if errors.Is(err, pgx.ErrNoRows) {
-			if werr := saleWindowError(ctx, q, req.EventID); werr != nil {
-				return werr
-			}
-			held, err := q.BuyerPlaces(ctx, db.BuyerPlacesParams{EventID: req.EventID, Buyer: req.Buyer})
-			if err != nil {
-				return err
-			}
-			return &LimitError{Limit: s.cfg.MaxPerBuyer, Held: int(held)}
-		} else if err != nil {
-			if isForeignKeyViolation(err) {
-				return ErrEventNotFound
-			}
-			return err
-		}
-		h = Hold{ID: HoldID{Event: req.EventID, Seq: row.ID}, ExpiresAt: row.ExpiresAt}
-		switch {
-		case req.GATierID != 0:
-			if err := s.takeGA(ctx, q, req.EventID, row.ID, tier.ID, int(tier.Stripes), req.Quantity); err != nil {
-				return err
-			}
-			h.GA = &GAPlaces{TierID: tier.ID, TierName: tier.Name, Quantity: req.Quantity, PriceCents: int(tier.PriceCents)}
-		default:
-			h.Seats, err = s.holdBest(ctx, tx, q, req, row)
-		}
-		if err != nil {
-			return err
-		}
-		for _, st := range h.Seats {
-			changed = append(changed, st.ID)
-		}
-		return nil
+		var err error
+		h, err = s.holdPlaces(ctx, tx, q, req, s.cfg.MaxPerBuyer)
+		return err
 	})
 	if err != nil {
 		return Hold{}, err
 	}
-	s.announce(ctx, req.EventID, changed)
+	s.announce(ctx, req.EventID, seatIDsOf(h.Seats))
 	if h.GA != nil {
 		s.announceGA(ctx, req.EventID)
 	}
 	return h, nil
+}
+
+// holdPlaces holds best-available seats or general-admission places in the caller's
+// transaction, the buyer staying within limit: the hold row first (HoldCreate, which
+// carries the sales window and the limit), then the claim.
+func (s *Service) holdPlaces(ctx context.Context, tx pgx.Tx, q *db.Queries, req HoldRequest, limit int) (Hold, error) {
+	if err := q.BuyerLock(ctx, db.BuyerLockParams{Buyer: req.Buyer, EventID: req.EventID}); err != nil {
+		return Hold{}, err
+	}
+	var tier db.GATierGetRow
+	if req.GATierID != 0 {
+		var err error
+		tier, err = q.GATierGet(ctx, db.GATierGetParams{EventID: req.EventID, ID: req.GATierID})
+		if errors.Is(err, pgx.ErrNoRows) {
+			return Hold{}, s.missingEventOr(ctx, req.EventID, ErrGATierNotFound)
+		} else if err != nil {
+			return Hold{}, err
+		}
+	}
+	p := db.HoldCreateParams{
+		EventID: req.EventID, Buyer: req.Buyer,
+		TtlSeconds: s.cfg.HoldTTL.Seconds(), BuyerLimit: int32(limit),
+	}
+	if req.GATierID != 0 {
+		p.GaTierID, p.GaQuantity = &req.GATierID, int32(req.Quantity)
+	} else {
+		p.SeatCount = int32(req.Quantity)
+	}
+	row, err := q.HoldCreate(ctx, p)
+	if errors.Is(err, pgx.ErrNoRows) {
+		if werr := saleWindowError(ctx, q, req.EventID); werr != nil {
+			return Hold{}, werr
+		}
+		held, err := q.BuyerPlaces(ctx, db.BuyerPlacesParams{EventID: req.EventID, Buyer: req.Buyer})
+		if err != nil {
+			return Hold{}, err
+		}
+		return Hold{}, &LimitError{Limit: limit, Held: int(held)}
+	} else if err != nil {
+		if isForeignKeyViolation(err) {
+			return Hold{}, ErrEventNotFound
+		}
+		return Hold{}, err
+	}
+	h := Hold{ID: HoldID{Event: req.EventID, Seq: row.ID}, ExpiresAt: row.ExpiresAt}
+	if req.GATierID != 0 {
+		if err := s.takeGA(ctx, q, req.EventID, row.ID, tier.ID, int(tier.Stripes), req.Quantity); err != nil {
+			return Hold{}, err
+		}
+		h.GA = &GAPlaces{TierID: tier.ID, TierName: tier.Name, Quantity: req.Quantity, PriceCents: int(tier.PriceCents)}
+		return h, nil
+	}
+	h.Seats, err = s.holdBest(ctx, tx, q, req, row)
+	return h, err
 }
 
 func (s *Service) checkHoldRequest(req HoldRequest) error {
@@ -121,6 +122,17 @@ func (s *Service) holdExact(ctx context.Context, req HoldRequest) (Hold, error) 
 	if err != nil {
 		return Hold{}, err
 	}
+	h, err := s.exactVerdict(ctx, req, rows)
+	if err != nil {
+		return Hold{}, err
+	}
+	s.announce(ctx, req.EventID, seatIDsOf(h.Seats))
+	return h, nil
+}
+
+// exactVerdict reads hold_seats' answer: the hold, or the error that says why nothing
+// was held.
+func (s *Service) exactVerdict(ctx context.Context, req HoldRequest, rows []db.SeatsHoldExactRow) (Hold, error) {
 	if len(rows) == 0 {
 		return Hold{}, errors.New("hold_seats answered nothing")
 	}
@@ -148,8 +160,15 @@ func (s *Service) holdExact(ctx context.Context, req HoldRequest) (Hold, error) 
 		h.Seats = append(h.Seats, Seat{ID: r.SeatID, Section: r.Section, Row: r.RowLabel, Number: int(r.Number), PriceCents: int(r.PriceCents)})
 	}
 	slices.SortFunc(h.Seats, func(a, b Seat) int { return cmp.Compare(a.ID, b.ID) })
-	s.announce(ctx, req.EventID, ids)
 	return h, nil
+}
+
+func seatIDsOf(seats []Seat) []int64 {
+	ids := make([]int64, len(seats))
+	for i, st := range seats {
+		ids[i] = st.ID
+	}
+	return ids
 }
 
 // missingEventOr tells an unknown event from an unknown seat or tier of a known one.

@@ -198,6 +198,16 @@ type AuditLog struct {
 	Address string
 }
 
+type BoxOfficeSale struct {
+	EventID   int64
+	Token     string
+	OrderID   int64
+	StaffID   int64
+	Method    string
+	BuyerName string
+	CreatedAt time.Time
+}
+
 type Event struct {
 	ID                   int64
 	VenueID              int64
@@ -244,6 +254,9 @@ type Hold struct {
 	CreatedAt  time.Time
 	ReleasedAt *time.Time
 	SoldAt     *time.Time
+	Kind       string
+	Reason     string
+	StaffID    *int64
 }
 
 type HoldGaPlace struct {

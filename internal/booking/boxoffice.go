@@ -1,0 +1,267 @@
+package booking
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"boxoffice/internal/db"
+	"boxoffice/internal/staff"
+)
+
+// How a box-office buyer pays: the money changes hands at the window.
+const (
+	PayCash        = "cash"
+	PayCardPresent = "card_present"
+)
+
+// BoxOfficeProvider is the payments' provider of box-office sales.
+const BoxOfficeProvider = "box_office"
+
+// MaxSaleSeats bounds one box-office sale: a bound on one request's work, not on what
+// a buyer may have (the per-buyer limit is for online buyers).
+const MaxSaleSeats = 100
+
+// Errors of box-office sales.
+var (
+	// ErrInvalidSale: no seats or too many, a seat named twice, no payment method, a
+	// bad token, a name too long; the error says which.
+	ErrInvalidSale = errors.New("invalid box-office sale")
+	// ErrSaleFormUsed: the form's token sold other seats already (a page kept open,
+	// or the browser's back button): nothing more is sold under it.
+	ErrSaleFormUsed = errors.New("this sale form was used for another sale")
+)
+
+// Sale is a sale at the box office, paid on the spot: seats picked on the staff map
+// (SeatIDs), or the best Quantity seats (in Section, Together), or Quantity places of
+// the general-admission tier GATierID.
+type Sale struct {
+	EventID  int64
+	SeatIDs  []int64
+	Quantity int
+	Section  string
+	Together bool
+	GATierID int64
+	Method   string // PayCash or PayCardPresent
+	// Token is the sale form's own random key: the same form submitted twice sells
+	// once, and the second answer is the first sale's order.
+	Token     string
+	BuyerName string // optional
+	Email     string // optional; the confirmation is emailed when given
+	StaffID   int64
+	Address   string // the member's address, for the audit log
+}
+
+// SaleRecord is what the box office recorded of a sale, besides its order.
+type SaleRecord struct {
+	Method    string
+	BuyerName string
+	StaffName string
+	At        time.Time
+}
+
+// saleBuyer owns a sale's hold and order: one per form, so the form's token is the
+// buyer's lock and its key, and no session's buyer (random base32) looks like it.
+func saleBuyer(token string) string { return "box-office:" + token }
+
+func (sl Sale) check() error {
+	ids := slices.Clone(sl.SeatIDs)
+	slices.Sort(ids)
+	switch {
+	case (len(sl.SeatIDs) == 0) == (sl.Quantity == 0):
+		return fmt.Errorf("%w: pick seats on the map, or say how many seats or places: one of the two", ErrInvalidSale)
+	case len(sl.SeatIDs) > MaxSaleSeats || sl.Quantity < 0 || sl.Quantity > MaxSaleSeats:
+		return fmt.Errorf("%w: sell 1 to %d seats or places at once", ErrInvalidSale, MaxSaleSeats)
+	case sl.GATierID != 0 && sl.Quantity == 0:
+		return fmt.Errorf("%w: say how many standing places", ErrInvalidSale)
+	case len(slices.Compact(ids)) != len(sl.SeatIDs):
+		return fmt.Errorf("%w: a seat is named twice", ErrInvalidSale)
+	case sl.Method != PayCash && sl.Method != PayCardPresent:
+		return fmt.Errorf("%w: the payment must be cash or card", ErrInvalidSale)
+	case len(sl.Token) < 16 || len(sl.Token) > 64:
+		return fmt.Errorf("%w: the form's token is missing; load the page again", ErrInvalidSale)
+	case len(sl.BuyerName) > 200:
+		return fmt.Errorf("%w: the name must be at most 200 characters", ErrInvalidSale)
+	case sl.StaffID == 0:
+		return errors.New("sale without a member of staff")
+	}
+	return nil
+}
+
+// SellAtBoxOffice sells seats or places at the window at once, in one transaction and
+// through the statements of an online sale: they are held as an online buyer's are
+// (saleHold: a seat anyone else holds or bought is refused, all or nothing, and the
+// sales window applies), the order made by OrderCreate, the money recorded as a payment that
+// succeeded (the order keeps exactly one charge, as every confirmed order does), and
+// the seats sold by SeatSell with their tickets. Selling the same form (Token) again
+// returns the first sale's order and sells nothing; replayed reports whether it was
+// such a repeat. The sale is audited in its transaction; the live map hears of the
+// seats after commit.
+func (s *Service) SellAtBoxOffice(ctx context.Context, sl Sale) (o Order, replayed bool, err error) {
+	if err := sl.check(); err != nil {
+		return Order{}, false, err
+	}
+	buyer := saleBuyer(sl.Token)
+	var row db.Order
+	var sold []int64
+	ga := false
+	err = s.inTx(ctx, func(tx pgx.Tx, q *db.Queries) error {
+		sold, replayed, ga = nil, false, false
+		// A double submit waits here for the first, then finds its order.
+		if err := q.BuyerLock(ctx, db.BuyerLockParams{Buyer: buyer, EventID: sl.EventID}); err != nil {
+			return err
+		}
+		id, err := q.BoxOfficeSaleByToken(ctx, db.BoxOfficeSaleByTokenParams{EventID: sl.EventID, Token: sl.Token})
+		if err == nil {
+			replayed = true
+			if row, err = q.OrderGet(ctx, id); err != nil {
+				return err
+			}
+			if !sl.made(row) {
+				return ErrSaleFormUsed
+			}
+			return nil
+		} else if !errors.Is(err, pgx.ErrNoRows) {
+			return err
+		}
+
+		h, err := s.saleHold(ctx, tx, q, sl, buyer)
+		if err != nil {
+			return err
+		}
+		amount := 0
+		for _, st := range h.Seats {
+			amount += st.PriceCents
+		}
+		p := db.OrderCreateParams{
+			EventID: sl.EventID, HoldID: h.ID.Seq, Buyer: buyer, Email: sl.Email, SeatIds: seatIDsOf(h.Seats),
+		}
+		if h.GA != nil {
+			amount += h.GA.PriceCents * h.GA.Quantity
+			p.GaTierID, p.GaQuantity = &h.GA.TierID, int32(h.GA.Quantity)
+			ga = true
+		}
+		p.AmountCents = int32(amount)
+		row, err = q.OrderCreate(ctx, p)
+		if errors.Is(err, pgx.ErrNoRows) {
+			if werr := saleWindowError(ctx, q, sl.EventID); werr != nil {
+				return werr
+			}
+		}
+		if err != nil {
+			return err
+		}
+		var paymentID *string
+		if amount > 0 {
+			pid := BoxOfficeProvider + "_" + strconv.FormatInt(row.ID, 10)
+			paymentID = &pid
+			if err := q.PaymentAtBoxOffice(ctx, db.PaymentAtBoxOfficeParams{
+				OrderID: row.ID, IdempotencyKey: pid, ProviderPaymentID: paymentID,
+				AmountCents: int32(amount), Method: sl.Method,
+			}); err != nil {
+				return err
+			}
+		}
+		var reason string
+		sold, reason, err = s.sellUpTo(ctx, tx, q, row, len(row.SeatIds)+int(row.GaQuantity))
+		if err != nil {
+			return err
+		}
+		if reason != "" {
+			// The seats were held a moment ago in this transaction: nothing should
+			// take them. Selling nothing is still the safe answer.
+			return fmt.Errorf("box-office sale of order %d sold nothing: %s", row.ID, reason)
+		}
+		if err := q.OrderConfirm(ctx, db.OrderConfirmParams{ID: row.ID, PaymentID: paymentID}); err != nil {
+			return err
+		}
+		if err := q.BoxOfficeSaleRecord(ctx, db.BoxOfficeSaleRecordParams{
+			EventID: sl.EventID, Token: sl.Token, OrderID: row.ID, StaffID: sl.StaffID,
+			Method: sl.Method, BuyerName: sl.BuyerName,
+		}); err != nil {
+			return err
+		}
+		if s.jobs != nil && sl.Email != "" {
+			if err := s.jobs.OrderConfirmed(ctx, tx, row.ID); err != nil {
+				return err
+			}
+		}
+		row, err = q.OrderGet(ctx, row.ID)
+		if err != nil {
+			return err
+		}
+		return staff.Audit(ctx, tx, sl.StaffID, "boxoffice.sale", "order "+strconv.FormatInt(row.ID, 10), nil,
+			map[string]any{"orderId": row.ID, "seatIds": sold, "gaTierId": row.GaTierID, "gaQuantity": row.GaQuantity,
+				"amountCents": amount, "method": sl.Method, "buyerName": sl.BuyerName, "email": sl.Email}, sl.Address)
+	})
+	if err != nil {
+		return Order{}, false, err
+	}
+	s.announce(ctx, sl.EventID, sold)
+	if ga {
+		s.announceGA(ctx, sl.EventID)
+	}
+	o, err = s.orderView(ctx, row)
+	return o, replayed, err
+}
+
+// saleHold holds what the sale asks for in its transaction, through the statements of
+// an online hold: hold_seats for picked seats, HoldCreate and the best-available or
+// general-admission claim for a quantity. The limit is the sale's own size.
+func (s *Service) saleHold(ctx context.Context, tx pgx.Tx, q *db.Queries, sl Sale, buyer string) (Hold, error) {
+	req := HoldRequest{EventID: sl.EventID, Buyer: buyer, SeatIDs: sl.SeatIDs, Quantity: sl.Quantity,
+		Section: sl.Section, Together: sl.Together, GATierID: sl.GATierID}
+	if len(sl.SeatIDs) == 0 {
+		return s.holdPlaces(ctx, tx, q, req, sl.Quantity)
+	}
+	rows, err := q.SeatsHoldExact(ctx, db.SeatsHoldExactParams{
+		EventID: sl.EventID, Buyer: buyer, SeatIds: sl.SeatIDs,
+		TtlSeconds: s.cfg.HoldTTL.Seconds(), BuyerLimit: int32(len(sl.SeatIDs)),
+	})
+	if err != nil {
+		return Hold{}, err
+	}
+	return s.exactVerdict(ctx, req, rows)
+}
+
+// made reports whether o is the order this sale would make: the same seats picked, or
+// as many seats or places of the same tier.
+func (sl Sale) made(o db.Order) bool {
+	if len(sl.SeatIDs) > 0 {
+		asked, sold := slices.Clone(sl.SeatIDs), slices.Clone(o.SeatIds)
+		slices.Sort(asked)
+		slices.Sort(sold)
+		return slices.Equal(asked, sold)
+	}
+	if sl.GATierID != 0 {
+		return o.GaTierID != nil && *o.GaTierID == sl.GATierID && int(o.GaQuantity) == sl.Quantity
+	}
+	return o.GaTierID == nil && len(o.SeatIds) == sl.Quantity
+}
+
+// BoxOfficeOrder returns an order of the event for the box office, whoever bought it,
+// with what the box office recorded of its sale (nil if it was sold online).
+func (s *Service) BoxOfficeOrder(ctx context.Context, eventID, orderID int64) (Order, *SaleRecord, error) {
+	row, err := s.q.OrderGet(ctx, orderID)
+	if errors.Is(err, pgx.ErrNoRows) || (err == nil && row.EventID != eventID) {
+		return Order{}, nil, ErrOrderNotFound
+	} else if err != nil {
+		return Order{}, nil, translate(err)
+	}
+	o, err := s.orderView(ctx, row)
+	if err != nil {
+		return Order{}, nil, err
+	}
+	r, err := s.q.BoxOfficeSaleGet(ctx, db.BoxOfficeSaleGetParams{EventID: eventID, OrderID: orderID})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return o, nil, nil
+	} else if err != nil {
+		return Order{}, nil, translate(err)
+	}
+	return o, &SaleRecord{Method: r.Method, BuyerName: r.BuyerName, StaffName: r.StaffName, At: r.CreatedAt}, nil
+}
