@@ -291,7 +291,7 @@ func saleForm(f url.Values, in sellInput) (booking.Sale, error) {
 // sellRefused shows the staff map again with why a sale or a staff hold was refused,
 // under the status the refusal deserves. Failures on our side go to the error handler.
 func (s *server) sellRefused(c echo.Context, ev booking.Event, in sellInput, err error) error {
-	ae := s.toAPIError(staffError(err))
+	ae := s.toAPIError(sellError(err))
 	if ae.Status >= 500 || ae.Status < 400 || errors.Is(err, booking.ErrEventNotFound) {
 		return err
 	}
@@ -317,8 +317,8 @@ func (s *server) sellRefused(c echo.Context, ev booking.Event, in sellInput, err
 	return render(c, ae.Status, personal, views.StaffSellPage(p))
 }
 
-// staffError words the booking errors only staff pages meet.
-func staffError(err error) error {
+// sellError words the booking errors only staff pages meet.
+func sellError(err error) error {
 	switch {
 	case errors.Is(err, booking.ErrInvalidSale), errors.Is(err, booking.ErrInvalidStaffHold):
 		_, why, _ := strings.Cut(err.Error(), ": ")

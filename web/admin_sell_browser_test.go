@@ -15,9 +15,9 @@ import (
 	"boxoffice/internal/staff"
 )
 
-// staffLogin logs the tab in as a new member with role, through the login form, and
+// staffLoginAt logs the tab in as a new member with role, through the login form, and
 // leaves it on path.
-func staffLogin(t *testing.T, ctx context.Context, a *testApp, role staff.Role, path string) staff.Member {
+func staffLoginAt(t *testing.T, ctx context.Context, a *testApp, role staff.Role, path string) staff.Member {
 	t.Helper()
 	m := a.addStaff(t, role, "Box "+role.Label())
 	browsertest.Do(t, ctx,
@@ -48,7 +48,7 @@ func TestBrowserBoxOfficeSale(t *testing.T) {
 	b := browsertest.New(t)
 	ctx, watcher := b.NewContext(t), b.NewContext(t)
 	path := "/admin/events/" + itoa(app.EventID) + "/sell"
-	staffLogin(t, ctx, app, staff.BoxOffice, path)
+	staffLoginAt(t, ctx, app, staff.BoxOffice, path)
 	browsertest.Do(t, ctx, chromedp.WaitVisible(chromedp.CSS("#seat-form")))
 	waitJS(t, ctx, "the page's scripts", `document.documentElement.classList.contains("js") && typeof htmx === "object"`, browsertest.Timeout)
 	waitJS(t, ctx, "the staff map's live stream to open", streamOpen, browsertest.Timeout)
@@ -119,7 +119,7 @@ func TestBrowserStaffMapPhone(t *testing.T) {
 	ctx := b.NewContext(t)
 	browsertest.Do(t, ctx, chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(3), chromedp.EmulateMobile, chromedp.EmulateTouch))
 	path := "/admin/events/" + itoa(app.EventID) + "/sell"
-	staffLogin(t, ctx, app, staff.Admin, path)
+	staffLoginAt(t, ctx, app, staff.Admin, path)
 	// A staff hold, so that its release button is on the page too.
 	seat := js[string](t, ctx, `document.querySelector(".map .seat.avail input[name=seat]").value`)
 	if seat == "" {
@@ -169,7 +169,7 @@ func TestBrowserBoxOfficeKeyboard(t *testing.T) {
 	app := newTestApp(t)
 	b := browsertest.New(t)
 	ctx := b.NewContext(t)
-	staffLogin(t, ctx, app, staff.BoxOffice, "/admin/events/"+itoa(app.EventID)+"/sell")
+	staffLoginAt(t, ctx, app, staff.BoxOffice, "/admin/events/"+itoa(app.EventID)+"/sell")
 	waitJS(t, ctx, "the page's scripts", `document.documentElement.classList.contains("js") && typeof htmx === "object"`, browsertest.Timeout)
 
 	tabUntil := func(what, cond string) {
