@@ -373,10 +373,13 @@ func soldAndHeld(t *testing.T, pool *pgxpool.Pool, eventID int64, orderIDs []int
 	return sold, held
 }
 
-// waitOrderWhere polls the order until cond holds, with a deadline.
+// waitOrderWhere polls the order until cond holds, with a deadline: a bound on a hang,
+// not a speed requirement. It is generous because a job that failed once under a
+// loaded machine (make test runs every package at once on two cores) is retried after
+// River's backoff, 16 s for a second retry.
 func waitOrderWhere(t *testing.T, c *client, id int64, what string, cond func(orderJSON) bool) orderJSON {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
+	deadline := time.Now().Add(60 * time.Second)
 	for {
 		o := c.order(id)
 		if cond(o) {
