@@ -41,7 +41,11 @@ CREATE INDEX checkins_event ON checkins (event_id, id);
 -- Order search by the start of an email, case-insensitively.
 CREATE INDEX orders_email ON orders (lower(email) text_pattern_ops);
 
+-- An order's history on its page: the audit entries about it.
+CREATE INDEX audit_log_subject ON audit_log (subject, id);
+
 -- +goose Down
+DROP INDEX audit_log_subject;
 DROP INDEX orders_email;
 DROP TABLE checkins;
 DROP INDEX refunds_payment;

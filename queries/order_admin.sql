@@ -105,3 +105,11 @@ FROM orders o
 WHERE o.event_id = @event_id AND o.id > @after_id
 ORDER BY o.id
 LIMIT @max_rows::int;
+
+-- name: AuditOfSubject :many
+-- What staff did to one thing ("order 42"), newest first.
+SELECT a.id, a.at, a.action, coalesce(s.name, '') AS staff_name, a.before, a.after
+FROM audit_log a LEFT JOIN staff s ON s.id = a.staff_id
+WHERE a.subject = @subject
+ORDER BY a.id DESC
+LIMIT @max_rows::int;

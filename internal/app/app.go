@@ -26,6 +26,7 @@ import (
 
 	"boxoffice/internal/booking"
 	"boxoffice/internal/config"
+	"boxoffice/internal/door"
 	"boxoffice/internal/jobs"
 	"boxoffice/internal/live"
 	"boxoffice/internal/mail"
@@ -80,6 +81,8 @@ type App struct {
 	// kept apart from buyers' and never cached in memory.
 	Staff         *staff.Service
 	StaffSessions *scs.SessionManager
+	// Door checks tickets in at the door.
+	Door *door.Service
 	// Live is the process's one subscription hub for seat changes: it keeps the seat
 	// map cache current and feeds every open seat map.
 	Live *live.Hub
@@ -181,6 +184,7 @@ func New(ctx context.Context, cfg config.Config, opt Options) (a *App, err error
 	a.Sessions.Cookie.Secure = cfg.CookieSecure
 
 	a.Staff = staff.New(a.Pool, a.Log)
+	a.Door = door.New(a.Pool)
 	a.StaffSessions = scs.New()
 	a.StaffSessions.Store = session.NewUncachedStore(a.Pool)
 	a.StaffSessions.IdleTimeout = cfg.StaffIdleTimeout

@@ -10,6 +10,56 @@ import (
 	"time"
 )
 
+const auditOfSubject = `-- name: AuditOfSubject :many
+SELECT a.id, a.at, a.action, coalesce(s.name, '') AS staff_name, a.before, a.after
+FROM audit_log a LEFT JOIN staff s ON s.id = a.staff_id
+WHERE a.subject = $1
+ORDER BY a.id DESC
+LIMIT $2::int
+`
+
+type AuditOfSubjectParams struct {
+	Subject string
+	MaxRows int32
+}
+
+type AuditOfSubjectRow struct {
+	ID        int64
+	At        time.Time
+	Action    string
+	StaffName string
+	Before    []byte
+	After     []byte
+}
+
+// What staff did to one thing ("order 42"), newest first.
+func (q *Queries) AuditOfSubject(ctx context.Context, arg AuditOfSubjectParams) ([]AuditOfSubjectRow, error) {
+	rows, err := q.db.Query(ctx, auditOfSubject, arg.Subject, arg.MaxRows)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []AuditOfSubjectRow{}
+	for rows.Next() {
+		var i AuditOfSubjectRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.At,
+			&i.Action,
+			&i.StaffName,
+			&i.Before,
+			&i.After,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const holdGAPlaceReduce = `-- name: HoldGAPlaceReduce :execrows
 UPDATE hold_ga_places SET quantity = quantity - $1::int
 WHERE event_id = $2 AND hold_id = $3 AND tier_id = $4 AND stripe = $5
