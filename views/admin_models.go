@@ -32,7 +32,10 @@ func (p AdminPage) Menu() []MenuItem {
 
 // adminMenu is the box office's part of the menu (an admin's too). Entries are added
 // here as their pages land.
-var adminMenu = []MenuItem{}
+var adminMenu = []MenuItem{
+	{"Orders", "/admin/orders"},
+	{"Check-in", "/admin/checkin"},
+}
 
 // LoginForm is the staff login form: what was typed (never the password), where to go
 // after, and what went wrong.

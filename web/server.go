@@ -14,6 +14,7 @@ import (
 
 	"boxoffice/internal/app"
 	"boxoffice/internal/booking"
+	"boxoffice/internal/checkin"
 	"boxoffice/internal/staff"
 	"boxoffice/internal/waitroom"
 )
@@ -33,6 +34,8 @@ type server struct {
 	// Staff and StaffSessions are the box office's accounts and their logins.
 	Staff         *staff.Service
 	StaffSessions *scs.SessionManager
+	// Door checks tickets in.
+	Door          *checkin.Service
 	Log           *slog.Logger
 	WebhookSecret string
 	// ProviderName names the payment provider whose webhooks arrive ("test",
@@ -54,6 +57,7 @@ type server struct {
 func New(a *app.App) http.Handler {
 	s := &server{
 		Booking: a.Booking, Sessions: a.Sessions, Log: a.Log, Staff: a.Staff, StaffSessions: a.StaffSessions,
+		Door:          a.Door,
 		WebhookSecret: a.Config.WebhookSecret, CookieSecure: a.Config.CookieSecure,
 		Queue: a.Queue, ProviderName: "test",
 	}

@@ -25,8 +25,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"boxoffice/internal/booking"
+	"boxoffice/internal/checkin"
 	"boxoffice/internal/config"
-	"boxoffice/internal/door"
 	"boxoffice/internal/jobs"
 	"boxoffice/internal/live"
 	"boxoffice/internal/mail"
@@ -82,7 +82,7 @@ type App struct {
 	Staff         *staff.Service
 	StaffSessions *scs.SessionManager
 	// Door checks tickets in at the door.
-	Door *door.Service
+	Door *checkin.Service
 	// Live is the process's one subscription hub for seat changes: it keeps the seat
 	// map cache current and feeds every open seat map.
 	Live *live.Hub
@@ -184,7 +184,7 @@ func New(ctx context.Context, cfg config.Config, opt Options) (a *App, err error
 	a.Sessions.Cookie.Secure = cfg.CookieSecure
 
 	a.Staff = staff.New(a.Pool, a.Log)
-	a.Door = door.New(a.Pool)
+	a.Door = checkin.New(a.Pool)
 	a.StaffSessions = scs.New()
 	a.StaffSessions.Store = session.NewUncachedStore(a.Pool)
 	a.StaffSessions.IdleTimeout = cfg.StaffIdleTimeout

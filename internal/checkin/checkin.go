@@ -1,8 +1,8 @@
-// Package door checks tickets in at the door (issue 8). A ticket checks in once, by one
+// Package checkin checks tickets in at the door (issue 8). A ticket checks in once, by one
 // conditional statement (valid, of this event, not yet in), however many scanners race
 // for it: the statement's row is the verdict, and when there is none one read says
 // why. Every scan is logged, whatever it found, for the check-in export.
-package door
+package checkin
 
 import (
 	"context"
@@ -40,8 +40,8 @@ const (
 
 // Errors of a scan's input.
 var (
-	ErrInvalid       = errors.New("door: invalid scan")
-	ErrEventNotFound = errors.New("door: event not found")
+	ErrInvalid       = errors.New("checkin: invalid scan")
+	ErrEventNotFound = errors.New("checkin: event not found")
 )
 
 // InvalidError says which field of a scan is wrong and why; it wraps ErrInvalid.
@@ -174,7 +174,7 @@ func check(ctx context.Context, q *db.Queries, sc Scan, staffID *int64) (answer,
 	}
 	// Valid, of this event and not in: the check-in must have raced with a change
 	// that this read sees undone (a refund rolled back). Say so rather than guess.
-	return answer{}, errors.New("door: ticket neither checked in nor refused")
+	return answer{}, errors.New("checkin: ticket neither checked in nor refused")
 }
 
 // Counts says how many of an event's valid tickets are in.
