@@ -18,9 +18,11 @@ ALTER TABLE tickets
 -- The automatic refund of a payment that sold nothing stays exactly once per payment.
 -- What all the refunds of one payment add up to is bounded by the staff refund's own
 -- statement (RefundCreateForTickets) and checked by the money invariants.
-ALTER TABLE refunds ADD COLUMN staff_id bigint REFERENCES staff (id);
+ALTER TABLE refunds
+    ADD COLUMN by_staff boolean NOT NULL DEFAULT false,
+    ADD COLUMN staff_id bigint REFERENCES staff (id);
 ALTER TABLE refunds DROP CONSTRAINT refunds_payment_id_key;
-CREATE UNIQUE INDEX refunds_one_automatic_per_payment ON refunds (payment_id) WHERE staff_id IS NULL;
+CREATE UNIQUE INDEX refunds_one_automatic_per_payment ON refunds (payment_id) WHERE NOT by_staff;
 CREATE INDEX refunds_payment ON refunds (payment_id);
 
 -- Every scan at the door, whatever its answer: who, when, at which gate, what. The
@@ -50,7 +52,7 @@ DROP INDEX orders_email;
 DROP TABLE checkins;
 DROP INDEX refunds_payment;
 DROP INDEX refunds_one_automatic_per_payment;
-ALTER TABLE refunds DROP COLUMN staff_id;
+ALTER TABLE refunds DROP COLUMN staff_id, DROP COLUMN by_staff;
 ALTER TABLE refunds ADD CONSTRAINT refunds_payment_id_key UNIQUE (payment_id);
 ALTER TABLE tickets
     DROP CONSTRAINT tickets_checked_in_gate,

@@ -4,7 +4,7 @@
 -- refunds of some tickets are other rows, see RefundCreateForTickets).
 INSERT INTO refunds (order_id, payment_id, amount_cents, reason, idempotency_key)
 VALUES (@order_id, @payment_id, @amount_cents, @reason, @idempotency_key)
-ON CONFLICT (payment_id) WHERE staff_id IS NULL DO NOTHING
+ON CONFLICT (payment_id) WHERE NOT by_staff DO NOTHING
 RETURNING id;
 
 -- name: RefundGet :one

@@ -175,7 +175,7 @@ func (s *Service) OrderAdmin(ctx context.Context, id int64) (AdminOrder, error) 
 	}
 	for _, r := range refunds {
 		out.Refunds = append(out.Refunds, AdminRefund{ID: r.ID, AmountCents: int(r.AmountCents), Reason: r.Reason,
-			State: string(r.State), ByStaff: r.StaffID != nil, CreatedAt: r.CreatedAt})
+			State: string(r.State), ByStaff: r.ByStaff, CreatedAt: r.CreatedAt})
 	}
 	hist, err := s.q.AuditOfSubject(ctx, db.AuditOfSubjectParams{Subject: OrderSubject(o.ID), MaxRows: 50})
 	if err != nil {

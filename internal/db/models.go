@@ -328,6 +328,7 @@ type Refund struct {
 	State            RefundState
 	CreatedAt        time.Time
 	UpdatedAt        time.Time
+	ByStaff          bool
 	StaffID          *int64
 }
 

@@ -274,8 +274,8 @@ func (q *Queries) OrdersExport(ctx context.Context, arg OrdersExportParams) ([]O
 }
 
 const refundCreateForTickets = `-- name: RefundCreateForTickets :one
-INSERT INTO refunds (order_id, payment_id, amount_cents, reason, idempotency_key, staff_id)
-SELECT $1::bigint, p.id, $2::int, $3::text, $4::text, $5::bigint
+INSERT INTO refunds (order_id, payment_id, amount_cents, reason, idempotency_key, by_staff, staff_id)
+SELECT $1::bigint, p.id, $2::int, $3::text, $4::text, true, $5::bigint
 FROM payments p
 WHERE p.id = $6 AND p.order_id = $1::bigint AND p.state = 'succeeded'
   AND p.amount_cents - (SELECT coalesce(sum(r.amount_cents), 0) FROM refunds r

@@ -13,7 +13,7 @@ import (
 const refundCreate = `-- name: RefundCreate :one
 INSERT INTO refunds (order_id, payment_id, amount_cents, reason, idempotency_key)
 VALUES ($1, $2, $3, $4, $5)
-ON CONFLICT (payment_id) WHERE staff_id IS NULL DO NOTHING
+ON CONFLICT (payment_id) WHERE NOT by_staff DO NOTHING
 RETURNING id
 `
 
@@ -42,7 +42,7 @@ func (q *Queries) RefundCreate(ctx context.Context, arg RefundCreateParams) (int
 }
 
 const refundGet = `-- name: RefundGet :one
-SELECT r.id, r.order_id, r.payment_id, r.amount_cents, r.reason, r.idempotency_key, r.provider_refund_id, r.state, r.created_at, r.updated_at, r.staff_id, p.provider, p.provider_payment_id, o.event_id
+SELECT r.id, r.order_id, r.payment_id, r.amount_cents, r.reason, r.idempotency_key, r.provider_refund_id, r.state, r.created_at, r.updated_at, r.by_staff, r.staff_id, p.provider, p.provider_payment_id, o.event_id
 FROM refunds r
 JOIN payments p ON p.id = r.payment_id
 JOIN orders o ON o.id = r.order_id
@@ -60,6 +60,7 @@ type RefundGetRow struct {
 	State             RefundState
 	CreatedAt         time.Time
 	UpdatedAt         time.Time
+	ByStaff           bool
 	StaffID           *int64
 	Provider          string
 	ProviderPaymentID *string
@@ -82,6 +83,7 @@ func (q *Queries) RefundGet(ctx context.Context, id int64) (RefundGetRow, error)
 		&i.State,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.ByStaff,
 		&i.StaffID,
 		&i.Provider,
 		&i.ProviderPaymentID,
@@ -91,7 +93,7 @@ func (q *Queries) RefundGet(ctx context.Context, id int64) (RefundGetRow, error)
 }
 
 const refundLock = `-- name: RefundLock :one
-SELECT id, order_id, payment_id, amount_cents, reason, idempotency_key, provider_refund_id, state, created_at, updated_at, staff_id FROM refunds WHERE id = $1 FOR UPDATE
+SELECT id, order_id, payment_id, amount_cents, reason, idempotency_key, provider_refund_id, state, created_at, updated_at, by_staff, staff_id FROM refunds WHERE id = $1 FOR UPDATE
 `
 
 func (q *Queries) RefundLock(ctx context.Context, id int64) (Refund, error) {
@@ -108,13 +110,14 @@ func (q *Queries) RefundLock(ctx context.Context, id int64) (Refund, error) {
 		&i.State,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.ByStaff,
 		&i.StaffID,
 	)
 	return i, err
 }
 
 const refundLockByKey = `-- name: RefundLockByKey :one
-SELECT id, order_id, payment_id, amount_cents, reason, idempotency_key, provider_refund_id, state, created_at, updated_at, staff_id FROM refunds WHERE idempotency_key = $1 FOR UPDATE
+SELECT id, order_id, payment_id, amount_cents, reason, idempotency_key, provider_refund_id, state, created_at, updated_at, by_staff, staff_id FROM refunds WHERE idempotency_key = $1 FOR UPDATE
 `
 
 func (q *Queries) RefundLockByKey(ctx context.Context, idempotencyKey string) (Refund, error) {
@@ -131,13 +134,14 @@ func (q *Queries) RefundLockByKey(ctx context.Context, idempotencyKey string) (R
 		&i.State,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.ByStaff,
 		&i.StaffID,
 	)
 	return i, err
 }
 
 const refundLockByProviderID = `-- name: RefundLockByProviderID :one
-SELECT r.id, r.order_id, r.payment_id, r.amount_cents, r.reason, r.idempotency_key, r.provider_refund_id, r.state, r.created_at, r.updated_at, r.staff_id FROM refunds r JOIN payments p ON p.id = r.payment_id
+SELECT r.id, r.order_id, r.payment_id, r.amount_cents, r.reason, r.idempotency_key, r.provider_refund_id, r.state, r.created_at, r.updated_at, r.by_staff, r.staff_id FROM refunds r JOIN payments p ON p.id = r.payment_id
 WHERE p.provider = $1 AND r.provider_refund_id = $2
 FOR UPDATE OF r
 `
@@ -161,6 +165,7 @@ func (q *Queries) RefundLockByProviderID(ctx context.Context, arg RefundLockByPr
 		&i.State,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.ByStaff,
 		&i.StaffID,
 	)
 	return i, err
@@ -215,7 +220,7 @@ func (q *Queries) RefundTouch(ctx context.Context, id int64) error {
 }
 
 const refundsOfOrder = `-- name: RefundsOfOrder :many
-SELECT id, order_id, payment_id, amount_cents, reason, idempotency_key, provider_refund_id, state, created_at, updated_at, staff_id FROM refunds WHERE order_id = $1 ORDER BY id
+SELECT id, order_id, payment_id, amount_cents, reason, idempotency_key, provider_refund_id, state, created_at, updated_at, by_staff, staff_id FROM refunds WHERE order_id = $1 ORDER BY id
 `
 
 func (q *Queries) RefundsOfOrder(ctx context.Context, orderID int64) ([]Refund, error) {
@@ -238,6 +243,7 @@ func (q *Queries) RefundsOfOrder(ctx context.Context, orderID int64) ([]Refund, 
 			&i.State,
 			&i.CreatedAt,
 			&i.UpdatedAt,
+			&i.ByStaff,
 			&i.StaffID,
 		); err != nil {
 			return nil, err
