@@ -112,7 +112,8 @@ func (s *server) checkIn(c echo.Context) error {
 			Headline: "Choose the event first", Detail: "Pick the event and the gate at the top of the page."})
 	}
 	gate := c.FormValue("gate")
-	ans, err := s.Door.CheckIn(ctx, checkin.Scan{EventID: eventID, Gate: gate, Code: c.FormValue("code"), StaffID: currentStaff(c).ID})
+	ans, err := s.Door.CheckIn(ctx, checkin.Scan{EventID: eventID, Gate: gate, Code: c.FormValue("code"),
+		StaffID: currentStaff(c).ID, Address: c.RealIP()})
 	var invalid *checkin.InvalidError
 	switch {
 	case errors.As(err, &invalid):

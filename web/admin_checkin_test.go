@@ -134,6 +134,9 @@ func TestAdminExports(t *testing.T) {
 	if got := rows[2]; got[3] != "'+sum(1)" || got[4] != "unknown" {
 		t.Errorf("second scan: got %q, want the typed code defused and unknown", got)
 	}
+	if n := count(t, a.Pool, `SELECT count(*) FROM audit_log WHERE action IN ('event.export_orders', 'event.export_checkins')`); n != 2 {
+		t.Errorf("exports in the audit log: got %d, want 2", n)
+	}
 	resp, err := bo.browser().Get(bo.base + "/admin/events/999999/orders.csv")
 	if err != nil {
 		t.Fatal(err)

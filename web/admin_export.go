@@ -62,6 +62,10 @@ func (s *server) exportOrders(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	// Who took the buyers' emails away, and when.
+	if err := s.audit(c, "event.export_orders", "event "+strconv.FormatInt(ev.ID, 10), nil, nil); err != nil {
+		return err
+	}
 	w, err := startCSV(c, "orders-"+ev.Slug+".csv", []string{"order", "email", "status", "reason", "amount_cents",
 		"refunded_cents", "valid_tickets", "void_tickets", "created_at", "confirmed_at"})
 	if err != nil {
@@ -79,6 +83,9 @@ func (s *server) exportOrders(c echo.Context) error {
 func (s *server) exportCheckins(c echo.Context) error {
 	ev, err := s.exportEvent(c)
 	if err != nil {
+		return err
+	}
+	if err := s.audit(c, "event.export_checkins", "event "+strconv.FormatInt(ev.ID, 10), nil, nil); err != nil {
 		return err
 	}
 	w, err := startCSV(c, "checkins-"+ev.Slug+".csv", []string{"scan", "at", "gate", "code", "result", "staff", "ticket", "order"})

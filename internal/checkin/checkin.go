@@ -17,6 +17,7 @@ import (
 
 	"boxoffice/internal/db"
 	"boxoffice/internal/dberr"
+	"boxoffice/internal/staff"
 )
 
 // Result is what a scan found.
@@ -57,7 +58,8 @@ type Scan struct {
 	EventID int64
 	Gate    string
 	Code    string
-	StaffID int64 // who scanned; 0 for none (tests)
+	StaffID int64  // who scanned; 0 for none (tests)
+	Address string // where from, for the audit log
 }
 
 // Answer is what the door tells the person scanning.
@@ -126,6 +128,16 @@ func (s *Service) CheckIn(ctx context.Context, sc Scan) (Answer, error) {
 		ans, err = check(ctx, q, sc, staffID)
 		if err != nil {
 			return err
+		}
+		if ans.Result == Valid {
+			// The one scan that changes anything: the audit log has it too, with the
+			// ticket before and after.
+			err := staff.Audit(ctx, tx, sc.StaffID, "ticket.checkin", "ticket "+strconv.FormatInt(ans.ticketID, 10),
+				map[string]any{"checked_in_at": nil}, map[string]any{"checked_in_at": ans.At, "gate": sc.Gate, "order": ans.OrderID},
+				sc.Address)
+			if err != nil {
+				return err
+			}
 		}
 		log := db.CheckinLogParams{EventID: sc.EventID, StaffID: staffID, Gate: sc.Gate, Code: sc.Code, Result: string(ans.Result)}
 		if ans.ticketID != 0 {

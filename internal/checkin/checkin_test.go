@@ -163,6 +163,9 @@ func TestCheckInRace(t *testing.T) {
 	if n := f.count(t, `SELECT count(*) FROM checkins WHERE event_id = $1 AND result = 'valid'`, f.event); n != 1 {
 		t.Errorf("valid scans logged: got %d, want 1", n)
 	}
+	if n := f.count(t, `SELECT count(*) FROM audit_log WHERE action = 'ticket.checkin'`); n != 1 {
+		t.Errorf("check-ins in the audit log: got %d, want 1", n)
+	}
 }
 
 // TestCheckInRaceControl runs the same harness against a check-in that reads the
