@@ -113,3 +113,10 @@ FROM audit_log a LEFT JOIN staff s ON s.id = a.staff_id
 WHERE a.subject = @subject
 ORDER BY a.id DESC
 LIMIT @max_rows::int;
+
+-- name: HoldDropPlaces :exec
+-- A sold hold gives up places staff refunded or voided, so that what its buyer owns
+-- (buyer_places, the per-buyer limit) counts only what they still have.
+UPDATE holds
+SET seat_count = seat_count - @seat_count::int, ga_quantity = ga_quantity - @ga_quantity::int
+WHERE event_id = @event_id AND id = @id AND sold_at IS NOT NULL;

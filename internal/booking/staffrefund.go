@@ -25,7 +25,8 @@ import (
 //
 // A partial refund leaves the order confirmed, owning the seats and places left (its
 // seat_ids and ga_quantity shrink with it); its payment stays the kept charge, refunded
-// in part. Ending every ticket ends the order: refund_pending until its refunds are
+// in part. Either way the buyer's sold hold counts the places given up no more, so the
+// per-buyer limit counts only what the buyer still owns. Ending every ticket ends the order: refund_pending until its refunds are
 // done, then refunded (with the refund email), or refunded at once when no money goes
 // back. A void gives no money back (comps, cash handled outside): the order's
 // status_reason says "voided".
@@ -173,6 +174,11 @@ func (s *Service) StaffRefund(ctx context.Context, req StaffRefundRequest) (Staf
 			if err := giveBackGA(ctx, q, o, tier, n); err != nil {
 				return err
 			}
+		}
+		if err := q.HoldDropPlaces(ctx, db.HoldDropPlacesParams{
+			EventID: o.EventID, ID: o.HoldID, SeatCount: int32(len(res.SeatIDs)), GaQuantity: int32(res.GAPlaces),
+		}); err != nil {
+			return err
 		}
 		var refundID int64
 		if req.Kind == KindRefund {

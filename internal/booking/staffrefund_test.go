@@ -231,3 +231,24 @@ func awaitStatus(t *testing.T, f liveFixture, w *live.Watcher, seat int64, statu
 	}
 	t.Fatalf("seat %d never announced as %s", seat, status)
 }
+
+// TestStaffRefundLimit: a buyer at the per-buyer limit whose tickets staff refunded may
+// buy again up to the limit: the limit counts what the buyer still owns.
+func TestStaffRefundLimit(t *testing.T) {
+	t.Parallel()
+	cfg := DefaultConfig()
+	cfg.MaxPerBuyer = 2
+	f := newMoneyFixture(t, confirmSpec(), cfg)
+	seats := f.rowSeats(t, "Floor", "A")
+	o := f.checkout(t, f.hold(t, "a", seats[:2]...), "a")
+	f.pay(t, o, "evt_a")
+	if _, err := f.svc.Hold(t.Context(), HoldRequest{EventID: f.event, Buyer: "a", SeatIDs: seats[2:3]}); err == nil {
+		t.Fatal("a third seat past the limit of 2 was held")
+	}
+	if _, err := f.svc.StaffRefund(t.Context(), StaffRefundRequest{OrderID: o.ID, TicketIDs: f.validTickets(t, o.ID)[:1], Kind: KindRefund}); err != nil {
+		t.Fatal(err)
+	}
+	f.hold(t, "a", seats[2])
+	f.drain(t)
+	bookingtest.CheckMoney(t, f.pool, f.event)
+}

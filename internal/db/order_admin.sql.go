@@ -60,6 +60,31 @@ func (q *Queries) AuditOfSubject(ctx context.Context, arg AuditOfSubjectParams) 
 	return items, nil
 }
 
+const holdDropPlaces = `-- name: HoldDropPlaces :exec
+UPDATE holds
+SET seat_count = seat_count - $1::int, ga_quantity = ga_quantity - $2::int
+WHERE event_id = $3 AND id = $4 AND sold_at IS NOT NULL
+`
+
+type HoldDropPlacesParams struct {
+	SeatCount  int32
+	GaQuantity int32
+	EventID    int64
+	ID         int64
+}
+
+// A sold hold gives up places staff refunded or voided, so that what its buyer owns
+// (buyer_places, the per-buyer limit) counts only what they still have.
+func (q *Queries) HoldDropPlaces(ctx context.Context, arg HoldDropPlacesParams) error {
+	_, err := q.db.Exec(ctx, holdDropPlaces,
+		arg.SeatCount,
+		arg.GaQuantity,
+		arg.EventID,
+		arg.ID,
+	)
+	return err
+}
+
 const holdGAPlaceReduce = `-- name: HoldGAPlaceReduce :execrows
 UPDATE hold_ga_places SET quantity = quantity - $1::int
 WHERE event_id = $2 AND hold_id = $3 AND tier_id = $4 AND stripe = $5
