@@ -2,6 +2,8 @@ package booking
 
 import (
 	"errors"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -251,4 +253,48 @@ func TestStaffRefundLimit(t *testing.T) {
 	f.hold(t, "a", seats[2])
 	f.drain(t)
 	bookingtest.CheckMoney(t, f.pool, f.event)
+}
+
+// TestSearchOrders: by the start of an email (any case; LIKE's own characters match
+// only themselves), by order number and by ticket code, newest first, a page at a time.
+func TestSearchOrders(t *testing.T) {
+	t.Parallel()
+	f := newMoneyFixture(t, confirmSpec(), DefaultConfig())
+	seats := f.rowSeats(t, "Floor", "A")
+	var orders []Order
+	for i, buyer := range []string{"ada", "ada2", "ada3", "bob"} {
+		o := f.checkout(t, f.hold(t, buyer, seats[i]), buyer)
+		f.pay(t, o, "evt_"+buyer)
+		orders = append(orders, o)
+	}
+	ctx := t.Context()
+	p1, err := f.svc.SearchOrders(ctx, "ADA", 0, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p1.Orders) != 2 || p1.Orders[0].ID != orders[2].ID || p1.Orders[1].ID != orders[1].ID || p1.Next == 0 {
+		t.Fatalf("first page: got %+v, want ada3's and ada2's orders and a next page", p1)
+	}
+	p2, err := f.svc.SearchOrders(ctx, "ADA", p1.Next, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p2.Orders) != 1 || p2.Orders[0].ID != orders[0].ID || p2.Next != 0 {
+		t.Errorf("second page: got %+v, want ada's order alone, the last page", p2)
+	}
+	for _, q := range []string{"%", "_", "a%"} {
+		if p, err := f.svc.SearchOrders(ctx, q, 0, 10); err != nil || len(p.Orders) != 0 {
+			t.Errorf("search %q: got %d orders, %v, want none", q, len(p.Orders), err)
+		}
+	}
+	var code string
+	if err := f.pool.QueryRow(ctx, `SELECT code FROM tickets WHERE order_id = $1`, orders[3].ID).Scan(&code); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{code, strings.ToUpper(code), "#" + strconv.FormatInt(orders[3].ID, 10)} {
+		p, err := f.svc.SearchOrders(ctx, q, 0, 10)
+		if err != nil || len(p.Orders) != 1 || p.Orders[0].ID != orders[3].ID || p.Orders[0].ValidTickets != 1 {
+			t.Errorf("search %q: got %+v, %v, want bob's order with its ticket", q, p.Orders, err)
+		}
+	}
 }
