@@ -66,3 +66,48 @@ func TestBrowserCheckin(t *testing.T) {
 	}
 	noConsoleErrors(t, ctx)
 }
+
+// TestBrowserOrderRefund: the box office, on a phone-sized screen, finds an order by
+// email, ticks one of its two tickets and refunds it: the page says so, the ticket
+// shows refunded, and the seat is free. The pages are no wider than the screen.
+func TestBrowserOrderRefund(t *testing.T) {
+	t.Parallel()
+	a := newTestApp(t)
+	o := a.buyAs(t, "refund-phone@example.com", firstSeats(t, a.Pool, a.EventID, 2)...)
+	m := a.addStaff(t, staff.BoxOffice, "Window")
+	b := browsertest.New(t)
+	ctx := b.NewContext(t)
+	browsertest.Do(t, ctx, chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(3), chromedp.EmulateMobile, chromedp.EmulateTouch))
+	browsertest.Do(t, ctx,
+		chromedp.Navigate(a.URL+"/admin/orders"),
+		chromedp.WaitVisible(chromedp.CSS("#password")),
+		chromedp.SendKeys(chromedp.CSS("#email"), m.Email),
+		chromedp.SendKeys(chromedp.CSS("#password"), staffPassword),
+		chromedp.Submit(chromedp.CSS("#password")),
+		chromedp.WaitVisible(chromedp.CSS("#q")),
+		chromedp.SendKeys(chromedp.CSS("#q"), "refund-phone\r"),
+		chromedp.WaitVisible(chromedp.CSS(`#order-results a[href="/admin/orders/`+itoa(o.OrderID)+`"]`)),
+	)
+	if over := js[float64](t, ctx, `document.documentElement.scrollWidth - window.innerWidth`); over > 1 {
+		t.Errorf("search page on a phone: %.0f CSS px wider than the screen", over)
+	}
+	browsertest.Do(t, ctx,
+		chromedp.Click(chromedp.CSS(`#order-results a[href="/admin/orders/`+itoa(o.OrderID)+`"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#ticket-`+itoa(o.Tickets[0].ID))),
+	)
+	if over := js[float64](t, ctx, `document.documentElement.scrollWidth - window.innerWidth`); over > 1 {
+		t.Errorf("order page on a phone: %.0f CSS px wider than the screen", over)
+	}
+	browsertest.Do(t, ctx,
+		chromedp.Click(chromedp.CSS(`label[for=ticket-`+itoa(o.Tickets[0].ID)+`]`)),
+		chromedp.Click(chromedp.CSS(`button[value=refund]`)),
+		chromedp.WaitVisible(chromedp.CSS(`.notice[role=status]`)),
+	)
+	if n := js[float64](t, ctx, `document.querySelectorAll("input[name=ticket]").length`); n != 1 {
+		t.Errorf("after the refund: %v tickets offered, want the one left", n)
+	}
+	if !seatFree(t, a.Pool, a.EventID, o.Tickets[0].SeatID) {
+		t.Errorf("the refunded ticket's seat is not free")
+	}
+	noConsoleErrors(t, ctx)
+}
