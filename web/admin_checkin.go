@@ -124,8 +124,11 @@ func (s *server) checkIn(c echo.Context) error {
 	case err != nil:
 		return err
 	}
-	s.StaffSessions.Put(ctx, checkinEventKey, eventID)
-	s.StaffSessions.Put(ctx, checkinGateKey, gate)
+	// Remembered for the next visit; written only when it changes, not once a scan.
+	if s.StaffSessions.GetInt64(ctx, checkinEventKey) != eventID || s.StaffSessions.GetString(ctx, checkinGateKey) != gate {
+		s.StaffSessions.Put(ctx, checkinEventKey, eventID)
+		s.StaffSessions.Put(ctx, checkinGateKey, gate)
+	}
 	return s.checkinAnswer(c, eventID, gate, http.StatusOK, checkinResult(ans))
 }
 

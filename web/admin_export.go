@@ -46,11 +46,16 @@ func (s *server) exportEvent(c echo.Context) (booking.Event, error) {
 	return s.Booking.Event(c.Request().Context(), id)
 }
 
-// startCSV sends the headers of a CSV attachment and the header row.
-func startCSV(c echo.Context, filename string, header []string) (*csv.Writer, error) {
+// csvHeaders sets the headers of a CSV attachment.
+func csvHeaders(c echo.Context, filename string) {
 	h := c.Response().Header()
 	h.Set(echo.HeaderContentType, "text/csv; charset=utf-8")
 	h.Set(echo.HeaderContentDisposition, `attachment; filename="`+filename+`"`)
+}
+
+// startCSV sends the headers of a CSV attachment and the header row.
+func startCSV(c echo.Context, filename string, header []string) (*csv.Writer, error) {
+	csvHeaders(c, filename)
 	c.Response().WriteHeader(http.StatusOK)
 	w := csv.NewWriter(c.Response())
 	return w, w.Write(header)
@@ -63,6 +68,11 @@ func (s *server) exportOrders(c echo.Context) error {
 		return err
 	}
 	// Who took the buyers' emails away, and when.
+	if c.Request().Method == http.MethodHead {
+		// A HEAD asks about the file: nothing is read or taken away.
+		csvHeaders(c, "orders-"+ev.Slug+".csv")
+		return c.NoContent(http.StatusOK)
+	}
 	if err := s.audit(c, "event.export_orders", "event "+strconv.FormatInt(ev.ID, 10), nil, nil); err != nil {
 		return err
 	}
@@ -84,6 +94,11 @@ func (s *server) exportCheckins(c echo.Context) error {
 	ev, err := s.exportEvent(c)
 	if err != nil {
 		return err
+	}
+	if c.Request().Method == http.MethodHead {
+		// A HEAD asks about the file: nothing is read or taken away.
+		csvHeaders(c, "checkins-"+ev.Slug+".csv")
+		return c.NoContent(http.StatusOK)
 	}
 	if err := s.audit(c, "event.export_checkins", "event "+strconv.FormatInt(ev.ID, 10), nil, nil); err != nil {
 		return err
