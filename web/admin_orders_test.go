@@ -132,3 +132,40 @@ func TestAdminOrders(t *testing.T) {
 		t.Errorf("history: got %d entries, want the resend and the refund", page.doc.Find(`.order-history li`).Length())
 	}
 }
+
+// TestBuyerPageAfterStaffRefund: the buyer's order page words what the box office did:
+// a partial refund as the box office's, with the tickets left; a void as a cancellation
+// with no claim that money went back.
+func TestBuyerPageAfterStaffRefund(t *testing.T) {
+	t.Parallel()
+	a := newTestApp(t)
+	seats := firstSeats(t, a.Pool, a.EventID, 3)
+	buyer := a.newClient(t)
+	h := buyer.hold(a.EventID, seats...)
+	var co checkoutAnswerJSON
+	if st := buyer.do("POST", "/api/v1/holds/"+h.HoldID+"/checkout", map[string]string{"email": "page@example.com"}, &co); st != http.StatusCreated {
+		t.Fatalf("checkout: %d", st)
+	}
+	buyer.pay(co.OrderID, "")
+	o := waitOrder(t, buyer, co.OrderID, "confirmed")
+	bo, _ := a.staffClient(t, staff.BoxOffice)
+	refund := func(kind string, tickets ...int64) {
+		f := url.Values{"_csrf": {bo.csrf}, "kind": {kind}}
+		for _, id := range tickets {
+			f.Add("ticket", itoa(id))
+		}
+		if p := bo.postForm("/admin/orders/"+itoa(o.OrderID)+"/refund", f, false); p.status != http.StatusSeeOther {
+			t.Fatalf("%s: status %d", kind, p.status)
+		}
+	}
+	refund("refund", o.Tickets[0].ID)
+	p := buyer.page("/orders/"+itoa(o.OrderID), false)
+	if !strings.Contains(p.body, "The box office") || strings.Contains(p.body, "second payment") || p.doc.Find(".tickets li").Length() != 2 {
+		t.Errorf("after a partial refund the buyer's page should say the box office refunded tickets and show the others")
+	}
+	refund("void")
+	p = buyer.page("/orders/"+itoa(o.OrderID), false)
+	if !strings.Contains(p.body, "cancelled") || strings.Contains(p.body, "refunded in full") {
+		t.Errorf("after a void the buyer's page should say the tickets were cancelled, not that money went back")
+	}
+}
