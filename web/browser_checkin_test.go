@@ -65,6 +65,11 @@ func TestBrowserCheckin(t *testing.T) {
 		t.Errorf("controls under 44 CSS px tall on a phone: %s", small)
 	}
 	noConsoleErrors(t, ctx)
+
+	// A code of blanks is refused by the server (400), and the refusal is shown in the
+	// same place (htmx swaps 4xx answers there through response-targets).
+	browsertest.Do(t, ctx, chromedp.SendKeys(chromedp.CSS("#code"), "   \r"))
+	waitJS(t, ctx, "the refusal", `!!document.querySelector("#checkin-result .checkin-error")`, browsertest.Timeout)
 }
 
 // TestBrowserOrderRefund: the box office, on a phone-sized screen, finds an order by
