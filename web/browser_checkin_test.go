@@ -67,7 +67,8 @@ func TestBrowserCheckin(t *testing.T) {
 	noConsoleErrors(t, ctx)
 
 	// A code of blanks is refused by the server (400), and the refusal is shown in the
-	// same place (htmx swaps 4xx answers there through response-targets).
+	// same place (htmx swaps 4xx answers there through response-targets). It comes
+	// after the console check: the browser logs the 400 as a console error.
 	browsertest.Do(t, ctx, chromedp.SendKeys(chromedp.CSS("#code"), "   \r"))
 	waitJS(t, ctx, "the refusal", `!!document.querySelector("#checkin-result .checkin-error")`, browsertest.Timeout)
 }
