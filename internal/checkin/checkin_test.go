@@ -39,7 +39,7 @@ func spec(slug, name string) demo.EventSpec {
 			Prices: []demo.RowPrice{{FromRow: 0, Tier: "P", PriceCents: 3000}}}}}
 }
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t testing.TB) *fixture {
 	t.Helper()
 	pool := dbtest.Pool(t)
 	f := &fixture{pool: pool, door: New(pool), otherName: "Other <b>Night</b>", seatsByEvent: map[int64][]int64{},
@@ -63,7 +63,7 @@ func newFixture(t *testing.T) *fixture {
 }
 
 // sell sells the next free seat of the event and returns its ticket's code and order.
-func (f *fixture) sell(t *testing.T, eventID int64) (code string, orderID int64) {
+func (f *fixture) sell(t testing.TB, eventID int64) (code string, orderID int64) {
 	t.Helper()
 	ctx := t.Context()
 	f.seq++
