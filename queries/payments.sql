@@ -69,7 +69,12 @@ SET state = 'succeeded', updated_at = now(), amount_cents = @amount_cents,
 WHERE id = @id AND state IN ('pending', 'unknown', 'failed');
 
 -- name: PaymentMarkRefunded :exec
-UPDATE payments SET state = 'refunded', updated_at = now() WHERE id = @id AND state = 'succeeded';
+-- The payment is given back in full: its succeeded refunds add up to what it took. A
+-- staff refund of some tickets leaves it succeeded, kept for the tickets left.
+UPDATE payments p SET state = 'refunded', updated_at = now()
+WHERE p.id = @id AND p.state = 'succeeded'
+  AND (SELECT coalesce(sum(r.amount_cents), 0) FROM refunds r
+       WHERE r.payment_id = p.id AND r.state = 'succeeded') >= p.amount_cents;
 
 -- name: PaymentTouch :exec
 -- Reconciliation took the payment up: whatever the lookup says, the next pass takes

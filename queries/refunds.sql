@@ -1,9 +1,10 @@
 -- name: RefundCreate :one
 -- Records the refund of a payment that sold nothing, in the transaction that found so.
--- No row: the payment's refund is recorded already (exactly once per payment).
+-- No row: the payment's refund is recorded already (exactly once per payment; staff
+-- refunds of some tickets are other rows, see RefundCreateForTickets).
 INSERT INTO refunds (order_id, payment_id, amount_cents, reason, idempotency_key)
 VALUES (@order_id, @payment_id, @amount_cents, @reason, @idempotency_key)
-ON CONFLICT (payment_id) DO NOTHING
+ON CONFLICT (payment_id) WHERE NOT by_staff DO NOTHING
 RETURNING id;
 
 -- name: RefundGet :one

@@ -35,6 +35,8 @@ func (p AdminPage) Menu() []MenuItem {
 // here as their pages land.
 var adminMenu = []MenuItem{
 	{"Venues", "/admin/venues"},
+	{"Orders", "/admin/orders"},
+	{"Check-in", "/admin/checkin"},
 }
 
 // LoginForm is the staff login form: what was typed (never the password), where to go

@@ -69,10 +69,16 @@ func (s *server) orderModel(ctx context.Context, c echo.Context, o booking.Order
 	case booking.StatusRefundPending:
 		m.Tone, m.Heading = "problem", "Your payment will be refunded"
 		m.Message = wording.RefundCause(o.StatusReason, limit) + "; your payment will be refunded in full."
+		if o.StatusReason == booking.ReasonVoided {
+			voidedWords(&m, o, limit)
+		}
 		m.Next = seatsLink(ev)
 	case booking.StatusRefunded:
 		m.Tone, m.Heading = "problem", "Your payment has been refunded"
 		m.Message = wording.RefundCause(o.StatusReason, limit) + "; your payment has been refunded in full."
+		if o.StatusReason == booking.ReasonVoided {
+			voidedWords(&m, o, limit)
+		}
 		m.Next = seatsLink(ev)
 	case booking.StatusExpired:
 		m.Tone, m.Heading = "problem", "This order was not completed"
@@ -130,6 +136,15 @@ func refundNotes(refunds []booking.OrderRefund) []string {
 	var out []string
 	for _, r := range refunds {
 		what := "A second payment of " + wording.Euros(r.AmountCents) + " for this order"
+		if r.Reason == booking.ReasonStaffRefund {
+			// Tickets the box office refunded: part of the payment, not a second one.
+			if r.Done {
+				out = append(out, "The box office refunded "+wording.Euros(r.AmountCents)+" for tickets of this order.")
+			} else {
+				out = append(out, "The box office is refunding "+wording.Euros(r.AmountCents)+" for tickets of this order.")
+			}
+			continue
+		}
 		if r.Reason == booking.ReasonOtherPayment {
 			what = "A payment of " + wording.Euros(r.AmountCents) + " made while another payment of this order was under way"
 		}
@@ -140,6 +155,14 @@ func refundNotes(refunds []booking.OrderRefund) []string {
 		}
 	}
 	return out
+}
+
+// voidedWords words an order the box office voided: no money moved with the void (the
+// box office settles it in person), and any tickets of it refunded before are noted.
+func voidedWords(m *views.Order, o booking.Order, limit int) {
+	m.Heading = "Your tickets were cancelled"
+	m.Message = wording.RefundCause(o.StatusReason, limit) + ". Ask the box office about your payment."
+	m.Notes = refundNotes(o.Refunds)
 }
 
 func refundsUnderWay(refunds []booking.OrderRefund) bool {

@@ -75,6 +75,15 @@ func (s *server) adminRoutes() []adminRoute {
 		{http.MethodGet, "/admin/events/:id/sales/:order", s.showSale, boxOffice},
 		{http.MethodPost, "/admin/events/:id/holds", s.holdSeatsForStaff, boxOffice},
 		{http.MethodPost, "/admin/events/:id/holds/:hold/release", s.releaseStaffHold, boxOffice},
+
+		{http.MethodGet, "/admin/orders", s.searchOrders, boxOffice},
+		{http.MethodGet, "/admin/orders/:id", s.showAdminOrder, boxOffice},
+		{http.MethodPost, "/admin/orders/:id/refund", s.refundOrder, boxOffice},
+		{http.MethodPost, "/admin/orders/:id/resend", s.resendConfirmation, boxOffice},
+		{http.MethodGet, "/admin/checkin", s.showCheckin, door},
+		{http.MethodPost, "/admin/checkin", s.checkIn, door},
+		{http.MethodGet, "/admin/events/:id/orders.csv", s.exportOrders, boxOffice},
+		{http.MethodGet, "/admin/events/:id/checkins.csv", s.exportCheckins, boxOffice},
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 	"boxoffice/internal/app"
 	"boxoffice/internal/booking"
 	"boxoffice/internal/catalog"
+	"boxoffice/internal/checkin"
 	"boxoffice/internal/staff"
 	"boxoffice/internal/waitroom"
 )
@@ -40,7 +41,9 @@ type server struct {
 	// room's rate; nil without metrics.
 	conflicts func() float64
 	// Catalog is venues, layouts and events, for the admin pages.
-	Catalog       *catalog.Service
+	Catalog *catalog.Service
+	// Door checks tickets in.
+	Door          *checkin.Service
 	Log           *slog.Logger
 	WebhookSecret string
 	// ProviderName names the payment provider whose webhooks arrive ("test",
@@ -62,6 +65,7 @@ type server struct {
 func New(a *app.App) http.Handler {
 	s := &server{
 		Booking: a.Booking, Sessions: a.Sessions, Log: a.Log, Staff: a.Staff, StaffSessions: a.StaffSessions, Catalog: a.Catalog,
+		Door:          a.Door,
 		WebhookSecret: a.Config.WebhookSecret, CookieSecure: a.Config.CookieSecure,
 		Queue: a.Queue, ProviderName: "test",
 	}

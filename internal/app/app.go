@@ -26,6 +26,7 @@ import (
 
 	"boxoffice/internal/booking"
 	"boxoffice/internal/catalog"
+	"boxoffice/internal/checkin"
 	"boxoffice/internal/config"
 	"boxoffice/internal/jobs"
 	"boxoffice/internal/live"
@@ -84,6 +85,8 @@ type App struct {
 	StaffSessions *scs.SessionManager
 	// Catalog creates and changes venues, layouts and events (the admin pages).
 	Catalog *catalog.Service
+	// Door checks tickets in at the door.
+	Door *checkin.Service
 	// Live is the process's one subscription hub for seat changes: it keeps the seat
 	// map cache current and feeds every open seat map.
 	Live *live.Hub
@@ -198,6 +201,7 @@ func New(ctx context.Context, cfg config.Config, opt Options) (a *App, err error
 
 	a.Staff = staff.New(a.Pool, a.Log)
 	a.Catalog = catalog.New(a.Pool)
+	a.Door = checkin.New(a.Pool)
 	a.StaffSessions = scs.New()
 	a.StaffSessions.Store = session.NewUncachedStore(a.Pool)
 	a.StaffSessions.IdleTimeout = cfg.StaffIdleTimeout

@@ -208,6 +208,17 @@ type BoxOfficeSale struct {
 	CreatedAt time.Time
 }
 
+type Checkin struct {
+	ID       int64
+	At       time.Time
+	EventID  int64
+	StaffID  *int64
+	Gate     string
+	Code     string
+	TicketID *int64
+	Result   string
+}
+
 type Event struct {
 	ID                   int64
 	VenueID              int64
@@ -334,6 +345,8 @@ type Refund struct {
 	State            RefundState
 	CreatedAt        time.Time
 	UpdatedAt        time.Time
+	ByStaff          bool
+	StaffID          *int64
 }
 
 type Seat struct {
@@ -390,15 +403,20 @@ type StaffLoginFailure struct {
 }
 
 type Ticket struct {
-	EventID     int64
-	ID          int64
-	OrderID     int64
-	SeatID      *int64
-	GaTierID    *int64
-	Code        string
-	CreatedAt   time.Time
-	VoidedAt    *time.Time
-	CheckedInAt *time.Time
+	EventID       int64
+	ID            int64
+	OrderID       int64
+	SeatID        *int64
+	GaTierID      *int64
+	Code          string
+	CreatedAt     time.Time
+	VoidedAt      *time.Time
+	CheckedInAt   *time.Time
+	VoidReason    *string
+	VoidedBy      *int64
+	RefundID      *int64
+	CheckedInGate *string
+	CheckedInBy   *int64
 }
 
 type Venue struct {

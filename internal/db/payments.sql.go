@@ -219,9 +219,14 @@ func (q *Queries) PaymentLockByProviderID(ctx context.Context, arg PaymentLockBy
 }
 
 const paymentMarkRefunded = `-- name: PaymentMarkRefunded :exec
-UPDATE payments SET state = 'refunded', updated_at = now() WHERE id = $1 AND state = 'succeeded'
+UPDATE payments p SET state = 'refunded', updated_at = now()
+WHERE p.id = $1 AND p.state = 'succeeded'
+  AND (SELECT coalesce(sum(r.amount_cents), 0) FROM refunds r
+       WHERE r.payment_id = p.id AND r.state = 'succeeded') >= p.amount_cents
 `
 
+// The payment is given back in full: its succeeded refunds add up to what it took. A
+// staff refund of some tickets leaves it succeeded, kept for the tickets left.
 func (q *Queries) PaymentMarkRefunded(ctx context.Context, id int64) error {
 	_, err := q.db.Exec(ctx, paymentMarkRefunded, id)
 	return err

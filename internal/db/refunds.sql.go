@@ -13,7 +13,7 @@ import (
 const refundCreate = `-- name: RefundCreate :one
 INSERT INTO refunds (order_id, payment_id, amount_cents, reason, idempotency_key)
 VALUES ($1, $2, $3, $4, $5)
-ON CONFLICT (payment_id) DO NOTHING
+ON CONFLICT (payment_id) WHERE NOT by_staff DO NOTHING
 RETURNING id
 `
 
@@ -26,7 +26,8 @@ type RefundCreateParams struct {
 }
 
 // Records the refund of a payment that sold nothing, in the transaction that found so.
-// No row: the payment's refund is recorded already (exactly once per payment).
+// No row: the payment's refund is recorded already (exactly once per payment; staff
+// refunds of some tickets are other rows, see RefundCreateForTickets).
 func (q *Queries) RefundCreate(ctx context.Context, arg RefundCreateParams) (int64, error) {
 	row := q.db.QueryRow(ctx, refundCreate,
 		arg.OrderID,
@@ -41,7 +42,7 @@ func (q *Queries) RefundCreate(ctx context.Context, arg RefundCreateParams) (int
 }
 
 const refundGet = `-- name: RefundGet :one
-SELECT r.id, r.order_id, r.payment_id, r.amount_cents, r.reason, r.idempotency_key, r.provider_refund_id, r.state, r.created_at, r.updated_at, p.provider, p.provider_payment_id, o.event_id
+SELECT r.id, r.order_id, r.payment_id, r.amount_cents, r.reason, r.idempotency_key, r.provider_refund_id, r.state, r.created_at, r.updated_at, r.by_staff, r.staff_id, p.provider, p.provider_payment_id, o.event_id
 FROM refunds r
 JOIN payments p ON p.id = r.payment_id
 JOIN orders o ON o.id = r.order_id
@@ -59,6 +60,8 @@ type RefundGetRow struct {
 	State             RefundState
 	CreatedAt         time.Time
 	UpdatedAt         time.Time
+	ByStaff           bool
+	StaffID           *int64
 	Provider          string
 	ProviderPaymentID *string
 	EventID           int64
@@ -80,6 +83,8 @@ func (q *Queries) RefundGet(ctx context.Context, id int64) (RefundGetRow, error)
 		&i.State,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.ByStaff,
+		&i.StaffID,
 		&i.Provider,
 		&i.ProviderPaymentID,
 		&i.EventID,
@@ -88,7 +93,7 @@ func (q *Queries) RefundGet(ctx context.Context, id int64) (RefundGetRow, error)
 }
 
 const refundLock = `-- name: RefundLock :one
-SELECT id, order_id, payment_id, amount_cents, reason, idempotency_key, provider_refund_id, state, created_at, updated_at FROM refunds WHERE id = $1 FOR UPDATE
+SELECT id, order_id, payment_id, amount_cents, reason, idempotency_key, provider_refund_id, state, created_at, updated_at, by_staff, staff_id FROM refunds WHERE id = $1 FOR UPDATE
 `
 
 func (q *Queries) RefundLock(ctx context.Context, id int64) (Refund, error) {
@@ -105,12 +110,14 @@ func (q *Queries) RefundLock(ctx context.Context, id int64) (Refund, error) {
 		&i.State,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.ByStaff,
+		&i.StaffID,
 	)
 	return i, err
 }
 
 const refundLockByKey = `-- name: RefundLockByKey :one
-SELECT id, order_id, payment_id, amount_cents, reason, idempotency_key, provider_refund_id, state, created_at, updated_at FROM refunds WHERE idempotency_key = $1 FOR UPDATE
+SELECT id, order_id, payment_id, amount_cents, reason, idempotency_key, provider_refund_id, state, created_at, updated_at, by_staff, staff_id FROM refunds WHERE idempotency_key = $1 FOR UPDATE
 `
 
 func (q *Queries) RefundLockByKey(ctx context.Context, idempotencyKey string) (Refund, error) {
@@ -127,12 +134,14 @@ func (q *Queries) RefundLockByKey(ctx context.Context, idempotencyKey string) (R
 		&i.State,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.ByStaff,
+		&i.StaffID,
 	)
 	return i, err
 }
 
 const refundLockByProviderID = `-- name: RefundLockByProviderID :one
-SELECT r.id, r.order_id, r.payment_id, r.amount_cents, r.reason, r.idempotency_key, r.provider_refund_id, r.state, r.created_at, r.updated_at FROM refunds r JOIN payments p ON p.id = r.payment_id
+SELECT r.id, r.order_id, r.payment_id, r.amount_cents, r.reason, r.idempotency_key, r.provider_refund_id, r.state, r.created_at, r.updated_at, r.by_staff, r.staff_id FROM refunds r JOIN payments p ON p.id = r.payment_id
 WHERE p.provider = $1 AND r.provider_refund_id = $2
 FOR UPDATE OF r
 `
@@ -156,6 +165,8 @@ func (q *Queries) RefundLockByProviderID(ctx context.Context, arg RefundLockByPr
 		&i.State,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.ByStaff,
+		&i.StaffID,
 	)
 	return i, err
 }
@@ -209,7 +220,7 @@ func (q *Queries) RefundTouch(ctx context.Context, id int64) error {
 }
 
 const refundsOfOrder = `-- name: RefundsOfOrder :many
-SELECT id, order_id, payment_id, amount_cents, reason, idempotency_key, provider_refund_id, state, created_at, updated_at FROM refunds WHERE order_id = $1 ORDER BY id
+SELECT id, order_id, payment_id, amount_cents, reason, idempotency_key, provider_refund_id, state, created_at, updated_at, by_staff, staff_id FROM refunds WHERE order_id = $1 ORDER BY id
 `
 
 func (q *Queries) RefundsOfOrder(ctx context.Context, orderID int64) ([]Refund, error) {
@@ -232,6 +243,8 @@ func (q *Queries) RefundsOfOrder(ctx context.Context, orderID int64) ([]Refund, 
 			&i.State,
 			&i.CreatedAt,
 			&i.UpdatedAt,
+			&i.ByStaff,
+			&i.StaffID,
 		); err != nil {
 			return nil, err
 		}

@@ -84,6 +84,7 @@ func New(pool *pgxpool.Pool, b Booking, m *mail.Mailer, cfg Config, log *slog.Lo
 	river.AddWorker(workers, &confirmationWorker{deps: d})
 	river.AddWorker(workers, &refundEmailWorker{deps: d})
 	river.AddWorker(workers, &paymentRefundEmailWorker{deps: d})
+	river.AddWorker(workers, &resendWorker{deps: d})
 	river.AddWorker(workers, &refundWorker{deps: d})
 	river.AddWorker(workers, &reconcileWorker{deps: d, every: cfg.ReconcileInterval})
 
@@ -167,7 +168,7 @@ func (q *Queue) Client() *river.Client[pgx.Tx] { return q.client }
 // not waited for. It is for tests and tools; it asks again every 50 ms.
 func (q *Queue) WaitIdle(ctx context.Context) error {
 	params := river.NewJobListParams().
-		Kinds(OrderConfirmedEmail{}.Kind(), OrderRefundedEmail{}.Kind(), PaymentRefundedEmail{}.Kind(), RefundDue{}.Kind()).
+		Kinds(OrderConfirmedEmail{}.Kind(), OrderRefundedEmail{}.Kind(), PaymentRefundedEmail{}.Kind(), RefundDue{}.Kind(), OrderConfirmationResend{}.Kind()).
 		States(rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRetryable,
 			rivertype.JobStateRunning, rivertype.JobStateScheduled).First(1)
 	tick := time.NewTicker(50 * time.Millisecond)

@@ -115,6 +115,10 @@ func RefundCause(reason string, maxPerBuyer int) string {
 		return "A second payment was made for this order while the first was still being processed"
 	case booking.ReasonAlreadyPaid:
 		return "Your order was already paid"
+	case booking.ReasonStaffRefund:
+		return "The box office refunded your tickets"
+	case booking.ReasonVoided:
+		return "The box office cancelled your tickets"
 	}
 	return "We could not complete this sale"
 }

@@ -10,13 +10,17 @@ import (
 
 // moneyInvariants are the rules of issue 7, "every payment accounted for": no money
 // kept without tickets, no tickets without money kept, and nothing left half-way once
-// the jobs have run. A kept charge is a payment that succeeded and has no refund.
+// the jobs have run. A kept charge is a payment that succeeded and has no automatic
+// refund (by_staff false: the refund of a payment that sold nothing, always in full);
+// staff may refund a kept charge in part, ticket by ticket (issue 8), and it stays the
+// kept charge until its refunds add up to it. A staff void ends tickets with no money
+// back (status_reason 'voided'): what the order paid stays paid, on purpose.
 var moneyInvariants = []invariant{
 	{"a confirmed order without exactly one kept charge (none if free)", `
 		SELECT 'order ' || o.id || ' (' || o.amount_cents || ' cents) keeps ' || count(p.id) || ' charges'
 		FROM orders o
 		LEFT JOIN payments p ON p.order_id = o.id AND p.state = 'succeeded'
-		     AND NOT EXISTS (SELECT 1 FROM refunds r WHERE r.payment_id = p.id)
+		     AND NOT EXISTS (SELECT 1 FROM refunds r WHERE r.payment_id = p.id AND NOT r.by_staff)
 		WHERE o.event_id = $1 AND o.status = 'confirmed'
 		GROUP BY o.id, o.amount_cents
 		HAVING count(p.id) <> CASE WHEN o.amount_cents > 0 THEN 1 ELSE 0 END`},
@@ -25,14 +29,14 @@ var moneyInvariants = []invariant{
 		       || ' of ' || p.amount_cents || ' cents for ' || o.amount_cents
 		FROM orders o
 		JOIN payments p ON p.order_id = o.id AND p.state = 'succeeded'
-		     AND NOT EXISTS (SELECT 1 FROM refunds r WHERE r.payment_id = p.id)
+		     AND NOT EXISTS (SELECT 1 FROM refunds r WHERE r.payment_id = p.id AND NOT r.by_staff)
 		WHERE o.event_id = $1 AND o.status = 'confirmed'
 		  AND (o.payment_id IS DISTINCT FROM p.provider_payment_id OR p.amount_cents <> o.amount_cents)`},
 	{"money kept for an order that sold nothing", `
 		SELECT 'order ' || o.id || ' is ' || o.status || ' and keeps payment ' || p.id || ' (' || p.state || ')'
 		FROM orders o JOIN payments p ON p.order_id = o.id
 		WHERE o.event_id = $1 AND o.status <> 'confirmed'
-		  AND ((p.state = 'succeeded'
+		  AND ((p.state = 'succeeded' AND o.status_reason <> 'voided'
 		        AND NOT EXISTS (SELECT 1 FROM refunds r WHERE r.payment_id = p.id AND r.state = 'succeeded'))
 		       OR (o.status <> 'pending' AND p.state IN ('pending', 'unknown')))`},
 	{"tickets for an order that sold nothing", `
@@ -44,12 +48,33 @@ var moneyInvariants = []invariant{
 		SELECT 'refund ' || r.id || ' of order ' || r.order_id || ' is ' || r.state
 		FROM refunds r JOIN orders o ON o.id = r.order_id
 		WHERE o.event_id = $1 AND r.state <> 'succeeded'`},
-	{"a refunded payment without its refund, or a refund whose payment is not refunded", `
-		SELECT 'payment ' || p.id || ' is ' || p.state || ', its refund ' || coalesce(r.state::text, 'none')
-		FROM payments p JOIN orders o ON o.id = p.order_id
-		LEFT JOIN refunds r ON r.payment_id = p.id
+	{"a refunded payment without its refunds adding up to it, or one refunded in full that is not marked so", `
+		SELECT 'payment ' || p.id || ' of ' || p.amount_cents || ' cents is ' || p.state || ', its refunds done ' || done
+		FROM payments p JOIN orders o ON o.id = p.order_id,
+		     LATERAL (SELECT coalesce(sum(r.amount_cents), 0) AS done FROM refunds r
+		              WHERE r.payment_id = p.id AND r.state = 'succeeded') d
+		WHERE o.event_id = $1 AND p.state IN ('succeeded', 'refunded')
+		  AND ((p.state = 'refunded') <> (done > 0 AND done >= p.amount_cents))`},
+	{"a payment refunded by more than it took", `
+		SELECT 'payment ' || p.id || ' took ' || p.amount_cents || ', refunds ' || sum(r.amount_cents)
+		FROM payments p JOIN orders o ON o.id = p.order_id JOIN refunds r ON r.payment_id = p.id AND r.state <> 'failed'
 		WHERE o.event_id = $1
-		  AND ((p.state = 'refunded') <> (r.state IS NOT DISTINCT FROM 'succeeded'))`},
+		GROUP BY p.id, p.amount_cents HAVING sum(r.amount_cents) > p.amount_cents`},
+	{"a staff refund that is not its tickets' prices", `
+		SELECT 'refund ' || r.id || ' of ' || r.amount_cents || ' cents for tickets worth ' || coalesce(sum(coalesce(s.price_cents, g.price_cents)), 0)
+		FROM refunds r JOIN orders o ON o.id = r.order_id
+		LEFT JOIN tickets t ON t.refund_id = r.id
+		LEFT JOIN seats s ON s.event_id = t.event_id AND s.id = t.seat_id
+		LEFT JOIN ga_tiers g ON g.event_id = t.event_id AND g.id = t.ga_tier_id
+		WHERE o.event_id = $1 AND r.by_staff
+		GROUP BY r.id, r.amount_cents HAVING r.amount_cents <> coalesce(sum(coalesce(s.price_cents, g.price_cents)), 0)`},
+	{"a ticket refunded by staff without its refund, or voided with one", `
+		SELECT 'ticket ' || t.id || ' ended as ' || t.void_reason || ' with refund ' || coalesce(t.refund_id::text, 'none')
+		FROM tickets t
+		WHERE t.event_id = $1 AND t.void_reason IS NOT NULL
+		  AND ((t.void_reason = 'void') <> (t.refund_id IS NULL))
+		  AND coalesce((SELECT s.price_cents FROM seats s WHERE s.event_id = t.event_id AND s.id = t.seat_id),
+		               (SELECT g.price_cents FROM ga_tiers g WHERE g.event_id = t.event_id AND g.id = t.ga_tier_id)) > 0`},
 	{"an order refund_pending once the jobs have run", `
 		SELECT 'order ' || o.id || ' is refund_pending (' || o.status_reason || ')'
 		FROM orders o WHERE o.event_id = $1 AND o.status = 'refund_pending'`},

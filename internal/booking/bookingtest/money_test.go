@@ -50,6 +50,15 @@ func TestMoneyInvariantsCatch(t *testing.T) {
 		}
 		return id
 	}
+	// staffRefund adds a staff refund of the order's first payment.
+	staffRefund := func(orderID int64, cents int, state string) {
+		t.Helper()
+		if _, err := pool.Exec(ctx, `INSERT INTO refunds (order_id, payment_id, amount_cents, reason, idempotency_key, state, by_staff)
+			SELECT $1::bigint, min(id), $2::int, 'staff_refund', 'sr' || $1::bigint || '_' || $2::int || '_' || $3::text, $3::refund_state, true
+			FROM payments WHERE order_id = $1::bigint`, orderID, cents, state); err != nil {
+			t.Fatal(err)
+		}
+	}
 	cases := []struct {
 		name, want string
 		make       func()
@@ -67,6 +76,17 @@ func TestMoneyInvariantsCatch(t *testing.T) {
 		{"a refund never done", "a refund not done", func() { order("refunded", "refunded+due") }},
 		{"a payment refunded without its refund", "a refunded payment without its refund", func() { order("refunded", "refunded") }},
 		{"left refund_pending", "refund_pending once the jobs have run", func() { order("refund_pending", "refunded+succeeded") }},
+		{"staff refunds past what the payment took", "refunded by more than it took", func() {
+			id := order("confirmed", "succeeded")
+			staffRefund(id, 600, "succeeded")
+			staffRefund(id, 600, "pending")
+		}},
+		{"a staff refund with no tickets behind it", "not its tickets' prices", func() {
+			staffRefund(order("confirmed", "succeeded"), 500, "succeeded")
+		}},
+		{"a payment refunded in part marked refunded", "a refunded payment without its refund", func() {
+			staffRefund(order("confirmed", "refunded"), 500, "succeeded")
+		}},
 	}
 	for _, tc := range cases {
 		// One at a time on the same event: each adds exactly its own violation.

@@ -1,0 +1,368 @@
+package booking
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+
+	"github.com/jackc/pgx/v5"
+
+	"boxoffice/internal/db"
+	"boxoffice/internal/staff"
+)
+
+// Staff refunds and voids (issue 8). The box office ends some or all of a confirmed
+// order's tickets in one transaction, under the order's lock (the first lock of every
+// money transaction): the tickets are voided by a conditional statement (only valid
+// ones not used at the door), their seats return to sale by another (only seats still
+// sold to this order), GA places go back to the stripes they came from, the refund is
+// recorded against the payment the order keeps and its job queued (the refund path of
+// the payments work: RunRefund, then the provider's word), and the audit entry is
+// written. The live map hears of the seats after commit.
+//
+// A partial refund leaves the order confirmed, owning the seats and places left (its
+// seat_ids and ga_quantity shrink with it); its payment stays the kept charge, refunded
+// in part. Either way the buyer's sold hold counts the places given up no more, so the
+// per-buyer limit counts only what the buyer still owns. Ending every ticket ends the order: refund_pending until its refunds are
+// done, then refunded (with the refund email), or refunded at once when no money goes
+// back. A void gives no money back (comps, cash handled outside): the order's
+// status_reason says "voided".
+
+// Reasons of staff refunds and voids, on the order and on its refunds.
+const (
+	ReasonStaffRefund = "staff_refund" // staff refunded the tickets
+	ReasonVoided      = "voided"       // staff voided the tickets, no money back
+)
+
+// RefundKind says whether money goes back with the tickets.
+type RefundKind string
+
+// The kinds of a staff refund.
+const (
+	KindRefund RefundKind = "refund" // the tickets' prices go back through the payment provider
+	KindVoid   RefundKind = "void"   // the tickets end, no money moves
+)
+
+// Actor is the member of staff doing something, for the audit log.
+type Actor struct {
+	StaffID int64
+	Address string
+}
+
+// StaffRefundRequest asks to end tickets of an order.
+type StaffRefundRequest struct {
+	OrderID int64
+	// TicketIDs are the tickets to end; none means every valid ticket of the order.
+	TicketIDs []int64
+	Kind      RefundKind
+	By        Actor
+}
+
+// StaffRefundResult says what a staff refund did.
+type StaffRefundResult struct {
+	Tickets     []int64 // the tickets ended
+	SeatIDs     []int64 // the seats returned to sale
+	GAPlaces    int     // the general-admission places returned
+	AmountCents int     // the money going back (0 for a void)
+	Whole       bool    // the order has no valid ticket left
+	Status      string  // the order's status after it
+}
+
+// Errors of staff refunds.
+var (
+	// ErrOrderNotConfirmed: only a confirmed order has tickets to refund or a
+	// confirmation to send.
+	ErrOrderNotConfirmed = errors.New("order is not confirmed")
+	// ErrNoPaymentToRefund: the order kept no payment through the provider (a free
+	// order, or one paid outside it): its tickets can be voided, not refunded.
+	ErrNoPaymentToRefund = errors.New("order has no payment to refund")
+	// ErrRefundTooLarge: the refund would give back more than the payment took.
+	ErrRefundTooLarge = errors.New("refund larger than what is left of the payment")
+	// ErrNoJobs: no job queue can send the email.
+	ErrNoJobs = errors.New("no job queue configured")
+)
+
+// TicketsUnavailableError names asked-for tickets that are not valid, unused tickets of
+// the order (voided already, used at the door, or another order's).
+type TicketsUnavailableError struct{ TicketIDs []int64 }
+
+func (e *TicketsUnavailableError) Error() string {
+	return fmt.Sprintf("%d ticket(s) not valid and unused in this order", len(e.TicketIDs))
+}
+
+// StaffRefund ends the tickets of a confirmed order that staff chose, all or nothing:
+// see the comment at the top of this file.
+func (s *Service) StaffRefund(ctx context.Context, req StaffRefundRequest) (StaffRefundResult, error) {
+	if req.Kind != KindRefund && req.Kind != KindVoid {
+		return StaffRefundResult{}, fmt.Errorf("staff refund: unknown kind %q", req.Kind)
+	}
+	var res StaffRefundResult
+	var eventID int64
+	err := s.inTx(ctx, func(tx pgx.Tx, q *db.Queries) error {
+		res = StaffRefundResult{}
+		o, err := q.OrderLock(ctx, req.OrderID)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return ErrOrderNotFound
+		} else if err != nil {
+			return err
+		}
+		eventID = o.EventID
+		if o.Status != db.OrderStatusConfirmed {
+			return ErrOrderNotConfirmed
+		}
+		valid, err := q.TicketsValidOfOrder(ctx, db.TicketsValidOfOrderParams{EventID: o.EventID, OrderID: o.ID})
+		if err != nil {
+			return err
+		}
+		ids := slices.Clone(req.TicketIDs)
+		if len(ids) == 0 {
+			ids = valid
+		}
+		slices.Sort(ids)
+		ids = slices.Compact(ids)
+		var staffID *int64
+		if req.By.StaffID != 0 {
+			staffID = &req.By.StaffID
+		}
+		voided, err := q.TicketsVoid(ctx, db.TicketsVoidParams{
+			EventID: o.EventID, OrderID: o.ID, TicketIds: ids, VoidReason: string(req.Kind), StaffID: staffID,
+		})
+		if err != nil {
+			return err
+		}
+		if len(voided) != len(ids) || len(ids) == 0 {
+			got := map[int64]bool{}
+			for _, v := range voided {
+				got[v.ID] = true
+			}
+			missing := []int64{}
+			for _, id := range ids {
+				if !got[id] {
+					missing = append(missing, id)
+				}
+			}
+			return &TicketsUnavailableError{TicketIDs: missing}
+		}
+		res.Tickets = ids
+		res.Whole = len(voided) == len(valid)
+		ga := map[int64]int{} // places per tier
+		for _, v := range voided {
+			res.AmountCents += int(v.PriceCents)
+			switch {
+			case v.SeatID != nil:
+				res.SeatIDs = append(res.SeatIDs, *v.SeatID)
+			case v.GaTierID != nil:
+				ga[*v.GaTierID]++
+				res.GAPlaces++
+			}
+		}
+		if len(res.SeatIDs) > 0 {
+			freed, err := q.SeatUnsell(ctx, db.SeatUnsellParams{EventID: o.EventID, SeatIds: res.SeatIDs, OrderID: &o.ID})
+			if err != nil {
+				return err
+			}
+			if len(freed) != len(res.SeatIDs) {
+				// A valid ticket whose seat is not sold to its order breaks an invariant
+				// that the unique index and confirm keep; refuse rather than guess.
+				return fmt.Errorf("order %d: %d of %d seats of its valid tickets are not sold to it", o.ID, len(res.SeatIDs)-len(freed), len(res.SeatIDs))
+			}
+		}
+		for tier, n := range ga {
+			if err := giveBackGA(ctx, q, o, tier, n); err != nil {
+				return err
+			}
+		}
+		if err := q.HoldDropPlaces(ctx, db.HoldDropPlacesParams{
+			EventID: o.EventID, ID: o.HoldID, SeatCount: int32(len(res.SeatIDs)), GaQuantity: int32(res.GAPlaces),
+		}); err != nil {
+			return err
+		}
+		var refundID int64
+		if req.Kind == KindRefund {
+			if refundID, err = s.recordStaffRefund(ctx, tx, q, o, res.AmountCents, staffID); err != nil {
+				return err
+			}
+			if refundID != 0 {
+				if err := q.TicketsSetRefund(ctx, db.TicketsSetRefundParams{EventID: o.EventID, RefundID: &refundID, TicketIds: ids}); err != nil {
+					return err
+				}
+			}
+		} else {
+			res.AmountCents = 0
+		}
+		res.Status = string(db.OrderStatusConfirmed)
+		if res.Whole {
+			if res.Status, err = s.endOrder(ctx, tx, q, o, req.Kind); err != nil {
+				return err
+			}
+		} else if err := q.OrderDropPlaces(ctx, db.OrderDropPlacesParams{
+			ID: o.ID, SeatIds: res.SeatIDs, GaQuantity: int32(res.GAPlaces),
+		}); err != nil {
+			return err
+		}
+		before := map[string]any{"status": o.Status, "valid_tickets": valid}
+		after := map[string]any{"status": res.Status, "kind": req.Kind, "tickets": ids, "seats": res.SeatIDs,
+			"ga_places": res.GAPlaces, "amount_cents": res.AmountCents, "refund_id": refundID}
+		return staff.Audit(ctx, tx, req.By.StaffID, "order."+string(req.Kind), OrderSubject(o.ID), before, after, req.By.Address)
+	})
+	if err != nil {
+		return StaffRefundResult{}, err
+	}
+	s.announce(ctx, eventID, res.SeatIDs)
+	if res.GAPlaces > 0 {
+		s.announceGA(ctx, eventID)
+	}
+	return res, nil
+}
+
+// OrderSubject names an order in the audit log.
+func OrderSubject(id int64) string { return "order " + strconv.FormatInt(id, 10) }
+
+// recordStaffRefund records the refund of amount against the payment the order keeps
+// and queues its job. It returns 0 when nothing is owed (free tickets).
+func (s *Service) recordStaffRefund(ctx context.Context, tx pgx.Tx, q *db.Queries, o db.Order, amount int, staffID *int64) (int64, error) {
+	if amount <= 0 {
+		return 0, nil
+	}
+	kept, err := keptPayment(ctx, q, o)
+	if err != nil {
+		return 0, err
+	}
+	id, err := q.RefundCreateForTickets(ctx, db.RefundCreateForTicketsParams{
+		OrderID: o.ID, PaymentID: kept.ID, AmountCents: int32(amount), Reason: ReasonStaffRefund,
+		IdempotencyKey: "refund_" + rand.Text(), StaffID: staffID,
+	})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, ErrRefundTooLarge
+	} else if err != nil {
+		return 0, err
+	}
+	if s.jobs != nil {
+		if err := s.jobs.RefundDue(ctx, tx, id); err != nil {
+			return 0, err
+		}
+	}
+	return id, nil
+}
+
+// keptPayment is the payment a confirmed order keeps: the succeeded one it names,
+// locked.
+func keptPayment(ctx context.Context, q *db.Queries, o db.Order) (db.Payment, error) {
+	if o.PaymentID == nil {
+		return db.Payment{}, ErrNoPaymentToRefund
+	}
+	pays, err := q.PaymentsOfOrder(ctx, o.ID)
+	if err != nil {
+		return db.Payment{}, err
+	}
+	for _, p := range pays {
+		if p.State == db.PaymentStateSucceeded && p.ProviderPaymentID != nil && *p.ProviderPaymentID == *o.PaymentID {
+			return q.PaymentLock(ctx, p.ID)
+		}
+	}
+	return db.Payment{}, ErrNoPaymentToRefund
+}
+
+// endOrder ends an order with no valid ticket left: refund_pending while any refund
+// of it is under way (the last refund's word ends it refunded, with the refund
+// email), refunded at once otherwise.
+func (s *Service) endOrder(ctx context.Context, tx pgx.Tx, q *db.Queries, o db.Order, kind RefundKind) (string, error) {
+	reason := ReasonStaffRefund
+	if kind == KindVoid {
+		reason = ReasonVoided
+	}
+	left, err := q.RefundsUnsettledCount(ctx, o.ID)
+	if err != nil {
+		return "", err
+	}
+	status := db.OrderStatusRefunded
+	if left > 0 {
+		status = db.OrderStatusRefundPending
+	}
+	if err := q.OrderSetStatus(ctx, db.OrderSetStatusParams{ID: o.ID, Status: status, StatusReason: reason}); err != nil {
+		return "", err
+	}
+	if status == db.OrderStatusRefunded && kind == KindRefund && s.jobs != nil {
+		if err := s.jobs.OrderRefunded(ctx, tx, o.ID); err != nil {
+			return "", err
+		}
+	}
+	return string(status), nil
+}
+
+// giveBackGA returns n places of tier that the order's hold took to the stripes they
+// came from, each step a conditional statement: the places the hold has and the
+// stripes' counts move together, so that they still add up to the tier's capacity.
+func giveBackGA(ctx context.Context, q *db.Queries, o db.Order, tier int64, n int) error {
+	places, err := q.HoldGAPlaces(ctx, db.HoldGAPlacesParams{EventID: o.EventID, HoldID: o.HoldID})
+	if err != nil {
+		return err
+	}
+	for _, p := range places {
+		if n == 0 {
+			break
+		}
+		if p.TierID != tier {
+			continue
+		}
+		take := min(n, int(p.Quantity))
+		var moved int64
+		if take == int(p.Quantity) {
+			moved, err = q.HoldGAPlaceRemove(ctx, db.HoldGAPlaceRemoveParams{
+				EventID: o.EventID, HoldID: o.HoldID, TierID: tier, Stripe: p.Stripe, Quantity: int32(take)})
+		} else {
+			moved, err = q.HoldGAPlaceReduce(ctx, db.HoldGAPlaceReduceParams{
+				EventID: o.EventID, HoldID: o.HoldID, TierID: tier, Stripe: p.Stripe, Quantity: int32(take)})
+		}
+		if err != nil {
+			return err
+		}
+		if moved != 1 {
+			return fmt.Errorf("order %d: the places of its hold moved under the order's lock", o.ID)
+		}
+		if err := q.GAStripeGive(ctx, db.GAStripeGiveParams{EventID: o.EventID, TierID: tier, Stripe: p.Stripe, Quantity: int32(take)}); err != nil {
+			return err
+		}
+		n -= take
+	}
+	if n > 0 {
+		return fmt.Errorf("order %d: its hold took %d places fewer of tier %d than it has tickets for", o.ID, n, tier)
+	}
+	return nil
+}
+
+// ConfirmationResender is what a job queue does to send an order's confirmation
+// again: a new job per request, never turned away by the once-per-order uniqueness of
+// the first (internal/jobs implements it).
+type ConfirmationResender interface {
+	ResendConfirmation(ctx context.Context, tx pgx.Tx, orderID int64, request string) error
+}
+
+// ResendConfirmation queues the confirmation email of a confirmed order again, to its
+// buyer's address, and records who asked in the audit log, in one transaction.
+func (s *Service) ResendConfirmation(ctx context.Context, orderID int64, by Actor) error {
+	r, ok := s.jobs.(ConfirmationResender)
+	if !ok {
+		return ErrNoJobs
+	}
+	return s.inTx(ctx, func(tx pgx.Tx, q *db.Queries) error {
+		o, err := q.OrderLock(ctx, orderID)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return ErrOrderNotFound
+		} else if err != nil {
+			return err
+		}
+		if o.Status != db.OrderStatusConfirmed {
+			return ErrOrderNotConfirmed
+		}
+		request := rand.Text()
+		if err := r.ResendConfirmation(ctx, tx, o.ID, request); err != nil {
+			return err
+		}
+		return staff.Audit(ctx, tx, by.StaffID, "order.resend", OrderSubject(o.ID), nil,
+			map[string]any{"email": o.Email, "request": request}, by.Address)
+	})
+}

@@ -1,0 +1,135 @@
+package web
+
+import (
+	"encoding/csv"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"boxoffice/internal/booking"
+	"boxoffice/internal/checkin"
+)
+
+// CSV exports of an event's orders and check-ins (issue 8), streamed a page of rows
+// at a time (encoding/csv) as an attachment. Text that a buyer or staff typed (emails,
+// gate names, codes typed at the door) is guarded against formula injection: a
+// spreadsheet would run a cell starting with =, +, -, @, a tab or a carriage return
+// as a formula, so such a cell is prefixed with an apostrophe, as OWASP advises.
+
+// csvSafe makes a cell of typed text safe to open in a spreadsheet.
+func csvSafe(s string) string {
+	if s != "" && strings.ContainsRune("=+-@\t\r", rune(s[0])) {
+		return "'" + s
+	}
+	return s
+}
+
+// csvTime is a moment in a CSV cell: RFC 3339 in UTC, "" for none.
+func csvTime(t *time.Time) string {
+	if t == nil || t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+// exportEvent is the event the path names, which must exist (a 404 before anything
+// is streamed).
+func (s *server) exportEvent(c echo.Context) (booking.Event, error) {
+	id, err := booking.ParseID(c.Param("id"))
+	if err != nil {
+		return booking.Event{}, booking.ErrEventNotFound
+	}
+	return s.Booking.Event(c.Request().Context(), id)
+}
+
+// csvHeaders sets the headers of a CSV attachment.
+func csvHeaders(c echo.Context, filename string) {
+	h := c.Response().Header()
+	h.Set(echo.HeaderContentType, "text/csv; charset=utf-8")
+	h.Set(echo.HeaderContentDisposition, `attachment; filename="`+filename+`"`)
+}
+
+// startCSV sends the headers of a CSV attachment and the header row.
+func startCSV(c echo.Context, filename string, header []string) (*csv.Writer, error) {
+	csvHeaders(c, filename)
+	c.Response().WriteHeader(http.StatusOK)
+	w := csv.NewWriter(c.Response())
+	return w, w.Write(header)
+}
+
+// exportOrders streams the event's orders as CSV.
+func (s *server) exportOrders(c echo.Context) error {
+	ev, err := s.exportEvent(c)
+	if err != nil {
+		return err
+	}
+	// Who took the buyers' emails away, and when.
+	if c.Request().Method == http.MethodHead {
+		// A HEAD asks about the file: nothing is read or taken away.
+		csvHeaders(c, "orders-"+ev.Slug+".csv")
+		return c.NoContent(http.StatusOK)
+	}
+	if err := s.audit(c, "event.export_orders", "event "+strconv.FormatInt(ev.ID, 10), nil, nil); err != nil {
+		return err
+	}
+	w, err := startCSV(c, "orders-"+ev.Slug+".csv", []string{"order", "email", "status", "reason", "amount_cents",
+		"refunded_cents", "valid_tickets", "void_tickets", "created_at", "confirmed_at"})
+	if err != nil {
+		return err
+	}
+	err = s.Booking.ExportOrders(c.Request().Context(), ev.ID, func(o booking.ExportOrder) error {
+		return w.Write([]string{strconv.FormatInt(o.ID, 10), csvSafe(o.Email), o.Status, o.StatusReason,
+			strconv.Itoa(o.AmountCents), strconv.Itoa(o.RefundedCents), strconv.Itoa(o.ValidTickets),
+			strconv.Itoa(o.VoidTickets), csvTime(&o.CreatedAt), csvTime(o.ConfirmedAt)})
+	})
+	return finishCSV(s, c, w, err)
+}
+
+// exportCheckins streams the event's scans at the door as CSV.
+func (s *server) exportCheckins(c echo.Context) error {
+	ev, err := s.exportEvent(c)
+	if err != nil {
+		return err
+	}
+	if c.Request().Method == http.MethodHead {
+		// A HEAD asks about the file: nothing is read or taken away.
+		csvHeaders(c, "checkins-"+ev.Slug+".csv")
+		return c.NoContent(http.StatusOK)
+	}
+	if err := s.audit(c, "event.export_checkins", "event "+strconv.FormatInt(ev.ID, 10), nil, nil); err != nil {
+		return err
+	}
+	w, err := startCSV(c, "checkins-"+ev.Slug+".csv", []string{"scan", "at", "gate", "code", "result", "staff", "ticket", "order"})
+	if err != nil {
+		return err
+	}
+	err = s.Door.ExportLog(c.Request().Context(), ev.ID, func(e checkin.LogEntry) error {
+		ticket, order := "", ""
+		if e.TicketID != 0 {
+			ticket = strconv.FormatInt(e.TicketID, 10)
+		}
+		if e.OrderID != 0 {
+			order = strconv.FormatInt(e.OrderID, 10)
+		}
+		return w.Write([]string{strconv.FormatInt(e.ID, 10), csvTime(&e.At), csvSafe(e.Gate), csvSafe(e.Code),
+			string(e.Result), csvSafe(e.StaffName), ticket, order})
+	})
+	return finishCSV(s, c, w, err)
+}
+
+// finishCSV flushes the export. Once rows are sent the status cannot change: an
+// error then is logged, and the file ends without its last rows.
+func finishCSV(s *server, c echo.Context, w *csv.Writer, err error) error {
+	w.Flush()
+	if err == nil {
+		err = w.Error()
+	}
+	if err != nil && !errors.Is(err, c.Request().Context().Err()) {
+		s.Log.ErrorContext(c.Request().Context(), "export cut short", "path", c.Request().URL.Path, "err", err)
+	}
+	return nil
+}

@@ -1,0 +1,232 @@
+package web
+
+import (
+	"errors"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"boxoffice/internal/booking"
+	"boxoffice/internal/wording"
+	"boxoffice/views"
+)
+
+// The box office's orders (issue 8): search by email, order number or ticket code;
+// one order with its tickets, payments, refunds and history; refund or void some or
+// all of its tickets; send its confirmation again.
+
+// ordersPerPage is how many orders a search page lists.
+const ordersPerPage = 25
+
+// errAdminOrderNotFound answers an order number that names no order.
+var errAdminOrderNotFound = &apiError{Status: http.StatusNotFound, Code: "order_not_found", Message: "No order has this number."}
+
+// adminTime is how the admin pages show a moment: in UTC, as the event pages do.
+func adminTime(t time.Time) string { return t.UTC().Format("2 Jan 2006, 15:04 UTC") }
+
+// searchOrders is the order search, with each event's exports below it.
+func (s *server) searchOrders(c echo.Context) error {
+	ctx := c.Request().Context()
+	m := views.OrderSearch{AdminPage: adminPage(c, "Orders"), Query: c.QueryParam("q")}
+	status := http.StatusOK
+	var before int64
+	if v := c.QueryParam("before"); v != "" {
+		id, err := booking.ParseID(v)
+		if err != nil {
+			m.Error, status = "That page of results does not exist; search again.", http.StatusBadRequest
+		}
+		before = id
+	}
+	switch {
+	case status != http.StatusOK:
+	case len(m.Query) > booking.MaxSearchQuery:
+		m.Error, status = "Search for an email, an order number or a ticket code: that is too long to be one.", http.StatusBadRequest
+	case m.Query != "":
+		res, err := s.Booking.SearchOrders(ctx, m.Query, before, ordersPerPage)
+		if err != nil {
+			return err
+		}
+		m.Searched = true
+		for _, o := range res.Orders {
+			m.Results = append(m.Results, views.OrderHit{ID: o.ID, URL: "/admin/orders/" + strconv.FormatInt(o.ID, 10),
+				Event: o.EventName, Email: o.Email, Status: o.Status, Total: wording.Euros(o.AmountCents),
+				Tickets: o.ValidTickets, Created: adminTime(o.CreatedAt)})
+		}
+		if res.Next != 0 {
+			m.NextURL = "/admin/orders?" + url.Values{"q": {m.Query}, "before": {strconv.FormatInt(res.Next, 10)}}.Encode()
+		}
+	}
+	events, err := s.Booking.Events(ctx)
+	if err != nil {
+		return err
+	}
+	for _, e := range events {
+		base := "/admin/events/" + strconv.FormatInt(e.ID, 10)
+		m.Exports = append(m.Exports, views.EventExport{Name: e.Name, OrdersURL: base + "/orders.csv", CheckinsURL: base + "/checkins.csv"})
+	}
+	return render(c, status, "no-store", views.OrderSearchPage(m))
+}
+
+// adminOrderID is the order the path names; an id that cannot name one names none.
+func adminOrderID(c echo.Context) (int64, error) {
+	id, err := booking.ParseID(c.Param("id"))
+	if err != nil {
+		return 0, errAdminOrderNotFound
+	}
+	return id, nil
+}
+
+// showAdminOrder is one order. ?done= says what was just done to it (after a
+// redirect from a form).
+func (s *server) showAdminOrder(c echo.Context) error {
+	id, err := adminOrderID(c)
+	if err != nil {
+		return err
+	}
+	m, err := s.adminOrderModel(c, id)
+	if err != nil {
+		return err
+	}
+	switch c.QueryParam("done") {
+	case "refund":
+		m.Notice = "Refunded: the seats are back on sale and the money is on its way back to the buyer."
+	case "void":
+		m.Notice = "Voided: the seats are back on sale; no money goes back."
+	case "resend":
+		m.Notice = "The confirmation is on its way to " + m.Email + " again."
+	}
+	return render(c, http.StatusOK, "no-store", views.AdminOrderPage(m))
+}
+
+func (s *server) adminOrderModel(c echo.Context, id int64) (views.AdminOrder, error) {
+	o, err := s.Booking.OrderAdmin(c.Request().Context(), id)
+	if errors.Is(err, booking.ErrOrderNotFound) {
+		return views.AdminOrder{}, errAdminOrderNotFound
+	} else if err != nil {
+		return views.AdminOrder{}, err
+	}
+	ids := strconv.FormatInt(id, 10)
+	m := views.AdminOrder{
+		AdminPage: adminPage(c, "Order "+ids), ID: id, Event: o.EventName, Email: o.Order.Email,
+		Status: o.Order.Status, Reason: o.Order.StatusReason, Total: wording.Euros(o.Order.AmountCents),
+		Created: adminTime(o.CreatedAt), CanChange: o.Order.Status == booking.StatusConfirmed,
+		Action: "/admin/orders/" + ids + "/refund", Resend: "/admin/orders/" + ids + "/resend",
+	}
+	if o.Confirmed != nil {
+		m.Confirmed = adminTime(*o.Confirmed)
+	}
+	for _, t := range o.Tickets {
+		v := views.AdminTicket{ID: t.ID, Code: t.Code, Place: t.Seat, Price: wording.Euros(t.PriceCents), State: "valid"}
+		switch {
+		case t.VoidedAt != nil && t.VoidReason == "refund":
+			v.State = "refunded " + adminTime(*t.VoidedAt)
+		case t.VoidedAt != nil:
+			v.State = "voided " + adminTime(*t.VoidedAt)
+		case t.CheckedInAt != nil:
+			v.State = "checked in " + adminTime(*t.CheckedInAt) + " at gate " + t.Gate
+		default:
+			v.Usable = true
+		}
+		m.Tickets = append(m.Tickets, v)
+	}
+	for _, p := range o.Payments {
+		m.Payments = append(m.Payments, views.AdminPayment{Provider: p.Provider, Ref: p.ProviderPaymentID,
+			Amount: wording.Euros(p.AmountCents), State: p.State, At: adminTime(p.CreatedAt)})
+	}
+	for _, r := range o.Refunds {
+		reason := r.Reason
+		if r.ByStaff {
+			reason += " (staff)"
+		}
+		m.Refunds = append(m.Refunds, views.AdminRefund{Amount: wording.Euros(r.AmountCents), Reason: reason,
+			State: r.State, At: adminTime(r.CreatedAt)})
+	}
+	for _, h := range o.History {
+		m.History = append(m.History, views.AdminHistory{At: adminTime(h.At), Action: h.Action, Who: h.StaffName, Detail: h.After})
+	}
+	return m, nil
+}
+
+// maxTicketsPerForm bounds the tickets one refund form may name: an order has at most
+// the per-buyer limit of them, and a form naming thousands is not a person's.
+const maxTicketsPerForm = 200
+
+// refundOrder refunds or voids the chosen tickets of an order (none chosen: all of
+// them), then shows the order again.
+func (s *server) refundOrder(c echo.Context) error {
+	id, err := adminOrderID(c)
+	if err != nil {
+		return err
+	}
+	form, err := c.FormParams()
+	if err != nil {
+		return badRequest("invalid_form", "The form could not be read; reload the page and try again.")
+	}
+	req := booking.StaffRefundRequest{OrderID: id, Kind: booking.RefundKind(form.Get("kind")),
+		By: booking.Actor{StaffID: currentStaff(c).ID, Address: c.RealIP()}}
+	if req.Kind != booking.KindRefund && req.Kind != booking.KindVoid {
+		return s.orderFormError(c, id, http.StatusBadRequest, "Choose Refund or Void.")
+	}
+	if len(form["ticket"]) > maxTicketsPerForm {
+		return s.orderFormError(c, id, http.StatusBadRequest, "Too many tickets chosen at once.")
+	}
+	for _, v := range form["ticket"] {
+		t, err := booking.ParseID(v)
+		if err != nil {
+			return s.orderFormError(c, id, http.StatusBadRequest, "The tickets chosen are not tickets of this order; reload the page.")
+		}
+		req.TicketIDs = append(req.TicketIDs, t)
+	}
+	_, err = s.Booking.StaffRefund(c.Request().Context(), req)
+	var unavailable *booking.TicketsUnavailableError
+	switch {
+	case errors.Is(err, booking.ErrOrderNotFound):
+		return errAdminOrderNotFound
+	case errors.As(err, &unavailable):
+		return s.orderFormError(c, id, http.StatusConflict,
+			"Nothing was changed: some of the chosen tickets were refunded, voided or used at the door already, or are not this order's.")
+	case errors.Is(err, booking.ErrOrderNotConfirmed):
+		return s.orderFormError(c, id, http.StatusConflict, "Nothing was changed: only a confirmed order's tickets can be refunded or voided.")
+	case errors.Is(err, booking.ErrNoPaymentToRefund):
+		return s.orderFormError(c, id, http.StatusConflict,
+			"Nothing was changed: this order has no card payment to refund. Void the tickets and give the money back by hand.")
+	case errors.Is(err, booking.ErrRefundTooLarge):
+		return s.orderFormError(c, id, http.StatusConflict, "Nothing was changed: that would give back more than the payment took.")
+	case err != nil:
+		return err
+	}
+	return seeOther(c, "/admin/orders/"+strconv.FormatInt(id, 10)+"?done="+string(req.Kind))
+}
+
+// resendConfirmation sends a confirmed order's confirmation again.
+func (s *server) resendConfirmation(c echo.Context) error {
+	id, err := adminOrderID(c)
+	if err != nil {
+		return err
+	}
+	err = s.Booking.ResendConfirmation(c.Request().Context(), id, booking.Actor{StaffID: currentStaff(c).ID, Address: c.RealIP()})
+	switch {
+	case errors.Is(err, booking.ErrOrderNotFound):
+		return errAdminOrderNotFound
+	case errors.Is(err, booking.ErrOrderNotConfirmed):
+		return s.orderFormError(c, id, http.StatusConflict, "Only a confirmed order has a confirmation to send.")
+	case errors.Is(err, booking.ErrNoJobs):
+		return &apiError{Status: http.StatusServiceUnavailable, Code: "email_unavailable", Message: "Email cannot be sent from here right now."}
+	case err != nil:
+		return err
+	}
+	return seeOther(c, "/admin/orders/"+strconv.FormatInt(id, 10)+"?done=resend")
+}
+
+// orderFormError shows the order again with what was wrong, under status.
+func (s *server) orderFormError(c echo.Context, id int64, status int, msg string) error {
+	m, err := s.adminOrderModel(c, id)
+	if err != nil {
+		return err
+	}
+	m.Error = msg
+	return render(c, status, "no-store", views.AdminOrderPage(m))
+}
