@@ -110,6 +110,7 @@ ONSALE_SEATS ?= 50000
 ONSALE_SLOTS ?= 2000
 ONSALE_RATE ?= 200
 ONSALE_PORT ?= 18080
+ONSALE_METRICS_PORT ?= 18091
 onsale: ## start services and a boxoffice with a 50,000-seat onsale, then run the simulated crowd against it (cmd/onsale; ARGS go to it)
 	$(SERVICES)
 	mkdir -p .data/bin
@@ -119,7 +120,8 @@ onsale: ## start services and a boxoffice with a 50,000-seat onsale, then run th
 	slug=stadium-$$(date +%s)
 	.data/bin/boxoffice seed-stadium -slug "$$slug" -seats $(ONSALE_SEATS) -onsale-in 60s \
 	  -slots $(ONSALE_SLOTS) -rate $(ONSALE_RATE) -token-ttl 3m
-	ADDR=127.0.0.1:$(ONSALE_PORT) REDIS_PREFIX="onsale:$$slug:" HOLD_TTL=1m DB_MAX_CONNS=8 LOG_FORMAT=json \
+	ADDR=127.0.0.1:$(ONSALE_PORT) METRICS_ADDR=127.0.0.1:$(ONSALE_METRICS_PORT) \
+	  REDIS_PREFIX="onsale:$$slug:" HOLD_TTL=1m DB_MAX_CONNS=8 LOG_FORMAT=json \
 	  .data/bin/boxoffice serve >.data/onsale-server.log 2>&1 &
 	server=$$!
 	trap 'kill $$server 2>/dev/null; wait $$server || true' EXIT
@@ -129,6 +131,7 @@ onsale: ## start services and a boxoffice with a 50,000-seat onsale, then run th
 	  sleep 0.2
 	done
 	.data/bin/onsale -url http://127.0.0.1:$(ONSALE_PORT) -event "$$slug" -db "$$DATABASE_URL" \
+	  -metrics http://127.0.0.1:$(ONSALE_METRICS_PORT)/metrics \
 	  -max-qty 8 -json .data/onsale.json -svg .data/onsale.svg $(ARGS)
 
 services: ## start PostgreSQL, Redis and mailpit under .data/, print export lines to eval
