@@ -53,13 +53,13 @@ type GAArea struct {
 	Stripes int `json:"stripes,omitempty"`
 }
 
-// Limits of a layout: generous for a stadium, small enough that a typo cannot make a
-// million seats.
+// Limits of a layout: generous for the largest stadium (and the hold benchmark's
+// 250,000-seat walk), small enough that a typo cannot make a million seats.
 const (
 	MaxSections    = 100
 	MaxRows        = 200
 	MaxSeatsPerRow = 200
-	MaxSeats       = 100_000
+	MaxSeats       = 250_000
 	MaxGAAreas     = 20
 	MaxGACapacity  = 200_000
 	MaxPriceCents  = 10_000_00
