@@ -2,13 +2,11 @@ package jobs
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 
 	"boxoffice/internal/booking"
-	"boxoffice/internal/mail"
 )
 
 // OrderConfirmationResend sends an order's confirmation again, on a request from the
@@ -45,14 +43,7 @@ type resendWorker struct {
 // Message-ID of its own: mail programs would show a copy with the first one's id as
 // the same message, and the buyer asked for it again because they do not have it.
 func (w *resendWorker) Work(ctx context.Context, job *river.Job[OrderConfirmationResend]) error {
-	r, err := w.receipt(ctx, job.Args.OrderID)
-	if err != nil {
-		return err
-	}
-	if r.Order.Status != booking.StatusConfirmed {
-		return river.JobCancel(fmt.Errorf("order %d is %s, not confirmed: no tickets to send", r.Order.ID, r.Order.Status))
-	}
-	msg, err := mail.Confirmation(r, w.site)
+	msg, err := w.confirmation(ctx, job.Args.OrderID)
 	if err != nil {
 		return err
 	}

@@ -35,18 +35,25 @@ type confirmationWorker struct {
 // Work sends the confirmation of a confirmed order. An order that is not confirmed
 // (any more) has no tickets to send: the job is cancelled, visibly, not retried.
 func (w *confirmationWorker) Work(ctx context.Context, job *river.Job[OrderConfirmedEmail]) error {
-	r, err := w.receipt(ctx, job.Args.OrderID)
-	if err != nil {
-		return err
-	}
-	if r.Order.Status != booking.StatusConfirmed {
-		return river.JobCancel(fmt.Errorf("order %d is %s, not confirmed: no tickets to send", r.Order.ID, r.Order.Status))
-	}
-	msg, err := mail.Confirmation(r, w.site)
+	msg, err := w.confirmation(ctx, job.Args.OrderID)
 	if err != nil {
 		return err
 	}
 	return sendOnce(ctx, w.deps, job, msg)
+}
+
+// confirmation is the confirmation email of a confirmed order, with its tickets as
+// they stand now. An order that is not confirmed (any more) has no tickets to send:
+// the job is cancelled, visibly, not retried.
+func (d deps) confirmation(ctx context.Context, orderID int64) (mail.Message, error) {
+	r, err := d.receipt(ctx, orderID)
+	if err != nil {
+		return mail.Message{}, err
+	}
+	if r.Order.Status != booking.StatusConfirmed {
+		return mail.Message{}, river.JobCancel(fmt.Errorf("order %d is %s, not confirmed: no tickets to send", r.Order.ID, r.Order.Status))
+	}
+	return mail.Confirmation(r, d.site)
 }
 
 // refundEmailWorker sends an order's refund email.
