@@ -6,7 +6,9 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/alexedwards/scs/v2"
 	"github.com/labstack/echo/v4"
 
 	"boxoffice/internal/staff"
@@ -301,5 +303,53 @@ func TestStaffIdleTimeout(t *testing.T) {
 	}
 	if st := c.page("/admin", false).status; st != http.StatusSeeOther {
 		t.Errorf("GET /admin after the idle timeout: %d, want 303 to the login", st)
+	}
+}
+
+// TestStaffSessionLifetime: a session ends at STAFF_SESSION_LIFETIME however busy it
+// has been. scs keeps the absolute deadline inside the session's data and stores each
+// commit's expiry as the earlier of the idle timeout and that deadline; the store
+// finds nothing past its expiry. The test brings the deadline to a minute from now
+// (as if the session were 11 h 59 m old) and checks a request's commit caps the
+// expiry at it rather than pushing it 30 minutes on.
+func TestStaffSessionLifetime(t *testing.T) {
+	t.Parallel()
+	a := newTestApp(t)
+	c, _ := a.staffClient(t, staff.BoxOffice)
+	tok := c.staffCookie()
+	var data []byte
+	if err := a.Pool.QueryRow(t.Context(), `SELECT data FROM sessions WHERE token = $1`, tok).Scan(&data); err != nil {
+		t.Fatal(err)
+	}
+	deadline, values, err := scs.GobCodec{}.Decode(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Until(deadline); d < 11*time.Hour || d > 12*time.Hour+time.Minute {
+		t.Fatalf("session deadline %v away, want the 12 h lifetime", d)
+	}
+	soon, err := scs.GobCodec{}.Encode(time.Now().Add(time.Minute), values)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Pool.Exec(t.Context(), `UPDATE sessions SET data = $2 WHERE token = $1`, tok, soon); err != nil {
+		t.Fatal(err)
+	}
+	if st := c.page("/admin", false).status; st != http.StatusOK {
+		t.Fatalf("GET /admin: %d", st)
+	}
+	var left float64
+	if err := a.Pool.QueryRow(t.Context(), `SELECT extract(epoch FROM expiry - now()) FROM sessions WHERE token = $1`, tok).Scan(&left); err != nil {
+		t.Fatal(err)
+	}
+	if left > 61 {
+		t.Errorf("after a request the session expires in %.0f s: want it capped at the lifetime's end, a minute away", left)
+	}
+	// And once that moment has come, the session is gone.
+	if _, err := a.Pool.Exec(t.Context(), `UPDATE sessions SET expiry = now() - interval '1 second' WHERE token = $1`, tok); err != nil {
+		t.Fatal(err)
+	}
+	if st := c.page("/admin", false).status; st != http.StatusSeeOther {
+		t.Errorf("GET /admin past the session's end: %d, want 303 to the login", st)
 	}
 }
