@@ -114,6 +114,19 @@ func (s *Service) Order(ctx context.Context, orderID int64, buyer string) (Order
 	return s.orderView(ctx, o)
 }
 
+// OrderEvent is the event of the buyer's order, in one read: what a check in front of
+// the order's calls needs, without the order's whole view (its seats, payments and
+// refunds). Another buyer's order is not found.
+func (s *Service) OrderEvent(ctx context.Context, orderID int64, buyer string) (int64, error) {
+	o, err := s.q.OrderGet(ctx, orderID)
+	if errors.Is(err, pgx.ErrNoRows) || (err == nil && o.Buyer != buyer) {
+		return 0, ErrOrderNotFound
+	} else if err != nil {
+		return 0, translate(err)
+	}
+	return o.EventID, nil
+}
+
 func (s *Service) orderView(ctx context.Context, o db.Order) (Order, error) {
 	out := Order{
 		ID: o.ID, EventID: o.EventID, HoldID: HoldID{Event: o.EventID, Seq: o.HoldID}, Email: o.Email,
