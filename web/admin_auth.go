@@ -1,11 +1,13 @@
 package web
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"net/url"
 	"strings"
 
+	"github.com/alexedwards/scs/v2"
 	"github.com/labstack/echo/v4"
 
 	"boxoffice/internal/staff"
@@ -60,6 +62,25 @@ func (s *server) requireStaff(roles ...staff.Role) echo.MiddlewareFunc {
 			return next(c)
 		}
 	}
+}
+
+// staffStillIn reports whether the member a long answer (a stream) was opened for is
+// still logged in, enabled, under the same password and in a role that reaches
+// roles: a stream checks it every round, so that a logout, a disable or a downgrade
+// ends it as it would end the next request.
+func (s *server) staffStillIn(ctx context.Context, c echo.Context, roles ...staff.Role) bool {
+	m := currentStaff(c)
+	ck, err := c.Cookie(s.StaffSessions.Cookie.Name)
+	if err != nil {
+		return false
+	}
+	if store, ok := s.StaffSessions.Store.(scs.CtxStore); ok {
+		if _, found, err := store.FindCtx(ctx, ck.Value); err != nil || !found {
+			return false
+		}
+	}
+	now, err := s.Staff.Get(ctx, m.ID)
+	return err == nil && !now.Disabled && now.AuthEpoch == m.AuthEpoch && now.Role.May(roles...)
 }
 
 // toLogin sends a browser's page request to the login form, to come back after; any

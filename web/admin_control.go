@@ -168,6 +168,12 @@ func (s *server) streamControl(c echo.Context) error {
 			return nil
 		}
 		qctx, cancel := context.WithTimeout(ctx, controlEvery)
+		if !s.staffStillIn(qctx, c, boxOffice...) {
+			// Logged out, disabled or downgraded since the stream began: it ends, and
+			// the browser's reconnection meets the login.
+			cancel()
+			return nil
+		}
 		f, err := s.controlFigures(qctx, ev, prev)
 		cancel()
 		buf.Reset()

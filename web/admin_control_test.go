@@ -122,3 +122,32 @@ func TestControlRoom(t *testing.T) {
 		}
 	}
 }
+
+// TestControlStreamEndsOnLogout: an open control-room stream ends once its member is
+// logged out (in another tab), as the next request would be refused; reading it to
+// its end is bounded by a deadline that only a stream that never ends would meet.
+func TestControlStreamEndsOnLogout(t *testing.T) {
+	t.Parallel()
+	a := newTestApp(t)
+	c, _ := a.staffClient(t, staff.BoxOffice)
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", a.URL+"/admin/events/"+itoa(a.EventID)+"/control/stream", nil)
+	resp, err := c.http.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() && sc.Text() != "event: figures" {
+	}
+	if r := c.postForm("/admin/logout", url.Values{"_csrf": {c.csrf}}, false); r.status != http.StatusSeeOther {
+		t.Fatalf("logout: %d", r.status)
+	}
+	for sc.Scan() {
+	}
+	if ctx.Err() != nil {
+		t.Error("the stream was still open 30 s after its member logged out")
+	}
+}
