@@ -304,13 +304,14 @@ func (a *App) Ready(ctx context.Context) error {
 }
 
 // Run does the background work of a server until ctx ends: the tidy-up of lapsed holds,
-// the removal of expired sessions, the waiting room's admitter (which works on one
+// the removal of expired sessions and old failed staff logins, the waiting room's admitter (which works on one
 // instance at a time and stands by on the others), and the job queue's workers (on
 // every instance; River elects one to queue the periodic reconciliation). It returns
 // once all of them have stopped.
 func (a *App) Run(ctx context.Context) {
 	var wg sync.WaitGroup
 	wg.Go(func() { a.store.Cleanup(ctx, 5*time.Minute) })
+	wg.Go(func() { a.pruneLoginFailures(ctx, 10*time.Minute) })
 	wg.Go(func() { a.Queue.Run(ctx) })
 	wg.Go(func() {
 		if err := a.Jobs.Run(ctx); err != nil {
@@ -319,6 +320,24 @@ func (a *App) Run(ctx context.Context) {
 	})
 	a.Booking.RunTidy(ctx, a.Config.TidyInterval)
 	wg.Wait()
+}
+
+// pruneLoginFailures deletes failed staff logins past the throttle's window every
+// interval until ctx ends: the throttle counts only within the window, so this only
+// keeps the table small. Every instance may do it; the deletes do not conflict.
+func (a *App) pruneLoginFailures(ctx context.Context, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if _, err := a.Staff.PruneFailures(ctx); err != nil && ctx.Err() == nil {
+				a.Log.Warn("old failed logins not pruned", "err", err)
+			}
+		}
+	}
 }
 
 // Close ends the live streams, stops the job queue if Run left it running, lets the

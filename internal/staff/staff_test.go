@@ -73,3 +73,26 @@ func TestAddAndLogin(t *testing.T) {
 		t.Errorf("failures counted for the account: %d (%v), want 1", failures, err)
 	}
 }
+
+// TestPruneFailures: failures past the window go, those within it stay (the
+// throttle counts them).
+func TestPruneFailures(t *testing.T) {
+	t.Parallel()
+	pool := dbtest.Pool(t)
+	s := New(pool, nil)
+	ctx := t.Context()
+	if _, err := pool.Exec(ctx, `INSERT INTO staff_login_failures (kind, key, at) VALUES
+		('account', 'old@example.com', now() - interval '16 minutes'),
+		('address', '192.0.2.9', now() - interval '1 day'),
+		('account', 'new@example.com', now() - interval '1 minute')`); err != nil {
+		t.Fatal(err)
+	}
+	n, err := s.PruneFailures(ctx)
+	if err != nil || n != 2 {
+		t.Fatalf("pruned %d (%v), want the 2 past the window", n, err)
+	}
+	var left string
+	if err := pool.QueryRow(ctx, `SELECT string_agg(key, ',') FROM staff_login_failures`).Scan(&left); err != nil || left != "new@example.com" {
+		t.Errorf("left %q (%v), want the recent one", left, err)
+	}
+}
