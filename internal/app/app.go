@@ -304,10 +304,10 @@ func (a *App) Ready(ctx context.Context) error {
 }
 
 // Run does the background work of a server until ctx ends: the tidy-up of lapsed holds,
-// the removal of expired sessions and old failed staff logins, the waiting room's admitter (which works on one
-// instance at a time and stands by on the others), and the job queue's workers (on
-// every instance; River elects one to queue the periodic reconciliation). It returns
-// once all of them have stopped.
+// the removal of expired sessions and of old failed staff logins, the waiting room's
+// admitter (which works on one instance at a time and stands by on the others), and
+// the job queue's workers (on every instance; River elects one to queue the periodic
+// reconciliation). It returns once all of them have stopped.
 func (a *App) Run(ctx context.Context) {
 	var wg sync.WaitGroup
 	wg.Go(func() { a.store.Cleanup(ctx, 5*time.Minute) })
