@@ -26,12 +26,17 @@ GROUP BY 1
 ORDER BY 1;
 
 -- name: EventSetQueuePaused :one
-UPDATE events SET queue_paused = @paused WHERE id = @event_id
-RETURNING queue_paused, queue_rate;
+-- The room's pause set, with the settings before and after (for the audit log).
+UPDATE events e SET queue_paused = @paused
+FROM (SELECT p.id, p.queue_paused, p.queue_rate FROM events p WHERE p.id = @event_id FOR UPDATE) old
+WHERE e.id = old.id
+RETURNING old.queue_paused AS was_paused, old.queue_rate AS was_rate, e.queue_paused, e.queue_rate;
 
 -- name: EventSetQueueRate :one
-UPDATE events SET queue_rate = @rate WHERE id = @event_id
-RETURNING queue_paused, queue_rate;
+UPDATE events e SET queue_rate = @rate
+FROM (SELECT p.id, p.queue_paused, p.queue_rate FROM events p WHERE p.id = @event_id FOR UPDATE) old
+WHERE e.id = old.id
+RETURNING old.queue_paused AS was_paused, old.queue_rate AS was_rate, e.queue_paused, e.queue_rate;
 
 -- name: EventsQueuePaused :many
 SELECT id FROM events WHERE queue_paused;

@@ -13,6 +13,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"boxoffice/internal/booking"
+	"boxoffice/internal/wording"
 	"boxoffice/views"
 )
 
@@ -27,15 +28,6 @@ const controlEvery = 2 * time.Second
 
 // controlWindow is how far back the sales chart reaches at most.
 const controlWindow = time.Hour
-
-// eventParam reads the :id of an admin event route.
-func eventParam(c echo.Context) (int64, error) {
-	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
-	if err != nil || id <= 0 {
-		return 0, badRequest("invalid_id", "That is not an event.")
-	}
-	return id, nil
-}
 
 // controlSample is what the stream remembers between two rounds, to turn counters
 // into rates.
@@ -59,7 +51,7 @@ func (s *server) controlFigures(ctx context.Context, ev booking.Event, prev *con
 		Held:         c.SeatsHeld + c.GAHeld,
 		LiveHolds:    c.LiveHolds,
 		Orders:       c.OrdersConfirmed,
-		Revenue:      money(c.RevenueCents),
+		Revenue:      wording.Euros(int(c.RevenueCents)),
 		PerMinute:    c.TicketsLastMinute,
 		QueueOn:      c.QueueEnabled,
 		Paused:       c.QueuePaused,
@@ -102,13 +94,9 @@ func (s *server) controlFigures(ctx context.Context, ev booking.Event, prev *con
 	return f, nil
 }
 
-func money(cents int64) string {
-	return fmt.Sprintf("€%d.%02d", cents/100, cents%100)
-}
-
 // showControl is the control room page.
 func (s *server) showControl(c echo.Context) error {
-	id, err := eventParam(c)
+	id, err := pathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -136,7 +124,7 @@ var controlNotices = map[string]string{
 // streamControl sends the figures every controlEvery until the page goes or the
 // server shuts down.
 func (s *server) streamControl(c echo.Context) error {
-	id, err := eventParam(c)
+	id, err := pathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -201,15 +189,11 @@ func (s *server) streamControl(c echo.Context) error {
 // pauseQueue and resumeQueue stop and restart admission from an event's room.
 func (s *server) setQueuePaused(paused bool) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		id, err := eventParam(c)
+		id, err := pathID(c, "id")
 		if err != nil {
 			return err
 		}
-		before, err := s.Booking.Control(c.Request().Context(), id)
-		if err != nil {
-			return err
-		}
-		after, err := s.Booking.SetQueuePaused(c.Request().Context(), id, paused)
+		qc, err := s.Booking.SetQueuePaused(c.Request().Context(), id, paused)
 		if err != nil {
 			return err
 		}
@@ -218,7 +202,7 @@ func (s *server) setQueuePaused(paused bool) echo.HandlerFunc {
 			action, done = "queue.pause", "paused"
 		}
 		if err := s.audit(c, action, "event "+strconv.FormatInt(id, 10),
-			map[string]any{"paused": before.QueuePaused}, map[string]any{"paused": after.Paused}); err != nil {
+			map[string]any{"paused": qc.WasPaused}, map[string]any{"paused": qc.Paused}); err != nil {
 			return err
 		}
 		return c.Redirect(http.StatusSeeOther, "/admin/events/"+strconv.FormatInt(id, 10)+"/control?done="+done)
@@ -227,7 +211,7 @@ func (s *server) setQueuePaused(paused bool) echo.HandlerFunc {
 
 // setQueueRate sets the admission rate from the form.
 func (s *server) setQueueRate(c echo.Context) error {
-	id, err := eventParam(c)
+	id, err := pathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -236,11 +220,7 @@ func (s *server) setQueueRate(c echo.Context) error {
 		return &apiError{Status: http.StatusUnprocessableEntity, Code: "invalid_rate",
 			Message: "The admission rate must be a number of shoppers a second, such as 50."}
 	}
-	before, err := s.Booking.Control(c.Request().Context(), id)
-	if err != nil {
-		return err
-	}
-	after, err := s.Booking.SetQueueRate(c.Request().Context(), id, rate)
+	qc, err := s.Booking.SetQueueRate(c.Request().Context(), id, rate)
 	if errors.Is(err, booking.ErrInvalidRate) {
 		return &apiError{Status: http.StatusUnprocessableEntity, Code: "invalid_rate",
 			Message: fmt.Sprintf("The admission rate must be above 0 and at most %d a second.", booking.MaxQueueRate)}
@@ -248,7 +228,7 @@ func (s *server) setQueueRate(c echo.Context) error {
 		return err
 	}
 	if err := s.audit(c, "queue.rate", "event "+strconv.FormatInt(id, 10),
-		map[string]any{"rate": before.QueueRate}, map[string]any{"rate": after.Rate}); err != nil {
+		map[string]any{"rate": qc.WasRate}, map[string]any{"rate": qc.Rate}); err != nil {
 		return err
 	}
 	return c.Redirect(http.StatusSeeOther, "/admin/events/"+strconv.FormatInt(id, 10)+"/control?done=rate")

@@ -116,6 +116,10 @@ func TestControlRoom(t *testing.T) {
 	if p, rate := paused(); p || rate != 12.5 {
 		t.Errorf("after resume and rate 12.5: paused=%v rate=%g", p, rate)
 	}
+	var was, now string
+	if err := a.Pool.QueryRow(ctx, `SELECT before->>'rate', after->>'rate' FROM audit_log WHERE action = 'queue.rate'`).Scan(&was, &now); err != nil || was != "5" || now != "12.5" {
+		t.Errorf("audit of the rate: before %q after %q (%v), want 5 and 12.5", was, now, err)
+	}
 	for _, action := range []string{"queue.pause", "queue.resume", "queue.rate"} {
 		if n := count(t, a.Pool, `SELECT count(*) FROM audit_log WHERE action = $1 AND subject = $2`, action, "event "+itoa(a.EventID)); n != 1 {
 			t.Errorf("audit log has %d %s entries, want 1", n, action)

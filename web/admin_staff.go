@@ -71,9 +71,9 @@ func (s *server) addStaff(c echo.Context) error {
 // staffTarget is the account a change names; changing one's own role or account is
 // refused, so an admin cannot lock the last admin out by mistake.
 func (s *server) staffTarget(c echo.Context) (int64, error) {
-	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
-	if err != nil || id <= 0 {
-		return 0, badRequest("invalid_id", "That is not a staff account.")
+	id, err := pathID(c, "id")
+	if err != nil {
+		return 0, err
 	}
 	if id == currentStaff(c).ID {
 		return 0, &apiError{Status: http.StatusConflict, Code: "own_account",

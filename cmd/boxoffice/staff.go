@@ -7,8 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
-	"os"
 	"strings"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -39,7 +37,7 @@ func staffCmd(ctx context.Context, args []string, getenv func(string) string, st
 		return err
 	}
 	defer pool.Close()
-	svc := staff.New(pool, slog.New(slog.NewTextHandler(os.Stderr, nil)))
+	svc := staff.New(pool)
 
 	switch args[0] {
 	case "add":
@@ -92,7 +90,7 @@ const (
 // seedAdmin creates the demo admin when there is no staff account at all, and says
 // how to log in. DEMO_ADMIN_PASSWORD overrides the demo password.
 func seedAdmin(ctx context.Context, pool *pgxpool.Pool, getenv func(string) string, stdout io.Writer) error {
-	svc := staff.New(pool, slog.New(slog.NewTextHandler(os.Stderr, nil)))
+	svc := staff.New(pool)
 	n, err := svc.Count(ctx)
 	if err != nil {
 		return err

@@ -199,7 +199,7 @@ func New(ctx context.Context, cfg config.Config, opt Options) (a *App, err error
 	a.Sessions.Cookie.SameSite = http.SameSiteLaxMode
 	a.Sessions.Cookie.Secure = cfg.CookieSecure
 
-	a.Staff = staff.New(a.Pool, a.Log)
+	a.Staff = staff.New(a.Pool)
 	a.Catalog = catalog.New(a.Pool)
 	a.Door = checkin.New(a.Pool)
 	a.StaffSessions = scs.New()

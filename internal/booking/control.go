@@ -65,10 +65,10 @@ const MaxQueueRate = 10_000
 // ErrInvalidRate is a rate outside (0, MaxQueueRate].
 var ErrInvalidRate = errors.New("booking: the admission rate must be above 0 and at most 10,000 a second")
 
-// QueueControl is an event's room after a change.
+// QueueControl is an event's room before and after a change.
 type QueueControl struct {
-	Paused bool
-	Rate   float64
+	WasPaused, Paused bool
+	WasRate, Rate     float64
 }
 
 // SetQueuePaused pauses or resumes admission to an event's waiting room. The admitter
@@ -80,7 +80,7 @@ func (s *Service) SetQueuePaused(ctx context.Context, eventID int64, paused bool
 	} else if err != nil {
 		return QueueControl{}, translate(err)
 	}
-	return QueueControl{Paused: r.QueuePaused, Rate: r.QueueRate}, nil
+	return QueueControl{WasPaused: r.WasPaused, Paused: r.QueuePaused, WasRate: r.WasRate, Rate: r.QueueRate}, nil
 }
 
 // SetQueueRate sets how many shoppers a second the room admits.
@@ -94,5 +94,5 @@ func (s *Service) SetQueueRate(ctx context.Context, eventID int64, rate float64)
 	} else if err != nil {
 		return QueueControl{}, translate(err)
 	}
-	return QueueControl{Paused: r.QueuePaused, Rate: r.QueueRate}, nil
+	return QueueControl{WasPaused: r.WasPaused, Paused: r.QueuePaused, WasRate: r.WasRate, Rate: r.QueueRate}, nil
 }

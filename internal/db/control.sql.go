@@ -70,8 +70,10 @@ func (q *Queries) ControlCounts(ctx context.Context, eventID int64) (ControlCoun
 }
 
 const eventSetQueuePaused = `-- name: EventSetQueuePaused :one
-UPDATE events SET queue_paused = $1 WHERE id = $2
-RETURNING queue_paused, queue_rate
+UPDATE events e SET queue_paused = $1
+FROM (SELECT p.id, p.queue_paused, p.queue_rate FROM events p WHERE p.id = $2 FOR UPDATE) old
+WHERE e.id = old.id
+RETURNING old.queue_paused AS was_paused, old.queue_rate AS was_rate, e.queue_paused, e.queue_rate
 `
 
 type EventSetQueuePausedParams struct {
@@ -80,20 +82,30 @@ type EventSetQueuePausedParams struct {
 }
 
 type EventSetQueuePausedRow struct {
+	WasPaused   bool
+	WasRate     float64
 	QueuePaused bool
 	QueueRate   float64
 }
 
+// The room's pause set, with the settings before and after (for the audit log).
 func (q *Queries) EventSetQueuePaused(ctx context.Context, arg EventSetQueuePausedParams) (EventSetQueuePausedRow, error) {
 	row := q.db.QueryRow(ctx, eventSetQueuePaused, arg.Paused, arg.EventID)
 	var i EventSetQueuePausedRow
-	err := row.Scan(&i.QueuePaused, &i.QueueRate)
+	err := row.Scan(
+		&i.WasPaused,
+		&i.WasRate,
+		&i.QueuePaused,
+		&i.QueueRate,
+	)
 	return i, err
 }
 
 const eventSetQueueRate = `-- name: EventSetQueueRate :one
-UPDATE events SET queue_rate = $1 WHERE id = $2
-RETURNING queue_paused, queue_rate
+UPDATE events e SET queue_rate = $1
+FROM (SELECT p.id, p.queue_paused, p.queue_rate FROM events p WHERE p.id = $2 FOR UPDATE) old
+WHERE e.id = old.id
+RETURNING old.queue_paused AS was_paused, old.queue_rate AS was_rate, e.queue_paused, e.queue_rate
 `
 
 type EventSetQueueRateParams struct {
@@ -102,6 +114,8 @@ type EventSetQueueRateParams struct {
 }
 
 type EventSetQueueRateRow struct {
+	WasPaused   bool
+	WasRate     float64
 	QueuePaused bool
 	QueueRate   float64
 }
@@ -109,7 +123,12 @@ type EventSetQueueRateRow struct {
 func (q *Queries) EventSetQueueRate(ctx context.Context, arg EventSetQueueRateParams) (EventSetQueueRateRow, error) {
 	row := q.db.QueryRow(ctx, eventSetQueueRate, arg.Rate, arg.EventID)
 	var i EventSetQueueRateRow
-	err := row.Scan(&i.QueuePaused, &i.QueueRate)
+	err := row.Scan(
+		&i.WasPaused,
+		&i.WasRate,
+		&i.QueuePaused,
+		&i.QueueRate,
+	)
 	return i, err
 }
 

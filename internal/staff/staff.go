@@ -13,7 +13,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/mail"
 	"runtime"
 	"strings"
@@ -129,7 +128,6 @@ func (e *InvalidError) Unwrap() error { return ErrInvalid }
 type Service struct {
 	pool *pgxpool.Pool
 	q    *db.Queries
-	log  *slog.Logger
 	// hashing bounds the argon2id computations at once: each takes 64 MiB and a core
 	// for tens of milliseconds.
 	hashing chan struct{}
@@ -140,8 +138,8 @@ type Service struct {
 }
 
 // New returns the service on pool.
-func New(pool *pgxpool.Pool, log *slog.Logger) *Service {
-	s := &Service{pool: pool, q: db.New(pool), log: log,
+func New(pool *pgxpool.Pool) *Service {
+	s := &Service{pool: pool, q: db.New(pool),
 		hashing: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)))}
 	s.setParams(argon2id.DefaultParams)
 	return s

@@ -37,7 +37,7 @@ func TestRoleMay(t *testing.T) {
 func TestAddAndLogin(t *testing.T) {
 	t.Parallel()
 	pool := dbtest.Pool(t)
-	s := New(pool, nil)
+	s := New(pool)
 	s.SetTestParams()
 	ctx := t.Context()
 	good := NewMember{Email: "Ann@Example.com", Name: "Ann", Role: BoxOffice, Password: "a long enough password"}
@@ -79,7 +79,7 @@ func TestAddAndLogin(t *testing.T) {
 func TestPruneFailures(t *testing.T) {
 	t.Parallel()
 	pool := dbtest.Pool(t)
-	s := New(pool, nil)
+	s := New(pool)
 	ctx := t.Context()
 	if _, err := pool.Exec(ctx, `INSERT INTO staff_login_failures (kind, key, at) VALUES
 		('account', 'old@example.com', now() - interval '16 minutes'),
