@@ -227,7 +227,7 @@ func (s *Service) recordStaffRefund(ctx context.Context, tx pgx.Tx, q *db.Querie
 	if amount <= 0 {
 		return 0, nil
 	}
-	kept, err := keptPayment(ctx, q, o)
+	kept, err := s.keptPayment(ctx, q, o)
 	if err != nil {
 		return 0, err
 	}
@@ -248,22 +248,20 @@ func (s *Service) recordStaffRefund(ctx context.Context, tx pgx.Tx, q *db.Querie
 	return id, nil
 }
 
-// keptPayment is the payment a confirmed order keeps: the succeeded one it names,
-// locked.
-func keptPayment(ctx context.Context, q *db.Queries, o db.Order) (db.Payment, error) {
-	if o.PaymentID == nil {
+// keptPayment is the payment a confirmed order keeps, locked: the succeeded one it
+// names, taken through the provider booking refunds with. A box-office sale's payment
+// (cash or card present, provider box_office) is no such payment: its money goes back
+// over the counter, so a refund is refused (the tickets can be voided) instead of
+// queueing a provider refund that could never run.
+func (s *Service) keptPayment(ctx context.Context, q *db.Queries, o db.Order) (db.Payment, error) {
+	if o.PaymentID == nil || s.pay == nil {
 		return db.Payment{}, ErrNoPaymentToRefund
 	}
-	pays, err := q.PaymentsOfOrder(ctx, o.ID)
-	if err != nil {
-		return db.Payment{}, err
+	p, err := q.PaymentLockByProviderID(ctx, db.PaymentLockByProviderIDParams{Provider: s.pay.Name(), ProviderPaymentID: o.PaymentID})
+	if errors.Is(err, pgx.ErrNoRows) || (err == nil && (p.OrderID != o.ID || p.State != db.PaymentStateSucceeded)) {
+		return db.Payment{}, ErrNoPaymentToRefund
 	}
-	for _, p := range pays {
-		if p.State == db.PaymentStateSucceeded && p.ProviderPaymentID != nil && *p.ProviderPaymentID == *o.PaymentID {
-			return q.PaymentLock(ctx, p.ID)
-		}
-	}
-	return db.Payment{}, ErrNoPaymentToRefund
+	return p, err
 }
 
 // endOrder ends an order with no valid ticket left: refund_pending while any refund
