@@ -268,6 +268,11 @@ func TestStaffSale(t *testing.T) {
 	if n := count(t, a.Pool, `SELECT count(*) FROM orders WHERE event_id = $1 AND status = 'confirmed'`, ev); n != 1 {
 		t.Errorf("confirmed orders: %d, want 1", n)
 	}
+	// A sale like any other for /metrics: one order, two tickets, the replay nothing.
+	reg := a.App.Metrics.Registry
+	if o, tk := metricValue(t, reg, "boxoffice_orders_confirmed_total", nil), metricValue(t, reg, "boxoffice_tickets_issued_total", nil); o != 1 || tk != 2 {
+		t.Errorf("counted %g orders and %g tickets, want 1 and 2", o, tk)
+	}
 	other := sellForm(c, "sale-token-0123456789", seats[2])
 	if r := c.postForm(base+"/sell", other, false); r.status != http.StatusConflict || seatFree(t, a.Pool, ev, seats[2]) == false {
 		t.Errorf("the used form for other seats: %d, want 409 and nothing sold", r.status)

@@ -24,6 +24,7 @@ import (
 type serving struct {
 	URL        string // the public listener
 	MetricsURL string // GET it for /metrics, with METRICS_ADDR set
+	DBURL      string // its database
 	stop       context.CancelFunc
 	done       chan error // what serve returned
 }
@@ -55,7 +56,7 @@ func startServe(t *testing.T, env map[string]string, specs ...demo.EventSpec) (*
 	}
 	ctx, cancel := context.WithCancel(t.Context())
 	out, w := io.Pipe()
-	s := &serving{stop: cancel, done: make(chan error, 1)}
+	s := &serving{stop: cancel, done: make(chan error, 1), DBURL: dbURL}
 	go func() {
 		s.done <- run(ctx, []string{"serve"}, func(k string) string { return all[k] }, nil, w)
 		w.Close()
@@ -220,6 +221,18 @@ func TestServeMetrics(t *testing.T) {
 		if !hasLine(text, want) {
 			t.Errorf("metrics: no line starting %q", want)
 		}
+	}
+	// A paused room admits nobody: its gauge says 0, as the admitter is told.
+	pool, err := pgxpool.New(t.Context(), srv.DBURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	if _, err := pool.Exec(t.Context(), `UPDATE events SET queue_paused = true WHERE id = $1`, onsaleID); err != nil {
+		t.Fatal(err)
+	}
+	if _, text := get(http.DefaultClient, private); !hasLine(text, `boxoffice_queue_admission_rate{event="`+ev+`"} 0`) {
+		t.Error("metrics of a paused room: the admission rate is not 0")
 	}
 	if st, _ := get(http.DefaultClient, strings.TrimSuffix(private, "/metrics")+"/events/"+spec.Slug); st != http.StatusNotFound {
 		t.Errorf("metrics listener, a public page: got %d, want 404", st)

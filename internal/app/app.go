@@ -258,7 +258,8 @@ func (a *App) queues(ctx context.Context) ([]metrics.Queue, error) {
 	var out []metrics.Queue
 	var errs []error
 	for _, ev := range events {
-		if !ev.QueueEnabled {
+		qe := QueueEvent(ev) // the room's own view: a paused room admits at rate 0
+		if !qe.Settings.Enabled {
 			continue
 		}
 		n, err := a.Queue.Counts(ctx, ev.ID)
@@ -266,7 +267,7 @@ func (a *App) queues(ctx context.Context) ([]metrics.Queue, error) {
 			errs = append(errs, fmt.Errorf("event %d: %w", ev.ID, err))
 			continue
 		}
-		out = append(out, metrics.Queue{EventID: ev.ID, Waiting: n.Waiting, Active: n.Active, Rate: ev.QueueRate})
+		out = append(out, metrics.Queue{EventID: ev.ID, Waiting: n.Waiting, Active: n.Active, Rate: qe.Settings.Rate})
 	}
 	return out, errors.Join(errs...)
 }

@@ -202,6 +202,9 @@ func (s *Service) SellAtBoxOffice(ctx context.Context, sl Sale) (o Order, replay
 	if err != nil {
 		return Order{}, false, err
 	}
+	if !replayed {
+		s.countConfirmed(row) // a sale like any other for /metrics
+	}
 	s.announce(ctx, sl.EventID, sold)
 	if ga {
 		s.announceGA(ctx, sl.EventID)
