@@ -1,18 +1,6 @@
 -- name: VenueCreate :one
 INSERT INTO venues (name, city) VALUES (@name, @city) RETURNING id;
 
--- name: EventCreate :one
-INSERT INTO events (venue_id, slug, name, starts_at, onsale_at, sales_close_at)
-VALUES (@venue_id, @slug, @name, @starts_at, @onsale_at, sqlc.narg(sales_close_at))
-RETURNING id;
-
--- name: EventQueueSet :exec
--- Turns the event's waiting room on or off and tunes it.
-UPDATE events
-SET queue_enabled = @queue_enabled, queue_slots = @queue_slots, queue_rate = @queue_rate,
-    queue_token_ttl_seconds = @queue_token_ttl_seconds
-WHERE id = @id;
-
 -- name: EventOnsaleReschedule :one
 -- Moves an event's onsale to a later moment, as the demo seed does for the waiting
 -- room's event at every start, but only while nobody has anything of it: its onsale
@@ -27,10 +15,6 @@ RETURNING e.onsale_at;
 
 -- name: EventBySlug :one
 SELECT id FROM events WHERE slug = @slug;
-
--- name: PriceTierCreate :one
-INSERT INTO price_tiers (event_id, name, price_cents) VALUES (@event_id, @name, @price_cents)
-RETURNING id;
 
 -- name: EventList :many
 -- The published events: the public pages' and the API's list.

@@ -1,8 +1,3 @@
--- name: GATierCreate :one
-INSERT INTO ga_tiers (event_id, name, price_cents, capacity, stripes)
-VALUES (@event_id, @name, @price_cents, @capacity, @stripes)
-RETURNING id;
-
 -- name: GAStripesInit :exec
 INSERT INTO ga_stripes (event_id, tier_id, stripe, remaining)
 SELECT @event_id, @tier_id, unnest(@stripes::int[]), unnest(@remaining::int[]);

@@ -43,16 +43,6 @@ SELECT v.id, v.name, v.city,
 FROM venues v
 ORDER BY v.name, v.id;
 
--- name: VenueSeats :many
-SELECT s.section, s.row_label, s.number, t.name AS tier, t.price_cents, s.x, s.y, s.accessible, s.companion
-FROM venue_seats s
-JOIN venue_price_tiers t ON t.venue_id = s.venue_id AND t.id = s.tier_id
-WHERE s.venue_id = @venue_id
-ORDER BY s.id;
-
--- name: VenueGAAreas :many
-SELECT name, price_cents, capacity, stripes FROM venue_ga_areas WHERE venue_id = @venue_id ORDER BY id;
-
 -- name: EventTiersFromLayout :exec
 -- The event's price tiers, copied from its venue's layout in the layout's order.
 INSERT INTO price_tiers (event_id, name, price_cents)

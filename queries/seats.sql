@@ -171,10 +171,6 @@ SELECT id, section, row_label, number, price_cents, x, y, accessible,
 FROM seats
 WHERE event_id = @event_id AND id = ANY(@seat_ids::bigint[]);
 
--- name: SeatsInsert :copyfrom
-INSERT INTO seats (event_id, section, row_label, number, price_tier_id, price_cents, rank, x, y, accessible)
-VALUES (@event_id, @section, @row_label, @number, @price_tier_id, @price_cents, @rank, @x, @y, @accessible);
-
 -- name: SeatsHoldExact :many
 -- Holds exactly these seats for the buyer in one round trip: see hold_seats in the
 -- migrations for the steps and the answer's statuses.

@@ -1611,14 +1611,14 @@ func EventEditorPage(e EventEditor) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 146, "\"></p><p><label for=\"event-hold\">Hold minutes (1–60)</label> <input id=\"event-hold\" name=\"hold_minutes\" type=\"number\" min=\"1\" max=\"60\" required value=\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 146, "\"></p><p><label for=\"event-hold\">Hold minutes (1–60; empty: the site's hold time)</label> <input id=\"event-hold\" name=\"hold_minutes\" type=\"number\" min=\"1\" max=\"60\" value=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var96 string
 			templ_7745c5c3_Var96, templ_7745c5c3_Err = templruntime.NewAttributeExpression(e.HoldMinutes).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `admin_venues.templ`, Line: 261, Col: 110}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `admin_venues.templ`, Line: 261, Col: 101}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var96)
 			if templ_7745c5c3_Err != nil {

@@ -29,7 +29,7 @@ func (s *server) newEvent(c echo.Context) error {
 	now := time.Now().UTC().Truncate(time.Hour)
 	e := views.EventEditor{
 		StartsAt: now.Add(30 * 24 * time.Hour).Format(formTime), OnsaleAt: now.Add(24 * time.Hour).Format(formTime),
-		HoldMinutes: "10", QueueSlots: "500", QueueRate: "50", QueueMinutes: "15",
+		QueueSlots: "500", QueueRate: "50", QueueMinutes: "15",
 	}
 	venue, _ := strconv.ParseInt(c.QueryParam("venue"), 10, 64)
 	return s.eventForm(c, http.StatusOK, e, venue)
@@ -206,10 +206,13 @@ func readEventForm(form url.Values) (catalog.EventInput, error) {
 		}
 		return n
 	}
-	in.HoldMinutes = readInt("hold_minutes", "hold minutes")
-	if err == nil && in.HoldMinutes == 0 {
-		// Zero means "the program's default" to the catalog; on the form it is a mistake.
-		err = &catalog.InvalidError{Field: "holdMinutes", Message: "a hold lasts between 1 and 60 minutes"}
+	// Empty keeps the program's hold time (HOLD_TTL), as the catalog's 0 does; a number
+	// must be 1 to 60 (the catalog checks).
+	if strings.TrimSpace(form.Get("hold_minutes")) != "" {
+		in.HoldMinutes = readInt("hold_minutes", "hold minutes")
+		if err == nil && in.HoldMinutes == 0 {
+			err = &catalog.InvalidError{Field: "holdMinutes", Message: "a hold lasts between 1 and 60 minutes"}
+		}
 	}
 	in.Queue.Enabled = form.Get("queue_enabled") == "on"
 	in.Queue.Slots = readInt("queue_slots", "shoppers at a time")
@@ -254,7 +257,7 @@ func editorOf(form url.Values) views.EventEditor {
 func editorOfEvent(ev catalog.Event) views.EventEditor {
 	e := views.EventEditor{
 		Name: ev.Name, Slug: ev.Slug, StartsAt: ev.StartsAt.UTC().Format(formTime), OnsaleAt: ev.OnsaleAt.UTC().Format(formTime),
-		HoldMinutes: "10", QueueEnabled: ev.Queue.Enabled, QueueSlots: strconv.Itoa(ev.Queue.Slots),
+		QueueEnabled: ev.Queue.Enabled, QueueSlots: strconv.Itoa(ev.Queue.Slots),
 		QueueRate:    strconv.FormatFloat(ev.Queue.Rate, 'f', -1, 64),
 		QueueMinutes: strconv.Itoa(int(math.Ceil(ev.Queue.TokenTTL.Minutes()))),
 	}

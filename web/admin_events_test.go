@@ -209,11 +209,20 @@ func TestEventFormBadInput(t *testing.T) {
 		t.Errorf("bad input changed the database: %v", d)
 	}
 
-	// A good edit changes the settings and records before and after.
+	// A good edit changes the settings and records before and after. The demo event
+	// has no hold time of its own (HOLD_TTL): its form shows the field empty, and an
+	// edit that leaves it empty keeps it so.
+	if v, ok := c.page("/admin/events/"+strconv.FormatInt(a.EventID, 10), false).doc.Find("#event-hold").Attr("value"); ok && v != "" {
+		t.Errorf("the form shows hold minutes %q for an event that has none, want empty", v)
+	}
 	form = eventFormValues(c.csrf, venue, "")
 	form.Set("name", "Demo Night, renamed")
+	form.Set("hold_minutes", "")
 	if p := c.postForm("/admin/events/"+strconv.FormatInt(a.EventID, 10), form, false); p.status != http.StatusSeeOther {
 		t.Fatalf("edit: got %d, want 303: %s", p.status, p.doc.Find(".error").Text())
+	}
+	if n := count(t, a.Pool, `SELECT count(*) FROM events WHERE id = $1 AND hold_minutes IS NULL`, a.EventID); n != 1 {
+		t.Error("an edit with no hold minutes gave the event a hold time of its own")
 	}
 	var name string
 	if err := a.Pool.QueryRow(t.Context(), `SELECT after->>'name' FROM audit_log WHERE action = 'event.update' AND before->>'name' <> after->>'name'`).Scan(&name); err != nil || name != "Demo Night, renamed" {

@@ -338,7 +338,7 @@ func (s *Service) CreateEvent(ctx context.Context, by Actor, e EventInput) (int6
 		return err
 	})
 	if err != nil {
-		return 0, err
+		return 0, dberr.Translate(err)
 	}
 	return id, s.analyze(ctx)
 }
@@ -367,7 +367,7 @@ func (s *Service) CreateVenueEvent(ctx context.Context, by Actor, v VenueInput, 
 		return err
 	})
 	if err != nil {
-		return 0, err
+		return 0, dberr.Translate(err)
 	}
 	return id, s.analyze(ctx)
 }

@@ -35,11 +35,11 @@ func (s *Service) Venues(ctx context.Context) ([]VenueSummary, error) {
 	return out, nil
 }
 
-// Venue is a venue with its layout as entered and the seats it generated.
+// Venue is a venue with its layout as entered. Its seats are not read: the editor
+// redraws them from the layout (Layout.Seats), and a stadium's are 250,000 rows.
 type Venue struct {
 	ID int64
 	VenueInput
-	Seats []Seat
 }
 
 // Venue returns one venue with its layout.
@@ -54,15 +54,6 @@ func (s *Service) Venue(ctx context.Context, id int64) (Venue, error) {
 	v := Venue{ID: r.ID, VenueInput: VenueInput{Name: r.Name, City: r.City}}
 	// A venue made before layouts were kept (or by hand) has none: an empty layout.
 	_ = json.Unmarshal(r.Layout, &v.Layout)
-	rows, err := q.VenueSeats(ctx, id)
-	if err != nil {
-		return Venue{}, dberr.Translate(err)
-	}
-	v.Seats = make([]Seat, len(rows))
-	for i, r := range rows {
-		v.Seats[i] = Seat{Section: r.Section, Row: r.RowLabel, Number: int(r.Number), Tier: r.Tier, PriceCents: int(r.PriceCents),
-			X: int(r.X), Y: int(r.Y), Accessible: r.Accessible, Companion: r.Companion}
-	}
 	return v, nil
 }
 

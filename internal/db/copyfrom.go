@@ -9,47 +9,6 @@ import (
 	"context"
 )
 
-// iteratorForSeatsInsert implements pgx.CopyFromSource.
-type iteratorForSeatsInsert struct {
-	rows                 []SeatsInsertParams
-	skippedFirstNextCall bool
-}
-
-func (r *iteratorForSeatsInsert) Next() bool {
-	if len(r.rows) == 0 {
-		return false
-	}
-	if !r.skippedFirstNextCall {
-		r.skippedFirstNextCall = true
-		return true
-	}
-	r.rows = r.rows[1:]
-	return len(r.rows) > 0
-}
-
-func (r iteratorForSeatsInsert) Values() ([]interface{}, error) {
-	return []interface{}{
-		r.rows[0].EventID,
-		r.rows[0].Section,
-		r.rows[0].RowLabel,
-		r.rows[0].Number,
-		r.rows[0].PriceTierID,
-		r.rows[0].PriceCents,
-		r.rows[0].Rank,
-		r.rows[0].X,
-		r.rows[0].Y,
-		r.rows[0].Accessible,
-	}, nil
-}
-
-func (r iteratorForSeatsInsert) Err() error {
-	return nil
-}
-
-func (q *Queries) SeatsInsert(ctx context.Context, arg []SeatsInsertParams) (int64, error) {
-	return q.db.CopyFrom(ctx, []string{"seats"}, []string{"event_id", "section", "row_label", "number", "price_tier_id", "price_cents", "rank", "x", "y", "accessible"}, &iteratorForSeatsInsert{rows: arg})
-}
-
 // iteratorForVenueSeatsInsert implements pgx.CopyFromSource.
 type iteratorForVenueSeatsInsert struct {
 	rows                 []VenueSeatsInsertParams

@@ -182,35 +182,6 @@ func (q *Queries) EventBySlug(ctx context.Context, slug string) (int64, error) {
 	return id, err
 }
 
-const eventCreate = `-- name: EventCreate :one
-INSERT INTO events (venue_id, slug, name, starts_at, onsale_at, sales_close_at)
-VALUES ($1, $2, $3, $4, $5, $6)
-RETURNING id
-`
-
-type EventCreateParams struct {
-	VenueID      int64
-	Slug         string
-	Name         string
-	StartsAt     time.Time
-	OnsaleAt     time.Time
-	SalesCloseAt *time.Time
-}
-
-func (q *Queries) EventCreate(ctx context.Context, arg EventCreateParams) (int64, error) {
-	row := q.db.QueryRow(ctx, eventCreate,
-		arg.VenueID,
-		arg.Slug,
-		arg.Name,
-		arg.StartsAt,
-		arg.OnsaleAt,
-		arg.SalesCloseAt,
-	)
-	var id int64
-	err := row.Scan(&id)
-	return id, err
-}
-
 const eventCreateFull = `-- name: EventCreateFull :one
 INSERT INTO events (venue_id, slug, name, starts_at, onsale_at, sales_close_at, hold_minutes, published,
                     queue_enabled, queue_slots, queue_rate, queue_token_ttl_seconds)
@@ -465,33 +436,6 @@ func (q *Queries) EventPublishSet(ctx context.Context, arg EventPublishSetParams
 	return result.RowsAffected(), nil
 }
 
-const eventQueueSet = `-- name: EventQueueSet :exec
-UPDATE events
-SET queue_enabled = $1, queue_slots = $2, queue_rate = $3,
-    queue_token_ttl_seconds = $4
-WHERE id = $5
-`
-
-type EventQueueSetParams struct {
-	QueueEnabled         bool
-	QueueSlots           int32
-	QueueRate            float64
-	QueueTokenTtlSeconds int32
-	ID                   int64
-}
-
-// Turns the event's waiting room on or off and tunes it.
-func (q *Queries) EventQueueSet(ctx context.Context, arg EventQueueSetParams) error {
-	_, err := q.db.Exec(ctx, eventQueueSet,
-		arg.QueueEnabled,
-		arg.QueueSlots,
-		arg.QueueRate,
-		arg.QueueTokenTtlSeconds,
-		arg.ID,
-	)
-	return err
-}
-
 const eventSaleWindow = `-- name: EventSaleWindow :one
 SELECT onsale_at, (now() < onsale_at)::bool AS before_onsale,
        (NOT published OR now() >= coalesce(sales_close_at, starts_at))::bool AS closed
@@ -614,24 +558,6 @@ func (q *Queries) EventsQueued(ctx context.Context, leadSeconds float64) ([]Even
 		return nil, err
 	}
 	return items, nil
-}
-
-const priceTierCreate = `-- name: PriceTierCreate :one
-INSERT INTO price_tiers (event_id, name, price_cents) VALUES ($1, $2, $3)
-RETURNING id
-`
-
-type PriceTierCreateParams struct {
-	EventID    int64
-	Name       string
-	PriceCents int32
-}
-
-func (q *Queries) PriceTierCreate(ctx context.Context, arg PriceTierCreateParams) (int64, error) {
-	row := q.db.QueryRow(ctx, priceTierCreate, arg.EventID, arg.Name, arg.PriceCents)
-	var id int64
-	err := row.Scan(&id)
-	return id, err
 }
 
 const venueCreate = `-- name: VenueCreate :one

@@ -155,33 +155,6 @@ func (q *Queries) GATakeFromOne(ctx context.Context, arg GATakeFromOneParams) (i
 	return stripe, err
 }
 
-const gATierCreate = `-- name: GATierCreate :one
-INSERT INTO ga_tiers (event_id, name, price_cents, capacity, stripes)
-VALUES ($1, $2, $3, $4, $5)
-RETURNING id
-`
-
-type GATierCreateParams struct {
-	EventID    int64
-	Name       string
-	PriceCents int32
-	Capacity   int32
-	Stripes    int32
-}
-
-func (q *Queries) GATierCreate(ctx context.Context, arg GATierCreateParams) (int64, error) {
-	row := q.db.QueryRow(ctx, gATierCreate,
-		arg.EventID,
-		arg.Name,
-		arg.PriceCents,
-		arg.Capacity,
-		arg.Stripes,
-	)
-	var id int64
-	err := row.Scan(&id)
-	return id, err
-}
-
 const gATierGet = `-- name: GATierGet :one
 SELECT id, name, price_cents, capacity, stripes FROM ga_tiers
 WHERE event_id = $1 AND id = $2

@@ -119,42 +119,6 @@ func (q *Queries) VenueGAAreaCreate(ctx context.Context, arg VenueGAAreaCreatePa
 	return err
 }
 
-const venueGAAreas = `-- name: VenueGAAreas :many
-SELECT name, price_cents, capacity, stripes FROM venue_ga_areas WHERE venue_id = $1 ORDER BY id
-`
-
-type VenueGAAreasRow struct {
-	Name       string
-	PriceCents int32
-	Capacity   int32
-	Stripes    int32
-}
-
-func (q *Queries) VenueGAAreas(ctx context.Context, venueID int64) ([]VenueGAAreasRow, error) {
-	rows, err := q.db.Query(ctx, venueGAAreas, venueID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []VenueGAAreasRow{}
-	for rows.Next() {
-		var i VenueGAAreasRow
-		if err := rows.Scan(
-			&i.Name,
-			&i.PriceCents,
-			&i.Capacity,
-			&i.Stripes,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
 const venueGAClear = `-- name: VenueGAClear :exec
 DELETE FROM venue_ga_areas WHERE venue_id = $1
 `
@@ -302,56 +266,6 @@ func (q *Queries) VenuePriceTierCreate(ctx context.Context, arg VenuePriceTierCr
 	var id int64
 	err := row.Scan(&id)
 	return id, err
-}
-
-const venueSeats = `-- name: VenueSeats :many
-SELECT s.section, s.row_label, s.number, t.name AS tier, t.price_cents, s.x, s.y, s.accessible, s.companion
-FROM venue_seats s
-JOIN venue_price_tiers t ON t.venue_id = s.venue_id AND t.id = s.tier_id
-WHERE s.venue_id = $1
-ORDER BY s.id
-`
-
-type VenueSeatsRow struct {
-	Section    string
-	RowLabel   string
-	Number     int32
-	Tier       string
-	PriceCents int32
-	X          int32
-	Y          int32
-	Accessible bool
-	Companion  bool
-}
-
-func (q *Queries) VenueSeats(ctx context.Context, venueID int64) ([]VenueSeatsRow, error) {
-	rows, err := q.db.Query(ctx, venueSeats, venueID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []VenueSeatsRow{}
-	for rows.Next() {
-		var i VenueSeatsRow
-		if err := rows.Scan(
-			&i.Section,
-			&i.RowLabel,
-			&i.Number,
-			&i.Tier,
-			&i.PriceCents,
-			&i.X,
-			&i.Y,
-			&i.Accessible,
-			&i.Companion,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
 }
 
 type VenueSeatsInsertParams struct {

@@ -649,19 +649,6 @@ func (q *Queries) SeatsHoldExact(ctx context.Context, arg SeatsHoldExactParams) 
 	return items, nil
 }
 
-type SeatsInsertParams struct {
-	EventID     int64
-	Section     string
-	RowLabel    string
-	Number      int32
-	PriceTierID int64
-	PriceCents  int32
-	Rank        int32
-	X           int32
-	Y           int32
-	Accessible  bool
-}
-
 const seatsOfHold = `-- name: SeatsOfHold :many
 SELECT id, section, row_label, number, price_cents
 FROM seats
