@@ -109,6 +109,11 @@ func TestAdminOrders(t *testing.T) {
 	if p := bo.postForm("/admin/orders/999999/refund", url.Values{"_csrf": {bo.csrf}, "kind": {"refund"}}, false); p.status != http.StatusNotFound {
 		t.Errorf("refund of no order: status %d, want 404", p.status)
 	}
+	// Staff are told in staff words, and led back to the box office, not the shop.
+	if p := bo.page("/admin/orders/999999", false); p.status != http.StatusNotFound ||
+		strings.Contains(p.body, "browser") || p.doc.Find(`a[href="/admin"]`).Length() == 0 {
+		t.Errorf("an order that does not exist: %d, %q; want 404 in staff words with a way back to /admin", p.status, p.doc.Find("main p").First().Text())
+	}
 	if d := stateDiff(before, saleState(t, a.Pool)); len(d) > 0 {
 		t.Errorf("refused forms changed %v", d)
 	}

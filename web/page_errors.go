@@ -53,6 +53,17 @@ var pageMessages = map[string]string{
 	"internal_error":     "Something went wrong on our side.",
 }
 
+// buyerOnlyCodes are the codes whose page wording speaks to a buyer about their own
+// session; staffMessages word them for staff.
+var (
+	buyerOnlyCodes = map[string]bool{"hold_not_found": true, "order_not_found": true, "hold_expired": true}
+	staffMessages  = map[string]string{
+		"hold_not_found":  "No hold has this number for this event.",
+		"order_not_found": "No order has this number.",
+		"hold_expired":    "This hold has ended; its seats are back on sale.",
+	}
+)
+
 // pageHeadings title the error pages; by code first, then by status.
 var (
 	codeHeadings = map[string]string{
@@ -86,8 +97,17 @@ func (s *server) errorPage(c echo.Context, err error, ae *apiError) error {
 		Status: ae.Status, Message: ae.Message,
 		Next: views.ActionLink{Href: "/", Text: "Back to what is on sale"},
 	}
-	if m, ok := pageMessages[ae.Code]; ok {
+	staffPage := strings.HasPrefix(c.Request().URL.Path, "/admin")
+	if staffPage {
+		// Staff are not buyers: a hold or order they cannot find is not one "made from
+		// another browser", and the way onward is the box office, not the shop.
+		v.Next = views.ActionLink{Href: "/admin", Text: "Back to the box office"}
+	}
+	if m, ok := pageMessages[ae.Code]; ok && !(staffPage && buyerOnlyCodes[ae.Code]) {
 		v.Message = m
+	}
+	if staffPage && buyerOnlyCodes[ae.Code] {
+		v.Message = staffMessages[ae.Code]
 	}
 	v.Heading = codeHeadings[ae.Code]
 	if v.Heading == "" {
