@@ -55,10 +55,11 @@ func (s *server) showCheckin(c echo.Context) error {
 	return render(c, http.StatusOK, "no-store", views.CheckinPage(m))
 }
 
-// checkGate refuses a gate name that is no gate's.
+// checkGate refuses a gate name that is no gate's, by the door's own rule.
 func checkGate(gate string) error {
-	if len(gate) > checkin.MaxGate {
-		return badRequest("invalid_gate", "A gate's name is at most 40 characters.")
+	var invalid *checkin.InvalidError
+	if err := checkin.CheckGate(gate); errors.As(err, &invalid) {
+		return badRequest("invalid_gate", invalid.Reason)
 	}
 	return nil
 }

@@ -99,10 +99,17 @@ func normalise(sc Scan) (Scan, error) {
 		return sc, &InvalidError{"code", "That is not a ticket code: codes are 32 letters and digits."}
 	case sc.Gate == "":
 		return sc, &InvalidError{"gate", "Choose the gate you are at."}
-	case len(sc.Gate) > MaxGate || strings.IndexFunc(sc.Gate, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0:
-		return sc, &InvalidError{"gate", "A gate's name is at most 40 characters."}
 	}
-	return sc, nil
+	return sc, CheckGate(sc.Gate)
+}
+
+// CheckGate refuses a gate name no gate could have: too long, or with characters that
+// cannot be printed.
+func CheckGate(gate string) error {
+	if len(gate) > MaxGate || strings.IndexFunc(gate, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0 {
+		return &InvalidError{"gate", "A gate's name is at most 40 characters that can be printed."}
+	}
+	return nil
 }
 
 // CheckIn checks the ticket of sc.Code in at sc.Gate of sc.EventID, once: the first
@@ -120,11 +127,6 @@ func (s *Service) CheckIn(ctx context.Context, sc Scan) (Answer, error) {
 	var ans answer
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		q := s.q.WithTx(tx)
-		if _, err := q.EventGet(ctx, sc.EventID); errors.Is(err, pgx.ErrNoRows) {
-			return ErrEventNotFound
-		} else if err != nil {
-			return err
-		}
 		ans, err = check(ctx, q, sc, staffID)
 		if err != nil {
 			return err
@@ -165,6 +167,13 @@ func check(ctx context.Context, q *db.Queries, sc Scan, staffID *int64) (answer,
 		}
 		return answer{Answer{Result: Valid, Code: sc.Code, At: deref(r.CheckedInAt), Place: place, OrderID: r.OrderID}, r.ID}, nil
 	} else if !errors.Is(err, pgx.ErrNoRows) {
+		return answer{}, err
+	}
+	// Nothing checked in. A ticket of this event proves the event; otherwise make sure
+	// the scan is not at an event that does not exist, before explaining.
+	if _, err := q.EventGet(ctx, sc.EventID); errors.Is(err, pgx.ErrNoRows) {
+		return answer{}, ErrEventNotFound
+	} else if err != nil {
 		return answer{}, err
 	}
 	t, err := q.TicketByCode(ctx, sc.Code)
