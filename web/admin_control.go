@@ -96,14 +96,11 @@ func (s *server) controlFigures(ctx context.Context, ev booking.Event, prev *con
 
 // showControl is the control room page.
 func (s *server) showControl(c echo.Context) error {
-	id, err := pathID(c, "id")
+	ev, err := s.adminEvent(c)
 	if err != nil {
 		return err
 	}
-	ev, err := s.eventByID(c.Request().Context(), id)
-	if err != nil {
-		return err
-	}
+	id := ev.ID
 	f, err := s.controlFigures(c.Request().Context(), ev, nil)
 	if err != nil {
 		return err
@@ -124,15 +121,12 @@ var controlNotices = map[string]string{
 // streamControl sends the figures every controlEvery until the page goes or the
 // server shuts down.
 func (s *server) streamControl(c echo.Context) error {
-	id, err := pathID(c, "id")
-	if err != nil {
-		return err
-	}
 	ctx := c.Request().Context()
-	ev, err := s.eventByID(ctx, id)
+	ev, err := s.adminEvent(c)
 	if err != nil {
 		return err
 	}
+	id := ev.ID
 	if ok, err := startSSE(c, controlEvery); !ok {
 		return err
 	}

@@ -36,16 +36,6 @@ func csvTime(t *time.Time) string {
 	return t.UTC().Format(time.RFC3339)
 }
 
-// exportEvent is the event the path names, which must exist (a 404 before anything
-// is streamed).
-func (s *server) exportEvent(c echo.Context) (booking.Event, error) {
-	id, err := booking.ParseID(c.Param("id"))
-	if err != nil {
-		return booking.Event{}, booking.ErrEventNotFound
-	}
-	return s.Booking.Event(c.Request().Context(), id)
-}
-
 // csvHeaders sets the headers of a CSV attachment.
 func csvHeaders(c echo.Context, filename string) {
 	h := c.Response().Header()
@@ -63,7 +53,7 @@ func startCSV(c echo.Context, filename string, header []string) (*csv.Writer, er
 
 // exportOrders streams the event's orders as CSV.
 func (s *server) exportOrders(c echo.Context) error {
-	ev, err := s.exportEvent(c)
+	ev, err := s.adminEvent(c)
 	if err != nil {
 		return err
 	}
@@ -91,7 +81,7 @@ func (s *server) exportOrders(c echo.Context) error {
 
 // exportCheckins streams the event's scans at the door as CSV.
 func (s *server) exportCheckins(c echo.Context) error {
-	ev, err := s.exportEvent(c)
+	ev, err := s.adminEvent(c)
 	if err != nil {
 		return err
 	}

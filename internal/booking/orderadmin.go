@@ -112,7 +112,9 @@ type AuditEntry struct {
 
 // AdminOrder is an order with everything about it, for the box office.
 type AdminOrder struct {
-	Order     Order // the buyer's view: seats and places owned, status
+	// Order is the order's own fields (id, event, email, status and reason, amount);
+	// what it owns is in Tickets, payments and refunds below.
+	Order     Order
 	EventName string
 	CreatedAt time.Time
 	Confirmed *time.Time
@@ -131,10 +133,10 @@ func (s *Service) OrderAdmin(ctx context.Context, id int64) (AdminOrder, error) 
 	} else if err != nil {
 		return AdminOrder{}, translate(err)
 	}
-	view, err := s.orderView(ctx, o)
-	if err != nil {
-		return AdminOrder{}, err
-	}
+	// Not orderView: its seats, payments, refunds and tickets are read below in the
+	// box office's own form.
+	view := Order{ID: o.ID, EventID: o.EventID, Email: o.Email, Status: string(o.Status),
+		StatusReason: o.StatusReason, AmountCents: int(o.AmountCents)}
 	ev, err := s.Event(ctx, o.EventID)
 	if err != nil {
 		return AdminOrder{}, err

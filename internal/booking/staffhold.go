@@ -153,7 +153,8 @@ func (s *Service) shortfall(ctx context.Context, q *db.Queries, eventID int64, i
 				unknown = append(unknown, id)
 			}
 		}
-		return s.missingEventOr(ctx, eventID, &UnknownSeatsError{SeatIDs: unknown})
+		// The staff hold's row was inserted in this transaction, so its event exists.
+		return &UnknownSeatsError{SeatIDs: unknown}
 	}
 	var taken []int64
 	for _, id := range ids {
