@@ -319,10 +319,10 @@ func (s *server) sellRefused(c echo.Context, ev booking.Event, in sellInput, err
 
 // sellError words the booking errors only staff pages meet.
 func sellError(err error) error {
+	var invalid *booking.InvalidError
 	switch {
-	case errors.Is(err, booking.ErrInvalidSale), errors.Is(err, booking.ErrInvalidStaffHold):
-		_, why, _ := strings.Cut(err.Error(), ": ")
-		return badRequest("invalid_request", strings.ToUpper(why[:1])+why[1:]+".")
+	case errors.As(err, &invalid) && invalid.Reason != "":
+		return badRequest("invalid_request", strings.ToUpper(invalid.Reason[:1])+invalid.Reason[1:]+".")
 	case errors.Is(err, booking.ErrReleaseInPast):
 		return badRequest("release_in_past", "The release time has passed; choose a later one, or none.")
 	case errors.Is(err, booking.ErrSaleFormUsed):

@@ -74,19 +74,19 @@ func (sl Sale) check() error {
 	slices.Sort(ids)
 	switch {
 	case (len(sl.SeatIDs) == 0) == (sl.Quantity == 0):
-		return fmt.Errorf("%w: pick seats on the map, or say how many seats or places: one of the two", ErrInvalidSale)
+		return invalid(ErrInvalidSale, "pick seats on the map, or say how many seats or places: one of the two")
 	case len(sl.SeatIDs) > MaxSaleSeats || sl.Quantity < 0 || sl.Quantity > MaxSaleSeats:
-		return fmt.Errorf("%w: sell 1 to %d seats or places at once", ErrInvalidSale, MaxSaleSeats)
+		return invalid(ErrInvalidSale, "sell 1 to %d seats or places at once", MaxSaleSeats)
 	case sl.GATierID != 0 && sl.Quantity == 0:
-		return fmt.Errorf("%w: say how many standing places", ErrInvalidSale)
+		return invalid(ErrInvalidSale, "say how many standing places")
 	case len(slices.Compact(ids)) != len(sl.SeatIDs):
-		return fmt.Errorf("%w: a seat is named twice", ErrInvalidSale)
+		return invalid(ErrInvalidSale, "a seat is named twice")
 	case sl.Method != PayCash && sl.Method != PayCardPresent:
-		return fmt.Errorf("%w: the payment must be cash or card", ErrInvalidSale)
+		return invalid(ErrInvalidSale, "the payment must be cash or card")
 	case len(sl.Token) < 16 || len(sl.Token) > 64:
-		return fmt.Errorf("%w: the form's token is missing; load the page again", ErrInvalidSale)
+		return invalid(ErrInvalidSale, "the form's token is missing; load the page again")
 	case len(sl.BuyerName) > 200:
-		return fmt.Errorf("%w: the name must be at most 200 characters", ErrInvalidSale)
+		return invalid(ErrInvalidSale, "the name must be at most 200 characters")
 	case sl.StaffID == 0:
 		return errors.New("sale without a member of staff")
 	}

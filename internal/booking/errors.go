@@ -72,3 +72,19 @@ func (e *LimitError) Error() string {
 
 // translate maps database outages to ErrUnavailable; see dberr.Translate.
 func translate(err error) error { return dberr.Translate(err) }
+
+// InvalidError says what is wrong with a staff request, in words for the person who
+// sent it; it unwraps to its kind (ErrInvalidSale, ErrInvalidStaffHold).
+type InvalidError struct {
+	Kind   error
+	Reason string // a sentence without its full stop: "a seat is named twice"
+}
+
+func (e *InvalidError) Error() string { return e.Kind.Error() + ": " + e.Reason }
+
+// Unwrap makes errors.Is(err, e.Kind) true.
+func (e *InvalidError) Unwrap() error { return e.Kind }
+
+func invalid(kind error, format string, args ...any) error {
+	return &InvalidError{Kind: kind, Reason: fmt.Sprintf(format, args...)}
+}

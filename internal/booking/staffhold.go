@@ -3,7 +3,6 @@ package booking
 import (
 	"context"
 	"errors"
-	"fmt"
 	"slices"
 	"strconv"
 	"time"
@@ -76,11 +75,11 @@ func staffBuyer(staffID int64) string { return "staff:" + strconv.FormatInt(staf
 func (r StaffHoldRequest) check() error {
 	switch {
 	case !slices.Contains(StaffHoldKinds, r.Kind):
-		return fmt.Errorf("%w: kind %q is not house, press or kill", ErrInvalidStaffHold, r.Kind)
+		return invalid(ErrInvalidStaffHold, "kind %q is not house, press or kill", r.Kind)
 	case r.Reason == "" || len(r.Reason) > MaxReason:
-		return fmt.Errorf("%w: the reason must be 1 to %d characters", ErrInvalidStaffHold, MaxReason)
+		return invalid(ErrInvalidStaffHold, "the reason must be 1 to %d characters", MaxReason)
 	case len(r.SeatIDs) == 0 || len(r.SeatIDs) > MaxStaffHoldSeats:
-		return fmt.Errorf("%w: choose 1 to %d seats", ErrInvalidStaffHold, MaxStaffHoldSeats)
+		return invalid(ErrInvalidStaffHold, "choose 1 to %d seats", MaxStaffHoldSeats)
 	case r.StaffID == 0:
 		return errors.New("staff hold without a member of staff")
 	}
@@ -100,7 +99,7 @@ func (s *Service) HoldForStaff(ctx context.Context, req StaffHoldRequest) (Staff
 	ids := slices.Clone(req.SeatIDs)
 	slices.Sort(ids)
 	if len(slices.Compact(ids)) != len(req.SeatIDs) {
-		return StaffHold{}, fmt.Errorf("%w: a seat is named twice", ErrInvalidStaffHold)
+		return StaffHold{}, invalid(ErrInvalidStaffHold, "a seat is named twice")
 	}
 	expires := untilReleased
 	if !req.ReleaseAt.IsZero() {
