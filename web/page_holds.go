@@ -12,6 +12,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"boxoffice/internal/booking"
+	"boxoffice/internal/wording"
 	"boxoffice/views"
 )
 
@@ -138,7 +139,7 @@ func heldText(h booking.Hold) string {
 	}
 	names := make([]string, len(h.Seats))
 	for i, st := range h.Seats {
-		names[i] = fmt.Sprintf("%s, row %s, seat %d", st.Section, st.Row, st.Number)
+		names[i] = wording.SeatLabel(st)
 	}
 	return strings.Join(names, "; ") + ": yours for now." + until
 }

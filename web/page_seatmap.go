@@ -85,7 +85,7 @@ func seatDOMID(id int64) string { return "seat-" + strconv.FormatInt(id, 10) }
 // seatName is how a seat is read out: "Stalls, row F, seat 12, €45", and whether it is a
 // wheelchair space.
 func seatName(s booking.MapSeat) string {
-	n := s.Section + ", row " + s.Row + ", seat " + strconv.Itoa(s.Number) + ", " + priceText(s.PriceCents)
+	n := booking.SeatName(s.Section, s.Row, s.Number) + ", " + priceText(s.PriceCents)
 	if s.Accessible {
 		n += ", wheelchair space"
 	}

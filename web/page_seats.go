@@ -11,6 +11,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"boxoffice/internal/booking"
+	"boxoffice/internal/wording"
 	"boxoffice/static"
 	"boxoffice/views"
 )
@@ -112,7 +113,7 @@ func holdPanel(ev booking.Event, section string, holds []booking.Hold, csrf stri
 		total := 0
 		for _, st := range h.Seats {
 			hv.Lines = append(hv.Lines, views.HoldLine{
-				What: fmt.Sprintf("%s, row %s, seat %d", st.Section, st.Row, st.Number), Price: priceText(st.PriceCents),
+				What: wording.SeatLabel(st), Price: priceText(st.PriceCents),
 			})
 			total += st.PriceCents
 		}

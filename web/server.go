@@ -16,6 +16,7 @@ import (
 
 	"boxoffice/internal/app"
 	"boxoffice/internal/booking"
+	"boxoffice/internal/metrics"
 	"boxoffice/internal/catalog"
 	"boxoffice/internal/checkin"
 	"boxoffice/internal/staff"
@@ -134,7 +135,7 @@ func New(a *app.App) http.Handler {
 // which a client chooses too, is left out.
 func httpMetrics(reg prometheus.Registerer) (echo.MiddlewareFunc, error) {
 	return echoprometheus.MiddlewareConfig{
-		Namespace:                 "boxoffice",
+		Namespace:                 metrics.Namespace,
 		Subsystem:                 "http",
 		Registerer:                reg,
 		DoNotUseRequestPathFor404: true,

@@ -150,7 +150,7 @@ func (s *Service) OrderAdmin(ctx context.Context, id int64) (AdminOrder, error) 
 		at := AdminTicket{ID: t.ID, Code: t.Code, PriceCents: int(t.PriceCents), VoidedAt: t.VoidedAt,
 			CheckedInAt: t.CheckedInAt, Seat: t.GaTierName}
 		if t.SeatID != nil {
-			at.Seat = t.Section + ", row " + t.RowLabel + ", seat " + strconv.Itoa(int(t.Number))
+			at.Seat = SeatName(t.Section, t.RowLabel, int(t.Number))
 		}
 		if t.VoidReason != nil {
 			at.VoidReason = *t.VoidReason

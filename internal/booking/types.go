@@ -215,3 +215,9 @@ type SeatMap struct {
 	// (the stream then starts with a reset).
 	Version int64
 }
+
+// SeatName names a seat for people: "Stalls, row F, seat 12". Every page, email and
+// answer that names a seat says it this way.
+func SeatName(section, row string, number int) string {
+	return section + ", row " + row + ", seat " + strconv.Itoa(number)
+}

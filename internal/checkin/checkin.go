@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"boxoffice/internal/booking"
 	"boxoffice/internal/db"
 	"boxoffice/internal/dberr"
 	"boxoffice/internal/staff"
@@ -163,7 +164,7 @@ func check(ctx context.Context, q *db.Queries, sc Scan, staffID *int64) (answer,
 	if err == nil {
 		place := r.GaTierName
 		if r.Section != "" {
-			place = r.Section + ", row " + r.RowLabel + ", seat " + strconv.Itoa(int(r.Number))
+			place = booking.SeatName(r.Section, r.RowLabel, int(r.Number))
 		}
 		return answer{Answer{Result: Valid, Code: sc.Code, At: deref(r.CheckedInAt), Place: place, OrderID: r.OrderID}, r.ID}, nil
 	} else if !errors.Is(err, pgx.ErrNoRows) {

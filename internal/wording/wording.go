@@ -45,7 +45,7 @@ func When(ev booking.Event) string {
 
 // SeatLabel names a seat: "Stalls, row F, seat 12".
 func SeatLabel(st booking.Seat) string {
-	return fmt.Sprintf("%s, row %s, seat %d", st.Section, st.Row, st.Number)
+	return booking.SeatName(st.Section, st.Row, st.Number)
 }
 
 // OrderEvent names the event a hold or order is for.
