@@ -16,9 +16,9 @@ import (
 
 	"boxoffice/internal/app"
 	"boxoffice/internal/booking"
-	"boxoffice/internal/metrics"
 	"boxoffice/internal/catalog"
 	"boxoffice/internal/checkin"
+	"boxoffice/internal/metrics"
 	"boxoffice/internal/staff"
 	"boxoffice/internal/waitroom"
 )
