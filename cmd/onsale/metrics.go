@@ -1,13 +1,13 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
 	"net/http"
-	"strconv"
-	"strings"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 )
 
 // The server's counters (Prometheus text format on METRICS_ADDR) that the simulator's
@@ -19,8 +19,7 @@ var metricNames = []struct{ metric, sim string }{
 }
 
 // scrape reads a /metrics page and sums each sample's value by metric name, over all
-// label sets. A tiny parser of the text format is enough for counters: one sample per
-// line, `name{labels} value [timestamp]`, comments starting with #.
+// label sets.
 func scrape(ctx context.Context, c *http.Client, url string) (map[string]float64, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
@@ -37,39 +36,28 @@ func scrape(ctx context.Context, c *http.Client, url string) (map[string]float64
 	return parseMetrics(resp.Body)
 }
 
+// parseMetrics sums each metric's samples (counters, gauges, untyped) over all label
+// sets, with Prometheus's own text-format parser.
 func parseMetrics(r io.Reader) (map[string]float64, error) {
-	out := map[string]float64{}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64*1024), 1024*1024)
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || line[0] == '#' {
-			continue
-		}
-		name, rest := line, ""
-		if i := strings.IndexAny(line, "{ "); i >= 0 {
-			name, rest = line[:i], line[i:]
-		}
-		if strings.HasPrefix(rest, "{") {
-			// Label values may hold spaces and braces, quoted; the set ends at the
-			// last closing brace.
-			j := strings.LastIndexByte(rest, '}')
-			if j < 0 {
-				return nil, fmt.Errorf("metrics: bad line %q", line)
-			}
-			rest = rest[j+1:]
-		}
-		f := strings.Fields(rest)
-		if len(f) == 0 {
-			return nil, fmt.Errorf("metrics: no value in %q", line)
-		}
-		v, err := strconv.ParseFloat(f[0], 64)
-		if err != nil {
-			return nil, fmt.Errorf("metrics: bad value in %q", line)
-		}
-		out[name] += v
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(r)
+	if err != nil {
+		return nil, fmt.Errorf("metrics: %w", err)
 	}
-	return out, sc.Err()
+	out := make(map[string]float64, len(fams))
+	for name, f := range fams {
+		for _, m := range f.GetMetric() {
+			switch {
+			case m.Counter != nil:
+				out[name] += m.GetCounter().GetValue()
+			case m.Gauge != nil:
+				out[name] += m.GetGauge().GetValue()
+			case m.Untyped != nil:
+				out[name] += m.GetUntyped().GetValue()
+			}
+		}
+	}
+	return out, nil
 }
 
 // metricJSON compares one server counter's change over the run with the simulator's
