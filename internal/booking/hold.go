@@ -199,17 +199,8 @@ func (s *Service) Release(ctx context.Context, id HoldID, buyer string) error {
 		if h.ReleasedAt != nil {
 			return nil
 		}
-		freed, err = q.SeatRelease(ctx, db.SeatReleaseParams{EventID: id.Event, HoldID: &id.Seq})
-		if err != nil {
-			return err
-		}
-		if h.GaQuantity > 0 {
-			ga = true
-			if err := s.giveBackGA(ctx, q, id.Event, id.Seq); err != nil {
-				return err
-			}
-		}
-		_, err = q.HoldMarkReleased(ctx, db.HoldMarkReleasedParams{EventID: id.Event, ID: id.Seq})
+		ga = h.GaQuantity > 0
+		freed, err = s.releaseLocked(ctx, q, id, ga)
 		return err
 	})
 	if err != nil {
@@ -220,6 +211,23 @@ func (s *Service) Release(ctx context.Context, id HoldID, buyer string) error {
 		s.announceGA(ctx, id.Event)
 	}
 	return nil
+}
+
+// releaseLocked gives back the seats (and, with ga, the places) of a hold the caller
+// has locked, by the conditional release, and marks it released. It returns the seats
+// freed, for the caller to announce after commit.
+func (s *Service) releaseLocked(ctx context.Context, q *db.Queries, id HoldID, ga bool) ([]int64, error) {
+	freed, err := q.SeatRelease(ctx, db.SeatReleaseParams{EventID: id.Event, HoldID: &id.Seq})
+	if err != nil {
+		return nil, err
+	}
+	if ga {
+		if err := s.giveBackGA(ctx, q, id.Event, id.Seq); err != nil {
+			return nil, err
+		}
+	}
+	_, err = q.HoldMarkReleased(ctx, db.HoldMarkReleasedParams{EventID: id.Event, ID: id.Seq})
+	return freed, err
 }
 
 // GetHold returns a live hold of the buyer; a lapsed or released one is ErrHoldExpired.

@@ -180,11 +180,7 @@ func (s *Service) ReleaseStaffHold(ctx context.Context, id HoldID, staffID int64
 		if h.ReleasedAt != nil || h.SoldAt != nil || !h.Live {
 			return nil
 		}
-		freed, err = q.SeatRelease(ctx, db.SeatReleaseParams{EventID: id.Event, HoldID: &id.Seq})
-		if err != nil {
-			return err
-		}
-		if _, err := q.HoldMarkReleased(ctx, db.HoldMarkReleasedParams{EventID: id.Event, ID: id.Seq}); err != nil {
+		if freed, err = s.releaseLocked(ctx, q, id, false); err != nil { // staff holds are seats only
 			return err
 		}
 		before := map[string]any{"kind": h.Kind, "reason": h.Reason, "seatIds": freed}
