@@ -95,6 +95,7 @@ shared_buffers = 512MB
 fsync = on
 synchronous_commit = on
 log_min_messages = warning
+shared_preload_libraries = 'pg_stat_statements'
 CONF
   fi
   if ! "${run[@]}" "$bin/pg_ctl" -D "$dir" status >/dev/null 2>&1; then

@@ -12,6 +12,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"net/http/pprof"
 	"strconv"
 	"time"
 
@@ -142,10 +143,18 @@ func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{Registry: m.Registry, Timeout: 10 * time.Second})
 }
 
-// ServeMux is what the metrics listener serves: /metrics, and 404 for anything else.
+// ServeMux is what the metrics listener serves: /metrics, Go's profiler, and 404 for
+// anything else.
 func (m *Metrics) ServeMux() *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", m.Handler())
+	// Go's profiler shares the private listener: what a capacity run needs to see where
+	// the time goes (go tool pprof http://METRICS_ADDR/debug/pprof/profile).
+	mux.HandleFunc("GET /debug/pprof/", pprof.Index)
+	mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
 	return mux
 }
 
