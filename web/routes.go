@@ -20,8 +20,11 @@ import (
 //     webhook is the one exemption from CSRF, authenticated by its signature instead.
 func (s *server) routes(e *echo.Echo) {
 	timed := deadline(requestTimeout)
-	// Pages, assets and JSON go out compressed: a 2,500-seat section is 780 KB of
-	// markup and 38 KB gzipped. Small answers are not worth it.
+	// Pages, assets and the big JSON (the seat map, the events) go out compressed: a
+	// 2,500-seat section is 780 KB of markup and 38 KB gzipped. The buyer's API calls
+	// answer a few hundred bytes and do without: Echo's middleware resets a compressor
+	// for every answer it wraps, whatever the size, and at an onsale those resets were
+	// 13 % of the server's CPU (docs/ONSALE.md).
 	gz := middleware.GzipWithConfig(middleware.GzipConfig{Level: 5, MinLength: 1024})
 
 	// Plumbing.
@@ -59,7 +62,7 @@ func (s *server) routes(e *echo.Echo) {
 	// under it 404 instead of 405.)
 	api := e.Group("/api/v1")
 	body := middleware.BodyLimit(apiBodyLimit)
-	buyer := []echo.MiddlewareFunc{timed, gz, noStore, body, s.loadSession, s.csrf()}
+	buyer := []echo.MiddlewareFunc{timed, noStore, body, s.loadSession, s.csrf()}
 	api.GET("/session", s.getSession, buyer...)
 	api.GET("/events", s.listEvents, timed, gz)
 	api.GET("/events/:id/seatmap", s.getSeatMap, timed, gz)
