@@ -193,6 +193,7 @@ func New(ctx context.Context, cfg config.Config, opt Options) (a *App, err error
 	a.store = session.NewStore(a.Pool)
 	a.Sessions = scs.New()
 	a.Sessions.Store = a.store
+	a.Sessions.Codec = session.NewCodec()
 	a.Sessions.Lifetime = 24 * time.Hour
 	a.Sessions.Cookie.Name = SessionCookie
 	a.Sessions.Cookie.HttpOnly = true

@@ -19,8 +19,13 @@ import (
 // API call loads its session, and at an onsale that lookup was about a third of the
 // database's work per hold. A buyer's session does not change after it is made; a
 // change or logout through this process updates the memory at once, and one through
-// another instance is seen here within CacheFor.
-const CacheFor = 3 * time.Second
+// another instance is seen here within CacheFor. What a buyer's session gains later
+// (an admission token, the queue's starting place) is harmless a little late: an
+// instance that has not seen the token yet sends the buyer to the queue page, which
+// finds the admission in Redis and stores it again. It must outlast the queue page's
+// slowest pace (waitroom.MaxPoll, 5 s), or a crowd of waiting pages asks PostgreSQL at
+// every look: at 3 s nearly every look of an onsale's queue missed.
+const CacheFor = 15 * time.Second
 
 // maxCached bounds the memory: past it the cache starts again empty.
 const maxCached = 100_000

@@ -1,0 +1,44 @@
+package session
+
+import (
+	"maps"
+	"testing"
+	"time"
+
+	"github.com/alexedwards/scs/v2"
+)
+
+// TestCodec: the remembering codec reads what scs's gob codec wrote and writes what it
+// reads, and a caller changing the values it got (as scs's Put does) changes nothing
+// the next request decodes.
+func TestCodec(t *testing.T) {
+	t.Parallel()
+	deadline := time.Now().Add(time.Hour).Round(0)
+	values := map[string]any{"buyer": "b-1", "queue-start:7": 1200, "staff": int64(3)}
+	b, err := scs.GobCodec{}.Encode(deadline, values)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := NewCodec()
+	for i := range 3 {
+		gotDeadline, got, err := c.Decode(b)
+		if err != nil {
+			t.Fatalf("decode %d: %v", i, err)
+		}
+		if !gotDeadline.Equal(deadline) || !maps.Equal(got, values) {
+			t.Fatalf("decode %d: got %v %v, want %v %v", i, gotDeadline, got, deadline, values)
+		}
+		got["buyer"], got["admission:7"] = "someone else", "token" // what scs's Put does to its copy
+	}
+	own, err := c.Encode(deadline, values)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, back, err := scs.GobCodec{}.Decode(own)
+	if err != nil || !maps.Equal(back, values) {
+		t.Errorf("gob decoding what the codec wrote: got %v, %v; want %v", back, err, values)
+	}
+	if _, _, err := c.Decode([]byte("not gob")); err == nil {
+		t.Error("decoding garbage: got no error")
+	}
+}
