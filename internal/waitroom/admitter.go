@@ -2,15 +2,24 @@ package waitroom
 
 import (
 	"context"
+	"maps"
+	"sync"
 	"time"
 )
 
-// admitter is what one Run keeps between ticks.
+// admitter is what one Run keeps between ticks. The hooks' answers (events, stock)
+// are fetched beside the ticks, not in them: a hook that is slow under load (a stock
+// count waiting on the database) must not space the ticks out, since a tick that comes
+// late finds the bucket full and the admissions of the wait beyond its cap are lost.
 type admitter struct {
+	mu        sync.Mutex // guards events, stock, refreshed and refreshing
 	events    []Event
 	stock     map[int64]int // -1: unknown (the hook failed): the script keeps its last figure
 	refreshed time.Time
-	failing   bool // the last Redis call failed: log the change, not every failure
+	refresh   sync.WaitGroup // the refresh under way, if any
+	running   bool
+
+	failing bool // the last Redis call failed: log the change, not every failure
 }
 
 // Run admits until ctx ends; exactly one instance at a time does the work (a lease in
@@ -23,6 +32,7 @@ func (r *Room) Run(ctx context.Context) {
 	defer t.Stop()
 	a := &admitter{stock: map[int64]int{}}
 	defer r.release(a)
+	defer a.refresh.Wait()
 	for {
 		r.step(ctx, a)
 		select {
@@ -45,18 +55,37 @@ func (r *Room) step(ctx context.Context, a *admitter) {
 	}
 	r.setHolding(held)
 	if !held {
+		a.refresh.Wait()
+		a.mu.Lock()
 		a.events = nil // a new holder asks afresh
+		a.mu.Unlock()
 		return
 	}
-	if a.events == nil || time.Since(a.refreshed) >= r.opt.Refresh {
-		r.refresh(ctx, a)
+	a.mu.Lock()
+	first := a.events == nil
+	due := !a.running && time.Since(a.refreshed) >= r.opt.Refresh
+	if due {
+		a.running = true
 	}
+	a.mu.Unlock()
+	switch {
+	case first && due:
+		r.refresh(ctx, a) // nothing to tick without the events
+	case due:
+		a.refresh.Go(func() { r.refresh(ctx, a) })
+	}
+	a.mu.Lock()
+	events, stock := a.events, make(map[int64]int, len(a.events))
+	for _, ev := range events {
+		stock[ev.ID] = a.stockOf(ev.ID)
+	}
+	a.mu.Unlock()
 	ok := true
-	for _, ev := range a.events {
+	for _, ev := range events {
 		if !ev.Settings.Enabled {
 			continue
 		}
-		if err := r.tickEvent(ctx, ev, a.stockOf(ev.ID)); err != nil {
+		if err := r.tickEvent(ctx, ev, stock[ev.ID]); err != nil {
 			if ctx.Err() != nil {
 				return
 			}
@@ -70,6 +99,7 @@ func (r *Room) step(ctx context.Context, a *admitter) {
 	}
 }
 
+// stockOf is the event's last stock figure; a.mu held.
 func (a *admitter) stockOf(eventID int64) int {
 	if n, ok := a.stock[eventID]; ok {
 		return n
@@ -99,36 +129,47 @@ func (r *Room) takeLease(ctx context.Context) (bool, error) {
 	return asInt(res, 0) == 1, nil
 }
 
-// refresh asks the hooks which events to work on and how much each has left to sell.
-// A hook that fails leaves the last answer in place.
+// refresh asks the hooks which events to work on and how much each has left to sell,
+// and installs the answers at once. A hook that fails leaves the last answer in place.
 func (r *Room) refresh(ctx context.Context, a *admitter) {
-	a.refreshed = time.Now()
+	started := time.Now()
+	a.mu.Lock()
+	events := a.events
+	a.mu.Unlock()
+	stock := map[int64]int{}
 	if r.hooks.Events == nil {
-		a.events = []Event{}
-		return
-	}
-	hctx, cancel := context.WithTimeout(ctx, r.opt.Refresh)
-	defer cancel()
-	evs, err := r.hooks.Events(hctx)
-	if err != nil {
-		r.log.Warn("waitroom admitter: events hook failed; keeping the last list", "err", err)
-		if a.events == nil {
-			a.events = []Event{}
-		}
+		events = []Event{}
 	} else {
-		a.events = evs
-	}
-	for _, ev := range a.events {
-		if r.hooks.Stock == nil {
-			continue
+		hctx, cancel := context.WithTimeout(ctx, r.opt.Refresh)
+		defer cancel()
+		evs, err := r.hooks.Events(hctx)
+		switch {
+		case err == nil:
+			events = evs
+		case ctx.Err() == nil:
+			r.log.Warn("waitroom admitter: events hook failed; keeping the last list", "err", err)
 		}
-		n, err := r.hooks.Stock(hctx, ev.ID)
-		if err != nil {
-			r.log.Warn("waitroom admitter: stock hook failed; keeping the last figure", "event", ev.ID, "err", err)
-			n = -1
+		if events == nil {
+			events = []Event{}
 		}
-		a.stock[ev.ID] = max(n, -1)
+		for _, ev := range events {
+			if r.hooks.Stock == nil {
+				continue
+			}
+			n, err := r.hooks.Stock(hctx, ev.ID)
+			if err != nil {
+				if ctx.Err() == nil {
+					r.log.Warn("waitroom admitter: stock hook failed; keeping the last figure", "event", ev.ID, "err", err)
+				}
+				n = -1
+			}
+			stock[ev.ID] = max(n, -1)
+		}
 	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.events, a.refreshed, a.running = events, started, false
+	maps.Copy(a.stock, stock)
 }
 
 // tickEvent runs tickScript for one event.
