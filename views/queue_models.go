@@ -28,4 +28,5 @@ type QueueStatus struct {
 	// when they joined has gone in since. Percent says it in words.
 	Done, Total int
 	Percent     string
+	PollAfter   int // seconds until the page asks again
 }

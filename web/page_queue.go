@@ -14,12 +14,16 @@ import (
 	"boxoffice/internal/booking"
 	"boxoffice/internal/waitroom"
 	"boxoffice/internal/wording"
+	"boxoffice/static"
 	"boxoffice/views"
 )
 
 // queuePoll is how often the queue page asks again, in seconds of a meta refresh for
-// browsers without JavaScript (htmx asks every 3 s: views.QueuePageView).
+// browsers without JavaScript (with it, at the room's pace: static/js/queue.js).
 const queuePoll = "5"
+
+// queueScript paces the queue page's htmx requests.
+var queueScript = static.URL("js/queue.js")
 
 // showQueue is one visitor's waiting-room page (never cached). Opening it joins the
 // queue, keeping a place already taken; its htmx request every few seconds looks again
@@ -55,9 +59,12 @@ func (s *server) showQueue(c echo.Context) error {
 	}
 	q := queueStatusModel(ev, st, s.Sessions.GetInt(c.Request().Context(), queueStartKey(ev.ID)), time.Now())
 	q.Paused = status == http.StatusServiceUnavailable
+	if q.Paused {
+		q.PollAfter = queueRetryAfter
+	}
 	p := buyerPage(c, "Waiting room: "+ev.Name)
 	p.Refresh = queuePoll
-	p.Scripts = append(p.Scripts, countdownScript)
+	p.Scripts = append(p.Scripts, countdownScript, queueScript)
 	return renderPersonal(c, status, views.QueuePageView(views.QueuePage{
 		Page: p, Event: eventHeader(ev, time.Now()), Status: q,
 	}), views.QueueStatusView(q))
@@ -77,6 +84,7 @@ func queueStatusModel(ev booking.Event, st waitroom.Status, start int, now time.
 		Wait:     waitText(st.ETAMin, st.ETAMax, st.Ahead),
 		Odds:     oddsText(st.SeatsLeft, st.Ahead),
 	}
+	q.PollAfter = pollSeconds(st.PollAfter)
 	q.Total = max(start, st.Ahead, 1)
 	q.Done = q.Total - st.Ahead
 	q.Percent = strconv.Itoa(q.Done*100/q.Total) + "%"

@@ -220,20 +220,41 @@ type queueJSON struct {
 	SeatsLeft     int        `json:"seatsLeft"`
 	SoldOut       bool       `json:"soldOut"`
 	PreQueue      bool       `json:"preQueue"`
+	// PollAfterSeconds is when to ask again: the queue page's own pace (waitroom.pollAfter).
+	PollAfterSeconds int `json:"pollAfterSeconds"`
 }
 
 func queueView(st waitroom.Status) queueJSON {
 	lo, hi := seconds(st.ETAMin), seconds(st.ETAMax)
 	out := queueJSON{
-		Admitted: st.Admitted, Position: st.Position, EtaSeconds: (lo + hi + 1) / 2, Token: st.Token,
+		Admitted: st.Admitted, Position: st.Position, EtaSeconds: nearSeconds(st.ETA), Token: st.Token,
 		Ahead: st.Ahead, Waiting: st.Waiting, EtaMinSeconds: lo, EtaMaxSeconds: hi,
 		SeatsLeft: st.SeatsLeft, SoldOut: st.SoldOut, PreQueue: st.PreQueue,
+		PollAfterSeconds: pollSeconds(st.PollAfter),
 	}
 	if !st.ExpiresAt.IsZero() {
 		at := st.ExpiresAt.UTC()
 		out.ExpiresAt = &at
 	}
 	return out
+}
+
+// pollSeconds is a page's pace in whole seconds; a status without one (the room off,
+// or never joined) is asked again at the slowest pace.
+func pollSeconds(d time.Duration) int {
+	if d <= 0 {
+		d = waitroom.MaxPoll
+	}
+	return seconds(d)
+}
+
+// nearSeconds rounds an estimate to the nearest second, and a wait under half a second
+// up to one: zero says there is no estimate.
+func nearSeconds(d time.Duration) int {
+	if d <= 0 {
+		return 0
+	}
+	return max(int(d.Round(time.Second)/time.Second), 1)
 }
 
 // seconds rounds a wait up to whole seconds: an estimate errs on the long side.

@@ -50,8 +50,19 @@ func TestQueuePage(t *testing.T) {
 		t.Fatal(err)
 	}
 	poll := doc.Find("#queue[hx-get][hx-trigger]")
-	if poll.AttrOr("hx-get", "") != page || poll.AttrOr("hx-trigger", "") != "every 3s" {
-		t.Errorf("polling: got hx-get %q hx-trigger %q, want %s every 3s", poll.AttrOr("hx-get", ""), poll.AttrOr("hx-trigger", ""), page)
+	if poll.AttrOr("hx-get", "") != page || poll.AttrOr("hx-trigger", "") != "queuepoll" {
+		t.Errorf("polling: got hx-get %q hx-trigger %q, want %s on queuepoll", poll.AttrOr("hx-get", ""), poll.AttrOr("hx-trigger", ""), page)
+	}
+	// Paced by the room (queue.js): first in line at 100 a second asks again in a second;
+	// the JSON says the same to API clients.
+	if pace := doc.Find("#queue [data-poll-after]").AttrOr("data-poll-after", ""); pace != "1" {
+		t.Errorf("data-poll-after: got %q, want 1 (first in line)", pace)
+	}
+	if doc.Find(`script[src*="queue"]`).Length() != 1 {
+		t.Error("the queue page does not load queue.js")
+	}
+	if q := second.queue("GET", a.EventID); q.PollAfterSeconds != 1 {
+		t.Errorf("GET queue: pollAfterSeconds %d, want 1", q.PollAfterSeconds)
 	}
 	if !strings.Contains(string(body), `<noscript><meta http-equiv="refresh" content="5"></noscript>`) {
 		t.Error("no <noscript> meta refresh for browsers without JavaScript")

@@ -173,7 +173,11 @@ func (b *buyer) queue(ctx context.Context) bool {
 		if !st.PreQueue && st.EtaSeconds > 0 {
 			b.etas = append(b.etas, etaSeen{st.EtaSeconds, time.Now()})
 		}
-		if !sleep(ctx, s.cfg.Poll) {
+		pace := s.cfg.Poll // the page asks again at the server's pace, when it sets one
+		if st.PollAfter > 0 {
+			pace = time.Duration(st.PollAfter) * time.Second
+		}
+		if !sleep(ctx, pace) {
 			b.outcome = outCut
 			return false
 		}
@@ -187,7 +191,7 @@ func (b *buyer) queue(ctx context.Context) bool {
 				return false
 			}
 			// Paused: ask again after Retry-After (the loop's own wait included).
-			if !sleep(ctx, a.RetryAfter-s.cfg.Poll) {
+			if !sleep(ctx, a.RetryAfter-pace) {
 				b.outcome = outCut
 				return false
 			}
@@ -373,7 +377,7 @@ func (b *buyer) waitTickets(ctx context.Context, places int) {
 			b.outcome = outRefunded
 			return
 		}
-		if !sleep(ctx, 500*time.Millisecond) {
+		if !sleep(ctx, s.cfg.OrderPoll) {
 			b.outcome = outUnsettled
 			return
 		}

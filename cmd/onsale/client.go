@@ -124,6 +124,8 @@ type (
 		SeatsLeft  int  `json:"seatsLeft"`
 		SoldOut    bool `json:"soldOut"`
 		PreQueue   bool `json:"preQueue"`
+		// PollAfter is the pace the server sets for the next look, in seconds.
+		PollAfter int `json:"pollAfterSeconds"`
 	}
 	seatJSON struct {
 		ID      int64  `json:"id"`

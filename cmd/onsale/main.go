@@ -91,7 +91,8 @@ func parseFlags(args []string, stderr io.Writer) (cfg config, jsonPath, svgPath 
 	fs.Float64Var(&cfg.Early, "early", 0.3, "share of buyers arriving before the onsale")
 	fs.DurationVar(&cfg.EarlyWindow, "early-window", time.Minute, "how long before the onsale early buyers arrive")
 	fs.DurationVar(&cfg.Burst, "burst", 15*time.Second, "mean delay after the onsale of the others (exponential, capped at 5x)")
-	fs.DurationVar(&cfg.Poll, "poll", 3*time.Second, "how often a waiting buyer's page asks where it stands")
+	fs.DurationVar(&cfg.Poll, "poll", 3*time.Second, "how often a waiting buyer's page asks where it stands when the server sets no pace (pollAfterSeconds)")
+	fs.DurationVar(&cfg.OrderPoll, "order-poll", time.Second, "how often a paid buyer's order page asks for the tickets (the page's every 1s)")
 	fs.DurationVar(&cfg.Think, "think", time.Second, "mean pause of a buyer between two steps")
 	fs.DurationVar(&cfg.TicketWait, "ticket-wait", 30*time.Second, "how long a paid buyer waits for the tickets")
 	fs.DurationVar(&cfg.MapEvery, "map-every", time.Second, "how often the crowd's seat map is fetched again")
@@ -123,8 +124,8 @@ func parseFlags(args []string, stderr io.Writer) (cfg config, jsonPath, svgPath 
 		err = errors.New("-buyers must be 1 to 1,000,000")
 	case cfg.Duration <= 0 || cfg.Duration > 2*time.Hour:
 		err = errors.New("-duration must be positive and at most 2h")
-	case cfg.Settle <= 0 || cfg.Poll <= 0 || cfg.MapEvery <= 0 || cfg.Timeout <= 0 || cfg.Progress <= 0 || cfg.TicketWait <= 0:
-		err = errors.New("-settle, -poll, -map-every, -timeout, -progress and -ticket-wait must be positive")
+	case cfg.Settle <= 0 || cfg.Poll <= 0 || cfg.OrderPoll <= 0 || cfg.MapEvery <= 0 || cfg.Timeout <= 0 || cfg.Progress <= 0 || cfg.TicketWait <= 0:
+		err = errors.New("-settle, -poll, -order-poll, -map-every, -timeout, -progress and -ticket-wait must be positive")
 	case cfg.MaxQty < 1:
 		err = errors.New("-max-qty must be at least 1")
 	case cfg.Conns < 1:

@@ -29,7 +29,8 @@ type config struct {
 	EarlyWindow time.Duration // how long before the onsale the early ones arrive
 	Burst       time.Duration // mean delay after the onsale of the others (exponential)
 
-	Poll       time.Duration // how often a waiting buyer's page asks where it stands
+	Poll       time.Duration // how often a waiting buyer's page asks where it stands, when the server sets no pace
+	OrderPoll  time.Duration // how often a paid buyer's order page asks for the tickets
 	Think      time.Duration // mean pause between two steps of a buyer
 	TicketWait time.Duration // how long a paid buyer waits for the tickets
 	MapEvery   time.Duration // how often the crowd's seat map is fetched again
@@ -283,6 +284,27 @@ func simulate(ctx context.Context, cfg config, progress io.Writer) (*report, err
 	return r, nil
 }
 
+// follow keeps the event's live stream open, as the seat page of every shopper's
+// browser does, and reads it to nothing: the crowd's map is fetched whole instead. A
+// server keeps the map of an event that someone watches current from its seat changes,
+// and reloads an unwatched one whole when it is a second old: without a watcher, the
+// crowd's fetches would cost it a 50,000-row query a second that no real onsale has.
+func (s *sim) follow(ctx context.Context) {
+	hc := &http.Client{Transport: s.shopRT} // no time limit: a stream lasts
+	for ctx.Err() == nil {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.cfg.URL+"/events/"+s.event.Slug+"/stream", nil)
+		if err != nil {
+			return
+		}
+		req.Header.Set("Accept", "text/event-stream")
+		if resp, err := hc.Do(req); err == nil {
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+		sleep(ctx, time.Second) // as a browser's EventSource retries
+	}
+}
+
 // findEvent finds the event by slug or id in the list of events.
 func (s *sim) findEvent(ctx context.Context, c *client) error {
 	var events []eventJSON
@@ -308,6 +330,7 @@ func (s *sim) findEvent(ctx context.Context, c *client) error {
 func (s *sim) watch(ctx context.Context, c *client, progress io.Writer, onsale time.Time) {
 	var fetcher sync.WaitGroup
 	defer fetcher.Wait()
+	fetcher.Go(func() { s.follow(ctx) })
 	fetcher.Go(func() {
 		t := time.NewTicker(s.cfg.MapEvery)
 		defer t.Stop()

@@ -102,32 +102,62 @@ func (r *Room) status(ev Event, visitor string, rep reply) Status {
 		st.Queued = true
 		if st.PreQueue {
 			// Places are drawn at DrawAt: any place from the first to the last may come.
-			_, last := eta(st.Waiting-1, 0, ev.Settings)
+			_, mid, last := eta(st.Waiting-1, 0, ev.Settings)
 			st.ETAMin = drawAt.Sub(now)
+			st.ETA = st.ETAMin + mid/2 // the middle place, on average
 			st.ETAMax = st.ETAMin + last
 		} else {
 			st.Position = int(rep.rank) + 1
 			st.Ahead = int(rep.rank)
-			st.ETAMin, st.ETAMax = eta(st.Ahead, st.Rate, ev.Settings)
+			st.ETAMin, st.ETA, st.ETAMax = eta(st.Ahead, st.Rate, ev.Settings)
 		}
 	}
+	st.PollAfter = pollAfter(st, drawAt.Sub(now))
 	return st
 }
 
-// eta bounds the wait of a visitor with ahead people before them (their own admission
-// counts too). From a measured rate: that rate's wait × [0.8, 1.25]. Without one: no
-// faster than the configured rate, and no slower than full slots turning over once per
-// token lifetime, since every admission ends by then (stock aside). Zero when the room
-// is paused (no rate or no slots): there is no honest figure to give.
-func eta(ahead int, measured float64, s Settings) (lo, hi time.Duration) {
+// Bounds of PollAfter: DESIGN asks for a refresh at least every MaxPoll.
+const (
+	MinPoll = time.Second
+	MaxPoll = 5 * time.Second
+)
+
+// pollAfter paces a visitor's page: every second when the turn (or the draw) may come
+// within a few seconds, less often the further back, up to MaxPoll. Most of a crowd is
+// far back, and their pages then cost the room a fifth of what asking every second
+// would, while a visitor whose turn comes learns it within about a second, which is
+// also what keeps the wait they see close to the ETA they were shown.
+func pollAfter(st Status, untilDraw time.Duration) time.Duration {
+	var d time.Duration
+	switch {
+	case st.PreQueue:
+		d = untilDraw
+	case st.Queued && st.ETAMin > 0:
+		d = st.ETAMin / 4
+	// No estimate (the room paused: no rate or no slots): nobody moves soon.
+	default:
+		d = MaxPoll
+	}
+	return min(max(d, MinPoll), MaxPoll)
+}
+
+// eta estimates the wait of a visitor with ahead people before them (their own
+// admission counts too) and bounds it. From a measured rate: that rate's wait, within
+// [0.8, 1.25] of it. Without one: the configured rate's, since the room admits at that
+// rate while slots are free; the bounds run from it to the wait of full slots turning
+// over once per token lifetime, since every admission ends by then (stock aside). The
+// estimate is not the middle of the bounds: the slow bound is a worst case, many times
+// the likely wait. Zero when the room is paused (no rate or no slots): there is no
+// honest figure to give.
+func eta(ahead int, measured float64, s Settings) (lo, est, hi time.Duration) {
 	n := float64(ahead + 1)
 	secs := func(f float64) time.Duration { return time.Duration(f * float64(time.Second)) }
 	if measured > 0 {
-		return secs(0.8 * n / measured), secs(1.25 * n / measured)
+		return secs(0.8 * n / measured), secs(n / measured), secs(1.25 * n / measured)
 	}
 	if s.Rate <= 0 || s.Slots <= 0 {
-		return 0, 0
+		return 0, 0, 0
 	}
 	slow := min(s.Rate, float64(s.Slots)/tokenTTL(s).Seconds())
-	return secs(n / s.Rate), secs(n / slow)
+	return secs(n / s.Rate), secs(n / s.Rate), secs(n / slow)
 }

@@ -76,11 +76,15 @@ type Status struct {
 	// turning over once per token lifetime guarantee (the longest). In the pre-queue
 	// they run from the draw to the wait of the last place.
 	ETAMin, ETAMax time.Duration
-	Rate           float64   // measured admissions per second; 0 while unknown
-	PreQueue       bool      // before the draw: the order is drawn at the onsale
-	DrawAt         time.Time // when the pre-queue is drawn: the onsale, or the end of a regroup after Redis lost the queue
-	SoldOut        bool      // nothing left to sell and nothing held that may lapse
-	SeatsLeft      int       // seats and places left, as the stock hook last said; -1 before its first answer
+	// ETA is the likeliest wait, within those bounds (eta).
+	ETA       time.Duration
+	Rate      float64   // measured admissions per second; 0 while unknown
+	PreQueue  bool      // before the draw: the order is drawn at the onsale
+	DrawAt    time.Time // when the pre-queue is drawn: the onsale, or the end of a regroup after Redis lost the queue
+	SoldOut   bool      // nothing left to sell and nothing held that may lapse
+	SeatsLeft int       // seats and places left, as the stock hook last said; -1 before its first answer
+	// PollAfter is how soon the visitor's page should look again (pollAfter).
+	PollAfter time.Duration
 }
 
 // Claims are what a valid admission token says.
@@ -244,12 +248,13 @@ func tokenTTL(s Settings) time.Duration {
 }
 
 // bucketCap is how many admissions may go at once after a pause: two ticks' worth (so
-// a late tick loses nothing), at least half a second's worth, at least one.
+// a late tick loses nothing), at least a second's worth (a tick delayed that long on a
+// loaded machine still admits at the rate), at least one.
 func (r *Room) bucketCap(s Settings) float64 {
 	if s.Rate <= 0 {
 		return 0
 	}
-	return math.Max(1, s.Rate*max(2*r.opt.Tick, 500*time.Millisecond).Seconds())
+	return math.Max(1, s.Rate*max(2*r.opt.Tick, time.Second).Seconds())
 }
 
 func (r *Room) knownEpoch(eventID int64) string {

@@ -231,21 +231,21 @@ func TestETA(t *testing.T) {
 	t.Parallel()
 	s := Settings{Slots: 100, Rate: 10, TokenTTL: 100 * time.Second} // slots turn over at 1/s at worst
 	for _, c := range []struct {
-		name     string
-		ahead    int
-		measured float64
-		s        Settings
-		lo, hi   time.Duration
+		name        string
+		ahead       int
+		measured    float64
+		s           Settings
+		lo, est, hi time.Duration
 	}{
-		{"measured", 99, 10, s, 8 * time.Second, 12500 * time.Millisecond},
-		{"measured slower than set", 9, 2, s, 4 * time.Second, 6250 * time.Millisecond},
-		{"unknown: configured to turnover", 99, 0, s, 10 * time.Second, 100 * time.Second},
-		{"unknown, slots never bind", 9, 0, Settings{Slots: 1000, Rate: 5, TokenTTL: time.Second}, 2 * time.Second, 2 * time.Second},
-		{"paused", 5, 0, Settings{Slots: 10, Rate: 0}, 0, 0},
+		{"measured", 99, 10, s, 8 * time.Second, 10 * time.Second, 12500 * time.Millisecond},
+		{"measured slower than set", 9, 2, s, 4 * time.Second, 5 * time.Second, 6250 * time.Millisecond},
+		{"unknown: the configured rate, up to turnover", 99, 0, s, 10 * time.Second, 10 * time.Second, 100 * time.Second},
+		{"unknown, slots never bind", 9, 0, Settings{Slots: 1000, Rate: 5, TokenTTL: time.Second}, 2 * time.Second, 2 * time.Second, 2 * time.Second},
+		{"paused", 5, 0, Settings{Slots: 10, Rate: 0}, 0, 0, 0},
 	} {
-		lo, hi := eta(c.ahead, c.measured, c.s)
-		if lo != c.lo || hi != c.hi {
-			t.Errorf("%s: got %v–%v, want %v–%v", c.name, lo, hi, c.lo, c.hi)
+		lo, est, hi := eta(c.ahead, c.measured, c.s)
+		if lo != c.lo || est != c.est || hi != c.hi {
+			t.Errorf("%s: got %v (%v–%v), want %v (%v–%v)", c.name, est, lo, hi, c.est, c.lo, c.hi)
 		}
 	}
 }
@@ -258,6 +258,64 @@ func TestKeysShareHashTag(t *testing.T) {
 		from, end := strings.IndexByte(k, '{'), strings.IndexByte(k, '}')
 		if from < 0 || end < from || k[from:end+1] != "{event:42}" {
 			t.Errorf("key %q: got no hash tag {event:42} first, want it", k)
+		}
+	}
+}
+
+// TestHangingHookDoesNotStopAdmissions: the admitter asks its hooks beside its ticks, so
+// a stock count that hangs (a database that stopped answering) leaves the last figure
+// in use and the queue moving. Asked inside the tick, as before, it stopped every
+// admission until the hook came back.
+func TestHangingHookDoesNotStopAdmissions(t *testing.T) {
+	t.Parallel()
+	rdb, prefix := dbtest.Redis(t)
+	ev := open(9, Settings{Slots: 1, Rate: 50, TokenTTL: time.Minute})
+	var calls atomic.Int64
+	hang := make(chan struct{})
+	r := newRoom(t, rdb, prefix, Hooks{
+		Events: events(ev),
+		Stock: func(context.Context, int64) (int, error) {
+			if calls.Add(1) > 1 {
+				<-hang // ignores its context, as a stuck driver call may
+			}
+			return 100, nil
+		},
+	}, Options{Tick: 20 * time.Millisecond, Refresh: 20 * time.Millisecond})
+	for i := range 3 {
+		join(t, r, ev, visitor("h", i))
+	}
+	run(t, r)
+	t.Cleanup(func() { close(hang) }) // before run's stop, which waits for Run
+	eventually(t, "the first visitor admitted", wait, func() bool { return status(t, r, ev, visitor("h", 0)).Admitted })
+	eventually(t, "the stock hook hanging", wait, func() bool { return calls.Load() > 1 })
+	if err := r.Leave(t.Context(), ev.ID, visitor("h", 0)); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the next visitor admitted while the hook hangs", wait, func() bool {
+		return status(t, r, ev, visitor("h", 1)).Admitted
+	})
+}
+
+// TestPollAfter: a page near its turn asks every second, one far back every 5 s, and
+// a pre-queue page comes back at the draw.
+func TestPollAfter(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name      string
+		st        Status
+		untilDraw time.Duration
+		want      time.Duration
+	}{
+		{"turn any moment", Status{Queued: true, ETAMin: 2 * time.Second}, 0, time.Second},
+		{"turn in 12 s", Status{Queued: true, ETAMin: 12 * time.Second}, 0, 3 * time.Second},
+		{"far back", Status{Queued: true, ETAMin: 10 * time.Minute}, 0, MaxPoll},
+		{"paused room: no estimate", Status{Queued: true}, 0, MaxPoll},
+		{"pre-queue, draw in 3 s", Status{Queued: true, PreQueue: true, ETAMin: 3 * time.Second}, 3 * time.Second, 3 * time.Second},
+		{"pre-queue, draw in an hour", Status{Queued: true, PreQueue: true, ETAMin: time.Hour}, time.Hour, MaxPoll},
+		{"admitted", Status{Admitted: true}, 0, MaxPoll},
+	} {
+		if got := pollAfter(c.st, c.untilDraw); got != c.want {
+			t.Errorf("%s: got %v, want %v", c.name, got, c.want)
 		}
 	}
 }
