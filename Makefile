@@ -102,8 +102,8 @@ bench-cdn: ## the cached event page through the reference nginx next to a static
 
 # The onsale simulation: a 50,000-seat stadium (and its 10,000 standing places) whose
 # onsale is a minute ahead, a boxoffice serving it in the background, and the crowd
-# (cmd/onsale, 20,000 buyers by default) against it. Each run sells a fresh event under
-# a Redis prefix of its own. The report goes to the terminal, .data/onsale.json and
+# (cmd/onsale, 20,000 buyers by default) against it. Each run sells a fresh event in a
+# database and under a Redis prefix of its own. The report goes to the terminal, .data/onsale.json and
 # .data/onsale.svg; the server's log to .data/onsale-server.log. ONSALE_* change the
 # event, ARGS go to the simulator (e.g. ARGS='-buyers 5000').
 ONSALE_SEATS ?= 50000
@@ -116,8 +116,18 @@ onsale: ## start services and a boxoffice with a 50,000-seat onsale, then run th
 	mkdir -p .data/bin
 	go build -o .data/bin/boxoffice ./cmd/boxoffice
 	go build -o .data/bin/onsale ./cmd/onsale
-	.data/bin/boxoffice migrate
 	slug=stadium-$$(date +%s)
+	# A database of its own for each run (the last run's is dropped as the next starts):
+	# the admitter counts the stock of every event whose room is on, and the stadiums
+	# of earlier runs, unwatched, cost it a 50,000-row read each a second.
+	db="onsale_$${slug#stadium-}"
+	for old in $$(psql "$$DATABASE_URL" -qAtc "SELECT datname FROM pg_database WHERE datname LIKE 'onsale\_%'"); do
+	  psql "$$DATABASE_URL" -qc "DROP DATABASE $$old WITH (FORCE)"
+	done
+	psql "$$DATABASE_URL" -qc "CREATE DATABASE $$db"
+	export DATABASE_URL="$$(printf '%s' "$$DATABASE_URL" | sed -E "s|^([a-z]+://[^/]*/)[^?]*|\1$$db|")"
+	echo "onsale: database $$db"
+	.data/bin/boxoffice migrate
 	.data/bin/boxoffice seed-stadium -slug "$$slug" -seats $(ONSALE_SEATS) -onsale-in 60s \
 	  -slots $(ONSALE_SLOTS) -rate $(ONSALE_RATE) -token-ttl 3m
 	ADDR=127.0.0.1:$(ONSALE_PORT) METRICS_ADDR=127.0.0.1:$(ONSALE_METRICS_PORT) \

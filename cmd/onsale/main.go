@@ -31,6 +31,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"syscall"
 	"time"
 )
@@ -53,6 +54,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cfg, jsonPath, svgPath, err := parseFlags(args, stderr)
 	if err != nil {
 		return err
+	}
+	if cfg.CPUProfile != "" {
+		f, err := os.Create(cfg.CPUProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
 	}
 	r, err := simulate(ctx, cfg, stderr)
 	if err != nil {
@@ -112,6 +124,7 @@ func parseFlags(args []string, stderr io.Writer) (cfg config, jsonPath, svgPath 
 	fs.IntVar(&cfg.Conns, "conns", 256, "connections to the server at most, for the waiting buyers together, and as many for the admitted ones")
 	fs.Uint64Var(&cfg.Seed, "seed", 0, "randomness (0: drawn)")
 	fs.DurationVar(&cfg.Progress, "progress", 5*time.Second, "how often the progress line is printed")
+	fs.StringVar(&cfg.CPUProfile, "cpuprofile", "", "write the simulator's own CPU profile to this file (it shares the machine)")
 	fs.StringVar(&jsonPath, "json", "", "write the report as JSON to this file")
 	fs.StringVar(&svgPath, "svg", "", "write the chart as SVG to this file")
 	if err = fs.Parse(args); err != nil {

@@ -28,6 +28,9 @@ type report struct {
 	// held either.
 	SoldOutSeconds *float64 `json:"soldOutSeconds"`
 	AllSoldSeconds *float64 `json:"allSoldSeconds"`
+	// SeatsSoldSeconds is the time from the onsale until every seat was sold (held
+	// ones included, standing places aside): when the seat map was all sold.
+	SeatsSoldSeconds *float64 `json:"seatsSoldSeconds"`
 	// SaleSeconds is the time from the onsale to the end of the sale (sold out, or
 	// the last buyer gone): what the rates below are averaged over.
 	SaleSeconds float64 `json:"saleSeconds"`
@@ -158,6 +161,10 @@ func (s *sim) fill(r *report, buyers []*buyer, onsale, ended time.Time, first *b
 	if !s.allSoldAt.IsZero() {
 		t := s.allSoldAt.Sub(onsale).Seconds()
 		r.AllSoldSeconds = &t
+	}
+	if !s.seatsSoldAt.IsZero() {
+		t := s.seatsSoldAt.Sub(onsale).Seconds()
+		r.SeatsSoldSeconds = &t
 	}
 	r.SaleSeconds = max(end.Sub(onsale).Seconds(), 1)
 	c := s.count
@@ -303,6 +310,9 @@ func (r *report) writeText(w io.Writer) {
 		p("sold out %.1f s after the onsale (nothing left to hold); nothing held either: %s", *r.SoldOutSeconds, all)
 	} else {
 		p("not sold out; the sale ran %.1f s from the onsale", r.SaleSeconds)
+	}
+	if r.SeatsSoldSeconds != nil {
+		p("every seat sold (standing places aside) %.1f s after the onsale", *r.SeatsSoldSeconds)
 	}
 	p("outcomes:")
 	for _, k := range sortedKeys(r.Outcomes) {

@@ -18,12 +18,13 @@ import (
 
 // config is the simulation's settings, from the flags.
 type config struct {
-	URL       string        // the boxoffice to drive
-	Event     string        // the event's slug or id
-	Buyers    int           // how many buyers come
-	Duration  time.Duration // hard limit of the buying; checks and report follow within Settle
-	Settle    time.Duration // how long paid orders may take to settle after the buying
-	AllowHost string        // a host other than loopback that may be driven
+	URL        string        // the boxoffice to drive
+	Event      string        // the event's slug or id
+	Buyers     int           // how many buyers come
+	Duration   time.Duration // hard limit of the buying; checks and report follow within Settle
+	Settle     time.Duration // how long paid orders may take to settle after the buying
+	AllowHost  string        // a host other than loopback that may be driven
+	CPUProfile string        // where to write the simulator's own CPU profile
 
 	Early       float64       // share of buyers arriving before the onsale, into the pre-queue
 	EarlyWindow time.Duration // how long before the onsale the early ones arrive
@@ -70,10 +71,11 @@ type sim struct {
 	latMu sync.Mutex
 	lat   map[string][]time.Duration
 
-	tlMu      sync.Mutex
-	timeline  []sample
-	soldOutAt time.Time // the map first showed nothing available (some seats may be held)
-	allSoldAt time.Time // … and nothing held either
+	tlMu        sync.Mutex
+	timeline    []sample
+	soldOutAt   time.Time // the map first showed nothing available (some seats may be held)
+	allSoldAt   time.Time // … and nothing held either
+	seatsSoldAt time.Time // the map first showed every seat sold (standing places aside)
 }
 
 // sample is the state of the sale at one moment, for the chart.
@@ -359,6 +361,9 @@ func (s *sim) watch(ctx context.Context, c *client, progress io.Writer, onsale t
 			Held: b.held, Sold: b.sold, Available: b.available, GALeft: b.gaRemaining}
 		s.tlMu.Lock()
 		s.timeline = append(s.timeline, sm)
+		if time.Now().After(onsale) && s.seatsSoldAt.IsZero() && b.available == 0 && b.held == 0 && b.sold > 0 {
+			s.seatsSoldAt = b.at
+		}
 		if time.Now().After(onsale) && b.available == 0 && b.gaRemaining == 0 {
 			if s.soldOutAt.IsZero() {
 				s.soldOutAt = b.at
