@@ -17,6 +17,7 @@ type QueueStatus struct {
 	Admitted bool
 	SoldOut  bool
 	PreQueue bool   // before the onsale: places are drawn at random then
+	AllHeld  bool   // nothing free: everything left is held by people paying
 	DrawAt   string // when the draw is, e.g. "10:00 UTC"
 	DrawISO  string // the same, for the live countdown
 	DrawIn   string // how far ahead it is, e.g. "in 5 minutes"

@@ -220,6 +220,9 @@ type queueJSON struct {
 	SeatsLeft     int        `json:"seatsLeft"`
 	SoldOut       bool       `json:"soldOut"`
 	PreQueue      bool       `json:"preQueue"`
+	// AllHeld: nothing is free, everything left is held by people paying; the queue
+	// moves only if their holds lapse (etaSeconds 0: there is no honest figure).
+	AllHeld bool `json:"allHeld"`
 	// PollAfterSeconds is when to ask again: the queue page's own pace (waitroom.pollAfter).
 	PollAfterSeconds int `json:"pollAfterSeconds"`
 }
@@ -229,7 +232,7 @@ func queueView(st waitroom.Status) queueJSON {
 	out := queueJSON{
 		Admitted: st.Admitted, Position: st.Position, EtaSeconds: nearSeconds(st.ETA), Token: st.Token,
 		Ahead: st.Ahead, Waiting: st.Waiting, EtaMinSeconds: lo, EtaMaxSeconds: hi,
-		SeatsLeft: st.SeatsLeft, SoldOut: st.SoldOut, PreQueue: st.PreQueue,
+		SeatsLeft: st.SeatsLeft, SoldOut: st.SoldOut, PreQueue: st.PreQueue, AllHeld: st.AllHeld,
 		PollAfterSeconds: pollSeconds(st.PollAfter),
 	}
 	if !st.ExpiresAt.IsZero() {

@@ -297,3 +297,49 @@ func TestAdmissionRefusesTokens(t *testing.T) {
 	co := owner.checkout(h.HoldID)
 	owner.pay(co.OrderID, "")
 }
+
+// TestQueueAllHeld: with every seat and place left held by shoppers, a waiting buyer is
+// told so (JSON allHeld, no ETA; the page says why nobody moves), and goes in once a
+// hold is released.
+func TestQueueAllHeld(t *testing.T) {
+	t.Parallel()
+	a := newTestApp(t, fastQueue)
+	ev := smallEvent(t, a.Pool, "all-held") // 10 seats, 10 standing places
+	roomOn(t, a, ev, 2, 100, time.Minute)
+	runQueue(t, a)
+	seats := firstSeats(t, a.Pool, ev, 10)
+	tier := count(t, a.Pool, `SELECT id FROM ga_tiers WHERE event_id = $1`, ev)
+	first, second, third := a.newClient(t), a.newClient(t), a.newClient(t).noRedirects()
+	var holds []holdJSON
+	for i, c := range []*client{first, second} {
+		if q := c.queue("POST", ev); !q.Admitted {
+			t.Fatalf("buyer %d: got %+v, want admitted", i+1, q)
+		}
+		holds = append(holds, c.hold(ev, seats[5*i:5*i+5]...))
+		var h holdJSON
+		if st := c.do("POST", "/api/v1/events/"+itoa(ev)+"/holds", map[string]any{"gaTierId": tier, "quantity": 5}, &h); st != http.StatusCreated {
+			t.Fatalf("buyer %d, standing places: got %d, want 201", i+1, st)
+		}
+	}
+	third.queue("POST", ev)
+	var q queueJSON
+	// The room counts from a seat map up to a few seconds old (booking.stockMaxAge).
+	for deadline := time.Now().Add(15 * time.Second); !q.AllHeld; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the room never said everything is held: last %+v", q)
+		}
+		q = third.queue("GET", ev)
+	}
+	if q.Admitted || q.SoldOut || q.EtaSeconds != 0 || q.Position != 1 {
+		t.Errorf("everything held: got %+v, want first in line, not sold out, no ETA", q)
+	}
+	_, body, _ := third.raw("GET", "/events/all-held/queue", nil, nil)
+	if !strings.Contains(string(body), "Every seat and place left is held by someone paying for it now") ||
+		strings.Contains(string(body), "Estimated wait") {
+		t.Errorf("queue page with everything held: want it to say so and give no wait: %s", truncate(body))
+	}
+	if st := first.do("DELETE", "/api/v1/holds/"+holds[0].HoldID, nil, nil); st != http.StatusNoContent {
+		t.Fatalf("release: got %d, want 204", st)
+	}
+	waitAdmitted(t, third, ev, 15*time.Second)
+}

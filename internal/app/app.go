@@ -181,7 +181,10 @@ func New(ctx context.Context, cfg config.Config, opt Options) (a *App, err error
 			}
 			return out, err
 		},
-		Stock:    a.Booking.Stock,
+		Stock: func(ctx context.Context, eventID int64) (waitroom.Stock, error) {
+			st, err := a.Booking.Stock(ctx, eventID)
+			return waitroom.Stock{Unsold: st.Unsold, Free: st.Free}, err
+		},
 		Admitted: a.Metrics.QueueAdmitted,
 	}, a.Log, opt.Queue)
 	if err := a.Metrics.Watch(metrics.Sources{

@@ -21,34 +21,50 @@ const stockMaxAge = 5 * time.Second
 // database for the places that holds neither sold nor released have (they may
 // lapse). So the count is exact at 0, which is what admission turns on, and
 // otherwise leaves out GA places on hold; only a sold-out event pays a query.
-func (s *Service) Stock(ctx context.Context, eventID int64) (int, error) {
+//
+// Free counts, from the same map, what nobody holds: the seats available and the GA
+// places left. While Unsold > 0 and Free = 0 everything left is held by people paying,
+// and the queue can only move as their holds lapse.
+func (s *Service) Stock(ctx context.Context, eventID int64) (StockLevel, error) {
 	e := s.maps.entry(eventID)
 	if !s.freshForStock(e) {
 		if err := s.ensureMap(ctx, eventID, e); err != nil {
-			return 0, err
+			return StockLevel{}, err
 		}
 	}
-	n, gaTaken := 0, false
+	var st StockLevel
+	gaTaken := false
 	e.mu.RLock()
 	for i := range e.seats {
-		if e.seats[i].Status != SeatSold {
-			n++
+		switch e.seats[i].Status {
+		case SeatSold:
+		case SeatAvailable:
+			st.Unsold++
+			st.Free++
+		default:
+			st.Unsold++
 		}
 	}
 	for _, t := range e.ga {
-		n += t.Remaining
+		st.Unsold += t.Remaining
+		st.Free += t.Remaining
 		gaTaken = gaTaken || t.Remaining < t.Capacity
 	}
 	e.mu.RUnlock()
-	if n > 0 || !gaTaken {
-		return n, nil
+	if st.Unsold > 0 || !gaTaken {
+		return st, nil
 	}
 	held, err := s.q.GAPlacesHeld(ctx, eventID)
 	if err != nil {
-		return 0, translate(err)
+		return StockLevel{}, translate(err)
 	}
-	return int(held), nil
+	st.Unsold = int(held)
+	return st, nil
 }
+
+// StockLevel is what Stock counts: Unsold, what may still be sold (free, or held by a
+// hold that may lapse); Free, what nobody holds right now.
+type StockLevel struct{ Unsold, Free int }
 
 // freshForStock reports whether the entry may be counted as it is: fresh enough for a
 // viewer, or at most stockMaxAge old.

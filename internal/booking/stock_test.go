@@ -9,7 +9,7 @@ import (
 
 // stockNow is Stock after the map was told of every change so far (as the live feed
 // tells it): Stock may otherwise count from a map a few seconds old.
-func (f fixture) stockNow(t *testing.T, version *int64) int {
+func (f fixture) stockNow(t *testing.T, version *int64) StockLevel {
 	t.Helper()
 	*version++
 	f.svc.ResyncSeatMap(t.Context(), f.event, *version)
@@ -29,28 +29,28 @@ func TestStock(t *testing.T) {
 		demo.GATier{Name: "Standing", PriceCents: 500, Capacity: 2, Stripes: 1}), DefaultConfig())
 	seats := f.rowSeats(t, "Floor", "A")
 	var v int64
-	step := func(what string, want int) {
+	step := func(what string, unsold, free int) {
 		t.Helper()
-		if got := f.stockNow(t, &v); got != want {
-			t.Fatalf("%s: got stock %d, want %d", what, got, want)
+		if got, want := f.stockNow(t, &v), (StockLevel{Unsold: unsold, Free: free}); got != want {
+			t.Fatalf("%s: got stock %+v, want %+v", what, got, want)
 		}
 	}
-	step("untouched", 5)
+	step("untouched", 5, 5)
 	h := f.hold(t, "a", seats[0], seats[1])
-	step("two seats held", 5)
+	step("two seats held", 5, 3)
 	f.pay(t, f.checkout(t, h, "a"), "evt_a")
-	step("two seats sold", 3)
+	step("two seats sold", 3, 3)
 	ga, err := f.holdGA(t, "b", 2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	step("GA places held, a seat free", 1)
+	step("GA places held, a seat free", 1, 1)
 	last := f.hold(t, "c", seats[2])
-	step("a seat held (counted from the map), GA places held (not counted then)", 1)
+	step("a seat held (counted from the map), GA places held (not counted then): nothing free", 1, 0)
 	f.pay(t, f.checkout(t, last, "c"), "evt_c")
-	step("every seat sold, GA places held: those places", 2)
+	step("every seat sold, GA places held: those places, none free", 2, 0)
 	f.pay(t, f.checkout(t, ga, "b"), "evt_b")
-	step("sold out", 0)
+	step("sold out", 0, 0)
 }
 
 // TestStockFromCache: asked again and again, Stock counts from the cached map and runs
@@ -63,8 +63,8 @@ func TestStockFromCache(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := 1980 + 400; n != want {
-		t.Fatalf("got stock %d, want %d", n, want)
+	if want := (StockLevel{Unsold: 1980 + 400, Free: 1980 + 400}); n != want {
+		t.Fatalf("got stock %+v, want %+v", n, want)
 	}
 	before := f.stmts.count("")
 	for range 50 {

@@ -14,7 +14,7 @@ import (
 type admitter struct {
 	mu        sync.Mutex // guards events, stock, refreshed and refreshing
 	events    []Event
-	stock     map[int64]int // -1: unknown (the hook failed): the script keeps its last figure
+	stock     map[int64]Stock // -1: unknown (the hook failed): the script keeps its last figures
 	refreshed time.Time
 	refresh   sync.WaitGroup // the refresh under way, if any
 	running   bool
@@ -30,7 +30,7 @@ type admitter struct {
 func (r *Room) Run(ctx context.Context) {
 	t := time.NewTicker(r.opt.Tick)
 	defer t.Stop()
-	a := &admitter{stock: map[int64]int{}}
+	a := &admitter{stock: map[int64]Stock{}}
 	defer r.release(a)
 	defer a.refresh.Wait()
 	for {
@@ -75,7 +75,7 @@ func (r *Room) step(ctx context.Context, a *admitter) {
 		a.refresh.Go(func() { r.refresh(ctx, a) })
 	}
 	a.mu.Lock()
-	events, stock := a.events, make(map[int64]int, len(a.events))
+	events, stock := a.events, make(map[int64]Stock, len(a.events))
 	for _, ev := range events {
 		stock[ev.ID] = a.stockOf(ev.ID)
 	}
@@ -100,11 +100,11 @@ func (r *Room) step(ctx context.Context, a *admitter) {
 }
 
 // stockOf is the event's last stock figure; a.mu held.
-func (a *admitter) stockOf(eventID int64) int {
+func (a *admitter) stockOf(eventID int64) Stock {
 	if n, ok := a.stock[eventID]; ok {
 		return n
 	}
-	return -1
+	return unknownStock
 }
 
 func (r *Room) failed(a *admitter, msg string, err error, attrs ...any) {
@@ -136,7 +136,7 @@ func (r *Room) refresh(ctx context.Context, a *admitter) {
 	a.mu.Lock()
 	events := a.events
 	a.mu.Unlock()
-	stock := map[int64]int{}
+	stock := map[int64]Stock{}
 	if r.hooks.Events == nil {
 		events = []Event{}
 	} else {
@@ -161,9 +161,9 @@ func (r *Room) refresh(ctx context.Context, a *admitter) {
 				if ctx.Err() == nil {
 					r.log.Warn("waitroom admitter: stock hook failed; keeping the last figure", "event", ev.ID, "err", err)
 				}
-				n = -1
+				n = unknownStock
 			}
-			stock[ev.ID] = max(n, -1)
+			stock[ev.ID] = Stock{Unsold: max(n.Unsold, -1), Free: max(n.Free, -1)}
 		}
 	}
 	a.mu.Lock()
@@ -173,12 +173,12 @@ func (r *Room) refresh(ctx context.Context, a *admitter) {
 }
 
 // tickEvent runs tickScript for one event.
-func (r *Room) tickEvent(ctx context.Context, ev Event, stock int) error {
+func (r *Room) tickEvent(ctx context.Context, ev Event, stock Stock) error {
 	s := ev.Settings
 	res, err := r.script(ctx, tickScript, eventKeys(r.prefix, ev.ID),
 		r.knownEpoch(ev.ID), r.freshEpoch(), r.opt.Regroup.Milliseconds(), r.bucketCap(s),
 		ev.OnsaleAt.UnixMilli(), s.Slots, s.Rate, tokenTTL(s).Milliseconds(), r.opt.KeepPlace.Milliseconds(),
-		stock, r.id, r.opt.Lease.Milliseconds(), maxMoves, r.idleMS(s), rateWindow)
+		stock.Unsold, r.id, r.opt.Lease.Milliseconds(), maxMoves, r.idleMS(s), rateWindow, stock.Free)
 	if err != nil {
 		return err
 	}

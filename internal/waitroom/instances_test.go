@@ -113,11 +113,11 @@ func TestFenceKeepsOneAdmitterPerEvent(t *testing.T) {
 	// by the round trip, and the check would fail when nothing is wrong.
 	const slack = 2 * time.Millisecond
 	fenced := redisNow(t, rdb)
-	if err := a.tickEvent(t.Context(), ev, -1); err != nil {
+	if err := a.tickEvent(t.Context(), ev, unknownStock); err != nil {
 		t.Fatal(err)
 	}
 	for range 5 {
-		if err := b.tickEvent(t.Context(), ev, -1); err != nil {
+		if err := b.tickEvent(t.Context(), ev, unknownStock); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -125,7 +125,7 @@ func TestFenceKeepsOneAdmitterPerEvent(t *testing.T) {
 		t.Errorf("got %d admitted by the fenced-out instance, want 0", n)
 	}
 	eventually(t, "the other instance admits once the fence lapses", wait, func() bool {
-		if err := b.tickEvent(t.Context(), ev, -1); err != nil {
+		if err := b.tickEvent(t.Context(), ev, unknownStock); err != nil {
 			t.Fatal(err)
 		}
 		return recB.count() > 0

@@ -13,7 +13,8 @@ import "github.com/redis/go-redis/v9"
 // Replies of joinScript and statusScript share one layout, read by parseReply:
 //
 //	{code, admission end (ms), rank (-1: none), waiting, now (ms), epoch,
-//	 measured rate ('' or '-1': unknown), stock ('': unknown), regroup end (ms, '' or 0: none)}
+//	 measured rate ('' or '-1': unknown), stock ('': unknown), regroup end (ms, '' or 0: none),
+//	 free ('' or '-1': unknown)}
 //
 // code: 0 not in the room, 1 admitted, 2 waiting, 3 admitted just now by this call.
 const luaClock = `
@@ -84,10 +85,10 @@ local ep = ensure(now, ARGV[2], ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5]))
 keep(tonumber(ARGV[11]))
 
 local function report(code, at)
-  local st = redis.call('HMGET', KEYS[4], 'mrate', 'stock', 'regroup')
+  local st = redis.call('HMGET', KEYS[4], 'mrate', 'stock', 'regroup', 'free')
   local rank = -1
   if code == 2 then rank = redis.call('ZRANK', KEYS[1], v) end
-  return {code, at, rank, redis.call('ZCARD', KEYS[1]), now, ep, st[1] or '', st[2] or '', st[3] or ''}
+  return {code, at, rank, redis.call('ZCARD', KEYS[1]), now, ep, st[1] or '', st[2] or '', st[3] or '', st[4] or ''}
 end
 
 -- One place per visitor: a running admission stays as it is, end included.
@@ -99,12 +100,13 @@ if redis.call('ZSCORE', KEYS[1], v) then
   return report(2, 0)
 end
 
-local st = redis.call('HMGET', KEYS[4], 'regroup', 'stock')
+local st = redis.call('HMGET', KEYS[4], 'regroup', 'stock', 'free')
 local drawAt = math.max(tonumber(ARGV[6]), tonumber(st[1]) or 0)
 local slots, rate, cap = tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[5])
--- Straight in only when nobody waits (nobody is overtaken), something is left to sell,
--- a slot is free and the bucket has a token: arrivals keep to the rate like the queue.
-if now >= drawAt and tonumber(st[2]) ~= 0 and redis.call('ZCARD', KEYS[1]) == 0 and
+-- Straight in only when nobody waits (nobody is overtaken), something is left to sell
+-- and free, a slot is free and the bucket has a token: arrivals keep to the rate like
+-- the queue.
+if now >= drawAt and tonumber(st[2]) ~= 0 and tonumber(st[3]) ~= 0 and redis.call('ZCARD', KEYS[1]) == 0 and
    redis.call('ZCOUNT', KEYS[3], now + 1, '+inf') < slots then
   local tk = refill(now, true, rate, cap)
   if tk >= 1 then
@@ -136,7 +138,7 @@ return report(2, 0)
 var statusScript = redis.NewScript(luaClock + `
 local now = clock()
 local v = ARGV[1]
-local st = redis.call('HMGET', KEYS[4], 'epoch', 'mrate', 'stock', 'regroup')
+local st = redis.call('HMGET', KEYS[4], 'epoch', 'mrate', 'stock', 'regroup', 'free')
 local exp = tonumber(redis.call('ZSCORE', KEYS[3], v))
 local code, rank = 0, -1
 if exp and exp > now then
@@ -149,7 +151,7 @@ else
     redis.call('ZADD', KEYS[2], 'XX', now, v)
   end
 end
-return {code, exp, rank, redis.call('ZCARD', KEYS[1]), now, st[1] or '', st[2] or '', st[3] or '', st[4] or ''}
+return {code, exp, rank, redis.call('ZCARD', KEYS[1]), now, st[1] or '', st[2] or '', st[3] or '', st[4] or '', st[5] or ''}
 `)
 
 // leaveScript gives ARGV[1]'s slot (or place) back at once.
@@ -167,7 +169,8 @@ return 1
 // ARGV: 1 epoch this instance knows, 2 fresh epoch name, 3 regroup ms, 4 bucket cap,
 // 5 onsale (ms), 6 slots, 7 rate (/s), 8 admission ms, 9 keep-place ms,
 // 10 stock (-1: unknown, keep the last figure), 11 admitter id, 12 lease ms,
-// 13 most moves per tick, 14 key idle ms, 15 rate window (s).
+// 13 most moves per tick, 14 key idle ms, 15 rate window (s), 16 free stock (-1:
+// unknown, keep the last figure).
 //
 // Reply: {admitted now, active, waiting, now (ms), epoch, measured rate, visitors…};
 // {-1, …} when another admitter holds the event's fence.
@@ -202,10 +205,18 @@ if stock >= 0 then
 else
   stock = tonumber(redis.call('HGET', KEYS[4], 'stock')) or -1
 end
+local free = tonumber(ARGV[16])
+if free >= 0 then
+  redis.call('HSET', KEYS[4], 'free', free)
+else
+  free = tonumber(redis.call('HGET', KEYS[4], 'free')) or -1
+end
 local st = redis.call('HMGET', KEYS[4], 'regroup', 'created')
 local drawAt = math.max(tonumber(ARGV[5]), tonumber(st[1]) or 0)
--- Nothing left to sell (and nothing held that may lapse): nobody goes in.
-local tk = refill(now, now >= drawAt and stock ~= 0, tonumber(ARGV[7]), cap)
+-- Nothing left to sell (and nothing held that may lapse): nobody goes in. Nothing
+-- free, everything left held: nobody goes in either, to find nothing; the queue moves
+-- again as holds lapse.
+local tk = refill(now, now >= drawAt and stock ~= 0 and free ~= 0, tonumber(ARGV[7]), cap)
 
 -- Invariant: active + admitted now <= slots, since n <= slots - active.
 local n = math.min(math.floor(tk), tonumber(ARGV[6]) - active, most)

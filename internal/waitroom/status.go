@@ -24,10 +24,11 @@ type reply struct {
 	mrate   float64 // measured admissions per second; <= 0 unknown
 	stock   int64   // -1 unknown
 	regroup int64   // end of a regroup (Redis ms); 0 none
+	free    int64   // seats and places held by nobody; -1 unknown
 }
 
 func parseReply(res []any) reply {
-	rep := reply{rank: -1, stock: -1}
+	rep := reply{rank: -1, stock: -1, free: -1}
 	get := func(i int) any {
 		if i < len(res) {
 			return res[i]
@@ -43,6 +44,7 @@ func parseReply(res []any) reply {
 	rep.mrate = asFloat(get(6), -1)
 	rep.stock = asInt(get(7), -1)
 	rep.regroup = asInt(get(8), 0)
+	rep.free = asInt(get(9), -1)
 	return rep
 }
 
@@ -86,6 +88,7 @@ func (r *Room) status(ev Event, visitor string, rep reply) Status {
 		Waiting:   int(rep.waiting),
 		SeatsLeft: int(rep.stock),
 		SoldOut:   rep.stock == 0,
+		AllHeld:   rep.stock > 0 && rep.free == 0,
 		DrawAt:    drawAt,
 		PreQueue:  now.Before(drawAt),
 	}
@@ -109,7 +112,9 @@ func (r *Room) status(ev Event, visitor string, rep reply) Status {
 		} else {
 			st.Position = int(rep.rank) + 1
 			st.Ahead = int(rep.rank)
-			st.ETAMin, st.ETA, st.ETAMax = eta(st.Ahead, st.Rate, ev.Settings)
+			if !st.AllHeld { // else nobody goes in until holds lapse: no honest figure
+				st.ETAMin, st.ETA, st.ETAMax = eta(st.Ahead, st.Rate, ev.Settings)
+			}
 		}
 	}
 	st.PollAfter = pollAfter(st, drawAt.Sub(now))

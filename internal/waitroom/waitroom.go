@@ -83,6 +83,9 @@ type Status struct {
 	DrawAt    time.Time // when the pre-queue is drawn: the onsale, or the end of a regroup after Redis lost the queue
 	SoldOut   bool      // nothing left to sell and nothing held that may lapse
 	SeatsLeft int       // seats and places left, as the stock hook last said; -1 before its first answer
+	// AllHeld: something is unsold but nothing is free, everything left is held by
+	// people paying; the queue moves only as their holds lapse, so there is no ETA.
+	AllHeld bool
 	// PollAfter is how soon the visitor's page should look again (pollAfter).
 	PollAfter time.Duration
 }
@@ -112,14 +115,21 @@ type Key struct {
 	Secret []byte
 }
 
+// Stock is what an event has left to sell (Hooks.Stock); -1: not known.
+type Stock struct{ Unsold, Free int }
+
+var unknownStock = Stock{Unsold: -1, Free: -1}
+
 // Hooks are what the room asks of the rest of the program.
 type Hooks struct {
 	// Events lists the events whose room is on and whose sale is open or about to
 	// open: the admitter works on these.
 	Events func(ctx context.Context) ([]Event, error)
-	// Stock says how many seats and places are free or held-and-may-lapse: at 0 the
-	// admitter stops and the queue says sold out.
-	Stock func(ctx context.Context, eventID int64) (int, error)
+	// Stock says what the event has left: Unsold, free or held-and-may-lapse (at 0
+	// the admitter stops and the queue says sold out), and Free, held by nobody (at 0,
+	// with some unsold, everything left is held: the admitter waits for holds to lapse
+	// rather than let people in to find nothing, and the queue says so).
+	Stock func(ctx context.Context, eventID int64) (Stock, error)
 	// Admitted, if set, hears how many visitors this instance admitted to an event
 	// with its room on (the metrics' admissions counter).
 	Admitted func(eventID int64, n int)

@@ -135,13 +135,17 @@ func TestLeaveGivesSlotBack(t *testing.T) {
 }
 
 // TestSoldOutStopsAndResumes: at stock 0 nobody is admitted and the queue says sold
-// out; when holds lapse (stock above 0 again) admission resumes.
+// out; with stock but nothing free (everything left held) nobody is admitted either,
+// and the queue says so with no ETA; when holds lapse (free stock again) admission
+// resumes.
 func TestSoldOutStopsAndResumes(t *testing.T) {
 	t.Parallel()
 	rdb, prefix := dbtest.Redis(t)
-	var stock atomic.Int64
+	var stock, free atomic.Int64
 	ev := open(1, Settings{Slots: 10, Rate: 50, TokenTTL: time.Minute})
-	hooks := Hooks{Events: events(ev), Stock: func(context.Context, int64) (int, error) { return int(stock.Load()), nil }}
+	hooks := Hooks{Events: events(ev), Stock: func(context.Context, int64) (Stock, error) {
+		return Stock{Unsold: int(stock.Load()), Free: int(free.Load())}, nil
+	}}
 	r := newRoom(t, rdb, prefix, hooks, Options{Tick: 20 * time.Millisecond, Refresh: 20 * time.Millisecond})
 	run(t, r)
 	eventually(t, "the stock figure", wait, func() bool { return status(t, r, ev, "a").SoldOut })
@@ -156,10 +160,22 @@ func TestSoldOutStopsAndResumes(t *testing.T) {
 		}
 		<-time.After(10 * time.Millisecond)
 	}
-	stock.Store(3)
+	stock.Store(3) // three unsold, all held
+	eventually(t, "everything held", wait, func() bool { return status(t, r, ev, "a").AllHeld })
+	if st := join(t, r, ev, "b"); st.Admitted || !st.AllHeld || st.SoldOut || st.ETA != 0 || st.ETAMax != 0 {
+		t.Fatalf("Join with everything held: got %+v, want queued, all held, not sold out, no ETA", st)
+	}
+	until = redisNow(t, rdb).Add(200 * time.Millisecond)
+	for redisNow(t, rdb).Before(until) {
+		if st := status(t, r, ev, "a"); st.Admitted {
+			t.Fatalf("got admitted while everything was held, want waiting")
+		}
+		<-time.After(10 * time.Millisecond)
+	}
+	free.Store(3)
 	eventually(t, "admission after stock came back", wait, func() bool { return status(t, r, ev, "a").Admitted })
-	if st := status(t, r, ev, "b"); st.SoldOut || st.SeatsLeft != 3 {
-		t.Errorf("got sold out %v, %d left; want false, 3", st.SoldOut, st.SeatsLeft)
+	if st := status(t, r, ev, "b"); st.SoldOut || st.AllHeld || st.SeatsLeft != 3 {
+		t.Errorf("got sold out %v, all held %v, %d left; want false, false, 3", st.SoldOut, st.AllHeld, st.SeatsLeft)
 	}
 }
 
@@ -274,11 +290,11 @@ func TestHangingHookDoesNotStopAdmissions(t *testing.T) {
 	hang := make(chan struct{})
 	r := newRoom(t, rdb, prefix, Hooks{
 		Events: events(ev),
-		Stock: func(context.Context, int64) (int, error) {
+		Stock: func(context.Context, int64) (Stock, error) {
 			if calls.Add(1) > 1 {
 				<-hang // ignores its context, as a stuck driver call may
 			}
-			return 100, nil
+			return Stock{Unsold: 100, Free: 100}, nil
 		},
 	}, Options{Tick: 20 * time.Millisecond, Refresh: 20 * time.Millisecond})
 	for i := range 3 {
