@@ -215,6 +215,18 @@ func (s *Service) ensureMap(ctx context.Context, eventID int64, e *mapEntry) err
 	if s.fresh(e) {
 		return nil
 	}
+	if s.fedButAged(e) {
+		// Kept current by the feed and only past fedMaxAge, its safety net: readers go on
+		// with it while one reload runs beside them. At an onsale a whole reload can take
+		// longer than a request may wait (a seat map request of make onsale waited 15 s
+		// for one), and the copy the feed keeps is as current as the reload would be.
+		select {
+		case e.loadMu <- struct{}{}:
+			go s.refreshMap(eventID, e)
+		default: // a load is under way
+		}
+		return nil
+	}
 	select {
 	case e.loadMu <- struct{}{}:
 	case <-ctx.Done():
@@ -232,6 +244,31 @@ func (s *Service) ensureMap(ctx context.Context, eventID int64, e *mapEntry) err
 	}
 	return err
 }
+
+// fedButAged reports whether the entry is sound and kept current by the feed, and
+// wants reloading only because it is older than the feed's safety net allows.
+func (s *Service) fedButAged(e *mapEntry) bool {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	return e.loaded && !e.stale && e.fed
+}
+
+// refreshMap reloads a fed map past its safety-net age, beside its readers. The caller
+// took e.loadMu; refreshMap gives it back.
+func (s *Service) refreshMap(eventID int64, e *mapEntry) {
+	defer func() { <-e.loadMu }()
+	if s.fresh(e) {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), mapRefreshTimeout)
+	defer cancel()
+	if err := s.loadMapInto(ctx, eventID, e); err != nil {
+		s.log.WarnContext(ctx, "seat map refresh failed: the copy the feed keeps stays in use", "event", eventID, "err", err)
+	}
+}
+
+// mapRefreshTimeout bounds a reload that runs beside the map's readers.
+const mapRefreshTimeout = time.Minute
 
 // loadMapInto reads the whole map and installs it. Patches that land while it reads are
 // applied to the old copy and noted; their seats are read again into the new copy

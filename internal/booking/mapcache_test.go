@@ -329,3 +329,36 @@ func TestSeatMapResetReloads(t *testing.T) {
 		t.Errorf("got %d whole-map loads, want 2 (one per reset)", n)
 	}
 }
+
+// TestFedMapServedWhileReloading: a map the feed keeps current is served at once when
+// it is past its safety-net age, while the whole reload runs beside its readers: a slow
+// database (here a lock on the seats) no longer holds a seat map request for a reload.
+// Readers waited for it before, and this request timed out.
+func TestFedMapServedWhileReloading(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, smallSpec([]demo.Section{oneRow("Floor", 3, 1000)}), DefaultConfig())
+	f.svc.maps.fedMaxAge = time.Millisecond
+	f.svc.ResyncSeatMap(t.Context(), f.event, 1) // followed by the feed from version 1
+	time.Sleep(5 * time.Millisecond)             // past the safety net
+
+	tx, err := f.pool.Begin(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(context.Background())
+	if _, err := tx.Exec(t.Context(), `LOCK TABLE seats IN ACCESS EXCLUSIVE MODE`); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
+	defer cancel()
+	m, err := f.svc.SeatMap(ctx, f.event)
+	if err != nil || len(m.Seats) != 3 || m.Version != 1 {
+		t.Fatalf("seat map while a reload waits on the database: got %d seats, version %d, %v; want the fed copy at once", len(m.Seats), m.Version, err)
+	}
+	if err := tx.Rollback(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	e := f.svc.maps.lookup(f.event)
+	e.loadMu <- struct{}{} // the reload beside the readers has finished
+	<-e.loadMu
+}
