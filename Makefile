@@ -108,7 +108,7 @@ bench-cdn: ## the cached event page through the reference nginx next to a static
 # event, ARGS go to the simulator (e.g. ARGS='-buyers 5000').
 ONSALE_SEATS ?= 50000
 ONSALE_SLOTS ?= 2000
-ONSALE_RATE ?= 200
+ONSALE_RATE ?= 80
 ONSALE_PORT ?= 18080
 ONSALE_METRICS_PORT ?= 18091
 onsale: ## start services and a boxoffice with a 50,000-seat onsale, then run the simulated crowd against it (cmd/onsale; ARGS go to it)
