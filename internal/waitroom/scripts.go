@@ -199,18 +199,16 @@ end
 redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
 local active = redis.call('ZCARD', KEYS[3])
 
-local stock = tonumber(ARGV[10])
-if stock >= 0 then
-  redis.call('HSET', KEYS[4], 'stock', stock)
-else
-  stock = tonumber(redis.call('HGET', KEYS[4], 'stock')) or -1
+-- A stock figure from the hook is kept; unknown (-1), the last one kept is used.
+local function figure(field, given)
+  given = tonumber(given)
+  if given >= 0 then
+    redis.call('HSET', KEYS[4], field, given)
+    return given
+  end
+  return tonumber(redis.call('HGET', KEYS[4], field)) or -1
 end
-local free = tonumber(ARGV[16])
-if free >= 0 then
-  redis.call('HSET', KEYS[4], 'free', free)
-else
-  free = tonumber(redis.call('HGET', KEYS[4], 'free')) or -1
-end
+local stock, free = figure('stock', ARGV[10]), figure('free', ARGV[16])
 local st = redis.call('HMGET', KEYS[4], 'regroup', 'created')
 local drawAt = math.max(tonumber(ARGV[5]), tonumber(st[1]) or 0)
 -- Nothing left to sell (and nothing held that may lapse): nobody goes in. Nothing
