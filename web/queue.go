@@ -267,3 +267,33 @@ func seconds(d time.Duration) int {
 	}
 	return int((d + time.Second - 1) / time.Second)
 }
+
+// lookSlots serves a waiting page's look (GET …/queue) only when one of a few slots is
+// free, before anything else is done for it: at an onsale the looks are most of the
+// requests (85 % in make onsale), and each waits a few seconds between looks anyway,
+// while a shopper's hold waits on every millisecond. A look that waits for a slot
+// delays the page's next one (it asks again a pace after the answer), so a crowd that
+// outgrows the machine slows its own looks down instead of the sale.
+func (s *server) lookSlots(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		select {
+		case s.looks <- struct{}{}:
+		case <-c.Request().Context().Done():
+			return c.Request().Context().Err()
+		}
+		defer func() { <-s.looks }()
+		return next(c)
+	}
+}
+
+// pageLookSlots is lookSlots for the queue page: its htmx request is a look; the page
+// itself (a first visit, which joins) is not held back.
+func (s *server) pageLookSlots(next echo.HandlerFunc) echo.HandlerFunc {
+	limited := s.lookSlots(next)
+	return func(c echo.Context) error {
+		if isHTMX(c) {
+			return limited(c)
+		}
+		return next(c)
+	}
+}

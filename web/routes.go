@@ -46,7 +46,7 @@ func (s *server) routes(e *echo.Echo) {
 		return slices.Concat(buyerPage, []echo.MiddlewareFunc{s.rateLimit, s.admission(find)})
 	}
 	// buyer pages:
-	e.GET("/events/:slug/queue", s.showQueue, buyerPage...)
+	e.GET("/events/:slug/queue", s.showQueue, slices.Concat([]echo.MiddlewareFunc{s.pageLookSlots}, buyerPage)...)
 	e.GET("/events/:slug/seats", s.showSeats, seatPage(eventOfSlug)...)
 	e.POST("/events/:slug/holds", s.createHoldForm, seatPage(eventOfSlug)...)
 	e.POST("/holds/:holdId/release", s.releaseHoldForm, buyerPage...)
@@ -67,7 +67,7 @@ func (s *server) routes(e *echo.Echo) {
 	api.GET("/events", s.listEvents, timed, gz)
 	api.GET("/events/:id/seatmap", s.getSeatMap, timed, gz)
 	api.POST("/events/:id/queue", s.joinQueue, buyer...)
-	api.GET("/events/:id/queue", s.getQueue, buyer...)
+	api.GET("/events/:id/queue", s.getQueue, slices.Concat([]echo.MiddlewareFunc{s.lookSlots}, buyer)...)
 	seatCall := func(find eventOf) []echo.MiddlewareFunc {
 		return slices.Concat(buyer, []echo.MiddlewareFunc{s.rateLimit, s.admission(find)})
 	}

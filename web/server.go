@@ -6,6 +6,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"runtime"
 	"time"
 
 	"github.com/alexedwards/scs/v2"
@@ -59,6 +60,8 @@ type server struct {
 	Queue   *waitroom.Room
 	events  *eventCache
 	limiter *rateLimiter
+	// looks bounds the waiting pages' looks served at once (lookSlots).
+	looks chan struct{}
 }
 
 // New returns the HTTP handler of the whole program: every route, its middleware and
@@ -69,6 +72,7 @@ func New(a *app.App) http.Handler {
 		Door:          a.Door,
 		WebhookSecret: a.Config.WebhookSecret, CookieSecure: a.Config.CookieSecure,
 		Queue: a.Queue, ProviderName: "test",
+		looks: make(chan struct{}, 2*runtime.GOMAXPROCS(0)),
 	}
 	if a.Provider != nil {
 		s.ProviderName = a.Provider.Name()
