@@ -1,6 +1,7 @@
 package web
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"net/http"
@@ -274,17 +275,28 @@ func seconds(d time.Duration) int {
 // while a shopper's hold waits on every millisecond. A look that waits for a slot
 // delays the page's next one (it asks again a pace after the answer), so a crowd that
 // outgrows the machine slows its own looks down instead of the sale.
+//
+// The wait is bounded (maxLookWait): past it the look goes ahead without a slot, so
+// that when the sale itself fills the machine a waiting page still hears within a
+// second or so that its turn has come, and no page times out. (At 130 admissions a
+// second, unbounded looks waited past the simulator's 30 s limit.)
 func (s *server) lookSlots(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
+		t := time.NewTimer(cmp.Or(s.lookWait, maxLookWait))
+		defer t.Stop()
 		select {
 		case s.looks <- struct{}{}:
+			defer func() { <-s.looks }()
+		case <-t.C: // waited long enough: go ahead beside the others
 		case <-c.Request().Context().Done():
 			return c.Request().Context().Err()
 		}
-		defer func() { <-s.looks }()
 		return next(c)
 	}
 }
+
+// maxLookWait bounds how long a look waits for a slot (lookSlots).
+const maxLookWait = time.Second
 
 // pageLookSlots is lookSlots for the queue page: its htmx request is a look; the page
 // itself (a first visit, which joins) is not held back.

@@ -350,10 +350,11 @@ func TestQueueAllHeld(t *testing.T) {
 
 // TestLookSlots: a waiting page's look is served only when one of the look slots is
 // free; it waits for one (and gives up with its client), while everything else goes
-// by. The queue page itself, a first visit, is never held back; its htmx look is.
+// by, and after maxLookWait goes ahead anyway. The queue page itself, a first visit,
+// is never held back; its htmx look is.
 func TestLookSlots(t *testing.T) {
 	t.Parallel()
-	s := &server{looks: make(chan struct{}, 1)}
+	s := &server{looks: make(chan struct{}, 1), lookWait: time.Hour} // no look goes ahead unasked
 	served := make(chan string, 4)
 	h := func(c echo.Context) error { served <- c.Request().URL.Path; return nil }
 	call := func(mw echo.MiddlewareFunc, ctx context.Context, htmx bool) chan error {
@@ -392,5 +393,12 @@ func TestLookSlots(t *testing.T) {
 	}
 	if n := len(served); n != 2 {
 		t.Errorf("got %d looks served, want 2", n)
+	}
+
+	// With every slot taken for good, a look still goes ahead after lookWait.
+	s.looks <- struct{}{}
+	s.lookWait = time.Millisecond
+	if err := <-call(s.lookSlots, t.Context(), false); err != nil || len(served) != 3 {
+		t.Errorf("a look with every slot taken past maxLookWait: got %v with %d served, want it served", err, len(served))
 	}
 }

@@ -60,8 +60,10 @@ type server struct {
 	Queue   *waitroom.Room
 	events  *eventCache
 	limiter *rateLimiter
-	// looks bounds the waiting pages' looks served at once (lookSlots).
-	looks chan struct{}
+	// looks bounds the waiting pages' looks served at once, lookWait how long one
+	// waits for a slot (lookSlots; 0: maxLookWait).
+	looks    chan struct{}
+	lookWait time.Duration
 }
 
 // New returns the HTTP handler of the whole program: every route, its middleware and
