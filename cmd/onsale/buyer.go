@@ -164,6 +164,7 @@ func (b *buyer) queue(ctx context.Context) bool {
 	b.preQueue = st.PreQueue
 	s.gauge.queued.Add(1)
 	defer s.gauge.queued.Add(-1)
+	var took time.Duration // how long the last look took to answer
 	for !st.Admitted {
 		if st.SoldOut {
 			b.outcome = outSoldOut
@@ -177,7 +178,8 @@ func (b *buyer) queue(ctx context.Context) bool {
 		if st.PollAfter > 0 {
 			pace = time.Duration(st.PollAfter) * time.Second
 		}
-		if !sleep(ctx, pace) {
+		// counted, as the page counts it, from when the last look went out
+		if !sleep(ctx, max(pace-took, 250*time.Millisecond)) {
 			b.outcome = outCut
 			return false
 		}
@@ -185,6 +187,7 @@ func (b *buyer) queue(ctx context.Context) bool {
 		if !ok {
 			return false
 		}
+		took = a.Took
 		if a.Status != http.StatusOK {
 			b.fail("poll", a)
 			if a.Status != http.StatusServiceUnavailable {
