@@ -36,16 +36,22 @@ func csvTime(t *time.Time) string {
 	return t.UTC().Format(time.RFC3339)
 }
 
-// csvHeaders sets the headers of a CSV attachment.
-func csvHeaders(c echo.Context, filename string) {
+// startExport begins one of the event's CSV files ("<name>-<slug>.csv"). A HEAD asks
+// about the file: it gets the headers alone, and nothing is read or audited (w is nil).
+// A GET is audited first (who took the buyers' data away, and when), so that a failed
+// audit is an error page rather than a file, then the headers and the header row go out.
+func (s *server) startExport(c echo.Context, ev booking.Event, name, action string, header []string) (*csv.Writer, error) {
+	if c.Request().Method != http.MethodHead {
+		if err := s.audit(c, action, "event "+strconv.FormatInt(ev.ID, 10), nil, nil); err != nil {
+			return nil, err
+		}
+	}
 	h := c.Response().Header()
 	h.Set(echo.HeaderContentType, "text/csv; charset=utf-8")
-	h.Set(echo.HeaderContentDisposition, `attachment; filename="`+filename+`"`)
-}
-
-// startCSV sends the headers of a CSV attachment and the header row.
-func startCSV(c echo.Context, filename string, header []string) (*csv.Writer, error) {
-	csvHeaders(c, filename)
+	h.Set(echo.HeaderContentDisposition, `attachment; filename="`+name+"-"+ev.Slug+`.csv"`)
+	if c.Request().Method == http.MethodHead {
+		return nil, c.NoContent(http.StatusOK)
+	}
 	c.Response().WriteHeader(http.StatusOK)
 	w := csv.NewWriter(c.Response())
 	return w, w.Write(header)
@@ -57,18 +63,9 @@ func (s *server) exportOrders(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	// Who took the buyers' emails away, and when.
-	if c.Request().Method == http.MethodHead {
-		// A HEAD asks about the file: nothing is read or taken away.
-		csvHeaders(c, "orders-"+ev.Slug+".csv")
-		return c.NoContent(http.StatusOK)
-	}
-	if err := s.audit(c, "event.export_orders", "event "+strconv.FormatInt(ev.ID, 10), nil, nil); err != nil {
-		return err
-	}
-	w, err := startCSV(c, "orders-"+ev.Slug+".csv", []string{"order", "email", "status", "reason", "amount_cents",
-		"refunded_cents", "valid_tickets", "void_tickets", "created_at", "confirmed_at"})
-	if err != nil {
+	w, err := s.startExport(c, ev, "orders", "event.export_orders", []string{"order", "email", "status", "reason",
+		"amount_cents", "refunded_cents", "valid_tickets", "void_tickets", "created_at", "confirmed_at"})
+	if w == nil || err != nil {
 		return err
 	}
 	err = s.Booking.ExportOrders(c.Request().Context(), ev.ID, func(o booking.ExportOrder) error {
@@ -85,16 +82,9 @@ func (s *server) exportCheckins(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if c.Request().Method == http.MethodHead {
-		// A HEAD asks about the file: nothing is read or taken away.
-		csvHeaders(c, "checkins-"+ev.Slug+".csv")
-		return c.NoContent(http.StatusOK)
-	}
-	if err := s.audit(c, "event.export_checkins", "event "+strconv.FormatInt(ev.ID, 10), nil, nil); err != nil {
-		return err
-	}
-	w, err := startCSV(c, "checkins-"+ev.Slug+".csv", []string{"scan", "at", "gate", "code", "result", "staff", "ticket", "order"})
-	if err != nil {
+	w, err := s.startExport(c, ev, "checkins", "event.export_checkins",
+		[]string{"scan", "at", "gate", "code", "result", "staff", "ticket", "order"})
+	if w == nil || err != nil {
 		return err
 	}
 	err = s.Door.ExportLog(c.Request().Context(), ev.ID, func(e checkin.LogEntry) error {
