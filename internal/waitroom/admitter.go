@@ -2,8 +2,8 @@ package waitroom
 
 import (
 	"context"
-	"maps"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -12,14 +12,18 @@ import (
 // count waiting on the database) must not space the ticks out, since a tick that comes
 // late finds the bucket full and the admissions of the wait beyond its cap are lost.
 type admitter struct {
-	mu        sync.Mutex // guards events, stock, refreshed and refreshing
-	events    []Event
-	stock     map[int64]Stock // -1: unknown (the hook failed): the script keeps its last figures
-	refreshed time.Time
-	refresh   sync.WaitGroup // the refresh under way, if any
-	running   bool
+	answers atomic.Pointer[answers] // the hooks' last answers; nil: not asked yet
+	asking  atomic.Bool             // a refresh is under way
+	refresh sync.WaitGroup          // … and here is its end
 
 	failing bool // the last Redis call failed: log the change, not every failure
+}
+
+// answers is one refresh's worth of the hooks' answers, never changed once stored.
+type answers struct {
+	at     time.Time
+	events []Event
+	stock  map[int64]Stock // by event; missing or unknownStock: the script keeps its last figures
 }
 
 // Run admits until ctx ends; exactly one instance at a time does the work (a lease in
@@ -30,7 +34,7 @@ type admitter struct {
 func (r *Room) Run(ctx context.Context) {
 	t := time.NewTicker(r.opt.Tick)
 	defer t.Stop()
-	a := &admitter{stock: map[int64]Stock{}}
+	a := &admitter{}
 	defer r.release(a)
 	defer a.refresh.Wait()
 	for {
@@ -56,36 +60,31 @@ func (r *Room) step(ctx context.Context, a *admitter) {
 	r.setHolding(held)
 	if !held {
 		a.refresh.Wait()
-		a.mu.Lock()
-		a.events = nil // a new holder asks afresh
-		a.mu.Unlock()
+		a.answers.Store(nil) // a new holder asks afresh
 		return
 	}
-	a.mu.Lock()
-	first := a.events == nil
-	due := !a.running && time.Since(a.refreshed) >= r.opt.Refresh
-	if due {
-		a.running = true
+	h := a.answers.Load()
+	if (h == nil || time.Since(h.at) >= r.opt.Refresh) && a.asking.CompareAndSwap(false, true) {
+		if h == nil {
+			r.refresh(ctx, a) // nothing to tick without the events
+			h = a.answers.Load()
+		} else {
+			a.refresh.Go(func() { r.refresh(ctx, a) })
+		}
 	}
-	a.mu.Unlock()
-	switch {
-	case first && due:
-		r.refresh(ctx, a) // nothing to tick without the events
-	case due:
-		a.refresh.Go(func() { r.refresh(ctx, a) })
+	if h == nil {
+		return
 	}
-	a.mu.Lock()
-	events, stock := a.events, make(map[int64]Stock, len(a.events))
-	for _, ev := range events {
-		stock[ev.ID] = a.stockOf(ev.ID)
-	}
-	a.mu.Unlock()
 	ok := true
-	for _, ev := range events {
+	for _, ev := range h.events {
 		if !ev.Settings.Enabled {
 			continue
 		}
-		if err := r.tickEvent(ctx, ev, stock[ev.ID]); err != nil {
+		stock, known := h.stock[ev.ID]
+		if !known {
+			stock = unknownStock
+		}
+		if err := r.tickEvent(ctx, ev, stock); err != nil {
 			if ctx.Err() != nil {
 				return
 			}
@@ -97,14 +96,6 @@ func (r *Room) step(ctx context.Context, a *admitter) {
 		a.failing = false
 		r.log.Info("waitroom admitter: Redis answers again")
 	}
-}
-
-// stockOf is the event's last stock figure; a.mu held.
-func (a *admitter) stockOf(eventID int64) Stock {
-	if n, ok := a.stock[eventID]; ok {
-		return n
-	}
-	return unknownStock
 }
 
 func (r *Room) failed(a *admitter, msg string, err error, attrs ...any) {
@@ -130,31 +121,27 @@ func (r *Room) takeLease(ctx context.Context) (bool, error) {
 }
 
 // refresh asks the hooks which events to work on and how much each has left to sell,
-// and installs the answers at once. A hook that fails leaves the last answer in place.
+// and installs the answers at once. A hook that fails leaves the last answer in place:
+// the last list of events, and for the stock the figures the script keeps.
 func (r *Room) refresh(ctx context.Context, a *admitter) {
-	started := time.Now()
-	a.mu.Lock()
-	events := a.events
-	a.mu.Unlock()
-	stock := map[int64]Stock{}
-	if r.hooks.Events == nil {
-		events = []Event{}
-	} else {
+	defer a.asking.Store(false)
+	h := &answers{at: time.Now(), events: []Event{}, stock: map[int64]Stock{}}
+	if last := a.answers.Load(); last != nil {
+		h.events = last.events
+	}
+	if r.hooks.Events != nil {
 		hctx, cancel := context.WithTimeout(ctx, r.opt.Refresh)
 		defer cancel()
 		evs, err := r.hooks.Events(hctx)
 		switch {
 		case err == nil:
-			events = evs
+			h.events = evs
 		case ctx.Err() == nil:
 			r.log.Warn("waitroom admitter: events hook failed; keeping the last list", "err", err)
 		}
-		if events == nil {
-			events = []Event{}
-		}
-		for _, ev := range events {
+		for _, ev := range h.events {
 			if r.hooks.Stock == nil {
-				continue
+				break
 			}
 			n, err := r.hooks.Stock(hctx, ev.ID)
 			if err != nil {
@@ -163,13 +150,10 @@ func (r *Room) refresh(ctx context.Context, a *admitter) {
 				}
 				n = unknownStock
 			}
-			stock[ev.ID] = Stock{Unsold: max(n.Unsold, -1), Free: max(n.Free, -1)}
+			h.stock[ev.ID] = Stock{Unsold: max(n.Unsold, -1), Free: max(n.Free, -1)}
 		}
 	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.events, a.refreshed, a.running = events, started, false
-	maps.Copy(a.stock, stock)
+	a.answers.Store(h)
 }
 
 // tickEvent runs tickScript for one event.
@@ -211,7 +195,11 @@ func (r *Room) release(a *admitter) {
 	}
 	r.log.Info("waitroom admitter", "lease", "released", "instance", r.id)
 	ctx := context.Background()
-	for _, ev := range a.events {
+	var events []Event
+	if h := a.answers.Load(); h != nil {
+		events = h.events
+	}
+	for _, ev := range events {
 		_, _ = r.eval(ctx, unfenceScript, []string{eventKeys(r.prefix, ev.ID)[keyState]}, r.id)
 	}
 	if _, err := r.eval(ctx, releaseScript, []string{leaseKey(r.prefix)}, r.id); err != nil {
