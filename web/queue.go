@@ -272,9 +272,8 @@ func seconds(d time.Duration) int {
 // lookSlots serves a waiting page's look (GET …/queue) only when one of a few slots is
 // free, before anything else is done for it: at an onsale the looks are most of the
 // requests (85 % in make onsale), and each waits a few seconds between looks anyway,
-// while a shopper's hold waits on every millisecond. A look that waits for a slot
-// delays the page's next one (it asks again a pace after the answer), so a crowd that
-// outgrows the machine slows its own looks down instead of the sale.
+// while a shopper's hold waits on every millisecond. When the crowd outgrows the
+// machine its looks are answered later, and the sale is not slowed down by them.
 //
 // The wait is bounded (maxLookWait): past it the look goes ahead without a slot, so
 // that when the sale itself fills the machine a waiting page still hears within a
@@ -282,15 +281,20 @@ func seconds(d time.Duration) int {
 // second, unbounded looks waited past the simulator's 30 s limit.)
 func (s *server) lookSlots(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		t := time.NewTimer(cmp.Or(s.lookWait, maxLookWait))
-		defer t.Stop()
 		select {
-		case s.looks <- struct{}{}:
-			defer func() { <-s.looks }()
-		case <-t.C: // waited long enough: go ahead beside the others
-		case <-c.Request().Context().Done():
-			return c.Request().Context().Err()
+		case s.looks <- struct{}{}: // a slot is free: no timer for the common case
+		default:
+			t := time.NewTimer(cmp.Or(s.lookWait, maxLookWait))
+			defer t.Stop()
+			select {
+			case s.looks <- struct{}{}:
+			case <-t.C: // waited long enough: go ahead beside the others
+				return next(c)
+			case <-c.Request().Context().Done():
+				return c.Request().Context().Err()
+			}
 		}
+		defer func() { <-s.looks }()
 		return next(c)
 	}
 }
