@@ -224,8 +224,17 @@ type queueJSON struct {
 	// AllHeld: nothing is free, everything left is held by people paying; the queue
 	// moves only if their holds lapse (etaSeconds 0: there is no honest figure).
 	AllHeld bool `json:"allHeld"`
-	// PollAfterSeconds is when to ask again: the queue page's own pace (waitroom.pollAfter).
+	// PollAfterSeconds is when to refresh what the page shows: from the board (GET
+	// …/queue/board) while waiting, the queue page's own pace (waitroom.pollAfter).
 	PollAfterSeconds int `json:"pollAfterSeconds"`
+	// LookAfterSeconds is when to ask GET …/queue again at the latest (about once a
+	// minute while waiting; at once when the board's head reaches place).
+	LookAfterSeconds int `json:"lookAfterSeconds"`
+	// Number is the waiter's number in the line (the board's served subtracted from it
+	// is the position), Place its place, which the board's head reaches at its turn.
+	// Both only while waiting after the draw.
+	Number int64    `json:"number,omitempty"`
+	Place  *float64 `json:"place,omitempty"`
 }
 
 func queueView(st waitroom.Status) queueJSON {
@@ -234,7 +243,12 @@ func queueView(st waitroom.Status) queueJSON {
 		Admitted: st.Admitted, Position: st.Position, EtaSeconds: nearSeconds(st.ETA), Token: st.Token,
 		Ahead: st.Ahead, Waiting: st.Waiting, EtaMinSeconds: lo, EtaMaxSeconds: hi,
 		SeatsLeft: st.SeatsLeft, SoldOut: st.SoldOut, PreQueue: st.PreQueue, AllHeld: st.AllHeld,
-		PollAfterSeconds: pollSeconds(st.PollAfter),
+		PollAfterSeconds: pollSeconds(st.PollAfter), LookAfterSeconds: pollSeconds(st.LookAfter),
+		Number: st.Number,
+	}
+	if st.Number > 0 {
+		place := st.Place
+		out.Place = &place
 	}
 	if !st.ExpiresAt.IsZero() {
 		at := st.ExpiresAt.UTC()

@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -400,5 +401,81 @@ func TestLookSlots(t *testing.T) {
 	s.lookWait = time.Millisecond
 	if err := <-call(s.lookSlots, t.Context(), false); err != nil || len(served) != 3 {
 		t.Errorf("a look with every slot taken past maxLookWait: got %v with %d served, want it served", err, len(served))
+	}
+}
+
+// TestQueueBoard: the event's board is public (no session, no cookie, cacheable for a
+// second) and lets a waiter keep track by itself: its number less the board's served
+// is its position, and its turn has come once the board's head reaches its place.
+func TestQueueBoard(t *testing.T) {
+	t.Parallel()
+	a := newTestApp(t, fastQueue)
+	boardURL := "/api/v1/events/" + itoa(a.EventID) + "/queue/board"
+	anon := a.newClient(t)
+	if st, raw, _ := anon.raw("GET", boardURL, nil, nil); st != http.StatusNotFound || !strings.Contains(string(raw), "no_waiting_room") {
+		t.Errorf("board with the room off: got %d %s, want 404 no_waiting_room", st, truncate(raw))
+	}
+	if st, raw, _ := anon.raw("GET", "/api/v1/events/9223372036854775807/queue/board", nil, nil); st != http.StatusNotFound || !strings.Contains(string(raw), "event_not_found") {
+		t.Errorf("board of no event: got %d %s, want 404 event_not_found", st, truncate(raw))
+	}
+
+	b := newTestApp(t, fastQueue) // a fresh app: the first keeps the room-off event for a second
+	roomOn(t, b, b.EventID, 1, 100, time.Minute)
+	runQueue(t, b)
+	boardURL = "/api/v1/events/" + itoa(b.EventID) + "/queue/board"
+	seats := firstSeats(t, b.Pool, b.EventID, 1)
+	first, second, third := b.newClient(t), b.newClient(t), b.newClient(t)
+	if q := first.queue("POST", b.EventID); !q.Admitted {
+		t.Fatalf("first buyer: got %+v, want admitted", q)
+	}
+	q2, q3 := second.queue("POST", b.EventID), third.queue("POST", b.EventID)
+	if q2.Number != 1 || q3.Number != 2 || q2.Place == nil || q3.Place == nil || *q3.Place <= *q2.Place {
+		t.Fatalf("waiters: got %+v and %+v, want numbers 1 and 2 with places in that order", q2, q3)
+	}
+	if q2.LookAfterSeconds <= q2.PollAfterSeconds || q2.LookAfterSeconds > 60 {
+		t.Errorf("a waiter's paces: refresh every %d s, look every %d s; want looks rarer than refreshes, at most a minute apart",
+			q2.PollAfterSeconds, q2.LookAfterSeconds)
+	}
+
+	readBoard := func() boardJSON {
+		t.Helper()
+		fresh := b.newClient(t) // no session, no cookie
+		st, raw, h := fresh.raw("GET", boardURL, nil, nil)
+		if st != http.StatusOK || !strings.Contains(h.Get("Cache-Control"), "public") || h.Get("Set-Cookie") != "" {
+			t.Fatalf("board: got %d, Cache-Control %q, Set-Cookie %q; want 200, public, no cookie: %s",
+				st, h.Get("Cache-Control"), h.Get("Set-Cookie"), truncate(raw))
+		}
+		var bj boardJSON
+		if err := json.Unmarshal(raw, &bj); err != nil {
+			t.Fatal(err)
+		}
+		return bj
+	}
+	bj := readBoard()
+	if bj.Served != 0 || bj.Head != -1 || bj.Waiting != 2 || bj.PreQueue || bj.SecondsPerPlace <= 0 {
+		t.Fatalf("board with two waiting: got %+v, want nobody served from the queue yet, 2 waiting, a wait per place", bj)
+	}
+
+	// The first buyer releases its hold: its slot goes to the second.
+	held := first.hold(b.EventID, seats[0])
+	if st := first.do("DELETE", "/api/v1/holds/"+held.HoldID, nil, nil); st != http.StatusNoContent {
+		t.Fatalf("release: got %d, want 204", st)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for bj = readBoard(); bj.Served < 1; bj = readBoard() {
+		if time.Now().After(deadline) {
+			t.Fatalf("board: nobody served within 5 s: %+v", bj)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if bj.Served != 1 || bj.Head < *q2.Place || bj.Head >= *q3.Place || bj.Waiting != 1 {
+		t.Errorf("board after one admission: got %+v, want 1 served, head at the second's place %v (not the third's %v), 1 waiting",
+			bj, *q2.Place, *q3.Place)
+	}
+	if q := second.queue("GET", b.EventID); !q.Admitted {
+		t.Errorf("second buyer once the head reached its place: got %+v, want admitted", q)
+	}
+	if q := third.queue("GET", b.EventID); q.Admitted || int64(q.Position) != q3.Number-bj.Served {
+		t.Errorf("third buyer: got %+v, want waiting at its number %d less served %d", q, q3.Number, bj.Served)
 	}
 }

@@ -68,6 +68,7 @@ func (s *server) routes(e *echo.Echo) {
 	api.GET("/events/:id/seatmap", s.getSeatMap, timed, gz)
 	api.POST("/events/:id/queue", s.joinQueue, buyer...)
 	api.GET("/events/:id/queue", s.getQueue, slices.Concat([]echo.MiddlewareFunc{s.lookSlots}, buyer)...)
+	api.GET("/events/:id/queue/board", s.getBoard, timed)
 	seatCall := func(find eventOf) []echo.MiddlewareFunc {
 		return slices.Concat(buyer, []echo.MiddlewareFunc{s.rateLimit, s.admission(find)})
 	}

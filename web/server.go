@@ -59,6 +59,7 @@ type server struct {
 	// buyer's seat calls.
 	Queue   *waitroom.Room
 	events  *eventCache
+	boards  *boardCache
 	limiter *rateLimiter
 	// looks bounds the waiting pages' looks served at once, lookWait how long one
 	// waits for a slot (lookSlots; 0: maxLookWait).
@@ -86,6 +87,7 @@ func New(a *app.App) http.Handler {
 		s.Log = slog.Default()
 	}
 	s.events = newEventCache(s.Booking)
+	s.boards = newBoardCache()
 	if a.Redis != nil {
 		s.limiter = newRateLimiter(a.Redis, a.Config.RedisPrefix, a.Config.RateLimit, a.Config.RateBurst, s.Log)
 	}

@@ -14,7 +14,12 @@ import "github.com/redis/go-redis/v9"
 //
 //	{code, admission end (ms), rank (-1: none), waiting, now (ms), epoch,
 //	 measured rate ('' or '-1': unknown), stock ('': unknown), regroup end (ms, '' or 0: none),
-//	 free ('' or '-1': unknown)}
+//	 free ('' or '-1': unknown), served ('': none yet), place ('' when not waiting)}
+//
+// served counts the waiters the admitter has let in from the head of the queue, and the
+// state's head is the place of the last of them: the board (boardScript) shows both, so
+// that a waiting page works out its own position between its looks and knows its turn
+// has come when the head reaches its place.
 //
 // code: 0 not in the room, 1 admitted, 2 waiting, 3 admitted just now by this call.
 const luaClock = `
@@ -85,10 +90,14 @@ local ep = ensure(now, ARGV[2], ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5]))
 keep(tonumber(ARGV[11]))
 
 local function report(code, at)
-  local st = redis.call('HMGET', KEYS[4], 'mrate', 'stock', 'regroup', 'free')
-  local rank = -1
-  if code == 2 then rank = redis.call('ZRANK', KEYS[1], v) end
-  return {code, at, rank, redis.call('ZCARD', KEYS[1]), now, ep, st[1] or '', st[2] or '', st[3] or '', st[4] or ''}
+  local st = redis.call('HMGET', KEYS[4], 'mrate', 'stock', 'regroup', 'free', 'served')
+  local rank, place = -1, ''
+  if code == 2 then
+    rank = redis.call('ZRANK', KEYS[1], v)
+    place = redis.call('ZSCORE', KEYS[1], v)
+  end
+  return {code, at, rank, redis.call('ZCARD', KEYS[1]), now, ep, st[1] or '', st[2] or '', st[3] or '', st[4] or '',
+    st[5] or '', place}
 end
 
 -- One place per visitor: a running admission stays as it is, end included.
@@ -138,9 +147,9 @@ return report(2, 0)
 var statusScript = redis.NewScript(luaClock + `
 local now = clock()
 local v = ARGV[1]
-local st = redis.call('HMGET', KEYS[4], 'epoch', 'mrate', 'stock', 'regroup', 'free')
+local st = redis.call('HMGET', KEYS[4], 'epoch', 'mrate', 'stock', 'regroup', 'free', 'served')
 local exp = tonumber(redis.call('ZSCORE', KEYS[3], v))
-local code, rank = 0, -1
+local code, rank, place = 0, -1, ''
 if exp and exp > now then
   code = 1
 else
@@ -148,10 +157,23 @@ else
   local r = redis.call('ZRANK', KEYS[1], v)
   if r then
     code, rank = 2, r
+    place = redis.call('ZSCORE', KEYS[1], v)
     redis.call('ZADD', KEYS[2], 'XX', now, v)
   end
 end
-return {code, exp, rank, redis.call('ZCARD', KEYS[1]), now, st[1] or '', st[2] or '', st[3] or '', st[4] or '', st[5] or ''}
+return {code, exp, rank, redis.call('ZCARD', KEYS[1]), now, st[1] or '', st[2] or '', st[3] or '', st[4] or '', st[5] or '',
+  st[6] or '', place}
+`)
+
+// boardScript reads an event's board: what every waiter may know, the same for all.
+// It writes nothing.
+//
+// Reply: {now (ms), waiting, served (”: none yet), head (”: none yet), measured rate,
+// stock, regroup end, free, epoch} (the last six ” when unknown or none).
+var boardScript = redis.NewScript(luaClock + `
+local st = redis.call('HMGET', KEYS[4], 'served', 'head', 'mrate', 'stock', 'regroup', 'free', 'epoch')
+return {clock(), redis.call('ZCARD', KEYS[1]), st[1] or '', st[2] or '', st[3] or '', st[4] or '', st[5] or '',
+  st[6] or '', st[7] or ''}
 `)
 
 // leaveScript gives ARGV[1]'s slot (or place) back at once.
@@ -231,7 +253,8 @@ if n > 0 then
   if #moved > 0 then
     redis.call('ZADD', KEYS[3], unpack(z))
     redis.call('ZREM', KEYS[2], unpack(moved))
-    redis.call('HSET', KEYS[4], 'tokens', tk - #moved)
+    redis.call('HSET', KEYS[4], 'tokens', tk - #moved, 'head', r[#r])
+    redis.call('HINCRBY', KEYS[4], 'served', #moved)
     record(now, #moved)
   end
 end

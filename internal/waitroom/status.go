@@ -25,6 +25,8 @@ type reply struct {
 	stock   int64   // -1 unknown
 	regroup int64   // end of a regroup (Redis ms); 0 none
 	free    int64   // seats and places held by nobody; -1 unknown
+	served  int64   // waiters let in from the queue's head so far
+	place   float64 // the visitor's place (score) in the queue; -1 when not waiting
 }
 
 func parseReply(res []any) reply {
@@ -45,6 +47,8 @@ func parseReply(res []any) reply {
 	rep.stock = asInt(get(7), -1)
 	rep.regroup = asInt(get(8), 0)
 	rep.free = asInt(get(9), -1)
+	rep.served = asInt(get(10), 0)
+	rep.place = asFloat(get(11), -1)
 	return rep
 }
 
@@ -112,12 +116,15 @@ func (r *Room) status(ev Event, visitor string, rep reply) Status {
 		} else {
 			st.Position = int(rep.rank) + 1
 			st.Ahead = int(rep.rank)
+			st.Number = rep.served + int64(st.Position)
+			st.Place = rep.place
 			if !st.AllHeld { // else nobody goes in until holds lapse: no honest figure
 				st.ETAMin, st.ETA, st.ETAMax = eta(st.Ahead, st.Rate, ev.Settings)
 			}
 		}
 	}
 	st.PollAfter = pollAfter(st, drawAt.Sub(now))
+	st.LookAfter = r.lookAfter(st, drawAt.Sub(now))
 	return st
 }
 
@@ -144,6 +151,26 @@ func pollAfter(st Status, untilDraw time.Duration) time.Duration {
 		d = MaxPoll
 	}
 	return min(max(d, MinPoll), MaxPoll)
+}
+
+// MaxLook bounds LookAfter: a waiter far back asks where it stands about once a
+// minute (and keeps its place, which lasts KeepPlace unseen).
+const MaxLook = time.Minute
+
+// lookAfter is how soon a waiting page asks the room itself again: at the draw in the
+// pre-queue (its number is drawn then), else about once a minute, four times within
+// KeepPlace, since between its looks the page follows the event's Board, the same for
+// every waiter, and looks at once when the board shows its turn. Not in the queue: at
+// the board's pace (the page joins again).
+func (r *Room) lookAfter(st Status, untilDraw time.Duration) time.Duration {
+	keep := min(MaxLook, r.opt.KeepPlace/4)
+	switch {
+	case st.PreQueue:
+		return min(max(untilDraw, MinPoll), keep)
+	case st.Queued:
+		return max(keep, MinPoll)
+	}
+	return st.PollAfter
 }
 
 // eta estimates the wait of a visitor with ahead people before them (their own

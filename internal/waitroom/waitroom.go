@@ -86,8 +86,20 @@ type Status struct {
 	// AllHeld: something is unsold but nothing is free, everything left is held by
 	// people paying; the queue moves only as their holds lapse, so there is no ETA.
 	AllHeld bool
-	// PollAfter is how soon the visitor's page should look again (pollAfter).
+	// PollAfter is how soon the visitor's page should refresh what it shows (pollAfter):
+	// from the event's Board, which costs nothing per visitor.
 	PollAfter time.Duration
+	// LookAfter is how soon the page should ask Status again at the latest (lookAfter):
+	// to keep the place, and to correct its position, which the board's figures give
+	// only up to the waiters ahead who left since. It asks at once when the board's
+	// Head reaches Place: its turn has come.
+	LookAfter time.Duration
+	// Number is the visitor's number in the line counted from its start: the board's
+	// Served subtracted from it gives the position (fewer if some ahead leave). Place
+	// is the visitor's place in the queue, which the board's Head reaches at their
+	// turn. Both only when Queued after the draw.
+	Number int64
+	Place  float64
 }
 
 // Claims are what a valid admission token says.

@@ -1,0 +1,77 @@
+package waitroom
+
+import (
+	"context"
+	"time"
+)
+
+// Board is an event's "now serving" board: what every waiter may know, the same for
+// all of them, so that it can be cached (by a CDN, for a second) and read by a whole
+// crowd at the cost of one read. A waiting page keeps its own Status.Number and
+// Status.Place and works out from the board where it stands between its looks:
+//
+//	ahead ≈ Number − Served − 1  (fewer when some ahead of it have left since its look)
+//	wait  ≈ (ahead + 1) × PerPlace, within (ahead + 1) × [PerPlaceMin, PerPlaceMax]
+//	its turn has come once Head ≥ Place: it asks Status for its token.
+//
+// The board is exact but for the waiters ahead who left (lost their place or gave up)
+// since the page last looked: its position is then a little high, and the page's next
+// look (Status.LookAfter) sets it right. Head is exact: the admitter lets waiters in
+// in the order of their places.
+type Board struct {
+	At       time.Time // Redis's clock when read
+	PreQueue bool      // before the draw: nobody has a number yet
+	DrawAt   time.Time // when the pre-queue is drawn
+	Waiting  int       // people in the queue
+	Served   int64     // waiters let in from the head of the queue so far
+	Head     float64   // the place of the last one let in; -1 before the first
+	Rate     float64   // measured admissions per second; 0 while unknown
+	// PerPlaceMin, PerPlace and PerPlaceMax are the wait each place in the queue adds
+	// (eta of a waiter with nobody ahead); zero when there is no honest figure (the
+	// room paused, or everything left held).
+	PerPlaceMin, PerPlace, PerPlaceMax time.Duration
+	SoldOut                            bool // nothing left to sell and nothing held that may lapse
+	AllHeld                            bool // something unsold, nothing free: nobody goes in until holds lapse
+	SeatsLeft                          int  // as the stock hook last said; -1 before its first answer
+}
+
+// Board reads the event's board: one small read-only script, whatever the crowd.
+// With the room off there is no queue: the zero Board (Head -1, SeatsLeft -1).
+func (r *Room) Board(ctx context.Context, ev Event) (Board, error) {
+	if !ev.Settings.Enabled {
+		return Board{Head: -1, SeatsLeft: -1}, nil
+	}
+	res, err := r.script(ctx, boardScript, eventKeys(r.prefix, ev.ID))
+	if err != nil {
+		return Board{}, err
+	}
+	get := func(i int) any {
+		if i < len(res) {
+			return res[i]
+		}
+		return nil
+	}
+	now := time.UnixMilli(asInt(get(0), 0))
+	stock, free := asInt(get(5), -1), asInt(get(7), -1)
+	b := Board{
+		At:        now,
+		Waiting:   int(asInt(get(1), 0)),
+		Served:    asInt(get(2), 0),
+		Head:      asFloat(get(3), -1),
+		SeatsLeft: int(stock),
+		SoldOut:   stock == 0,
+		AllHeld:   stock > 0 && free == 0,
+		DrawAt:    ev.OnsaleAt,
+	}
+	if rg := time.UnixMilli(asInt(get(6), 0)); rg.After(b.DrawAt) && asInt(get(6), 0) > 0 {
+		b.DrawAt = rg
+	}
+	b.PreQueue = now.Before(b.DrawAt)
+	if m := asFloat(get(4), -1); m > 0 {
+		b.Rate = m
+	}
+	if !b.AllHeld {
+		b.PerPlaceMin, b.PerPlace, b.PerPlaceMax = eta(0, b.Rate, ev.Settings)
+	}
+	return b, nil
+}

@@ -1,0 +1,112 @@
+package waitroom
+
+import (
+	"testing"
+	"time"
+
+	"boxoffice/internal/dbtest"
+)
+
+func board(t *testing.T, r *Room, ev Event) Board {
+	t.Helper()
+	b, err := r.Board(t.Context(), ev)
+	if err != nil {
+		t.Fatalf("Board: %v", err)
+	}
+	return b
+}
+
+// TestBoardGivesPositionAndTurn: a waiting page that keeps its Number and Place from
+// one look can tell from the event's board, the same for every waiter, where it stands
+// and when its turn has come. 30 visitors wait in the pre-queue and 10 join after the
+// draw; the admitter lets 25 in. Then for every visitor: admitted exactly when the
+// board's Head has reached the place it was given, and a waiter's position is its
+// Number less the board's Served. One waiter leaves: those behind it read a position
+// one too high from the board until they look again, which sets it right.
+func TestBoardGivesPositionAndTurn(t *testing.T) {
+	t.Parallel()
+	rdb, prefix := dbtest.Redis(t)
+	const pre, later, slots = 30, 10, 25
+	ev := Event{ID: 1, OnsaleAt: redisNow(t, rdb).Add(time.Second),
+		Settings: Settings{Enabled: true, Slots: slots, Rate: 50, TokenTTL: time.Minute}}
+	r := newRoom(t, rdb, prefix, Hooks{Events: events(ev)}, Options{Tick: 20 * time.Millisecond})
+	r.seed(2)
+
+	for i := range pre {
+		if st := join(t, r, ev, visitor("pre", i)); !st.PreQueue || st.Number != 0 || st.LookAfter <= 0 {
+			t.Fatalf("pre-queue join %d: got %+v, want no number before the draw and a time to look again", i, st)
+		}
+	}
+	if b := board(t, r, ev); !b.PreQueue || b.Waiting != pre || b.Served != 0 || b.Head != -1 || !b.DrawAt.Equal(ev.OnsaleAt) {
+		t.Fatalf("board before the draw: got %+v, want the pre-queue of %d, nobody served, no head", b, pre)
+	}
+	eventually(t, "the onsale by Redis's clock", wait, func() bool { return !redisNow(t, rdb).Before(ev.OnsaleAt.Add(10 * time.Millisecond)) })
+
+	// Every visitor's number and place, from one look after the draw, before anyone
+	// is let in (the admitter is not running yet).
+	var all []string
+	for i := range pre {
+		all = append(all, visitor("pre", i))
+	}
+	for i := range later {
+		v := visitor("later", i)
+		join(t, r, ev, v)
+		all = append(all, v)
+	}
+	places := map[string]float64{}
+	numbers := map[string]int64{}
+	for _, v := range all {
+		st := status(t, r, ev, v)
+		if !st.Queued || st.Number != int64(st.Position) || st.Place < 0 {
+			t.Fatalf("%s before any admission: got %+v, want queued with number = position and a place", v, st)
+		}
+		places[v], numbers[v] = st.Place, st.Number
+	}
+
+	stop := run(t, r)
+	eventually(t, "the slots filled", wait, func() bool { return active(t, rdb, prefix, ev.ID) == slots })
+	stop()
+
+	b := board(t, r, ev)
+	if b.PreQueue || b.Served != slots || b.Waiting != pre+later-slots || b.Head < 0 || b.PerPlace <= 0 {
+		t.Fatalf("board after %d admissions: got %+v, want %d served, %d waiting, a head and a wait per place",
+			slots, b, slots, pre+later-slots)
+	}
+	var behind []string // waiters, in queue order
+	for _, v := range all {
+		st := status(t, r, ev, v)
+		if turn := places[v] <= b.Head; turn != st.Admitted {
+			t.Errorf("%s: place %v, board's head %v: turn come %v, but admitted %v", v, places[v], b.Head, turn, st.Admitted)
+		}
+		if st.Admitted {
+			continue
+		}
+		if got := int(numbers[v] - b.Served); got != st.Position {
+			t.Errorf("%s: number %d less served %d is %d, want its position %d", v, numbers[v], b.Served, got, st.Position)
+		}
+		behind = append(behind, v)
+	}
+	if len(behind) != pre+later-slots {
+		t.Fatalf("got %d waiting, want %d", len(behind), pre+later-slots)
+	}
+
+	// The first waiter leaves: the board's figure for the others is one too high until
+	// they look again.
+	byPos := make([]string, len(behind))
+	for _, v := range behind {
+		byPos[numbers[v]-b.Served-1] = v
+	}
+	if err := r.Leave(t.Context(), ev.ID, byPos[0]); err != nil {
+		t.Fatal(err)
+	}
+	b = board(t, r, ev)
+	for _, v := range byPos[1:] {
+		st := status(t, r, ev, v)
+		if est := int(numbers[v] - b.Served); est != st.Position+1 {
+			t.Errorf("%s after one ahead left: board's figure %d, want its position %d plus the one who left", v, est, st.Position)
+		}
+		if int(st.Number-b.Served) != st.Position {
+			t.Errorf("%s: a fresh look's number %d less served %d, want its position %d", v, st.Number, b.Served, st.Position)
+		}
+	}
+}

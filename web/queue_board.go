@@ -1,0 +1,122 @@
+package web
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"golang.org/x/sync/singleflight"
+
+	"boxoffice/internal/app"
+	"boxoffice/internal/waitroom"
+)
+
+// The queue's board: what every waiter of an event may know, the same for all (how
+// many have been let in, the place of the last one, the wait each place adds). A
+// waiting page keeps its own number and place from its last look and works out its
+// position and wait from the board, so a crowd's refreshes cost one cached read
+// instead of a session, a Redis script and an answer each (waitroom.Board). The page
+// looks itself only about once a minute, or at once when the board shows its turn.
+
+// boardTTL is how long this process answers from one read of a board; the answer may
+// be cached as long again by a CDN. A waiter learns of its turn within about that.
+const boardTTL = time.Second
+
+type boardCache struct {
+	mu     sync.Mutex
+	boards map[int64]cachedBoard
+	reads  singleflight.Group // one read of an event's board at a time
+}
+
+type cachedBoard struct {
+	b  waitroom.Board
+	at time.Time
+}
+
+func newBoardCache() *boardCache { return &boardCache{boards: map[int64]cachedBoard{}} }
+
+// board is the event's board, at most boardTTL old.
+func (s *server) board(ctx context.Context, qe waitroom.Event) (waitroom.Board, error) {
+	bc := s.boards
+	bc.mu.Lock()
+	cb, ok := bc.boards[qe.ID]
+	bc.mu.Unlock()
+	if ok && time.Since(cb.at) < boardTTL {
+		return cb.b, nil
+	}
+	v, err, _ := bc.reads.Do(strconv.FormatInt(qe.ID, 10), func() (any, error) {
+		// One read for all the callers: it must not end with the first one's request.
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), requestTimeout)
+		defer cancel()
+		b, err := s.Queue.Board(rctx, qe)
+		if err == nil {
+			bc.mu.Lock()
+			bc.boards[qe.ID] = cachedBoard{b: b, at: time.Now()}
+			bc.mu.Unlock()
+		}
+		return b, err
+	})
+	if err != nil {
+		return waitroom.Board{}, err
+	}
+	return v.(waitroom.Board), nil
+}
+
+// boardJSON is the board as GET /api/v1/events/{id}/queue/board answers it. A waiter
+// with number n (from its last look) has about n − served − 1 people ahead (fewer if
+// some left), waits about (ahead + 1) × secondsPerPlace, and its turn has come once
+// head ≥ its place: it then looks (GET …/queue) for its token.
+type boardJSON struct {
+	Served             int64     `json:"served"`
+	Head               float64   `json:"head"` // -1 before the first admission
+	Waiting            int       `json:"waiting"`
+	PreQueue           bool      `json:"preQueue"`
+	DrawAt             time.Time `json:"drawAt"`
+	RatePerSecond      float64   `json:"ratePerSecond"` // measured; 0 while unknown
+	SecondsPerPlace    float64   `json:"secondsPerPlace"`
+	SecondsPerPlaceMin float64   `json:"secondsPerPlaceMin"`
+	SecondsPerPlaceMax float64   `json:"secondsPerPlaceMax"`
+	SeatsLeft          int       `json:"seatsLeft"`
+	SoldOut            bool      `json:"soldOut"`
+	AllHeld            bool      `json:"allHeld"`
+	At                 time.Time `json:"at"`
+}
+
+func boardView(b waitroom.Board) boardJSON {
+	return boardJSON{
+		Served: b.Served, Head: b.Head, Waiting: b.Waiting, PreQueue: b.PreQueue, DrawAt: b.DrawAt.UTC(),
+		RatePerSecond: b.Rate, SecondsPerPlace: b.PerPlace.Seconds(), SecondsPerPlaceMin: b.PerPlaceMin.Seconds(),
+		SecondsPerPlaceMax: b.PerPlaceMax.Seconds(), SeatsLeft: b.SeatsLeft, SoldOut: b.SoldOut, AllHeld: b.AllHeld,
+		At: b.At.UTC(),
+	}
+}
+
+// errNoWaitingRoom answers a board asked of an event whose room is off.
+var errNoWaitingRoom = &apiError{Status: http.StatusNotFound, Code: "no_waiting_room",
+	Message: "This event has no waiting room open: go straight to its seats."}
+
+// getBoard answers the event's board: public, the same for everyone, cacheable for a
+// second. No session: a crowd's pages read it every few seconds.
+func (s *server) getBoard(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	ev, err := s.eventByID(c.Request().Context(), id)
+	if err != nil {
+		return err
+	}
+	qe := app.QueueEvent(ev)
+	if !qe.Settings.Enabled {
+		return errNoWaitingRoom
+	}
+	b, err := s.board(c.Request().Context(), qe)
+	if err != nil {
+		return err
+	}
+	c.Response().Header().Set("Cache-Control", "public, max-age=1, s-maxage=1, stale-while-revalidate=1")
+	return c.JSON(http.StatusOK, boardView(b))
+}
