@@ -30,9 +30,10 @@ type Board struct {
 	// (eta of a waiter with nobody ahead); zero when there is no honest figure (the
 	// room paused, or everything left held).
 	PerPlaceMin, PerPlace, PerPlaceMax time.Duration
-	SoldOut                            bool // nothing left to sell and nothing held that may lapse
-	AllHeld                            bool // something unsold, nothing free: nobody goes in until holds lapse
-	SeatsLeft                          int  // as the stock hook last said; -1 before its first answer
+
+	SoldOut   bool // nothing left to sell and nothing held that may lapse
+	AllHeld   bool // something unsold, nothing free: nobody goes in until holds lapse
+	SeatsLeft int  // as the stock hook last said; -1 before its first answer
 }
 
 // Board reads the event's board: one small read-only script, whatever the crowd.

@@ -168,8 +168,8 @@ return {code, exp, rank, redis.call('ZCARD', KEYS[1]), now, st[1] or '', st[2] o
 // boardScript reads an event's board: what every waiter may know, the same for all.
 // It writes nothing.
 //
-// Reply: {now (ms), waiting, served (”: none yet), head (”: none yet), measured rate,
-// stock, regroup end, free, epoch} (the last six ” when unknown or none).
+// Reply: {now (ms), waiting, served, head, measured rate, stock, regroup end, free,
+// epoch}, each of the last seven an empty string while unknown or none yet.
 var boardScript = redis.NewScript(luaClock + `
 local st = redis.call('HMGET', KEYS[4], 'served', 'head', 'mrate', 'stock', 'regroup', 'free', 'epoch')
 return {clock(), redis.call('ZCARD', KEYS[1]), st[1] or '', st[2] or '', st[3] or '', st[4] or '', st[5] or '',
