@@ -137,8 +137,11 @@ func (b *buyer) visit(ctx context.Context) {
 	b.waitTickets(ctx, places)
 }
 
-// queue joins the waiting room and polls it as the queue page does until the buyer is
-// admitted. It reports whether to go on.
+// queue joins the waiting room and waits as the queue page does until the buyer is
+// admitted: it refreshes what it shows from the event's board (the crowd's one copy)
+// at the server's pace, and looks itself when the server says (lookAfterSeconds,
+// about once a minute), when the board shows its turn, or when the board's news (the
+// draw, sold out) needs a look, spread over a few seconds. It reports whether to go on.
 func (b *buyer) queue(ctx context.Context) bool {
 	s := b.sim
 	b.joinedAt = time.Now()
@@ -165,24 +168,46 @@ func (b *buyer) queue(ctx context.Context) bool {
 	s.gauge.queued.Add(1)
 	defer s.gauge.queued.Add(-1)
 	var took time.Duration // how long the last look took to answer
+	lookedAt := time.Now()
+	nextLook := func() time.Time {
+		d := time.Duration(st.LookAfter) * time.Second
+		if st.PreQueue {
+			d += jitter(b.rng) // the whole pre-queue learns its places at the draw
+		}
+		return lookedAt.Add(d)
+	}
+	lookAt := nextLook()
 	for !st.Admitted {
 		if st.SoldOut {
 			b.outcome = outSoldOut
 			s.count.expected("queue: sold out")
 			return false
 		}
-		if !st.PreQueue && st.EtaSeconds > 0 {
-			b.etas = append(b.etas, etaSeen{st.EtaSeconds, time.Now()})
-		}
-		pace := s.cfg.Poll // the page asks again at the server's pace, when it sets one
+		// What the page shows: from its look, then from the board, and its pace.
+		eta, pace := st.EtaSeconds, s.cfg.Poll
 		if st.PollAfter > 0 {
 			pace = time.Duration(st.PollAfter) * time.Second
+		}
+		if e, p, ok := fromBoard(st, lookedAt, s.qboard.cur.Load()); ok {
+			eta, pace = e, p
+		}
+		if !st.PreQueue && eta > 0 {
+			b.etas = append(b.etas, etaSeen{eta, time.Now()})
 		}
 		// counted, as the page counts it, from when the last look went out
 		if !sleep(ctx, max(pace-took, 250*time.Millisecond)) {
 			b.outcome = outCut
 			return false
 		}
+		took = 0
+		now, crowd := mustLook(st, s.qboard.cur.Load())
+		if crowd {
+			lookAt = minTime(lookAt, time.Now().Add(jitter(b.rng)))
+		}
+		if !now && time.Now().Before(lookAt) {
+			continue // the board was enough
+		}
+		lookedAt = time.Now()
 		a, ok := b.try(ctx, "poll", http.MethodGet, "/api/v1/events/"+s.eventPath+"/queue", nil, &st)
 		if !ok {
 			return false
@@ -199,6 +224,7 @@ func (b *buyer) queue(ctx context.Context) bool {
 				return false
 			}
 			st = queueJSON{Position: -1}
+			lookAt = time.Now() // and look again at the next refresh
 			continue
 		}
 		if !st.Admitted && !st.PreQueue && st.Position == 0 && !st.SoldOut {
@@ -209,6 +235,7 @@ func (b *buyer) queue(ctx context.Context) bool {
 				return false
 			}
 		}
+		lookAt = nextLook()
 	}
 	b.admitted, b.admittedAt = true, time.Now()
 	b.c.http.Transport = s.shopRT // same cookies, the shoppers' connections
@@ -438,6 +465,14 @@ func (b *buyer) think(ctx context.Context) {
 	}
 	d := time.Duration(math.Min(b.rng.ExpFloat64(), 4) * float64(m))
 	sleep(ctx, d)
+}
+
+// minTime is the earlier of a and b.
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
 }
 
 // sleep waits d or until ctx ends, and reports whether ctx is still alive.

@@ -124,8 +124,14 @@ type (
 		SeatsLeft  int  `json:"seatsLeft"`
 		SoldOut    bool `json:"soldOut"`
 		PreQueue   bool `json:"preQueue"`
-		// PollAfter is the pace the server sets for the next look, in seconds.
+		AllHeld    bool `json:"allHeld"`
+		// PollAfter is the pace the server sets for the page's next refresh, in seconds;
+		// LookAfter when it must look itself again at the latest (0: at every refresh).
 		PollAfter int `json:"pollAfterSeconds"`
+		LookAfter int `json:"lookAfterSeconds"`
+		// Number and Place: where the waiter stands in the line, for the board.
+		Number int64    `json:"number"`
+		Place  *float64 `json:"place"`
 	}
 	seatJSON struct {
 		ID      int64  `json:"id"`

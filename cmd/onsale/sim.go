@@ -64,6 +64,7 @@ type sim struct {
 	eventPath string
 	shopRT    *http.Transport // the admitted shoppers' connections
 	seats     seatBoard
+	qboard    queueBoard
 	count     *counters
 	gauge     struct{ queued, active, holding, sold atomic.Int64 }
 	start     time.Time
@@ -333,6 +334,9 @@ func (s *sim) watch(ctx context.Context, c *client, progress io.Writer, onsale t
 	var fetcher sync.WaitGroup
 	defer fetcher.Wait()
 	fetcher.Go(func() { s.follow(ctx) })
+	if s.event.WaitingRoom {
+		fetcher.Go(func() { s.qboard.follow(ctx, s, c) })
+	}
 	fetcher.Go(func() {
 		t := time.NewTicker(s.cfg.MapEvery)
 		defer t.Stop()

@@ -1,0 +1,112 @@
+package main
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"net/http"
+	"sync/atomic"
+	"time"
+)
+
+// queueBoardJSON is the event's queue board (GET …/queue/board): what every waiting
+// page may know, the same for all. A page keeps its number and place from its last look
+// and works out its position and wait from the board between looks.
+type queueBoardJSON struct {
+	Served             int64     `json:"served"`
+	Head               float64   `json:"head"`
+	Waiting            int       `json:"waiting"`
+	PreQueue           bool      `json:"preQueue"`
+	DrawAt             time.Time `json:"drawAt"`
+	SecondsPerPlace    float64   `json:"secondsPerPlace"`
+	SecondsPerPlaceMin float64   `json:"secondsPerPlaceMin"`
+	SoldOut            bool      `json:"soldOut"`
+	AllHeld            bool      `json:"allHeld"`
+}
+
+// boardEvery is how often the crowd's copy of the queue board is read: a CDN serves
+// the board for a second (its Cache-Control), so the server sees one read a second
+// however many pages ask.
+const boardEvery = time.Second
+
+// queueBoard is the crowd's copy of the board: nil until read, or when the server has
+// none (an older one): the buyers then look themselves at every refresh.
+type queueBoard struct {
+	cur atomic.Pointer[queueBoardSeen]
+}
+
+type queueBoardSeen struct {
+	queueBoardJSON
+	at time.Time
+}
+
+// follow reads the board every boardEvery until ctx ends. A server without the board
+// (404) is not asked again.
+func (qb *queueBoard) follow(ctx context.Context, s *sim, c *client) {
+	t := time.NewTicker(boardEvery)
+	defer t.Stop()
+	for {
+		var bj queueBoardJSON
+		a, err := c.do(ctx, http.MethodGet, "/api/v1/events/"+s.eventPath+"/queue/board", nil, &bj)
+		switch {
+		case err != nil:
+			if ctx.Err() == nil {
+				s.count.unexpected("board: " + errKind(err))
+			}
+		case a.Status == http.StatusOK:
+			s.latency("board", a.Took)
+			qb.cur.Store(&queueBoardSeen{queueBoardJSON: bj, at: time.Now()})
+		case a.Status == http.StatusNotFound:
+			return
+		case a.Status != http.StatusServiceUnavailable: // a paused queue: the pages keep what they show
+			s.count.unexpected("board: " + a.kind())
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// crowdJitter spreads the looks of a whole crowd that learns the same news at once
+// (the draw, sold out) over a few seconds, as the queue page does.
+const crowdJitter = 3 * time.Second
+
+func jitter(rng *rand.Rand) time.Duration { return time.Duration(rng.Int64N(int64(crowdJitter))) }
+
+// fromBoard is what a waiting page shows between its looks: its wait, worked out from
+// its number and the board, and the pace of its next refresh (a quarter of the shortest
+// wait, within 1 to 5 s, as the server paces a look). ok is false when the board says
+// nothing of this waiter (no number yet, or a board older than the look).
+func fromBoard(st queueJSON, lookedAt time.Time, bd *queueBoardSeen) (eta int, pace time.Duration, ok bool) {
+	if bd == nil || st.Number <= 0 || !bd.at.After(lookedAt) || bd.PreQueue {
+		return 0, 0, false
+	}
+	n := float64(max(st.Number-bd.Served, 1)) // itself included
+	if bd.SecondsPerPlace > 0 && !bd.AllHeld {
+		eta = max(int(math.Round(n*bd.SecondsPerPlace)), 1)
+	}
+	pace = time.Duration(n * bd.SecondsPerPlaceMin / 4 * float64(time.Second))
+	if bd.SecondsPerPlaceMin <= 0 || bd.AllHeld {
+		pace = 5 * time.Second
+	}
+	return eta, min(max(pace, time.Second), 5*time.Second), true
+}
+
+// mustLook says whether the board tells a waiting page to look now: its turn has come
+// (the head reached its place), or the queue's state changed in a way the page shows
+// only from a look (the draw, sold out, all held, the queue lost and served counted
+// anew). Crowd-wide news delays the look by a random jitter.
+func mustLook(st queueJSON, bd *queueBoardSeen) (now, crowd bool) {
+	if bd == nil {
+		return false, false
+	}
+	switch {
+	case st.Place != nil && bd.Head >= *st.Place:
+		return true, false
+	case st.Number > 0 && bd.Served < st.Number-int64(st.Position):
+		return true, false
+	}
+	return false, st.PreQueue != bd.PreQueue || st.SoldOut != bd.SoldOut || st.AllHeld != bd.AllHeld
+}
