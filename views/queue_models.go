@@ -7,11 +7,15 @@ type QueuePage struct {
 	Status QueueStatus
 }
 
-// QueueStatus is the part of the queue page that refreshes itself: it asks its URL
-// every few seconds, and the answer replaces it (or moves the browser on to the seat
-// page once admitted). Everything in it is already worded for people.
+// QueueStatus is the part of the queue page that refreshes itself. With JavaScript
+// (static/js/queue.js) it follows the event's board (BoardURL) every PollAfter seconds
+// and rewrites its figures from it, asking its own URL (a look, whose answer replaces
+// it or moves the browser on to the seat page) only after LookAfter seconds, at once
+// when the board shows its turn, and soon when the board's state leaves State.
+// Everything in it is already worded for people; the first paint is the server's.
 type QueueStatus struct {
-	URL      string // where it asks again
+	URL      string // where it looks again
+	BoardURL string // the event's board, the same for every waiter
 	SeatsURL string // the seat page, once admitted
 	Paused   bool   // Redis is away: nobody is let in for now
 	Admitted bool
@@ -29,5 +33,32 @@ type QueueStatus struct {
 	// when they joined has gone in since. Percent says it in words.
 	Done, Total int
 	Percent     string
-	PollAfter   int // seconds until the page asks again
+	PollAfter   int // seconds until the page refreshes what it shows (from the board)
+	LookAfter   int // seconds until the page looks again at the latest
+	// Number is the visitor's number in the line and Place its place in the queue
+	// (formatted to read back exactly), Served how many had been let in from the head
+	// when the look was made (Number less the position): the board's served and head
+	// say from them where the visitor stands. Number 0: not known (not waiting, or
+	// before the draw).
+	Number, Served int64
+	Place          string
+}
+
+// State names what the status shows, in the template's order: "paused", "admitted",
+// "soldOut", "preQueue", "allHeld" or "waiting". The page looks again soon when the
+// board says the event's state is no longer this.
+func (q QueueStatus) State() string {
+	switch {
+	case q.Paused:
+		return "paused"
+	case q.Admitted:
+		return "admitted"
+	case q.SoldOut:
+		return "soldOut"
+	case q.PreQueue:
+		return "preQueue"
+	case q.AllHeld:
+		return "allHeld"
+	}
+	return "waiting"
 }

@@ -22,15 +22,18 @@ import (
 // browsers without JavaScript (with it, at the room's pace: static/js/queue.js).
 const queuePoll = "5"
 
-// queueScript paces the queue page's htmx requests.
+// queueScript refreshes the queue page from the event's board and paces its looks.
 var queueScript = static.URL("js/queue.js")
 
 // showQueue is one visitor's waiting-room page (never cached). Opening it joins the
-// queue, keeping a place already taken; its htmx request every few seconds looks again
-// (and rejoins at the end a visitor whose place was lost) and, once the visitor is
-// admitted, sends the browser on to the seat map. With the room off it sends the
-// browser straight on. Redis away: a 503 page saying the queue is paused, which keeps
-// asking.
+// queue, keeping a place already taken; its htmx request (a look) looks again (and
+// rejoins at the end a visitor whose place was lost) and, once the visitor is
+// admitted, sends the browser on to the seat map. Between looks, about a minute apart,
+// the page refreshes what it shows every few seconds from the event's board, which
+// costs the server one cached read for the whole crowd, and looks at once when the
+// board shows its turn (queue.js). With the room off it sends the browser straight on.
+// Redis away: a 503 page saying the queue is paused, which follows the board and looks
+// again once the board answers.
 func (s *server) showQueue(c echo.Context) error {
 	ev, err := s.eventBySlug(c.Request().Context(), c.Param("slug"))
 	if err != nil {
@@ -60,7 +63,9 @@ func (s *server) showQueue(c echo.Context) error {
 	q := queueStatusModel(ev, st, s.Sessions.GetInt(c.Request().Context(), queueStartKey(ev.ID)), time.Now())
 	q.Paused = status == http.StatusServiceUnavailable
 	if q.Paused {
-		q.PollAfter = queueRetryAfter
+		// The board fails too while Redis is away; the page looks as soon as it
+		// answers again, so a look of its own is only the fallback.
+		q.PollAfter, q.LookAfter = queueRetryAfter, seconds(waitroom.MaxLook)
 	}
 	p := buyerPage(c, "Waiting room: "+ev.Name)
 	p.Refresh = queuePoll
@@ -74,7 +79,7 @@ func (s *server) showQueue(c echo.Context) error {
 // visitor joined (0: not known).
 func queueStatusModel(ev booking.Event, st waitroom.Status, start int, now time.Time) views.QueueStatus {
 	q := views.QueueStatus{
-		URL: queueURL(ev), SeatsURL: seatsURL(ev, ""),
+		URL: queueURL(ev), SeatsURL: seatsURL(ev, ""), BoardURL: boardURL(ev),
 		Admitted: st.Admitted, SoldOut: st.SoldOut, PreQueue: st.PreQueue, AllHeld: st.AllHeld,
 		DrawAt:   drawTime(cmp.Or(st.DrawAt, ev.OnsaleAt), now),
 		DrawISO:  cmp.Or(st.DrawAt, ev.OnsaleAt).UTC().Format(time.RFC3339),
@@ -84,11 +89,20 @@ func queueStatusModel(ev booking.Event, st waitroom.Status, start int, now time.
 		Wait:     waitText(st.ETAMin, st.ETAMax, st.Ahead),
 		Odds:     oddsText(st.SeatsLeft, st.Ahead),
 	}
-	q.PollAfter = pollSeconds(st.PollAfter)
+	q.PollAfter, q.LookAfter = pollSeconds(st.PollAfter), pollSeconds(st.LookAfter)
+	if st.Number > 0 {
+		q.Number, q.Served = st.Number, st.Number-int64(st.Position)
+		q.Place = strconv.FormatFloat(st.Place, 'f', -1, 64)
+	}
 	q.Total = max(start, st.Ahead, 1)
 	q.Done = q.Total - st.Ahead
 	q.Percent = strconv.Itoa(q.Done*100/q.Total) + "%"
 	return q
+}
+
+// boardURL is the event's queue board (getBoard), which the queue page follows.
+func boardURL(ev booking.Event) string {
+	return "/api/v1/events/" + strconv.FormatInt(ev.ID, 10) + "/queue/board"
 }
 
 // drawTime says when the pre-queue's order is drawn: the time alone on the day,
@@ -101,6 +115,8 @@ func drawTime(at, now time.Time) string {
 	return at.Format("Mon 2 Jan, 15:04 MST")
 }
 
+// aheadText says how many people are ahead. The texts of aheadText, waitText, oddsText
+// and roughly are also written by static/js/queue.js from the board: keep both in step.
 func aheadText(n int) string {
 	switch n {
 	case 0:

@@ -2,17 +2,23 @@ package web
 
 import (
 	"context"
+	"maps"
 	"net"
 	"net/http"
 	"os"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/PuerkitoBio/goquery"
 
+	"boxoffice/internal/booking"
 	"boxoffice/internal/booking/bookingtest"
 	"boxoffice/internal/dbtest"
+	"boxoffice/internal/waitroom"
+	"boxoffice/views"
 )
 
 // TestQueuePage: the queue page is small, polls a fragment every 3 s with htmx (and
@@ -27,11 +33,18 @@ func TestQueuePage(t *testing.T) {
 	first, second := a.newClient(t), a.newClient(t).noRedirects()
 	first.queue("POST", a.EventID)
 	// The admitter learns the stock soon after it starts; the odds need it.
-	for deadline := time.Now().Add(5 * time.Second); second.queue("POST", a.EventID).SeatsLeft <= 0; {
+	var joined queueJSON
+	for deadline := time.Now().Add(5 * time.Second); joined.SeatsLeft <= 0; {
+		if joined = second.queue("POST", a.EventID); joined.SeatsLeft > 0 {
+			break
+		}
 		if time.Now().After(deadline) {
 			t.Fatal("the queue never said how many seats are left")
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+	if joined.Number != 1 || joined.Place == nil {
+		t.Fatalf("second buyer: got %+v, want number 1 with a place", joined)
 	}
 	page := "/events/" + demoSlug + "/queue"
 	st, body, h := second.raw("GET", page, nil, nil)
@@ -60,6 +73,35 @@ func TestQueuePage(t *testing.T) {
 	}
 	if doc.Find(`script[src*="queue"]`).Length() != 1 {
 		t.Error("the queue page does not load queue.js")
+	}
+	// What queue.js follows the board with: the board, the waiter's number and place,
+	// how many had been served at this look, and when to look again itself.
+	checkAttrs(t, "waiting page", doc.Find("#queue [data-poll-after]"), map[string]string{
+		"data-board":      "/api/v1/events/" + itoa(a.EventID) + "/queue/board",
+		"data-state":      "waiting",
+		"data-number":     "1",
+		"data-place":      strconv.FormatFloat(*joined.Place, 'f', -1, 64),
+		"data-served":     "0",
+		"data-look-after": strconv.Itoa(joined.LookAfterSeconds),
+	})
+	if joined.LookAfterSeconds != 60 {
+		t.Errorf("lookAfterSeconds: got %d, want 60 (a look a minute, the place kept 5)", joined.LookAfterSeconds)
+	}
+	// The texts queue.js rewrites, as the server wrote them for the first paint.
+	for mark, want := range map[string]string{"position": "You are number 1 in the queue", "ahead": "Nobody is ahead of you.", "progress": "100%"} {
+		if got := doc.Find(`#queue [data-q="` + mark + `"]`).Text(); got != want {
+			t.Errorf("data-q=%s: got %q, want %q", mark, got, want)
+		}
+	}
+	if w := doc.Find(`#queue [data-q="wait"]`).Text(); w == "" {
+		t.Error(`data-q=wait: missing or empty`)
+	}
+	if o := doc.Find(`#queue [data-q="odds"]`); o.Length() != 1 || !strings.Contains(o.Text(), "seats left") || o.AttrOr("hidden", "no") != "no" {
+		t.Errorf(`data-q=odds: got %d elements, %q, want one shown with the seats left`, o.Length(), o.Text())
+	}
+	if pr := doc.Find(`#queue progress[data-q="progress"]`); pr.AttrOr("max", "") != "1" || pr.AttrOr("value", "") != "1" {
+		t.Errorf("progress: got max %q value %q, want 1 and 1 (nobody ahead: the bar is full)",
+			pr.AttrOr("max", ""), pr.AttrOr("value", ""))
 	}
 	if q := second.queue("GET", a.EventID); q.PollAfterSeconds != 1 {
 		t.Errorf("GET queue: pollAfterSeconds %d, want 1", q.PollAfterSeconds)
@@ -102,6 +144,111 @@ func TestQueuePage(t *testing.T) {
 	if h.Get("HX-Redirect") != seats || !strings.Contains(string(frag), `href="`+seats+`"`) {
 		t.Errorf("poll once admitted: got %d, HX-Redirect %q, %q; want the seats, with a link", st, h.Get("HX-Redirect"), truncate(frag))
 	}
+	if !strings.Contains(string(frag), `data-state="admitted"`) || strings.Contains(string(frag), "data-number") {
+		t.Errorf("poll once admitted: want data-state admitted and no number: %s", truncate(frag))
+	}
+}
+
+// checkAttrs checks the attributes of the one element sel holds.
+func checkAttrs(t *testing.T, what string, sel *goquery.Selection, want map[string]string) {
+	t.Helper()
+	if sel.Length() != 1 {
+		t.Errorf("%s: got %d status spans, want 1", what, sel.Length())
+		return
+	}
+	for _, name := range slices.Sorted(maps.Keys(want)) {
+		if got, ok := sel.Attr(name); !ok || got != want[name] {
+			t.Errorf("%s: %s got %q (set: %v), want %q", what, name, got, ok, want[name])
+		}
+	}
+}
+
+// TestQueueStatusView: the queue page's status as the server paints it for each state
+// it can show: the words, the state and figures queue.js follows the board with (the
+// number, place and served at the look only while waiting after the draw; the place
+// written to read back exactly), and the marked texts it rewrites only where it may.
+func TestQueueStatusView(t *testing.T) {
+	t.Parallel()
+	ev := booking.Event{ID: 42, Slug: "gig", OnsaleAt: time.Now().Add(-time.Hour)}
+	now := time.Now()
+	waiting := waitroom.Status{Queued: true, Position: 1235, Ahead: 1234, Number: 1300, Place: 1300,
+		ETAMin: 4 * time.Minute, ETA: 5 * time.Minute, ETAMax: 6 * time.Minute, SeatsLeft: 1234,
+		PollAfter: 5 * time.Second, LookAfter: time.Minute}
+	allHeld := waiting
+	allHeld.AllHeld, allHeld.ETAMin, allHeld.ETA, allHeld.ETAMax = true, 0, 0, 0
+	soldOut := waiting
+	soldOut.SoldOut, soldOut.SeatsLeft = true, 0
+	drawn := waitroom.Status{Queued: true, Position: 3, Ahead: 2, Number: 3, Place: 0.123456789012345678,
+		ETAMin: time.Second, ETAMax: 2 * time.Second, PollAfter: time.Second, LookAfter: time.Minute}
+	preQueue := waitroom.Status{Queued: true, PreQueue: true, DrawAt: now.Add(90 * time.Second),
+		PollAfter: 5 * time.Second, LookAfter: 90 * time.Second}
+	tests := []struct {
+		name  string
+		st    waitroom.Status
+		start int
+		says  []string
+		attrs map[string]string
+		marks map[string]string // data-q marks and their text; others must be absent
+	}{
+		{"waiting", waiting, 2000,
+			[]string{"You are number 1,235 in the queue", "1,234 people are ahead of you.", "Estimated wait: about 4 to 6 minutes."},
+			map[string]string{"data-state": "waiting", "data-number": "1300", "data-place": "1300", "data-served": "65",
+				"data-poll-after": "5", "data-look-after": "60", "data-board": "/api/v1/events/42/queue/board"},
+			map[string]string{"position": "You are number 1,235 in the queue", "ahead": "1,234 people are ahead of you.", "wait": "about 4 to 6 minutes",
+				"odds": "About 1,200 seats left, 1,234 people ahead of you.", "progress": "38%"}},
+		{"drawn place", drawn, 0, []string{"You are number 3 in the queue"},
+			map[string]string{"data-state": "waiting", "data-number": "3", "data-place": "0.12345678901234568", "data-served": "0"},
+			map[string]string{"position": "You are number 3 in the queue", "ahead": "2 people are ahead of you.", "wait": "less than a minute", "odds": "", "progress": "0%"}},
+		{"all held", allHeld, 2000, []string{"You are number 1,235", "Every seat and place left is held"},
+			map[string]string{"data-state": "allHeld", "data-number": "1300"},
+			map[string]string{"position": "You are number 1,235 in the queue", "ahead": "1,234 people are ahead of you.",
+				"odds": "About 1,200 seats left, 1,234 people ahead of you.", "progress": "38%"}},
+		{"sold out", soldOut, 0, []string{"Sold out", "Every seat and place is sold."},
+			map[string]string{"data-state": "soldOut", "data-number": "1300", "data-look-after": "60"}, nil},
+		{"pre-queue", preQueue, 0, []string{"You are in the waiting room", "your place is drawn at random at"},
+			map[string]string{"data-state": "preQueue", "data-look-after": "90", "data-board": "/api/v1/events/42/queue/board"}, nil},
+		{"admitted", waitroom.Status{Admitted: true}, 0, []string{"It is your turn", "Choose seats"},
+			map[string]string{"data-state": "admitted"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var b strings.Builder
+			if err := views.QueueStatusView(queueStatusModel(ev, tt.st, tt.start, now)).Render(context.Background(), &b); err != nil {
+				t.Fatal(err)
+			}
+			doc, err := goquery.NewDocumentFromReader(strings.NewReader(b.String()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			text := strings.Join(strings.Fields(doc.Text()), " ")
+			for _, want := range tt.says {
+				if !strings.Contains(text, want) {
+					t.Errorf("got %q, want it to say %q", text, want)
+				}
+			}
+			span := doc.Find("[data-poll-after]")
+			checkAttrs(t, tt.name, span, tt.attrs)
+			if _, ok := tt.attrs["data-number"]; !ok && span.Is("[data-number], [data-place], [data-served]") {
+				t.Errorf("want no number, place or served: got %s", b.String()[:min(len(b.String()), 300)])
+			}
+			doc.Find("[data-q]").Each(func(_ int, el *goquery.Selection) {
+				mark := el.AttrOr("data-q", "")
+				want, ok := tt.marks[mark]
+				if !ok {
+					t.Errorf("data-q=%s: want no such mark in this state", mark)
+				} else if got := el.Text(); got != want {
+					t.Errorf("data-q=%s: got %q, want %q", mark, got, want)
+				}
+				if _, hidden := el.Attr("hidden"); hidden != (want == "") {
+					t.Errorf("data-q=%s: hidden %v, want hidden only when it says nothing", mark, hidden)
+				}
+			})
+			if n := doc.Find("[data-q]").Length(); n != len(tt.marks) {
+				t.Errorf("data-q marks: got %d, want %d (%v)", n, len(tt.marks), slices.Sorted(maps.Keys(tt.marks)))
+			}
+		})
+	}
 }
 
 // TestQueuePreQueue: before the onsale the queue page says the order is drawn at
@@ -123,6 +270,20 @@ func TestQueuePreQueue(t *testing.T) {
 	want := "your place is drawn at random at " + onsale.UTC().Format("15:04 MST")
 	if !strings.Contains(string(body), want) && !strings.Contains(string(body), onsale.UTC().Format("Mon 2 Jan, 15:04 MST")) {
 		t.Errorf("pre-queue page: want it to say %q", want)
+	}
+	// Before the draw the page has no number yet: it follows the board for the draw,
+	// and looks itself within a minute (to keep its place), not every few seconds.
+	page, err := goquery.NewDocumentFromReader(strings.NewReader(string(body)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	span := page.Find("#queue [data-poll-after]")
+	checkAttrs(t, "pre-queue page", span, map[string]string{
+		"data-state": "preQueue", "data-board": "/api/v1/events/" + itoa(a.EventID) + "/queue/board",
+		"data-look-after": strconv.Itoa(q.LookAfterSeconds),
+	})
+	if q.LookAfterSeconds != 60 || span.Is("[data-number]") {
+		t.Errorf("pre-queue page: lookAfterSeconds %d, want 60 (the draw is hours away); want no number yet", q.LookAfterSeconds)
 	}
 	_, event, _ := c.raw("GET", "/events/"+demoSlug, nil, nil)
 	doc, err := goquery.NewDocumentFromReader(strings.NewReader(string(event)))
@@ -181,6 +342,15 @@ func TestQueuePaused(t *testing.T) {
 	if st != http.StatusServiceUnavailable || h.Get("Retry-After") == "" || !strings.Contains(string(body), "The queue is paused") ||
 		!strings.Contains(string(body), `hx-get="`+page+`"`) {
 		t.Errorf("queue page with Redis gone: got %d (Retry-After %q), want 503 saying paused and still polling: %s", st, h.Get("Retry-After"), truncate(body))
+	}
+	// Paused, the page reads the board (which fails too) and looks once it answers.
+	for _, want := range []string{`data-state="paused"`, `data-board="/api/v1/events/` + itoa(a.EventID) + `/queue/board"`, `data-poll-after="5"`} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("paused queue page: want %s in it", want)
+		}
+	}
+	if st, raw, _ := late.raw("GET", "/api/v1/events/"+itoa(a.EventID)+"/queue/board", nil, nil); st != http.StatusServiceUnavailable {
+		t.Errorf("board with Redis gone: got %d %s, want 503", st, truncate(raw))
 	}
 	if st, e, _ := holdStatus(late, a.EventID, seats[1], nil); st != http.StatusTooManyRequests || e.Error != "not_admitted" {
 		t.Errorf("hold by a late arrival with Redis gone: got %d %q, want 429 not_admitted", st, e.Error)
