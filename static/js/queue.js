@@ -1,30 +1,214 @@
-// queue.js: the queue page asks where its visitor stands at the pace the server sets
-// (data-poll-after, in seconds, on the status it answered): every second when the turn
-// may come within a few seconds, every few seconds further back. htmx makes the request
-// (the section's hx-trigger="queuepoll"); this only says when, counting the pace from
-// when the last request went out, so that a slow answer does not stretch the page's
-// refresh past the pace. A request that fails (the network, a 5xx) is tried again at
-// the last pace given.
+// queue.js: the queue page follows the event's board, and looks for itself rarely.
+// A look (the section's htmx request, hx-trigger="queuepoll") costs the server a
+// session, a Redis script and a render; the board (GET …/queue/board, data-board) is
+// the same for every waiter and cached, so a crowd reading it costs one read a second.
+// The status of the last look carries, on its [data-poll-after] span, the paces, the
+// state shown and the waiter's number, place and served at that look.
+// Every pollAfter seconds (1 to 5, as waitroom.pollAfter) the page reads the board and
+// rewrites the marked texts (data-q) in the server's words (web/page_queue.go):
+// position = number − served (one high for each waiter ahead who left since the look),
+// wait = (ahead + 1) × secondsPerPlace[Min, Max]. It looks:
+//   - lookAfter seconds after the last look (about a minute; at the draw before it);
+//   - at once when the board's head reaches its place: its turn has come;
+//   - soon, 0 to 3 s at random so that a crowd does not ask in one instant, when the
+//     board shows what the page cannot say itself: a state other than the one shown
+//     (the draw done, sold out or all held begun or ended, the board back after a
+//     pause), fewer served than at the look (Redis lost the queue), or no board (the
+//     room turned off).
+// A board that fails (the network, a 5xx) leaves the page as it is and is read again at
+// the pace. Paces count from when the request went out, so that a slow answer does not
+// stretch them; a look that fails is tried again at the last pace. A page that cannot
+// follow the board (no fetch, or waiting without a number) looks at the pace.
 // No eval, no inline script or style: it runs under the page's strict CSP.
 (function () {
   "use strict";
-  var timer = 0, pace = 3, sentAt = 0;
-  function schedule() {
-    var q = document.getElementById("queue");
-    if (!q || !window.htmx) return;
-    var el = q.querySelector("[data-poll-after]");
-    var s = el ? parseInt(el.getAttribute("data-poll-after"), 10) : NaN;
-    if (s > 0) pace = s;
-    var wait = pace * 1000 - (sentAt ? Date.now() - sentAt : 0);
-    clearTimeout(timer);
-    timer = setTimeout(function () { htmx.trigger(q, "queuepoll"); }, Math.max(wait, 250));
+  var JITTER = 3000;
+  var q = null, cfg = null, gen = 0, pace = 3, sentAt = 0, inFlight = false;
+  var lookTimer = 0, lookAt = 0, soonAsked = false, turnAsked = NaN, boardTimer = 0;
+
+  function since(t) { return t ? Date.now() - t : 0; }
+  function attr(el, name) { return el.getAttribute("data-" + name) || ""; }
+  function num(el, name) { return parseFloat(attr(el, name)); }
+
+  // The server's words: aheadText, waitText, oddsText, roughly (web/page_queue.go) and
+  // wording.Thousands. Keep them in step.
+  function thousands(n) { return String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ","); }
+  function countOf(n, unit) { return n + " " + unit + (n === 1 ? "" : "s"); }
+  function aheadText(n) {
+    if (n === 0) return "Nobody is ahead of you.";
+    if (n === 1) return "1 person is ahead of you.";
+    return thousands(n) + " people are ahead of you.";
   }
+  // lo and hi in seconds.
+  function waitText(lo, hi, ahead) {
+    var a, b;
+    if (ahead === 0 && hi < 60) return "any moment now";
+    if (!(hi > 0)) return "not known yet: it is measured from how fast people are let in";
+    if (hi < 60) return "less than a minute";
+    if (hi > 90 * 60) {
+      a = Math.floor(lo / 3600);
+      b = Math.ceil(hi / 3600);
+      return a >= b || a === 0 ? "about " + countOf(b, "hour") : "about " + a + " to " + b + " hours";
+    }
+    a = Math.floor(lo / 60);
+    b = Math.ceil(hi / 60);
+    if (a >= b) return "about " + countOf(b, "minute");
+    if (a === 0) return "up to " + countOf(b, "minute");
+    return "about " + a + " to " + b + " minutes";
+  }
+  function roughly(n) {
+    if (n < 100) return n;
+    var p = Math.pow(10, String(n).length - 2);
+    return Math.floor((n + Math.floor(p / 2)) / p) * p;
+  }
+  function oddsText(left, ahead) {
+    if (!(left > 0)) return "";
+    var people = "nobody ahead of you";
+    if (ahead === 1) people = "1 person ahead of you";
+    else if (ahead > 1) people = thousands(ahead) + " people ahead of you";
+    return "About " + thousands(roughly(left)) + " seats left, " + people + ".";
+  }
+
+  // following: the page knows its number and place, so the board says where it stands.
+  function following() { return cfg.number > 0 && !isNaN(cfg.place); }
+  // The state the board shows, named as views.QueueStatus.State names the page's.
+  function boardState(b) {
+    return b.soldOut ? "soldOut" : b.preQueue ? "preQueue" : b.allHeld ? "allHeld" : "waiting";
+  }
+  // As waitroom.pollAfter: every second when the turn (or the draw) may come within a
+  // few, less often further back, at most every 5 s.
+  function paceOf(b, ahead) {
+    var d = 5;
+    if (b.preQueue) d = (Date.parse(b.drawAt) - Date.parse(b.at)) / 1000;
+    else if (following() && b.secondsPerPlaceMin > 0) d = (ahead + 1) * b.secondsPerPlaceMin / 4;
+    if (isNaN(d)) d = 5;
+    return Math.min(Math.max(Math.ceil(d), 1), 5);
+  }
+
+  function put(name, text) {
+    var el = q.querySelector('[data-q="' + name + '"]');
+    if (el && el.textContent !== text) el.textContent = text;
+    return el;
+  }
+  function show(b, ahead) {
+    put("position", "You are number " + thousands(ahead + 1) + " in the queue");
+    put("ahead", aheadText(ahead));
+    put("wait", waitText((ahead + 1) * b.secondsPerPlaceMin, (ahead + 1) * b.secondsPerPlaceMax, ahead));
+    var odds = put("odds", oddsText(b.seatsLeft, ahead));
+    if (odds) odds.hidden = !odds.textContent;
+    var bar = q.querySelector('[data-q="progress"]');
+    if (bar) { // its max is how many were ahead when the visitor joined
+      var total = Math.max(parseInt(bar.getAttribute("max"), 10) || 1, ahead, 1);
+      bar.setAttribute("max", total);
+      bar.setAttribute("value", total - ahead);
+      put("progress", Math.floor((total - ahead) * 100 / total) + "%");
+    }
+  }
+
+  function look() {
+    lookAt = 0;
+    if (!inFlight) htmx.trigger(q, "queuepoll");
+  }
+  // lookIn makes the next look come within ms at the latest.
+  function lookIn(ms) {
+    var at = Date.now() + ms;
+    if (lookAt && lookAt <= at) return;
+    clearTimeout(lookTimer);
+    lookAt = at;
+    lookTimer = setTimeout(look, Math.max(ms, 0));
+  }
+  // soon: a look 0 to 3 s from now, for what the whole crowd sees at once.
+  function soon() {
+    if (soonAsked) return;
+    soonAsked = true;
+    lookIn(Math.random() * JITTER);
+  }
+
+  function boardIn(ms) {
+    clearTimeout(boardTimer);
+    boardTimer = setTimeout(readBoard, Math.max(ms, 250));
+  }
+  function readBoard() {
+    if (inFlight) return;
+    var g = gen, at = Date.now();
+    function again() { if (g === gen) boardIn(pace * 1000 - since(at)); }
+    fetch(cfg.board, { credentials: "omit", headers: { Accept: "application/json" } }).then(function (r) {
+      if (g !== gen) return;
+      if (r.ok) return r.json().then(function (b) { if (g === gen) onBoard(b, at); });
+      if (r.status < 500 && r.status !== 429) soon(); // no room any more: the look says where to go
+      again();
+    }).catch(again);
+  }
+  function onBoard(b, at) {
+    var ahead = 0;
+    if (following()) {
+      if (b.head >= cfg.place && turnAsked !== cfg.place) { // its turn: at once, no jitter
+        turnAsked = cfg.place;
+        lookIn(0);
+      }
+      if (b.served < cfg.served) soon();
+      ahead = Math.max(0, cfg.number - b.served - 1);
+      if (cfg.state === "waiting" || cfg.state === "allHeld") show(b, ahead);
+    }
+    if (boardState(b) !== cfg.state) soon();
+    pace = paceOf(b, ahead);
+    boardIn(pace * 1000 - since(at));
+  }
+
+  // settle starts over from the status a look has just put in place (or the page's).
+  function settle() {
+    clearTimeout(lookTimer);
+    clearTimeout(boardTimer);
+    lookAt = 0;
+    soonAsked = false;
+    gen++;
+    var el = q.querySelector("[data-poll-after]");
+    if (!el) return;
+    cfg = {
+      board: window.fetch ? attr(el, "board") : "", state: attr(el, "state"),
+      number: num(el, "number"), place: num(el, "place"), served: num(el, "served"),
+      look: num(el, "look-after")
+    };
+    var s = num(el, "poll-after");
+    if (s > 0) pace = s;
+    if (cfg.state === "admitted") return; // the answer sends the browser on
+    if (!boards()) return lookIn(Math.max(pace * 1000 - since(sentAt), 250));
+    boardIn(pace * 1000 - since(sentAt));
+    // Before the draw, and while paused, the crowd's looks come due together (at the
+    // draw, as Redis is back): spread them.
+    var jitter = cfg.state === "preQueue" || cfg.state === "paused" ? Math.random() * JITTER : 0;
+    lookIn(Math.max((cfg.look > 0 ? cfg.look : pace) * 1000 - since(sentAt), 250) + jitter);
+  }
+  // boards: the status shown can be followed on the board.
+  function boards() {
+    if (!cfg.board || cfg.state === "admitted") return false;
+    return following() || (cfg.state !== "waiting" && cfg.state !== "allHeld");
+  }
+
   function fromQueue(e) { return e.target && e.target.id === "queue"; }
-  document.addEventListener("htmx:beforeRequest", function (e) { if (fromQueue(e)) sentAt = Date.now(); });
-  // afterRequest comes for every ending, success or not; afterSettle once a new status
-  // is in place, with its own pace.
-  document.addEventListener("htmx:afterRequest", function (e) { if (fromQueue(e)) schedule(); });
-  document.addEventListener("htmx:afterSettle", function (e) { if (fromQueue(e)) schedule(); });
-  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", schedule);
-  else schedule();
+  document.addEventListener("htmx:beforeRequest", function (e) {
+    if (!fromQueue(e)) return;
+    sentAt = Date.now();
+    inFlight = true;
+    clearTimeout(lookTimer);
+    clearTimeout(boardTimer);
+    lookAt = 0;
+    gen++;
+  });
+  // afterRequest comes for every ending, success or not: until a new status is in
+  // place (afterSettle, which starts over from it) the page goes on as it was, and a
+  // look that failed is tried again at the last pace.
+  document.addEventListener("htmx:afterRequest", function (e) {
+    if (!fromQueue(e)) return;
+    inFlight = false;
+    if (cfg && boards()) boardIn(pace * 1000 - since(sentAt));
+    lookIn(Math.max(pace * 1000 - since(sentAt), 250));
+  });
+  document.addEventListener("htmx:afterSettle", function (e) { if (fromQueue(e)) settle(); });
+  function start() {
+    q = document.getElementById("queue");
+    if (q && window.htmx) settle();
+  }
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
+  else start();
 })();

@@ -1,0 +1,120 @@
+package web
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"boxoffice/internal/browsertest"
+)
+
+// requestCounter stands between the browser and a test app and counts what the queue
+// page asks: its looks (the section's htmx requests) and its reads of the board.
+type requestCounter struct {
+	URL           string
+	looks, boards atomic.Int64
+}
+
+func newRequestCounter(t *testing.T, app *testApp, eventID int64, slug string) *requestCounter {
+	t.Helper()
+	target, err := url.Parse(app.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc := &requestCounter{}
+	page, board := "/events/"+slug+"/queue", "/api/v1/events/"+itoa(eventID)+"/queue/board"
+	proxy := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
+		r.SetURL(target)
+		r.Out.Host = r.In.Host
+	}}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.URL.Path == page && r.Header.Get("HX-Request") == "true":
+			rc.looks.Add(1)
+		case r.URL.Path == board:
+			rc.boards.Add(1)
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	rc.URL = srv.URL
+	return rc
+}
+
+// TestBrowserQueueFollowsBoard: a waiting page refreshes what it shows from the event's
+// board and makes no look of its own while its turn is not near; when the board shows
+// its turn, it looks at once and goes on to the seat map. One slot: a shopper has it,
+// a buyer (through the API) waits first, the browser second. The shopper releases:
+// the first waiter goes in, and the page says the browser is now first, without a
+// look. The first waiter buys nothing and releases: the page's turn.
+func TestBrowserQueueFollowsBoard(t *testing.T) {
+	t.Parallel()
+	app := newTestApp(t, fastQueue)
+	roomOn(t, app, app.EventID, 1, 100, time.Minute)
+	runQueue(t, app)
+	seats := firstSeats(t, app.Pool, app.EventID, 2)
+	shopper, ahead := app.newClient(t), app.newClient(t)
+	if q := shopper.queue("POST", app.EventID); !q.Admitted {
+		t.Fatalf("shopper: got %+v, want admitted", q)
+	}
+	if q := ahead.queue("POST", app.EventID); q.Admitted || q.Number != 1 {
+		t.Fatalf("first waiter: got %+v, want number 1", q)
+	}
+	rc := newRequestCounter(t, app, app.EventID, demoSlug)
+
+	b := browsertest.New(t)
+	ctx := b.NewContext(t)
+	resp := browsertest.Run(t, ctx, chromedp.NavigateResponse(rc.URL+"/events/"+demoSlug+"/queue"))
+	if resp.Status != 200 {
+		t.Fatalf("queue page: got status %d, want 200", resp.Status)
+	}
+	waitJS(t, ctx, "htmx", `typeof htmx === "object"`, browsertest.Timeout)
+	if text := browsertest.Run(t, ctx, chromedp.Text(chromedp.CSS("#queue h2"))); !strings.Contains(text, "number 2") {
+		t.Fatalf("queue page: got %q, want the browser second in line", text)
+	}
+	// A mark that a reload would wipe out.
+	browsertest.Do(t, ctx, chromedp.Evaluate[chromedp.Void](`window.__sameDocument = true`))
+
+	held := shopper.hold(app.EventID, seats[0])
+	if st := shopper.do("DELETE", "/api/v1/holds/"+held.HoldID, nil, nil); st != http.StatusNoContent {
+		t.Fatalf("shopper's release: got %d, want 204", st)
+	}
+	waitJS(t, ctx, "the page to say the browser is first, from the board",
+		`document.querySelector('#queue [data-q="position"]').textContent === "You are number 1 in the queue"`, browsertest.Timeout)
+	if got := js[string](t, ctx, `document.querySelector('#queue [data-q="ahead"]').textContent`); got != aheadText(0) {
+		t.Errorf("people ahead: got %q, want %q", got, aheadText(0))
+	}
+	if got := js[string](t, ctx, `(p => p.value + "/" + p.max + " " + p.textContent)(document.querySelector('#queue progress'))`); got != "1/1 100%" {
+		t.Errorf("progress: got %q, want 1/1 100%% (the one ahead at the join has gone in)", got)
+	}
+	if !js[bool](t, ctx, `window.__sameDocument === true`) {
+		t.Error("the page was reloaded, want it changed in place")
+	}
+	if n, reads := rc.looks.Load(), rc.boards.Load(); n != 0 || reads == 0 {
+		t.Fatalf("before its turn: %d looks and %d board reads, want no look, the board read", n, reads)
+	}
+
+	// The first waiter gets its token, holds and releases: its slot is the browser's.
+	waitAdmitted(t, ahead, app.EventID, 15*time.Second)
+	held = ahead.hold(app.EventID, seats[1])
+	if st := ahead.do("DELETE", "/api/v1/holds/"+held.HoldID, nil, nil); st != http.StatusNoContent {
+		t.Fatalf("first waiter's release: got %d, want 204", st)
+	}
+	// The page navigates away by itself: wait for the seat map's form in whatever
+	// document the tab shows.
+	browsertest.Do(t, ctx, chromedp.WaitVisible(chromedp.CSS("#seat-form")))
+	if path := js[string](t, ctx, `location.pathname`); path != "/events/"+demoSlug+"/seats" {
+		t.Errorf("after its turn: at %s, want the seat map", path)
+	}
+	if n := rc.looks.Load(); n != 1 {
+		t.Errorf("looks: got %d, want 1 (the one when the board showed its turn)", n)
+	}
+	noConsoleErrors(t, ctx)
+}
