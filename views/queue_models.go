@@ -39,7 +39,8 @@ type QueueStatus struct {
 	// (formatted to read back exactly), Served how many had been let in from the head
 	// when the look was made (Number less the position): the board's served and head
 	// say from them where the visitor stands. Number 0: not known (not waiting, or
-	// before the draw).
+	// before the draw); Place "": not waiting (a pre-queue place is the random number
+	// the draw orders by, so the board's head shows a turn before the first look).
 	Number, Served int64
 	Place          string
 }

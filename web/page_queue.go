@@ -90,9 +90,11 @@ func queueStatusModel(ev booking.Event, st waitroom.Status, start int, now time.
 		Odds:     oddsText(st.SeatsLeft, st.Ahead),
 	}
 	q.PollAfter, q.LookAfter = pollSeconds(st.PollAfter), pollSeconds(st.LookAfter)
+	if st.Queued {
+		q.Place = strconv.FormatFloat(st.Place, 'f', -1, 64)
+	}
 	if st.Number > 0 {
 		q.Number, q.Served = st.Number, st.Number-int64(st.Position)
-		q.Place = strconv.FormatFloat(st.Place, 'f', -1, 64)
 	}
 	q.Total = max(start, st.Ahead, 1)
 	q.Done = q.Total - st.Ahead

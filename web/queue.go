@@ -231,8 +231,8 @@ type queueJSON struct {
 	// minute while waiting; at once when the board's head reaches place).
 	LookAfterSeconds int `json:"lookAfterSeconds"`
 	// Number is the waiter's number in the line (the board's served subtracted from it
-	// is the position), Place its place, which the board's head reaches at its turn.
-	// Both only while waiting after the draw.
+	// is the position; only while waiting after the draw), Place its place, which the
+	// board's head reaches at its turn (while waiting, in the pre-queue too).
 	Number int64    `json:"number,omitempty"`
 	Place  *float64 `json:"place,omitempty"`
 }
@@ -246,7 +246,7 @@ func queueView(st waitroom.Status) queueJSON {
 		PollAfterSeconds: pollSeconds(st.PollAfter), LookAfterSeconds: pollSeconds(st.LookAfter),
 		Number: st.Number,
 	}
-	if st.Number > 0 {
+	if st.Queued {
 		place := st.Place
 		out.Place = &place
 	}

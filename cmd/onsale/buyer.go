@@ -172,7 +172,7 @@ func (b *buyer) queue(ctx context.Context) bool {
 	nextLook := func() time.Time {
 		d := time.Duration(st.LookAfter) * time.Second
 		if st.PreQueue {
-			d += jitter(b.rng) // the whole pre-queue learns its places at the draw
+			d += jitter(b.rng, drawJitter) // the whole pre-queue looks for its number at the draw
 		}
 		return lookedAt.Add(d)
 	}
@@ -200,9 +200,16 @@ func (b *buyer) queue(ctx context.Context) bool {
 			return false
 		}
 		took = 0
-		now, crowd := mustLook(st, s.qboard.cur.Load())
-		if crowd {
-			lookAt = minTime(lookAt, time.Now().Add(jitter(b.rng)))
+		bd := s.qboard.cur.Load()
+		if bd != nil && bd.SoldOut && st.Number > 0 {
+			// The page shows sold out from the board; the buyer goes.
+			b.outcome = outSoldOut
+			s.count.expected("queue: sold out")
+			return false
+		}
+		now, spread := mustLook(st, bd)
+		if spread > 0 {
+			lookAt = minTime(lookAt, time.Now().Add(jitter(b.rng, spread)))
 		}
 		if !now && time.Now().Before(lookAt) {
 			continue // the board was enough

@@ -70,18 +70,27 @@ func (qb *queueBoard) follow(ctx context.Context, s *sim, c *client) {
 }
 
 // crowdJitter spreads the looks of a whole crowd that learns the same news at once
-// (the draw, sold out) over a few seconds, as the queue page does.
-const crowdJitter = 3 * time.Second
+// over a few seconds, as the queue page does; drawJitter those of the pre-queue
+// after the draw, all of which look for their numbers.
+const (
+	crowdJitter = 3 * time.Second
+	drawJitter  = 10 * time.Second
+)
 
-func jitter(rng *rand.Rand) time.Duration { return time.Duration(rng.Int64N(int64(crowdJitter))) }
+func jitter(rng *rand.Rand, spread time.Duration) time.Duration {
+	return time.Duration(rng.Int64N(int64(spread)))
+}
 
 // fromBoard is what a waiting page shows between its looks: its wait, worked out from
 // its number and the board, and the pace of its next refresh (a quarter of the shortest
 // wait, within 1 to 5 s, as the server paces a look). ok is false when the board says
 // nothing of this waiter (no number yet, or a board older than the look).
 func fromBoard(st queueJSON, lookedAt time.Time, bd *queueBoardSeen) (eta int, pace time.Duration, ok bool) {
-	if bd == nil || st.Number <= 0 || !bd.at.After(lookedAt) || bd.PreQueue {
+	if bd == nil || !bd.at.After(lookedAt) || bd.PreQueue {
 		return 0, 0, false
+	}
+	if st.Number <= 0 { // drawn, number not known yet: the head may come any moment
+		return st.EtaSeconds, time.Second, st.Place != nil
 	}
 	n := float64(max(st.Number-bd.Served, 1)) // itself included
 	if bd.SecondsPerPlace > 0 && !bd.AllHeld {
@@ -94,19 +103,24 @@ func fromBoard(st queueJSON, lookedAt time.Time, bd *queueBoardSeen) (eta int, p
 	return eta, min(max(pace, time.Second), 5*time.Second), true
 }
 
-// mustLook says whether the board tells a waiting page to look now: its turn has come
-// (the head reached its place), or the queue's state changed in a way the page shows
-// only from a look (the draw, sold out, all held, the queue lost and served counted
-// anew). Crowd-wide news delays the look by a random jitter.
-func mustLook(st queueJSON, bd *queueBoardSeen) (now, crowd bool) {
+// mustLook says whether the board tells a waiting page to look: now when its turn has
+// come (the head reached its place, a pre-queue place included) or the queue was lost
+// (served counted anew); within spread when the crowd-wide news needs a look (the
+// draw: its number; a page without a number: any change of state). A page with its
+// number shows all held and sold out from the board itself, without a look.
+func mustLook(st queueJSON, bd *queueBoardSeen) (now bool, spread time.Duration) {
 	if bd == nil {
-		return false, false
+		return false, 0
 	}
 	switch {
 	case st.Place != nil && bd.Head >= *st.Place:
-		return true, false
+		return true, 0
 	case st.Number > 0 && bd.Served < st.Number-int64(st.Position):
-		return true, false
+		return true, 0
+	case st.PreQueue && !bd.PreQueue:
+		return false, drawJitter
+	case st.Number <= 0 && (st.PreQueue != bd.PreQueue || st.SoldOut != bd.SoldOut || st.AllHeld != bd.AllHeld):
+		return false, crowdJitter
 	}
-	return false, st.PreQueue != bd.PreQueue || st.SoldOut != bd.SoldOut || st.AllHeld != bd.AllHeld
+	return false, 0
 }

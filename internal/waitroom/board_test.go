@@ -18,7 +18,8 @@ func board(t *testing.T, r *Room, ev Event) Board {
 
 // TestBoardGivesPositionAndTurn: a waiting page that keeps its Number and Place from
 // one look can tell from the event's board, the same for every waiter, where it stands
-// and when its turn has come. 30 visitors wait in the pre-queue and 10 join after the
+// and when its turn has come; a pre-queue waiter's place, given at the join, is the one
+// the draw orders by. 30 visitors wait in the pre-queue and 10 join after the
 // draw; the admitter lets 25 in. Then for every visitor: admitted exactly when the
 // board's Head has reached the place it was given, and a waiter's position is its
 // Number less the board's Served. One waiter leaves: those behind it read a position
@@ -32,10 +33,13 @@ func TestBoardGivesPositionAndTurn(t *testing.T) {
 	r := newRoom(t, rdb, prefix, Hooks{Events: events(ev)}, Options{Tick: 20 * time.Millisecond})
 	r.seed(2)
 
+	var preplaces []float64 // the places given at the pre-queue joins
 	for i := range pre {
-		if st := join(t, r, ev, visitor("pre", i)); !st.PreQueue || st.Number != 0 || st.LookAfter <= 0 {
-			t.Fatalf("pre-queue join %d: got %+v, want no number before the draw and a time to look again", i, st)
+		st := join(t, r, ev, visitor("pre", i))
+		if !st.PreQueue || st.Number != 0 || st.Place < 0 || st.Place >= 1 || st.LookAfter <= 0 {
+			t.Fatalf("pre-queue join %d: got %+v, want no number before the draw, a drawn place below 1 and a time to look again", i, st)
 		}
+		preplaces = append(preplaces, st.Place)
 	}
 	if b := board(t, r, ev); !b.PreQueue || b.Waiting != pre || b.Served != 0 || b.Head != -1 || !b.DrawAt.Equal(ev.OnsaleAt) {
 		t.Fatalf("board before the draw: got %+v, want the pre-queue of %d, nobody served, no head", b, pre)
@@ -61,6 +65,11 @@ func TestBoardGivesPositionAndTurn(t *testing.T) {
 			t.Fatalf("%s before any admission: got %+v, want queued with number = position and a place", v, st)
 		}
 		places[v], numbers[v] = st.Place, st.Number
+	}
+	for i, p := range preplaces {
+		if v := visitor("pre", i); places[v] != p {
+			t.Errorf("%s: place %v after the draw, %v at the join: the draw orders by the place given", v, places[v], p)
+		}
 	}
 
 	stop := run(t, r)

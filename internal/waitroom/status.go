@@ -107,6 +107,7 @@ func (r *Room) status(ev Event, visitor string, rep reply) Status {
 		st.Token = r.sign(ev.ID, visitor, st.ExpiresAt)
 	case codeWaiting:
 		st.Queued = true
+		st.Place = rep.place
 		if st.PreQueue {
 			// Places are drawn at DrawAt: any place from the first to the last may come.
 			_, mid, last := eta(st.Waiting-1, 0, ev.Settings)
@@ -117,7 +118,6 @@ func (r *Room) status(ev Event, visitor string, rep reply) Status {
 			st.Position = int(rep.rank) + 1
 			st.Ahead = int(rep.rank)
 			st.Number = rep.served + int64(st.Position)
-			st.Place = rep.place
 			if !st.AllHeld { // else nobody goes in until holds lapse: no honest figure
 				st.ETAMin, st.ETA, st.ETAMax = eta(st.Ahead, st.Rate, ev.Settings)
 			}

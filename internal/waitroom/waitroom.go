@@ -95,9 +95,11 @@ type Status struct {
 	// Head reaches Place: its turn has come.
 	LookAfter time.Duration
 	// Number is the visitor's number in the line counted from its start: the board's
-	// Served subtracted from it gives the position (fewer if some ahead leave). Place
-	// is the visitor's place in the queue, which the board's Head reaches at their
-	// turn. Both only when Queued after the draw.
+	// Served subtracted from it gives the position (fewer if some ahead leave); only
+	// when Queued after the draw. Place is the visitor's place in the queue, which the
+	// board's Head reaches at their turn; whenever Queued, the pre-queue too (a
+	// pre-queue place is the random number the draw orders by), so that a waiter
+	// drawn near the front learns of its turn from the board before it looks.
 	Number int64
 	Place  float64
 }

@@ -9,12 +9,14 @@
 // position = number − served (one high for each waiter ahead who left since the look),
 // wait = (ahead + 1) × secondsPerPlace[Min, Max]. It looks:
 //   - lookAfter seconds after the last look (about a minute; at the draw before it);
-//   - at once when the board's head reaches its place: its turn has come;
-//   - soon, 0 to 3 s at random so that a crowd does not ask in one instant, when the
-//     board shows what the page cannot say itself: a state other than the one shown
-//     (the draw done, sold out or all held begun or ended, the board back after a
-//     pause), fewer served than at the look (Redis lost the queue), or no board (the
-//     room turned off).
+//   - at once when the board's head reaches its place: its turn has come (a pre-queue
+//     place is the number the draw orders by, so this holds from the draw on);
+//   - soon, 0 to 3 s at random so that a crowd does not ask in one instant (0 to 10 s
+//     after the draw, which sends the whole pre-queue for its number), when the board
+//     shows what the page cannot say itself: a state other than the one shown (the
+//     draw done, the board back after a pause), fewer served than at the look (Redis
+//     lost the queue), or no board (the room turned off). A waiting page shows all held
+//     and sold out, begun or ended, from the board itself, without a look.
 // A board that fails (the network, a 5xx) leaves the page as it is and is read again at
 // the pace. Paces count from when the request went out, so that a slow answer does not
 // stretch them; a look that fails is tried again at the last pace. A page that cannot
@@ -22,7 +24,9 @@
 // No eval, no inline script or style: it runs under the page's strict CSP.
 (function () {
   "use strict";
-  var JITTER = 3000;
+  // The draw sends the whole pre-queue to look for its number: spread over 10 s (a
+  // waiter drawn near the front hears of its turn from the board meanwhile).
+  var JITTER = 3000, DRAW_JITTER = 10000;
   var q = null, cfg = null, gen = 0, pace = 3, sentAt = 0, inFlight = false;
   var lookTimer = 0, lookAt = 0, soonAsked = false, turnAsked = NaN, boardTimer = 0;
 
@@ -81,6 +85,7 @@
     var d = 5;
     if (b.preQueue) d = (Date.parse(b.drawAt) - Date.parse(b.at)) / 1000;
     else if (following() && b.secondsPerPlaceMin > 0) d = (ahead + 1) * b.secondsPerPlaceMin / 4;
+    else if (!isNaN(cfg.place) && !following()) d = 1; // drawn, number not known yet: the head may come any moment
     if (isNaN(d)) d = 5;
     return Math.min(Math.max(Math.ceil(d), 1), 5);
   }
@@ -90,7 +95,16 @@
     if (el && el.textContent !== text) el.textContent = text;
     return el;
   }
+  function hide(name, hidden) {
+    var el = q.querySelector('[data-q="' + name + '"]');
+    if (el) el.hidden = hidden;
+  }
   function show(b, ahead) {
+    hide("line", b.soldOut);
+    hide("soldout", !b.soldOut);
+    hide("estimate", b.allHeld);
+    hide("held", !b.allHeld);
+    if (b.soldOut) return put("position", "Sold out");
     put("position", "You are number " + thousands(ahead + 1) + " in the queue");
     put("ahead", aheadText(ahead));
     put("wait", waitText((ahead + 1) * b.secondsPerPlaceMin, (ahead + 1) * b.secondsPerPlaceMax, ahead));
@@ -117,11 +131,12 @@
     lookAt = at;
     lookTimer = setTimeout(look, Math.max(ms, 0));
   }
-  // soon: a look 0 to 3 s from now, for what the whole crowd sees at once.
-  function soon() {
+  // soon: a look within spread ms (0 to 3 s by default), for what the whole crowd sees
+  // at once.
+  function soon(spread) {
     if (soonAsked) return;
     soonAsked = true;
-    lookIn(Math.random() * JITTER);
+    lookIn(Math.random() * (spread || JITTER));
   }
 
   function boardIn(ms) {
@@ -140,17 +155,22 @@
     }).catch(again);
   }
   function onBoard(b, at) {
-    var ahead = 0;
+    var ahead = 0, state = boardState(b);
+    // Its turn: at once, no jitter. A pre-queue place is the number the draw orders
+    // by, so a waiter drawn near the front learns it here before its first look.
+    if (!isNaN(cfg.place) && b.head >= cfg.place && turnAsked !== cfg.place) {
+      turnAsked = cfg.place;
+      lookIn(0);
+    }
+    // A waiting page shows all held and sold out from the board itself: a crowd that
+    // looked whenever they began or ended would ask all at once, each time.
+    var itself = following() && (cfg.state === "waiting" || cfg.state === "allHeld");
     if (following()) {
-      if (b.head >= cfg.place && turnAsked !== cfg.place) { // its turn: at once, no jitter
-        turnAsked = cfg.place;
-        lookIn(0);
-      }
       if (b.served < cfg.served) soon();
       ahead = Math.max(0, cfg.number - b.served - 1);
-      if (cfg.state === "waiting" || cfg.state === "allHeld") show(b, ahead);
+      if (itself) show(b, ahead);
     }
-    if (boardState(b) !== cfg.state) soon();
+    if (state !== cfg.state && !itself) soon(cfg.state === "preQueue" ? DRAW_JITTER : JITTER);
     pace = paceOf(b, ahead);
     boardIn(pace * 1000 - since(at));
   }
