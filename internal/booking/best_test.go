@@ -1,11 +1,13 @@
 package booking
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"boxoffice/internal/demo"
 )
@@ -302,5 +304,82 @@ func TestBestAvailableConcurrentNegativeControl(t *testing.T) {
 		t.Errorf("read-then-write best available: got no seat given twice, want some")
 	} else {
 		t.Logf("read-then-write best available gave %d seats twice", len(twice))
+	}
+}
+
+// TestBestAvailableWaitsWithoutAConnection: best-available searches of one event that
+// wait for their turn do not hold the pool's connections meanwhile, so the event's
+// other calls go on. Another session holds the event's best-available lock; eight
+// searches start. At most one of them waits in the database (the rest wait in the
+// process), and an exact hold goes through while they wait. When the lock goes, all
+// eight get their seats. (With the turn taken only in the database, every free
+// connection of the pool waits on the lock and the exact hold waits for one: this
+// test then fails.)
+func TestBestAvailableWaitsWithoutAConnection(t *testing.T) {
+	t.Parallel()
+	f := demoFixture(t, DefaultConfig())
+	blocker, err := f.pool.Acquire(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer blocker.Release()
+	lock := `SELECT pg_advisory_lock(hashtextextended('best-available', $1::bigint))`
+	if _, err := blocker.Exec(t.Context(), lock, f.event); err != nil {
+		t.Fatal(err)
+	}
+	locked := true
+	unlock := func() {
+		if locked {
+			locked = false
+			if _, err := blocker.Exec(context.Background(), `SELECT pg_advisory_unlock_all()`); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	defer unlock()
+
+	const searches = 8
+	errs := make(chan error, searches)
+	for i := range searches {
+		go func() {
+			_, err := f.bestHold(t, buyerName("best", i), 2, "", false)
+			errs <- err
+		}()
+	}
+	waiting := func() int {
+		var n int
+		if err := blocker.QueryRow(t.Context(),
+			`SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for waiting() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("no search came to wait for the lock")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(200 * time.Millisecond) // time for the others to pile up, were they to
+
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	var seat int64 // the dearest seat: far from what best available gives first
+	if err := blocker.QueryRow(t.Context(), `SELECT id FROM seats WHERE event_id = $1 ORDER BY price_cents DESC, id LIMIT 1`,
+		f.event).Scan(&seat); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.svc.Hold(ctx, HoldRequest{EventID: f.event, Buyer: "exact", SeatIDs: []int64{seat}}); err != nil {
+		t.Errorf("an exact hold while best-available searches wait: %v, want it held", err)
+	}
+	if n := waiting(); n != 1 {
+		t.Errorf("searches waiting in the database: got %d, want 1 (the others wait without a connection)", n)
+	}
+	unlock()
+	for range searches {
+		if err := <-errs; err != nil {
+			t.Errorf("a best-available search once the lock went: %v", err)
+		}
 	}
 }

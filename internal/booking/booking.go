@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -73,6 +74,10 @@ type Service struct {
 
 	// counters hear of holds, sales and refunds after commit (counters.go); nil: none.
 	counters Counters
+
+	// bestTurns: the best-available searches of one event take turns in this process
+	// before they take a database connection (best.go: bestTurn).
+	bestTurns sync.Map // event id → chan struct{}
 
 	exactQ  chan *exactCall // exact holds waiting to run; see batch.go
 	workers atomic.Int32

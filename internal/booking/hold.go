@@ -24,6 +24,13 @@ func (s *Service) hold(ctx context.Context, req HoldRequest) (Hold, error) {
 	if len(req.SeatIDs) > 0 {
 		return s.holdExact(ctx, req)
 	}
+	if req.GATierID == 0 {
+		done, err := s.bestTurn(ctx, req.EventID)
+		if err != nil {
+			return Hold{}, err
+		}
+		defer done()
+	}
 	var h Hold
 	err := s.inTx(ctx, func(tx pgx.Tx, q *db.Queries) error {
 		var err error
