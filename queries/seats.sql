@@ -37,10 +37,12 @@ WHERE complete.ok AND s.event_id = @event_id AND s.id = target.id
 RETURNING s.id, s.section, s.row_label, s.number, s.price_cents;
 
 -- name: SeatBestRows :many
--- Every seat of the few rows best worth a look for best available, best row first. The
--- rows are found through the index of untouched free seats (plus seats whose hold has
--- lapsed but not been tidied), so however many seats are held or sold the search costs
--- the same.
+-- The free seats of the few rows best worth a look for best available, best row first.
+-- The rows are found through the index of untouched free seats (plus seats whose hold
+-- has lapsed but not been tidied), so however many seats are held or sold the search
+-- costs the same. Only free seats come back: the picking needs runs of consecutive
+-- numbers, which a taken seat breaks as well by being absent (late in an onsale the
+-- widest look spans 128 nearly full rows, 6,400 seats, of which a few are free).
 WITH free AS (
     (SELECT f.section, f.row_label, f.price_cents, f.rank FROM seats f
      WHERE f.event_id = @event_id AND f.held_by IS NULL AND f.sold_at IS NULL
@@ -62,6 +64,7 @@ SELECT s.id, s.section, s.row_label, s.number, s.price_cents, s.rank,
        (s.sold_at IS NULL AND (s.held_by IS NULL OR s.hold_expires_at <= now()))::bool AS free
 FROM candidate c
 JOIN seats s ON s.event_id = @event_id AND s.section = c.section AND s.row_label = c.row_label
+WHERE s.sold_at IS NULL AND (s.held_by IS NULL OR s.hold_expires_at <= now())
 ORDER BY c.best_price, c.best_rank, s.section, s.row_label, s.number;
 
 -- name: SeatBestRowsInSection :many
@@ -88,6 +91,7 @@ SELECT s.id, s.section, s.row_label, s.number, s.price_cents, s.rank,
        (s.sold_at IS NULL AND (s.held_by IS NULL OR s.hold_expires_at <= now()))::bool AS free
 FROM candidate c
 JOIN seats s ON s.event_id = @event_id AND s.section = c.section AND s.row_label = c.row_label
+WHERE s.sold_at IS NULL AND (s.held_by IS NULL OR s.hold_expires_at <= now())
 ORDER BY c.best_price, c.best_rank, s.section, s.row_label, s.number;
 
 -- name: SeatRelease :many
