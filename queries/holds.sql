@@ -61,10 +61,11 @@ LIMIT @max_holds::int
 FOR UPDATE SKIP LOCKED;
 
 -- name: BestAvailableLock :exec
--- Best-available searches of one event take turns for the rest of their transaction:
--- buyers arriving together would otherwise all compute the same best seats and spend
--- their time losing them to each other.
-SELECT pg_advisory_xact_lock(hashtextextended('best-available', @event_id::bigint));
+-- Best-available searches of one event take turns for the rest of their transaction,
+-- a few at a time (turn is one of booking.bestTurns): buyers arriving together would
+-- otherwise all compute the same best seats and spend their time losing them to each
+-- other.
+SELECT pg_advisory_xact_lock(hashtextextended('best-available/' || @turn::int, @event_id::bigint));
 
 -- name: GAPlacesHeld :one
 -- The event's GA places taken by holds neither released nor sold: they come back if

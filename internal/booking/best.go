@@ -24,21 +24,35 @@ const (
 	looks = 6
 )
 
-// bestTurn waits for the event's best-available turn in this process and returns its
-// end. The searches of one event take turns in the database too (BestAvailableLock,
-// across instances), but a search waiting there holds a pool connection meanwhile:
-// when the searches pile up, at the end of an onsale, they took every connection and
-// every other call of the event (exact holds, checkout, pay) waited behind them (hold
-// p50 250 ms in make onsale's last half minute). Waiting here costs no connection, so
-// at most one per instance waits in the database.
-func (s *Service) bestTurn(ctx context.Context, eventID int64) (done func(), err error) {
-	v, _ := s.bestTurns.LoadOrStore(eventID, make(chan struct{}, 1))
-	turn := v.(chan struct{})
+// bestTurns is how many best-available searches of one event run at once. One at a
+// time wasted no search on seats another was claiming, but late in an onsale the
+// searches queued for seconds behind each other (make onsale: hold p50 1.2-4 s in the
+// last 30 s before the sell-out); two overlap one's commit with the other's search,
+// and step past each other's seats (SKIP LOCKED, spread).
+const bestTurns = 2
+
+// bestTurn waits for one of the event's best-available turns in this process and
+// returns it and its end. The searches take the same turns in the database too
+// (BestAvailableLock, across instances), but a search waiting there holds a pool
+// connection meanwhile: when the searches pile up, at the end of an onsale, they took
+// every connection and every other call of the event (exact holds, checkout, pay)
+// waited behind them (hold p50 250 ms in make onsale's last half minute). Waiting here
+// costs no connection, so at most bestTurns per instance wait in the database.
+func (s *Service) bestTurn(ctx context.Context, eventID int64) (turn int, done func(), err error) {
+	v, ok := s.bestTurns.Load(eventID)
+	if !ok {
+		turns := make(chan int, bestTurns)
+		for i := range bestTurns {
+			turns <- i
+		}
+		v, _ = s.bestTurns.LoadOrStore(eventID, turns)
+	}
+	turns := v.(chan int)
 	select {
-	case turn <- struct{}{}:
-		return func() { <-turn }, nil
+	case turn = <-turns:
+		return turn, func() { turns <- turn }, nil
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		return 0, nil, ctx.Err()
 	}
 }
 
@@ -50,7 +64,7 @@ func (s *Service) bestTurn(ctx context.Context, eventID int64) (done func(), err
 // random start. On the last look a claim waits for locked seats instead of
 // skipping them, so a buyer is only turned away when the seats are really gone.
 func (s *Service) holdBest(ctx context.Context, tx pgx.Tx, q *db.Queries, req HoldRequest, hold db.HoldCreateRow) ([]Seat, error) {
-	if err := q.BestAvailableLock(ctx, req.EventID); err != nil {
+	if err := q.BestAvailableLock(ctx, db.BestAvailableLockParams{EventID: req.EventID, Turn: int32(req.turn)}); err != nil {
 		return nil, err
 	}
 	for look := 0; look < looks; look++ {

@@ -309,9 +309,9 @@ func TestBestAvailableConcurrentNegativeControl(t *testing.T) {
 
 // TestBestAvailableWaitsWithoutAConnection: best-available searches of one event that
 // wait for their turn do not hold the pool's connections meanwhile, so the event's
-// other calls go on. Another session holds the event's best-available lock; eight
-// searches start. At most one of them waits in the database (the rest wait in the
-// process), and an exact hold goes through while they wait. When the lock goes, all
+// other calls go on. Another session holds the event's best-available locks, one a
+// turn; eight searches start. One a turn waits in the database (the rest wait in the
+// process), and an exact hold goes through while they wait. When the locks go, all
 // eight get their seats. (With the turn taken only in the database, every free
 // connection of the pool waits on the lock and the exact hold waits for one: this
 // test then fails.)
@@ -323,9 +323,11 @@ func TestBestAvailableWaitsWithoutAConnection(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer blocker.Release()
-	lock := `SELECT pg_advisory_lock(hashtextextended('best-available', $1::bigint))`
-	if _, err := blocker.Exec(t.Context(), lock, f.event); err != nil {
-		t.Fatal(err)
+	lock := `SELECT pg_advisory_lock(hashtextextended('best-available/' || $2::int, $1::bigint))`
+	for turn := range bestTurns { // every turn of the event
+		if _, err := blocker.Exec(t.Context(), lock, f.event, turn); err != nil {
+			t.Fatal(err)
+		}
 	}
 	locked := true
 	unlock := func() {
@@ -373,8 +375,8 @@ func TestBestAvailableWaitsWithoutAConnection(t *testing.T) {
 	if _, err := f.svc.Hold(ctx, HoldRequest{EventID: f.event, Buyer: "exact", SeatIDs: []int64{seat}}); err != nil {
 		t.Errorf("an exact hold while best-available searches wait: %v, want it held", err)
 	}
-	if n := waiting(); n != 1 {
-		t.Errorf("searches waiting in the database: got %d, want 1 (the others wait without a connection)", n)
+	if n := waiting(); n != bestTurns {
+		t.Errorf("searches waiting in the database: got %d, want %d, one a turn (the others wait without a connection)", n, bestTurns)
 	}
 	unlock()
 	for range searches {

@@ -77,7 +77,7 @@ type Service struct {
 
 	// bestTurns: the best-available searches of one event take turns in this process
 	// before they take a database connection (best.go: bestTurn).
-	bestTurns sync.Map // event id → chan struct{}
+	bestTurns sync.Map // event id → chan int, the free turns
 
 	exactQ  chan *exactCall // exact holds waiting to run; see batch.go
 	workers atomic.Int32

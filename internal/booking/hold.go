@@ -25,11 +25,12 @@ func (s *Service) hold(ctx context.Context, req HoldRequest) (Hold, error) {
 		return s.holdExact(ctx, req)
 	}
 	if req.GATierID == 0 {
-		done, err := s.bestTurn(ctx, req.EventID)
+		turn, done, err := s.bestTurn(ctx, req.EventID)
 		if err != nil {
 			return Hold{}, err
 		}
 		defer done()
+		req.turn = turn
 	}
 	var h Hold
 	err := s.inTx(ctx, func(tx pgx.Tx, q *db.Queries) error {

@@ -11,14 +11,20 @@ import (
 )
 
 const bestAvailableLock = `-- name: BestAvailableLock :exec
-SELECT pg_advisory_xact_lock(hashtextextended('best-available', $1::bigint))
+SELECT pg_advisory_xact_lock(hashtextextended('best-available/' || $1::int, $2::bigint))
 `
 
-// Best-available searches of one event take turns for the rest of their transaction:
-// buyers arriving together would otherwise all compute the same best seats and spend
-// their time losing them to each other.
-func (q *Queries) BestAvailableLock(ctx context.Context, eventID int64) error {
-	_, err := q.db.Exec(ctx, bestAvailableLock, eventID)
+type BestAvailableLockParams struct {
+	Turn    int32
+	EventID int64
+}
+
+// Best-available searches of one event take turns for the rest of their transaction,
+// a few at a time (turn is one of booking.bestTurns): buyers arriving together would
+// otherwise all compute the same best seats and spend their time losing them to each
+// other.
+func (q *Queries) BestAvailableLock(ctx context.Context, arg BestAvailableLockParams) error {
+	_, err := q.db.Exec(ctx, bestAvailableLock, arg.Turn, arg.EventID)
 	return err
 }
 
