@@ -385,3 +385,25 @@ func TestBestAvailableWaitsWithoutAConnection(t *testing.T) {
 		}
 	}
 }
+
+// TestHoldConflictCounted: every refusal the API answers 409 for want of seats counts
+// as a hold conflict, busy too (the onsale simulator compares the count with its own
+// 409s); other failures do not.
+func TestHoldConflictCounted(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		err  error
+		want bool
+	}{
+		{&SeatsUnavailableError{SeatIDs: []int64{1}}, true},
+		{fmt.Errorf("hold: %w", ErrSoldOut), true},
+		{ErrContended, true},
+		{ErrEventNotFound, false},
+		{&LimitError{Limit: 8}, false},
+		{errors.New("connection lost"), false},
+	} {
+		if got := isConflict(tt.err); got != tt.want {
+			t.Errorf("isConflict(%v): got %v, want %v", tt.err, got, tt.want)
+		}
+	}
+}

@@ -32,15 +32,21 @@ func (s *Service) SetCounters(c Counters) { s.counters = c }
 func (s *Service) Hold(ctx context.Context, req HoldRequest) (Hold, error) {
 	h, err := s.hold(ctx, req)
 	if s.counters != nil {
-		var taken *SeatsUnavailableError
 		switch {
 		case err == nil:
 			s.counters.HoldCreated()
-		case errors.As(err, &taken), errors.Is(err, ErrSoldOut):
+		case isConflict(err):
 			s.counters.HoldConflict()
 		}
 	}
 	return h, err
+}
+
+// isConflict says whether a hold was refused for want of seats, as the API's 409s:
+// taken, being taken by others (busy: ErrContended), or not enough left.
+func isConflict(err error) bool {
+	var taken *SeatsUnavailableError
+	return errors.As(err, &taken) || errors.Is(err, ErrSoldOut) || errors.Is(err, ErrContended)
 }
 
 // countPayment counts what a committed payment event did.

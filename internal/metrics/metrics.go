@@ -57,7 +57,7 @@ func New() *Metrics {
 	return &Metrics{
 		Registry:      reg,
 		holds:         counter("holds_total", "Holds created (exact seats, best available and general admission)."),
-		holdConflicts: counter("hold_conflicts_total", "Hold attempts refused with 409 because the seats were taken or not enough were left."),
+		holdConflicts: counter("hold_conflicts_total", "Hold attempts refused with 409 because the seats were taken, being taken (busy), or not enough were left."),
 		confirmed:     counter("orders_confirmed_total", "Orders confirmed (sales), by webhook, reconciliation or a free checkout."),
 		tickets:       counter("tickets_issued_total", "Tickets issued by confirmed orders."),
 		refunds:       counter("refunds_total", "Refunds the payment provider confirmed."),
