@@ -10,7 +10,6 @@ import (
 	"strconv"
 
 	"github.com/a-h/templ"
-	"github.com/skip2/go-qrcode"
 
 	"boxoffice/internal/booking"
 	"boxoffice/internal/wording"
@@ -55,7 +54,7 @@ func Confirmation(r booking.Receipt, s Site) (Message, error) {
 	}
 	var inline []Inline
 	for i, t := range o.Tickets {
-		png, err := qrcode.Encode(t.Code, qrcode.High, qrPixels)
+		png, err := qrPNG(t.Code, qrPixels)
 		if err != nil {
 			return Message{}, fmt.Errorf("QR code of ticket %d: %w", t.ID, err)
 		}
