@@ -95,11 +95,7 @@ func (s *server) joinQueue(c echo.Context) error { return s.answerQueue(c, queue
 func (s *server) getQueue(c echo.Context) error { return s.answerQueue(c, queueLook) }
 
 func (s *server) answerQueue(c echo.Context, ask queueAsk) error {
-	id, err := pathID(c, "id")
-	if err != nil {
-		return err
-	}
-	ev, err := s.eventByID(c.Request().Context(), id)
+	ev, err := eventOfPath(s, c)
 	if err != nil {
 		return err
 	}

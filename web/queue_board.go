@@ -101,11 +101,7 @@ var errNoWaitingRoom = &apiError{Status: http.StatusNotFound, Code: "no_waiting_
 // getBoard answers the event's board: public, the same for everyone, cacheable for a
 // second. No session: a crowd's pages read it every few seconds.
 func (s *server) getBoard(c echo.Context) error {
-	id, err := pathID(c, "id")
-	if err != nil {
-		return err
-	}
-	ev, err := s.eventByID(c.Request().Context(), id)
+	ev, err := eventOfPath(s, c)
 	if err != nil {
 		return err
 	}
