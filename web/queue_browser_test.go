@@ -118,3 +118,69 @@ func TestBrowserQueueFollowsBoard(t *testing.T) {
 	}
 	noConsoleErrors(t, ctx)
 }
+
+// TestBrowserQueueShowsAllHeldFromBoard: a waiting page shows from the board, without
+// a look, that everything left is held (no wait can be given) and that it no longer
+// is; a crowd of pages that each looked at every such change would ask all at once.
+// Two slots: the first shopper holds half, the browser waits; the second shopper
+// holds the rest, then lets it all go, which also gives the browser its turn.
+func TestBrowserQueueShowsAllHeldFromBoard(t *testing.T) {
+	t.Parallel()
+	app := newTestApp(t, fastQueue)
+	const slug = "board-held"
+	ev := smallEvent(t, app.Pool, slug) // 10 seats, 10 standing places
+	roomOn(t, app, ev, 2, 100, time.Minute)
+	runQueue(t, app)
+	seats := firstSeats(t, app.Pool, ev, 10)
+	tier := count(t, app.Pool, `SELECT id FROM ga_tiers WHERE event_id = $1`, ev)
+	first, second := app.newClient(t), app.newClient(t)
+	holdAll := func(c *client, seats []int64) []string {
+		t.Helper()
+		if q := c.queue("POST", ev); !q.Admitted {
+			t.Fatalf("shopper: got %+v, want admitted", q)
+		}
+		var ga holdJSON
+		if st := c.do("POST", "/api/v1/events/"+itoa(ev)+"/holds", map[string]any{"gaTierId": tier, "quantity": 5}, &ga); st != http.StatusCreated {
+			t.Fatalf("standing places: got %d, want 201", st)
+		}
+		return []string{c.hold(ev, seats...).HoldID, ga.HoldID}
+	}
+	holdAll(first, seats[:5])
+	if q := second.queue("POST", ev); !q.Admitted {
+		t.Fatalf("second shopper: got %+v, want admitted", q)
+	}
+	rc := newRequestCounter(t, app, ev, slug)
+
+	b := browsertest.New(t)
+	ctx := b.NewContext(t)
+	if resp := browsertest.Run(t, ctx, chromedp.NavigateResponse(rc.URL+"/events/"+slug+"/queue")); resp.Status != 200 {
+		t.Fatalf("queue page: got status %d, want 200", resp.Status)
+	}
+	waitJS(t, ctx, "htmx", `typeof htmx === "object"`, browsertest.Timeout)
+	shown := func(mark string) string {
+		return `!document.querySelector('#queue [data-q="` + mark + `"]').hidden`
+	}
+	if !js[bool](t, ctx, shown("estimate")) || js[bool](t, ctx, shown("held")) {
+		t.Fatal("queue page with seats free: want the estimate shown and the all-held words hidden")
+	}
+
+	held := holdAll(second, seats[5:])
+	waitJS(t, ctx, "the page to say everything is held, from the board",
+		shown("held")+` && !(`+shown("estimate")+`)`, 15*time.Second)
+	if n, reads := rc.looks.Load(), rc.boards.Load(); n != 0 || reads == 0 {
+		t.Fatalf("everything held: %d looks and %d board reads, want no look, the board read", n, reads)
+	}
+
+	for _, id := range held {
+		if st := second.do("DELETE", "/api/v1/holds/"+id, nil, nil); st != http.StatusNoContent {
+			t.Fatalf("release: got %d, want 204", st)
+		}
+	}
+	// The release gives the second shopper's slot to the browser: it goes on to the
+	// seats with one look.
+	browsertest.Do(t, ctx, chromedp.WaitVisible(chromedp.CSS("#seat-form")))
+	if n := rc.looks.Load(); n != 1 {
+		t.Errorf("looks: got %d, want 1 (the one when the board showed its turn)", n)
+	}
+	noConsoleErrors(t, ctx)
+}
