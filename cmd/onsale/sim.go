@@ -335,7 +335,11 @@ func (s *sim) watch(ctx context.Context, c *client, progress io.Writer, onsale t
 	defer fetcher.Wait()
 	fetcher.Go(func() { s.follow(ctx) })
 	if s.event.WaitingRoom {
-		fetcher.Go(func() { s.qboard.follow(ctx, s, c) })
+		// A connection of its own: pages read the board from a CDN's edge, not behind
+		// the crowd's looks in the queue's connection pool.
+		boardRT := &http.Transport{Proxy: nil, MaxConnsPerHost: 1, MaxIdleConnsPerHost: 1, IdleConnTimeout: 30 * time.Second}
+		defer boardRT.CloseIdleConnections()
+		fetcher.Go(func() { s.qboard.follow(ctx, s, newClient(c.base, boardRT, s.cfg.Timeout)) })
 	}
 	fetcher.Go(func() {
 		t := time.NewTicker(s.cfg.MapEvery)
