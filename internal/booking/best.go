@@ -31,14 +31,21 @@ const (
 // and step past each other's seats (SKIP LOCKED, spread).
 const bestTurns = 2
 
-// bestTurn waits for one of the event's best-available turns in this process and
-// returns it and its end. The searches take the same turns in the database too
-// (BestAvailableLock, across instances), but a search waiting there holds a pool
-// connection meanwhile: when the searches pile up, at the end of an onsale, they took
-// every connection and every other call of the event (exact holds, checkout, pay)
-// waited behind them (hold p50 250 ms in make onsale's last half minute). Waiting here
-// costs no connection, so at most bestTurns per instance wait in the database.
-func (s *Service) bestTurn(ctx context.Context, eventID int64) (turn int, done func(), err error) {
+// bestTurn waits, when req asks for best available, for one of the event's
+// best-available turns in this process and returns it and its end; any other request
+// needs no turn (0, and an end that does nothing). Every hold of places takes it
+// before its transaction, the buyer's and the box office's alike. The searches take the
+// same turns in the database too (BestAvailableLock, across instances), but a search
+// waiting there holds a pool connection meanwhile: when the searches pile up, at the
+// end of an onsale, they took every connection and every other call of the event
+// (exact holds, checkout, pay) waited behind them (hold p50 250 ms in make onsale's
+// last half minute). Waiting here costs no connection, so at most bestTurns per
+// instance wait in the database.
+func (s *Service) bestTurn(ctx context.Context, req HoldRequest) (turn int, done func(), err error) {
+	if len(req.SeatIDs) > 0 || req.GATierID != 0 {
+		return 0, func() {}, nil
+	}
+	eventID := req.EventID
 	v, ok := s.bestTurns.Load(eventID)
 	if !ok {
 		turns := make(chan int, bestTurns)
@@ -63,8 +70,8 @@ func (s *Service) bestTurn(ctx context.Context, eventID int64) (turn int, done f
 // compute the same ranking: after the best, each tries the next few choices from a
 // random start. On the last look a claim waits for locked seats instead of
 // skipping them, so a buyer is only turned away when the seats are really gone.
-func (s *Service) holdBest(ctx context.Context, tx pgx.Tx, q *db.Queries, req HoldRequest, hold db.HoldCreateRow) ([]Seat, error) {
-	if err := q.BestAvailableLock(ctx, db.BestAvailableLockParams{EventID: req.EventID, Turn: int32(req.turn)}); err != nil {
+func (s *Service) holdBest(ctx context.Context, tx pgx.Tx, q *db.Queries, req HoldRequest, hold db.HoldCreateRow, turn int) ([]Seat, error) {
+	if err := q.BestAvailableLock(ctx, db.BestAvailableLockParams{EventID: req.EventID, Turn: int32(turn)}); err != nil {
 		return nil, err
 	}
 	for look := 0; look < looks; look++ {

@@ -107,6 +107,11 @@ func (s *Service) SellAtBoxOffice(ctx context.Context, sl Sale) (o Order, replay
 		return Order{}, false, err
 	}
 	buyer := saleBuyer(sl.Token)
+	turn, done, err := s.bestTurn(ctx, sl.holdRequest(buyer))
+	if err != nil {
+		return Order{}, false, err
+	}
+	defer done()
 	var row db.Order
 	var sold []int64
 	ga := false
@@ -130,7 +135,7 @@ func (s *Service) SellAtBoxOffice(ctx context.Context, sl Sale) (o Order, replay
 			return err
 		}
 
-		h, err := s.saleHold(ctx, tx, q, sl, buyer)
+		h, err := s.saleHold(ctx, tx, q, sl, buyer, turn)
 		if err != nil {
 			return err
 		}
@@ -215,12 +220,12 @@ func (s *Service) SellAtBoxOffice(ctx context.Context, sl Sale) (o Order, replay
 
 // saleHold holds what the sale asks for in its transaction, through the statements of
 // an online hold: hold_seats for picked seats, HoldCreate and the best-available or
-// general-admission claim for a quantity. The limit is the sale's own size.
-func (s *Service) saleHold(ctx context.Context, tx pgx.Tx, q *db.Queries, sl Sale, buyer string) (Hold, error) {
-	req := HoldRequest{EventID: sl.EventID, Buyer: buyer, SeatIDs: sl.SeatIDs, Quantity: sl.Quantity,
-		Section: sl.Section, Together: sl.Together, GATierID: sl.GATierID}
+// general-admission claim for a quantity. The limit is the sale's own size; turn is
+// the best-available turn taken before the transaction (bestTurn).
+func (s *Service) saleHold(ctx context.Context, tx pgx.Tx, q *db.Queries, sl Sale, buyer string, turn int) (Hold, error) {
+	req := sl.holdRequest(buyer)
 	if len(sl.SeatIDs) == 0 {
-		return s.holdPlaces(ctx, tx, q, req, sl.Quantity)
+		return s.holdPlaces(ctx, tx, q, req, sl.Quantity, turn)
 	}
 	rows, err := q.SeatsHoldExact(ctx, db.SeatsHoldExactParams{
 		EventID: sl.EventID, Buyer: buyer, SeatIds: sl.SeatIDs,
@@ -230,6 +235,12 @@ func (s *Service) saleHold(ctx context.Context, tx pgx.Tx, q *db.Queries, sl Sal
 		return Hold{}, err
 	}
 	return s.exactVerdict(ctx, req, rows)
+}
+
+// holdRequest is the hold the sale makes for buyer.
+func (sl Sale) holdRequest(buyer string) HoldRequest {
+	return HoldRequest{EventID: sl.EventID, Buyer: buyer, SeatIDs: sl.SeatIDs, Quantity: sl.Quantity,
+		Section: sl.Section, Together: sl.Together, GATierID: sl.GATierID}
 }
 
 // made reports whether o is the order this sale would make: the same seats picked, or

@@ -24,18 +24,15 @@ func (s *Service) hold(ctx context.Context, req HoldRequest) (Hold, error) {
 	if len(req.SeatIDs) > 0 {
 		return s.holdExact(ctx, req)
 	}
-	if req.GATierID == 0 {
-		turn, done, err := s.bestTurn(ctx, req.EventID)
-		if err != nil {
-			return Hold{}, err
-		}
-		defer done()
-		req.turn = turn
+	turn, done, err := s.bestTurn(ctx, req)
+	if err != nil {
+		return Hold{}, err
 	}
+	defer done()
 	var h Hold
-	err := s.inTx(ctx, func(tx pgx.Tx, q *db.Queries) error {
+	err = s.inTx(ctx, func(tx pgx.Tx, q *db.Queries) error {
 		var err error
-		h, err = s.holdPlaces(ctx, tx, q, req, s.cfg.MaxPerBuyer)
+		h, err = s.holdPlaces(ctx, tx, q, req, s.cfg.MaxPerBuyer, turn)
 		return err
 	})
 	if err != nil {
@@ -50,8 +47,9 @@ func (s *Service) hold(ctx context.Context, req HoldRequest) (Hold, error) {
 
 // holdPlaces holds best-available seats or general-admission places in the caller's
 // transaction, the buyer staying within limit: the hold row first (HoldCreate, which
-// carries the sales window and the limit), then the claim.
-func (s *Service) holdPlaces(ctx context.Context, tx pgx.Tx, q *db.Queries, req HoldRequest, limit int) (Hold, error) {
+// carries the sales window and the limit), then the claim. turn is the best-available
+// turn the caller took before the transaction (bestTurn).
+func (s *Service) holdPlaces(ctx context.Context, tx pgx.Tx, q *db.Queries, req HoldRequest, limit, turn int) (Hold, error) {
 	if err := q.BuyerLock(ctx, db.BuyerLockParams{Buyer: req.Buyer, EventID: req.EventID}); err != nil {
 		return Hold{}, err
 	}
@@ -98,7 +96,7 @@ func (s *Service) holdPlaces(ctx context.Context, tx pgx.Tx, q *db.Queries, req 
 		h.GA = &GAPlaces{TierID: tier.ID, TierName: tier.Name, Quantity: req.Quantity, PriceCents: int(tier.PriceCents)}
 		return h, nil
 	}
-	h.Seats, err = s.holdBest(ctx, tx, q, req, row)
+	h.Seats, err = s.holdBest(ctx, tx, q, req, row, turn)
 	return h, err
 }
 

@@ -79,8 +79,6 @@ type HoldRequest struct {
 	Section  string
 	Together bool
 	GATierID int64
-
-	turn int // best available's turn (bestTurn), set by Hold; the box office takes 0
 }
 
 // Order statuses. An order only moves forward: pending to confirmed, refund_pending or
