@@ -46,30 +46,12 @@ func (r *Room) Board(ctx context.Context, ev Event) (Board, error) {
 	if err != nil {
 		return Board{}, err
 	}
-	get := func(i int) any {
-		if i < len(res) {
-			return res[i]
-		}
-		return nil
-	}
-	now := time.UnixMilli(asInt(get(0), 0))
-	stock, free := asInt(get(5), -1), asInt(get(7), -1)
+	get := func(i int) any { return item(res, i) }
+	now := asInt(get(0), 0)
+	f := figuresOf(ev, now, asInt(get(6), 0), asFloat(get(4), -1), asInt(get(5), -1), asInt(get(7), -1))
 	b := Board{
-		At:        now,
-		Waiting:   int(asInt(get(1), 0)),
-		Served:    asInt(get(2), 0),
-		Head:      asFloat(get(3), -1),
-		SeatsLeft: int(stock),
-		SoldOut:   stock == 0,
-		AllHeld:   stock > 0 && free == 0,
-		DrawAt:    ev.OnsaleAt,
-	}
-	if rg := time.UnixMilli(asInt(get(6), 0)); rg.After(b.DrawAt) && asInt(get(6), 0) > 0 {
-		b.DrawAt = rg
-	}
-	b.PreQueue = now.Before(b.DrawAt)
-	if m := asFloat(get(4), -1); m > 0 {
-		b.Rate = m
+		At: time.UnixMilli(now), Waiting: int(asInt(get(1), 0)), Served: asInt(get(2), 0), Head: asFloat(get(3), -1),
+		PreQueue: f.preQueue, DrawAt: f.drawAt, Rate: f.rate, SeatsLeft: f.seatsLeft, SoldOut: f.soldOut, AllHeld: f.allHeld,
 	}
 	if !b.AllHeld {
 		b.PerPlaceMin, b.PerPlace, b.PerPlaceMax = eta(0, b.Rate, ev.Settings)

@@ -31,12 +31,7 @@ type reply struct {
 
 func parseReply(res []any) reply {
 	rep := reply{rank: -1, stock: -1, free: -1}
-	get := func(i int) any {
-		if i < len(res) {
-			return res[i]
-		}
-		return nil
-	}
+	get := func(i int) any { return item(res, i) }
 	rep.code = asInt(get(0), 0)
 	rep.at = asInt(get(1), 0)
 	rep.rank = asInt(get(2), -1)
@@ -50,6 +45,40 @@ func parseReply(res []any) reply {
 	rep.served = asInt(get(10), 0)
 	rep.place = asFloat(get(11), -1)
 	return rep
+}
+
+// item is a script reply's i-th element, nil past its end.
+func item(res []any, i int) any {
+	if i < len(res) {
+		return res[i]
+	}
+	return nil
+}
+
+// figures are what every visitor of an event is told alike, worked out from the
+// event's state as a script read it: Status and Board both give them.
+type figures struct {
+	drawAt    time.Time // the onsale, or the end of a regroup after Redis lost the queue
+	preQueue  bool      // now is before drawAt
+	rate      float64   // measured admissions per second; 0 while unknown
+	seatsLeft int       // -1 unknown
+	soldOut   bool      // nothing left to sell and nothing held that may lapse
+	allHeld   bool      // something unsold, nothing free
+}
+
+// figuresOf works them out: now and regroup in Redis ms, mrate <= 0 unknown, stock
+// and free -1 unknown. Whether the draw has come is decided by Redis's clock, as the
+// scripts decide it.
+func figuresOf(ev Event, now, regroup int64, mrate float64, stock, free int64) figures {
+	f := figures{drawAt: ev.OnsaleAt, seatsLeft: int(stock), soldOut: stock == 0, allHeld: stock > 0 && free == 0}
+	if rg := time.UnixMilli(regroup); regroup > 0 && rg.After(f.drawAt) {
+		f.drawAt = rg
+	}
+	f.preQueue = time.UnixMilli(now).Before(f.drawAt)
+	if mrate > 0 {
+		f.rate = mrate
+	}
+	return f
 }
 
 // asInt reads a Lua integer reply, or a number stored as a string in a hash.
@@ -84,20 +113,11 @@ func asFloat(v any, def float64) float64 {
 // is decided by Redis's clock (rep.now), as the scripts decide it.
 func (r *Room) status(ev Event, visitor string, rep reply) Status {
 	now := time.UnixMilli(rep.now)
-	drawAt := ev.OnsaleAt
-	if rg := time.UnixMilli(rep.regroup); rep.regroup > 0 && rg.After(drawAt) {
-		drawAt = rg
-	}
+	f := figuresOf(ev, rep.now, rep.regroup, rep.mrate, rep.stock, rep.free)
+	drawAt := f.drawAt
 	st := Status{
-		Waiting:   int(rep.waiting),
-		SeatsLeft: int(rep.stock),
-		SoldOut:   rep.stock == 0,
-		AllHeld:   rep.stock > 0 && rep.free == 0,
-		DrawAt:    drawAt,
-		PreQueue:  now.Before(drawAt),
-	}
-	if rep.mrate > 0 {
-		st.Rate = rep.mrate
+		Waiting: int(rep.waiting), SeatsLeft: f.seatsLeft, SoldOut: f.soldOut, AllHeld: f.allHeld,
+		DrawAt: drawAt, PreQueue: f.preQueue, Rate: f.rate,
 	}
 	switch rep.code {
 	case codeAdmitted, codeAdmittedNow:
