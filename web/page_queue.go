@@ -118,7 +118,8 @@ func drawTime(at, now time.Time) string {
 }
 
 // aheadText says how many people are ahead. The texts of aheadText, waitText, oddsText
-// and roughly are also written by static/js/queue.js from the board: keep both in step.
+// and roughly are also written by static/js/queue.js from the board, in the same words
+// (TestBrowserQueueWordsAsServer holds them to it).
 func aheadText(n int) string {
 	switch n {
 	case 0:

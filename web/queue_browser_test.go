@@ -1,6 +1,7 @@
 package web
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -183,4 +184,49 @@ func TestBrowserQueueShowsAllHeldFromBoard(t *testing.T) {
 		t.Errorf("looks: got %d, want 1 (the one when the board showed its turn)", n)
 	}
 	noConsoleErrors(t, ctx)
+}
+
+// TestBrowserQueueWordsAsServer: the queue page words a place from the board in its
+// script exactly as the server words it in the page (aheadText, waitText, oddsText),
+// over people ahead from none to thousands, waits from none to hours, and seats left.
+func TestBrowserQueueWordsAsServer(t *testing.T) {
+	t.Parallel()
+	app := newTestApp(t)
+	roomOn(t, app, app.EventID, 1, 100, time.Minute)
+	if q := app.newClient(t).queue("POST", app.EventID); !q.Admitted { // the one slot: the page waits
+		t.Fatalf("shopper: got %+v, want admitted", q)
+	}
+	b := browsertest.New(t)
+	ctx := b.NewContext(t)
+	browsertest.Run(t, ctx, chromedp.Navigate(app.URL+"/events/"+demoSlug+"/queue"))
+	waitJS(t, ctx, "the queue script", `typeof window.queueWords === "object"`, browsertest.Timeout)
+
+	type wordCase struct {
+		Ahead, Left int
+		Lo, Hi      float64 // seconds
+	}
+	var cases []wordCase
+	var want []string
+	for _, ahead := range []int{0, 1, 2, 999, 1000, 12345} {
+		for _, w := range [][2]float64{{0, 0}, {20, 30}, {50, 70}, {60, 60}, {100, 130}, {600, 900}, {3000, 4000}, {5000, 7000}, {20000, 30000}} {
+			for _, left := range []int{0, 7, 99, 100, 1234, 49999} {
+				cases = append(cases, wordCase{ahead, left, w[0], w[1]})
+				lo, hi := time.Duration(w[0]*float64(time.Second)), time.Duration(w[1]*float64(time.Second))
+				want = append(want, aheadText(ahead)+"|"+waitText(lo, hi, ahead)+"|"+oddsText(left, ahead))
+			}
+		}
+	}
+	raw, err := json.Marshal(cases)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := js[[]string](t, ctx, `(`+string(raw)+`).map(c => [queueWords.ahead(c.Ahead), queueWords.wait(c.Lo, c.Hi, c.Ahead), queueWords.odds(c.Left, c.Ahead)].join("|"))`)
+	if len(got) != len(want) {
+		t.Fatalf("got %d answers, want %d", len(got), len(want))
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("%+v: the page says %q, the server %q", cases[i], got[i], want[i])
+		}
+	}
 }

@@ -35,7 +35,8 @@
   function num(el, name) { return parseFloat(attr(el, name)); }
 
   // The server's words: aheadText, waitText, oddsText, roughly (web/page_queue.go) and
-  // wording.Thousands. Keep them in step.
+  // wording.Thousands. Kept in step by TestBrowserQueueWordsAsServer, through
+  // window.queueWords below.
   function thousands(n) { return String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ","); }
   function countOf(n, unit) { return n + " " + unit + (n === 1 ? "" : "s"); }
   function aheadText(n) {
@@ -231,4 +232,6 @@
   }
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
   else start();
+  // The wording, for the test that holds it to the server's.
+  window.queueWords = { ahead: aheadText, wait: waitText, odds: oddsText };
 })();
