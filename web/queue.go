@@ -6,7 +6,6 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -50,29 +49,15 @@ func queueStartKey(eventID int64) string { return "queue-start:" + strconv.Forma
 // query.
 const eventCacheTTL = time.Second
 
-// eventCache keeps events for eventCacheTTL, by id and by slug. Only events that exist
-// are kept, so the maps stay as small as the catalogue.
+// eventCache keeps events for eventCacheTTL, by id and by slug, each read loading both.
+// Only events that exist are kept, so the maps stay as small as the catalogue.
 type eventCache struct {
-	booking *booking.Service
-	mu      sync.Mutex
-	byID    map[int64]cachedEvent
-	bySlug  map[string]cachedEvent
+	byID   *ttlCache[int64, booking.Event]
+	bySlug *ttlCache[string, booking.Event]
 }
 
-type cachedEvent struct {
-	ev booking.Event
-	at time.Time
-}
-
-func newEventCache(b *booking.Service) *eventCache {
-	return &eventCache{booking: b, byID: map[int64]cachedEvent{}, bySlug: map[string]cachedEvent{}}
-}
-
-func (c *eventCache) put(ev booking.Event) {
-	ce := cachedEvent{ev: ev, at: time.Now()}
-	c.mu.Lock()
-	c.byID[ev.ID], c.bySlug[ev.Slug] = ce, ce
-	c.mu.Unlock()
+func newEventCache() *eventCache {
+	return &eventCache{byID: newTTLCache[int64, booking.Event](eventCacheTTL), bySlug: newTTLCache[string, booking.Event](eventCacheTTL)}
 }
 
 // eventByID is the event, at most eventCacheTTL old.
@@ -80,17 +65,13 @@ func (s *server) eventByID(ctx context.Context, id int64) (booking.Event, error)
 	if s.events == nil {
 		return s.Booking.Event(ctx, id)
 	}
-	s.events.mu.Lock()
-	ce, ok := s.events.byID[id]
-	s.events.mu.Unlock()
-	if ok && time.Since(ce.at) < eventCacheTTL {
-		return ce.ev, nil
-	}
-	ev, err := s.Booking.Event(ctx, id)
-	if err == nil {
-		s.events.put(ev)
-	}
-	return ev, err
+	return s.events.byID.get(ctx, id, func(ctx context.Context) (booking.Event, error) {
+		ev, err := s.Booking.Event(ctx, id)
+		if err == nil {
+			s.events.bySlug.put(ev.Slug, ev)
+		}
+		return ev, err
+	})
 }
 
 // eventBySlug is the event of a page address, at most eventCacheTTL old.
@@ -98,17 +79,13 @@ func (s *server) eventBySlug(ctx context.Context, slug string) (booking.Event, e
 	if s.events == nil {
 		return s.Booking.EventBySlug(ctx, slug)
 	}
-	s.events.mu.Lock()
-	ce, ok := s.events.bySlug[slug]
-	s.events.mu.Unlock()
-	if ok && time.Since(ce.at) < eventCacheTTL {
-		return ce.ev, nil
-	}
-	ev, err := s.Booking.EventBySlug(ctx, slug)
-	if err == nil {
-		s.events.put(ev)
-	}
-	return ev, err
+	return s.events.bySlug.get(ctx, slug, func(ctx context.Context) (booking.Event, error) {
+		ev, err := s.Booking.EventBySlug(ctx, slug)
+		if err == nil {
+			s.events.byID.put(ev.ID, ev)
+		}
+		return ev, err
+	})
 }
 
 // sessionAdmission is the session's admission to the event, if it holds a valid one:

@@ -3,12 +3,9 @@ package web
 import (
 	"context"
 	"net/http"
-	"strconv"
-	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
-	"golang.org/x/sync/singleflight"
 
 	"boxoffice/internal/app"
 	"boxoffice/internal/waitroom"
@@ -25,44 +22,11 @@ import (
 // be cached as long again by a CDN. A waiter learns of its turn within about that.
 const boardTTL = time.Second
 
-type boardCache struct {
-	mu     sync.Mutex
-	boards map[int64]cachedBoard
-	reads  singleflight.Group // one read of an event's board at a time
-}
-
-type cachedBoard struct {
-	b  waitroom.Board
-	at time.Time
-}
-
-func newBoardCache() *boardCache { return &boardCache{boards: map[int64]cachedBoard{}} }
-
 // board is the event's board, at most boardTTL old.
 func (s *server) board(ctx context.Context, qe waitroom.Event) (waitroom.Board, error) {
-	bc := s.boards
-	bc.mu.Lock()
-	cb, ok := bc.boards[qe.ID]
-	bc.mu.Unlock()
-	if ok && time.Since(cb.at) < boardTTL {
-		return cb.b, nil
-	}
-	v, err, _ := bc.reads.Do(strconv.FormatInt(qe.ID, 10), func() (any, error) {
-		// One read for all the callers: it must not end with the first one's request.
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), requestTimeout)
-		defer cancel()
-		b, err := s.Queue.Board(rctx, qe)
-		if err == nil {
-			bc.mu.Lock()
-			bc.boards[qe.ID] = cachedBoard{b: b, at: time.Now()}
-			bc.mu.Unlock()
-		}
-		return b, err
+	return s.boards.get(ctx, qe.ID, func(ctx context.Context) (waitroom.Board, error) {
+		return s.Queue.Board(ctx, qe)
 	})
-	if err != nil {
-		return waitroom.Board{}, err
-	}
-	return v.(waitroom.Board), nil
 }
 
 // boardJSON is the board as GET /api/v1/events/{id}/queue/board answers it. A waiter

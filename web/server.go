@@ -59,7 +59,7 @@ type server struct {
 	// buyer's seat calls.
 	Queue   *waitroom.Room
 	events  *eventCache
-	boards  *boardCache
+	boards  *ttlCache[int64, waitroom.Board] // the events' queue boards, by id
 	limiter *rateLimiter
 	// looks bounds the waiting pages' looks served at once, lookWait how long one
 	// waits for a slot (lookSlots; 0: maxLookWait).
@@ -86,8 +86,8 @@ func New(a *app.App) http.Handler {
 	if s.Log == nil {
 		s.Log = slog.Default()
 	}
-	s.events = newEventCache(s.Booking)
-	s.boards = newBoardCache()
+	s.events = newEventCache()
+	s.boards = newTTLCache[int64, waitroom.Board](boardTTL)
 	if a.Redis != nil {
 		s.limiter = newRateLimiter(a.Redis, a.Config.RedisPrefix, a.Config.RateLimit, a.Config.RateBurst, s.Log)
 	}
