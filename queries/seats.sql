@@ -153,7 +153,7 @@ RETURNING s.id;
 
 -- name: SeatMap :many
 -- The whole map of one event, statuses decided by the database clock.
-SELECT id, section, row_label, number, price_cents, x, y, accessible,
+SELECT id, section, row_label, number, price_cents, rank, x, y, accessible,
        (CASE
             WHEN sold_at IS NOT NULL THEN 'sold'
             WHEN held_by IS NOT NULL AND hold_expires_at > now() THEN 'held'
@@ -166,7 +166,7 @@ ORDER BY section, row_label, number;
 -- name: SeatMapByIDs :many
 -- Some seats of the map, as SeatMap shows them: what a live map re-reads when the feed
 -- names seats that changed.
-SELECT id, section, row_label, number, price_cents, x, y, accessible,
+SELECT id, section, row_label, number, price_cents, rank, x, y, accessible,
        (CASE
             WHEN sold_at IS NOT NULL THEN 'sold'
             WHEN held_by IS NOT NULL AND hold_expires_at > now() THEN 'held'

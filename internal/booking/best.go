@@ -3,6 +3,7 @@ package booking
 import (
 	"cmp"
 	"context"
+	"math"
 	"math/rand/v2"
 	"slices"
 
@@ -13,7 +14,10 @@ import (
 
 // searchWindows widen best available's look when the best rows cannot seat the party:
 // how many of the best free seats to consider, and at most how many rows they span.
-var searchWindows = []struct{ seats, rows int32 }{{200, 8}, {1000, 32}, {5000, 128}}
+// The last takes every row with a free seat: a party that only a row beyond the best
+// 128 can seat is seated, not told "sold out" (it costs a read of every free seat, only
+// when the 128 best rows with any cannot seat the party).
+var searchWindows = []struct{ seats, rows int32 }{{200, 8}, {1000, 32}, {5000, 128}, {math.MaxInt32, math.MaxInt32}}
 
 const (
 	// triesPerLook bounds the claims attempted on one look at the rows; the choices
@@ -70,9 +74,16 @@ func (s *Service) bestTurn(ctx context.Context, req HoldRequest) (turn int, done
 // compute the same ranking: after the best, each tries the next few choices from a
 // random start. On the last look a claim waits for locked seats instead of
 // skipping them, so a buyer is only turned away when the seats are really gone.
+//
+// The seats are chosen from the seat map the process keeps when it can be trusted
+// (bestmap.go), and claimed as below; the search in the database decides whenever the
+// map shows nothing for the party, or every choice from it was taken.
 func (s *Service) holdBest(ctx context.Context, tx pgx.Tx, q *db.Queries, req HoldRequest, hold db.HoldCreateRow, turn int) ([]Seat, error) {
 	if err := q.BestAvailableLock(ctx, db.BestAvailableLockParams{EventID: req.EventID, Turn: int32(turn)}); err != nil {
 		return nil, err
+	}
+	if seats, err := s.holdBestFromMap(ctx, tx, req, hold); err != nil || seats != nil {
+		return seats, err
 	}
 	for look := 0; look < looks; look++ {
 		contended := false
@@ -108,6 +119,36 @@ func (s *Service) holdBest(ctx context.Context, tx pgx.Tx, q *db.Queries, req Ho
 		}
 	}
 	return nil, ErrContended
+}
+
+// holdBestFromMap tries the choices the seat map offers (mapChoices), skipping locked
+// seats, for up to looks-1 looks. Nil seats and no error: the map offered nothing, or
+// everything it offered was taken; the database's search decides then.
+func (s *Service) holdBestFromMap(ctx context.Context, tx pgx.Tx, req HoldRequest, hold db.HoldCreateRow) ([]Seat, error) {
+	gone := map[int64]bool{}
+	for look := 0; look < looks-1; look++ {
+		tries, usable := s.mapChoices(req, gone)
+		if !usable || len(tries) == 0 {
+			return nil, nil
+		}
+		for _, ids := range tries {
+			seats, err := s.claim(ctx, tx, req.EventID, ids, hold, false)
+			if err != nil {
+				return nil, err
+			} else if seats != nil {
+				s.bestFromMap.Add(1)
+				return seats, nil
+			}
+			s.bestMapMisses.Add(1)
+			// Taken, or being taken: the map is behind on one of these seats. Note
+			// them, so that the next look here and others' looks leave them out.
+			for _, id := range ids {
+				gone[id] = true
+			}
+			s.noteSeatChanges(req.EventID, ids)
+		}
+	}
+	return nil, nil
 }
 
 // claim claims exactly ids in a savepoint, or nothing: nil seats and no error mean

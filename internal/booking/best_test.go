@@ -177,12 +177,27 @@ func TestBestAvailableBeyondFirstRows(t *testing.T) {
 // told sold out while seats remain, none may get a seat twice, and in the end the
 // section is exactly sold out. ErrContended says "ask again", and a buyer who gets it
 // does: every buyer must end up with 4 seats. How often it came is logged.
+//
+// With map=true the seats are chosen from a seat map read before the rush, which every
+// hold makes more out of date: the claims must still give no seat twice.
 func TestBestAvailableConcurrent(t *testing.T) {
 	t.Parallel()
+	for _, fromMap := range []bool{false, true} {
+		t.Run(fmt.Sprintf("map=%v", fromMap), func(t *testing.T) {
+			t.Parallel()
+			testBestAvailableConcurrent(t, fromMap)
+		})
+	}
+}
+
+func testBestAvailableConcurrent(t *testing.T, fromMap bool) {
 	f := newFixture(t, smallSpec([]demo.Section{
 		{Name: "Main", Rows: 10, SeatsPerRow: 40, Prices: []demo.RowPrice{{FromRow: 0, Tier: "A", PriceCents: 8000}, {FromRow: 5, Tier: "B", PriceCents: 5000}}},
 		oneRow("Other", 40, 1000),
 	}), DefaultConfig())
+	if fromMap {
+		f.loadMap(t)
+	}
 	const buyers, n, maxAttempts = 100, 4, 50
 	holds := make([]Hold, buyers)
 	var soldOut, contended, contendedBuyers atomic.Int64
@@ -207,7 +222,11 @@ func TestBestAvailableConcurrent(t *testing.T) {
 			return
 		}
 	})
-	t.Logf("ErrContended: %d buyers of %d on their first attempt, %d times in all", contendedBuyers.Load(), buyers, contended.Load())
+	t.Logf("ErrContended: %d buyers of %d on their first attempt, %d times in all; %d holds chosen from the map, %d choices from it taken",
+		contendedBuyers.Load(), buyers, contended.Load(), f.svc.bestFromMap.Load(), f.svc.bestMapMisses.Load())
+	if fromMap && f.svc.bestFromMap.Load() == 0 {
+		t.Errorf("no hold chosen from the map, want some")
+	}
 	errs.report(t, "concurrent best available")
 	if got := soldOut.Load(); got != 0 {
 		t.Errorf("got %d ErrSoldOut with 400 seats for 400 asked, want 0", got)

@@ -78,6 +78,9 @@ type Service struct {
 	// bestTurns: the best-available searches of one event take turns in this process
 	// before they take a database connection (best.go: bestTurn).
 	bestTurns sync.Map // event id → chan int, the free turns
+	// bestFromMap counts best-available holds whose seats came from the seat map, and
+	// bestMapMisses the choices from it that someone else had taken (bestmap.go).
+	bestFromMap, bestMapMisses atomic.Int64
 
 	exactQ  chan *exactCall // exact holds waiting to run; see batch.go
 	workers atomic.Int32
@@ -150,6 +153,9 @@ func isRetryable(err error) bool {
 }
 
 func (s *Service) announce(ctx context.Context, eventID int64, seatIDs []int64) {
+	if len(seatIDs) > 0 {
+		s.noteSeatChanges(eventID, seatIDs)
+	}
 	if s.notify != nil && len(seatIDs) > 0 {
 		s.notify.SeatsChanged(context.WithoutCancel(ctx), eventID, seatIDs)
 	}

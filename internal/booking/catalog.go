@@ -111,7 +111,7 @@ func (s *Service) loadSeatMap(ctx context.Context, eventID int64) (SeatMap, erro
 // mapSeat maps a row of the map queries to a MapSeat.
 func mapSeat(r db.SeatMapRow) MapSeat {
 	return MapSeat{
-		ID: r.ID, Section: r.Section, Row: r.RowLabel, Number: int(r.Number), PriceCents: int(r.PriceCents),
+		ID: r.ID, Section: r.Section, Row: r.RowLabel, Number: int(r.Number), PriceCents: int(r.PriceCents), Rank: int(r.Rank),
 		X: int(r.X), Y: int(r.Y), Accessible: r.Accessible, Status: r.Status,
 	}
 }

@@ -60,6 +60,9 @@ type mapEntry struct {
 	dirty    []int64   // seats patched during the load, to re-read after it
 	gaDirty  bool
 	gen      uint64 // bumped by every change of seats, ga or version
+
+	rowStarts []int32     // where each row begins in seats (set by a full load)
+	changes   seatChanges // seats changed here lately, for best available (bestmap.go)
 }
 
 func newMapCache() mapCache {
@@ -286,11 +289,12 @@ func (s *Service) loadMapInto(ctx context.Context, eventID int64, e *mapEntry) e
 		for i, st := range m.Seats {
 			next.index[st.ID] = int32(i)
 		}
+		next.rowStarts = rowStartsOf(m.Seats)
 	}
 	for err == nil {
 		e.mu.Lock()
 		if len(e.dirty) == 0 && !e.gaDirty {
-			e.seats, e.index, e.ga = next.seats, next.index, next.ga
+			e.seats, e.index, e.ga, e.rowStarts = next.seats, next.index, next.ga, next.rowStarts
 			e.loaded, e.loading, e.loadedAt = true, false, started
 			e.stale = e.resets != resets
 			e.gen++

@@ -190,6 +190,7 @@ type MapSeat struct {
 	Row        string
 	Number     int
 	PriceCents int
+	Rank       int // the venue's order of preference within a price, best first
 	X, Y       int
 	Accessible bool
 	Status     string

@@ -297,7 +297,7 @@ func (q *Queries) SeatHold(ctx context.Context, arg SeatHoldParams) ([]SeatHoldR
 }
 
 const seatMap = `-- name: SeatMap :many
-SELECT id, section, row_label, number, price_cents, x, y, accessible,
+SELECT id, section, row_label, number, price_cents, rank, x, y, accessible,
        (CASE
             WHEN sold_at IS NOT NULL THEN 'sold'
             WHEN held_by IS NOT NULL AND hold_expires_at > now() THEN 'held'
@@ -314,6 +314,7 @@ type SeatMapRow struct {
 	RowLabel   string
 	Number     int32
 	PriceCents int32
+	Rank       int32
 	X          int32
 	Y          int32
 	Accessible bool
@@ -336,6 +337,7 @@ func (q *Queries) SeatMap(ctx context.Context, eventID int64) ([]SeatMapRow, err
 			&i.RowLabel,
 			&i.Number,
 			&i.PriceCents,
+			&i.Rank,
 			&i.X,
 			&i.Y,
 			&i.Accessible,
@@ -352,7 +354,7 @@ func (q *Queries) SeatMap(ctx context.Context, eventID int64) ([]SeatMapRow, err
 }
 
 const seatMapByIDs = `-- name: SeatMapByIDs :many
-SELECT id, section, row_label, number, price_cents, x, y, accessible,
+SELECT id, section, row_label, number, price_cents, rank, x, y, accessible,
        (CASE
             WHEN sold_at IS NOT NULL THEN 'sold'
             WHEN held_by IS NOT NULL AND hold_expires_at > now() THEN 'held'
@@ -373,6 +375,7 @@ type SeatMapByIDsRow struct {
 	RowLabel   string
 	Number     int32
 	PriceCents int32
+	Rank       int32
 	X          int32
 	Y          int32
 	Accessible bool
@@ -396,6 +399,7 @@ func (q *Queries) SeatMapByIDs(ctx context.Context, arg SeatMapByIDsParams) ([]S
 			&i.RowLabel,
 			&i.Number,
 			&i.PriceCents,
+			&i.Rank,
 			&i.X,
 			&i.Y,
 			&i.Accessible,
