@@ -82,12 +82,21 @@ func (s *Service) holdBest(ctx context.Context, tx pgx.Tx, q *db.Queries, req Ho
 	if err := q.BestAvailableLock(ctx, db.BestAvailableLockParams{EventID: req.EventID, Turn: int32(turn)}); err != nil {
 		return nil, err
 	}
-	if seats, err := s.holdBestFromMap(ctx, tx, req, hold); err != nil || seats != nil {
+	seats, mapShowedNone, err := s.holdBestFromMap(ctx, tx, req, hold)
+	if err != nil || seats != nil {
 		return seats, err
+	}
+	windows := searchWindows
+	if mapShowedNone {
+		// The map saw every row and none could seat the party: what the database may
+		// know better is a few seats freed since, anywhere, so it looks at every free
+		// seat at once. Late in a sale that is a few hundred; the narrow looks first
+		// would cost three more queries for nothing.
+		windows = searchWindows[len(searchWindows)-1:]
 	}
 	for look := 0; look < looks; look++ {
 		contended := false
-		for _, w := range searchWindows {
+		for _, w := range windows {
 			rows, freeCount, err := s.bestRows(ctx, q, req, w.seats, w.rows)
 			if err != nil {
 				return nil, err
@@ -122,22 +131,23 @@ func (s *Service) holdBest(ctx context.Context, tx pgx.Tx, q *db.Queries, req Ho
 }
 
 // holdBestFromMap tries the choices the seat map offers (mapChoices), skipping locked
-// seats, for up to looks-1 looks. Nil seats and no error: the map offered nothing, or
-// everything it offered was taken; the database's search decides then.
-func (s *Service) holdBestFromMap(ctx context.Context, tx pgx.Tx, req HoldRequest, hold db.HoldCreateRow) ([]Seat, error) {
+// seats, for up to looks-1 looks. Nil seats and no error: the map could not be used,
+// offered nothing (showedNone: a usable map had no choice for the party), or everything
+// it offered was taken; the database's search decides then.
+func (s *Service) holdBestFromMap(ctx context.Context, tx pgx.Tx, req HoldRequest, hold db.HoldCreateRow) (seats []Seat, showedNone bool, err error) {
 	gone := map[int64]bool{}
 	for look := 0; look < looks-1; look++ {
 		tries, usable := s.mapChoices(req, gone)
 		if !usable || len(tries) == 0 {
-			return nil, nil
+			return nil, usable, nil
 		}
 		for _, ids := range tries {
 			seats, err := s.claim(ctx, tx, req.EventID, ids, hold, false)
 			if err != nil {
-				return nil, err
+				return nil, false, err
 			} else if seats != nil {
 				s.bestFromMap.Add(1)
-				return seats, nil
+				return seats, false, nil
 			}
 			s.bestMapMisses.Add(1)
 			// Taken, or being taken: the map is behind on one of these seats. Note
@@ -148,7 +158,7 @@ func (s *Service) holdBestFromMap(ctx context.Context, tx pgx.Tx, req HoldReques
 			s.noteSeatChanges(req.EventID, ids)
 		}
 	}
-	return nil, nil
+	return nil, false, nil
 }
 
 // claim claims exactly ids in a savepoint, or nothing: nil seats and no error mean
