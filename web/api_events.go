@@ -70,16 +70,12 @@ func (s *server) getSeatMap(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	out := seatMapJSON{EventID: m.EventID, Seats: make([]mapSeatJSON, len(m.Seats)), GATiers: make([]gaTierJSON, len(m.GATiers))}
-	for i, st := range m.Seats {
-		out.Seats[i] = mapSeatJSON{ID: st.ID, Section: st.Section, Row: st.Row, Number: st.Number,
-			PriceCents: st.PriceCents, Status: st.Status, X: st.X, Y: st.Y, Accessible: st.Accessible}
-	}
-	for i, t := range m.GATiers {
-		out.GATiers[i] = gaTierJSON{ID: t.ID, Name: t.Name, PriceCents: t.PriceCents, Remaining: t.Remaining}
+	body, err := s.mapBodies.of(m)
+	if err != nil {
+		return err
 	}
 	c.Response().Header().Set("Cache-Control", "public, max-age=1, s-maxage=1, stale-while-revalidate=5")
-	return c.JSON(http.StatusOK, out)
+	return body.send(c)
 }
 
 // joinQueue puts the session's visitor in the event's waiting room, keeping a place

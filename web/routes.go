@@ -65,7 +65,7 @@ func (s *server) routes(e *echo.Echo) {
 	buyer := []echo.MiddlewareFunc{timed, noStore, body, s.loadSession, s.csrf()}
 	api.GET("/session", s.getSession, buyer...)
 	api.GET("/events", s.listEvents, timed, gz)
-	api.GET("/events/:id/seatmap", s.getSeatMap, timed, gz)
+	api.GET("/events/:id/seatmap", s.getSeatMap, timed) // gzipped by itself: seatmap_body.go
 	api.POST("/events/:id/queue", s.joinQueue, buyer...)
 	api.GET("/events/:id/queue", s.getQueue, slices.Concat([]echo.MiddlewareFunc{s.lookSlots}, buyer)...)
 	api.GET("/events/:id/queue/board", s.getBoard, timed)

@@ -57,10 +57,12 @@ type server struct {
 	// Queue is the waiting room; events keeps events for a second, for every page,
 	// stream and check that names one (eventByID, eventBySlug); limiter bounds each
 	// buyer's seat calls.
-	Queue   *waitroom.Room
-	events  *eventCache
-	boards  *ttlCache[int64, waitroom.Board] // the events' queue boards, by id
-	limiter *rateLimiter
+	Queue  *waitroom.Room
+	events *eventCache
+	boards *ttlCache[int64, waitroom.Board] // the events' queue boards, by id
+	// mapBodies keeps the seat maps' encoded answers (seatmap_body.go).
+	mapBodies mapBodies
+	limiter   *rateLimiter
 	// looks bounds the waiting pages' looks served at once, lookWait how long one
 	// waits for a slot (lookSlots; 0: maxLookWait).
 	looks    chan struct{}

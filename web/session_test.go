@@ -3,8 +3,10 @@ package web
 import (
 	"boxoffice/internal/app"
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/cookiejar"
@@ -225,9 +227,18 @@ func TestCompression(t *testing.T) {
 	app := newTestApp(t)
 	c := app.newClient(t)
 	gz := http.Header{"Accept-Encoding": {"gzip"}} // set by hand: the transport then leaves the body alone
-	st, _, h := c.raw("GET", "/api/v1/events/"+itoa(app.EventID)+"/seatmap", nil, gz)
-	if st != http.StatusOK || h.Get("Content-Encoding") != "gzip" {
-		t.Errorf("seat map: got %d with Content-Encoding %q, want 200 gzip", st, h.Get("Content-Encoding"))
+	st, zipped, h := c.raw("GET", "/api/v1/events/"+itoa(app.EventID)+"/seatmap", nil, gz)
+	if st != http.StatusOK || h.Get("Content-Encoding") != "gzip" || !strings.Contains(strings.Join(h.Values("Vary"), ", "), "Accept-Encoding") {
+		t.Errorf("seat map: got %d with Content-Encoding %q, Vary %q; want 200 gzip, varying on Accept-Encoding", st, h.Get("Content-Encoding"), h.Values("Vary"))
+	}
+	st, plain, h := c.raw("GET", "/api/v1/events/"+itoa(app.EventID)+"/seatmap", nil, http.Header{"Accept-Encoding": {"identity"}})
+	if st != http.StatusOK || h.Get("Content-Encoding") != "" || !strings.HasPrefix(h.Get("Content-Type"), "application/json") {
+		t.Errorf("seat map, no gzip: got %d with Content-Encoding %q, Content-Type %q; want 200 plain JSON", st, h.Get("Content-Encoding"), h.Get("Content-Type"))
+	}
+	if r, err := gzip.NewReader(bytes.NewReader(zipped)); err != nil {
+		t.Errorf("seat map: gzip: %v", err)
+	} else if unzipped, err := io.ReadAll(r); err != nil || !bytes.Equal(unzipped, plain) || !json.Valid(plain) {
+		t.Errorf("seat map: the gzipped answer (%d bytes unzipped, %v) is not the plain one (%d bytes), or not JSON", len(unzipped), err, len(plain))
 	}
 	for _, path := range []string{"/api/v1/session", "/api/v1/events/" + itoa(app.EventID) + "/queue"} {
 		st, _, h := c.raw("GET", path, nil, gz)

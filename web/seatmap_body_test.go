@@ -1,0 +1,104 @@
+package web
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"fmt"
+	"io"
+	"testing"
+	"time"
+
+	"boxoffice/internal/booking"
+)
+
+// stadiumMap is a map of n seats, a third of them held or sold.
+func stadiumMap(n int, version int64) booking.SeatMap {
+	m := booking.SeatMap{EventID: 7, Version: version, At: time.Unix(1_800_000_000, version)}
+	for i := range n {
+		st := booking.MapSeat{ID: int64(i + 1), Section: fmt.Sprintf("S%02d", i/2000), Row: fmt.Sprintf("R%02d", i/50%40),
+			Number: i%50 + 1, PriceCents: 4000 + 1000*(i/10000), X: i % 50 * 12, Y: i / 50 * 12, Status: booking.SeatAvailable}
+		switch i % 3 {
+		case 1:
+			st.Status = booking.SeatHeld
+		case 2:
+			st.Status = booking.SeatSold
+		}
+		m.Seats = append(m.Seats, st)
+	}
+	m.GATiers = []booking.GATier{{ID: 1, Name: "Floor", PriceCents: 5000, Capacity: 10000, Remaining: 42}}
+	return m
+}
+
+// TestMapBodies: the gzipped body is the plain one; the plain one is the map; a copy is
+// encoded once, and a new copy (a new version) again.
+func TestMapBodies(t *testing.T) {
+	t.Parallel()
+	var b mapBodies
+	m := stadiumMap(3000, 5)
+	body, err := b.of(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := gzip.NewReader(bytes.NewReader(body.gz))
+	if err != nil {
+		t.Fatal(err)
+	}
+	unzipped, err := io.ReadAll(r)
+	if err != nil || !bytes.Equal(unzipped, body.plain) {
+		t.Fatalf("gunzipped body: %d bytes (%v), want the plain body's %d", len(unzipped), err, len(body.plain))
+	}
+	var got seatMapJSON
+	if err := json.Unmarshal(body.plain, &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Seats) != 3000 || got.Seats[1].Status != booking.SeatHeld || got.Seats[2999].ID != 3000 || got.GATiers[0].Remaining != 42 {
+		t.Errorf("decoded map: %d seats, second %+v, last %+v, tiers %+v", len(got.Seats), got.Seats[1], got.Seats[2999], got.GATiers)
+	}
+	if again, _ := b.of(m); again != body {
+		t.Errorf("the same copy asked again: encoded anew, want the body kept")
+	}
+	m2 := stadiumMap(3000, 6)
+	m2.Seats[0].Status = booking.SeatSold
+	next, err := b.of(m2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if next == body || !bytes.Contains(next.plain, []byte(`"status":"sold"`)) {
+		t.Errorf("a new copy: got the old body back")
+	}
+	if old, _ := b.of(m); old == next {
+		t.Errorf("the old copy asked after the new: got the new body, want the old copy's")
+	}
+}
+
+// BenchmarkSeatMapBody: a 50,000-seat map's answer as Echo's JSON and gzip middleware
+// (level 5) made it, against the body made once at BestSpeed.
+func BenchmarkSeatMapBody(b *testing.B) {
+	m := stadiumMap(50_000, 1)
+	b.Run("echo-gzip5", func(b *testing.B) {
+		for b.Loop() {
+			out := seatMapJSON{EventID: m.EventID, Seats: make([]mapSeatJSON, len(m.Seats))}
+			for i, st := range m.Seats {
+				out.Seats[i] = mapSeatJSON{ID: st.ID, Section: st.Section, Row: st.Row, Number: st.Number,
+					PriceCents: st.PriceCents, Status: st.Status, X: st.X, Y: st.Y, Accessible: st.Accessible}
+			}
+			var buf bytes.Buffer
+			w, _ := gzip.NewWriterLevel(&buf, 5)
+			if err := json.NewEncoder(w).Encode(out); err != nil {
+				b.Fatal(err)
+			}
+			w.Close()
+			b.ReportMetric(float64(buf.Len()), "gz-bytes")
+		}
+	})
+	b.Run("body-bestspeed", func(b *testing.B) {
+		for b.Loop() {
+			body, err := encodeSeatMap(m)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(float64(len(body.gz)), "gz-bytes")
+		}
+	})
+}
