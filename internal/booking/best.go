@@ -44,7 +44,8 @@ const bestTurns = 2
 // end of an onsale, they took every connection and every other call of the event
 // (exact holds, checkout, pay) waited behind them (hold p50 250 ms in make onsale's
 // last half minute). Waiting here costs no connection, so at most bestTurns per
-// instance wait in the database.
+// instance wait in the database. A hold the seat map can seat takes no turn at all
+// (holdFromMap): the turns are for the searches in the database.
 func (s *Service) bestTurn(ctx context.Context, req HoldRequest) (turn int, done func(), err error) {
 	if len(req.SeatIDs) > 0 || req.GATierID != 0 {
 		return 0, func() {}, nil

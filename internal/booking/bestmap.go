@@ -88,6 +88,45 @@ func (s *Service) noteSeatChanges(eventID int64, ids []int64) {
 	}
 }
 
+// claimingSeats are the seats this process's best-available holds are claiming from the
+// map at the moment (holdFromMap): holds choosing meanwhile leave them out, so that
+// buyers arriving together claim different seats rather than race for the same ones.
+type claimingSeats struct {
+	mu  sync.Mutex
+	ids map[int64]bool
+}
+
+// chooseFromMap takes the map's best choice for req that no other hold of this process
+// is claiming, and marks its seats as being claimed until release is called. Nil: the
+// map cannot be used for it, or shows no choice for the party.
+func (s *Service) chooseFromMap(req HoldRequest) (ids []int64, release func()) {
+	e := s.maps.lookup(req.EventID)
+	if e == nil {
+		return nil, nil
+	}
+	c := &e.claiming
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	tries, usable := s.mapChoices(req, c.ids)
+	if !usable || len(tries) == 0 {
+		return nil, nil
+	}
+	ids = tries[0]
+	if c.ids == nil {
+		c.ids = map[int64]bool{}
+	}
+	for _, id := range ids {
+		c.ids[id] = true
+	}
+	return ids, func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		for _, id := range ids {
+			delete(c.ids, id)
+		}
+	}
+}
+
 // rowSummary is one row of the map as best available ranks it.
 type rowSummary struct {
 	row       int // index into mapEntry.rowStarts

@@ -1,10 +1,12 @@
 package booking
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -144,6 +146,74 @@ func TestBestAvailableMapNeverSaysSoldOut(t *testing.T) {
 	}
 	if _, err := f.bestHold(t, "third", 1, "", false); !errors.Is(err, ErrSoldOut) {
 		t.Errorf("one more: got %v, want ErrSoldOut", err)
+	}
+}
+
+// TestBestAvailableFromMapTakesNoTurn: with every best-available turn of the event
+// taken (searches under way), a hold the map can seat goes ahead without one; the
+// same hold on an event without a usable map waits for a turn (the control: the
+// turns are really taken).
+func TestBestAvailableFromMapTakesNoTurn(t *testing.T) {
+	t.Parallel()
+	for _, fromMap := range []bool{true, false} {
+		t.Run(fmt.Sprintf("map=%v", fromMap), func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t, smallSpec([]demo.Section{oneRow("Main", 40, 5000)}), DefaultConfig())
+			req := HoldRequest{EventID: f.event, Buyer: "quick", Quantity: 2, Together: true}
+			for range bestTurns {
+				_, done, err := f.svc.bestTurn(t.Context(), req)
+				if err != nil {
+					t.Fatalf("take a turn: %v", err)
+				}
+				defer done()
+			}
+			if fromMap {
+				f.loadMap(t)
+			}
+			// Long enough for a transaction on a loaded machine; waiting for a turn
+			// never ends while the test holds them.
+			ctx, cancel := context.WithTimeout(t.Context(), 3*time.Second)
+			defer cancel()
+			h, err := f.svc.Hold(ctx, req)
+			switch {
+			case fromMap && err != nil:
+				t.Fatalf("best 2 from the map with the turns taken: %v, want the seats at once", err)
+			case fromMap:
+				checkTogether(t, h.Seats, 2)
+				if n := f.svc.bestFromMap.Load(); n != 1 {
+					t.Errorf("holds chosen from the map: got %d, want 1", n)
+				}
+			case !errors.Is(err, context.DeadlineExceeded):
+				t.Errorf("best 2 without a map, the turns taken: got %v (%d seats), want it to wait for a turn", err, len(h.Seats))
+			}
+		})
+	}
+}
+
+// TestChooseFromMapDisjoint: holds choosing from the map at the same moment get
+// different seats (each leaves out what the others are claiming); seats let go of are
+// offered again.
+func TestChooseFromMapDisjoint(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, smallSpec([]demo.Section{oneRow("Main", 40, 5000)}), DefaultConfig())
+	f.loadMap(t)
+	req := HoldRequest{EventID: f.event, Buyer: "x", Quantity: 4, Together: true}
+	a, releaseA := f.svc.chooseFromMap(req)
+	b, releaseB := f.svc.chooseFromMap(req)
+	if a == nil || b == nil {
+		t.Fatalf("choices: %v and %v, want two", a, b)
+	}
+	defer releaseB()
+	for _, id := range b {
+		if slices.Contains(a, id) {
+			t.Fatalf("two holds choosing at once both got seat %d: %v and %v", id, a, b)
+		}
+	}
+	releaseA()
+	c, releaseC := f.svc.chooseFromMap(req)
+	defer releaseC()
+	if !slices.Equal(c, a) {
+		t.Errorf("after the first let go: got %v, want its seats, the best, again: %v", c, a)
 	}
 }
 

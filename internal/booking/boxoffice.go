@@ -225,7 +225,7 @@ func (s *Service) SellAtBoxOffice(ctx context.Context, sl Sale) (o Order, replay
 func (s *Service) saleHold(ctx context.Context, tx pgx.Tx, q *db.Queries, sl Sale, buyer string, turn int) (Hold, error) {
 	req := sl.holdRequest(buyer)
 	if len(sl.SeatIDs) == 0 {
-		return s.holdPlaces(ctx, tx, q, req, sl.Quantity, turn)
+		return s.holdPlaces(ctx, tx, q, req, sl.Quantity, turn, nil)
 	}
 	rows, err := q.SeatsHoldExact(ctx, db.SeatsHoldExactParams{
 		EventID: sl.EventID, Buyer: buyer, SeatIds: sl.SeatIDs,

@@ -24,6 +24,11 @@ func (s *Service) hold(ctx context.Context, req HoldRequest) (Hold, error) {
 	if len(req.SeatIDs) > 0 {
 		return s.holdExact(ctx, req)
 	}
+	if req.GATierID == 0 {
+		if h, err := s.holdFromMap(ctx, req); !errors.Is(err, errNoMapChoice) {
+			return h, err
+		}
+	}
 	turn, done, err := s.bestTurn(ctx, req)
 	if err != nil {
 		return Hold{}, err
@@ -32,7 +37,7 @@ func (s *Service) hold(ctx context.Context, req HoldRequest) (Hold, error) {
 	var h Hold
 	err = s.inTx(ctx, func(tx pgx.Tx, q *db.Queries) error {
 		var err error
-		h, err = s.holdPlaces(ctx, tx, q, req, s.cfg.MaxPerBuyer, turn)
+		h, err = s.holdPlaces(ctx, tx, q, req, s.cfg.MaxPerBuyer, turn, nil)
 		return err
 	})
 	if err != nil {
@@ -45,11 +50,43 @@ func (s *Service) hold(ctx context.Context, req HoldRequest) (Hold, error) {
 	return h, nil
 }
 
+// errNoMapChoice: best available's quick way held nothing (holdFromMap); the turn's
+// search decides.
+var errNoMapChoice = errors.New("booking: no choice from the seat map")
+
+// holdFromMap is best available's quick way: the map's best choice for the party that
+// no other hold of this process is claiming (chooseFromMap), claimed in a transaction
+// of its own without waiting for a turn. Choices made at the same moment are disjoint,
+// and the claim is the conditional statement as ever, so the turns (bestTurn) are left
+// to the searches that need them: a map that cannot be used or shows nothing, or a
+// choice someone else took. errNoMapChoice: nothing was held, try the turn.
+func (s *Service) holdFromMap(ctx context.Context, req HoldRequest) (Hold, error) {
+	ids, release := s.chooseFromMap(req)
+	if ids == nil {
+		return Hold{}, errNoMapChoice
+	}
+	defer release() // after the announcement, which notes the seats as changed
+	var h Hold
+	err := s.inTx(ctx, func(tx pgx.Tx, q *db.Queries) error {
+		var err error
+		h, err = s.holdPlaces(ctx, tx, q, req, s.cfg.MaxPerBuyer, 0, ids)
+		return err
+	})
+	if err != nil {
+		return Hold{}, err
+	}
+	s.bestFromMap.Add(1)
+	s.announce(ctx, req.EventID, seatIDsOf(h.Seats))
+	return h, nil
+}
+
 // holdPlaces holds best-available seats or general-admission places in the caller's
 // transaction, the buyer staying within limit: the hold row first (HoldCreate, which
 // carries the sales window and the limit), then the claim. turn is the best-available
-// turn the caller took before the transaction (bestTurn).
-func (s *Service) holdPlaces(ctx context.Context, tx pgx.Tx, q *db.Queries, req HoldRequest, limit, turn int) (Hold, error) {
+// turn the caller took before the transaction (bestTurn); chosen, when not nil, the
+// seats chosen from the map without a turn (holdFromMap), claimed as they are or not
+// at all (errNoMapChoice).
+func (s *Service) holdPlaces(ctx context.Context, tx pgx.Tx, q *db.Queries, req HoldRequest, limit, turn int, chosen []int64) (Hold, error) {
 	if err := q.BuyerLock(ctx, db.BuyerLockParams{Buyer: req.Buyer, EventID: req.EventID}); err != nil {
 		return Hold{}, err
 	}
@@ -95,6 +132,16 @@ func (s *Service) holdPlaces(ctx context.Context, tx pgx.Tx, q *db.Queries, req 
 		}
 		h.GA = &GAPlaces{TierID: tier.ID, TierName: tier.Name, Quantity: req.Quantity, PriceCents: int(tier.PriceCents)}
 		return h, nil
+	}
+	if chosen != nil {
+		h.Seats, err = s.claim(ctx, tx, req.EventID, chosen, row, false)
+		if err == nil && h.Seats == nil {
+			// Taken, or being taken by another instance: the map is behind on it.
+			s.bestMapMisses.Add(1)
+			s.noteSeatChanges(req.EventID, chosen)
+			err = errNoMapChoice
+		}
+		return h, err
 	}
 	h.Seats, err = s.holdBest(ctx, tx, q, req, row, turn)
 	return h, err

@@ -61,8 +61,9 @@ type mapEntry struct {
 	gaDirty  bool
 	gen      uint64 // bumped by every change of seats, ga or version
 
-	rowStarts []int32     // where each row begins in seats (set by a full load)
-	changes   seatChanges // seats changed here lately, for best available (bestmap.go)
+	rowStarts []int32       // where each row begins in seats (set by a full load)
+	changes   seatChanges   // seats changed here lately, for best available (bestmap.go)
+	claiming  claimingSeats // seats best available is claiming from the map right now (bestmap.go)
 }
 
 func newMapCache() mapCache {
