@@ -148,8 +148,9 @@ func TestServeSellsWithStripe(t *testing.T) {
 			t.Errorf("PaymentIntent request: got %+v, want Idempotency-Key %s, the order in its metadata, pm_card_visa", r, payKey)
 		}
 	}
+	// The order is confirmed before the fake hears the webhook's answer: wait for it.
 	var hooks []stripetest.Delivery
-	for _, d := range fake.Deliveries() {
+	for _, d := range fake.DeliveriesDone() {
 		if d.ObjectID == pay.PaymentID {
 			hooks = append(hooks, d)
 		}

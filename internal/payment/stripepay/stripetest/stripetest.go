@@ -145,6 +145,14 @@ func (f *Fake) Deliveries() []Delivery {
 	return append([]Delivery(nil), f.deliveries...)
 }
 
+// DeliveriesDone is Deliveries once every webhook sent so far has had its answer: a
+// delivery is recorded when the answer comes back, which may be after the endpoint
+// has acted on it (and the order it confirms is seen confirmed).
+func (f *Fake) DeliveriesDone() []Delivery {
+	f.sending.Wait()
+	return f.Deliveries()
+}
+
 func (f *Fake) record(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := r.ParseForm(); err != nil {
