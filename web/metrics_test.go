@@ -155,3 +155,34 @@ func TestMetricsCountDecisions(t *testing.T) {
 	app.settle(t)
 	waitDecisions(t, reg, "the end", want)
 }
+
+// TestMetricsBestAvailableFromMap: a best-available hold made while the process keeps
+// the event's seat map counts as chosen from the map; one made before any map was
+// read counts nothing there (the search in the database found it).
+func TestMetricsBestAvailableFromMap(t *testing.T) {
+	t.Parallel()
+	app := newTestApp(t)
+	reg := app.App.Metrics.Registry
+	const fromMap, misses = "boxoffice_best_available_from_map_total", "boxoffice_best_available_map_misses_total"
+	best := func(c *client) {
+		t.Helper()
+		if st := c.do("POST", "/api/v1/events/"+itoa(app.EventID)+"/holds", map[string]any{"quantity": 2}, nil); st != http.StatusCreated {
+			t.Fatalf("best available 2: got %d, want 201", st)
+		}
+	}
+	best(app.newClient(t)) // no map read yet: the database's search
+	if got := metricValue(t, reg, fromMap, nil); got != 0 {
+		t.Errorf("%s before any map was read: got %v, want 0", fromMap, got)
+	}
+	c := app.newClient(t)
+	if st := c.do("GET", "/api/v1/events/"+itoa(app.EventID)+"/seatmap", nil, nil); st != http.StatusOK {
+		t.Fatalf("seat map: got %d", st)
+	}
+	best(c)
+	if got := metricValue(t, reg, fromMap, nil); got != 1 {
+		t.Errorf("%s after a hold chosen from the map: got %v, want 1", fromMap, got)
+	}
+	if got := metricValue(t, reg, misses, nil); got != 0 {
+		t.Errorf("%s: got %v, want 0 (nobody else took the map's choice)", misses, got)
+	}
+}

@@ -189,6 +189,7 @@ func New(ctx context.Context, cfg config.Config, opt Options) (a *App, err error
 	}, a.Log, opt.Queue)
 	if err := a.Metrics.Watch(metrics.Sources{
 		Pool: a.Pool, Redis: a.Redis, SSEClients: a.Live.Watchers, Queues: a.queues, Log: a.Log,
+		BestAvailable: a.Booking.BestAvailableCounts,
 	}); err != nil {
 		return a, err
 	}

@@ -27,6 +27,14 @@ type Counters interface {
 // SetCounters attaches the counters, once, while the program is built.
 func (s *Service) SetCounters(c Counters) { s.counters = c }
 
+// BestAvailableCounts says how best available has gone since the service started:
+// holds whose seats came from the seat map the process keeps (the rest the search in
+// the database found), and choices from the map that someone else had taken (the map
+// was behind on them). /metrics reads them at each scrape.
+func (s *Service) BestAvailableCounts() (fromMap, mapMisses int64) {
+	return s.bestFromMap.Load(), s.bestMapMisses.Load()
+}
+
 // Hold keeps seats or places for a buyer until the hold expires (hold.go), and counts
 // the verdict.
 func (s *Service) Hold(ctx context.Context, req HoldRequest) (Hold, error) {

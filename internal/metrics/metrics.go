@@ -104,12 +104,14 @@ type Sources struct {
 	SSEClients func() int
 	// Queues reads the waiting rooms of the events whose room is on.
 	Queues func(ctx context.Context) ([]Queue, error)
-	Log    *slog.Logger
+	// BestAvailable reads best available's counts (booking.Service.BestAvailableCounts).
+	BestAvailable func() (fromMap, mapMisses int64)
+	Log           *slog.Logger
 }
 
 // Watch registers the gauges read from src at each scrape: the pools' own statistics
-// (pgxpool_*, boxoffice_redis_pool_*), the open live streams, and each queued event's
-// waiting room.
+// (pgxpool_*, boxoffice_redis_pool_*), the open live streams, best available's counts,
+// and each queued event's waiting room.
 func (m *Metrics) Watch(src Sources) error {
 	var cs []prometheus.Collector
 	if src.Pool != nil {
@@ -122,6 +124,18 @@ func (m *Metrics) Watch(src Sources) error {
 		cs = append(cs, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Namespace: Namespace, Name: "sse_clients", Help: "Live seat streams open on this instance.",
 		}, func() float64 { return float64(src.SSEClients()) }))
+	}
+	if src.BestAvailable != nil {
+		cs = append(cs,
+			prometheus.NewCounterFunc(prometheus.CounterOpts{
+				Namespace: Namespace, Name: "best_available_from_map_total",
+				Help: "Best-available holds whose seats were chosen from this instance's seat map; the others were found by the search in the database.",
+			}, func() float64 { n, _ := src.BestAvailable(); return float64(n) }),
+			prometheus.NewCounterFunc(prometheus.CounterOpts{
+				Namespace: Namespace, Name: "best_available_map_misses_total",
+				Help: "Best-available choices from the seat map that someone else had taken: the map was behind on them.",
+			}, func() float64 { _, n := src.BestAvailable(); return float64(n) }),
+		)
 	}
 	if src.Queues != nil {
 		log := src.Log
