@@ -150,13 +150,11 @@ func (s *Service) holdBestFromMap(ctx context.Context, tx pgx.Tx, req HoldReques
 				s.bestFromMap.Add(1)
 				return seats, false, nil
 			}
-			s.bestMapMisses.Add(1)
-			// Taken, or being taken: the map is behind on one of these seats. Note
-			// them, so that the next look here and others' looks leave them out.
+			// Taken, or being taken: the map is behind on one of these seats.
 			for _, id := range ids {
 				gone[id] = true
 			}
-			s.noteSeatChanges(req.EventID, ids)
+			s.mapMissed(req.EventID, ids)
 		}
 	}
 	return nil, false, nil

@@ -79,6 +79,13 @@ func (c *seatChanges) since(cutoff time.Time) []int64 {
 	return out
 }
 
+// mapMissed records a choice from the map that someone else had taken, or was taking:
+// the map is behind on those seats, so later choices leave them out until it catches up.
+func (s *Service) mapMissed(eventID int64, ids []int64) {
+	s.bestMapMisses.Add(1)
+	s.noteSeatChanges(eventID, ids)
+}
+
 // noteSeatChanges records a change of seats announced by this process, for best
 // available's reading of the map. Called after the change committed, before anyone
 // hears of it.
@@ -89,8 +96,9 @@ func (s *Service) noteSeatChanges(eventID int64, ids []int64) {
 }
 
 // claimingSeats are the seats this process's best-available holds are claiming from the
-// map at the moment (holdFromMap): holds choosing meanwhile leave them out, so that
-// buyers arriving together claim different seats rather than race for the same ones.
+// map at the moment (holdFromMap): every choice from the map leaves them out
+// (mapEntry.choices), so that buyers arriving together claim different seats rather
+// than race for the same ones, and a choice that loses no race is noted as no miss.
 type claimingSeats struct {
 	mu  sync.Mutex
 	ids map[int64]bool
@@ -107,7 +115,7 @@ func (s *Service) chooseFromMap(req HoldRequest) (ids []int64, release func()) {
 	c := &e.claiming
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	tries, usable := s.mapChoices(req, c.ids)
+	tries, usable := e.choices(req, nil)
 	if !usable || len(tries) == 0 {
 		return nil, nil
 	}
@@ -136,14 +144,22 @@ type rowSummary struct {
 }
 
 // mapChoices chooses, from the event's map, the seats best available should try to
-// claim for req, best first, leaving out the seats in gone (tried already and taken).
-// usable is false when the map cannot be trusted for it (missing, stale, too old); no
-// choices from a usable map mean the map shows no seats for the party.
+// claim for req, best first, leaving out the seats in gone (tried already and taken)
+// and those other holds here are claiming. usable is false when the map cannot be
+// trusted for it (missing, stale, too old); no choices from a usable map mean the map
+// shows no seats for the party.
 func (s *Service) mapChoices(req HoldRequest, gone map[int64]bool) (tries [][]int64, usable bool) {
 	e := s.maps.lookup(req.EventID)
 	if e == nil {
 		return nil, false
 	}
+	e.claiming.mu.Lock()
+	defer e.claiming.mu.Unlock()
+	return e.choices(req, gone)
+}
+
+// choices is mapChoices for the event's entry; the caller holds e.claiming.mu.
+func (e *mapEntry) choices(req HoldRequest, gone map[int64]bool) (tries [][]int64, usable bool) {
 	e.mu.RLock()
 	defer e.mu.RUnlock()
 	if !e.loaded || e.stale || len(e.rowStarts) == 0 {
@@ -166,6 +182,9 @@ func (s *Service) mapChoices(req HoldRequest, gone map[int64]bool) (tries [][]in
 		mark(id)
 	}
 	for id := range gone {
+		mark(id)
+	}
+	for id := range e.claiming.ids {
 		mark(id)
 	}
 	free := func(p int) bool {

@@ -191,8 +191,8 @@ func TestBestAvailableFromMapTakesNoTurn(t *testing.T) {
 }
 
 // TestChooseFromMapDisjoint: holds choosing from the map at the same moment get
-// different seats (each leaves out what the others are claiming); seats let go of are
-// offered again.
+// different seats (each leaves out what the others are claiming), and so does a
+// turn's look at the map; seats let go of are offered again.
 func TestChooseFromMapDisjoint(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, smallSpec([]demo.Section{oneRow("Main", 40, 5000)}), DefaultConfig())
@@ -207,6 +207,18 @@ func TestChooseFromMapDisjoint(t *testing.T) {
 	for _, id := range b {
 		if slices.Contains(a, id) {
 			t.Fatalf("two holds choosing at once both got seat %d: %v and %v", id, a, b)
+		}
+	}
+	// The turn's look at the map (holdBestFromMap) leaves them out too.
+	tries, usable := f.svc.mapChoices(req, nil)
+	if !usable || len(tries) == 0 {
+		t.Fatalf("the turn's choices: %v (usable %v), want some", tries, usable)
+	}
+	for _, try := range tries {
+		for _, id := range try {
+			if slices.Contains(a, id) || slices.Contains(b, id) {
+				t.Fatalf("the turn's look offers seat %d, being claimed: %v", id, try)
+			}
 		}
 	}
 	releaseA()

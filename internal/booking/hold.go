@@ -137,8 +137,7 @@ func (s *Service) holdPlaces(ctx context.Context, tx pgx.Tx, q *db.Queries, req 
 		h.Seats, err = s.claim(ctx, tx, req.EventID, chosen, row, false)
 		if err == nil && h.Seats == nil {
 			// Taken, or being taken by another instance: the map is behind on it.
-			s.bestMapMisses.Add(1)
-			s.noteSeatChanges(req.EventID, chosen)
+			s.mapMissed(req.EventID, chosen)
 			err = errNoMapChoice
 		}
 		return h, err
