@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"boxoffice/internal/catalog"
 	"boxoffice/internal/demo"
 )
@@ -227,18 +225,4 @@ func TestChooseFromMapDisjoint(t *testing.T) {
 	if !slices.Equal(c, a) {
 		t.Errorf("after the first let go: got %v, want its seats, the best, again: %v", c, a)
 	}
-}
-
-// ids runs a query returning seat ids.
-func (f fixture) ids(t *testing.T, query string, args ...any) []int64 {
-	t.Helper()
-	rows, err := f.pool.Query(t.Context(), query, args...)
-	if err != nil {
-		t.Fatalf("%s: %v", query, err)
-	}
-	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
-	if err != nil {
-		t.Fatalf("%s: %v", query, err)
-	}
-	return ids
 }

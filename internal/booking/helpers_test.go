@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"boxoffice/internal/booking/bookingtest"
@@ -126,25 +127,24 @@ func (f fixture) withService(cfg Config) fixture {
 // rowSeats returns the ids of a row's seats in seat-number order.
 func (f fixture) rowSeats(t *testing.T, section, row string) []int64 {
 	t.Helper()
-	rows, err := f.pool.Query(t.Context(),
-		`SELECT id FROM seats WHERE event_id = $1 AND section = $2 AND row_label = $3 ORDER BY number`,
+	ids := f.ids(t, `SELECT id FROM seats WHERE event_id = $1 AND section = $2 AND row_label = $3 ORDER BY number`,
 		f.event, section, row)
-	if err != nil {
-		t.Fatalf("seats of %s %s: %v", section, row, err)
-	}
-	var ids []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			t.Fatal(err)
-		}
-		ids = append(ids, id)
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
 	if len(ids) == 0 {
 		t.Fatalf("no seats in %s row %s", section, row)
+	}
+	return ids
+}
+
+// ids runs a query returning ids (of seats, tickets, ...).
+func (f fixture) ids(t *testing.T, query string, args ...any) []int64 {
+	t.Helper()
+	rows, err := f.pool.Query(t.Context(), query, args...)
+	if err != nil {
+		t.Fatalf("%s: %v", query, err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		t.Fatalf("%s: %v", query, err)
 	}
 	return ids
 }

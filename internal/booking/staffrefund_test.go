@@ -14,20 +14,7 @@ import (
 // validTickets returns an order's valid ticket ids, oldest first.
 func (f fixture) validTickets(t *testing.T, orderID int64) []int64 {
 	t.Helper()
-	rows, err := f.pool.Query(t.Context(), `SELECT id FROM tickets WHERE event_id = $1 AND order_id = $2 AND voided_at IS NULL ORDER BY id`, f.event, orderID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var ids []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			t.Fatal(err)
-		}
-		ids = append(ids, id)
-	}
-	return ids
+	return f.ids(t, `SELECT id FROM tickets WHERE event_id = $1 AND order_id = $2 AND voided_at IS NULL ORDER BY id`, f.event, orderID)
 }
 
 // TestStaffRefundPartialThenWhole: staff refund one of three seats, then the rest.
