@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -23,7 +24,9 @@ type requestCounter struct {
 	looks, boards atomic.Int64
 }
 
-func newRequestCounter(t *testing.T, app *testApp, eventID int64, slug string) *requestCounter {
+// seatsDelay holds each answer to the event's seat page back this long, as a slow
+// phone's network would.
+func newRequestCounter(t *testing.T, app *testApp, eventID int64, slug string, seatsDelay time.Duration) *requestCounter {
 	t.Helper()
 	target, err := url.Parse(app.URL)
 	if err != nil {
@@ -31,6 +34,7 @@ func newRequestCounter(t *testing.T, app *testApp, eventID int64, slug string) *
 	}
 	rc := &requestCounter{}
 	page, board := "/events/"+slug+"/queue", "/api/v1/events/"+itoa(eventID)+"/queue/board"
+	seats := "/events/" + slug + "/seats"
 	proxy := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
 		r.SetURL(target)
 		r.Out.Host = r.In.Host
@@ -41,6 +45,12 @@ func newRequestCounter(t *testing.T, app *testApp, eventID int64, slug string) *
 			rc.looks.Add(1)
 		case r.URL.Path == board:
 			rc.boards.Add(1)
+		case r.URL.Path == seats && r.Method == http.MethodGet:
+			select {
+			case <-time.After(seatsDelay):
+			case <-r.Context().Done():
+				return
+			}
 		}
 		proxy.ServeHTTP(w, r)
 	}))
@@ -54,7 +64,9 @@ func newRequestCounter(t *testing.T, app *testApp, eventID int64, slug string) *
 // its turn, it looks at once and goes on to the seat map. One slot: a shopper has it,
 // a buyer (through the API) waits first, the browser second. The shopper releases:
 // the first waiter goes in, and the page says the browser is now first, without a
-// look. The first waiter buys nothing and releases: the page's turn.
+// look. The first waiter buys nothing and releases: the page's turn. The seat page
+// comes slowly (3 s, a slow phone's): a page that looked again while it loaded was
+// told again to go there and started over, each second, and never arrived.
 func TestBrowserQueueFollowsBoard(t *testing.T) {
 	t.Parallel()
 	app := newTestApp(t, fastQueue)
@@ -68,7 +80,7 @@ func TestBrowserQueueFollowsBoard(t *testing.T) {
 	if q := ahead.queue("POST", app.EventID); q.Admitted || q.Number != 1 {
 		t.Fatalf("first waiter: got %+v, want number 1", q)
 	}
-	rc := newRequestCounter(t, app, app.EventID, demoSlug)
+	rc := newRequestCounter(t, app, app.EventID, demoSlug, 3*time.Second)
 
 	b := browsertest.New(t)
 	ctx := b.NewContext(t)
@@ -110,7 +122,11 @@ func TestBrowserQueueFollowsBoard(t *testing.T) {
 	}
 	// The page navigates away by itself: wait for the seat map's form in whatever
 	// document the tab shows.
-	browsertest.Do(t, ctx, chromedp.WaitVisible(chromedp.CSS("#seat-form")))
+	wait, cancel := context.WithTimeout(ctx, browsertest.Timeout)
+	defer cancel()
+	if err := chromedp.Do(wait, chromedp.WaitVisible(chromedp.CSS("#seat-form"))); err != nil {
+		t.Fatalf("the seat map did not come (%v) after %d looks, want one look and the map", err, rc.looks.Load())
+	}
 	if path := js[string](t, ctx, `location.pathname`); path != "/events/"+demoSlug+"/seats" {
 		t.Errorf("after its turn: at %s, want the seat map", path)
 	}
@@ -150,7 +166,7 @@ func TestBrowserQueueShowsAllHeldFromBoard(t *testing.T) {
 	if q := second.queue("POST", ev); !q.Admitted {
 		t.Fatalf("second shopper: got %+v, want admitted", q)
 	}
-	rc := newRequestCounter(t, app, ev, slug)
+	rc := newRequestCounter(t, app, ev, slug, 0)
 
 	b := browsertest.New(t)
 	ctx := b.NewContext(t)

@@ -28,7 +28,7 @@
   // waiter drawn near the front hears of its turn from the board meanwhile).
   var JITTER = 3000, DRAW_JITTER = 10000;
   var q = null, cfg = null, gen = 0, pace = 3, sentAt = 0, inFlight = false;
-  var lookTimer = 0, lookAt = 0, soonAsked = false, turnAsked = NaN, boardTimer = 0;
+  var lookTimer = 0, lookAt = 0, soonAsked = false, turnAsked = NaN, boardTimer = 0, left = false;
 
   function since(t) { return t ? Date.now() - t : 0; }
   function attr(el, name) { return el.getAttribute("data-" + name) || ""; }
@@ -206,6 +206,19 @@
     return following() || (cfg.state !== "waiting" && cfg.state !== "allHeld");
   }
 
+  // leave: the page is on its way elsewhere; nothing more of its own.
+  function leave() {
+    clearTimeout(lookTimer);
+    clearTimeout(boardTimer);
+    lookAt = 0;
+    gen++;
+    inFlight = true; // look and readBoard do nothing from now on
+    left = true;
+  }
+  // Back to a page kept from before it left (the back button): what it shows is stale
+  // and it has stopped; load it afresh, which asks the room where it stands.
+  window.addEventListener("pageshow", function (e) { if (e.persisted && left) location.reload(); });
+
   function fromQueue(e) { return e.target && e.target.id === "queue"; }
   document.addEventListener("htmx:beforeRequest", function (e) {
     if (!fromQueue(e)) return;
@@ -222,6 +235,11 @@
   document.addEventListener("htmx:afterRequest", function (e) {
     if (!fromQueue(e)) return;
     inFlight = false;
+    // Admitted: htmx follows the answer's HX-Redirect to the seat map. Until that page
+    // is in, this one neither looks nor reads the board: a look would be told the same
+    // and start the navigation over, again and again on a slow phone.
+    var xhr = e.detail && e.detail.xhr;
+    if (xhr && xhr.getResponseHeader("HX-Redirect")) return leave();
     if (cfg && boards()) boardIn(pace * 1000 - since(sentAt));
     lookIn(Math.max(pace * 1000 - since(sentAt), 250));
   });
