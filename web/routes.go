@@ -43,7 +43,7 @@ func (s *server) routes(e *echo.Echo) {
 	// Seat selection and checkout are limited per buyer and, while the event's waiting
 	// room is on, need an admission (admission.go).
 	seatPage := func(find eventOf) []echo.MiddlewareFunc {
-		return slices.Concat(buyerPage, []echo.MiddlewareFunc{s.rateLimit, s.admission(find)})
+		return slices.Concat([]echo.MiddlewareFunc{s.step}, buyerPage, []echo.MiddlewareFunc{s.rateLimit, s.admission(find)})
 	}
 	// buyer pages:
 	e.GET("/events/:slug/queue", s.showQueue, slices.Concat([]echo.MiddlewareFunc{s.pageLookSlots}, buyerPage)...)
@@ -70,7 +70,7 @@ func (s *server) routes(e *echo.Echo) {
 	api.GET("/events/:id/queue", s.getQueue, slices.Concat([]echo.MiddlewareFunc{s.lookSlots}, buyer)...)
 	api.GET("/events/:id/queue/board", s.getBoard, timed)
 	seatCall := func(find eventOf) []echo.MiddlewareFunc {
-		return slices.Concat(buyer, []echo.MiddlewareFunc{s.rateLimit, s.admission(find)})
+		return slices.Concat([]echo.MiddlewareFunc{s.step}, buyer, []echo.MiddlewareFunc{s.rateLimit, s.admission(find)})
 	}
 	api.POST("/events/:id/holds", s.createHold, seatCall(eventOfPath)...)
 	api.GET("/holds/:holdId", s.getHold, buyer...)

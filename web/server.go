@@ -19,6 +19,7 @@ import (
 	"boxoffice/internal/booking"
 	"boxoffice/internal/catalog"
 	"boxoffice/internal/checkin"
+	"boxoffice/internal/load"
 	"boxoffice/internal/metrics"
 	"boxoffice/internal/staff"
 	"boxoffice/internal/waitroom"
@@ -67,6 +68,9 @@ type server struct {
 	// waits for a slot (lookSlots; 0: maxLookWait).
 	looks    chan struct{}
 	lookWait time.Duration
+	// load hears how long the sale's steps take and how long looks wait (step,
+	// lookSlots): the waiting room admits slower while they are past their bound.
+	load *load.Meter
 }
 
 // New returns the HTTP handler of the whole program: every route, its middleware and
@@ -77,7 +81,7 @@ func New(a *app.App) http.Handler {
 		Door:          a.Door,
 		WebhookSecret: a.Config.WebhookSecret, CookieSecure: a.Config.CookieSecure,
 		Queue: a.Queue, ProviderName: "test",
-		looks: make(chan struct{}, 2*runtime.GOMAXPROCS(0)),
+		looks: make(chan struct{}, 2*runtime.GOMAXPROCS(0)), load: a.Load,
 	}
 	if a.Provider != nil {
 		s.ProviderName = a.Provider.Name()
@@ -186,6 +190,25 @@ func deadline(d time.Duration) echo.MiddlewareFunc {
 			c.SetRequest(c.Request().WithContext(ctx))
 			return next(c)
 		}
+	}
+}
+
+// step times a step of the sale (a hold, a checkout, a payment: the seat calls that
+// change something) for the waiting room's governor: from when the request reaches
+// its route to its answer, refusals and errors included, since a buyer waits for
+// those too.
+func (s *server) step(next echo.HandlerFunc) echo.HandlerFunc {
+	if s.load == nil {
+		return next
+	}
+	return func(c echo.Context) error {
+		if m := c.Request().Method; m == http.MethodGet || m == http.MethodHead {
+			return next(c)
+		}
+		start := time.Now()
+		err := next(c)
+		s.load.Step(time.Since(start))
+		return err
 	}
 }
 

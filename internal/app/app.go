@@ -30,6 +30,7 @@ import (
 	"boxoffice/internal/config"
 	"boxoffice/internal/jobs"
 	"boxoffice/internal/live"
+	"boxoffice/internal/load"
 	"boxoffice/internal/mail"
 	"boxoffice/internal/metrics"
 	"boxoffice/internal/payment"
@@ -93,6 +94,10 @@ type App struct {
 	// Queue is the waiting room in front of onsales whose room is on; its admitter
 	// runs in Run.
 	Queue *waitroom.Room
+	// Load measures the sale's steps and the waiting pages' waits for their looks
+	// (the web server notes them); the waiting room admits slower while they are past
+	// LATENCY_BOUND. Nil with LATENCY_BOUND=off.
+	Load *load.Meter
 	// Mail sends the buyer's emails, or logs them when SMTP_URL is not set.
 	Mail *mail.Mailer
 	// Jobs is the job queue (River): booking queues refunds and emails on it in its
@@ -172,6 +177,7 @@ func New(ctx context.Context, cfg config.Config, opt Options) (a *App, err error
 	for i, k := range cfg.AdmissionKeys {
 		keys[i] = waitroom.Key{ID: k.ID, Secret: k.Secret}
 	}
+	a.Load = load.New(cfg.LatencyBound)
 	a.Queue = waitroom.New(a.Redis, cfg.RedisPrefix, keys, waitroom.Hooks{
 		Events: func(ctx context.Context) ([]waitroom.Event, error) {
 			events, err := a.Booking.QueuedEvents(ctx)
@@ -186,10 +192,11 @@ func New(ctx context.Context, cfg config.Config, opt Options) (a *App, err error
 			return waitroom.Stock{Unsold: st.Unsold, Free: st.Free}, err
 		},
 		Admitted: a.Metrics.QueueAdmitted,
+		Load:     a.Load.Level,
 	}, a.Log, opt.Queue)
 	if err := a.Metrics.Watch(metrics.Sources{
 		Pool: a.Pool, Redis: a.Redis, SSEClients: a.Live.Watchers, Queues: a.queues, Log: a.Log,
-		BestAvailable: a.Booking.BestAvailableCounts,
+		BestAvailable: a.Booking.BestAvailableCounts, Load: a.Load.Level,
 	}); err != nil {
 		return a, err
 	}
@@ -272,7 +279,8 @@ func (a *App) queues(ctx context.Context) ([]metrics.Queue, error) {
 			errs = append(errs, fmt.Errorf("event %d: %w", ev.ID, err))
 			continue
 		}
-		out = append(out, metrics.Queue{EventID: ev.ID, Waiting: n.Waiting, Active: n.Active, Rate: qe.Settings.Rate})
+		out = append(out, metrics.Queue{EventID: ev.ID, Waiting: n.Waiting, Active: n.Active,
+			Rate: qe.Settings.Rate, Limit: a.Queue.Limited(qe.Settings).Rate})
 	}
 	return out, errors.Join(errs...)
 }

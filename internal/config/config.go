@@ -64,6 +64,10 @@ type Config struct {
 	// IdempotencyTTL is how long the answer of a request sent with an
 	// Idempotency-Key is kept for its repeats (IDEMPOTENCY_TTL).
 	IdempotencyTTL time.Duration
+	// LatencyBound is the 95th percentile latency of the sale's steps (and of a
+	// waiting page's wait for its look) past which the waiting rooms admit slower than
+	// configured (LATENCY_BOUND; "off": 0, they always admit at the configured rate).
+	LatencyBound time.Duration
 }
 
 // Bounds of the money settings.
@@ -76,6 +80,9 @@ const (
 	// request that never finished (a minute in booking), so that a client retrying
 	// over a few seconds or minutes always gets the first answer.
 	MinIdempotencyTTL = time.Minute
+	// DefaultLatencyBound is LATENCY_BOUND's default: a step a person does not wait
+	// for, and well past what an unloaded machine answers in (docs/ONSALE.md).
+	DefaultLatencyBound = 250 * time.Millisecond
 )
 
 // AdmissionKey is one HMAC key for admission tokens, named by its id in every token
@@ -155,6 +162,9 @@ func Load(getenv func(string) string) (Config, error) {
 	c.StaffLifetime = dur("STAFF_SESSION_LIFETIME", 12*time.Hour)
 	c.ReconcileAfter = dur("RECONCILE_AFTER", 3*time.Minute)
 	c.IdempotencyTTL = dur("IDEMPOTENCY_TTL", 24*time.Hour)
+	if v := getenv("LATENCY_BOUND"); v != "off" {
+		c.LatencyBound = dur("LATENCY_BOUND", DefaultLatencyBound)
+	}
 	if c.ReconcileAfter > 0 && c.ReconcileAfter < MinReconcileAfter {
 		errs = append(errs, fmt.Errorf("RECONCILE_AFTER=%s: want %s or more, well behind a charge's own time limit", c.ReconcileAfter, MinReconcileAfter))
 	}

@@ -211,3 +211,32 @@ func TestMoneySettings(t *testing.T) {
 		t.Errorf("at the bounds: got %v, want none", err)
 	}
 }
+
+// TestLatencyBound: the waiting rooms' latency bound, its default, "off", and a clear
+// error for anything else that is not a positive duration.
+func TestLatencyBound(t *testing.T) {
+	t.Parallel()
+	base := map[string]string{"DATABASE_URL": "postgres://x", "REDIS_URL": "redis://y"}
+	for _, tc := range []struct {
+		value string
+		want  time.Duration
+	}{{"", DefaultLatencyBound}, {"400ms", 400 * time.Millisecond}, {"off", 0}} {
+		m := map[string]string{"LATENCY_BOUND": tc.value}
+		for k, v := range base {
+			m[k] = v
+		}
+		c, err := Load(env(m))
+		if err != nil || c.LatencyBound != tc.want {
+			t.Errorf("LATENCY_BOUND=%q: got %v (%v), want %v", tc.value, c.LatencyBound, err, tc.want)
+		}
+	}
+	for _, v := range []string{"0", "-1s", "fast", "OFF"} {
+		m := map[string]string{"LATENCY_BOUND": v}
+		for k, v := range base {
+			m[k] = v
+		}
+		if _, err := Load(env(m)); err == nil || !strings.Contains(err.Error(), "LATENCY_BOUND=") {
+			t.Errorf("LATENCY_BOUND=%q: got %v, want an error naming it", v, err)
+		}
+	}
+}

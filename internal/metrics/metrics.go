@@ -94,6 +94,7 @@ type Queue struct {
 	Waiting int64   // visitors in the queue
 	Active  int64   // admitted visitors whose admission has not ended
 	Rate    float64 // admissions per second, as configured
+	Limit   float64 // admissions per second the room allows now: Rate, lowered while the application is past its latency bound
 }
 
 // Sources are what the gauges read when they are scraped.
@@ -106,7 +107,9 @@ type Sources struct {
 	Queues func(ctx context.Context) ([]Queue, error)
 	// BestAvailable reads best available's counts (booking.Service.BestAvailableCounts).
 	BestAvailable func() (fromMap, mapMisses int64)
-	Log           *slog.Logger
+	// Load is the application's latency as a share of its bound (load.Meter.Level).
+	Load func() float64
+	Log  *slog.Logger
 }
 
 // Watch registers the gauges read from src at each scrape: the pools' own statistics
@@ -136,6 +139,12 @@ func (m *Metrics) Watch(src Sources) error {
 				Help: "Best-available choices from the seat map that someone else had taken: the map was behind on them.",
 			}, func() float64 { _, n := src.BestAvailable(); return float64(n) }),
 		)
+	}
+	if src.Load != nil {
+		cs = append(cs, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Namespace: Namespace, Name: "latency_level",
+			Help: "The 95th percentile latency of the sale's steps, or of the waiting pages' waits for a look, whichever is worse, over the last 5 s, as a share of LATENCY_BOUND: at 1 or more the waiting rooms admit slower.",
+		}, src.Load))
 	}
 	if src.Queues != nil {
 		log := src.Log

@@ -43,9 +43,10 @@ func TestQueueCollectorKeepsWhatItRead(t *testing.T) {
 	err := m.Watch(Sources{
 		SSEClients: func() int { return 4 },
 		Queues: func(context.Context) ([]Queue, error) {
-			return []Queue{{EventID: 9, Waiting: 120, Active: 50, Rate: 2.5}}, errors.New("event 10: redis unavailable")
+			return []Queue{{EventID: 9, Waiting: 120, Active: 50, Rate: 2.5, Limit: 1.875}}, errors.New("event 10: redis unavailable")
 		},
-		Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Load: func() float64 { return 1.5 },
+		Log:  slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -55,6 +56,7 @@ func TestQueueCollectorKeepsWhatItRead(t *testing.T) {
 	for _, w := range []string{
 		`boxoffice_queue_length{event="9"} 120`, `boxoffice_queue_active{event="9"} 50`,
 		`boxoffice_queue_admission_rate{event="9"} 2.5`, `boxoffice_queue_admitted_total{event="9"} 7`,
+		`boxoffice_queue_admission_limit{event="9"} 1.875`, "boxoffice_latency_level 1.5",
 		"boxoffice_sse_clients 4",
 	} {
 		if !strings.Contains(text, "\n"+w+"\n") {

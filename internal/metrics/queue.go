@@ -20,6 +20,8 @@ var (
 		"Admitted shoppers of the event whose admission has not ended.", []string{"event"}, nil)
 	queueRateDesc = prometheus.NewDesc(prometheus.BuildFQName(Namespace, "queue", "admission_rate"),
 		"Admissions per second the event's waiting room is configured for.", []string{"event"}, nil)
+	queueLimitDesc = prometheus.NewDesc(prometheus.BuildFQName(Namespace, "queue", "admission_limit"),
+		"Admissions per second the event's waiting room allows now: the configured rate, lowered while the application is past LATENCY_BOUND.", []string{"event"}, nil)
 )
 
 // queueCollector reads the waiting rooms at each scrape: they live in Redis and are
@@ -33,6 +35,7 @@ func (c *queueCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- queueLengthDesc
 	ch <- queueActiveDesc
 	ch <- queueRateDesc
+	ch <- queueLimitDesc
 }
 
 func (c *queueCollector) Collect(ch chan<- prometheus.Metric) {
@@ -49,5 +52,6 @@ func (c *queueCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(queueLengthDesc, prometheus.GaugeValue, float64(q.Waiting), ev)
 		ch <- prometheus.MustNewConstMetric(queueActiveDesc, prometheus.GaugeValue, float64(q.Active), ev)
 		ch <- prometheus.MustNewConstMetric(queueRateDesc, prometheus.GaugeValue, q.Rate, ev)
+		ch <- prometheus.MustNewConstMetric(queueLimitDesc, prometheus.GaugeValue, q.Limit, ev)
 	}
 }

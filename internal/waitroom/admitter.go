@@ -49,6 +49,7 @@ func (r *Room) Run(ctx context.Context) {
 
 // step is one tick of Run.
 func (r *Room) step(ctx context.Context, a *admitter) {
+	r.govern(time.Now()) // every instance: its joins admit too
 	held, err := r.takeLease(ctx)
 	if err != nil {
 		if ctx.Err() == nil {
@@ -84,7 +85,7 @@ func (r *Room) step(ctx context.Context, a *admitter) {
 		if !known {
 			stock = unknownStock
 		}
-		if err := r.tickEvent(ctx, ev, stock); err != nil {
+		if err := r.tickEvent(ctx, r.limitedEvent(ev), stock); err != nil {
 			if ctx.Err() != nil {
 				return
 			}

@@ -42,6 +42,7 @@ func (r *Room) Board(ctx context.Context, ev Event) (Board, error) {
 	if !ev.Settings.Enabled {
 		return Board{Head: -1, SeatsLeft: -1}, nil
 	}
+	ev = r.limitedEvent(ev)
 	res, err := r.script(ctx, boardScript, eventKeys(r.prefix, ev.ID))
 	if err != nil {
 		return Board{}, err

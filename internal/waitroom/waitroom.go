@@ -147,6 +147,10 @@ type Hooks struct {
 	// Admitted, if set, hears how many visitors this instance admitted to an event
 	// with its room on (the metrics' admissions counter).
 	Admitted func(eventID int64, n int)
+	// Load, if set, says how hard this instance is working: below 1 it answers within
+	// its latency bound, at 1 or more it does not (internal/load). While it is past
+	// the bound the room admits slower than configured (governor.go).
+	Load func() float64
 }
 
 // Options tune a Room; zero values take defaults.
@@ -210,6 +214,7 @@ type Room struct {
 	rnd   *mrand.Rand // pre-queue places
 
 	holding atomic.Bool // whether this instance's admitter holds the lease
+	gov     governor    // the share of the configured rate admitted now
 
 	// onAdmit, when set (tests), hears of every admission this instance makes, at the
 	// Redis time it made them; direct says Join let the visitor straight in.
@@ -334,6 +339,7 @@ func (r *Room) script(ctx context.Context, s *redis.Script, keys []string, args 
 // and returns where they stand. With the room off, or free slots and nobody waiting,
 // the visitor is admitted at once (with the room on, as fast as the rate allows).
 func (r *Room) Join(ctx context.Context, ev Event, visitor string) (Status, error) {
+	ev = r.limitedEvent(ev)
 	s := ev.Settings
 	if !s.Enabled {
 		// No queue and no slots: the token only says the room let this visitor by.
@@ -364,6 +370,7 @@ func (r *Room) Status(ctx context.Context, ev Event, visitor string) (Status, er
 	if !ev.Settings.Enabled {
 		return r.Join(ctx, ev, visitor)
 	}
+	ev = r.limitedEvent(ev)
 	res, err := r.script(ctx, statusScript, eventKeys(r.prefix, ev.ID), visitor)
 	if err != nil {
 		return Status{}, err

@@ -1,0 +1,140 @@
+// Package load says how hard the application is working, as the people using it feel
+// it: how long the steps of the sale take (a hold, a checkout, a payment) and how long
+// a waiting page's look waits for its turn to be served. The waiting room reads it to
+// admit no faster than the application answers within its bound (waitroom.Hooks.Load):
+// a machine of unknown speed, or one shared with other work, is kept below saturation
+// by what it measures, not by a rate guessed in advance.
+//
+// The figure is the 95th percentile over the last few seconds, as a share of the bound:
+// the tail, because that is where saturation shows first (queues form before the
+// median moves), and a short window, because the room must hear of it within seconds.
+package load
+
+import (
+	"slices"
+	"sync"
+	"time"
+)
+
+// Window is how far back Level looks.
+const Window = 5 * time.Second
+
+// minSamples is how many samples of a kind Level needs in its window to say anything
+// of it: a handful of slow answers out of a handful is not a tail.
+const minSamples = 20
+
+// ringSize bounds the samples kept of each kind: several seconds' worth at an onsale's
+// rate of steps (hundreds a second), and a fixed cost whatever the crowd.
+const ringSize = 4096
+
+// Meter gathers the samples. Its methods are safe for concurrent use and do nothing
+// on a nil Meter, which reads as no load.
+type Meter struct {
+	bound     time.Duration
+	now       func() time.Time // the clock (tests)
+	steps     ring
+	lookWaits ring
+	scratchMu sync.Mutex
+	scratch   []time.Duration
+}
+
+// New returns a Meter whose Level is 1 at bound. A bound of 0 or less measures
+// nothing: nil, whose Level is always 0.
+func New(bound time.Duration) *Meter {
+	if bound <= 0 {
+		return nil
+	}
+	return &Meter{bound: bound, now: time.Now}
+}
+
+// Bound is the latency Level compares with; 0 on a nil Meter.
+func (m *Meter) Bound() time.Duration {
+	if m == nil {
+		return 0
+	}
+	return m.bound
+}
+
+// Step notes that a step of the sale took d, from the request's arrival to its answer.
+func (m *Meter) Step(d time.Duration) {
+	if m != nil {
+		m.steps.add(m.now(), d)
+	}
+}
+
+// LookWait notes that a waiting page's look waited d for its turn (0: served at once).
+func (m *Meter) LookWait(d time.Duration) {
+	if m != nil {
+		m.lookWaits.add(m.now(), d)
+	}
+}
+
+// Level is the larger of the steps' and the looks' waits' 95th percentiles over the
+// last Window, as a share of the bound: below 1 the application answers within it, at
+// 1 or more it does not. A kind with fewer than minSamples in the window counts 0.
+func (m *Meter) Level() float64 {
+	if m == nil {
+		return 0
+	}
+	since := m.now().Add(-Window)
+	m.scratchMu.Lock()
+	defer m.scratchMu.Unlock()
+	level := 0.0
+	for _, r := range []*ring{&m.steps, &m.lookWaits} {
+		m.scratch = r.since(since, m.scratch[:0])
+		if len(m.scratch) < minSamples {
+			continue
+		}
+		slices.Sort(m.scratch)
+		p95 := m.scratch[(len(m.scratch)*95+99)/100-1] // nearest rank
+		level = max(level, float64(p95)/float64(m.bound))
+	}
+	return level
+}
+
+// Seen is how many steps and looks' waits the Meter has been told of in all.
+func (m *Meter) Seen() (steps, lookWaits int64) {
+	if m == nil {
+		return 0, 0
+	}
+	return m.steps.seen(), m.lookWaits.seen()
+}
+
+// ring keeps the last ringSize samples of one kind.
+type ring struct {
+	mu    sync.Mutex
+	at    [ringSize]time.Time
+	d     [ringSize]time.Duration
+	next  int   // where the next sample goes
+	n     int   // samples kept, up to ringSize
+	total int64 // samples added in all
+}
+
+func (r *ring) add(at time.Time, d time.Duration) {
+	r.mu.Lock()
+	r.at[r.next], r.d[r.next] = at, d
+	r.next = (r.next + 1) % ringSize
+	r.n = min(r.n+1, ringSize)
+	r.total++
+	r.mu.Unlock()
+}
+
+func (r *ring) seen() int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.total
+}
+
+// since appends to out the samples taken after t, newest first.
+func (r *ring) since(t time.Time, out []time.Duration) []time.Duration {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for k := 1; k <= r.n; k++ {
+		i := (r.next - k + ringSize) % ringSize
+		if !r.at[i].After(t) {
+			break
+		}
+		out = append(out, r.d[i])
+	}
+	return out
+}

@@ -1,0 +1,101 @@
+package waitroom
+
+import (
+	"sync"
+	"time"
+)
+
+// The governor lowers the admission rate while the application is past its latency
+// bound (Hooks.Load at 1 or more) and brings it back towards the configured rate,
+// its ceiling, while it is well within. An organiser configures the rate the venue's
+// sale should go at; the governor keeps the room from admitting faster than this
+// machine serves at that moment, whatever its speed and whatever else it is doing.
+//
+// Additive increase, multiplicative decrease, as TCP does with a congestion window:
+// a cut takes a quarter off at once, because a saturated application gets slower for
+// everyone the longer it lasts; the way back is a twentieth of the configured rate a
+// second, so it takes about 20 s from the floor to the ceiling and finds the edge again
+// slowly. The admitted reach their first hold seconds after admission, so a cut shows
+// in the latency only some seconds later: the governor waits govCutGap between cuts
+// rather than cutting again on the same evidence.
+const (
+	govPeriod = time.Second     // how often the governor reads the load
+	govCutGap = 3 * time.Second // at least this long between two cuts
+	govCut    = 0.75            // a cut keeps this share of the present rate
+	govRaise  = 0.05            // a raise adds this share of the configured rate
+	govFloor  = 0.1             // the share of the configured rate never cut below
+	govEasy   = 0.7             // below this load the rate rises; between it and 1 it holds
+)
+
+// governor is the share of the configured rate an instance admits at now.
+type governor struct {
+	mu    sync.Mutex
+	share float64   // 1: the configured rate
+	at    time.Time // the last reading
+	cut   time.Time // the last cut
+}
+
+// step reads the load (if a period has passed since the last reading) and moves the
+// share; it answers the share and, when it changed, the share before.
+func (g *governor) step(now time.Time, load func() float64) (share, before float64, changed bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.share == 0 {
+		g.share = 1
+	}
+	if load == nil || now.Sub(g.at) < govPeriod {
+		return g.share, g.share, false
+	}
+	g.at = now
+	before = g.share
+	switch l := load(); {
+	case l >= 1 && now.Sub(g.cut) >= govCutGap:
+		g.share = max(govFloor, g.share*govCut)
+		g.cut = now
+	case l < govEasy:
+		g.share = min(1, g.share+govRaise)
+	}
+	return g.share, before, g.share != before
+}
+
+// now is the share without a reading.
+func (g *governor) now() float64 {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.share == 0 {
+		return 1
+	}
+	return g.share
+}
+
+// govern reads the load for the governor and says what changed in the log: each cut,
+// and the return to the configured rate.
+func (r *Room) govern(now time.Time) {
+	share, before, changed := r.gov.step(now, r.hooks.Load)
+	switch {
+	case !changed:
+	case share < before:
+		r.log.Info("waitroom admitter: the application is past its latency bound; admitting slower",
+			"share", round2(share), "was", round2(before))
+	case share == 1:
+		r.log.Info("waitroom admitter: back to the configured admission rate")
+	default:
+		r.log.Debug("waitroom admitter: admitting faster", "share", round2(share))
+	}
+}
+
+func round2(f float64) float64 { return float64(int(f*100+0.5)) / 100 }
+
+// Limited is s as the room applies it now: the configured rate times the governor's
+// share. Everything the room does with a rate (the bucket, the ETA before a rate is
+// measured) takes it from here.
+func (r *Room) Limited(s Settings) Settings {
+	s.Rate *= r.gov.now()
+	return s
+}
+
+// limitedEvent is ev with its settings Limited.
+func (r *Room) limitedEvent(ev Event) Event {
+	ev.Settings = r.Limited(ev.Settings)
+	return ev
+}
