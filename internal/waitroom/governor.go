@@ -11,20 +11,22 @@ import (
 // sale should go at; the governor keeps the room from admitting faster than this
 // machine serves at that moment, whatever its speed and whatever else it is doing.
 //
-// Additive increase, multiplicative decrease, as TCP does with a congestion window:
-// a cut takes a quarter off at once, because a saturated application gets slower for
-// everyone the longer it lasts; the way back is a twentieth of the configured rate a
-// second, so it takes about 20 s from the floor to the ceiling and finds the edge again
-// slowly. The admitted reach their first hold seconds after admission, so a cut shows
-// in the latency only some seconds later: the governor waits govCutGap between cuts
-// rather than cutting again on the same evidence.
+// Additive increase, multiplicative decrease, as TCP does with a congestion window,
+// slowed to the application's lag: the admitted reach their first hold seconds after
+// admission and shop for tens of seconds, so a cut shows in the latency only some 10 to
+// 20 seconds later. A first run (docs/ONSALE.md, run 40) that cut a quarter every 3 s
+// and added back a twentieth of the configured rate a second swung between a tenth and
+// four fifths of it with a period of a minute; the wait shown in the queue, which
+// follows the measured rate, was then right for 7 % of buyers. So: a fifth off at a
+// time, not again within govCutGap, and back by a hundredth of the configured rate a
+// second, which takes about 20 s to climb a fifth back at the rates tried.
 const (
-	govPeriod = time.Second     // how often the governor reads the load
-	govCutGap = 3 * time.Second // at least this long between two cuts
-	govCut    = 0.75            // a cut keeps this share of the present rate
-	govRaise  = 0.05            // a raise adds this share of the configured rate
-	govFloor  = 0.1             // the share of the configured rate never cut below
-	govEasy   = 0.7             // below this load the rate rises; between it and 1 it holds
+	govPeriod = time.Second      // how often the governor reads the load
+	govCutGap = 10 * time.Second // at least this long between two cuts
+	govCut    = 0.8              // a cut keeps this share of the present rate
+	govRaise  = 0.01             // a raise adds this share of the configured rate
+	govFloor  = 0.1              // the share of the configured rate never cut below
+	govEasy   = 0.7              // below this load the rate rises; between it and 1 it holds
 )
 
 // governor is the share of the configured rate an instance admits at now.
