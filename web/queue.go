@@ -274,16 +274,12 @@ func (s *server) lookSlots(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		select {
 		case s.looks <- struct{}{}: // a slot is free: no timer for the common case
-			s.load.LookWait(0)
 		default:
-			start := time.Now()
 			t := time.NewTimer(cmp.Or(s.lookWait, maxLookWait))
 			defer t.Stop()
 			select {
 			case s.looks <- struct{}{}:
-				s.load.LookWait(time.Since(start))
 			case <-t.C: // waited long enough: go ahead beside the others
-				s.load.LookWait(time.Since(start))
 				return next(c)
 			case <-c.Request().Context().Done():
 				return c.Request().Context().Err()

@@ -68,8 +68,8 @@ type server struct {
 	// waits for a slot (lookSlots; 0: maxLookWait).
 	looks    chan struct{}
 	lookWait time.Duration
-	// load hears how long the sale's steps take and how long looks wait (step,
-	// lookSlots): the waiting room admits slower while they are past their bound.
+	// load hears how long the sale's steps take (step): the waiting room admits
+	// slower while they are past their bound.
 	load *load.Meter
 }
 

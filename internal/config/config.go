@@ -64,9 +64,9 @@ type Config struct {
 	// IdempotencyTTL is how long the answer of a request sent with an
 	// Idempotency-Key is kept for its repeats (IDEMPOTENCY_TTL).
 	IdempotencyTTL time.Duration
-	// LatencyBound is the 95th percentile latency of the sale's steps (and of a
-	// waiting page's wait for its look) past which the waiting rooms admit slower than
-	// configured (LATENCY_BOUND; "off": 0, they always admit at the configured rate).
+	// LatencyBound is the 95th percentile latency of the sale's steps (holds,
+	// checkouts, payments) past which the waiting rooms admit slower than configured
+	// (LATENCY_BOUND; "off": 0, they always admit at the configured rate).
 	LatencyBound time.Duration
 }
 

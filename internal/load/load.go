@@ -1,9 +1,14 @@
-// Package load says how hard the application is working, as the people using it feel
-// it: how long the steps of the sale take (a hold, a checkout, a payment) and how long
-// a waiting page's look waits for its turn to be served. The waiting room reads it to
-// admit no faster than the application answers within its bound (waitroom.Hooks.Load):
-// a machine of unknown speed, or one shared with other work, is kept below saturation
-// by what it measures, not by a rate guessed in advance.
+// Package load says how hard the application is working, as the admitted buyers feel
+// it: how long the steps of the sale take (a hold, a checkout, a payment). The waiting
+// room reads it to admit no faster than the application answers within its bound
+// (waitroom.Hooks.Load): a machine of unknown speed, or one shared with other work, is
+// kept below saturation by what it measures, not by a rate guessed in advance.
+//
+// Only the sale's steps count, because they are what the admission rate governs. A
+// first version also counted the waiting pages' waits for a look slot; those follow
+// the waiting crowd (its arrival, the draw), which admitting fewer does not shrink,
+// and in run 41 (docs/ONSALE.md) they held the room at a fifth of its rate through the
+// arrival burst for nothing.
 //
 // The figure is the 95th percentile over the last few seconds, as a share of the bound:
 // the tail, because that is where saturation shows first (queues form before the
@@ -19,11 +24,11 @@ import (
 // Window is how far back Level looks.
 const Window = 5 * time.Second
 
-// minSamples is how many samples of a kind Level needs in its window to say anything
-// of it: a handful of slow answers out of a handful is not a tail.
+// minSamples is how many steps Level needs in its window to say anything: a handful
+// of slow answers out of a handful is not a tail.
 const minSamples = 20
 
-// ringSize bounds the samples kept of each kind: several seconds' worth at an onsale's
+// ringSize bounds the samples kept: several seconds' worth at an onsale's
 // rate of steps (hundreds a second), and a fixed cost whatever the crowd.
 const ringSize = 4096
 
@@ -33,7 +38,6 @@ type Meter struct {
 	bound     time.Duration
 	now       func() time.Time // the clock (tests)
 	steps     ring
-	lookWaits ring
 	scratchMu sync.Mutex
 	scratch   []time.Duration
 }
@@ -62,16 +66,9 @@ func (m *Meter) Step(d time.Duration) {
 	}
 }
 
-// LookWait notes that a waiting page's look waited d for its turn (0: served at once).
-func (m *Meter) LookWait(d time.Duration) {
-	if m != nil {
-		m.lookWaits.add(m.now(), d)
-	}
-}
-
-// Level is the larger of the steps' and the looks' waits' 95th percentiles over the
-// last Window, as a share of the bound: below 1 the application answers within it, at
-// 1 or more it does not. A kind with fewer than minSamples in the window counts 0.
+// Level is the steps' 95th percentile over the last Window, as a share of the bound:
+// below 1 the application answers within it, at 1 or more it does not. 0 with fewer
+// than minSamples steps in the window: nothing to tell.
 func (m *Meter) Level() float64 {
 	if m == nil {
 		return 0
@@ -79,28 +76,24 @@ func (m *Meter) Level() float64 {
 	since := m.now().Add(-Window)
 	m.scratchMu.Lock()
 	defer m.scratchMu.Unlock()
-	level := 0.0
-	for _, r := range []*ring{&m.steps, &m.lookWaits} {
-		m.scratch = r.since(since, m.scratch[:0])
-		if len(m.scratch) < minSamples {
-			continue
-		}
-		slices.Sort(m.scratch)
-		p95 := m.scratch[(len(m.scratch)*95+99)/100-1] // nearest rank
-		level = max(level, float64(p95)/float64(m.bound))
+	m.scratch = m.steps.since(since, m.scratch[:0])
+	if len(m.scratch) < minSamples {
+		return 0
 	}
-	return level
+	slices.Sort(m.scratch)
+	p95 := m.scratch[(len(m.scratch)*95+99)/100-1] // nearest rank
+	return float64(p95) / float64(m.bound)
 }
 
-// Seen is how many steps and looks' waits the Meter has been told of in all.
-func (m *Meter) Seen() (steps, lookWaits int64) {
+// Seen is how many steps the Meter has been told of in all.
+func (m *Meter) Seen() int64 {
 	if m == nil {
-		return 0, 0
+		return 0
 	}
-	return m.steps.seen(), m.lookWaits.seen()
+	return m.steps.seen()
 }
 
-// ring keeps the last ringSize samples of one kind.
+// ring keeps the last ringSize samples.
 type ring struct {
 	mu    sync.Mutex
 	at    [ringSize]time.Time

@@ -44,17 +44,6 @@ func TestLevelIsTheTailOverTheBound(t *testing.T) {
 	}
 }
 
-func TestLevelTakesTheWorseKind(t *testing.T) {
-	m, _ := meter(100 * time.Millisecond)
-	for range 50 {
-		m.Step(20 * time.Millisecond)
-		m.LookWait(250 * time.Millisecond)
-	}
-	if got := m.Level(); got != 2.5 {
-		t.Errorf("steps at 20 ms, looks waiting 250 ms: level %v, want 2.5 (the looks')", got)
-	}
-}
-
 func TestLevelForgetsOldSamples(t *testing.T) {
 	m, c := meter(100 * time.Millisecond)
 	for range 50 {
@@ -105,8 +94,7 @@ func TestRingKeepsTheLatest(t *testing.T) {
 func TestNilMeter(t *testing.T) {
 	var m *Meter
 	m.Step(time.Second)
-	m.LookWait(time.Second)
-	if m.Level() != 0 || m.Bound() != 0 {
+	if m.Level() != 0 || m.Bound() != 0 || m.Seen() != 0 {
 		t.Error("a nil Meter reads as no load")
 	}
 	if New(0) != nil {

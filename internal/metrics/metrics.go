@@ -143,7 +143,7 @@ func (m *Metrics) Watch(src Sources) error {
 	if src.Load != nil {
 		cs = append(cs, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Namespace: Namespace, Name: "latency_level",
-			Help: "The 95th percentile latency of the sale's steps, or of the waiting pages' waits for a look, whichever is worse, over the last 5 s, as a share of LATENCY_BOUND: at 1 or more the waiting rooms admit slower.",
+			Help: "The 95th percentile latency of the sale's steps (holds, checkouts, payments) on this instance over the last 5 s, as a share of LATENCY_BOUND: at 1 or more the waiting rooms admit slower.",
 		}, src.Load))
 	}
 	if src.Queues != nil {
