@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
@@ -34,6 +35,50 @@ func scrape(ctx context.Context, c *http.Client, url string) (map[string]float64
 		return nil, fmt.Errorf("%s: status %d", url, resp.StatusCode)
 	}
 	return parseMetrics(resp.Body)
+}
+
+// limitMetric is the admissions per second the server's waiting room allows at the
+// moment: its configured rate, lowered while the server is past its latency bound.
+const limitMetric = "boxoffice_queue_admission_limit"
+
+// eventGauge reads one event's value of a gauge from a /metrics page; false when the
+// page has none.
+func eventGauge(ctx context.Context, c *http.Client, url, name string, eventID int64) (float64, bool, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return 0, false, err
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return 0, false, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return 0, false, fmt.Errorf("%s: status %d", url, resp.StatusCode)
+	}
+	v, ok, err := gaugeOf(resp.Body, name, strconv.FormatInt(eventID, 10))
+	return v, ok, err
+}
+
+// gaugeOf finds the gauge name's sample labelled event="event" in a /metrics page.
+func gaugeOf(r io.Reader, name, event string) (float64, bool, error) {
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(r)
+	if err != nil {
+		return 0, false, fmt.Errorf("metrics: %w", err)
+	}
+	f, ok := fams[name]
+	if !ok {
+		return 0, false, nil
+	}
+	for _, m := range f.GetMetric() {
+		for _, l := range m.GetLabel() {
+			if l.GetName() == "event" && l.GetValue() == event && m.Gauge != nil {
+				return m.GetGauge().GetValue(), true, nil
+			}
+		}
+	}
+	return 0, false, nil
 }
 
 // parseMetrics sums each metric's samples (counters, gauges, untyped) over all label

@@ -67,6 +67,8 @@ func TestSmallOnsale(t *testing.T) {
 	}
 	srv := httptest.NewServer(web.New(p.App))
 	t.Cleanup(srv.Close)
+	metricsSrv := httptest.NewServer(p.App.Metrics.Handler())
+	t.Cleanup(metricsSrv.Close)
 	p.Payments.SetWebhookURL(srv.URL + "/api/v1/payments/webhook")
 	bg, stop := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -84,7 +86,7 @@ func TestSmallOnsale(t *testing.T) {
 		"-early", "0.3", "-early-window", "3s", "-burst", "2s", "-poll", "2s", "-think", "100ms",
 		"-max-qty", "3", "-abandon", "0.15", "-decline", "0.1", "-late", "0.2",
 		"-ticket-wait", "20s", "-map-every", "500ms", "-duration", "60s", "-settle", "30s",
-		"-db", p.Config.DatabaseURL, "-tidy", "500ms", "-conns", "64",
+		"-db", p.Config.DatabaseURL, "-tidy", "500ms", "-conns", "64", "-metrics", metricsSrv.URL + "/metrics",
 	}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
@@ -108,6 +110,17 @@ func TestSmallOnsale(t *testing.T) {
 	if r.Counts.Confirmed == 0 || r.Admission.Admitted == 0 || r.Fairness.PreQueue == 0 {
 		t.Errorf("got %d orders confirmed, %d admitted, %d in the pre-queue; want some of each",
 			r.Counts.Confirmed, r.Admission.Admitted, r.Fairness.PreQueue)
+	}
+	for _, m := range r.Metrics {
+		if !m.Match {
+			t.Errorf("%s: the server counted %+.0f, the simulator %d %s", m.Metric, m.Delta, m.Count, m.Sim)
+		}
+	}
+	if len(r.Metrics) == 0 {
+		t.Error("no counts compared with the server's /metrics")
+	}
+	if l := r.Admission.Limit; l == nil || l.Max > 25 || l.Min <= 0 {
+		t.Errorf("the server's admission limit over the sale: got %+v, want readings within (0, 25], the configured rate", l)
 	}
 	if r.Admission.MaxShopping > 40 {
 		t.Errorf("at most %d shopping at once, want at most the 40 slots", r.Admission.MaxShopping)
@@ -224,4 +237,31 @@ type testWriter struct{ t *testing.T }
 func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimSpace(string(p)))
 	return len(p), nil
+}
+
+// TestServerLimit: the server's admission limit is read for the run's event only, and
+// summed up over the sale (from the onsale to the sell-out), not before or after it.
+func TestServerLimit(t *testing.T) {
+	t.Parallel()
+	page := `# TYPE boxoffice_queue_admission_limit gauge
+boxoffice_queue_admission_limit{event="3"} 80
+boxoffice_queue_admission_limit{event="12"} 41.5
+`
+	if v, ok, err := gaugeOf(strings.NewReader(page), limitMetric, "12"); err != nil || !ok || v != 41.5 {
+		t.Errorf("event 12: got %v, %v, %v; want 41.5", v, ok, err)
+	}
+	if _, ok, err := gaugeOf(strings.NewReader(page), limitMetric, "4"); err != nil || ok {
+		t.Errorf("event 4: got %v, %v; want no value", ok, err)
+	}
+	timeline := []sample{
+		{T: -2, Limit: 80}, {T: 1, Limit: 80}, {T: 2, Limit: 40}, {T: 3, Limit: 0}, // 0: not read
+		{T: 4, Limit: 60}, {T: 9, Limit: 10}, // after the sell-out at 5 s
+	}
+	l := limitOver(timeline, 5, 80)
+	if l == nil || l.Mean != 60 || l.Min != 40 || l.Max != 80 || l.Below != 2.0/3 {
+		t.Errorf("got %+v, want mean 60, from 40 to 80, below the configured rate 2 of 3 readings", l)
+	}
+	if l := limitOver(timeline[:1], 0, 80); l != nil {
+		t.Errorf("only a reading before the onsale: got %+v, want none", l)
+	}
 }

@@ -60,6 +60,10 @@ type report struct {
 		Admitted    int     `json:"admitted"`
 		Slots       int     `json:"slots"`
 		MaxShopping int64   `json:"maxActiveShoppers"`
+		// Limit is the server's admission limit over the sale, from the onsale to the
+		// sell-out (with -metrics): the configured rate, lowered by the server while it
+		// was past its latency bound.
+		Limit *limitStats `json:"serverLimit,omitempty"`
 	} `json:"admission"`
 	Fairness struct {
 		AfterOnsale int     `json:"afterOnsaleN"`
@@ -117,6 +121,42 @@ func fit(pairs [][2]float64) etaFit {
 type rate struct {
 	Mean float64 `json:"mean"`
 	Peak int     `json:"peak"`
+}
+
+// limitStats sums up the server's admission limit over the sale.
+type limitStats struct {
+	Mean float64 `json:"meanPerSecond"`
+	Min  float64 `json:"minPerSecond"`
+	Max  float64 `json:"maxPerSecond"`
+	// Below is the share of the readings below the configured rate.
+	Below float64 `json:"belowConfigured"`
+}
+
+// limitOver sums up the readings of the limit in the samples from the onsale to end
+// (zero: the whole run); nil without any.
+func limitOver(timeline []sample, end float64, configured float64) *limitStats {
+	var l limitStats
+	n, below := 0, 0
+	for _, sm := range timeline {
+		if sm.T < 0 || sm.Limit <= 0 || (end > 0 && sm.T > end) {
+			continue
+		}
+		if n == 0 || sm.Limit < l.Min {
+			l.Min = sm.Limit
+		}
+		l.Max = max(l.Max, sm.Limit)
+		l.Mean += sm.Limit
+		if sm.Limit < configured {
+			below++
+		}
+		n++
+	}
+	if n == 0 {
+		return nil
+	}
+	l.Mean /= float64(n)
+	l.Below = float64(below) / float64(n)
+	return &l
 }
 
 // dist is a distribution's percentiles.
@@ -250,6 +290,11 @@ func (s *sim) fill(r *report, buyers []*buyer, onsale, ended time.Time, first *b
 	for _, sm := range r.Timeline {
 		r.Admission.MaxShopping = max(r.Admission.MaxShopping, sm.Active)
 	}
+	soldOut := 0.0
+	if r.SoldOutSeconds != nil {
+		soldOut = *r.SoldOutSeconds
+	}
+	r.Admission.Limit = limitOver(r.Timeline, soldOut, r.Admission.Configured)
 }
 
 // spearman is the rank correlation of the pairs' two values, ties ranked by their mean.
@@ -339,6 +384,10 @@ func (r *report) writeText(w io.Writer) {
 	a := r.Admission
 	p("admission: %d admitted, %.1f/s from the first to the last (busiest 30 s: %.1f/s, seen up to a poll late), configured %.1f/s; at most %d shopping at once (slots %d)",
 		a.Admitted, a.Achieved, a.Peak30s, a.Configured, a.MaxShopping, a.Slots)
+	if l := a.Limit; l != nil {
+		p("the server's admission limit over the sale (lowered while past its LATENCY_BOUND): mean %.1f/s, from %.1f to %.1f/s, below the configured rate %.0f%% of the time",
+			l.Mean, l.Min, l.Max, 100*l.Below)
+	}
 	p("fairness (Spearman's rho of arrival and admission): after the onsale %.3f over %d buyers (1 is first come, first served); pre-queue %.3f over %d (near 0 is a fair draw)",
 		r.Fairness.Rho, r.Fairness.AfterOnsale, r.Fairness.RhoPreQueue, r.Fairness.PreQueue)
 	p("normal refusals:")

@@ -67,7 +67,10 @@ type sim struct {
 	qboard    queueBoard
 	count     *counters
 	gauge     struct{ queued, active, holding, sold atomic.Int64 }
-	start     time.Time
+	// limit is the server's admission limit (limitMetric) at its last reading, as
+	// math.Float64bits; 0: not read.
+	limit atomic.Uint64
+	start time.Time
 
 	latMu sync.Mutex
 	lat   map[string][]time.Duration
@@ -88,6 +91,9 @@ type sample struct {
 	Sold      int     `json:"seatsSold"`
 	Available int     `json:"seatsAvailable"`
 	GALeft    int     `json:"placesLeft"`
+	// Limit is the admissions per second the server's waiting room allowed at its
+	// last reading (with -metrics; 0: not known).
+	Limit float64 `json:"admissionLimit,omitempty"`
 }
 
 func (s *sim) latency(step string, d time.Duration) {
@@ -341,6 +347,9 @@ func (s *sim) watch(ctx context.Context, c *client, progress io.Writer, onsale t
 		defer boardRT.CloseIdleConnections()
 		fetcher.Go(func() { s.qboard.follow(ctx, s, newClient(c.base, boardRT, s.cfg.Timeout)) })
 	}
+	if s.cfg.Metrics != "" && s.event.WaitingRoom {
+		fetcher.Go(func() { s.followLimit(ctx, c) })
+	}
 	fetcher.Go(func() {
 		t := time.NewTicker(s.cfg.MapEvery)
 		defer t.Stop()
@@ -366,7 +375,8 @@ func (s *sim) watch(ctx context.Context, c *client, progress io.Writer, onsale t
 		}
 		b := s.seats.cur.Load()
 		sm := sample{T: time.Since(onsale).Seconds(), Queued: s.gauge.queued.Load(), Active: s.gauge.active.Load(),
-			Held: b.held, Sold: b.sold, Available: b.available, GALeft: b.gaRemaining}
+			Held: b.held, Sold: b.sold, Available: b.available, GALeft: b.gaRemaining,
+			Limit: math.Float64frombits(s.limit.Load())}
 		s.tlMu.Lock()
 		s.timeline = append(s.timeline, sm)
 		if time.Now().After(onsale) && s.seatsSoldAt.IsZero() && b.available == 0 && b.held == 0 && b.sold > 0 {
@@ -388,6 +398,26 @@ func (s *sim) watch(ctx context.Context, c *client, progress io.Writer, onsale t
 			s.count.mu.Unlock()
 			fmt.Fprintf(progress, "%+6.0fs  queued %6d  admitted %6d  shopping %5d  holding %5d  sold %6d  seats left %6d (+%d places)  held %5d  errors %d\n",
 				sm.T, sm.Queued, admitted, sm.Active, s.gauge.holding.Load(), s.gauge.sold.Load(), b.available, b.gaRemaining, b.held, s.count.errs.Load())
+		}
+	}
+}
+
+// followLimit reads the server's admission limit every two seconds until ctx ends: the
+// report shows how far below the configured rate the server held its room.
+func (s *sim) followLimit(ctx context.Context, c *client) {
+	t := time.NewTicker(2 * time.Second)
+	defer t.Stop()
+	for {
+		rctx, cancel := context.WithTimeout(ctx, time.Second)
+		v, ok, err := eventGauge(rctx, c.http, s.cfg.Metrics, limitMetric, s.event.ID)
+		cancel()
+		if err == nil && ok {
+			s.limit.Store(math.Float64bits(v))
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
 		}
 	}
 }
