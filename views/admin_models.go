@@ -136,7 +136,10 @@ type ControlFigures struct {
 	QueueError              string
 	Waiting, Active, Slots  int
 	RateSetting             string
-	Updated                 string
+	// RateNow is the rate the room admits at while the server holds it below the
+	// setting (its latency past LATENCY_BOUND); empty at the setting.
+	RateNow string
+	Updated string
 	Chart                   Chart
 }
 

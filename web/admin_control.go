@@ -13,6 +13,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"boxoffice/internal/booking"
+	"boxoffice/internal/waitroom"
 	"boxoffice/internal/wording"
 	"boxoffice/views"
 )
@@ -69,6 +70,9 @@ func (s *server) controlFigures(ctx context.Context, ev booking.Event, prev *con
 			f.QueueError = "The waiting room does not answer (Redis): its figures are unknown; admitted shoppers carry on."
 		} else {
 			f.Waiting, f.Active, f.QueueKnown = int(qc.Waiting), int(qc.Active), true
+		}
+		if now := s.Queue.Limited(waitroom.Settings{Rate: c.QueueRate}).Rate; now < c.QueueRate {
+			f.RateNow = strconv.FormatFloat(now, 'f', 1, 64)
 		}
 	}
 	if s.conflicts != nil && prev != nil {

@@ -127,6 +127,57 @@ func TestControlRoom(t *testing.T) {
 	}
 }
 
+// TestControlRoomShowsTheRateHeldBack: once the sale's steps are past LATENCY_BOUND,
+// the running room admits slower than its setting, and the control room says at what
+// rate and why; the same slow steps with the bound off change nothing.
+func TestControlRoomShowsTheRateHeldBack(t *testing.T) {
+	t.Parallel()
+	for _, bound := range []string{"250ms", "off"} {
+		t.Run("LATENCY_BOUND="+bound, func(t *testing.T) {
+			t.Parallel()
+			a := newTestApp(t, fastQueue, func(o *appOptions) {
+				if o.Env == nil {
+					o.Env = map[string]string{}
+				}
+				o.Env["LATENCY_BOUND"] = bound
+			})
+			roomOn(t, a, a.EventID, 10, 40, time.Minute)
+			runQueue(t, a)
+			c, _ := a.staffClient(t, staff.BoxOffice)
+			path := "/admin/events/" + itoa(a.EventID) + "/control"
+			admission := func() string {
+				p := c.page(path, false)
+				return strings.Join(strings.Fields(p.doc.Find(".tile").FilterFunction(func(_ int, s *goquery.Selection) bool {
+					return s.Find("dt").Text() == "Admission"
+				}).Find("dd").Text()), " ")
+			}
+			if got := admission(); got != "40/s" {
+				t.Fatalf("admission tile before anything is slow: %q, want 40/s", got)
+			}
+			for range 30 { // half a second a step: twice the default bound
+				a.App.Load.Step(500 * time.Millisecond)
+			}
+			if bound == "off" {
+				time.Sleep(2 * time.Second) // the governor's period, twice: nothing may change
+				if got := admission(); got != "40/s" {
+					t.Errorf("with the bound off: %q, want 40/s", got)
+				}
+				return
+			}
+			want := "32.0/s of 40: held back while the sale's steps are slow" // a fifth off
+			deadline := time.Now().Add(15 * time.Second)
+			got := admission()
+			for got != want && time.Now().Before(deadline) {
+				time.Sleep(100 * time.Millisecond)
+				got = admission()
+			}
+			if got != want {
+				t.Errorf("admission tile after slow steps: %q, want %q", got, want)
+			}
+		})
+	}
+}
+
 // TestControlStreamEndsOnLogout: an open control-room stream ends once its member is
 // logged out (in another tab), as the next request would be refused; reading it to
 // its end is bounded by a deadline that only a stream that never ends would meet.
