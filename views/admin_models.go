@@ -140,7 +140,7 @@ type ControlFigures struct {
 	// setting (its latency past LATENCY_BOUND); empty at the setting.
 	RateNow string
 	Updated string
-	Chart                   Chart
+	Chart   Chart
 }
 
 // Control is the control room page.
