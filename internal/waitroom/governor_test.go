@@ -25,13 +25,13 @@ func TestGovernorLaw(t *testing.T) {
 	steps := []step{
 		{0, 0.1, 1},                         // easy at the ceiling: stays
 		{1 * time.Second, 2, 0.8},           // past the bound: cut
-		{15 * time.Second, 2, 0.8},          // again within the gap: held
-		{16 * time.Second, 2, 0.64},         // the gap has passed: cut
-		{16500 * time.Millisecond, 0, 0.64}, // within the period: not read
-		{17 * time.Second, 0.9, 0.64},       // near the bound: held
-		{18 * time.Second, 0.5, 0.65},       // easy: a hundredth back
-		{19 * time.Second, 0.5, 0.66},       // and another
-		{31 * time.Second, 1, 0.528},        // at the bound, the gap passed: cut
+		{10 * time.Second, 2, 0.8},          // again within the gap: held
+		{11 * time.Second, 2, 0.64},         // the gap has passed: cut
+		{11500 * time.Millisecond, 0, 0.64}, // within the period: not read
+		{12 * time.Second, 0.9, 0.64},       // near the bound: held
+		{13 * time.Second, 0.5, 0.65},       // easy: a hundredth back
+		{14 * time.Second, 0.5, 0.66},       // and another
+		{21 * time.Second, 1, 0.528},        // at the bound, the gap passed: cut
 	}
 	for _, s := range steps {
 		share, _, _ := g.step(t0.Add(s.after), func() float64 { return s.load })
