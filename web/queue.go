@@ -122,20 +122,31 @@ func (s *server) queueStatus(c echo.Context, ev booking.Event, ask queueAsk) (wa
 	if !qe.Settings.Enabled {
 		return waitroom.Status{Admitted: true}, nil
 	}
-	ctx := c.Request().Context()
 	visitor := s.pageBuyer(c)
 	if cl, tok, ok := s.sessionAdmission(c, ev.ID, visitor); ok {
 		return waitroom.Status{Admitted: true, Token: tok, ExpiresAt: cl.ExpiresAt}, nil
 	}
+	created := false
 	if visitor == "" {
 		if ask == queueLook {
 			return waitroom.Status{}, nil // a session that never joined stands nowhere
 		}
-		var err error
-		if visitor, err = s.buyer(c); err != nil {
-			return waitroom.Status{}, err
-		}
+		// A new buyer is saved once, with what the join puts in the session (save
+		// below). Should that save fail, the answer is the error and the place or
+		// admission made for this id lapses unused (KeepPlace, the token's lifetime).
+		visitor, created = s.newBuyer(c)
 	}
+	st, err := s.askRoom(c, qe, visitor, ask)
+	if created && err == nil {
+		err = s.saveSession(c)
+	}
+	return st, err
+}
+
+// askRoom is queueStatus's question to the room, and what its answer puts in the
+// session: the admission, or how many were ahead at the join.
+func (s *server) askRoom(c echo.Context, qe waitroom.Event, visitor string, ask queueAsk) (waitroom.Status, error) {
+	ctx := c.Request().Context()
 	var st waitroom.Status
 	var err error
 	if ask == queueJoin {
@@ -150,17 +161,17 @@ func (s *server) queueStatus(c echo.Context, ev booking.Event, ask queueAsk) (wa
 		return st, err
 	}
 	if st.Admitted {
-		if _, verr := s.Queue.Verify(st.Token, ev.ID, visitor); verr != nil {
+		if _, verr := s.Queue.Verify(st.Token, qe.ID, visitor); verr != nil {
 			// The room signed what it cannot verify: the keys are wrong. Better an
 			// error than sending the buyer round between the seat page and the queue.
 			return st, errors.Join(errors.New("a fresh admission token does not verify"), verr)
 		}
-		s.Sessions.Put(ctx, admissionKey(ev.ID), st.Token)
-		s.Sessions.Remove(ctx, queueStartKey(ev.ID))
+		s.Sessions.Put(ctx, admissionKey(qe.ID), st.Token)
+		s.Sessions.Remove(ctx, queueStartKey(qe.ID))
 		return st, nil
 	}
-	if start := s.Sessions.GetInt(ctx, queueStartKey(ev.ID)); st.Ahead > start {
-		s.Sessions.Put(ctx, queueStartKey(ev.ID), st.Ahead)
+	if start := s.Sessions.GetInt(ctx, queueStartKey(qe.ID)); st.Ahead > start {
+		s.Sessions.Put(ctx, queueStartKey(qe.ID), st.Ahead)
 	}
 	return st, nil
 }

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"net"
 	"net/http"
+	"net/http/cookiejar"
 	"os"
 	"slices"
 	"strconv"
@@ -434,4 +435,46 @@ func TestQueueRedisHung(t *testing.T) {
 	}
 	late.hold(a.EventID, seats[2])
 	bookingtest.Check(t, a.Pool, a.EventID)
+}
+
+// TestQueuePageFirstVisitKeepsAdmission: a browser's first visit to the queue page
+// (no session yet) that is let in at once is sent to the seat map, and the seat map
+// lets it in on the session's admission. The session's buyer used to be saved early
+// in the request and what the join put in the session after it was lost, so the seat
+// map sent the browser back to the queue page once more.
+func TestQueuePageFirstVisitKeepsAdmission(t *testing.T) {
+	t.Parallel()
+	app := newTestApp(t, fastQueue)
+	roomOn(t, app, app.EventID, 10, 100, time.Minute)
+	runQueue(t, app)
+	seats := "/events/" + demoSlug + "/seats"
+	// Each try is a new browser: only a first visit shows it. A first visit may find
+	// the room's bucket empty and wait its turn; try again until one is let in at once.
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		jar, _ := cookiejar.New(nil)
+		browser := &http.Client{Jar: jar, Timeout: 30 * time.Second,
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		get := func(path string) *http.Response {
+			t.Helper()
+			resp, err := browser.Get(app.URL + path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			return resp
+		}
+		resp := get("/events/" + demoSlug + "/queue")
+		if resp.StatusCode == http.StatusSeeOther && resp.Header.Get("Location") == seats {
+			if resp := get(seats); resp.StatusCode != http.StatusOK {
+				t.Errorf("the seat map after a first visit let in at once: got %d to %q, want 200 (the admission kept in the session)",
+					resp.StatusCode, resp.Header.Get("Location"))
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no first visit was let in at once within 15 s (last: %d)", resp.StatusCode)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }

@@ -88,13 +88,25 @@ func saveSessionOf(c echo.Context, sm *scs.SessionManager) error {
 // buyer returns the session's buyer id, creating one on first use. The id, not the
 // session token, owns holds and orders: tokens change on login, the buyer does not.
 func (s *server) buyer(c echo.Context) (string, error) {
-	ctx := c.Request().Context()
-	if b := s.Sessions.GetString(ctx, buyerKey); b != "" {
+	b, created := s.newBuyer(c)
+	if !created {
 		return b, nil
 	}
-	b := rand.Text() // 128 random bits
-	s.Sessions.Put(ctx, buyerKey, b)
 	return b, s.saveSession(c)
+}
+
+// newBuyer is buyer without saving the session: for a handler that changes the
+// session again after it and saves once at its end. A save ends what the request
+// writes to the session (the answer's own commit is skipped once a handler saved), so
+// anything put after an early save would be lost.
+func (s *server) newBuyer(c echo.Context) (b string, created bool) {
+	ctx := c.Request().Context()
+	if b := s.Sessions.GetString(ctx, buyerKey); b != "" {
+		return b, false
+	}
+	b = rand.Text() // 128 random bits
+	s.Sessions.Put(ctx, buyerKey, b)
+	return b, true
 }
 
 // csrf is Echo's CSRF middleware: browsers that send Sec-Fetch-Site are judged by it;
