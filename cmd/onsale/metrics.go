@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strconv"
 
+	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 )
@@ -22,6 +23,30 @@ var metricNames = []struct{ metric, sim string }{
 // scrape reads a /metrics page and sums each sample's value by metric name, over all
 // label sets.
 func scrape(ctx context.Context, c *http.Client, url string) (map[string]float64, error) {
+	fams, err := fetchMetrics(ctx, c, url)
+	if err != nil {
+		return nil, err
+	}
+	return sums(fams), nil
+}
+
+// limitMetric is the admissions per second the server's waiting room allows at the
+// moment: its configured rate, lowered while the server is past its latency bound.
+const limitMetric = "boxoffice_queue_admission_limit"
+
+// eventGauge reads one event's value of a gauge from a /metrics page; false when the
+// page has none.
+func eventGauge(ctx context.Context, c *http.Client, url, name string, eventID int64) (float64, bool, error) {
+	fams, err := fetchMetrics(ctx, c, url)
+	if err != nil {
+		return 0, false, err
+	}
+	v, ok := gaugeOf(fams, name, strconv.FormatInt(eventID, 10))
+	return v, ok, nil
+}
+
+// fetchMetrics reads a /metrics page with Prometheus's own text-format parser.
+func fetchMetrics(ctx context.Context, c *http.Client, url string) (map[string]*dto.MetricFamily, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return nil, err
@@ -34,61 +59,32 @@ func scrape(ctx context.Context, c *http.Client, url string) (map[string]float64
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("%s: status %d", url, resp.StatusCode)
 	}
-	return parseMetrics(resp.Body)
+	return families(resp.Body)
 }
 
-// limitMetric is the admissions per second the server's waiting room allows at the
-// moment: its configured rate, lowered while the server is past its latency bound.
-const limitMetric = "boxoffice_queue_admission_limit"
-
-// eventGauge reads one event's value of a gauge from a /metrics page; false when the
-// page has none.
-func eventGauge(ctx context.Context, c *http.Client, url, name string, eventID int64) (float64, bool, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return 0, false, err
-	}
-	resp, err := c.Do(req)
-	if err != nil {
-		return 0, false, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return 0, false, fmt.Errorf("%s: status %d", url, resp.StatusCode)
-	}
-	v, ok, err := gaugeOf(resp.Body, name, strconv.FormatInt(eventID, 10))
-	return v, ok, err
-}
-
-// gaugeOf finds the gauge name's sample labelled event="event" in a /metrics page.
-func gaugeOf(r io.Reader, name, event string) (float64, bool, error) {
-	p := expfmt.NewTextParser(model.UTF8Validation)
-	fams, err := p.TextToMetricFamilies(r)
-	if err != nil {
-		return 0, false, fmt.Errorf("metrics: %w", err)
-	}
-	f, ok := fams[name]
-	if !ok {
-		return 0, false, nil
-	}
-	for _, m := range f.GetMetric() {
-		for _, l := range m.GetLabel() {
-			if l.GetName() == "event" && l.GetValue() == event && m.Gauge != nil {
-				return m.GetGauge().GetValue(), true, nil
-			}
-		}
-	}
-	return 0, false, nil
-}
-
-// parseMetrics sums each metric's samples (counters, gauges, untyped) over all label
-// sets, with Prometheus's own text-format parser.
-func parseMetrics(r io.Reader) (map[string]float64, error) {
+func families(r io.Reader) (map[string]*dto.MetricFamily, error) {
 	p := expfmt.NewTextParser(model.UTF8Validation)
 	fams, err := p.TextToMetricFamilies(r)
 	if err != nil {
 		return nil, fmt.Errorf("metrics: %w", err)
 	}
+	return fams, nil
+}
+
+// gaugeOf finds the gauge name's sample labelled event="event".
+func gaugeOf(fams map[string]*dto.MetricFamily, name, event string) (float64, bool) {
+	for _, m := range fams[name].GetMetric() {
+		for _, l := range m.GetLabel() {
+			if l.GetName() == "event" && l.GetValue() == event && m.Gauge != nil {
+				return m.GetGauge().GetValue(), true
+			}
+		}
+	}
+	return 0, false
+}
+
+// sums sums each metric's samples (counters, gauges, untyped) over all label sets.
+func sums(fams map[string]*dto.MetricFamily) map[string]float64 {
 	out := make(map[string]float64, len(fams))
 	for name, f := range fams {
 		for _, m := range f.GetMetric() {
@@ -102,7 +98,7 @@ func parseMetrics(r io.Reader) (map[string]float64, error) {
 			}
 		}
 	}
-	return out, nil
+	return out
 }
 
 // metricJSON compares one server counter's change over the run with the simulator's

@@ -215,7 +215,7 @@ func TestCheckHost(t *testing.T) {
 // with spaces and braces, timestamps.
 func TestParseMetrics(t *testing.T) {
 	t.Parallel()
-	m, err := parseMetrics(strings.NewReader(`# HELP boxoffice_holds_total Holds.
+	fams, err := families(strings.NewReader(`# HELP boxoffice_holds_total Holds.
 # TYPE boxoffice_holds_total counter
 boxoffice_holds_total{kind="seats"} 12
 boxoffice_holds_total{kind="ga"} 3 1700000000000
@@ -225,6 +225,7 @@ boxoffice_orders_confirmed_total 7
 	if err != nil {
 		t.Fatal(err)
 	}
+	m := sums(fams)
 	for name, want := range map[string]float64{"boxoffice_holds_total": 15, "boxoffice_hold_conflicts_total": 4, "boxoffice_orders_confirmed_total": 7} {
 		if m[name] != want {
 			t.Errorf("%s: got %g, want %g", name, m[name], want)
@@ -247,11 +248,18 @@ func TestServerLimit(t *testing.T) {
 boxoffice_queue_admission_limit{event="3"} 80
 boxoffice_queue_admission_limit{event="12"} 41.5
 `
-	if v, ok, err := gaugeOf(strings.NewReader(page), limitMetric, "12"); err != nil || !ok || v != 41.5 {
-		t.Errorf("event 12: got %v, %v, %v; want 41.5", v, ok, err)
+	fams, err := families(strings.NewReader(page))
+	if err != nil {
+		t.Fatal(err)
 	}
-	if _, ok, err := gaugeOf(strings.NewReader(page), limitMetric, "4"); err != nil || ok {
-		t.Errorf("event 4: got %v, %v; want no value", ok, err)
+	if v, ok := gaugeOf(fams, limitMetric, "12"); !ok || v != 41.5 {
+		t.Errorf("event 12: got %v, %v; want 41.5", v, ok)
+	}
+	if _, ok := gaugeOf(fams, limitMetric, "4"); ok {
+		t.Error("event 4: got a value, want none")
+	}
+	if _, ok := gaugeOf(fams, "boxoffice_absent", "12"); ok {
+		t.Error("a gauge the page lacks: got a value, want none")
 	}
 	timeline := []sample{
 		{T: -2, Limit: 80}, {T: 1, Limit: 80}, {T: 2, Limit: 40}, {T: 3, Limit: 0}, // 0: not read
