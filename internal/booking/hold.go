@@ -34,10 +34,15 @@ func (s *Service) hold(ctx context.Context, req HoldRequest) (Hold, error) {
 		return Hold{}, err
 	}
 	defer done()
+	return s.holdPlacesTx(ctx, req, turn, nil)
+}
+
+// holdPlacesTx is holdPlaces in a transaction of its own, announced once committed.
+func (s *Service) holdPlacesTx(ctx context.Context, req HoldRequest, turn int, chosen []int64) (Hold, error) {
 	var h Hold
-	err = s.inTx(ctx, func(tx pgx.Tx, q *db.Queries) error {
+	err := s.inTx(ctx, func(tx pgx.Tx, q *db.Queries) error {
 		var err error
-		h, err = s.holdPlaces(ctx, tx, q, req, s.cfg.MaxPerBuyer, turn, nil)
+		h, err = s.holdPlaces(ctx, tx, q, req, s.cfg.MaxPerBuyer, turn, chosen)
 		return err
 	})
 	if err != nil {
@@ -66,18 +71,11 @@ func (s *Service) holdFromMap(ctx context.Context, req HoldRequest) (Hold, error
 		return Hold{}, errNoMapChoice
 	}
 	defer release() // after the announcement, which notes the seats as changed
-	var h Hold
-	err := s.inTx(ctx, func(tx pgx.Tx, q *db.Queries) error {
-		var err error
-		h, err = s.holdPlaces(ctx, tx, q, req, s.cfg.MaxPerBuyer, 0, ids)
-		return err
-	})
-	if err != nil {
-		return Hold{}, err
+	h, err := s.holdPlacesTx(ctx, req, 0, ids)
+	if err == nil {
+		s.bestFromMap.Add(1)
 	}
-	s.bestFromMap.Add(1)
-	s.announce(ctx, req.EventID, seatIDsOf(h.Seats))
-	return h, nil
+	return h, err
 }
 
 // holdPlaces holds best-available seats or general-admission places in the caller's
