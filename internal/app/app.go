@@ -94,9 +94,9 @@ type App struct {
 	// Queue is the waiting room in front of onsales whose room is on; its admitter
 	// runs in Run.
 	Queue *waitroom.Room
-	// Load measures the sale's steps and the waiting pages' waits for their looks
-	// (the web server notes them); the waiting room admits slower while they are past
-	// LATENCY_BOUND. Nil with LATENCY_BOUND=off.
+	// Load measures the sale's steps (holds, checkouts, payments; the web server
+	// notes them); the waiting room admits slower while they are past LATENCY_BOUND.
+	// Nil with LATENCY_BOUND=off.
 	Load *load.Meter
 	// Mail sends the buyer's emails, or logs them when SMTP_URL is not set.
 	Mail *mail.Mailer

@@ -1,7 +1,9 @@
 package waitroom
 
 import (
+	"math"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -39,12 +41,15 @@ const (
 	govEasy   = 0.7              // below this load the rate rises; between it and 1 it holds
 )
 
-// governor is the share of the configured rate an instance admits at now.
+// governor is the share of the configured rate an instance admits at now. The share
+// is read on every join, look and board (now), lock-free; only step, once a period,
+// takes the lock.
 type governor struct {
-	mu    sync.Mutex
-	share float64   // 1: the configured rate
-	at    time.Time // the last reading
-	cut   time.Time // the last cut
+	bits atomic.Uint64 // math.Float64bits of the share; 0 (never set): 1, the configured rate
+
+	mu  sync.Mutex
+	at  time.Time // the last reading
+	cut time.Time // the last cut
 }
 
 // step reads the load (if a period has passed since the last reading) and moves the
@@ -52,33 +57,32 @@ type governor struct {
 func (g *governor) step(now time.Time, load func() float64) (share, before float64, changed bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.share == 0 {
-		g.share = 1
-	}
+	share = g.now()
 	if load == nil || now.Sub(g.at) < govPeriod {
-		return g.share, g.share, false
+		return share, share, false
 	}
 	g.at = now
-	before = g.share
+	before = share
 	switch l := load(); {
 	case l >= 1 && now.Sub(g.cut) >= govCutGap:
-		g.share = max(govFloor, g.share*govCut)
+		share = max(govFloor, share*govCut)
 		g.cut = now
 	case l < govEasy:
-		g.share = min(1, g.share+govRaise)
+		share = min(1, share+govRaise)
 	}
-	return g.share, before, g.share != before
+	g.set(share)
+	return share, before, share != before
 }
 
 // now is the share without a reading.
 func (g *governor) now() float64 {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.share == 0 {
-		return 1
+	if b := g.bits.Load(); b != 0 {
+		return math.Float64frombits(b)
 	}
-	return g.share
+	return 1
 }
+
+func (g *governor) set(share float64) { g.bits.Store(math.Float64bits(share)) }
 
 // govern reads the load for the governor and says what changed in the log: each cut,
 // and the return to the configured rate.

@@ -74,7 +74,7 @@ func TestGovernedRoomAdmitsAtItsShare(t *testing.T) {
 		Load:   func() float64 { return 0.9 },
 	}
 	r := newRoom(t, rdb, prefix, hooks, Options{})
-	r.gov.share = share
+	r.gov.set(share)
 	if got := r.Limited(settings).Rate; got != rate*share {
 		t.Fatalf("limited rate %v, want %v", got, rate*share)
 	}
