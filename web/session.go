@@ -1,9 +1,11 @@
 package web
 
 import (
+	"context"
 	"crypto/rand"
 	"log/slog"
 	"net/http"
+	"reflect"
 	"time"
 
 	"github.com/alexedwards/scs/v2"
@@ -44,7 +46,9 @@ func loadSessions(sm *scs.SessionManager, log *slog.Logger) echo.MiddlewareFunc 
 			c.SetRequest(c.Request().WithContext(ctx))
 			c.Response().Header().Add("Vary", "Cookie")
 			c.Response().Before(func() {
-				if c.Get(saved) != nil {
+				// A handler that saved (saveSessionOf) has written the session as it
+				// was then; it is written again only if it changed since.
+				if snap, ok := c.Get(saved).(map[string]any); ok && reflect.DeepEqual(snap, sessionValues(ctx, sm)) {
 					return
 				}
 				switch sm.Status(ctx) {
@@ -81,8 +85,19 @@ func saveSessionOf(c echo.Context, sm *scs.SessionManager) error {
 		return err
 	}
 	sm.WriteSessionCookie(ctx, c.Response(), tok, exp)
-	c.Set(savedFlag+":"+sm.Cookie.Name, true)
+	c.Set(savedFlag+":"+sm.Cookie.Name, sessionValues(ctx, sm))
 	return nil
+}
+
+// sessionValues is what the session holds, for telling whether it changed after a
+// save: scs keeps a saved session marked modified, so its status cannot say.
+func sessionValues(ctx context.Context, sm *scs.SessionManager) map[string]any {
+	keys := sm.Keys(ctx)
+	out := make(map[string]any, len(keys))
+	for _, k := range keys {
+		out[k] = sm.Get(ctx, k)
+	}
+	return out
 }
 
 // buyer returns the session's buyer id, creating one on first use. The id, not the
@@ -96,9 +111,7 @@ func (s *server) buyer(c echo.Context) (string, error) {
 }
 
 // newBuyer is buyer without saving the session: for a handler that changes the
-// session again after it and saves once at its end. A save ends what the request
-// writes to the session (the answer's own commit is skipped once a handler saved), so
-// anything put after an early save would be lost.
+// session again after it and saves once at its end, one write instead of two.
 func (s *server) newBuyer(c echo.Context) (b string, created bool) {
 	ctx := c.Request().Context()
 	if b := s.Sessions.GetString(ctx, buyerKey); b != "" {
