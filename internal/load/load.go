@@ -51,14 +51,6 @@ func New(bound time.Duration) *Meter {
 	return &Meter{bound: bound, now: time.Now}
 }
 
-// Bound is the latency Level compares with; 0 on a nil Meter.
-func (m *Meter) Bound() time.Duration {
-	if m == nil {
-		return 0
-	}
-	return m.bound
-}
-
 // Step notes that a step of the sale took d, from the request's arrival to its answer.
 func (m *Meter) Step(d time.Duration) {
 	if m != nil {

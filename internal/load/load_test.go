@@ -94,7 +94,7 @@ func TestRingKeepsTheLatest(t *testing.T) {
 func TestNilMeter(t *testing.T) {
 	var m *Meter
 	m.Step(time.Second)
-	if m.Level() != 0 || m.Bound() != 0 || m.Seen() != 0 {
+	if m.Level() != 0 || m.Seen() != 0 {
 		t.Error("a nil Meter reads as no load")
 	}
 	if New(0) != nil {

@@ -100,7 +100,7 @@ func (r *Room) govern(now time.Time) {
 	}
 }
 
-func round2(f float64) float64 { return float64(int(f*100+0.5)) / 100 }
+func round2(f float64) float64 { return math.Round(f*100) / 100 }
 
 // Limited is s as the room applies it now: the configured rate times the governor's
 // share. Everything the room does with a rate (the bucket, the ETA before a rate is
