@@ -122,7 +122,7 @@
 
   function look() {
     lookAt = 0;
-    if (!inFlight) htmx.trigger(q, "queuepoll");
+    if (!inFlight && !left) htmx.trigger(q, "queuepoll");
   }
   // lookIn makes the next look come within ms at the latest.
   function lookIn(ms) {
@@ -145,7 +145,7 @@
     boardTimer = setTimeout(readBoard, Math.max(ms, 250));
   }
   function readBoard() {
-    if (inFlight) return;
+    if (inFlight || left) return;
     var g = gen, at = Date.now();
     function again() { if (g === gen) boardIn(pace * 1000 - since(at)); }
     fetch(cfg.board, { credentials: "omit", headers: { Accept: "application/json" } }).then(function (r) {
@@ -212,8 +212,7 @@
     clearTimeout(boardTimer);
     lookAt = 0;
     gen++;
-    inFlight = true; // look and readBoard do nothing from now on
-    left = true;
+    left = true; // look and readBoard do nothing from now on
   }
   // Back to a page kept from before it left (the back button): what it shows is stale
   // and it has stopped; load it afresh, which asks the room where it stands.
