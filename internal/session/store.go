@@ -79,7 +79,10 @@ func (s *Store) FindCtx(ctx context.Context, token string) ([]byte, bool, error)
 	return row.Data, true, nil
 }
 
-// CommitCtx saves a session's data until expiry.
+// CommitCtx saves a session's data until expiry. The write commits asynchronously
+// (queries/sessions.sql says why nothing that matters can be lost); it is always a
+// statement of its own, never part of another transaction, which it would make
+// asynchronous too.
 func (s *Store) CommitCtx(ctx context.Context, token string, b []byte, expiry time.Time) error {
 	if err := s.q.SessionCommit(ctx, db.SessionCommitParams{Token: token, Data: b, Expiry: expiry}); err != nil {
 		s.forget(token)

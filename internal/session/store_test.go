@@ -2,9 +2,13 @@ package session
 
 import (
 	"bytes"
+	"context"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
+	"boxoffice/internal/db"
 	"boxoffice/internal/dbtest"
 )
 
@@ -72,5 +76,58 @@ func TestUncachedStore(t *testing.T) {
 		if _, ok, err := tc.reader.FindCtx(ctx, "tok-"+tc.name); ok != tc.wantFound || err != nil {
 			t.Errorf("%s: after a delete elsewhere: found=%v err=%v, want found=%v", tc.name, ok, err, tc.wantFound)
 		}
+	}
+}
+
+// TestCommitIsAsynchronousAlone: a session write commits with synchronous_commit off
+// (the statement's set_config is evaluated, not planned away), and only that write:
+// the next statement on the same connection, a hold say, commits durably again. Were
+// the setting made for the session (set_config(…, false)) rather than the
+// transaction, the check after the commit would find it off.
+func TestCommitIsAsynchronousAlone(t *testing.T) {
+	t.Parallel()
+	pool := dbtest.Pool(t)
+	ctx := t.Context()
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	setting := func(q interface {
+		QueryRow(context.Context, string, ...any) pgx.Row
+	}) string {
+		var v string
+		if err := q.QueryRow(ctx, `SELECT current_setting('synchronous_commit')`).Scan(&v); err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	// Test databases commit asynchronously throughout (dbtest); this connection
+	// commits durably, as production's do.
+	if _, err := conn.Exec(ctx, `SET synchronous_commit = on`); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _, _ = conn.Exec(ctx, `RESET synchronous_commit`) }()
+	// Inside a transaction the statement's setting can be read back before the commit.
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	params := db.SessionCommitParams{Token: "async", Data: []byte("x"), Expiry: time.Now().Add(time.Hour)}
+	if err := db.New(tx).SessionCommit(ctx, params); err != nil {
+		t.Fatal(err)
+	}
+	if got := setting(tx); got != "off" {
+		t.Errorf("during the session write's transaction synchronous_commit is %q, want off", got)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// Alone, as the store sends it: its own transaction, then the next statement.
+	if err := db.New(conn).SessionCommit(ctx, params); err != nil {
+		t.Fatal(err)
+	}
+	if got := setting(conn); got != "on" {
+		t.Errorf("after a session write the connection's synchronous_commit is %q, want on", got)
 	}
 }
