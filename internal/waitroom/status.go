@@ -194,21 +194,25 @@ func (r *Room) lookAfter(st Status, untilDraw time.Duration) time.Duration {
 }
 
 // eta estimates the wait of a visitor with ahead people before them (their own
-// admission counts too) and bounds it. From a measured rate: that rate's wait, within
-// [0.8, 1.25] of it. Without one: the configured rate's, since the room admits at that
-// rate while slots are free; the bounds run from it to the wait of full slots turning
-// over once per token lifetime, since every admission ends by then (stock aside). The
-// estimate is not the middle of the bounds: the slow bound is a worst case, many times
-// the likely wait. Zero when the room is paused (no rate or no slots): there is no
-// honest figure to give.
+// admission counts too) and bounds it. Zero when the room is paused (no rate or no
+// slots), whatever it admitted in the last seconds: there is no honest figure to give.
+// From a measured rate: that rate's wait, within [0.8, 1.25] of it, but never from
+// more than the room's present rate (s, as Limited): the measured rate averages the
+// last rateWindow seconds, and for those seconds after a cut of the governor the room
+// will not admit as fast as it just did. Without one: the present rate's, since the
+// room admits at that rate while slots are free; the bounds run from it to the wait of
+// full slots turning over once per token lifetime, since every admission ends by then
+// (stock aside). The estimate is not the middle of the bounds: the slow bound is a
+// worst case, many times the likely wait.
 func eta(ahead int, measured float64, s Settings) (lo, est, hi time.Duration) {
 	n := float64(ahead + 1)
 	secs := func(f float64) time.Duration { return time.Duration(f * float64(time.Second)) }
-	if measured > 0 {
-		return secs(0.8 * n / measured), secs(n / measured), secs(1.25 * n / measured)
-	}
 	if s.Rate <= 0 || s.Slots <= 0 {
-		return 0, 0, 0
+		return 0, 0, 0 // paused, whatever the last seconds' admissions were
+	}
+	if measured > 0 {
+		measured = min(measured, s.Rate)
+		return secs(0.8 * n / measured), secs(n / measured), secs(1.25 * n / measured)
 	}
 	slow := min(s.Rate, float64(s.Slots)/tokenTTL(s).Seconds())
 	return secs(n / s.Rate), secs(n / s.Rate), secs(n / slow)

@@ -242,7 +242,8 @@ func TestLostStateRegroups(t *testing.T) {
 	}
 }
 
-// TestETA: the wait's bounds, from a measured rate or, before one, from the settings.
+// TestETA: the wait's bounds, from a measured rate (no faster than the room's rate
+// now) or, before one, from the settings.
 func TestETA(t *testing.T) {
 	t.Parallel()
 	s := Settings{Slots: 100, Rate: 10, TokenTTL: 100 * time.Second} // slots turn over at 1/s at worst
@@ -255,6 +256,8 @@ func TestETA(t *testing.T) {
 	}{
 		{"measured", 99, 10, s, 8 * time.Second, 10 * time.Second, 12500 * time.Millisecond},
 		{"measured slower than set", 9, 2, s, 4 * time.Second, 5 * time.Second, 6250 * time.Millisecond},
+		{"measured faster than the rate now (just cut)", 99, 20, s, 8 * time.Second, 10 * time.Second, 12500 * time.Millisecond},
+		{"measured, then paused", 99, 10, Settings{Slots: 100, Rate: 0}, 0, 0, 0},
 		{"unknown: the configured rate, up to turnover", 99, 0, s, 10 * time.Second, 10 * time.Second, 100 * time.Second},
 		{"unknown, slots never bind", 9, 0, Settings{Slots: 1000, Rate: 5, TokenTTL: time.Second}, 2 * time.Second, 2 * time.Second, 2 * time.Second},
 		{"paused", 5, 0, Settings{Slots: 10, Rate: 0}, 0, 0, 0},
