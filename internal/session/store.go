@@ -17,15 +17,20 @@ import (
 
 // CacheFor is how long a session read from PostgreSQL is served from memory. Every
 // API call loads its session, and at an onsale that lookup was about a third of the
-// database's work per hold. A buyer's session does not change after it is made; a
-// change or logout through this process updates the memory at once, and one through
-// another instance is seen here within CacheFor. What a buyer's session gains later
-// (an admission token, the queue's starting place) is harmless a little late: an
-// instance that has not seen the token yet sends the buyer to the queue page, which
-// finds the admission in Redis and stores it again. It must outlast the queue page's
-// slowest pace (waitroom.MaxPoll, 5 s), or a crowd of waiting pages asks PostgreSQL at
-// every look: at 3 s nearly every look of an onsale's queue missed.
-const CacheFor = 15 * time.Second
+// database's work per hold. A buyer's session is never renewed or destroyed; a change
+// through this process updates the memory at once, and one through another instance
+// is seen here within CacheFor. What a buyer's session gains later (an admission
+// token, the queue's starting place) is harmless late: an instance that has not seen
+// the token yet sends the buyer to the queue page, which finds the admission in Redis
+// and stores it again. Staff sessions, whose logout must end them everywhere at once,
+// use NewUncachedStore.
+//
+// It must outlast the pace at which a waiting page looks (waitroom.MaxLook, a minute;
+// between looks the page reads the queue's public board, which needs no session), or
+// a crowd of waiting pages asks PostgreSQL at every look. At 15 s (the queue page's
+// pace before the board) 49,585 of make onsale's statements were session finds, one
+// for nearly every look; at five minutes a waiter far back misses once in five looks.
+const CacheFor = 5 * time.Minute
 
 // maxCached bounds the memory: past it the cache starts again empty.
 const maxCached = 100_000

@@ -10,6 +10,7 @@ import (
 
 	"boxoffice/internal/db"
 	"boxoffice/internal/dbtest"
+	"boxoffice/internal/waitroom"
 )
 
 // TestStore: sessions persist in PostgreSQL (a second store, as another instance would
@@ -129,5 +130,14 @@ func TestCommitIsAsynchronousAlone(t *testing.T) {
 	}
 	if got := setting(conn); got != "on" {
 		t.Errorf("after a session write the connection's synchronous_commit is %q, want on", got)
+	}
+}
+
+// TestCacheOutlastsLooks: a waiting page looks about every waitroom.MaxLook; a cache
+// shorter than that misses at every look and sends the crowd's looks to PostgreSQL,
+// as it did once the board had slowed the looks to a minute and CacheFor stayed 15 s.
+func TestCacheOutlastsLooks(t *testing.T) {
+	if CacheFor < 2*waitroom.MaxLook {
+		t.Errorf("CacheFor %v: a waiting page looking every %v would find its session in memory at most every other look", CacheFor, waitroom.MaxLook)
 	}
 }
