@@ -56,7 +56,8 @@ func (a answer) kind() string {
 var errTransport = errors.New("transport")
 
 // do sends one call with the session's cookies and CSRF token. body, if not nil, is
-// sent as JSON; out, if not nil, receives a 2xx answer. An error means no answer came.
+// sent as JSON; out, if not nil, receives a 2xx answer (decoded, or as it came into a
+// *[]byte). An error means no answer came.
 func (c *client) do(ctx context.Context, method, path string, body, out any) (answer, error) {
 	var r io.Reader
 	if body != nil {
@@ -96,6 +97,10 @@ func (c *client) do(ctx context.Context, method, path string, body, out any) (an
 		if len(raw) > 0 && json.Unmarshal(raw, &a.Err) != nil {
 			a.Err.Code = "not_json"
 		}
+		return a, nil
+	}
+	if p, ok := out.(*[]byte); ok { // the caller reads the answer itself
+		*p = raw
 		return a, nil
 	}
 	if out != nil && len(raw) > 0 {

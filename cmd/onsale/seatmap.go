@@ -1,12 +1,17 @@
 package main
 
 import (
+	"bytes"
 	"cmp"
 	"context"
+	"encoding/json"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"net/http"
 	"slices"
+	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -17,6 +22,9 @@ import (
 // a second or so old and sometimes lose the seat to someone faster, as people do.
 type seatBoard struct {
 	cur atomic.Pointer[board]
+
+	mu     sync.Mutex
+	layout []seatJSON // the seats of the last full read, in the answer's order
 }
 
 // board is one fetch of the map.
@@ -30,18 +38,132 @@ type board struct {
 
 // fetch reads the map through the API.
 func (sb *seatBoard) fetch(ctx context.Context, c *client, eventPath string) (*board, error) {
-	var m seatMapJSON
-	a, err := c.do(ctx, http.MethodGet, "/api/v1/events/"+eventPath+"/seatmap", nil, &m)
+	var raw []byte
+	a, err := c.do(ctx, http.MethodGet, "/api/v1/events/"+eventPath+"/seatmap", nil, &raw)
 	if err != nil {
 		return nil, err
 	}
 	if a.Status != http.StatusOK {
 		return nil, &statusError{"seat map", a}
 	}
+	seats, tiers, err := sb.parse(raw)
+	if err != nil {
+		return nil, err
+	}
+	b := newBoard(seats, tiers)
+	sb.cur.Store(b)
+	return b, nil
+}
+
+// parse reads a seat map answer. A stadium's is about 5 MB of JSON, and decoding it
+// whole every second was a third of the simulator's CPU in make onsale (the simulator
+// shares the server's cores). Only the seats' statuses change during a sale, so once
+// the map has been read whole, parse reads the ids and statuses alone, in the
+// answer's order, and reads the whole map again whenever the ids are not those of
+// the last whole read.
+func (sb *seatBoard) parse(raw []byte) ([]seatJSON, []gaTierJSON, error) {
+	sb.mu.Lock()
+	defer sb.mu.Unlock()
+	if sb.layout != nil {
+		if seats, ok := statusesOf(raw, sb.layout); ok {
+			tiers, err := gaTiersOf(raw)
+			if err == nil {
+				return seats, tiers, nil
+			}
+		}
+	}
+	var m seatMapJSON
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, nil, fmt.Errorf("seat map: %w", err)
+	}
+	sb.layout = slices.Clone(m.Seats)
+	return m.Seats, m.GATiers, nil
+}
+
+var (
+	seatsKey  = []byte(`"seats":`)
+	gaKey     = []byte(`"gaTiers":`)
+	idKey     = []byte(`"id":`)
+	statusKey = []byte(`"status":"`)
+)
+
+// statusesOf is layout with the statuses of the seat map in raw, if raw lists exactly
+// layout's seats in the same order. It scans the bytes of the seats' array for its
+// keys: a key's quotes cannot occur unescaped inside a JSON string, so every match is
+// a key of a seat object (the standing tiers, which have ids too, are left out).
+func statusesOf(raw []byte, layout []seatJSON) ([]seatJSON, bool) {
+	from := bytes.Index(raw, seatsKey)
+	if from < 0 {
+		return nil, false
+	}
+	r := raw[from:]
+	if g := bytes.Index(r, gaKey); g >= 0 {
+		r = r[:g]
+	}
+	out := slices.Clone(layout)
+	n := 0
+	for rest := r; ; n++ {
+		k := bytes.Index(rest, idKey)
+		if k < 0 {
+			break
+		}
+		rest = bytes.TrimLeft(rest[k+len(idKey):], " ")
+		end := 0
+		for end < len(rest) && rest[end] >= '0' && rest[end] <= '9' {
+			end++
+		}
+		id, err := strconv.ParseInt(string(rest[:end]), 10, 64)
+		if err != nil || n >= len(out) || out[n].ID != id {
+			return nil, false
+		}
+		rest = rest[end:]
+	}
+	if n != len(out) {
+		return nil, false
+	}
+	n = 0
+	for rest := r; ; n++ {
+		k := bytes.Index(rest, statusKey)
+		if k < 0 {
+			break
+		}
+		rest = rest[k+len(statusKey):]
+		end := bytes.IndexByte(rest, '"')
+		if end < 0 || n >= len(out) {
+			return nil, false
+		}
+		switch v := rest[:end]; string(v) { // no allocation for the usual three
+		case "available":
+			out[n].Status = "available"
+		case "held":
+			out[n].Status = "held"
+		case "sold":
+			out[n].Status = "sold"
+		default:
+			out[n].Status = string(v)
+		}
+		rest = rest[end:]
+	}
+	return out, n == len(out)
+}
+
+// gaTiersOf decodes the map's standing tiers alone: the value after its key.
+func gaTiersOf(raw []byte) ([]gaTierJSON, error) {
+	g := bytes.Index(raw, gaKey)
+	if g < 0 {
+		return nil, nil
+	}
+	var tiers []gaTierJSON
+	err := json.NewDecoder(bytes.NewReader(raw[g+len(gaKey):])).Decode(&tiers)
+	return tiers, err
+}
+
+// newBoard arranges the seats by section and row and counts them.
+func newBoard(seats []seatJSON, tiers []gaTierJSON) *board {
 	b := &board{at: time.Now()}
 	bySection := map[string]map[string][]seatJSON{}
 	var names []string
-	for _, st := range m.Seats {
+	for _, st := range seats {
 		switch st.Status {
 		case "available":
 			b.available++
@@ -73,14 +195,13 @@ func (sb *seatBoard) fetch(ctx context.Context, c *client, eventPath string) (*b
 		}
 		b.sections = append(b.sections, rows)
 	}
-	for _, t := range m.GATiers {
+	for _, t := range tiers {
 		b.gaRemaining += t.Remaining
 		if t.Remaining > 0 && b.gaTier == 0 {
 			b.gaTier = t.ID
 		}
 	}
-	sb.cur.Store(b)
-	return b, nil
+	return b
 }
 
 // pick chooses qty seats side by side that the map shows available: in a section
