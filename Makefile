@@ -105,12 +105,14 @@ bench-cdn: ## the cached event page through the reference nginx next to a static
 # (cmd/onsale, 20,000 buyers by default) against it. Each run sells a fresh event in a
 # database and under a Redis prefix of its own. The report goes to the terminal, .data/onsale.json and
 # .data/onsale.svg; the server's log to .data/onsale-server.log. ONSALE_* change the
-# event, ARGS go to the simulator (e.g. ARGS='-buyers 5000').
+# event (and ONSALE_DB_CONNS the server's pool), ARGS go to the simulator (e.g.
+# ARGS='-buyers 5000').
 ONSALE_SEATS ?= 50000
 ONSALE_SLOTS ?= 2000
 ONSALE_RATE ?= 80
 ONSALE_PORT ?= 18080
 ONSALE_METRICS_PORT ?= 18091
+ONSALE_DB_CONNS ?= 8
 onsale: ## start services and a boxoffice with a 50,000-seat onsale, then run the simulated crowd against it (cmd/onsale; ARGS go to it)
 	$(SERVICES)
 	mkdir -p .data/bin
@@ -131,7 +133,7 @@ onsale: ## start services and a boxoffice with a 50,000-seat onsale, then run th
 	.data/bin/boxoffice seed-stadium -slug "$$slug" -seats $(ONSALE_SEATS) -onsale-in 60s \
 	  -slots $(ONSALE_SLOTS) -rate $(ONSALE_RATE) -token-ttl 3m
 	ADDR=127.0.0.1:$(ONSALE_PORT) METRICS_ADDR=127.0.0.1:$(ONSALE_METRICS_PORT) \
-	  REDIS_PREFIX="onsale:$$slug:" HOLD_TTL=1m DB_MAX_CONNS=8 LOG_FORMAT=json \
+	  REDIS_PREFIX="onsale:$$slug:" HOLD_TTL=1m DB_MAX_CONNS=$(ONSALE_DB_CONNS) LOG_FORMAT=json \
 	  .data/bin/boxoffice serve >.data/onsale-server.log 2>&1 &
 	server=$$!
 	trap 'kill $$server 2>/dev/null; wait $$server || true' EXIT
