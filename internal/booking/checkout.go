@@ -1,8 +1,10 @@
 package booking
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"slices"
 
 	"github.com/jackc/pgx/v5"
 
@@ -175,28 +177,25 @@ func (s *Service) orderView(ctx context.Context, o db.Order) (Order, error) {
 }
 
 // paymentsView adds what the buyer should know of the order's payments: the one under
-// way, if any, and the refunds.
+// way, if any, and the refunds. One statement reads both (an order view is a third of
+// an onsale's statements; docs/ONSALE.md).
 func (s *Service) paymentsView(ctx context.Context, o db.Order, out *Order) error {
-	refunds, err := s.q.RefundsOfOrder(ctx, o.ID)
-	if err != nil {
-		return translate(err)
-	}
-	refunded := map[int64]bool{}
-	for _, r := range refunds {
-		refunded[r.PaymentID] = true
-		out.Refunds = append(out.Refunds, OrderRefund{
-			ID: r.ID, AmountCents: int(r.AmountCents), Reason: r.Reason, Done: r.State == db.RefundStateSucceeded,
-		})
-	}
-	pays, err := s.q.PaymentsOfOrder(ctx, o.ID)
+	pays, err := s.q.PaymentsOfOrderWithRefunds(ctx, o.ID)
 	if err != nil {
 		return translate(err)
 	}
 	for _, p := range pays {
-		// A success without a refund, read after a pending order (the reads are
-		// separate statements), is one whose confirm just committed: still under way
-		// as far as this view of the order goes.
-		succeeded := p.State == db.PaymentStateSucceeded && o.Status == db.OrderStatusPending && !refunded[p.ID]
+		refunded := p.RefundID != nil
+		if refunded {
+			out.Refunds = append(out.Refunds, OrderRefund{
+				ID: *p.RefundID, AmountCents: int(*p.RefundAmountCents), Reason: *p.RefundReason,
+				Done: *p.RefundState == db.RefundStateSucceeded,
+			})
+		}
+		// A success without a refund, read after a pending order (the order is read by
+		// a statement of its own, before), is one whose confirm just committed: still
+		// under way as far as this view of the order goes.
+		succeeded := p.State == db.PaymentStateSucceeded && o.Status == db.OrderStatusPending && !refunded
 		if p.State != db.PaymentStatePending && p.State != db.PaymentStateUnknown && !succeeded {
 			continue
 		}
@@ -211,5 +210,7 @@ func (s *Service) paymentsView(ctx context.Context, o db.Order, out *Order) erro
 			}
 		}
 	}
+	// In the order they were made, as before.
+	slices.SortFunc(out.Refunds, func(a, b OrderRefund) int { return cmp.Compare(a.ID, b.ID) })
 	return nil
 }
