@@ -76,7 +76,7 @@ func (sb *seatBoard) parse(raw []byte) ([]seatJSON, []gaTierJSON, error) {
 	if err := json.Unmarshal(raw, &m); err != nil {
 		return nil, nil, fmt.Errorf("seat map: %w", err)
 	}
-	sb.layout = slices.Clone(m.Seats)
+	sb.layout = m.Seats // newBoard copies what it keeps; statusesOf clones before writing
 	return m.Seats, m.GATiers, nil
 }
 
