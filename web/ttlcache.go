@@ -15,6 +15,7 @@ import (
 // caller's request. Failed loads are not kept.
 type ttlCache[K comparable, V any] struct {
 	ttl   time.Duration
+	now   func() time.Time // time.Now; a test's clock
 	mu    sync.Mutex
 	items map[K]ttlItem[V]
 	loads singleflight.Group
@@ -26,18 +27,32 @@ type ttlItem[V any] struct {
 }
 
 func newTTLCache[K comparable, V any](ttl time.Duration) *ttlCache[K, V] {
-	return &ttlCache[K, V]{ttl: ttl, items: map[K]ttlItem[V]{}}
+	return &ttlCache[K, V]{ttl: ttl, now: time.Now, items: map[K]ttlItem[V]{}}
+}
+
+// fresh is key's kept value if it is younger than ttl.
+func (c *ttlCache[K, V]) fresh(key K) (V, bool) {
+	c.mu.Lock()
+	it, ok := c.items[key]
+	c.mu.Unlock()
+	if ok && c.now().Sub(it.at) < c.ttl {
+		return it.v, true
+	}
+	var zero V
+	return zero, false
 }
 
 // get is key's value, at most ttl old, loaded by load when it must be.
 func (c *ttlCache[K, V]) get(ctx context.Context, key K, load func(context.Context) (V, error)) (V, error) {
-	c.mu.Lock()
-	it, ok := c.items[key]
-	c.mu.Unlock()
-	if ok && time.Since(it.at) < c.ttl {
-		return it.v, nil
+	if v, ok := c.fresh(key); ok {
+		return v, nil
 	}
 	ch := c.loads.DoChan(fmt.Sprint(key), func() (any, error) {
+		// A caller that missed just before another's load ended starts a flight of
+		// its own; the value that load kept is its answer.
+		if v, ok := c.fresh(key); ok {
+			return v, nil
+		}
 		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), requestTimeout)
 		defer cancel()
 		v, err := load(lctx)
@@ -61,6 +76,6 @@ func (c *ttlCache[K, V]) get(ctx context.Context, key K, load func(context.Conte
 // put keeps v for key from now.
 func (c *ttlCache[K, V]) put(key K, v V) {
 	c.mu.Lock()
-	c.items[key] = ttlItem[V]{v: v, at: time.Now()}
+	c.items[key] = ttlItem[V]{v: v, at: c.now()}
 	c.mu.Unlock()
 }

@@ -14,7 +14,10 @@ import (
 // gives up returns at once while the load goes on for the others.
 func TestTTLCache(t *testing.T) {
 	t.Parallel()
-	c := newTTLCache[int64, string](200 * time.Millisecond)
+	c := newTTLCache[int64, string](time.Minute)
+	var clock atomic.Int64 // seconds past start, moved by the test alone
+	start := time.Now()
+	c.now = func() time.Time { return start.Add(time.Duration(clock.Load()) * time.Second) }
 	var loads atomic.Int64
 	release := make(chan struct{})
 	slow := func(context.Context) (string, error) {
@@ -55,7 +58,7 @@ func TestTTLCache(t *testing.T) {
 	if v, _ := c.get(t.Context(), 1, func(context.Context) (string, error) { return "new", nil }); v != "v" {
 		t.Errorf("within the ttl: got %q, want the kept v", v)
 	}
-	time.Sleep(250 * time.Millisecond)
+	clock.Store(61)
 	if v, _ := c.get(t.Context(), 1, func(context.Context) (string, error) { return "new", nil }); v != "new" {
 		t.Errorf("past the ttl: got %q, want new", v)
 	}
