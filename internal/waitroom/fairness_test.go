@@ -1,8 +1,10 @@
 package waitroom
 
 import (
+	"context"
 	"fmt"
 	"math"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,9 +19,14 @@ func TestPreQueueShuffledThenFIFO(t *testing.T) {
 	t.Parallel()
 	rdb, prefix := dbtest.Redis(t)
 	const pre, later = 300, 100
-	ev := Event{ID: 1, OnsaleAt: redisNow(t, rdb).Add(2 * time.Second),
+	// The onsale is a minute away while the pre-queue fills (however long a loaded
+	// machine takes), then set just after the last join.
+	ev := Event{ID: 1, OnsaleAt: redisNow(t, rdb).Add(time.Minute),
 		Settings: Settings{Enabled: true, Slots: 10000, Rate: 1000, TokenTTL: time.Minute}}
-	r := newRoom(t, rdb, prefix, Hooks{Events: events(ev)}, Options{Tick: 20 * time.Millisecond})
+	var current atomic.Pointer[Event]
+	current.Store(&ev)
+	hooks := Hooks{Events: func(context.Context) ([]Event, error) { return []Event{*current.Load()}, nil }}
+	r := newRoom(t, rdb, prefix, hooks, Options{Tick: 20 * time.Millisecond})
 	r.seed(1)
 	rec := &admissions{}
 	r.onAdmit = rec.hook("r")
@@ -33,6 +40,10 @@ func TestPreQueueShuffledThenFIFO(t *testing.T) {
 	if again := join(t, r, ev, visitor("pre", 0)); again.Waiting != pre {
 		t.Errorf("joining again got %d waiting, want %d (one place per visitor)", again.Waiting, pre)
 	}
+	onsale := ev
+	onsale.OnsaleAt = redisNow(t, rdb).Add(200 * time.Millisecond)
+	ev = onsale
+	current.Store(&onsale)
 	// A margin past the onsale: the scripts compare whole milliseconds.
 	eventually(t, "the onsale by Redis's clock", wait, func() bool { return !redisNow(t, rdb).Before(ev.OnsaleAt.Add(10 * time.Millisecond)) })
 	for i := range later {

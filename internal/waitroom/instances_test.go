@@ -3,6 +3,7 @@ package waitroom
 import (
 	"context"
 	"math"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -21,16 +22,15 @@ func TestOneAdmitterAcrossInstances(t *testing.T) {
 	rdb, prefix := dbtest.Redis(t)
 	const rate, span = 40.0, 6 * time.Second
 	settings := Settings{Enabled: true, Slots: 10000, Rate: rate, TokenTTL: time.Minute}
-	ev := Event{ID: 1, OnsaleAt: redisNow(t, rdb).Add(500 * time.Millisecond), Settings: settings}
-	hooks := Hooks{Events: events(ev)}
+	var current atomic.Pointer[Event]
+	hooks := Hooks{Events: func(context.Context) ([]Event, error) { return []Event{*current.Load()}, nil }}
 	a := newRoom(t, rdb, prefix, hooks, Options{})
 	b := newRoom(t, rdb, prefix, hooks, Options{})
 	rooms := map[string]*Room{"a": a, "b": b}
 	rec := &admissions{}
 	a.onAdmit, b.onAdmit = rec.hook("a"), rec.hook("b")
-	for i := range 400 {
-		join(t, a, ev, visitor("v", i))
-	}
+	ev := preQueued(t, rdb, a, Event{ID: 1, Settings: settings}, 400)
+	current.Store(&ev)
 
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
