@@ -121,6 +121,9 @@ func (r *Room) takeLease(ctx context.Context) (bool, error) {
 	return asInt(res, 0) == 1, nil
 }
 
+// hookTimeout is the least time the hooks are given.
+const hookTimeout = time.Second
+
 // refresh asks the hooks which events to work on and how much each has left to sell,
 // and installs the answers at once. A hook that fails leaves the last answer in place:
 // the last list of events, and for the stock the figures the script keeps.
@@ -131,7 +134,10 @@ func (r *Room) refresh(ctx context.Context, a *admitter) {
 		h.events = last.events
 	}
 	if r.hooks.Events != nil {
-		hctx, cancel := context.WithTimeout(ctx, r.opt.Refresh)
+		// At least a second, whatever the pace: the ticks go on meanwhile (one refresh
+		// at a time), and a database that takes longer than a fast pace to answer
+		// (a loaded test machine, with Refresh at 50 ms) must still be heard.
+		hctx, cancel := context.WithTimeout(ctx, max(r.opt.Refresh, hookTimeout))
 		defer cancel()
 		evs, err := r.hooks.Events(hctx)
 		switch {
