@@ -61,3 +61,29 @@ WHERE o.id = @id AND o.status = 'pending'
               WHERE h.event_id = o.event_id AND h.id = o.hold_id AND h.sold_at IS NULL
                 AND (h.expires_at <= now() OR h.released_at IS NOT NULL))
   AND NOT EXISTS (SELECT 1 FROM payments p WHERE p.order_id = o.id AND p.state IN ('pending', 'unknown'));
+
+-- name: OrderWithView :one
+-- An order with everything the buyer's view of it shows, in one statement and so one
+-- snapshot: its payments each with its refund if any (a payment is refunded at most
+-- once), its seats, its standing tier, and its valid tickets once it has been sold.
+-- The order views (checkout and pay answers, each order-page poll, each confirmation
+-- email) were a fifth of an onsale's statements in five; docs/ONSALE.md.
+SELECT sqlc.embed(o),
+    coalesce((SELECT json_agg(json_build_object(
+            'state', p.state, 'provider_id', p.provider_payment_id, 'refund_id', r.id,
+            'refund_cents', r.amount_cents, 'refund_reason', r.reason, 'refund_state', r.state) ORDER BY p.id)
+        FROM payments p LEFT JOIN refunds r ON r.payment_id = p.id
+        WHERE p.order_id = o.id), '[]'::json)::text AS payments,
+    coalesce((SELECT json_agg(json_build_object(
+            'id', s.id, 'section', s.section, 'row', s.row_label, 'number', s.number, 'price', s.price_cents) ORDER BY s.id)
+        FROM seats s
+        WHERE s.event_id = o.event_id AND s.id = ANY(o.seat_ids)), '[]'::json)::text AS seats,
+    coalesce(g.name, '') AS ga_tier_name, coalesce(g.price_cents, 0)::int AS ga_price_cents,
+    coalesce((SELECT json_agg(json_build_object(
+            'id', t.id, 'seat', t.seat_id, 'tier', t.ga_tier_id, 'code', t.code) ORDER BY t.id)
+        FROM tickets t
+        WHERE t.event_id = o.event_id AND t.order_id = o.id AND t.voided_at IS NULL
+            AND o.status NOT IN ('pending', 'expired')), '[]'::json)::text AS tickets
+FROM orders o
+LEFT JOIN ga_tiers g ON g.event_id = o.event_id AND g.id = o.ga_tier_id
+WHERE o.id = @id;

@@ -92,14 +92,3 @@ WHERE p.provider = @provider AND p.state IN ('pending', 'unknown')
   AND p.updated_at < now() - make_interval(secs => @age_seconds::float8)
 ORDER BY p.updated_at
 LIMIT @max_rows::int;
-
--- name: PaymentsOfOrderWithRefunds :many
--- The order's payments, each with its refund if it has one (a payment is refunded at
--- most once, UNIQUE (payment_id)): what the buyer's view of an order reads, in one
--- statement and one snapshot where it took two.
-SELECT p.id, p.state, p.provider_payment_id,
-       r.id AS refund_id, r.amount_cents AS refund_amount_cents, r.reason AS refund_reason,
-       r.state AS refund_state
-FROM payments p LEFT JOIN refunds r ON r.payment_id = p.id
-WHERE p.order_id = @order_id
-ORDER BY p.id;

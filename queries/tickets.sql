@@ -11,9 +11,3 @@ ORDER BY s.id;
 INSERT INTO tickets (event_id, order_id, ga_tier_id, code)
 SELECT @event_id, @order_id, @ga_tier_id::bigint, replace(gen_random_uuid()::text, '-', '')
 FROM generate_series(1, @quantity::int);
-
--- name: TicketsOfOrder :many
-SELECT id, seat_id, ga_tier_id, code, checked_in_at, voided_at
-FROM tickets
-WHERE event_id = @event_id AND order_id = @order_id
-ORDER BY id;

@@ -214,8 +214,8 @@ func (s *Service) SellAtBoxOffice(ctx context.Context, sl Sale) (o Order, replay
 	if ga {
 		s.announceGA(ctx, sl.EventID)
 	}
-	o, err = s.orderView(ctx, row)
-	return o, replayed, err
+	_, o, err = s.orderView(ctx, row.ID)
+	return o, replayed, translate(err)
 }
 
 // saleHold holds what the sale asks for in its transaction, through the statements of
@@ -261,15 +261,11 @@ func (sl Sale) made(o db.Order) bool {
 // BoxOfficeOrder returns an order of the event for the box office, whoever bought it,
 // with what the box office recorded of its sale (nil if it was sold online).
 func (s *Service) BoxOfficeOrder(ctx context.Context, eventID, orderID int64) (Order, *SaleRecord, error) {
-	row, err := s.q.OrderGet(ctx, orderID)
+	row, o, err := s.orderView(ctx, orderID)
 	if errors.Is(err, pgx.ErrNoRows) || (err == nil && row.EventID != eventID) {
 		return Order{}, nil, ErrOrderNotFound
 	} else if err != nil {
 		return Order{}, nil, translate(err)
-	}
-	o, err := s.orderView(ctx, row)
-	if err != nil {
-		return Order{}, nil, err
 	}
 	r, err := s.q.BoxOfficeSaleGet(ctx, db.BoxOfficeSaleGetParams{EventID: eventID, OrderID: orderID})
 	if errors.Is(err, pgx.ErrNoRows) {

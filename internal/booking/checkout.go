@@ -3,7 +3,9 @@ package booking
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 
 	"github.com/jackc/pgx/v5"
@@ -84,7 +86,8 @@ func (s *Service) Checkout(ctx context.Context, id HoldID, buyer, email string) 
 		s.countConfirmed(o)
 	}
 	s.announce(ctx, o.EventID, sold)
-	return s.orderView(ctx, o)
+	_, view, err := s.orderView(ctx, o.ID)
+	return view, translate(err)
 }
 
 // confirmFree sells a free order, with no charge, in the caller's transaction. If it
@@ -107,13 +110,13 @@ func (s *Service) confirmFree(ctx context.Context, tx pgx.Tx, q *db.Queries, o d
 
 // Order returns an order of the buyer, with its seats and tickets.
 func (s *Service) Order(ctx context.Context, orderID int64, buyer string) (Order, error) {
-	o, err := s.q.OrderGet(ctx, orderID)
+	o, view, err := s.orderView(ctx, orderID)
 	if errors.Is(err, pgx.ErrNoRows) || (err == nil && o.Buyer != buyer) {
 		return Order{}, ErrOrderNotFound
 	} else if err != nil {
 		return Order{}, translate(err)
 	}
-	return s.orderView(ctx, o)
+	return view, nil
 }
 
 // OrderEvent is the event of the buyer's order, in one read: what a check in front of
@@ -129,7 +132,17 @@ func (s *Service) OrderEvent(ctx context.Context, orderID int64, buyer string) (
 	return o.EventID, nil
 }
 
-func (s *Service) orderView(ctx context.Context, o db.Order) (Order, error) {
+// orderView reads the order id with what its buyer's view shows (seats, places,
+// valid tickets, the payment under way, refunds) in one statement: an order view is
+// the checkout and pay answers, each order-page poll and each confirmation email, and
+// the pool's connections are what an onsale's steps wait for (docs/ONSALE.md). The
+// order's row comes with it, for the caller's checks. No order: pgx.ErrNoRows.
+func (s *Service) orderView(ctx context.Context, id int64) (db.Order, Order, error) {
+	row, err := s.q.OrderWithView(ctx, id)
+	if err != nil {
+		return db.Order{}, Order{}, err
+	}
+	o := row.Order
 	out := Order{
 		ID: o.ID, EventID: o.EventID, HoldID: HoldID{Event: o.EventID, Seq: o.HoldID}, Email: o.Email,
 		Status: string(o.Status), StatusReason: o.StatusReason, AmountCents: int(o.AmountCents),
@@ -137,71 +150,78 @@ func (s *Service) orderView(ctx context.Context, o db.Order) (Order, error) {
 	if o.PaymentID != nil {
 		out.PaymentID = *o.PaymentID
 	}
-	if err := s.paymentsView(ctx, o, &out); err != nil {
-		return Order{}, err
+	var parts struct {
+		pays    []viewPayment
+		seats   []viewSeat
+		tickets []viewTicket
 	}
-	if len(o.SeatIds) > 0 {
-		rows, err := s.q.SeatsByIDs(ctx, db.SeatsByIDsParams{EventID: o.EventID, SeatIds: o.SeatIds})
-		if err != nil {
-			return Order{}, translate(err)
+	for _, p := range []struct {
+		name, json string
+		into       any
+	}{{"payments", row.Payments, &parts.pays}, {"seats", row.Seats, &parts.seats}, {"tickets", row.Tickets, &parts.tickets}} {
+		if err := json.Unmarshal([]byte(p.json), p.into); err != nil {
+			return db.Order{}, Order{}, fmt.Errorf("order %d's %s: %w", o.ID, p.name, err)
 		}
-		out.Seats = seatsOf(rows)
+	}
+	paymentsView(o, parts.pays, &out)
+	for _, st := range parts.seats {
+		out.Seats = append(out.Seats, Seat(st))
 	}
 	if o.GaTierID != nil {
-		t, err := s.q.GATierGet(ctx, db.GATierGetParams{EventID: o.EventID, ID: *o.GaTierID})
-		if err != nil {
-			return Order{}, translate(err)
-		}
-		out.GA = &GAPlaces{TierID: t.ID, TierName: t.Name, Quantity: int(o.GaQuantity), PriceCents: int(t.PriceCents)}
+		out.GA = &GAPlaces{TierID: *o.GaTierID, TierName: row.GaTierName, Quantity: int(o.GaQuantity), PriceCents: int(row.GaPriceCents)}
 	}
-	if o.Status != db.OrderStatusPending && o.Status != db.OrderStatusExpired {
-		tickets, err := s.q.TicketsOfOrder(ctx, db.TicketsOfOrderParams{EventID: o.EventID, OrderID: o.ID})
-		if err != nil {
-			return Order{}, translate(err)
-		}
-		for _, t := range tickets {
-			if t.VoidedAt != nil {
-				continue
-			}
-			tk := Ticket{ID: t.ID, Code: t.Code}
-			if t.SeatID != nil {
-				tk.SeatID = *t.SeatID
-			}
-			if t.GaTierID != nil {
-				tk.GATierID = *t.GaTierID
-			}
-			out.Tickets = append(out.Tickets, tk)
-		}
+	for _, t := range parts.tickets {
+		out.Tickets = append(out.Tickets, Ticket(t))
 	}
-	return out, nil
+	return o, out, nil
 }
 
-// paymentsView adds what the buyer should know of the order's payments: the one under
-// way, if any, and the refunds. One statement reads both (an order view is a third of
-// an onsale's statements; docs/ONSALE.md).
-func (s *Service) paymentsView(ctx context.Context, o db.Order, out *Order) error {
-	pays, err := s.q.PaymentsOfOrderWithRefunds(ctx, o.ID)
-	if err != nil {
-		return translate(err)
+// The parts of an order's view as OrderWithView gives them, in JSON.
+type (
+	viewPayment struct {
+		State        db.PaymentState `json:"state"`
+		ProviderID   *string         `json:"provider_id"`
+		RefundID     *int64          `json:"refund_id"`
+		RefundCents  int             `json:"refund_cents"`
+		RefundReason string          `json:"refund_reason"`
+		RefundState  db.RefundState  `json:"refund_state"`
 	}
+	viewSeat struct {
+		ID         int64  `json:"id"`
+		Section    string `json:"section"`
+		Row        string `json:"row"`
+		Number     int    `json:"number"`
+		PriceCents int    `json:"price"`
+	}
+	viewTicket struct {
+		ID       int64  `json:"id"`
+		SeatID   int64  `json:"seat"` // null for a standing place: 0
+		GATierID int64  `json:"tier"` // null for a seat: 0
+		Code     string `json:"code"`
+	}
+)
+
+// paymentsView adds what the buyer should know of the order's payments: the one under
+// way, if any, and the refunds.
+func paymentsView(o db.Order, pays []viewPayment, out *Order) {
 	for _, p := range pays {
 		refunded := p.RefundID != nil
 		if refunded {
 			out.Refunds = append(out.Refunds, OrderRefund{
-				ID: *p.RefundID, AmountCents: int(*p.RefundAmountCents), Reason: *p.RefundReason,
-				Done: *p.RefundState == db.RefundStateSucceeded,
+				ID: *p.RefundID, AmountCents: p.RefundCents, Reason: p.RefundReason,
+				Done: p.RefundState == db.RefundStateSucceeded,
 			})
 		}
-		// A success without a refund, read after a pending order (the order is read by
-		// a statement of its own, before), is one whose confirm just committed: still
-		// under way as far as this view of the order goes.
+		// A success without a refund beside a pending order is one whose order is
+		// still to be confirmed (the payment's outcome is recorded first): still under
+		// way as far as this view of the order goes.
 		succeeded := p.State == db.PaymentStateSucceeded && o.Status == db.OrderStatusPending && !refunded
 		if p.State != db.PaymentStatePending && p.State != db.PaymentStateUnknown && !succeeded {
 			continue
 		}
 		out.PaymentUnderWay = true
-		if p.ProviderPaymentID != nil && out.PaymentID == "" {
-			out.PaymentID = *p.ProviderPaymentID
+		if p.ProviderID != nil && out.PaymentID == "" {
+			out.PaymentID = *p.ProviderID
 		}
 		if o.Status == db.OrderStatusPending {
 			out.StatusReason = ReasonPaymentProcessing
@@ -212,5 +232,4 @@ func (s *Service) paymentsView(ctx context.Context, o db.Order, out *Order) erro
 	}
 	// In the order they were made, as before.
 	slices.SortFunc(out.Refunds, func(a, b OrderRefund) int { return cmp.Compare(a.ID, b.ID) })
-	return nil
 }

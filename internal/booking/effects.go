@@ -76,15 +76,11 @@ type Receipt struct {
 // Its Order has the seats, places and valid tickets (a confirmed order's), the status
 // and reason, and the refunds.
 func (s *Service) Receipt(ctx context.Context, orderID int64) (Receipt, error) {
-	o, err := s.q.OrderGet(ctx, orderID)
+	o, order, err := s.orderView(ctx, orderID)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Receipt{}, ErrOrderNotFound
 	} else if err != nil {
 		return Receipt{}, translate(err)
-	}
-	order, err := s.orderView(ctx, o)
-	if err != nil {
-		return Receipt{}, err
 	}
 	ev, err := s.Event(ctx, o.EventID)
 	if err != nil {

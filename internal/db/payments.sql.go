@@ -333,56 +333,6 @@ func (q *Queries) PaymentsOfOrder(ctx context.Context, orderID int64) ([]Payment
 	return items, nil
 }
 
-const paymentsOfOrderWithRefunds = `-- name: PaymentsOfOrderWithRefunds :many
-SELECT p.id, p.state, p.provider_payment_id,
-       r.id AS refund_id, r.amount_cents AS refund_amount_cents, r.reason AS refund_reason,
-       r.state AS refund_state
-FROM payments p LEFT JOIN refunds r ON r.payment_id = p.id
-WHERE p.order_id = $1
-ORDER BY p.id
-`
-
-type PaymentsOfOrderWithRefundsRow struct {
-	ID                int64
-	State             PaymentState
-	ProviderPaymentID *string
-	RefundID          *int64
-	RefundAmountCents *int32
-	RefundReason      *string
-	RefundState       *RefundState
-}
-
-// The order's payments, each with its refund if it has one (a payment is refunded at
-// most once, UNIQUE (payment_id)): what the buyer's view of an order reads, in one
-// statement and one snapshot where it took two.
-func (q *Queries) PaymentsOfOrderWithRefunds(ctx context.Context, orderID int64) ([]PaymentsOfOrderWithRefundsRow, error) {
-	rows, err := q.db.Query(ctx, paymentsOfOrderWithRefunds, orderID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []PaymentsOfOrderWithRefundsRow{}
-	for rows.Next() {
-		var i PaymentsOfOrderWithRefundsRow
-		if err := rows.Scan(
-			&i.ID,
-			&i.State,
-			&i.ProviderPaymentID,
-			&i.RefundID,
-			&i.RefundAmountCents,
-			&i.RefundReason,
-			&i.RefundState,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
 const paymentsUnsettled = `-- name: PaymentsUnsettled :many
 SELECT p.id, p.order_id, p.provider, p.idempotency_key, p.provider_payment_id, p.amount_cents, p.state, p.state_reason, p.created_at, p.updated_at, o.event_id
 FROM payments p JOIN orders o ON o.id = p.order_id

@@ -7,7 +7,6 @@ package db
 
 import (
 	"context"
-	"time"
 )
 
 const ticketsIssueForGA = `-- name: TicketsIssueForGA :execrows
@@ -57,52 +56,4 @@ func (q *Queries) TicketsIssueForSeats(ctx context.Context, arg TicketsIssueForS
 		return 0, err
 	}
 	return result.RowsAffected(), nil
-}
-
-const ticketsOfOrder = `-- name: TicketsOfOrder :many
-SELECT id, seat_id, ga_tier_id, code, checked_in_at, voided_at
-FROM tickets
-WHERE event_id = $1 AND order_id = $2
-ORDER BY id
-`
-
-type TicketsOfOrderParams struct {
-	EventID int64
-	OrderID int64
-}
-
-type TicketsOfOrderRow struct {
-	ID          int64
-	SeatID      *int64
-	GaTierID    *int64
-	Code        string
-	CheckedInAt *time.Time
-	VoidedAt    *time.Time
-}
-
-func (q *Queries) TicketsOfOrder(ctx context.Context, arg TicketsOfOrderParams) ([]TicketsOfOrderRow, error) {
-	rows, err := q.db.Query(ctx, ticketsOfOrder, arg.EventID, arg.OrderID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []TicketsOfOrderRow{}
-	for rows.Next() {
-		var i TicketsOfOrderRow
-		if err := rows.Scan(
-			&i.ID,
-			&i.SeatID,
-			&i.GaTierID,
-			&i.Code,
-			&i.CheckedInAt,
-			&i.VoidedAt,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
 }
