@@ -305,7 +305,7 @@ func (s *Service) sellUpTo(ctx context.Context, tx pgx.Tx, q *db.Queries, o db.O
 			if err != nil {
 				return nil, "", err
 			}
-			err = s.takeGA(ctx, spq, o.EventID, h.ID, tier.ID, int(tier.Stripes), int(o.GaQuantity))
+			err = s.takeGA(ctx, sp, spq, o.EventID, h.ID, tier.ID, int(tier.Stripes), int(o.GaQuantity))
 			if errors.Is(err, ErrSoldOut) {
 				return nil, ReasonSoldOut, nil
 			} else if err != nil {

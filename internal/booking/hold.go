@@ -125,7 +125,7 @@ func (s *Service) holdPlaces(ctx context.Context, tx pgx.Tx, q *db.Queries, req 
 	}
 	h := Hold{ID: HoldID{Event: req.EventID, Seq: row.ID}, ExpiresAt: row.ExpiresAt}
 	if req.GATierID != 0 {
-		if err := s.takeGA(ctx, q, req.EventID, row.ID, tier.ID, int(tier.Stripes), req.Quantity); err != nil {
+		if err := s.takeGA(ctx, tx, q, req.EventID, row.ID, tier.ID, int(tier.Stripes), req.Quantity); err != nil {
 			return Hold{}, err
 		}
 		h.GA = &GAPlaces{TierID: tier.ID, TierName: tier.Name, Quantity: req.Quantity, PriceCents: int(tier.PriceCents)}
