@@ -1,10 +1,8 @@
 package waitroom
 
 import (
-	"context"
 	"fmt"
 	"math"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -23,10 +21,9 @@ func TestPreQueueShuffledThenFIFO(t *testing.T) {
 	// machine takes), then set just after the last join.
 	ev := Event{ID: 1, OnsaleAt: redisNow(t, rdb).Add(time.Minute),
 		Settings: Settings{Enabled: true, Slots: 10000, Rate: 1000, TokenTTL: time.Minute}}
-	var current atomic.Pointer[Event]
-	current.Store(&ev)
-	hooks := Hooks{Events: func(context.Context) ([]Event, error) { return []Event{*current.Load()}, nil }}
-	r := newRoom(t, rdb, prefix, hooks, Options{Tick: 20 * time.Millisecond})
+	var cur movable
+	cur.set(ev)
+	r := newRoom(t, rdb, prefix, Hooks{Events: cur.events}, Options{Tick: 20 * time.Millisecond})
 	r.seed(1)
 	rec := &admissions{}
 	r.onAdmit = rec.hook("r")
@@ -40,10 +37,8 @@ func TestPreQueueShuffledThenFIFO(t *testing.T) {
 	if again := join(t, r, ev, visitor("pre", 0)); again.Waiting != pre {
 		t.Errorf("joining again got %d waiting, want %d (one place per visitor)", again.Waiting, pre)
 	}
-	onsale := ev
-	onsale.OnsaleAt = redisNow(t, rdb).Add(200 * time.Millisecond)
-	ev = onsale
-	current.Store(&onsale)
+	ev.OnsaleAt = redisNow(t, rdb).Add(200 * time.Millisecond)
+	cur.set(ev)
 	// A margin past the onsale: the scripts compare whole milliseconds.
 	eventually(t, "the onsale by Redis's clock", wait, func() bool { return !redisNow(t, rdb).Before(ev.OnsaleAt.Add(10 * time.Millisecond)) })
 	for i := range later {

@@ -1,7 +1,6 @@
 package waitroom
 
 import (
-	"context"
 	"math"
 	"sync/atomic"
 	"testing"
@@ -68,11 +67,8 @@ func TestGovernedRoomAdmitsAtItsShare(t *testing.T) {
 	rdb, prefix := dbtest.Redis(t)
 	const rate, share, span = 40.0, 0.25, 6 * time.Second
 	settings := Settings{Enabled: true, Slots: 1000, Rate: rate, TokenTTL: time.Minute}
-	var current atomic.Pointer[Event]
-	hooks := Hooks{
-		Events: func(context.Context) ([]Event, error) { return []Event{*current.Load()}, nil },
-		Load:   func() float64 { return 0.9 },
-	}
+	var cur movable
+	hooks := Hooks{Events: cur.events, Load: func() float64 { return 0.9 }}
 	r := newRoom(t, rdb, prefix, hooks, Options{})
 	r.gov.set(share)
 	if got := r.Limited(settings).Rate; got != rate*share {
@@ -89,7 +85,7 @@ func TestGovernedRoomAdmitsAtItsShare(t *testing.T) {
 		t.Errorf("board before the draw: %v a place, want %v (the governed rate's)", b.PerPlace, want)
 	}
 
-	current.Store(&ev)
+	cur.set(ev)
 	rec := &admissions{}
 	r.onAdmit = rec.hook("r")
 	run(t, r)

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -62,6 +63,24 @@ func run(t *testing.T, r *Room) (stop func()) {
 // events is a Hooks.Events that lists evs.
 func events(evs ...Event) func(context.Context) ([]Event, error) {
 	return func(context.Context) ([]Event, error) { return evs, nil }
+}
+
+// movable is one event a test changes while the room runs (its onsale, as an organiser
+// would move it): the room reads it through Hooks.Events (movable.events) at every
+// refresh. Until set, the room has no events.
+type movable struct{ p atomic.Pointer[Event] }
+
+// set makes ev the event the room reads, and returns it.
+func (m *movable) set(ev Event) Event {
+	m.p.Store(&ev)
+	return ev
+}
+
+func (m *movable) events(context.Context) ([]Event, error) {
+	if ev := m.p.Load(); ev != nil {
+		return []Event{*ev}, nil
+	}
+	return nil, nil
 }
 
 // eventually polls cond until it holds, failing the test after within.

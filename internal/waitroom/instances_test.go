@@ -3,7 +3,6 @@ package waitroom
 import (
 	"context"
 	"math"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -22,15 +21,14 @@ func TestOneAdmitterAcrossInstances(t *testing.T) {
 	rdb, prefix := dbtest.Redis(t)
 	const rate, span = 40.0, 6 * time.Second
 	settings := Settings{Enabled: true, Slots: 10000, Rate: rate, TokenTTL: time.Minute}
-	var current atomic.Pointer[Event]
-	hooks := Hooks{Events: func(context.Context) ([]Event, error) { return []Event{*current.Load()}, nil }}
+	var cur movable
+	hooks := Hooks{Events: cur.events}
 	a := newRoom(t, rdb, prefix, hooks, Options{})
 	b := newRoom(t, rdb, prefix, hooks, Options{})
 	rooms := map[string]*Room{"a": a, "b": b}
 	rec := &admissions{}
 	a.onAdmit, b.onAdmit = rec.hook("a"), rec.hook("b")
-	ev := preQueued(t, rdb, a, Event{ID: 1, Settings: settings}, 400)
-	current.Store(&ev)
+	ev := cur.set(preQueued(t, rdb, a, Event{ID: 1, Settings: settings}, 400))
 
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()

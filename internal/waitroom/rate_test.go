@@ -97,11 +97,10 @@ func TestAdmissionRate(t *testing.T) {
 	rdb, prefix := dbtest.Redis(t)
 	const rate, slots, span = 20.0, 25, 30 * time.Second
 	settings := Settings{Enabled: true, Slots: slots, Rate: rate, TokenTTL: 20 * time.Second}
-	var current atomic.Pointer[Event]
-	hooks := Hooks{Events: func(context.Context) ([]Event, error) { return []Event{*current.Load()}, nil }}
+	var cur movable
+	hooks := Hooks{Events: cur.events}
 	r := newRoom(t, rdb, prefix, hooks, Options{})
-	ev := preQueued(t, rdb, r, Event{ID: 1, Settings: settings}, 800)
-	current.Store(&ev)
+	ev := cur.set(preQueued(t, rdb, r, Event{ID: 1, Settings: settings}, 800))
 	sh := &shoppers{r: r, ev: ev.ID, rnd: mrand.New(mrand.NewPCG(1, 2)),
 		shop: func(rnd *mrand.Rand) time.Duration {
 			return 500*time.Millisecond + time.Duration(rnd.Int64N(int64(time.Second)))
@@ -168,11 +167,10 @@ func TestNoSlotLeaks(t *testing.T) {
 	t.Parallel()
 	rdb, prefix := dbtest.Redis(t)
 	const rate, slots, ttl, span = 20.0, 16, 1500 * time.Millisecond, 8 * time.Second
-	var current atomic.Pointer[Event]
-	hooks := Hooks{Events: func(context.Context) ([]Event, error) { return []Event{*current.Load()}, nil }}
+	var cur movable
+	hooks := Hooks{Events: cur.events}
 	r := newRoom(t, rdb, prefix, hooks, Options{})
-	ev := preQueued(t, rdb, r, Event{ID: 1, Settings: Settings{Enabled: true, Slots: slots, Rate: rate, TokenTTL: ttl}}, 300)
-	current.Store(&ev)
+	ev := cur.set(preQueued(t, rdb, r, Event{ID: 1, Settings: Settings{Enabled: true, Slots: slots, Rate: rate, TokenTTL: ttl}}, 300))
 	sh := &shoppers{r: r, ev: ev.ID, vanish: 0.3, rnd: mrand.New(mrand.NewPCG(3, 4)),
 		shop: func(*mrand.Rand) time.Duration { return 200 * time.Millisecond }}
 	rec := &admissions{then: sh.admitted}
