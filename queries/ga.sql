@@ -16,7 +16,9 @@ WHERE event_id = @event_id AND id = @id;
 -- name: GATakeFromOne :one
 -- Takes all the places from one stripe that has enough, trying the stripes from a
 -- random start and skipping any another transaction is busy with. No row: no single
--- stripe could serve it right now (the caller then takes from several, waiting).
+-- stripe could serve it right now (the caller then takes from several, waiting). Even
+-- then it may have locked a stripe, one changed since its snapshot and found short on
+-- the recheck, so the caller runs it in a savepoint and rolls that back (takeGA).
 WITH pick AS (
     SELECT stripe FROM ga_stripes
     WHERE event_id = @event_id AND tier_id = @tier_id AND remaining >= @quantity::int

@@ -67,7 +67,7 @@ WHERE o.id = @id AND o.status = 'pending'
 -- snapshot: its payments each with its refund if any (a payment is refunded at most
 -- once), its seats, its standing tier, and its valid tickets once it has been sold.
 -- The order views (checkout and pay answers, each order-page poll, each confirmation
--- email) were a fifth of an onsale's statements in five; docs/ONSALE.md.
+-- email) took up to five statements each, a fifth of an onsale's; docs/ONSALE.md.
 SELECT sqlc.embed(o),
     coalesce((SELECT json_agg(json_build_object(
             'state', p.state, 'provider_id', p.provider_payment_id, 'refund_id', r.id,

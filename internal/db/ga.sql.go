@@ -142,7 +142,9 @@ type GATakeFromOneParams struct {
 
 // Takes all the places from one stripe that has enough, trying the stripes from a
 // random start and skipping any another transaction is busy with. No row: no single
-// stripe could serve it right now (the caller then takes from several, waiting).
+// stripe could serve it right now (the caller then takes from several, waiting). Even
+// then it may have locked a stripe, one changed since its snapshot and found short on
+// the recheck, so the caller runs it in a savepoint and rolls that back (takeGA).
 func (q *Queries) GATakeFromOne(ctx context.Context, arg GATakeFromOneParams) (int32, error) {
 	row := q.db.QueryRow(ctx, gATakeFromOne,
 		arg.Quantity,

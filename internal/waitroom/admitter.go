@@ -134,9 +134,10 @@ func (r *Room) refresh(ctx context.Context, a *admitter) {
 		h.events = last.events
 	}
 	if r.hooks.Events != nil {
-		// At least a second, whatever the pace: the ticks go on meanwhile (one refresh
-		// at a time), and a database that takes longer than a fast pace to answer
-		// (a loaded test machine, with Refresh at 50 ms) must still be heard.
+		// At least a second, whatever the pace: a database that takes longer than a
+		// fast pace to answer (a loaded test machine, with Refresh at 50 ms) must still
+		// be heard. Only the first refresh holds up the ticks (there is nothing to tick
+		// before it); later ones run beside them, one at a time.
 		hctx, cancel := context.WithTimeout(ctx, max(r.opt.Refresh, hookTimeout))
 		defer cancel()
 		evs, err := r.hooks.Events(hctx)
