@@ -313,3 +313,45 @@ func TestReconcileStuckPaymentGoesToTheBack(t *testing.T) {
 		t.Errorf("the stuck order: got %s, want still pending (its claim kept)", st)
 	}
 }
+
+// TestPayRefusals: Pay answers another buyer's order and an order that does not
+// exist as not found, a paid order as not pending, and none of them takes a claim or
+// a charge.
+func TestPayRefusals(t *testing.T) {
+	t.Parallel()
+	f := newMoneyFixture(t, confirmSpec(), DefaultConfig())
+	o := f.checkout(t, f.hold(t, "a", f.rowSeats(t, "Floor", "A")[0]), "a")
+	for _, c := range []struct {
+		what  string
+		id    int64
+		buyer string
+		want  error
+	}{
+		{"another buyer's order", o.ID, "b", ErrOrderNotFound},
+		{"no such order", o.ID + 1000, "a", ErrOrderNotFound},
+	} {
+		if _, err := f.svc.Pay(t.Context(), c.id, c.buyer, PaymentMethod{Method: "card"}); !errors.Is(err, c.want) {
+			t.Errorf("%s: got %v, want %v", c.what, err, c.want)
+		}
+	}
+	var claims int
+	if err := f.pool.QueryRow(t.Context(), `SELECT count(*) FROM payments WHERE order_id = $1`, o.ID).Scan(&claims); err != nil {
+		t.Fatal(err)
+	}
+	if charges, _ := f.provider.counts(); claims != 0 || charges != 0 {
+		t.Fatalf("after the refusals: %d claims, %d charges, want none", claims, charges)
+	}
+	if _, err := f.svc.Pay(t.Context(), o.ID, "a", PaymentMethod{Method: "card"}); err != nil {
+		t.Fatalf("a pays: %v", err)
+	}
+	ev := f.provider.chargeOf(t, o.ID).event("evt_a", KindPaymentSucceeded)
+	if got, err := f.svc.ApplyPayment(t.Context(), "test", ev); err != nil || got != OutcomeConfirmed {
+		t.Fatalf("a's payment: got %q, %v, want confirmed", got, err)
+	}
+	if _, err := f.svc.Pay(t.Context(), o.ID, "a", PaymentMethod{Method: "card"}); !errors.Is(err, ErrOrderNotPending) {
+		t.Errorf("a paid order: got %v, want ErrOrderNotPending", err)
+	}
+	if charges, _ := f.provider.counts(); charges != 1 {
+		t.Errorf("charges: got %d, want the one payment's", charges)
+	}
+}

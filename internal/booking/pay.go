@@ -48,22 +48,10 @@ type PayResult struct {
 const chargeTimeout = 30 * time.Second
 
 func (s *Service) Pay(ctx context.Context, orderID int64, buyer string, m PaymentMethod) (PayResult, error) {
-	o, err := s.q.OrderGet(ctx, orderID)
-	if errors.Is(err, pgx.ErrNoRows) || (err == nil && o.Buyer != buyer) {
-		return PayResult{}, ErrOrderNotFound
-	} else if err != nil {
-		return PayResult{}, translate(err)
-	}
-	if o.Status != db.OrderStatusPending {
-		return PayResult{}, ErrOrderNotPending
-	}
-	if o.AmountCents == 0 {
+	o, p, err := s.claimPayment(ctx, orderID, buyer)
+	if errors.Is(err, errFreeOrder) {
 		return s.payFree(ctx, o)
 	}
-	if s.pay == nil {
-		return PayResult{}, ErrNoPayments
-	}
-	p, err := s.claimPayment(ctx, o)
 	if err != nil {
 		return PayResult{}, err
 	}
@@ -106,13 +94,29 @@ func (s *Service) Pay(ctx context.Context, orderID int64, buyer string, m Paymen
 	return PayResult{Status: PayUnknown}, nil
 }
 
-// claimPayment takes the order's payment claim, or says why it cannot.
-func (s *Service) claimPayment(ctx context.Context, o db.Order) (db.Payment, error) {
+// claimPayment takes the order's payment claim, or says why it cannot. The order is
+// read once, locked in the claim's transaction: no read before it, since every pay
+// call's middleware has just read the order too (eventOfOrder), and the pool's
+// connections are what an onsale's steps wait for. Another buyer's order is not found;
+// a free order is errFreeOrder, with the order, for payFree.
+func (s *Service) claimPayment(ctx context.Context, orderID int64, buyer string) (db.Order, db.Payment, error) {
+	var o db.Order
 	var p db.Payment
 	err := s.inTx(ctx, func(tx pgx.Tx, q *db.Queries) error {
-		lo, err := q.OrderLock(ctx, o.ID)
-		if err != nil {
+		var err error
+		o, err = q.OrderLock(ctx, orderID)
+		if errors.Is(err, pgx.ErrNoRows) || (err == nil && o.Buyer != buyer) {
+			return ErrOrderNotFound
+		} else if err != nil {
 			return err
+		}
+		switch {
+		case o.Status != db.OrderStatusPending:
+			return ErrOrderNotPending
+		case o.AmountCents == 0:
+			return errFreeOrder
+		case s.pay == nil:
+			return ErrNoPayments
 		}
 		p, err = q.PaymentClaim(ctx, db.PaymentClaimParams{
 			OrderID: o.ID, Provider: s.pay.Name(), IdempotencyKey: "pay_" + rand.Text(),
@@ -121,9 +125,6 @@ func (s *Service) claimPayment(ctx context.Context, o db.Order) (db.Payment, err
 			return err
 		}
 		// Refused: say why, from what the claim's own transaction sees.
-		if lo.Status != db.OrderStatusPending {
-			return ErrOrderNotPending
-		}
 		if werr := saleWindowError(ctx, q, o.EventID); werr != nil {
 			return werr
 		}
@@ -138,8 +139,12 @@ func (s *Service) claimPayment(ctx context.Context, o db.Order) (db.Payment, err
 		}
 		return ErrPaymentInProgress
 	})
-	return p, err
+	return o, p, err
 }
+
+// errFreeOrder is claimPayment's word that the order costs nothing: no claim, no
+// charge; payFree confirms it.
+var errFreeOrder = errors.New("a free order")
 
 // recordFailure gives up the claim of a charge that certainly took nothing.
 func (s *Service) recordFailure(ctx context.Context, orderID, paymentID int64, providerID string, cause error) {
