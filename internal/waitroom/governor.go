@@ -26,19 +26,26 @@ import (
 // four fifths of it with a period of a minute; the wait shown in the queue, which
 // follows the measured rate, was then right for 7 % of buyers. So: a fifth off at a
 // time, not again within govCutGap, and back by a hundredth of the configured rate a
-// second, which takes about 20 s to climb a fifth back at the rates tried. A gap of
+// second, which takes about 20 s to climb a fifth back at the rates tried; four
+// hundredths a second while the load is under govIdle, so far below the bound that
+// the climb's lag cannot carry it past: an arrival burst can cut the rate to two fifths
+// in 40 s (docs/ONSALE.md, run s44b: the steps' p95 was then a fifth of the bound),
+// and a climb at a hundredth took a minute, which every first ETA of the burst had to
+// absorb. A gap of
 // 15 s was tried (run 45), since in run 44 most cuts after the first minute came 9 to
 // 12 s after the one before with the latency back under the bound within 5 s of the
 // second; but it slowed the first descent through the arrival burst, the start stayed
 // overloaded longer and 18 joins and looks were refused as Redis calls ran past their
 // 300 ms. The first minute matters more: 10 s.
 const (
-	govPeriod = time.Second      // how often the governor reads the load
-	govCutGap = 10 * time.Second // at least this long between two cuts
-	govCut    = 0.8              // a cut keeps this share of the present rate
-	govRaise  = 0.01             // a raise adds this share of the configured rate
-	govFloor  = 0.1              // the share of the configured rate never cut below
-	govEasy   = 0.7              // below this load the rate rises; between it and 1 it holds
+	govPeriod    = time.Second      // how often the governor reads the load
+	govCutGap    = 10 * time.Second // at least this long between two cuts
+	govCut       = 0.8              // a cut keeps this share of the present rate
+	govRaise     = 0.01             // a raise adds this share of the configured rate
+	govFloor     = 0.1              // the share of the configured rate never cut below
+	govEasy      = 0.7              // below this load the rate rises; between it and 1 it holds
+	govIdle      = 0.35             // below this load it rises govIdleRaise times as fast
+	govIdleRaise = 4
 )
 
 // governor is the share of the configured rate an instance admits at now. The share
@@ -67,6 +74,8 @@ func (g *governor) step(now time.Time, load func() float64) (share, before float
 	case l >= 1 && now.Sub(g.cut) >= govCutGap:
 		share = max(govFloor, share*govCut)
 		g.cut = now
+	case l < govIdle:
+		share = min(1, share+govIdleRaise*govRaise)
 	case l < govEasy:
 		share = min(1, share+govRaise)
 	}

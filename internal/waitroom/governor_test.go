@@ -11,8 +11,8 @@ import (
 
 // TestGovernorLaw: the share of the configured rate falls by a fifth when the load is
 // at or past 1 (not twice within govCutGap), rises by a hundredth while it is below
-// govEasy, holds between, and stays within [govFloor, 1]; it reads the load once a
-// period.
+// govEasy and by four under govIdle, holds between, and stays within [govFloor, 1];
+// it reads the load once a period.
 func TestGovernorLaw(t *testing.T) {
 	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 	g := &governor{}
@@ -30,7 +30,9 @@ func TestGovernorLaw(t *testing.T) {
 		{12 * time.Second, 0.9, 0.64},       // near the bound: held
 		{13 * time.Second, 0.5, 0.65},       // easy: a hundredth back
 		{14 * time.Second, 0.5, 0.66},       // and another
-		{21 * time.Second, 1, 0.528},        // at the bound, the gap passed: cut
+		{15 * time.Second, 0.34, 0.70},      // far below the bound: four hundredths
+		{16 * time.Second, 0.35, 0.71},      // at govIdle: one again
+		{21 * time.Second, 1, 0.568},        // at the bound, the gap passed: cut
 	}
 	for _, s := range steps {
 		share, _, _ := g.step(t0.Add(s.after), func() float64 { return s.load })
