@@ -49,11 +49,7 @@ func (r *Room) Run(ctx context.Context) {
 
 // step is one tick of Run.
 func (r *Room) step(ctx context.Context, a *admitter) {
-	// Every instance governs (its joins admit too), after the hooks' answers are in: the
-	// holder's events tell it an onsale's first minute. The share it sets is the next
-	// tick's.
-	var events []Event
-	defer func() { r.govern(time.Now(), events) }()
+	r.govern(time.Now()) // every instance: its joins admit too
 	held, err := r.takeLease(ctx)
 	if err != nil {
 		if ctx.Err() == nil {
@@ -80,7 +76,6 @@ func (r *Room) step(ctx context.Context, a *admitter) {
 	if h == nil {
 		return
 	}
-	events = h.events
 	ok := true
 	for _, ev := range h.events {
 		if !ev.Settings.Enabled {

@@ -37,16 +37,6 @@ import (
 // second; but it slowed the first descent through the arrival burst, the start stayed
 // overloaded longer and 18 joins and looks were refused as Redis calls ran past their
 // 300 ms. The first minute matters more: 10 s.
-//
-// In that first minute (govBurst after an event's onsale) the governor cuts only past
-// govBurstLoad, twice the bound. The minute's load is mostly the crowd arriving (in
-// make onsale, 14,000 new sessions and joins), which admitting fewer does not shrink,
-// and every buyer's first ETA is shown in it, from the rate before any cut: whatever
-// a cut there takes away, each of them waits longer by. At 44/s on the same code
-// (docs/ONSALE.md, runs s44a–s44d), one cut in the first minute left 86 % of first
-// ETAs within ±20 %, four left 46 %; with none (run x44e) 95 %, the sale's steps past
-// the bound for 30 s of the burst and back under it as the burst passed. A rate far
-// above what the machine serves still overloads it past twice the bound, and is cut.
 const (
 	govPeriod    = time.Second      // how often the governor reads the load
 	govCutGap    = 10 * time.Second // at least this long between two cuts
@@ -56,8 +46,6 @@ const (
 	govEasy      = 0.7              // below this load the rate rises; between it and 1 it holds
 	govIdle      = 0.35             // below this load it rises govIdleRaise times as fast
 	govIdleRaise = 4
-	govBurst     = time.Minute // after an onsale, how long only govBurstLoad cuts
-	govBurstLoad = 2           // the load that cuts within govBurst
 )
 
 // governor is the share of the configured rate an instance admits at now. The share
@@ -72,9 +60,8 @@ type governor struct {
 }
 
 // step reads the load (if a period has passed since the last reading) and moves the
-// share; it answers the share and, when it changed, the share before. burst: an
-// onsale's first minute (govBurst), when only govBurstLoad cuts.
-func (g *governor) step(now time.Time, load func() float64, burst bool) (share, before float64, changed bool) {
+// share; it answers the share and, when it changed, the share before.
+func (g *governor) step(now time.Time, load func() float64) (share, before float64, changed bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	share = g.now()
@@ -83,12 +70,8 @@ func (g *governor) step(now time.Time, load func() float64, burst bool) (share, 
 	}
 	g.at = now
 	before = share
-	bound := 1.0
-	if burst {
-		bound = govBurstLoad
-	}
 	switch l := load(); {
-	case l >= bound && now.Sub(g.cut) >= govCutGap:
+	case l >= 1 && now.Sub(g.cut) >= govCutGap:
 		share = max(govFloor, share*govCut)
 		g.cut = now
 	case l < govIdle:
@@ -111,10 +94,9 @@ func (g *governor) now() float64 {
 func (g *governor) set(share float64) { g.bits.Store(math.Float64bits(share)) }
 
 // govern reads the load for the governor and says what changed in the log: each cut,
-// and the return to the configured rate. events are those the admitter works on (nil
-// on an instance that does not hold the lease), for their onsales' first minutes.
-func (r *Room) govern(now time.Time, events []Event) {
-	share, before, changed := r.gov.step(now, r.hooks.Load, inBurst(events, now))
+// and the return to the configured rate.
+func (r *Room) govern(now time.Time) {
+	share, before, changed := r.gov.step(now, r.hooks.Load)
 	switch {
 	case !changed:
 	case share < before:
@@ -125,17 +107,6 @@ func (r *Room) govern(now time.Time, events []Event) {
 	default:
 		r.log.Debug("waitroom admitter: admitting faster", "share", round2(share))
 	}
-}
-
-// inBurst tells whether now is within govBurst after the onsale of one of the events
-// whose room is on.
-func inBurst(events []Event, now time.Time) bool {
-	for _, ev := range events {
-		if ev.Settings.Enabled && !now.Before(ev.OnsaleAt) && now.Sub(ev.OnsaleAt) < govBurst {
-			return true
-		}
-	}
-	return false
 }
 
 func round2(f float64) float64 { return math.Round(f*100) / 100 }

@@ -12,8 +12,7 @@ import (
 // TestGovernorLaw: the share of the configured rate falls by a fifth when the load is
 // at or past 1 (not twice within govCutGap), rises by a hundredth while it is below
 // govEasy and by four under govIdle, holds between, and stays within [govFloor, 1];
-// in an onsale's first minute it cuts only at twice the bound; it reads the load once
-// a period.
+// it reads the load once a period.
 func TestGovernorLaw(t *testing.T) {
 	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 	g := &governor{}
@@ -21,27 +20,22 @@ func TestGovernorLaw(t *testing.T) {
 		after time.Duration // since t0
 		load  float64
 		want  float64
-		burst bool // in an onsale's first minute
 	}
 	steps := []step{
-		{0, 0.1, 1, false},                         // easy at the ceiling: stays
-		{1 * time.Second, 2, 0.8, false},           // past the bound: cut
-		{10 * time.Second, 2, 0.8, false},          // again within the gap: held
-		{11 * time.Second, 2, 0.64, false},         // the gap has passed: cut
-		{11500 * time.Millisecond, 0, 0.64, false}, // within the period: not read
-		{12 * time.Second, 0.9, 0.64, false},       // near the bound: held
-		{13 * time.Second, 0.5, 0.65, false},       // easy: a hundredth back
-		{14 * time.Second, 0.5, 0.66, false},       // and another
-		{15 * time.Second, 0.34, 0.70, false},      // far below the bound: four hundredths
-		{16 * time.Second, 0.35, 0.71, false},      // at govIdle: one again
-		{21 * time.Second, 1, 0.71, true},          // at the bound in a burst: held
-		{22 * time.Second, 1.9, 0.71, true},        // nearly twice the bound in a burst: held
-		{23 * time.Second, 2, 0.568, true},         // twice the bound in a burst: cut
-		{33 * time.Second, 1, 0.568, true},         // the gap has passed, the burst's bound not
-		{34 * time.Second, 1, 0.4544, false},       // the burst over: the bound is 1 again
+		{0, 0.1, 1},                         // easy at the ceiling: stays
+		{1 * time.Second, 2, 0.8},           // past the bound: cut
+		{10 * time.Second, 2, 0.8},          // again within the gap: held
+		{11 * time.Second, 2, 0.64},         // the gap has passed: cut
+		{11500 * time.Millisecond, 0, 0.64}, // within the period: not read
+		{12 * time.Second, 0.9, 0.64},       // near the bound: held
+		{13 * time.Second, 0.5, 0.65},       // easy: a hundredth back
+		{14 * time.Second, 0.5, 0.66},       // and another
+		{15 * time.Second, 0.34, 0.70},      // far below the bound: four hundredths
+		{16 * time.Second, 0.35, 0.71},      // at govIdle: one again
+		{21 * time.Second, 1, 0.568},        // at the bound, the gap passed: cut
 	}
 	for _, s := range steps {
-		share, _, _ := g.step(t0.Add(s.after), func() float64 { return s.load }, s.burst)
+		share, _, _ := g.step(t0.Add(s.after), func() float64 { return s.load })
 		if math.Abs(share-s.want) > 1e-9 {
 			t.Fatalf("at +%v with load %v: share %v, want %v", s.after, s.load, share, s.want)
 		}
@@ -49,48 +43,20 @@ func TestGovernorLaw(t *testing.T) {
 	at := t0.Add(10 * time.Second)
 	for range 40 { // overloaded for long: never below the floor
 		at = at.Add(govCutGap)
-		g.step(at, func() float64 { return 100 }, false)
+		g.step(at, func() float64 { return 100 })
 	}
 	if got := g.now(); got != govFloor {
 		t.Errorf("after long overload: share %v, want the floor %v", got, govFloor)
 	}
 	for range 200 { // easy for long: back to the configured rate, never above
 		at = at.Add(govPeriod)
-		g.step(at, func() float64 { return 0 }, false)
+		g.step(at, func() float64 { return 0 })
 	}
 	if got := g.now(); got != 1 {
 		t.Errorf("after long ease: share %v, want 1", got)
 	}
-	if share, _, changed := g.step(at.Add(time.Hour), nil, false); share != 1 || changed {
+	if share, _, changed := g.step(at.Add(time.Hour), nil); share != 1 || changed {
 		t.Errorf("no load hook: share %v (changed %v), want 1 unchanged", share, changed)
-	}
-}
-
-// TestInBurst: the first minute after the onsale of an event whose room is on.
-func TestInBurst(t *testing.T) {
-	onsale := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
-	on := Event{ID: 1, OnsaleAt: onsale, Settings: Settings{Enabled: true, Rate: 10, Slots: 10}}
-	off := on
-	off.Settings.Enabled = false
-	later := on
-	later.ID, later.OnsaleAt = 2, onsale.Add(time.Hour)
-	for _, c := range []struct {
-		what   string
-		events []Event
-		at     time.Duration // after the onsale
-		want   bool
-	}{
-		{"before the onsale", []Event{on}, -time.Second, false},
-		{"at the onsale", []Event{on}, 0, true},
-		{"a little under a minute after", []Event{on}, govBurst - time.Millisecond, true},
-		{"a minute after", []Event{on}, govBurst, false},
-		{"a room that is off", []Event{off}, time.Second, false},
-		{"one event of two", []Event{later, on}, 10 * time.Second, true},
-		{"no events (a standby instance)", nil, time.Second, false},
-	} {
-		if got := inBurst(c.events, onsale.Add(c.at)); got != c.want {
-			t.Errorf("%s: got %v, want %v", c.what, got, c.want)
-		}
 	}
 }
 
@@ -152,30 +118,4 @@ func TestGovernorFollowsTheLoad(t *testing.T) {
 	level.Store(0.2)
 	cut := r.Limited(settings).Rate
 	eventually(t, "a climb", wait, func() bool { return r.Limited(settings).Rate > cut })
-}
-
-// TestGovernorRidesOutTheBurst: in the minute after its event's onsale, a running
-// room does not cut at 1.5 times the bound, however often it reads the load; at
-// twice the bound it does.
-func TestGovernorRidesOutTheBurst(t *testing.T) {
-	t.Parallel()
-	rdb, prefix := dbtest.Redis(t)
-	settings := Settings{Enabled: true, Slots: 10, Rate: 20}
-	var level atomic.Value
-	level.Store(1.5)
-	var reads atomic.Int64
-	r := newRoom(t, rdb, prefix, Hooks{
-		Events: events(Event{ID: 1, OnsaleAt: time.Now(), Settings: settings}),
-		Load: func() float64 {
-			reads.Add(1)
-			return level.Load().(float64)
-		},
-	}, Options{Tick: 20 * time.Millisecond})
-	run(t, r)
-	eventually(t, "three readings", wait, func() bool { return reads.Load() >= 3 })
-	if got := r.Limited(settings).Rate; got != settings.Rate {
-		t.Fatalf("after %d readings at 1.5 times the bound in the burst: rate %v, want %v", reads.Load(), got, settings.Rate)
-	}
-	level.Store(2.0)
-	eventually(t, "a cut at twice the bound", wait, func() bool { return r.Limited(settings).Rate < settings.Rate })
 }
