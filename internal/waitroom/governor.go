@@ -27,14 +27,14 @@ import (
 // follows the measured rate, was then right for 7 % of buyers. So: a fifth off at a
 // time, not again within govCutGap, and back by a hundredth of the configured rate a
 // second, which takes about 20 s to climb a fifth back at the rates tried; four
-// hundredths a second while the load is under govIdle, so far below the bound that
-// the climb's lag cannot carry it past: an arrival burst can cut the rate to two fifths
-// in 40 s (docs/ONSALE.md, run s44b: the steps' p95 was then a fifth of the bound),
-// and a climb at a hundredth took a minute, which every first ETA of the burst had to
-// absorb. A gap of
-// 15 s was tried (run 45), since in run 44 most cuts after the first minute came 9 to
-// 12 s after the one before with the latency back under the bound within 5 s of the
-// second; but it slowed the first descent through the arrival burst, the start stayed
+// hundredths a second while the load is under govIdle. After the arrival burst's cuts
+// (four in 40 s in docs/ONSALE.md's run s44b, to two fifths of the rate) the steps' p95
+// fell to a fifth of the bound, and the climb back at a hundredth took 73 s, which
+// every first ETA of the burst had to absorb; at four, 25 and 17 s (runs s44c, s44d),
+// though a climb that quick also meets the sale's own load again sooner (more cuts
+// after the burst in s44c). A gap of 15 s was tried (run 45), since in run 44 most
+// cuts after the first minute came 9 to 12 s after the one before with the latency
+// back under the bound within 5 s of the second; but it slowed the first descent through the arrival burst, the start stayed
 // overloaded longer and 18 joins and looks were refused as Redis calls ran past their
 // 300 ms. The first minute matters more: 10 s.
 const (
