@@ -34,9 +34,10 @@ import (
 // though a climb that quick also meets the sale's own load again sooner (more cuts
 // after the burst in s44c). A gap of 15 s was tried (run 45), since in run 44 most
 // cuts after the first minute came 9 to 12 s after the one before with the latency
-// back under the bound within 5 s of the second; but it slowed the first descent through the arrival burst, the start stayed
-// overloaded longer and 18 joins and looks were refused as Redis calls ran past their
-// 300 ms. The first minute matters more: 10 s.
+// back under the bound within 5 s of the second; but it slowed the first descent
+// through the arrival burst, the start stayed overloaded longer and 18 joins and looks
+// were refused as Redis calls ran past their 300 ms. The first minute matters more:
+// 10 s.
 const (
 	govPeriod    = time.Second      // how often the governor reads the load
 	govCutGap    = 10 * time.Second // at least this long between two cuts
@@ -44,8 +45,8 @@ const (
 	govRaise     = 0.01             // a raise adds this share of the configured rate
 	govFloor     = 0.1              // the share of the configured rate never cut below
 	govEasy      = 0.7              // below this load the rate rises; between it and 1 it holds
-	govIdle      = 0.35             // below this load it rises govIdleRaise times as fast
-	govIdleRaise = 4
+	govIdle      = 0.35             // below this load the rate rises govIdleRaise times as fast
+	govIdleRaise = 4                // how many raises a period far below the bound
 )
 
 // governor is the share of the configured rate an instance admits at now. The share
