@@ -60,7 +60,7 @@ func (s *server) showQueue(c echo.Context) error {
 	case st.Admitted:
 		c.Response().Header().Set("HX-Redirect", seats)
 	}
-	q := queueStatusModel(ev, st, s.Sessions.GetInt(c.Request().Context(), queueStartKey(ev.ID)), time.Now())
+	q := queueStatusModel(ev, st, queueStart(c, ev.ID), time.Now())
 	q.Paused = status == http.StatusServiceUnavailable
 	if q.Paused {
 		// The board fails too while Redis is away; the page looks as soon as it

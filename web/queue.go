@@ -39,9 +39,43 @@ const leaveTimeout = 500 * time.Millisecond
 
 func admissionKey(eventID int64) string { return "admission:" + strconv.FormatInt(eventID, 10) }
 
-// queueStartKey keeps how many were ahead of the visitor when they joined: the start
-// of the queue page's progress bar.
-func queueStartKey(eventID int64) string { return "queue-start:" + strconv.FormatInt(eventID, 10) }
+// The queue page's progress bar starts from how many were ahead of the visitor when
+// they joined (or when the draw placed them). That figure is kept in a cookie of its
+// own, not in the session: it decides nothing, and in the session it cost every
+// arrival a second session write (and every pre-queue visitor one more at the draw),
+// in the minute when the crowd arrives and the database is busiest.
+const queueStartCookie = "queue-start-"
+
+// queueStartMaxAge is how long the progress bar's start is kept: a waiting room lasts
+// hours at most.
+const queueStartMaxAge = 24 * 60 * 60
+
+// queueStart is how many were ahead of the visitor at the join, as the request's
+// cookie says (0: not known).
+func queueStart(c echo.Context, eventID int64) int {
+	ck, err := c.Cookie(queueStartCookie + strconv.FormatInt(eventID, 10))
+	if err != nil {
+		return 0
+	}
+	n, err := strconv.Atoi(ck.Value)
+	if err != nil || n < 0 {
+		return 0
+	}
+	return n
+}
+
+// setQueueStart keeps the progress bar's start in the answer's cookie; n 0 clears it.
+// The cookie goes only to the event pages, whose queue page reads it.
+func (s *server) setQueueStart(c echo.Context, eventID int64, n int) {
+	ck := &http.Cookie{
+		Name: queueStartCookie + strconv.FormatInt(eventID, 10), Value: strconv.Itoa(n), Path: "/events/",
+		MaxAge: queueStartMaxAge, HttpOnly: true, Secure: s.CookieSecure, SameSite: http.SameSiteLaxMode,
+	}
+	if n <= 0 {
+		ck.Value, ck.MaxAge = "", -1
+	}
+	c.SetCookie(ck)
+}
 
 // eventCacheTTL is how long an event's settings are used before they are read again:
 // turning a waiting room on or off takes effect within it. The queue's position checks
@@ -143,8 +177,8 @@ func (s *server) queueStatus(c echo.Context, ev booking.Event, ask queueAsk) (wa
 	return st, err
 }
 
-// askRoom is queueStatus's question to the room, and what its answer puts in the
-// session: the admission, or how many were ahead at the join.
+// askRoom is queueStatus's question to the room, and what its answer keeps: the
+// admission in the session, or how many were ahead at the join in a cookie.
 func (s *server) askRoom(c echo.Context, qe waitroom.Event, visitor string, ask queueAsk) (waitroom.Status, error) {
 	ctx := c.Request().Context()
 	var st waitroom.Status
@@ -167,11 +201,13 @@ func (s *server) askRoom(c echo.Context, qe waitroom.Event, visitor string, ask 
 			return st, errors.Join(errors.New("a fresh admission token does not verify"), verr)
 		}
 		s.Sessions.Put(ctx, admissionKey(qe.ID), st.Token)
-		s.Sessions.Remove(ctx, queueStartKey(qe.ID))
+		if queueStart(c, qe.ID) > 0 {
+			s.setQueueStart(c, qe.ID, 0)
+		}
 		return st, nil
 	}
-	if start := s.Sessions.GetInt(ctx, queueStartKey(qe.ID)); st.Ahead > start {
-		s.Sessions.Put(ctx, queueStartKey(qe.ID), st.Ahead)
+	if st.Ahead > queueStart(c, qe.ID) {
+		s.setQueueStart(c, qe.ID, st.Ahead)
 	}
 	return st, nil
 }

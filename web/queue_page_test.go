@@ -478,3 +478,80 @@ func TestQueuePageFirstVisitKeepsAdmission(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// TestQueueProgressStartsAtTheJoin: the queue page's progress bar starts from how many
+// were ahead at the join, kept in a cookie of its own, and a join by a visitor whose
+// session exists writes nothing to the session (it used to keep the start there: a
+// second session write for every arrival of a flash crowd). One slot: a shopper has
+// it, two wait, the buyer joins third; the shopper releases, the first waiter goes
+// in, and the buyer's page says one of the two ahead has gone in (50 %).
+func TestQueueProgressStartsAtTheJoin(t *testing.T) {
+	t.Parallel()
+	app := newTestApp(t, fastQueue)
+	roomOn(t, app, app.EventID, 1, 100, time.Minute)
+	runQueue(t, app)
+	ctx := context.Background()
+	// Every session write PostgreSQL sees, counted by the database itself.
+	for _, q := range []string{
+		`CREATE TABLE session_writes (n bigint NOT NULL)`,
+		`INSERT INTO session_writes VALUES (0)`,
+		`CREATE FUNCTION count_session_write() RETURNS trigger LANGUAGE plpgsql AS
+			$$ BEGIN UPDATE session_writes SET n = n + 1; RETURN NULL; END $$`,
+		`CREATE TRIGGER count_session_write AFTER INSERT OR UPDATE ON sessions
+			FOR EACH ROW EXECUTE FUNCTION count_session_write()`,
+	} {
+		if _, err := app.Pool.Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writes := func() int64 {
+		t.Helper()
+		var n int64
+		if err := app.Pool.QueryRow(ctx, `SELECT n FROM session_writes`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	seat := firstSeats(t, app.Pool, app.EventID, 1)[0]
+	shopper, first, second, buyer := app.newClient(t), app.newClient(t), app.newClient(t), app.newClient(t).noRedirects()
+	if q := shopper.queue("POST", app.EventID); !q.Admitted {
+		t.Fatalf("shopper: got %+v, want admitted", q)
+	}
+	first.queue("POST", app.EventID)
+	second.queue("POST", app.EventID)
+	before := writes()
+	if q := buyer.queue("POST", app.EventID); q.Admitted || q.Ahead != 2 {
+		t.Fatalf("buyer: got %+v, want 2 ahead", q)
+	}
+	if n := writes() - before; n != 0 {
+		t.Errorf("a join by a visitor with a session: %d session writes, want none", n)
+	}
+	page := "/events/" + demoSlug + "/queue"
+	progress := func(want string) {
+		t.Helper()
+		st, body, _ := buyer.raw("GET", page, nil, nil)
+		if st != http.StatusOK {
+			t.Fatalf("queue page: got %d, want 200", st)
+		}
+		doc, err := goquery.NewDocumentFromReader(strings.NewReader(string(body)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		bar := doc.Find(`#queue progress[data-q="progress"]`)
+		if got := bar.AttrOr("value", "") + "/" + bar.AttrOr("max", "") + " " + bar.Text(); got != want {
+			t.Errorf("progress: got %q, want %q", got, want)
+		}
+	}
+	progress("0/2 0%")
+	held := shopper.hold(app.EventID, seat)
+	if st := shopper.do("DELETE", "/api/v1/holds/"+held.HoldID, nil, nil); st != http.StatusNoContent {
+		t.Fatalf("shopper's release: got %d, want 204", st)
+	}
+	for deadline := time.Now().Add(5 * time.Second); !first.queue("GET", app.EventID).Admitted; {
+		if time.Now().After(deadline) {
+			t.Fatal("the first waiter was not let in within 5 s of the release")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	progress("1/2 50%")
+}

@@ -14,7 +14,7 @@ import (
 func TestCodec(t *testing.T) {
 	t.Parallel()
 	deadline := time.Now().Add(time.Hour).Round(0)
-	values := map[string]any{"buyer": "b-1", "queue-start:7": 1200, "staff": int64(3)}
+	values := map[string]any{"buyer": "b-1", "visits": 1200, "staff": int64(3)}
 	b, err := scs.GobCodec{}.Encode(deadline, values)
 	if err != nil {
 		t.Fatal(err)
