@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"io"
+	"math"
 	"net/http/httptest"
 	"os/exec"
 	"strings"
@@ -271,5 +272,25 @@ boxoffice_queue_admission_limit{event="12"} 41.5
 	}
 	if l := limitOver(timeline[:1], 0, 80); l != nil {
 		t.Errorf("only a reading before the onsale: got %+v, want none", l)
+	}
+}
+
+// TestETAFit: an ETA within 20 % of the wait counts as met; a miss is too short when
+// the wait ran longer than shown, too long when it came sooner; waits under 30 s are
+// counted apart as well.
+func TestETAFit(t *testing.T) {
+	t.Parallel()
+	// shown, waited: within (100 for 110; 50 for 45), short (100 for 200; 100 for
+	// 300), long (100 for 50), and a short wait within (10 for 11).
+	f := fit([][2]float64{{100, 110}, {50, 45}, {100, 200}, {100, 300}, {100, 50}, {10, 11}})
+	if f.N != 6 || f.Within20 != 0.5 || f.Short != 2.0/6 || f.Long != 1.0/6 {
+		t.Errorf("got n %d, within %.2f, short %.2f, long %.2f; want 6, 0.50, 0.33, 0.17", f.N, f.Within20, f.Short, f.Long)
+	}
+	if f.N30 != 5 || f.Within2030 != 0.4 {
+		t.Errorf("waits of 30 s or more: got %d, %.2f within; want 5, 0.40", f.N30, f.Within2030)
+	}
+	// Each error is relative to the wait: 10/110, 5/45, 100/200, 200/300, 50/50, 1/11.
+	if want := 5.0 / 45; math.Abs(f.MedianErr-want) > 1e-9 {
+		t.Errorf("median error: got %.4f, want %.4f (5/45)", f.MedianErr, want)
 	}
 }

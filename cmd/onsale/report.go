@@ -52,6 +52,10 @@ type report struct {
 	ETA struct {
 		First etaFit `json:"firstShown"`
 		Every etaFit `json:"everyShown"`
+		// The first ETA of the pre-queue's buyers (shown at the draw) and of those who
+		// came after the onsale (shown at their join, in the arrival burst for most).
+		FirstPreQueue etaFit `json:"firstShownPreQueue"`
+		FirstArrived  etaFit `json:"firstShownArrivedAfterOnsale"`
 	} `json:"eta"`
 	Admission struct {
 		Configured  float64 `json:"configuredPerSecond"`
@@ -86,19 +90,28 @@ type etaFit struct {
 	// Of the waits of 30 s or more, where the page's 3-second rhythm blurs less.
 	N30        int     `json:"nWaitedOver30s"`
 	Within2030 float64 `json:"within20pctWaitedOver30s"`
+	// The misses by their side: Short the share of ETAs the wait ran more than 20 %
+	// past (the page promised too soon), Long the share it came more than 20 % before.
+	Short float64 `json:"shortOver20pct"`
+	Long  float64 `json:"longOver20pct"`
 }
 
 // fit measures ETAs against actual waits, both in seconds.
 func fit(pairs [][2]float64) etaFit {
 	var out etaFit
 	var errs []float64
-	in, in30 := 0, 0
+	in, in30, short, long := 0, 0, 0, 0
 	for _, p := range pairs {
 		eta, actual := p[0], p[1]
 		e := math.Abs(eta-actual) / max(actual, 1)
 		errs = append(errs, e)
-		if e <= 0.2 {
+		switch {
+		case e <= 0.2:
 			in++
+		case actual > eta:
+			short++
+		default:
+			long++
 		}
 		if actual >= 30 {
 			out.N30++
@@ -110,6 +123,7 @@ func fit(pairs [][2]float64) etaFit {
 	out.N = len(pairs)
 	if out.N > 0 {
 		out.Within20 = float64(in) / float64(out.N)
+		out.Short, out.Long = float64(short)/float64(out.N), float64(long)/float64(out.N)
 		out.MedianErr = distOf(errs).P50
 	}
 	if out.N30 > 0 {
@@ -239,7 +253,7 @@ func (s *sim) fill(r *report, buyers []*buyer, onsale, ended time.Time, first *b
 	// The queue: waits, the ETA against the wait that followed, the rate, fairness.
 	var waits []float64
 	var adm []time.Time
-	var after, pre, firstETA, everyETA [][2]float64
+	var after, pre, firstETA, everyETA, firstPre, firstArrived [][2]float64
 	for _, b := range buyers {
 		if !b.admitted {
 			continue
@@ -254,6 +268,11 @@ func (s *sim) fill(r *report, buyers []*buyer, onsale, ended time.Time, first *b
 			pair := [2]float64{float64(e.seconds), b.admittedAt.Sub(e.at).Seconds()}
 			if i == 0 {
 				firstETA = append(firstETA, pair)
+				if b.preQueue {
+					firstPre = append(firstPre, pair)
+				} else {
+					firstArrived = append(firstArrived, pair)
+				}
 			}
 			everyETA = append(everyETA, pair)
 		}
@@ -266,6 +285,7 @@ func (s *sim) fill(r *report, buyers []*buyer, onsale, ended time.Time, first *b
 	}
 	r.QueueWait = distOf(waits)
 	r.ETA.First, r.ETA.Every = fit(firstETA), fit(everyETA)
+	r.ETA.FirstPreQueue, r.ETA.FirstArrived = fit(firstPre), fit(firstArrived)
 	r.Admission.Configured, r.Admission.Slots, r.Admission.Admitted = s.cfg.Rate, s.cfg.Slots, len(adm)
 	slices.SortFunc(adm, func(a, b time.Time) int { return a.Compare(b) })
 	if len(adm) > 1 {
@@ -377,9 +397,10 @@ func (r *report) writeText(w io.Writer) {
 	for _, e := range []struct {
 		what string
 		f    etaFit
-	}{{"first ETA each buyer saw after the draw", r.ETA.First}, {"every ETA shown", r.ETA.Every}} {
-		p("%s, against the wait that followed: %d, %.0f%% within ±20%% (median error %.0f%%); of %d followed by 30 s or more, %.0f%%",
-			e.what, e.f.N, 100*e.f.Within20, 100*e.f.MedianErr, e.f.N30, 100*e.f.Within2030)
+	}{{"first ETA each buyer saw after the draw", r.ETA.First}, {"  of the pre-queue, at the draw", r.ETA.FirstPreQueue},
+		{"  of those who came after the onsale", r.ETA.FirstArrived}, {"every ETA shown", r.ETA.Every}} {
+		p("%s, against the wait that followed: %d, %.0f%% within ±20%% (median error %.0f%%; %.0f%% too short, %.0f%% too long); of %d followed by 30 s or more, %.0f%%",
+			e.what, e.f.N, 100*e.f.Within20, 100*e.f.MedianErr, 100*e.f.Short, 100*e.f.Long, e.f.N30, 100*e.f.Within2030)
 	}
 	a := r.Admission
 	p("admission: %d admitted, %.1f/s from the first to the last (busiest 30 s: %.1f/s, seen up to a poll late), configured %.1f/s; at most %d shopping at once (slots %d)",
