@@ -56,7 +56,7 @@ type Config struct {
 	SMTP              SMTP          // SMTP_URL; unset, email is noted in the log (never its text) and not sent
 	MailFrom          string        // MAIL_FROM
 	BaseURL           string        // BASE_URL: the site's public address, for links in email
-	JobWorkers        int           // JOB_WORKERS: jobs one instance works at once
+	JobWorkers        int           // JOB_WORKERS: jobs of each queue (money, email) one instance works at once
 	ReconcileInterval time.Duration // RECONCILE_INTERVAL: how often payments are reconciled
 	// ReconcileAfter is how long a pending payment (or refund) waits for the
 	// provider's word before reconciliation looks it up (RECONCILE_AFTER).

@@ -19,6 +19,9 @@ type fakeBooking struct {
 	refundFails  int
 	// reconciled gets a value at each reconciliation pass (dropped when full).
 	reconciled chan struct{}
+	// gate, when set (before the queue runs), holds every Receipt until it is closed:
+	// the email jobs that read one then hold their workers.
+	gate chan struct{}
 }
 
 func newFakeBooking() *fakeBooking {
@@ -58,7 +61,14 @@ func (f *fakeBooking) refunds(id int64) int {
 	return f.refundCalls[id]
 }
 
-func (f *fakeBooking) Receipt(_ context.Context, orderID int64) (booking.Receipt, error) {
+func (f *fakeBooking) Receipt(ctx context.Context, orderID int64) (booking.Receipt, error) {
+	if f.gate != nil {
+		select {
+		case <-f.gate:
+		case <-ctx.Done():
+			return booking.Receipt{}, ctx.Err()
+		}
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.receiptCalls[orderID]++

@@ -39,9 +39,10 @@ type Booking interface {
 
 // Config tunes the queue.
 type Config struct {
-	// Workers is how many jobs one instance works at once (JOB_WORKERS). Each may
-	// hold a database connection, on top of River's own few (one listens for new
-	// jobs, the leader runs maintenance).
+	// Workers is how many jobs of each queue (the money's, the emails': QueueEmail)
+	// one instance works at once (JOB_WORKERS). Each may hold a database connection,
+	// on top of River's own few (one listens for new jobs, the leader runs
+	// maintenance).
 	Workers int
 	// ReconcileInterval is how often reconciliation runs (RECONCILE_INTERVAL); River's
 	// periodic jobs are meant for a minute or more.
@@ -98,7 +99,10 @@ func New(pool *pgxpool.Pool, b Booking, m *mail.Mailer, cfg Config, log *slog.Lo
 		&river.PeriodicJobOpts{ID: "reconcile", RunOnStart: true})
 
 	client, err := river.NewClient(riverpgxv5.New(pool), &river.Config{
-		Queues:                      map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: cfg.Workers}},
+		Queues: map[string]river.QueueConfig{
+			river.QueueDefault: {MaxWorkers: cfg.Workers}, // refunds and reconciliation
+			QueueEmail:         {MaxWorkers: cfg.Workers},
+		},
 		Workers:                     workers,
 		PeriodicJobs:                []*river.PeriodicJob{reconcile},
 		CompletedJobRetentionPeriod: completedRetention,

@@ -425,3 +425,72 @@ func poolOf(t *testing.T, url string) *pgxpool.Pool {
 func testLog(t *testing.T) *slog.Logger {
 	return slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
 }
+
+// TestRefundNotBehindEmails: emails and money have queues of their own. With every
+// email worker held (more confirmations queued than there are workers, each stuck
+// reading its receipt), a refund still runs; the emails all go out once they can.
+// In one queue, an onsale's confirmations held refunds and reconciliation back for
+// minutes.
+func TestRefundNotBehindEmails(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.fake.gate = make(chan struct{})
+	const emails = 8 // twice the workers
+	var ids []int64
+	for i := range int64(emails) {
+		ids = append(ids, h.order(100+i, booking.StatusConfirmed).Order.ID)
+	}
+	h.inTx(t, true, func(tx pgx.Tx) error {
+		var err error
+		for _, id := range ids {
+			err = errors.Join(err, h.q.OrderConfirmed(t.Context(), tx, id))
+		}
+		return err
+	})
+	h.run(t, h.q)
+	// The emails take their workers first, then the refund is queued.
+	for deadline := time.Now().Add(30 * time.Second); len(h.running(t, jobs.OrderConfirmedEmail{}.Kind())) < 4; {
+		if time.Now().After(deadline) {
+			t.Fatal("the confirmations did not take the email workers within 30 s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	h.inTx(t, true, func(tx pgx.Tx) error { return h.q.RefundDue(t.Context(), tx, 77) })
+	for deadline := time.Now().Add(30 * time.Second); h.fake.refunds(77) == 0; {
+		if time.Now().After(deadline) {
+			t.Fatalf("the refund did not run within 30 s while the emails held their workers (running: %v)",
+				states(h.running(t, "")))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	close(h.fake.gate)
+	h.waitIdle(t)
+	for _, id := range ids {
+		if n := h.fake.receipts(id); n != 1 {
+			t.Errorf("order %d: %d receipts read, want 1 (its email sent once)", id, n)
+		}
+	}
+	if got := h.jobs(t, jobs.OrderConfirmedEmail{}.Kind()); len(got) != emails {
+		t.Errorf("got %d confirmation jobs, want %d", len(got), emails)
+	} else {
+		for _, j := range got {
+			if j.State != rivertype.JobStateCompleted || j.Queue != jobs.QueueEmail {
+				t.Errorf("confirmation job %d: %s in queue %q, want completed in %q", j.ID, j.State, j.Queue, jobs.QueueEmail)
+			}
+		}
+	}
+}
+
+// running is the jobs of kind (every kind: "") being worked now.
+func (h *harness) running(t *testing.T, kind string) []*rivertype.JobRow {
+	t.Helper()
+	p := river.NewJobListParams().States(rivertype.JobStateRunning).First(1000)
+	if kind != "" {
+		p = p.Kinds(kind)
+	}
+	res, err := h.q.Client().JobList(t.Context(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.Jobs
+}

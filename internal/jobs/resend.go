@@ -23,7 +23,7 @@ func (OrderConfirmationResend) Kind() string { return "order_confirmation_resend
 
 // InsertOpts makes the email one job per request for good (see emailOnce).
 func (OrderConfirmationResend) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{UniqueOpts: emailOnce()}
+	return emailOpts()
 }
 
 var _ booking.ConfirmationResender = (*Queue)(nil)
