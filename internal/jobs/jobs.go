@@ -10,7 +10,9 @@
 // river_job table with its attempts and errors. It is safe on several instances at
 // once: a job is locked by one worker (SELECT … FOR UPDATE SKIP LOCKED), periodic jobs
 // are queued only by the elected leader, and unique jobs are enforced by a unique
-// index, not by a check in Go.
+// index, not by a check in Go. The emails are worked in a queue of their own
+// (QueueEmail), so that a refund or a reconciliation pass never waits behind an
+// onsale's thousands of confirmations.
 package jobs
 
 import (
