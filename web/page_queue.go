@@ -48,6 +48,10 @@ func (s *server) showQueue(c echo.Context) error {
 		ask = queueRejoin
 	}
 	st, err := s.queueStatus(c, ev, ask)
+	var start int
+	if err == nil {
+		start = s.keepQueueStart(c, ev.ID, st)
+	}
 	status := http.StatusOK
 	switch {
 	case errors.Is(err, waitroom.ErrUnavailable):
@@ -60,7 +64,7 @@ func (s *server) showQueue(c echo.Context) error {
 	case st.Admitted:
 		c.Response().Header().Set("HX-Redirect", seats)
 	}
-	q := queueStatusModel(ev, st, queueStart(c, ev.ID), time.Now())
+	q := queueStatusModel(ev, st, start, time.Now())
 	q.Paused = status == http.StatusServiceUnavailable
 	if q.Paused {
 		// The board fails too while Redis is away; the page looks as soon as it

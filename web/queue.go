@@ -40,20 +40,24 @@ const leaveTimeout = 500 * time.Millisecond
 func admissionKey(eventID int64) string { return "admission:" + strconv.FormatInt(eventID, 10) }
 
 // The queue page's progress bar starts from how many were ahead of the visitor when
-// they joined (or when the draw placed them). That figure is kept in a cookie of its
-// own, not in the session: it decides nothing, and in the session it cost every
-// arrival a second session write (and every pre-queue visitor one more at the draw),
-// in the minute when the crowd arrives and the database is busiest.
+// the page first saw them waiting (or when the draw placed them). That figure is kept
+// in a cookie of its own, set and read by the queue page alone: it decides nothing,
+// and in the session it cost every arrival a second session write (and every
+// pre-queue visitor one more at the draw), in the minute when the crowd arrives and
+// the database is busiest. API clients get the figures themselves (ahead, waiting).
 const queueStartCookie = "queue-start-"
 
 // queueStartMaxAge is how long the progress bar's start is kept: a waiting room lasts
 // hours at most.
 const queueStartMaxAge = 24 * 60 * 60
 
-// queueStart is how many were ahead of the visitor at the join, as the request's
-// cookie says (0: not known).
+func queueStartName(eventID int64) string {
+	return queueStartCookie + strconv.FormatInt(eventID, 10)
+}
+
+// queueStart is the progress bar's start, as the request's cookie says (0: not known).
 func queueStart(c echo.Context, eventID int64) int {
-	ck, err := c.Cookie(queueStartCookie + strconv.FormatInt(eventID, 10))
+	ck, err := c.Cookie(queueStartName(eventID))
 	if err != nil {
 		return 0
 	}
@@ -64,17 +68,24 @@ func queueStart(c echo.Context, eventID int64) int {
 	return n
 }
 
-// setQueueStart keeps the progress bar's start in the answer's cookie; n 0 clears it.
-// The cookie goes only to the event pages, whose queue page reads it.
-func (s *server) setQueueStart(c echo.Context, eventID int64, n int) {
+// keepQueueStart moves the progress bar's start in the answer's cookie along with the
+// visitor's status: up to how many are ahead when more are than the cookie says
+// (joined, or placed by the draw), cleared once admitted. It answers the start to
+// show. The cookie goes only to the event pages, where the queue page is.
+func (s *server) keepQueueStart(c echo.Context, eventID int64, st waitroom.Status) int {
+	start := queueStart(c, eventID)
 	ck := &http.Cookie{
-		Name: queueStartCookie + strconv.FormatInt(eventID, 10), Value: strconv.Itoa(n), Path: "/events/",
+		Name: queueStartName(eventID), Value: strconv.Itoa(st.Ahead), Path: "/events/",
 		MaxAge: queueStartMaxAge, HttpOnly: true, Secure: s.CookieSecure, SameSite: http.SameSiteLaxMode,
 	}
-	if n <= 0 {
+	switch {
+	case st.Admitted && start > 0:
 		ck.Value, ck.MaxAge = "", -1
+	case st.Admitted || st.Ahead <= start:
+		return start
 	}
 	c.SetCookie(ck)
+	return max(start, st.Ahead)
 }
 
 // eventCacheTTL is how long an event's settings are used before they are read again:
@@ -177,8 +188,7 @@ func (s *server) queueStatus(c echo.Context, ev booking.Event, ask queueAsk) (wa
 	return st, err
 }
 
-// askRoom is queueStatus's question to the room, and what its answer keeps: the
-// admission in the session, or how many were ahead at the join in a cookie.
+// askRoom is queueStatus's question to the room, keeping an admission in the session.
 func (s *server) askRoom(c echo.Context, qe waitroom.Event, visitor string, ask queueAsk) (waitroom.Status, error) {
 	ctx := c.Request().Context()
 	var st waitroom.Status
@@ -201,13 +211,6 @@ func (s *server) askRoom(c echo.Context, qe waitroom.Event, visitor string, ask 
 			return st, errors.Join(errors.New("a fresh admission token does not verify"), verr)
 		}
 		s.Sessions.Put(ctx, admissionKey(qe.ID), st.Token)
-		if queueStart(c, qe.ID) > 0 {
-			s.setQueueStart(c, qe.ID, 0)
-		}
-		return st, nil
-	}
-	if st.Ahead > queueStart(c, qe.ID) {
-		s.setQueueStart(c, qe.ID, st.Ahead)
 	}
 	return st, nil
 }

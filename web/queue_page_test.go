@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"encoding/json"
 	"maps"
 	"net"
 	"net/http"
@@ -480,11 +481,12 @@ func TestQueuePageFirstVisitKeepsAdmission(t *testing.T) {
 }
 
 // TestQueueProgressStartsAtTheJoin: the queue page's progress bar starts from how many
-// were ahead at the join, kept in a cookie of its own, and a join by a visitor whose
-// session exists writes nothing to the session (it used to keep the start there: a
-// second session write for every arrival of a flash crowd). One slot: a shopper has
-// it, two wait, the buyer joins third; the shopper releases, the first waiter goes
-// in, and the buyer's page says one of the two ahead has gone in (50 %).
+// were ahead when the page first saw the visitor waiting, kept in a cookie the page
+// alone sets, and a join by a visitor whose session exists writes nothing to the
+// session (it used to keep the start there: a second session write for every arrival
+// of a flash crowd). One slot: a shopper has it, two wait, the buyer joins third
+// through the API and opens the page; the shopper releases, the first waiter goes in,
+// and the buyer's page says one of the two ahead has gone in (50 %).
 func TestQueueProgressStartsAtTheJoin(t *testing.T) {
 	t.Parallel()
 	app := newTestApp(t, fastQueue)
@@ -520,11 +522,17 @@ func TestQueueProgressStartsAtTheJoin(t *testing.T) {
 	first.queue("POST", app.EventID)
 	second.queue("POST", app.EventID)
 	before := writes()
-	if q := buyer.queue("POST", app.EventID); q.Admitted || q.Ahead != 2 {
-		t.Fatalf("buyer: got %+v, want 2 ahead", q)
+	st, body, h := buyer.raw("POST", "/api/v1/events/"+itoa(app.EventID)+"/queue", nil, nil)
+	var q queueJSON
+	if err := json.Unmarshal(body, &q); st != http.StatusOK || err != nil || q.Admitted || q.Ahead != 2 {
+		t.Fatalf("buyer's join: got %d %s, want 200 with 2 ahead", st, body)
 	}
 	if n := writes() - before; n != 0 {
 		t.Errorf("a join by a visitor with a session: %d session writes, want none", n)
+	}
+	// The bar is the queue page's: the API answers the figures and sets no cookie.
+	if sc := strings.Join(h.Values("Set-Cookie"), "; "); strings.Contains(sc, queueStartCookie) {
+		t.Errorf("the API join set %q, want no progress-bar cookie", sc)
 	}
 	page := "/events/" + demoSlug + "/queue"
 	progress := func(want string) {
