@@ -57,6 +57,10 @@ func (s *server) orderModel(ctx context.Context, c echo.Context, o booking.Order
 	case booking.StatusConfirmed:
 		m.Tone, m.Heading = "done", "Your tickets"
 		m.Message = "Your payment is confirmed. Show each ticket's QR code at the door, on your phone or printed: print this page for one ticket per sheet."
+		if o.Email != "" {
+			// The confirmation waits while an onsale is busy (jobs.Config.EmailWait).
+			m.Message += " A copy is on its way to " + o.Email + "; while a sale is busy it can take a few minutes."
+		}
 		tickets, err := ticketViews(o, wording.OrderEvent(ev))
 		if err != nil {
 			return m, err

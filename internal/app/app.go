@@ -46,6 +46,13 @@ const SessionCookie = "boxoffice_session"
 // StaffCookie is the name of the staff session cookie, sent only to /admin.
 const StaffCookie = "boxoffice_staff"
 
+// emailEaseLevel is the load level (Load.Level: the sale's steps' p95 over
+// LATENCY_BOUND) at or above which confirmation emails wait (EMAIL_WAIT): half the
+// bound, so that they step aside before the waiting room has to cut its rate (at 1).
+// At make onsale's 44/s the level stays near 0.2–0.5 and reaches 1 in the spikes
+// that cut the rate (runs c44d, c44f in docs/ONSALE.md).
+const emailEaseLevel = 0.5
+
 // Options adjust how New builds the program, for benchmarks and tests. The zero value
 // is production.
 type Options struct {
@@ -159,10 +166,12 @@ func New(ctx context.Context, cfg config.Config, opt Options) (a *App, err error
 	if err != nil {
 		return a, err
 	}
+	a.Load = load.New(cfg.LatencyBound)
 	a.Jobs, err = jobs.New(a.Pool, a.Booking, a.Mail, jobs.Config{
 		Workers: cfg.JobWorkers, ReconcileInterval: cfg.ReconcileInterval,
 		Site:        mail.Site{BaseURL: cfg.BaseURL, MaxPerBuyer: cfg.MaxPerBuyer},
 		StopTimeout: cfg.ShutdownTimeout / 2, TestOnly: opt.JobsTestOnly,
+		Busy: func() bool { return a.Load.Level() >= emailEaseLevel }, EmailWait: cfg.EmailWait,
 	}, a.Log)
 	if err != nil {
 		return a, err
@@ -177,7 +186,6 @@ func New(ctx context.Context, cfg config.Config, opt Options) (a *App, err error
 	for i, k := range cfg.AdmissionKeys {
 		keys[i] = waitroom.Key{ID: k.ID, Secret: k.Secret}
 	}
-	a.Load = load.New(cfg.LatencyBound)
 	a.Queue = waitroom.New(a.Redis, cfg.RedisPrefix, keys, waitroom.Hooks{
 		Events: func(ctx context.Context) ([]waitroom.Event, error) {
 			events, err := a.Booking.QueuedEvents(ctx)

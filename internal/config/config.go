@@ -68,6 +68,9 @@ type Config struct {
 	// checkouts, payments) past which the waiting rooms admit slower than configured
 	// (LATENCY_BOUND; "off": 0, they always admit at the configured rate).
 	LatencyBound time.Duration
+	// EmailWait is the longest a confirmation email waits for the sale's steps to
+	// come back under half the latency bound (EMAIL_WAIT; "off": 0, never waits).
+	EmailWait time.Duration
 }
 
 // Bounds of the money settings.
@@ -164,6 +167,9 @@ func Load(getenv func(string) string) (Config, error) {
 	c.IdempotencyTTL = dur("IDEMPOTENCY_TTL", 24*time.Hour)
 	if v := getenv("LATENCY_BOUND"); v != "off" {
 		c.LatencyBound = dur("LATENCY_BOUND", DefaultLatencyBound)
+	}
+	if v := getenv("EMAIL_WAIT"); v != "off" {
+		c.EmailWait = dur("EMAIL_WAIT", 5*time.Minute)
 	}
 	if c.ReconcileAfter > 0 && c.ReconcileAfter < MinReconcileAfter {
 		errs = append(errs, fmt.Errorf("RECONCILE_AFTER=%s: want %s or more, well behind a charge's own time limit", c.ReconcileAfter, MinReconcileAfter))

@@ -212,31 +212,41 @@ func TestMoneySettings(t *testing.T) {
 	}
 }
 
-// TestLatencyBound: the waiting rooms' latency bound, its default, "off", and a clear
-// error for anything else that is not a positive duration.
-func TestLatencyBound(t *testing.T) {
+// TestDurationsOrOff: the settings that take a duration or "off" (the waiting rooms'
+// latency bound, the confirmations' wait for a busy sale), their defaults, "off", and
+// a clear error for anything else that is not a positive duration.
+func TestDurationsOrOff(t *testing.T) {
 	t.Parallel()
 	base := map[string]string{"DATABASE_URL": "postgres://x", "REDIS_URL": "redis://y"}
-	for _, tc := range []struct {
-		value string
-		want  time.Duration
-	}{{"", DefaultLatencyBound}, {"400ms", 400 * time.Millisecond}, {"off", 0}} {
-		m := map[string]string{"LATENCY_BOUND": tc.value}
-		for k, v := range base {
-			m[k] = v
+	for _, s := range []struct {
+		name string
+		def  time.Duration
+		got  func(Config) time.Duration
+	}{
+		{"LATENCY_BOUND", DefaultLatencyBound, func(c Config) time.Duration { return c.LatencyBound }},
+		{"EMAIL_WAIT", 5 * time.Minute, func(c Config) time.Duration { return c.EmailWait }},
+	} {
+		for _, tc := range []struct {
+			value string
+			want  time.Duration
+		}{{"", s.def}, {"400ms", 400 * time.Millisecond}, {"off", 0}} {
+			m := map[string]string{s.name: tc.value}
+			for k, v := range base {
+				m[k] = v
+			}
+			c, err := Load(env(m))
+			if err != nil || s.got(c) != tc.want {
+				t.Errorf("%s=%q: got %v (%v), want %v", s.name, tc.value, s.got(c), err, tc.want)
+			}
 		}
-		c, err := Load(env(m))
-		if err != nil || c.LatencyBound != tc.want {
-			t.Errorf("LATENCY_BOUND=%q: got %v (%v), want %v", tc.value, c.LatencyBound, err, tc.want)
-		}
-	}
-	for _, v := range []string{"0", "-1s", "fast", "OFF"} {
-		m := map[string]string{"LATENCY_BOUND": v}
-		for k, v := range base {
-			m[k] = v
-		}
-		if _, err := Load(env(m)); err == nil || !strings.Contains(err.Error(), "LATENCY_BOUND=") {
-			t.Errorf("LATENCY_BOUND=%q: got %v, want an error naming it", v, err)
+		for _, v := range []string{"0", "-1s", "fast", "OFF"} {
+			m := map[string]string{s.name: v}
+			for k, v := range base {
+				m[k] = v
+			}
+			if _, err := Load(env(m)); err == nil || !strings.Contains(err.Error(), s.name+"=") {
+				t.Errorf("%s=%q: got %v, want an error naming it", s.name, v, err)
+			}
 		}
 	}
 }

@@ -57,6 +57,14 @@ type Config struct {
 	// TestOnly is River's test mode: its maintenance starts at once rather than after
 	// a random delay, so that a test sees the periodic job promptly.
 	TestOnly bool
+	// Busy, when set, says whether the sale presses the application now. A
+	// confirmation email waits while it does, for up to EmailWait after it was queued:
+	// the buyer has the tickets on the order page already, and the email's QR images
+	// are the heaviest work the server does besides the sale (see confirmationWorker).
+	Busy func() bool
+	// EmailWait is the longest a confirmation waits for the sale to ease (EMAIL_WAIT);
+	// zero, it never waits.
+	EmailWait time.Duration
 }
 
 // completedRetention is how long River keeps a completed job's row, which is also how
@@ -82,7 +90,10 @@ func New(pool *pgxpool.Pool, b Booking, m *mail.Mailer, cfg Config, log *slog.Lo
 	if cfg.ReconcileInterval <= 0 {
 		return nil, errors.New("jobs: want a reconcile interval")
 	}
-	d := deps{booking: b, mailer: m, site: cfg.Site, pool: pool, log: log}
+	if cfg.Busy == nil {
+		cfg.EmailWait = 0
+	}
+	d := deps{booking: b, mailer: m, site: cfg.Site, pool: pool, log: log, busy: cfg.Busy, emailWait: cfg.EmailWait}
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &confirmationWorker{deps: d})
 	river.AddWorker(workers, &refundEmailWorker{deps: d})

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -313,12 +314,17 @@ func newHarness(t *testing.T) *harness {
 	return h
 }
 
-func (h *harness) queue(t *testing.T, pool *pgxpool.Pool) *jobs.Queue {
+// queue builds a queue on pool with the tests' settings, changed by each of with.
+func (h *harness) queue(t *testing.T, pool *pgxpool.Pool, with ...func(*jobs.Config)) *jobs.Queue {
 	t.Helper()
-	q, err := jobs.New(pool, h.fake, h.mailer, jobs.Config{
+	cfg := jobs.Config{
 		Workers: 4, ReconcileInterval: time.Minute, StopTimeout: 5 * time.Second, TestOnly: true,
 		Site: mail.Site{BaseURL: "http://localhost:8080", MaxPerBuyer: 10},
-	}, testLog(t))
+	}
+	for _, f := range with {
+		f(&cfg)
+	}
+	q, err := jobs.New(pool, h.fake, h.mailer, cfg, testLog(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -493,4 +499,71 @@ func (h *harness) running(t *testing.T, kind string) []*rivertype.JobRow {
 		t.Fatal(err)
 	}
 	return res.Jobs
+}
+
+// TestConfirmationWaitsForTheSale: while the sale presses the application
+// (Config.Busy), a confirmation waits: its order is not read and no email goes. Once
+// the sale eases, it goes. A sale that never eases holds it back EmailWait after it
+// was queued, and no longer.
+func TestConfirmationWaitsForTheSale(t *testing.T) {
+	t.Parallel()
+	t.Run("until the sale eases", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t)
+		var busy atomic.Bool
+		busy.Store(true)
+		asked := make(chan struct{}, 1)
+		h.q = h.queue(t, h.pool, func(c *jobs.Config) {
+			c.EmailWait = time.Hour
+			c.Busy = func() bool {
+				select {
+				case asked <- struct{}{}:
+				default:
+				}
+				return busy.Load()
+			}
+		})
+		r := h.order(1, booking.StatusConfirmed)
+		h.inTx(t, true, func(tx pgx.Tx) error { return h.q.OrderConfirmed(t.Context(), tx, r.Order.ID) })
+		h.run(t, h.q)
+		// Three answers "busy" taken: the worker has asked again after waiting.
+		for range 3 {
+			select {
+			case <-asked:
+			case <-time.After(30 * time.Second):
+				t.Fatal("the confirmation did not ask whether the sale is busy within 30 s")
+			}
+		}
+		if n := h.fake.receipts(r.Order.ID); n != 0 {
+			t.Errorf("the order was read %d times while the sale was busy, want 0", n)
+		}
+		if got := h.mails(t, r.Order.Email); got != 0 {
+			t.Errorf("%d emails sent while the sale was busy, want 0", got)
+		}
+		busy.Store(false)
+		h.catcher.Wait(t, r.Order.Email, 1)
+		h.waitIdle(t)
+		if n := h.fake.receipts(r.Order.ID); n != 1 {
+			t.Errorf("the order was read %d times, want once", n)
+		}
+	})
+	t.Run("EmailWait at most", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t)
+		const wait = time.Second
+		var asked atomic.Int64
+		h.q = h.queue(t, h.pool, func(c *jobs.Config) {
+			c.EmailWait = wait
+			c.Busy = func() bool { asked.Add(1); return true }
+		})
+		r := h.order(2, booking.StatusConfirmed)
+		queued := time.Now()
+		h.inTx(t, true, func(tx pgx.Tx) error { return h.q.OrderConfirmed(t.Context(), tx, r.Order.ID) })
+		h.run(t, h.q)
+		h.catcher.Wait(t, r.Order.Email, 1)
+		if took := time.Since(queued); took < wait || asked.Load() < 2 {
+			t.Errorf("sent %s after it was queued, having asked %d times whether the sale is busy; want %s or more, and asked twice or more",
+				took.Round(time.Millisecond), asked.Load(), wait)
+		}
+	})
 }

@@ -24,6 +24,9 @@ type deps struct {
 	site    mail.Site
 	pool    *pgxpool.Pool
 	log     *slog.Logger
+	// busy and emailWait: Config.Busy and Config.EmailWait.
+	busy      func() bool
+	emailWait time.Duration
 }
 
 // confirmationWorker sends an order's confirmation with its tickets.
@@ -32,14 +35,56 @@ type confirmationWorker struct {
 	deps
 }
 
-// Work sends the confirmation of a confirmed order. An order that is not confirmed
-// (any more) has no tickets to send: the job is cancelled, visibly, not retried.
+// Work sends the confirmation of a confirmed order, once the sale lets it (easeOff).
+// An order that is not confirmed (any more) has no tickets to send: the job is
+// cancelled, visibly, not retried.
+//
+// The confirmations wait for the sale because an onsale confirms tens of orders a
+// second and each email draws a QR image per ticket: in make onsale's run c44d they
+// were a quarter of the server's CPU during the sale, in the minutes when the
+// waiting room cuts its rate if the sale's steps slow down.
 func (w *confirmationWorker) Work(ctx context.Context, job *river.Job[OrderConfirmedEmail]) error {
+	if err := w.easeOff(ctx, job.CreatedAt); err != nil {
+		return err
+	}
 	msg, err := w.confirmation(ctx, job.Args.OrderID)
 	if err != nil {
 		return err
 	}
 	return sendOnce(ctx, w.deps, job, msg)
+}
+
+// Timeout gives a confirmation its wait for the sale (Config.EmailWait) on top of
+// River's default minute for the work itself.
+func (w *confirmationWorker) Timeout(*river.Job[OrderConfirmedEmail]) time.Duration {
+	return w.emailWait + time.Minute
+}
+
+// easePoll is how often a waiting email asks whether the sale has eased: the load
+// meter's level moves over seconds (load.Window).
+const easePoll = 250 * time.Millisecond
+
+// easeOff waits while the sale is busy, until emailWait after queued at the latest.
+// It waits in the worker, holding no connection and writing nothing; River's snooze
+// would instead write the job back and fetch it again, work for the database at the
+// moment it has least to spare.
+func (d deps) easeOff(ctx context.Context, queued time.Time) error {
+	if d.busy == nil || d.emailWait <= 0 {
+		return nil
+	}
+	deadline := queued.Add(d.emailWait)
+	for d.busy() {
+		wait := min(easePoll, time.Until(deadline))
+		if wait <= 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(wait):
+		}
+	}
+	return nil
 }
 
 // confirmation is the confirmation email of a confirmed order, with its tickets as
