@@ -61,6 +61,9 @@ type Config struct {
 	// confirmation email waits while it does, for up to EmailWait after it was queued:
 	// the buyer has the tickets on the order page already, and the email's QR images
 	// are the heaviest work the server does besides the sale (see confirmationWorker).
+	// A waiting confirmation keeps its worker: the other emails (refunds, resends)
+	// queued behind them wait too, for EmailWait at most; the money's jobs, in their
+	// own queue, never do.
 	Busy func() bool
 	// EmailWait is the longest a confirmation waits for the sale to ease (EMAIL_WAIT);
 	// zero, it never waits.
