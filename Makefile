@@ -104,7 +104,8 @@ bench-cdn: ## the cached event page through the reference nginx next to a static
 # onsale is a minute ahead, a boxoffice serving it in the background, and the crowd
 # (cmd/onsale, 20,000 buyers by default) against it. Each run sells a fresh event in a
 # database and under a Redis prefix of its own. The report goes to the terminal, .data/onsale.json and
-# .data/onsale.svg; the server's log to .data/onsale-server.log. ONSALE_* change the
+# .data/onsale.svg, a line per buyer to .data/onsale-trace.csv; the server's log to
+# .data/onsale-server.log. ONSALE_* change the
 # event (and ONSALE_DB_CONNS the server's pool), ARGS go to the simulator (e.g.
 # ARGS='-buyers 5000').
 ONSALE_SEATS ?= 50000
@@ -144,7 +145,7 @@ onsale: ## start services and a boxoffice with a 50,000-seat onsale, then run th
 	done
 	.data/bin/onsale -url http://127.0.0.1:$(ONSALE_PORT) -event "$$slug" -db "$$DATABASE_URL" \
 	  -metrics http://127.0.0.1:$(ONSALE_METRICS_PORT)/metrics \
-	  -max-qty 8 -json .data/onsale.json -svg .data/onsale.svg $(ARGS)
+	  -max-qty 8 -json .data/onsale.json -svg .data/onsale.svg -trace .data/onsale-trace.csv $(ARGS)
 
 services: ## start PostgreSQL, Redis and mailpit under .data/, print export lines to eval
 	@.ci/services.sh

@@ -50,10 +50,12 @@ type buyer struct {
 	outcome    string
 }
 
-// etaSeen is an ETA the queue page showed, and when.
+// etaSeen is an ETA the queue page showed, when, and for how many admissions (the
+// buyer's own included; 0 when the page did not know).
 type etaSeen struct {
 	seconds int
 	at      time.Time
+	places  int
 }
 
 // visit plays the buyer's whole visit, as the pages would: the queue, a hold, checkout,
@@ -184,15 +186,23 @@ func (b *buyer) queue(ctx context.Context) bool {
 			return false
 		}
 		// What the page shows: from its look, then from the board, and its pace.
-		eta, pace := st.EtaSeconds, s.cfg.Poll
+		eta, pace, places := st.EtaSeconds, s.cfg.Poll, 0
+		if st.Position > 0 {
+			places = st.Ahead + 1
+		}
 		if st.PollAfter > 0 {
 			pace = time.Duration(st.PollAfter) * time.Second
 		}
-		if e, p, ok := fromBoard(st, lookedAt, s.qboard.cur.Load()); ok {
-			eta, pace = e, p
+		if seen := s.qboard.cur.Load(); seen != nil {
+			if e, p, ok := fromBoard(st, lookedAt, seen); ok {
+				eta, pace = e, p
+				if st.Number > 0 {
+					places = int(max(st.Number-seen.Served, 1))
+				}
+			}
 		}
 		if !st.PreQueue && eta > 0 {
-			b.etas = append(b.etas, etaSeen{eta, time.Now()})
+			b.etas = append(b.etas, etaSeen{eta, time.Now(), places})
 		}
 		// counted, as the page counts it, from when the last look went out
 		if !sleep(ctx, max(pace-took, 250*time.Millisecond)) {

@@ -126,6 +126,7 @@ func parseFlags(args []string, stderr io.Writer) (cfg config, jsonPath, svgPath 
 	fs.Uint64Var(&cfg.Seed, "seed", 0, "randomness (0: drawn)")
 	fs.DurationVar(&cfg.Progress, "progress", 5*time.Second, "how often the progress line is printed")
 	fs.StringVar(&cfg.CPUProfile, "cpuprofile", "", "write the simulator's own CPU profile to this file (it shares the machine)")
+	fs.StringVar(&cfg.Trace, "trace", "", "write one CSV line per buyer to this file (joined, admitted, first ETA)")
 	fs.StringVar(&jsonPath, "json", "", "write the report as JSON to this file")
 	fs.StringVar(&svgPath, "svg", "", "write the chart as SVG to this file")
 	if err = fs.Parse(args); err != nil {

@@ -2,10 +2,14 @@ package main
 
 import (
 	"context"
+	"encoding/csv"
 	"io"
 	"math"
 	"net/http/httptest"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -88,6 +92,7 @@ func TestSmallOnsale(t *testing.T) {
 		"-max-qty", "3", "-abandon", "0.15", "-decline", "0.1", "-late", "0.2",
 		"-ticket-wait", "20s", "-map-every", "500ms", "-duration", "60s", "-settle", "30s",
 		"-db", p.Config.DatabaseURL, "-tidy", "500ms", "-conns", "64", "-metrics", metricsSrv.URL + "/metrics",
+		"-trace", filepath.Join(t.TempDir(), "trace.csv"),
 	}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
@@ -125,6 +130,44 @@ func TestSmallOnsale(t *testing.T) {
 	}
 	if r.Admission.MaxShopping > 40 {
 		t.Errorf("at most %d shopping at once, want at most the 40 slots", r.Admission.MaxShopping)
+	}
+	checkTrace(t, cfg.Trace, r)
+}
+
+// checkTrace reads the run's -trace: a line per buyer, as many admitted as the report
+// counts, and a first ETA, shown before the admission, for as many as the report fits.
+func checkTrace(t *testing.T, path string, r *report) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 301 || rows[0][3] != "admitted" {
+		t.Fatalf("trace: %d lines, header %v; want a header and 300 buyers", len(rows), rows[0])
+	}
+	admitted, etas := 0, 0
+	for _, row := range rows[1:] {
+		if row[3] == "" {
+			continue
+		}
+		admitted++
+		if row[4] == "" {
+			continue
+		}
+		etas++
+		at, _ := strconv.ParseFloat(row[4], 64)
+		in, _ := strconv.ParseFloat(row[3], 64)
+		if secs, err := strconv.Atoi(row[5]); err != nil || secs <= 0 || at > in {
+			t.Errorf("trace: buyer %s shown %q s at %s, admitted at %s; want a positive ETA before the admission", row[0], row[5], row[4], row[3])
+		}
+	}
+	if admitted != r.Admission.Admitted || etas != r.ETA.First.N {
+		t.Errorf("trace: %d admitted, %d with a first ETA; the report: %d and %d", admitted, etas, r.Admission.Admitted, r.ETA.First.N)
 	}
 }
 

@@ -25,6 +25,7 @@ type config struct {
 	Settle     time.Duration // how long paid orders may take to settle after the buying
 	AllowHost  string        // a host other than loopback that may be driven
 	CPUProfile string        // where to write the simulator's own CPU profile
+	Trace      string        // where to write one CSV line per buyer (writeTrace)
 
 	Early       float64       // share of buyers arriving before the onsale, into the pre-queue
 	EarlyWindow time.Duration // how long before the onsale the early ones arrive
@@ -290,6 +291,11 @@ func simulate(ctx context.Context, cfg config, progress io.Writer) (*report, err
 	}
 	s.fill(r, buyers, onsale, ended, first)
 	r.Metrics = compareMetrics(before, after, r)
+	if cfg.Trace != "" {
+		if err := writeFile(cfg.Trace, func(w io.Writer) error { return writeTrace(w, buyers, onsale) }); err != nil {
+			return r, err
+		}
+	}
 	return r, nil
 }
 
