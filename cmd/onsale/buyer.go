@@ -50,12 +50,14 @@ type buyer struct {
 	outcome    string
 }
 
-// etaSeen is an ETA the queue page showed, when, and for how many admissions (the
-// buyer's own included; 0 when the page did not know).
+// etaSeen is an ETA the queue page showed, when, for how many admissions (the
+// buyer's own included; 0 when the page did not know), and the admission rate the
+// room had measured then, as its latest board said (0: not yet, -1: no board).
 type etaSeen struct {
 	seconds int
 	at      time.Time
 	places  int
+	rate    float64
 }
 
 // visit plays the buyer's whole visit, as the pages would: the queue, a hold, checkout,
@@ -186,7 +188,7 @@ func (b *buyer) queue(ctx context.Context) bool {
 			return false
 		}
 		// What the page shows: from its look, then from the board, and its pace.
-		eta, pace, places := st.EtaSeconds, s.cfg.Poll, 0
+		eta, pace, places, rate := st.EtaSeconds, s.cfg.Poll, 0, -1.0
 		if st.Position > 0 {
 			places = st.Ahead + 1
 		}
@@ -194,6 +196,7 @@ func (b *buyer) queue(ctx context.Context) bool {
 			pace = time.Duration(st.PollAfter) * time.Second
 		}
 		if seen := s.qboard.cur.Load(); seen != nil {
+			rate = seen.RatePerSecond
 			if e, p, ok := fromBoard(st, lookedAt, seen); ok {
 				eta, pace = e, p
 				if st.Number > 0 {
@@ -202,7 +205,7 @@ func (b *buyer) queue(ctx context.Context) bool {
 			}
 		}
 		if !st.PreQueue && eta > 0 {
-			b.etas = append(b.etas, etaSeen{eta, time.Now(), places})
+			b.etas = append(b.etas, etaSeen{eta, time.Now(), places, rate})
 		}
 		// counted, as the page counts it, from when the last look went out
 		if !sleep(ctx, max(pace-took, 250*time.Millisecond)) {

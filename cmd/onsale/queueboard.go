@@ -18,6 +18,7 @@ type queueBoardJSON struct {
 	Waiting            int       `json:"waiting"`
 	PreQueue           bool      `json:"preQueue"`
 	DrawAt             time.Time `json:"drawAt"`
+	RatePerSecond      float64   `json:"ratePerSecond"` // measured; 0 while unknown
 	SecondsPerPlace    float64   `json:"secondsPerPlace"`
 	SecondsPerPlaceMin float64   `json:"secondsPerPlaceMin"`
 	SoldOut            bool      `json:"soldOut"`

@@ -10,7 +10,7 @@ import (
 // writeTrace writes one CSV line per buyer, for studying the queue beyond the report
 // (how another ETA rule would have fared, say): when they joined and were admitted,
 // and their first ETA after the draw (when shown, the seconds, for how many
-// admissions), in seconds from the onsale; empty where it did not happen. Times are
+// admissions, the rate the room had measured then), in seconds from the onsale; empty where it did not happen. Times are
 // the simulator's, seen up to a poll late, as in the report.
 func writeTrace(w io.Writer, buyers []*buyer, onsale time.Time) error {
 	cw := csv.NewWriter(w)
@@ -20,14 +20,15 @@ func writeTrace(w io.Writer, buyers []*buyer, onsale time.Time) error {
 		}
 		return strconv.FormatFloat(t.Sub(onsale).Seconds(), 'f', 3, 64)
 	}
-	if err := cw.Write([]string{"buyer", "joined", "pre_queue", "admitted", "eta_at", "eta_seconds", "eta_places", "outcome"}); err != nil {
+	if err := cw.Write([]string{"buyer", "joined", "pre_queue", "admitted", "eta_at", "eta_seconds", "eta_places", "eta_rate", "outcome"}); err != nil {
 		return err
 	}
 	for _, b := range buyers {
-		etaAt, etaSecs, etaPlaces := "", "", ""
+		etaAt, etaSecs, etaPlaces, etaRate := "", "", "", ""
 		if len(b.etas) > 0 {
 			e := b.etas[0]
 			etaAt, etaSecs, etaPlaces = since(e.at), strconv.Itoa(e.seconds), strconv.Itoa(e.places)
+			etaRate = strconv.FormatFloat(e.rate, 'f', 2, 64)
 		}
 		admitted := ""
 		if b.admitted {
@@ -35,7 +36,7 @@ func writeTrace(w io.Writer, buyers []*buyer, onsale time.Time) error {
 		}
 		if err := cw.Write([]string{
 			strconv.Itoa(b.id), since(b.joinedAt), strconv.FormatBool(b.preQueue), admitted,
-			etaAt, etaSecs, etaPlaces, b.outcome,
+			etaAt, etaSecs, etaPlaces, etaRate, b.outcome,
 		}); err != nil {
 			return err
 		}
