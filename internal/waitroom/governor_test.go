@@ -119,3 +119,27 @@ func TestGovernorFollowsTheLoad(t *testing.T) {
 	cut := r.Limited(settings).Rate
 	eventually(t, "a climb", wait, func() bool { return r.Limited(settings).Rate > cut })
 }
+
+// TestExpectedShare: the share the queue's waits assume is halfway between the share
+// now and its mean over the next minute if the governor climbs back by govRaise a
+// second; at the configured rate, the configured rate. Limited gives it as the
+// expected rate beside the present one.
+func TestExpectedShare(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ now, want float64 }{
+		{1, 1},
+		{0.8, (0.8 + (0.9*20+40)/60) / 2}, // back in 20 s: the mean over a minute is 0.967
+		{0.2, (0.2 + 0.5) / 2},            // 0.8 back at 0.01 a second takes 80 s: 0.2 to 0.8 in the minute
+	} {
+		if got := expectedShare(c.now); math.Abs(got-c.want) > 1e-9 {
+			t.Errorf("share %v now: expected %v, want %v", c.now, got, c.want)
+		}
+	}
+	rdb, prefix := dbtest.Redis(t)
+	r := newRoom(t, rdb, prefix, Hooks{}, Options{})
+	r.gov.set(0.8)
+	got := r.Limited(Settings{Rate: 50})
+	if got.Rate != 40 || math.Abs(got.expect-50*expectedShare(0.8)) > 1e-9 {
+		t.Errorf("limited at 0.8 of 50/s: rate %v, expected %v; want 40 and %v", got.Rate, got.expect, 50*expectedShare(0.8))
+	}
+}

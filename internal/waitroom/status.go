@@ -193,17 +193,26 @@ func (r *Room) lookAfter(st Status, untilDraw time.Duration) time.Duration {
 	return st.PollAfter
 }
 
+// heldBackBelow is the share of the present rate below which a measured rate says that
+// something besides the rate holds admissions back. Above it the measured rate is the
+// room's rate, give or take its lag and noise.
+const heldBackBelow = 0.75
+
 // eta estimates the wait of a visitor with ahead people before them (their own
 // admission counts too) and bounds it. Zero when the room is paused (no rate or no
 // slots), whatever it admitted in the last seconds: there is no honest figure to give.
-// From a measured rate: that rate's wait, within [0.8, 1.25] of it, but never from
-// more than the room's present rate (s, as Limited): the measured rate averages the
-// last rateWindow seconds, and for those seconds after a cut of the governor the room
-// will not admit as fast as it just did. Without one: the present rate's, since the
-// room admits at that rate while slots are free; the bounds run from it to the wait of
-// full slots turning over once per token lifetime, since every admission ends by then
-// (stock aside). The estimate is not the middle of the bounds: the slow bound is a
-// worst case, many times the likely wait.
+//
+// With a measured rate well below the room's present rate (s, as Limited), something
+// else holds admissions back (full slots turning over): that rate's wait. Otherwise
+// the room admits at its rate, and the wait is the rate the governor is expected to
+// admit at (expectedShare): not the measured one, which averages the last rateWindow
+// seconds and so lags a cut and the climb back after it, and not the present one
+// alone, which after a short cut made every wait of minutes too long. The bounds are
+// 0.8 and 1.25 times the estimate. Without a measured rate: the present rate's, since
+// the room admits at that rate while slots are free; the bounds run from it to the
+// wait of full slots turning over once per token lifetime, since every admission ends
+// by then (stock aside). The estimate is not the middle of the bounds: the slow bound
+// is a worst case, many times the likely wait.
 func eta(ahead int, measured float64, s Settings) (lo, est, hi time.Duration) {
 	n := float64(ahead + 1)
 	secs := func(f float64) time.Duration { return time.Duration(f * float64(time.Second)) }
@@ -211,8 +220,11 @@ func eta(ahead int, measured float64, s Settings) (lo, est, hi time.Duration) {
 		return 0, 0, 0 // paused, whatever the last seconds' admissions were
 	}
 	if measured > 0 {
-		measured = min(measured, s.Rate)
-		return secs(0.8 * n / measured), secs(n / measured), secs(1.25 * n / measured)
+		rate := max(s.Rate, s.expect)
+		if measured < heldBackBelow*s.Rate {
+			rate = measured
+		}
+		return secs(0.8 * n / rate), secs(n / rate), secs(1.25 * n / rate)
 	}
 	slow := min(s.Rate, float64(s.Slots)/tokenTTL(s).Seconds())
 	return secs(n / s.Rate), secs(n / s.Rate), secs(n / slow)

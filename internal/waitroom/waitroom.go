@@ -50,6 +50,10 @@ type Settings struct {
 	Slots    int           // concurrent shoppers admitted at once; 0 admits nobody
 	Rate     float64       // admissions per second, across all instances; 0 pauses admission
 	TokenTTL time.Duration // how long an admission lasts (and a slot is held) unless used up; 0: 10 minutes
+
+	// expect is the rate the wait shown in the queue assumes (Room.Limited sets it,
+	// from the governor: expectedShare); 0: Rate.
+	expect float64
 }
 
 // Event is what the room needs to know of an event.

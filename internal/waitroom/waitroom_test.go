@@ -242,11 +242,14 @@ func TestLostStateRegroups(t *testing.T) {
 	}
 }
 
-// TestETA: the wait's bounds, from a measured rate (no faster than the room's rate
-// now) or, before one, from the settings.
+// TestETA: the wait's bounds, from the rate the room is expected to admit at (never
+// less than its present rate), or from a measured rate well below that, or, before
+// one is measured, from the settings.
 func TestETA(t *testing.T) {
 	t.Parallel()
 	s := Settings{Slots: 100, Rate: 10, TokenTTL: 100 * time.Second} // slots turn over at 1/s at worst
+	cut := s
+	cut.Rate, cut.expect = 8, 10 // admitting at 8/s now, expected to average 10/s
 	for _, c := range []struct {
 		name        string
 		ahead       int
@@ -257,6 +260,9 @@ func TestETA(t *testing.T) {
 		{"measured", 99, 10, s, 8 * time.Second, 10 * time.Second, 12500 * time.Millisecond},
 		{"measured slower than set", 9, 2, s, 4 * time.Second, 5 * time.Second, 6250 * time.Millisecond},
 		{"measured faster than the rate now (just cut)", 99, 20, s, 8 * time.Second, 10 * time.Second, 12500 * time.Millisecond},
+		{"just cut, a climb back expected", 99, 20, cut, 8 * time.Second, 10 * time.Second, 12500 * time.Millisecond},
+		{"measured a little below the rate (it lags a climb)", 99, 8, cut, 8 * time.Second, 10 * time.Second, 12500 * time.Millisecond},
+		{"measured well below the rate: held back elsewhere", 99, 4, s, 20 * time.Second, 25 * time.Second, 31250 * time.Millisecond},
 		{"measured, then paused", 99, 10, Settings{Slots: 100, Rate: 0}, 0, 0, 0},
 		{"unknown: the configured rate, up to turnover", 99, 0, s, 10 * time.Second, 10 * time.Second, 100 * time.Second},
 		{"unknown, slots never bind", 9, 0, Settings{Slots: 1000, Rate: 5, TokenTTL: time.Second}, 2 * time.Second, 2 * time.Second, 2 * time.Second},
