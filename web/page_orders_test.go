@@ -86,6 +86,11 @@ func TestPagePurchase(t *testing.T) {
 		if o.Email != "ada@example.com" {
 			t.Errorf("order email: got %q, want it without the spaces typed around it", o.Email)
 		}
+		// The email may wait while a sale is busy (EMAIL_WAIT): the page says so.
+		if note := a.doc.Find(".order-note").Text(); !strings.Contains(note, "A copy is on its way to ada@example.com") ||
+			!strings.Contains(note, "few minutes") {
+			t.Errorf("confirmed order page: %q does not say the email is on its way and may take a few minutes", note)
+		}
 
 		// Back to the checkout of a sold hold: on to its order, not "expired".
 		a = c.page("/holds/"+h.HoldID+"/checkout", false)
