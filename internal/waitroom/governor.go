@@ -139,7 +139,7 @@ const etaHorizon = time.Minute
 // buyers as shown, 95 % from the climb alone, 97 % from halfway. Live, from halfway,
 // runs e44e and e44f (a cut each at +10 and +11 s) showed 97 and 98 %, where the rule
 // before gives 85 and 87 % on the same buyers. At 80/s, where cuts follow one another,
-// halfway costs 1 to 5 points against the rate now (e80a, e80b; docs/ONSALE.md).
+// halfway moved it by -5 to +6 points against the rate now (e80a–e80c; docs/ONSALE.md).
 func expectedShare(now float64) float64 {
 	if now >= 1 {
 		return 1
