@@ -10,7 +10,8 @@
 // shown, from the rate the room had measured then (the trace's eta_rate) and the
 // limit the server held the room to (the report's timeline). The "present" rule is
 // the one the room used until the run e44b (docs/ONSALE.md); its line should agree
-// with "as shown", which checks the replay itself.
+// with "as shown", which checks the replay itself. The rule the room uses now is
+// waitroom's own (ShownRate), not a copy of it.
 package main
 
 import (
@@ -24,15 +25,8 @@ import (
 	"os"
 	"sort"
 	"strconv"
-)
 
-// The governor's climb (internal/waitroom): a hundredth of the configured rate a
-// second; the expected rule looks a minute ahead. Restated here: this program, like
-// the simulator, reads only what a run wrote.
-const (
-	raise   = 0.01
-	horizon = 60.0
-	heldAt  = 0.75
+	"boxoffice/internal/waitroom"
 )
 
 type sample struct {
@@ -99,16 +93,8 @@ func run(tracePath, reportPath string, out io.Writer) error {
 	rules := []rule{
 		{"as shown", nil},
 		{"present: min(measured, limit)", func(s sample, l, _ float64) float64 { return below(s.measured, l, l) }},
-		{"expected: halfway to the climb", func(s sample, l, R float64) float64 {
-			switch {
-			case s.measured <= 0:
-				return l
-			case s.measured < heldAt*l:
-				return s.measured
-			}
-			return max(l, R*(l/R+climbMean(l/R))/2)
-		}},
-		{"the climb alone", func(s sample, l, R float64) float64 { return R * climbMean(l/R) }},
+		{"expected: halfway to the climb", func(s sample, l, R float64) float64 { return waitroom.ShownRate(s.measured, l, R) }},
+		{"the climb alone", func(s sample, l, R float64) float64 { return R * waitroom.ClimbMean(l/R) }},
 		{"measured alone", func(s sample, l, _ float64) float64 { return below(s.measured, math.Inf(1), l) }},
 		{"configured", func(_ sample, _, R float64) float64 { return R }},
 	}
@@ -138,19 +124,6 @@ func run(tracePath, reportPath string, out io.Writer) error {
 		fmt.Fprintf(out, "  %-32s %8s %10s %10s %12s\n", r.name, pct(in[0]+in[1], n[0]+n[1]), pct(in[0], n[0]), pct(in[1], n[1]), pct(short[0]+short[1], n[0]+n[1]))
 	}
 	return nil
-}
-
-// climbMean is the mean share over the next horizon seconds of a governor at share
-// now that climbs back by raise a second.
-func climbMean(now float64) float64 {
-	if now >= 1 {
-		return 1
-	}
-	back := (1 - now) / raise
-	if back >= horizon {
-		return now + raise*horizon/2
-	}
-	return ((now+1)/2*back + (horizon - back)) / horizon
 }
 
 func count(ss []sample, pre bool) int {

@@ -10,8 +10,9 @@ import (
 // writeTrace writes one CSV line per buyer, for studying the queue beyond the report
 // (how another ETA rule would have fared, say): when they joined and were admitted,
 // and their first ETA after the draw (when shown, the seconds, for how many
-// admissions, the rate the room had measured then), in seconds from the onsale; empty where it did not happen. Times are
-// the simulator's, seen up to a poll late, as in the report.
+// admissions, the rate the room had measured then), in seconds from the onsale; empty
+// where it did not happen. Times are the simulator's, seen up to a poll late, as in
+// the report.
 func writeTrace(w io.Writer, buyers []*buyer, onsale time.Time) error {
 	cw := csv.NewWriter(w)
 	since := func(t time.Time) string {

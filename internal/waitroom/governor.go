@@ -141,16 +141,22 @@ const etaHorizon = time.Minute
 // before gives 85 and 87 % on the same buyers. At 80/s, where cuts follow one another,
 // halfway moved it by -5 to +6 points against the rate now (e80a–e80c; docs/ONSALE.md).
 func expectedShare(now float64) float64 {
+	return (now + ClimbMean(now)) / 2
+}
+
+// ClimbMean is the mean share of the configured rate over the next etaHorizon of a
+// governor at share now that climbs back by govRaise a second, as it does while the
+// application is within its bound.
+func ClimbMean(now float64) float64 {
 	if now >= 1 {
 		return 1
 	}
 	h := etaHorizon.Seconds()
 	back := (1 - now) / govRaise // seconds until the configured rate
-	mean := now + govRaise*h/2
-	if back < h {
-		mean = ((now+1)/2*back + (h - back)) / h
+	if back >= h {
+		return now + govRaise*h/2
 	}
-	return (now + mean) / 2
+	return ((now+1)/2*back + (h - back)) / h
 }
 
 // limitedEvent is ev with its settings Limited.

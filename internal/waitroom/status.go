@@ -193,6 +193,25 @@ func (r *Room) lookAfter(st Status, untilDraw time.Duration) time.Duration {
 	return st.PollAfter
 }
 
+// etaRate is the rate a wait is worked out from once one is measured (see eta).
+func etaRate(measured float64, s Settings) float64 {
+	if measured < heldBackBelow*s.Rate {
+		return measured
+	}
+	return max(s.Rate, s.expect)
+}
+
+// ShownRate is the rate the room works a wait out from, given the rate it measured,
+// the rate it admits at now (the governor's) and its configured rate: eta's rule, for
+// cmd/etareplay to replay a run's waits with exactly the rule the room uses.
+func ShownRate(measured, present, configured float64) float64 {
+	s := Settings{Rate: present, expect: configured * expectedShare(present/configured)}
+	if measured <= 0 {
+		return present
+	}
+	return etaRate(measured, s)
+}
+
 // heldBackBelow is the share of the present rate below which a measured rate says that
 // something besides the rate holds admissions back. Above it the measured rate is the
 // room's rate, give or take its lag and noise.
@@ -220,10 +239,7 @@ func eta(ahead int, measured float64, s Settings) (lo, est, hi time.Duration) {
 		return 0, 0, 0 // paused, whatever the last seconds' admissions were
 	}
 	if measured > 0 {
-		rate := max(s.Rate, s.expect)
-		if measured < heldBackBelow*s.Rate {
-			rate = measured
-		}
+		rate := etaRate(measured, s)
 		return secs(0.8 * n / rate), secs(n / rate), secs(1.25 * n / rate)
 	}
 	slow := min(s.Rate, float64(s.Slots)/tokenTTL(s).Seconds())
