@@ -48,7 +48,7 @@ func newTestApp(t *testing.T, opts ...func(*appOptions)) *testApp {
 	for _, f := range opts {
 		f(&o)
 	}
-	if testing.Verbose() {
+	if testing.Verbose() && o.Log == nil {
 		o.Log = slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
 	p := apptest.New(t, o)

@@ -21,6 +21,7 @@ import (
 	"boxoffice/internal/checkin"
 	"boxoffice/internal/load"
 	"boxoffice/internal/metrics"
+	"boxoffice/internal/spent"
 	"boxoffice/internal/staff"
 	"boxoffice/internal/waitroom"
 )
@@ -128,6 +129,7 @@ func New(a *app.App) http.Handler {
 			e.Use(mw)
 		}
 	}
+	e.Use(tally)
 	e.Use(middleware.RequestLoggerWithConfig(s.requestLogConfig()))
 	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{DisableStackAll: true}))
 	e.Use(middleware.SecureWithConfig(middleware.SecureConfig{
@@ -220,6 +222,20 @@ func noStore(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
+// tally gives the request a tally of its waits for connections and its round trips
+// (package spent), which its log line carries.
+func tally(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		ctx, _ := spent.With(c.Request().Context())
+		c.SetRequest(c.Request().WithContext(ctx))
+		return next(c)
+	}
+}
+
+// logHoldKind is the context key under which a hold call leaves its kind (holdKind)
+// for its request's log line.
+const logHoldKind = "log.holdKind"
+
 func (s *server) requestLogConfig() middleware.RequestLoggerConfig {
 	return middleware.RequestLoggerConfig{
 		LogStatus: true, LogURI: true, LogMethod: true, LogLatency: true, LogRequestID: true, LogError: true,
@@ -235,6 +251,16 @@ func (s *server) requestLogConfig() middleware.RequestLoggerConfig {
 			}
 			if v.Error != nil && v.Status >= 500 {
 				attrs = append(attrs, slog.String("err", v.Error.Error()))
+			}
+			if kind, ok := c.Get(logHoldKind).(string); ok {
+				attrs = append(attrs, slog.String("hold", kind))
+			}
+			if t := spent.From(c.Request().Context()); t != nil && !t.Empty() {
+				pg, trips := t.PG()
+				rd, cmds := t.Redis()
+				attrs = append(attrs, slog.Duration("db_wait", t.Acquire()), slog.Duration("db", pg), slog.Int("db_trips", trips),
+					slog.Duration("redis", rd), slog.Int("redis_trips", cmds),
+					slog.Duration("db_batched", t.Batched()))
 			}
 			s.Log.LogAttrs(c.Request().Context(), level, "request", attrs...)
 			return nil

@@ -36,6 +36,7 @@ import (
 	"boxoffice/internal/payment"
 	"boxoffice/internal/payment/stripepay"
 	"boxoffice/internal/session"
+	"boxoffice/internal/spent"
 	"boxoffice/internal/staff"
 	"boxoffice/internal/waitroom"
 )
@@ -143,6 +144,7 @@ func New(ctx context.Context, cfg config.Config, opt Options) (a *App, err error
 	// through, the queue says it is paused), never into hung requests.
 	ropt.ContextTimeoutEnabled = true
 	a.Redis = redis.NewClient(ropt)
+	a.Redis.AddHook(spent.Tracer{}) // a request's Redis time, for its log line
 	if opt.RedisHook != nil {
 		a.Redis.AddHook(opt.RedisHook)
 	}
@@ -314,6 +316,8 @@ func openPool(ctx context.Context, cfg config.Config, adjust func(*pgxpool.Confi
 	pc.MaxConns = cfg.DBMaxConns
 	pc.ConnConfig.ConnectTimeout = 3 * time.Second
 	pc.HealthCheckPeriod = 5 * time.Second
+	// A request's waits for a connection and its round trips, for its log line.
+	pc.ConnConfig.Tracer = spent.Tracer{}
 	if adjust != nil {
 		adjust(pc)
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"boxoffice/internal/db"
+	"boxoffice/internal/spent"
 )
 
 // Exact holds that arrive together are run together: a few workers each take every
@@ -38,6 +39,9 @@ type exactAnswer struct {
 // holdExactRows runs one exact hold through the batching workers.
 func (s *Service) holdExactRows(ctx context.Context, p db.SeatsHoldExactParams) ([]db.SeatsHoldExactRow, error) {
 	c := &exactCall{params: p, min: slices.Min(p.SeatIds), max: slices.Max(p.SeatIds), done: make(chan exactAnswer, 1)}
+	if t := spent.From(ctx); t != nil {
+		defer func(at time.Time) { t.AddBatched(time.Since(at)) }(time.Now())
+	}
 	select {
 	case s.exactQ <- c:
 	case <-ctx.Done():

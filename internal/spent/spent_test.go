@@ -1,0 +1,140 @@
+package spent_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"boxoffice/internal/dbtest"
+	"boxoffice/internal/spent"
+)
+
+// tracedPool is a one-connection pool with the tracer, as the program's (app.openPool).
+func tracedPool(t *testing.T) *pgxpool.Pool {
+	t.Helper()
+	cfg, err := pgxpool.ParseConfig(dbtest.URL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.MaxConns = 1
+	cfg.ConnConfig.Tracer = spent.Tracer{}
+	pool, err := pgxpool.NewWithConfig(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	return pool
+}
+
+// TestTallyCountsRoundTrips: a statement, then a transaction of one statement (begin,
+// the statement, commit), are four PostgreSQL round trips; a Redis command and a
+// pipeline of two are at least two Redis round trips. Calls under a context without a tally
+// count nowhere, and one request's tally does not see another's calls.
+func TestTallyCountsRoundTrips(t *testing.T) {
+	pool := tracedPool(t)
+	rdb, prefix := dbtest.Redis(t)
+	rdb.AddHook(spent.Tracer{})
+
+	ctx, tally := spent.With(t.Context())
+	other, otherTally := spent.With(t.Context())
+	if !tally.Empty() {
+		t.Fatal("a new tally is not empty")
+	}
+	if _, err := pool.Exec(ctx, "SELECT 1"); err != nil {
+		t.Fatal(err)
+	}
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, "SELECT pg_sleep(0.01)"); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := rdb.Set(ctx, prefix+"k", "v", time.Minute).Err(); err != nil {
+		t.Fatal(err)
+	}
+	pipe := rdb.Pipeline()
+	pipe.Get(ctx, prefix+"k")
+	pipe.Get(ctx, prefix+"k")
+	if _, err := pipe.Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// (A command that opens a Redis connection sends the handshake under its context
+	// too: those round trips are the request's, and counted.)
+	redisTrips := func() int { _, n := tally.Redis(); return n }
+	sent := redisTrips()
+	// Calls without a tally, and under the other tally, count nowhere else.
+	if _, err := pool.Exec(context.Background(), "SELECT 1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := rdb.Get(context.Background(), prefix+"k").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(other, "SELECT 1"); err != nil {
+		t.Fatal(err)
+	}
+
+	pg, trips := tally.PG()
+	if trips != 4 {
+		t.Errorf("PostgreSQL round trips: got %d, want 4 (a statement; begin, a statement, commit)", trips)
+	}
+	if pg < 10*time.Millisecond {
+		t.Errorf("PostgreSQL time: got %v, want at least the 10 ms the statement slept", pg)
+	}
+	if rd, n := tally.Redis(); n < 2 || n != sent || rd <= 0 {
+		t.Errorf("Redis: got %d round trips in %v (%d before the calls under other contexts), want at least 2 (a command, a pipeline), some time, and none added by the other calls", n, rd, sent)
+	}
+	if _, n := otherTally.PG(); n != 1 {
+		t.Errorf("the other request's round trips: got %d, want 1", n)
+	}
+	if _, n := otherTally.Redis(); n != 0 {
+		t.Errorf("the other request's Redis round trips: got %d, want 0", n)
+	}
+}
+
+// TestTallyCountsTheWaitForAConnection: with the pool's one connection taken, a
+// request's statement waits for it, and the wait is tallied as the acquisition, apart
+// from the statement's own round trip.
+func TestTallyCountsTheWaitForAConnection(t *testing.T) {
+	pool := tracedPool(t)
+	held, err := pool.Acquire(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, tally := spent.With(t.Context())
+	done := make(chan error, 1)
+	entered := make(chan time.Time, 1)
+	start := time.Now()
+	go func() {
+		entered <- time.Now()
+		_, err := pool.Exec(ctx, "SELECT 1")
+		done <- err
+	}()
+	began := <-entered
+	// The statement cannot run before the connection comes back.
+	time.Sleep(50 * time.Millisecond)
+	released := time.Now()
+	held.Release()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	took := time.Since(start)
+	wait := tally.Acquire()
+	pg, trips := tally.PG()
+	if trips != 1 {
+		t.Errorf("round trips: got %d, want 1", trips)
+	}
+	// The wait ended after the release, so it covers the part of the sleep it saw,
+	// and it is not counted in the round trip.
+	if wait <= 0 || wait > took || wait+pg > took {
+		t.Errorf("wait %v and round trip %v: want a wait, both within the call's %v", wait, pg, took)
+	}
+	if minWait := released.Sub(began) / 2; wait < minWait {
+		t.Errorf("wait %v: want at least half the %v the connection was held after the call began", wait, released.Sub(began))
+	}
+}
