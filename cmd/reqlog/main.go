@@ -1,0 +1,189 @@
+// Command reqlog reads boxoffice's JSON request log (LOG_FORMAT=json) and says, for
+// each route, how long its requests took and where the time went: the wait for a
+// pooled PostgreSQL connection (db_wait), the PostgreSQL round trips (db, db_trips),
+// an exact hold's batched statement (db_batched), Redis (redis), and the rest (the
+// request's own work and its waits for a CPU). It compares the middle of each route's
+// requests (the 45th to 55th percentile by latency) with its slowest 1 %, which is
+// where a p99 goal is met or missed:
+//
+//	go run ./cmd/reqlog .data/onsale-server.log
+//
+// Routes are the paths with their numeric segments and hold ids made ":id"; a hold
+// is split by its kind (seats, best, standing). -min leaves out routes with fewer
+// requests; -after and -before keep the requests logged from and before that many
+// seconds after the log's first request line.
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+)
+
+// entry is one request's log line: what its handler's tally (package spent) adds.
+type entry struct {
+	Time    time.Time `json:"time"`
+	Msg     string    `json:"msg"`
+	Method  string    `json:"method"`
+	URI     string    `json:"uri"`
+	Status  int       `json:"status"`
+	Latency int64     `json:"latency"` // nanoseconds, as slog writes a time.Duration
+	Hold    string    `json:"hold"`
+	Wait    int64     `json:"db_wait"`
+	DB      int64     `json:"db"`
+	Trips   int       `json:"db_trips"`
+	Batched int64     `json:"db_batched"`
+	Redis   int64     `json:"redis"`
+}
+
+// spentOn is where a group of requests' time went, in milliseconds on average.
+type spentOn struct {
+	Latency, Wait, DB, Batched, Redis, Rest float64
+	Trips                                   float64
+}
+
+type route struct {
+	Name          string
+	N             int
+	P50, P95, P99 float64 // ms
+	Middle, Top   spentOn // the 45th-55th percentile; the slowest 1 %
+}
+
+func main() {
+	minN := flag.Int("min", 100, "leave out routes with fewer requests")
+	after := flag.Float64("after", 0, "keep requests logged at least this many seconds after the first")
+	before := flag.Float64("before", 0, "keep requests logged less than this many seconds after the first (0: all)")
+	flag.Usage = func() {
+		fmt.Fprintln(os.Stderr, "usage: reqlog [-min N] [-after S] [-before S] [server.log]  (stdin without a file)")
+		flag.PrintDefaults()
+	}
+	flag.Parse()
+	in := io.Reader(os.Stdin)
+	if flag.NArg() > 0 {
+		f, err := os.Open(flag.Arg(0))
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "reqlog:", err)
+			os.Exit(1)
+		}
+		defer f.Close()
+		in = f
+	}
+	routes, err := summarize(in, *minN, *after, *before)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "reqlog:", err)
+		os.Exit(1)
+	}
+	write(os.Stdout, routes)
+}
+
+var idSegment = regexp.MustCompile(`/[0-9]+(-[0-9]+)?(/|$)`)
+
+// routeOf names a request's route: the path without its query, ids made ":id", a
+// hold with its kind.
+func routeOf(e entry) string {
+	path, _, _ := strings.Cut(e.URI, "?")
+	for {
+		p := idSegment.ReplaceAllString(path, "/:id$2")
+		if p == path {
+			break
+		}
+		path = p
+	}
+	name := e.Method + " " + path
+	if e.Hold != "" {
+		name += " (" + e.Hold + ")"
+	}
+	return name
+}
+
+// summarize reads request log lines (other lines are skipped) and sums them up by
+// route, the busiest first.
+func summarize(in io.Reader, minN int, after, before float64) ([]route, error) {
+	byRoute := map[string][]entry{}
+	var first time.Time
+	sc := bufio.NewScanner(in)
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	for sc.Scan() {
+		line := sc.Bytes()
+		if len(line) == 0 || line[0] != '{' {
+			continue
+		}
+		var e entry
+		if err := json.Unmarshal(line, &e); err != nil || e.Msg != "request" {
+			continue
+		}
+		if first.IsZero() {
+			first = e.Time
+		}
+		at := e.Time.Sub(first).Seconds()
+		if at < after || (before > 0 && at >= before) {
+			continue
+		}
+		name := routeOf(e)
+		byRoute[name] = append(byRoute[name], e)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	var out []route
+	for name, es := range byRoute {
+		if len(es) < minN {
+			continue
+		}
+		slices.SortFunc(es, func(a, b entry) int { return int(a.Latency - b.Latency) })
+		n := len(es)
+		at := func(p float64) float64 { return ms(es[min(n-1, int(p*float64(n)))].Latency) }
+		out = append(out, route{
+			Name: name, N: n, P50: at(0.50), P95: at(0.95), P99: at(0.99),
+			Middle: average(es[int(0.45*float64(n)):max(int(0.55*float64(n)), int(0.45*float64(n))+1)]),
+			Top:    average(es[min(n-1, int(0.99*float64(n))):]),
+		})
+	}
+	slices.SortFunc(out, func(a, b route) int {
+		if a.N != b.N {
+			return b.N - a.N
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
+	return out, nil
+}
+
+func ms(ns int64) float64 { return float64(ns) / 1e6 }
+
+// average is where es's time went, on average.
+func average(es []entry) spentOn {
+	var s spentOn
+	for _, e := range es {
+		s.Latency += ms(e.Latency)
+		s.Wait += ms(e.Wait)
+		s.DB += ms(e.DB)
+		s.Batched += ms(e.Batched)
+		s.Redis += ms(e.Redis)
+		s.Trips += float64(e.Trips)
+	}
+	n := float64(len(es))
+	s.Latency, s.Wait, s.DB, s.Batched, s.Redis, s.Trips = s.Latency/n, s.Wait/n, s.DB/n, s.Batched/n, s.Redis/n, s.Trips/n
+	s.Rest = s.Latency - s.Wait - s.DB - s.Batched - s.Redis
+	return s
+}
+
+func write(w io.Writer, routes []route) {
+	fmt.Fprintln(w, "latency in ms; the middle (45th-55th percentile) and the slowest 1 % of each route, on average:")
+	fmt.Fprintln(w, "latency = db_wait (a pooled connection) + db (round trips) + db_batched + redis + rest (own work, CPU waits)")
+	fmt.Fprintf(w, "%-44s %7s %7s %7s %7s | %-40s | %s\n", "route", "n", "p50", "p95", "p99",
+		"middle: latency wait db batch redis rest trips", "slowest 1 %: latency wait db batch redis rest trips")
+	for _, r := range routes {
+		fmt.Fprintf(w, "%-44s %7d %7.1f %7.1f %7.1f | %s | %s\n", r.Name, r.N, r.P50, r.P95, r.P99, cols(r.Middle), cols(r.Top))
+	}
+}
+
+func cols(s spentOn) string {
+	return fmt.Sprintf("%7.1f %5.1f %5.1f %5.1f %5.1f %5.1f %4.1f", s.Latency, s.Wait, s.DB, s.Batched, s.Redis, s.Rest, s.Trips)
+}
