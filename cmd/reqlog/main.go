@@ -9,7 +9,8 @@
 //	go run ./cmd/reqlog .data/onsale-server.log
 //
 // Routes are the paths with their numeric segments and hold ids made ":id"; a hold
-// is split by its kind (seats, best, standing). -min leaves out routes with fewer
+// is split by its kind (seats, best, standing; -kinds=false for all holds as one
+// route). -min leaves out routes with fewer
 // requests; -after and -before keep the requests logged from and before that many
 // seconds after the log's first request line.
 package main
@@ -60,8 +61,9 @@ func main() {
 	minN := flag.Int("min", 100, "leave out routes with fewer requests")
 	after := flag.Float64("after", 0, "keep requests logged at least this many seconds after the first")
 	before := flag.Float64("before", 0, "keep requests logged less than this many seconds after the first (0: all)")
+	kinds := flag.Bool("kinds", true, "split holds by their kind (seats, best, standing)")
 	flag.Usage = func() {
-		fmt.Fprintln(os.Stderr, "usage: reqlog [-min N] [-after S] [-before S] [server.log]  (stdin without a file)")
+		fmt.Fprintln(os.Stderr, "usage: reqlog [-min N] [-after S] [-before S] [-kinds=false] [server.log]  (stdin without a file)")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -75,7 +77,7 @@ func main() {
 		defer f.Close()
 		in = f
 	}
-	routes, err := summarize(in, *minN, *after, *before)
+	routes, err := summarize(in, *minN, *after, *before, *kinds)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "reqlog:", err)
 		os.Exit(1)
@@ -85,9 +87,9 @@ func main() {
 
 var idSegment = regexp.MustCompile(`/[0-9]+(-[0-9]+)?(/|$)`)
 
-// routeOf names a request's route: the path without its query, ids made ":id", a
-// hold with its kind.
-func routeOf(e entry) string {
+// routeOf names a request's route: the path without its query, ids made ":id", and,
+// with kinds, a hold with its kind.
+func routeOf(e entry, kinds bool) string {
 	path, _, _ := strings.Cut(e.URI, "?")
 	for {
 		p := idSegment.ReplaceAllString(path, "/:id$2")
@@ -97,7 +99,7 @@ func routeOf(e entry) string {
 		path = p
 	}
 	name := e.Method + " " + path
-	if e.Hold != "" {
+	if kinds && e.Hold != "" {
 		name += " (" + e.Hold + ")"
 	}
 	return name
@@ -105,7 +107,7 @@ func routeOf(e entry) string {
 
 // summarize reads request log lines (other lines are skipped) and sums them up by
 // route, the busiest first.
-func summarize(in io.Reader, minN int, after, before float64) ([]route, error) {
+func summarize(in io.Reader, minN int, after, before float64, kinds bool) ([]route, error) {
 	byRoute := map[string][]entry{}
 	var first time.Time
 	sc := bufio.NewScanner(in)
@@ -123,10 +125,10 @@ func summarize(in io.Reader, minN int, after, before float64) ([]route, error) {
 			first = e.Time
 		}
 		at := e.Time.Sub(first).Seconds()
-		if at < after || (before > 0 && at >= before) {
+		if (after > 0 && at < after) || (before > 0 && at >= before) {
 			continue
 		}
-		name := routeOf(e)
+		name := routeOf(e, kinds)
 		byRoute[name] = append(byRoute[name], e)
 	}
 	if err := sc.Err(); err != nil {

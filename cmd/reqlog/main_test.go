@@ -19,9 +19,12 @@ func TestRouteOf(t *testing.T) {
 		{entry{Method: "GET", URI: "/events/final-2026/seats"}, "GET /events/final-2026/seats"},
 		{entry{Method: "GET", URI: "/admin/events/3/orders/9"}, "GET /admin/events/:id/orders/:id"},
 	} {
-		if got := routeOf(c.e); got != c.want {
+		if got := routeOf(c.e, true); got != c.want {
 			t.Errorf("routeOf(%s %s): got %q, want %q", c.e.Method, c.e.URI, got, c.want)
 		}
+	}
+	if got := routeOf(entry{Method: "POST", URI: "/api/v1/events/12/holds", Hold: "best"}, false); got != "POST /api/v1/events/:id/holds" {
+		t.Errorf("a hold without kinds: got %q", got)
 	}
 }
 
@@ -47,7 +50,7 @@ func TestSummarize(t *testing.T) {
 	for i := range 3 {
 		line(time.Duration(i)*time.Second, "/api/v1/events/5/holds", "seats", 5*time.Millisecond, 0, 0, 4*time.Millisecond, 0, 0)
 	}
-	routes, err := summarize(strings.NewReader(log.String()), 10, 0, 0)
+	routes, err := summarize(strings.NewReader(log.String()), 10, 0, 0, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,12 +73,20 @@ func TestSummarize(t *testing.T) {
 
 	// A window: the requests logged from 10 s to 20 s after the first request line
 	// (the first best-available hold's, at 1 s).
-	routes, err = summarize(strings.NewReader(log.String()), 1, 10, 20)
+	routes, err = summarize(strings.NewReader(log.String()), 1, 10, 20, true)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(routes) != 1 || routes[0].N != 10 || routes[0].P50 != 16 {
 		t.Errorf("window 10-20 s: got %+v, want the 10 holds of 11-20 ms", routes)
+	}
+	// Without kinds the 3 exact holds join the 100 others.
+	routes, err = summarize(strings.NewReader(log.String()), 10, 0, 0, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(routes) != 1 || routes[0].Name != "POST /api/v1/events/:id/holds" || routes[0].N != 103 {
+		t.Errorf("without kinds: got %+v, want the 103 holds as one route", routes)
 	}
 }
 
