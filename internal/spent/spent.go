@@ -109,10 +109,7 @@ func (Tracer) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQuery
 
 // TraceQueryEnd implements pgx.QueryTracer.
 func (Tracer) TraceQueryEnd(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryEndData) {
-	if t, d := since(ctx); t != nil {
-		t.pg.Add(d)
-		t.pgTrips.Add(1)
-	}
+	roundTrip(ctx)
 }
 
 // TraceBatchStart implements pgx.BatchTracer: a batch is one round trip.
@@ -125,6 +122,11 @@ func (Tracer) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryDat
 
 // TraceBatchEnd implements pgx.BatchTracer.
 func (Tracer) TraceBatchEnd(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchEndData) {
+	roundTrip(ctx)
+}
+
+// roundTrip adds a PostgreSQL round trip that ends now to its context's tally.
+func roundTrip(ctx context.Context) {
 	if t, d := since(ctx); t != nil {
 		t.pg.Add(d)
 		t.pgTrips.Add(1)
