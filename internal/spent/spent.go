@@ -83,23 +83,30 @@ var (
 	_ redis.Hook            = Tracer{}
 )
 
+// started is a traced call's tally and start, kept in the call's context as one value
+// so that its end finds both in one lookup.
+type started struct {
+	tally *Tally
+	at    time.Time
+}
+
 // start marks a traced call's start in its context, when the context has a tally.
 func start(ctx context.Context) context.Context {
-	if From(ctx) == nil {
+	t := From(ctx)
+	if t == nil {
 		return ctx
 	}
-	return context.WithValue(ctx, startKey{}, time.Now())
+	return context.WithValue(ctx, startKey{}, started{t, time.Now()})
 }
 
 // since is the time since the call's start, with the tally to add it to; nil when the
 // context has no tally.
 func since(ctx context.Context) (*Tally, int64) {
-	t := From(ctx)
-	at, ok := ctx.Value(startKey{}).(time.Time)
-	if t == nil || !ok {
+	s, ok := ctx.Value(startKey{}).(started)
+	if !ok {
 		return nil, 0
 	}
-	return t, int64(time.Since(at))
+	return s.tally, int64(time.Since(s.at))
 }
 
 // TraceQueryStart implements pgx.QueryTracer.
