@@ -232,8 +232,8 @@ func tally(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// logHoldKind is the context key under which a hold call leaves its kind (holdKind)
-// for its request's log line.
+// logHoldKind is the context key under which a hold call leaves its kind
+// (booking.HoldRequest.Kind) for its request's log line.
 const logHoldKind = "log.holdKind"
 
 func (s *server) requestLogConfig() middleware.RequestLoggerConfig {

@@ -21,10 +21,10 @@ func (s *Service) hold(ctx context.Context, req HoldRequest) (Hold, error) {
 	if err := s.checkHoldRequest(req); err != nil {
 		return Hold{}, err
 	}
-	if len(req.SeatIDs) > 0 {
+	switch req.Kind() {
+	case HoldKindSeats:
 		return s.holdExact(ctx, req)
-	}
-	if req.GATierID == 0 {
+	case HoldKindBest:
 		if h, err := s.holdFromMap(ctx, req); !errors.Is(err, errNoMapChoice) {
 			return h, err
 		}

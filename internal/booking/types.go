@@ -81,6 +81,25 @@ type HoldRequest struct {
 	GATierID int64
 }
 
+// The ways a hold chooses its places (HoldRequest.Kind).
+const (
+	HoldKindSeats    = "seats"    // exactly the seats asked for: one batched statement
+	HoldKindBest     = "best"     // best available: a transaction of several
+	HoldKindStanding = "standing" // general admission: a transaction of several
+)
+
+// Kind is the way the request chooses its places: the asked-for seats if it names
+// any, else standing places of its tier if it names one, else best available.
+func (r HoldRequest) Kind() string {
+	switch {
+	case len(r.SeatIDs) > 0:
+		return HoldKindSeats
+	case r.GATierID != 0:
+		return HoldKindStanding
+	}
+	return HoldKindBest
+}
+
 // Order statuses. An order only moves forward: pending to confirmed, refund_pending or
 // expired; refund_pending to refunded; expired to refund_pending, if a payment nobody
 // knew of turns up after all.
