@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/multitracer"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
 
@@ -166,7 +167,8 @@ func startServer(ctx context.Context, dbURL, redisURL string, opts options) (s *
 		PoolConfig: func(pc *pgxpool.Config) {
 			pc.ConnConfig.RuntimeParams["application_name"] = serverApp
 			if opts.queries {
-				pc.ConnConfig.Tracer = s.trace
+				// Beside the program's own (the request log's tally), not instead of it.
+				pc.ConnConfig.Tracer = multitracer.New(pc.ConnConfig.Tracer, s.trace)
 			}
 		},
 	}
