@@ -17,6 +17,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -139,7 +140,7 @@ func summarize(in io.Reader, minN int, after, before float64, kinds bool) ([]rou
 		if len(es) < minN {
 			continue
 		}
-		slices.SortFunc(es, func(a, b entry) int { return int(a.Latency - b.Latency) })
+		slices.SortFunc(es, func(a, b entry) int { return cmp.Compare(a.Latency, b.Latency) })
 		n := len(es)
 		at := func(p float64) float64 { return ms(es[min(n-1, int(p*float64(n)))].Latency) }
 		out = append(out, route{
