@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"boxoffice/internal/apptest"
 	"boxoffice/internal/booking/bookingtest"
 	"boxoffice/internal/mail/mailtest"
 	"boxoffice/internal/staff"
@@ -30,15 +31,7 @@ func (a *testApp) buyAs(t *testing.T, email string, seats ...int64) orderJSON {
 // runJobs works the program's River queue until the test ends.
 func (a *testApp) runJobs(t *testing.T) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- a.App.Jobs.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("job queue: %v", err)
-		}
-	})
+	(&apptest.Program{App: a.App}).RunJobs(t)
 }
 
 // waitJobs waits until every email and refund queued so far is worked.

@@ -339,11 +339,7 @@ func (a *App) Run(ctx context.Context) {
 	wg.Go(func() { a.store.Cleanup(ctx, 5*time.Minute) })
 	wg.Go(func() { a.pruneLoginFailures(ctx, 10*time.Minute) })
 	wg.Go(func() { a.Queue.Run(ctx) })
-	wg.Go(func() {
-		if err := a.Jobs.Run(ctx); err != nil {
-			a.Log.Error("the job queue did not start: no refunds, emails or reconciliation on this instance", "err", err)
-		}
-	})
+	wg.Go(func() { a.Jobs.Run(ctx) })
 	a.Booking.RunTidy(ctx, a.Config.TidyInterval)
 	wg.Wait()
 }

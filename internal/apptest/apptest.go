@@ -128,13 +128,14 @@ func New(t testing.TB, o Options) *Program {
 func (p *Program) RunJobs(t testing.TB) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- p.Jobs.Run(ctx) }()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		p.Jobs.Run(ctx)
+	}()
 	t.Cleanup(func() {
 		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("apptest: job queue: %v", err)
-		}
+		<-done
 	})
 }
 

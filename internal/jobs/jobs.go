@@ -166,13 +166,38 @@ func (q *Queue) insert(ctx context.Context, tx pgx.Tx, args river.JobArgs) error
 // finish for up to Config.StopTimeout, cancels the rest (they run again later), and
 // returns once River has stopped. One instance among those running is elected to
 // queue the periodic jobs and tidy River's tables.
-func (q *Queue) Run(ctx context.Context) error {
-	if err := q.client.Start(ctx); err != nil {
-		return fmt.Errorf("jobs: start: %w", err)
+//
+// River's start checks the database first. A start that fails (PostgreSQL restarting
+// as the instance starts, or a connection broken under it) is tried again, every
+// startRetryMax at the longest, until it succeeds or ctx ends: once, a failed start
+// left the instance without refunds, emails or reconciliation until it restarted.
+// River's loops ride out the database going away once they run.
+func (q *Queue) Run(ctx context.Context) {
+	wait := startRetryMin
+	for {
+		err := q.client.Start(ctx)
+		if err == nil {
+			break
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		q.log.Warn("the job queue did not start; trying again", "in", wait, "err", err)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, startRetryMax)
 	}
 	<-q.client.Stopped()
-	return nil
 }
+
+// The waits between tries to start River: doubling from startRetryMin.
+const (
+	startRetryMin = 100 * time.Millisecond
+	startRetryMax = 5 * time.Second
+)
 
 // Stop stops a running queue, waiting within ctx; it does nothing to a queue that is
 // not running. Run's caller normally ends Run's context instead.

@@ -372,13 +372,14 @@ func (h *harness) inTx(t *testing.T, commit bool, fn func(pgx.Tx) error) {
 func (h *harness) run(t *testing.T, q *jobs.Queue) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- q.Run(ctx) }()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		q.Run(ctx)
+	}()
 	t.Cleanup(func() {
 		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("queue: %v", err)
-		}
+		<-done
 	})
 }
 
@@ -566,4 +567,26 @@ func TestConfirmationWaitsForTheSale(t *testing.T) {
 				took.Round(time.Millisecond), asked.Load(), wait)
 		}
 	})
+}
+
+// TestStartsOnceTheDatabaseIsBack: a queue whose database is away when it starts
+// starts once it is back, and works what was queued meanwhile. Before, River's failed
+// start ended Run, and the instance sent no email and made no refund until restarted.
+func TestStartsOnceTheDatabaseIsBack(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	cfg, err := pgx.ParseConfig(h.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := dbtest.NewProxy(t, fmt.Sprintf("%s:%d", cfg.Host, cfg.Port))
+	proxy.Down()
+	q := h.queue(t, poolOf(t, dbtest.ProxiedURL(t, h.url, proxy)))
+	h.run(t, q)
+	time.Sleep(300 * time.Millisecond) // a few starts fail meanwhile
+
+	o := h.order(1, booking.StatusConfirmed)
+	h.inTx(t, true, func(tx pgx.Tx) error { return h.q.OrderConfirmed(t.Context(), tx, o.Order.ID) })
+	proxy.Up()
+	h.catcher.Wait(t, o.Order.Email, 1)
 }
