@@ -173,7 +173,7 @@ func (s *Service) SellAtBoxOffice(ctx context.Context, sl Sale) (o Order, replay
 			}
 		}
 		var reason string
-		sold, reason, err = s.sellUpTo(ctx, tx, q, row, len(row.SeatIds)+int(row.GaQuantity))
+		sold, reason, err = s.sellUpTo(ctx, tx, q, row, len(row.SeatIds)+int(row.GaQuantity), paymentID, nil)
 		if err != nil {
 			return err
 		}
@@ -181,9 +181,6 @@ func (s *Service) SellAtBoxOffice(ctx context.Context, sl Sale) (o Order, replay
 			// The seats were held a moment ago in this transaction: nothing should
 			// take them. Selling nothing is still the safe answer.
 			return fmt.Errorf("box-office sale of order %d sold nothing: %s", row.ID, reason)
-		}
-		if err := q.OrderConfirm(ctx, db.OrderConfirmParams{ID: row.ID, PaymentID: paymentID}); err != nil {
-			return err
 		}
 		if err := q.BoxOfficeSaleRecord(ctx, db.BoxOfficeSaleRecordParams{
 			EventID: sl.EventID, Token: sl.Token, OrderID: row.ID, StaffID: sl.StaffID,

@@ -93,11 +93,8 @@ func (s *Service) Checkout(ctx context.Context, id HoldID, buyer, email string) 
 // confirmFree sells a free order, with no charge, in the caller's transaction. If it
 // cannot sell (the buyer's limit), the order stays pending and nothing is owed.
 func (s *Service) confirmFree(ctx context.Context, tx pgx.Tx, q *db.Queries, o db.Order) ([]int64, error) {
-	sold, reason, err := s.sell(ctx, tx, q, o)
+	sold, reason, err := s.sell(ctx, tx, q, o, nil, nil)
 	if err != nil || reason != "" {
-		return nil, err
-	}
-	if err := q.OrderConfirm(ctx, db.OrderConfirmParams{ID: o.ID}); err != nil {
 		return nil, err
 	}
 	if s.jobs != nil {

@@ -51,29 +51,37 @@ func (s *Service) ApplyPayment(ctx context.Context, provider string, ev PaymentE
 	var order db.Order // the event's order, for the counters
 	err := s.inTx(ctx, func(tx pgx.Tx, q *db.Queries) error {
 		sold, outcome, eventID, order = nil, OutcomeIgnored, 0, db.Order{}
-		n, err := q.PaymentEventRecord(ctx, db.PaymentEventRecordParams{
+		// One round trip: the event recorded, its order locked and, for a payment's
+		// event, the payment locked by the provider's id, in that order (the order
+		// first: every money transaction's lock order).
+		var pl db.Pipeline
+		recorded := pl.PaymentEventRecord(db.PaymentEventRecordParams{
 			Provider: provider, EventID: ev.ID, Type: string(ev.Kind), OrderID: &ev.OrderID,
 		})
-		if err != nil {
+		locked := pl.OrderLock(ev.OrderID)
+		var byID *db.Row[db.Payment]
+		if ev.Kind == KindPaymentSucceeded || ev.Kind == KindPaymentFailed {
+			byID = pl.PaymentLockByProviderID(db.PaymentLockByProviderIDParams{Provider: provider, ProviderPaymentID: &ev.PaymentID})
+		}
+		if err := pl.Send(ctx, tx); err != nil {
 			return err
 		}
-		if n == 0 {
+		if recorded.N == 0 {
 			outcome = OutcomeDuplicate
 			return nil
 		}
-		o, err := q.OrderLock(ctx, ev.OrderID)
-		if errors.Is(err, pgx.ErrNoRows) {
+		if !locked.Found {
 			s.log.WarnContext(ctx, "payment event for unknown order", "event", ev.ID, "order", ev.OrderID)
 			return nil
-		} else if err != nil {
-			return err
 		}
+		o := locked.Val
 		if o.EventID != ev.EventID {
 			s.log.InfoContext(ctx, "payment event names another show than its order's", "event", ev.ID, "order", o.ID)
 			return nil
 		}
 		eventID, order = o.EventID, o
-		a := &applier{s: s, tx: tx, q: q, provider: provider, ev: ev, o: o}
+		a := &applier{s: s, tx: tx, q: q, provider: provider, ev: ev, o: o, byID: byID}
+		var err error
 		switch ev.Kind {
 		case KindPaymentSucceeded:
 			outcome, sold, err = a.succeeded(ctx)
@@ -101,21 +109,29 @@ type applier struct {
 	provider string
 	ev       PaymentEvent
 	o        db.Order
+	byID     *db.Row[db.Payment] // the payment by the provider's id, locked with the order
 }
 
-// payment finds and locks the event's payment: by the provider's id, else by the
-// charge's key (the id may never have been recorded: a crash between charge and
-// record). Only a payment of the event's order counts.
+// payment finds and locks the event's payment: by the provider's id (locked with the
+// order), else by the charge's key (the id may never have been recorded: a crash
+// between charge and record). Only a payment of the event's order counts.
 func (a *applier) payment(ctx context.Context) (db.Payment, bool, error) {
-	p, err := a.q.PaymentLockByProviderID(ctx, db.PaymentLockByProviderIDParams{Provider: a.provider, ProviderPaymentID: &a.ev.PaymentID})
-	if errors.Is(err, pgx.ErrNoRows) && a.ev.PaymentKey != "" {
+	var p db.Payment
+	found := false
+	if a.byID != nil {
+		p, found = a.byID.Val, a.byID.Found
+	}
+	if !found && a.ev.PaymentKey != "" {
+		var err error
 		p, err = a.q.PaymentLockByKey(ctx, a.ev.PaymentKey)
+		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			return db.Payment{}, false, err
+		}
+		found = err == nil
 	}
 	switch {
-	case errors.Is(err, pgx.ErrNoRows):
+	case !found:
 		return db.Payment{}, false, nil
-	case err != nil:
-		return db.Payment{}, false, err
 	case p.OrderID != a.o.ID:
 		a.s.log.WarnContext(ctx, "payment event names another order than its payment's", "event", a.ev.ID, "payment", p.ID)
 		return db.Payment{}, false, errOtherOrder
@@ -135,16 +151,15 @@ func (a *applier) succeeded(ctx context.Context) (PaymentOutcome, []int64, error
 	} else if err != nil {
 		return "", nil, err
 	}
-	underWay := false // another payment of the order holds its claim
+	underWay := false  // another payment of the order holds its claim
+	var pl db.Pipeline // sent with the sale's first statements, or before a refund
 	if known {
 		if p.State == db.PaymentStateSucceeded || p.State == db.PaymentStateRefunded {
 			return OutcomeIgnored, nil, nil // applied before, under another event id
 		}
-		if err := a.q.PaymentSucceed(ctx, db.PaymentSucceedParams{
+		pl.PaymentSucceed(db.PaymentSucceedParams{
 			ID: p.ID, AmountCents: int32(a.ev.AmountCents), ProviderPaymentID: &a.ev.PaymentID,
-		}); err != nil {
-			return "", nil, err
-		}
+		})
 	} else {
 		pays, err := a.q.PaymentsOfOrder(ctx, a.o.ID)
 		if err != nil {
@@ -161,29 +176,32 @@ func (a *applier) succeeded(ctx context.Context) (PaymentOutcome, []int64, error
 			return "", nil, err
 		}
 	}
+	refund := func(reason string, closeOrder bool) (PaymentOutcome, []int64, error) {
+		if err := pl.Send(ctx, a.tx); err != nil {
+			return "", nil, err
+		}
+		return a.refund(ctx, p, reason, closeOrder)
+	}
 	switch {
 	case a.o.Status == db.OrderStatusConfirmed:
-		return a.refund(ctx, p, ReasonAlreadyPaid, false)
+		return refund(ReasonAlreadyPaid, false)
 	case a.o.Status == db.OrderStatusExpired:
-		return a.refund(ctx, p, ReasonOrderExpired, true)
+		return refund(ReasonOrderExpired, true)
 	case a.o.Status != db.OrderStatusPending:
-		return a.refund(ctx, p, ReasonOrderClosed, false)
+		return refund(ReasonOrderClosed, false)
 	case underWay:
 		// A payment the order did not start, while its own is under way: that one is
 		// the order's; this one is given back.
-		return a.refund(ctx, p, ReasonOtherPayment, false)
+		return refund(ReasonOtherPayment, false)
 	case a.ev.AmountCents != int64(a.o.AmountCents):
-		return a.refund(ctx, p, ReasonAmountMismatch, true)
+		return refund(ReasonAmountMismatch, true)
 	}
-	sold, reason, err := a.s.sell(ctx, a.tx, a.q, a.o)
+	sold, reason, err := a.s.sell(ctx, a.tx, a.q, a.o, &a.ev.PaymentID, &pl)
 	if err != nil {
 		return "", nil, err
 	}
 	if reason != "" {
 		return a.refund(ctx, p, reason, true)
-	}
-	if err := a.q.OrderConfirm(ctx, db.OrderConfirmParams{ID: a.o.ID, PaymentID: &a.ev.PaymentID}); err != nil {
-		return "", nil, err
 	}
 	if a.s.jobs != nil {
 		if err := a.s.jobs.OrderConfirmed(ctx, a.tx, a.o.ID); err != nil {
@@ -252,74 +270,94 @@ func (a *applier) failed(ctx context.Context) (PaymentOutcome, error) {
 	return OutcomeFailed, nil
 }
 
-// sell sells the order's seats and places and issues its tickets, inside a savepoint:
-// on any shortfall everything it did is undone and reason says why.
-func (s *Service) sell(ctx context.Context, tx pgx.Tx, q *db.Queries, o db.Order) (sold []int64, reason string, err error) {
-	return s.sellUpTo(ctx, tx, q, o, s.cfg.MaxPerBuyer)
+// saleSavepoint is the savepoint a sale can be undone to.
+const saleSavepoint = "sale"
+
+// sell sells the order's seats and places, issues its tickets and confirms it (keeping
+// paymentID, the provider's payment, if any), all or nothing: on any shortfall
+// everything it did is undone and reason says why. Statements the caller queued on
+// with (nil: none) go in the sale's first round trip and stand whatever its verdict.
+func (s *Service) sell(ctx context.Context, tx pgx.Tx, q *db.Queries, o db.Order, paymentID *string, with *db.Pipeline) (sold []int64, reason string, err error) {
+	return s.sellUpTo(ctx, tx, q, o, s.cfg.MaxPerBuyer, paymentID, with)
 }
 
 // sellUpTo is sell with the buyer's limit given: the box office sells a group more
 // seats than one online buyer may have.
-func (s *Service) sellUpTo(ctx context.Context, tx pgx.Tx, q *db.Queries, o db.Order, limit int) (sold []int64, reason string, err error) {
-	h, err := q.HoldLock(ctx, db.HoldLockParams{EventID: o.EventID, ID: o.HoldID})
-	if err != nil {
-		return nil, "", err
+//
+// A sale of seats is one round trip: its statements do not depend on one another's
+// results, so they go together (db.Pipeline), and the verdicts are read after. The
+// seats are sold by one conditional statement whose rows are the verdict, as ever; a
+// verdict against the sale (the buyer's limit, a seat gone) rolls back to the savepoint
+// taken before anything was sold, undoing the tickets, the hold's and the order's
+// marks that went with it. Standing places follow one by one, after the verdicts: a
+// hold whose places were given back must take them again first.
+func (s *Service) sellUpTo(ctx context.Context, tx pgx.Tx, q *db.Queries, o db.Order, limit int, paymentID *string, with *db.Pipeline) (sold []int64, reason string, err error) {
+	pl := with
+	if pl == nil {
+		pl = new(db.Pipeline)
 	}
-	if err := q.BuyerLock(ctx, db.BuyerLockParams{Buyer: o.Buyer, EventID: o.EventID}); err != nil {
-		return nil, "", err
-	}
-	sp, err := tx.Begin(ctx)
-	if err != nil {
-		return nil, "", err
-	}
-	defer sp.Rollback(ctx) //nolint:errcheck // after Commit it is a no-op
-	spq := q.WithTx(sp)
-
+	h := pl.HoldLock(db.HoldLockParams{EventID: o.EventID, ID: o.HoldID})
+	pl.BuyerLock(db.BuyerLockParams{Buyer: o.Buyer, EventID: o.EventID})
+	pl.Savepoint(saleSavepoint)
 	// The buyer's limit, checked in every case and after the buyer's lock (a fresh
 	// count): not only when the hold lapsed, because "lapsed" is judged by this
 	// transaction's now(), which may be earlier than that of a hold the buyer made
 	// meanwhile, which counted this one as lapsed already.
-	others, err := spq.BuyerPlaces(ctx, db.BuyerPlacesParams{EventID: o.EventID, Buyer: o.Buyer, ExceptHoldID: h.ID})
-	if err != nil {
+	others := pl.BuyerPlaces(db.BuyerPlacesParams{EventID: o.EventID, Buyer: o.Buyer, ExceptHoldID: o.HoldID})
+	seats := &db.Rows[int64]{}
+	if len(o.SeatIds) > 0 {
+		seats = pl.SeatSell(db.SeatSellParams{EventID: o.EventID, SeatIds: o.SeatIds, OrderID: &o.ID, HoldID: &o.HoldID})
+		pl.TicketsIssueForSeats(db.TicketsIssueForSeatsParams{EventID: o.EventID, OrderID: o.ID})
+	}
+	standing := o.GaQuantity > 0 && o.GaTierID != nil
+	if !standing {
+		pl.HoldMarkSold(db.HoldMarkSoldParams{EventID: o.EventID, ID: o.HoldID})
+		pl.OrderConfirm(db.OrderConfirmParams{ID: o.ID, PaymentID: paymentID})
+	}
+	if err := pl.Send(ctx, tx); err != nil {
 		return nil, "", err
 	}
-	if int(others)+len(o.SeatIds)+int(o.GaQuantity) > limit {
-		return nil, ReasonBuyerLimit, nil
+	if !h.Found {
+		return nil, "", pgx.ErrNoRows
 	}
-	if len(o.SeatIds) > 0 {
-		sold, err = spq.SeatSell(ctx, db.SeatSellParams{EventID: o.EventID, SeatIds: o.SeatIds, OrderID: &o.ID, HoldID: &o.HoldID})
+	undo := func(reason string) ([]int64, string, error) {
+		if err := db.RollbackTo(ctx, tx, saleSavepoint); err != nil {
+			return nil, "", err
+		}
+		return nil, reason, nil
+	}
+	if int(others.Val)+len(o.SeatIds)+int(o.GaQuantity) > limit {
+		return undo(ReasonBuyerLimit)
+	}
+	if len(seats.Vals) != len(o.SeatIds) {
+		return undo(ReasonSeatsUnavailable)
+	}
+	if !standing {
+		return seats.Vals, "", nil
+	}
+	if h.Val.ReleasedAt != nil {
+		// The tidy-up gave the places back after the hold lapsed: take them again.
+		tier, err := q.GATierGet(ctx, db.GATierGetParams{EventID: o.EventID, ID: *o.GaTierID})
 		if err != nil {
 			return nil, "", err
 		}
-		if len(sold) != len(o.SeatIds) {
-			return nil, ReasonSeatsUnavailable, nil
-		}
-		if _, err := spq.TicketsIssueForSeats(ctx, db.TicketsIssueForSeatsParams{EventID: o.EventID, OrderID: o.ID}); err != nil {
+		err = s.takeGA(ctx, tx, q, o.EventID, o.HoldID, tier.ID, int(tier.Stripes), int(o.GaQuantity))
+		if errors.Is(err, ErrSoldOut) {
+			return undo(ReasonSoldOut)
+		} else if err != nil {
 			return nil, "", err
 		}
 	}
-	if o.GaQuantity > 0 && o.GaTierID != nil {
-		if h.ReleasedAt != nil {
-			// The tidy-up gave the places back after the hold lapsed: take them again.
-			tier, err := spq.GATierGet(ctx, db.GATierGetParams{EventID: o.EventID, ID: *o.GaTierID})
-			if err != nil {
-				return nil, "", err
-			}
-			err = s.takeGA(ctx, sp, spq, o.EventID, h.ID, tier.ID, int(tier.Stripes), int(o.GaQuantity))
-			if errors.Is(err, ErrSoldOut) {
-				return nil, ReasonSoldOut, nil
-			} else if err != nil {
-				return nil, "", err
-			}
-		}
-		if _, err := spq.TicketsIssueForGA(ctx, db.TicketsIssueForGAParams{
-			EventID: o.EventID, OrderID: o.ID, GaTierID: *o.GaTierID, Quantity: o.GaQuantity,
-		}); err != nil {
-			return nil, "", err
-		}
-	}
-	if _, err := spq.HoldMarkSold(ctx, db.HoldMarkSoldParams{EventID: o.EventID, ID: h.ID}); err != nil {
+	if _, err := q.TicketsIssueForGA(ctx, db.TicketsIssueForGAParams{
+		EventID: o.EventID, OrderID: o.ID, GaTierID: *o.GaTierID, Quantity: o.GaQuantity,
+	}); err != nil {
 		return nil, "", err
 	}
-	return sold, "", sp.Commit(ctx)
+	if _, err := q.HoldMarkSold(ctx, db.HoldMarkSoldParams{EventID: o.EventID, ID: o.HoldID}); err != nil {
+		return nil, "", err
+	}
+	if err := q.OrderConfirm(ctx, db.OrderConfirmParams{ID: o.ID, PaymentID: paymentID}); err != nil {
+		return nil, "", err
+	}
+	return seats.Vals, "", nil
 }

@@ -199,7 +199,7 @@ func (s *Service) payFree(ctx context.Context, o db.Order) (PayResult, error) {
 			return werr
 		}
 		var reason string
-		if sold, reason, err = s.sell(ctx, tx, q, lo); err != nil {
+		if sold, reason, err = s.sell(ctx, tx, q, lo, nil, nil); err != nil {
 			return err
 		}
 		if reason == ReasonBuyerLimit {
@@ -212,9 +212,6 @@ func (s *Service) payFree(ctx context.Context, o db.Order) (PayResult, error) {
 			return ErrHoldExpired
 		}
 		confirmed = true
-		if err := q.OrderConfirm(ctx, db.OrderConfirmParams{ID: o.ID}); err != nil {
-			return err
-		}
 		if s.jobs != nil {
 			return s.jobs.OrderConfirmed(ctx, tx, o.ID)
 		}

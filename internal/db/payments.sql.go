@@ -254,7 +254,7 @@ func (q *Queries) PaymentMarkUnknown(ctx context.Context, arg PaymentMarkUnknown
 
 const paymentSetProviderID = `-- name: PaymentSetProviderID :exec
 UPDATE payments SET provider_payment_id = $1, updated_at = now()
-WHERE id = $2 AND provider_payment_id IS NULL
+WHERE payments.id = (SELECT p.id FROM payments p WHERE p.id = $2 AND p.provider_payment_id IS NULL FOR UPDATE SKIP LOCKED)
 `
 
 type PaymentSetProviderIDParams struct {
@@ -262,7 +262,11 @@ type PaymentSetProviderIDParams struct {
 	ID                int64
 }
 
-// Records the provider's payment id as soon as the charge's answer brings it.
+// Records the provider's payment id as soon as the charge's answer brings it, unless
+// the payment is locked: then its webhook (or reconciliation) is acting on it already,
+// and records the id itself (PaymentSucceed, PaymentFail). Waiting for that lock held a
+// pool connection for the webhook's whole transaction, in a quarter of an onsale's
+// payments. Skipped, the id is still found by the charge's key.
 func (q *Queries) PaymentSetProviderID(ctx context.Context, arg PaymentSetProviderIDParams) error {
 	_, err := q.db.Exec(ctx, paymentSetProviderID, arg.ProviderPaymentID, arg.ID)
 	return err

@@ -1,0 +1,264 @@
+package db_test
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"boxoffice/internal/booking"
+	"boxoffice/internal/db"
+	"boxoffice/internal/dbtest"
+	"boxoffice/internal/demo"
+)
+
+// Every statement a Pipeline queues answers, sent in a batch, what the Queries method
+// of the same name answers sent alone: the same rows, scanned into the same values, and
+// the same counts. Each pair runs on the same state (a transaction rolled back after
+// each), on an order checked out with two seats and a payment under way.
+func TestPipelineAnswersAsQueries(t *testing.T) {
+	ctx := t.Context()
+	pool, o, p := orderPaying(t)
+	eventID, providerID := o.EventID, *p.ProviderPaymentID
+
+	for _, c := range []struct {
+		name  string
+		alone func(tx pgx.Tx) (any, error)
+		queue func(p *db.Pipeline) func() any
+	}{
+		{"PaymentEventRecord",
+			func(tx pgx.Tx) (any, error) {
+				q := db.New(tx)
+				return q.PaymentEventRecord(ctx, db.PaymentEventRecordParams{Provider: "test", EventID: "evt_pipe", Type: "payment.succeeded", OrderID: &o.ID})
+			},
+			func(p *db.Pipeline) func() any {
+				r := p.PaymentEventRecord(db.PaymentEventRecordParams{Provider: "test", EventID: "evt_pipe", Type: "payment.succeeded", OrderID: &o.ID})
+				return func() any { return r.N }
+			}},
+		{"OrderLock",
+			func(tx pgx.Tx) (any, error) {
+				v, err := db.New(tx).OrderLock(ctx, o.ID)
+				return db.Row[db.Order]{Val: v, Found: true}, err
+			},
+			func(p *db.Pipeline) func() any { r := p.OrderLock(o.ID); return func() any { return *r } }},
+		{"OrderLock, none",
+			func(tx pgx.Tx) (any, error) {
+				_, err := db.New(tx).OrderLock(ctx, -1)
+				return db.Row[db.Order]{}, ignoreNoRows(err)
+			},
+			func(p *db.Pipeline) func() any { r := p.OrderLock(-1); return func() any { return *r } }},
+		{"PaymentLockByProviderID",
+			func(tx pgx.Tx) (any, error) {
+				q := db.New(tx)
+				v, err := q.PaymentLockByProviderID(ctx, db.PaymentLockByProviderIDParams{Provider: "test", ProviderPaymentID: &providerID})
+				return db.Row[db.Payment]{Val: v, Found: true}, err
+			},
+			func(p *db.Pipeline) func() any {
+				r := p.PaymentLockByProviderID(db.PaymentLockByProviderIDParams{Provider: "test", ProviderPaymentID: &providerID})
+				return func() any { return *r }
+			}},
+		{"PaymentSucceed",
+			func(tx pgx.Tx) (any, error) {
+				q := db.New(tx)
+				err := q.PaymentSucceed(ctx, db.PaymentSucceedParams{AmountCents: o.AmountCents, ProviderPaymentID: &providerID, ID: p.ID})
+				return paymentState(ctx, tx, p.ID), err
+			},
+			func(pl *db.Pipeline) func() any {
+				pl.PaymentSucceed(db.PaymentSucceedParams{AmountCents: o.AmountCents, ProviderPaymentID: &providerID, ID: p.ID})
+				return nil
+			}},
+		{"HoldLock",
+			func(tx pgx.Tx) (any, error) {
+				v, err := db.New(tx).HoldLock(ctx, db.HoldLockParams{EventID: eventID, ID: o.HoldID})
+				return db.Row[db.HoldLockRow]{Val: v, Found: true}, err
+			},
+			func(p *db.Pipeline) func() any {
+				r := p.HoldLock(db.HoldLockParams{EventID: eventID, ID: o.HoldID})
+				return func() any { return *r }
+			}},
+		{"BuyerLock",
+			func(tx pgx.Tx) (any, error) {
+				q := db.New(tx)
+				return nil, q.BuyerLock(ctx, db.BuyerLockParams{Buyer: o.Buyer, EventID: eventID})
+			},
+			func(p *db.Pipeline) func() any {
+				p.BuyerLock(db.BuyerLockParams{Buyer: o.Buyer, EventID: eventID})
+				return func() any { return nil }
+			}},
+		{"BuyerPlaces",
+			func(tx pgx.Tx) (any, error) {
+				q := db.New(tx)
+				v, err := q.BuyerPlaces(ctx, db.BuyerPlacesParams{EventID: eventID, Buyer: o.Buyer, ExceptHoldID: 0})
+				return db.Row[int32]{Val: v, Found: true}, err
+			},
+			func(p *db.Pipeline) func() any {
+				r := p.BuyerPlaces(db.BuyerPlacesParams{EventID: eventID, Buyer: o.Buyer, ExceptHoldID: 0})
+				return func() any { return *r }
+			}},
+		{"SeatSell",
+			func(tx pgx.Tx) (any, error) {
+				q := db.New(tx)
+				return q.SeatSell(ctx, db.SeatSellParams{EventID: eventID, SeatIds: o.SeatIds, OrderID: &o.ID, HoldID: &o.HoldID})
+			},
+			func(p *db.Pipeline) func() any {
+				r := p.SeatSell(db.SeatSellParams{EventID: eventID, SeatIds: o.SeatIds, OrderID: &o.ID, HoldID: &o.HoldID})
+				return func() any { return r.Vals }
+			}},
+		{"SeatSell, then TicketsIssueForSeats",
+			func(tx pgx.Tx) (any, error) {
+				q := db.New(tx)
+				if _, err := q.SeatSell(ctx, db.SeatSellParams{EventID: eventID, SeatIds: o.SeatIds, OrderID: &o.ID, HoldID: &o.HoldID}); err != nil {
+					return nil, err
+				}
+				return q.TicketsIssueForSeats(ctx, db.TicketsIssueForSeatsParams{EventID: eventID, OrderID: o.ID})
+			},
+			func(p *db.Pipeline) func() any {
+				p.SeatSell(db.SeatSellParams{EventID: eventID, SeatIds: o.SeatIds, OrderID: &o.ID, HoldID: &o.HoldID})
+				r := p.TicketsIssueForSeats(db.TicketsIssueForSeatsParams{EventID: eventID, OrderID: o.ID})
+				return func() any { return r.N }
+			}},
+		{"HoldMarkSold",
+			func(tx pgx.Tx) (any, error) {
+				q := db.New(tx)
+				return q.HoldMarkSold(ctx, db.HoldMarkSoldParams{EventID: eventID, ID: o.HoldID})
+			},
+			func(p *db.Pipeline) func() any {
+				r := p.HoldMarkSold(db.HoldMarkSoldParams{EventID: eventID, ID: o.HoldID})
+				return func() any { return r.N }
+			}},
+		{"OrderConfirm",
+			func(tx pgx.Tx) (any, error) {
+				q := db.New(tx)
+				err := q.OrderConfirm(ctx, db.OrderConfirmParams{PaymentID: &providerID, ID: o.ID})
+				o, _ := q.OrderLock(ctx, o.ID)
+				return [2]any{o.Status, *o.PaymentID}, err
+			},
+			func(p *db.Pipeline) func() any {
+				p.OrderConfirm(db.OrderConfirmParams{PaymentID: &providerID, ID: o.ID})
+				r := p.OrderLock(o.ID)
+				return func() any { return [2]any{r.Val.Status, *r.Val.PaymentID} }
+			}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			want := rolledBack(t, pool, func(tx pgx.Tx) any {
+				v, err := c.alone(tx)
+				if err != nil {
+					t.Fatalf("alone: %v", err)
+				}
+				return v
+			})
+			got := rolledBack(t, pool, func(tx pgx.Tx) any {
+				var pl db.Pipeline
+				result := c.queue(&pl)
+				if err := pl.Send(ctx, tx); err != nil {
+					t.Fatalf("pipelined: %v", err)
+				}
+				if result == nil { // the statement returns nothing: read what it did
+					return paymentState(ctx, tx, p.ID)
+				}
+				return result()
+			})
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("pipelined: %#v\nalone:     %#v", got, want)
+			}
+		})
+	}
+	// A statement that fails ends the batch: Send returns its error, and what was
+	// queued after it is not run (its result stays empty).
+	t.Run("a failure ends the batch", func(t *testing.T) {
+		rolledBack(t, pool, func(tx pgx.Tx) any {
+			var pl db.Pipeline
+			pl.SeatSell(db.SeatSellParams{EventID: eventID, SeatIds: o.SeatIds, OrderID: &o.ID, HoldID: &o.HoldID})
+			first := pl.TicketsIssueForSeats(db.TicketsIssueForSeatsParams{EventID: eventID, OrderID: o.ID})
+			pl.TicketsIssueForSeats(db.TicketsIssueForSeatsParams{EventID: eventID, OrderID: o.ID}) // a second ticket per seat
+			after := pl.OrderLock(o.ID)
+			err := pl.Send(ctx, tx)
+			var pgErr *pgconn.PgError
+			if !errors.As(err, &pgErr) || pgErr.Code != "23505" {
+				t.Fatalf("send: %v, want a unique violation", err)
+			}
+			if first.N != 2 || after.Found {
+				t.Errorf("first issue %d tickets (want 2), order after the failure found %v (want false)", first.N, after.Found)
+			}
+			if pl.Len() != 0 {
+				t.Errorf("pipeline keeps %d statements after Send, want none", pl.Len())
+			}
+			return nil
+		})
+	})
+}
+
+// orderPaying makes, on a fresh database, an order checked out with two seats of the
+// demo event and a payment under way whose provider id (pi_pipe) is recorded.
+func orderPaying(t *testing.T) (*pgxpool.Pool, db.Order, db.Payment) {
+	t.Helper()
+	ctx := t.Context()
+	pool := dbtest.Pool(t)
+	eventID, err := demo.Create(ctx, pool, demo.DemoSpec(time.Now()))
+	if err != nil {
+		t.Fatalf("create event: %v", err)
+	}
+	svc := booking.New(pool, booking.Config{}, nil, nil, slog.New(slog.DiscardHandler))
+	var seats []int64
+	rows, _ := pool.Query(ctx, `SELECT id FROM seats WHERE event_id = $1 ORDER BY id LIMIT 2`, eventID)
+	if seats, err = pgx.CollectRows(rows, pgx.RowTo[int64]); err != nil || len(seats) != 2 {
+		t.Fatalf("seats: %v %v", seats, err)
+	}
+	h, err := svc.Hold(ctx, booking.HoldRequest{EventID: eventID, Buyer: "pipe", SeatIDs: seats})
+	if err != nil {
+		t.Fatalf("hold: %v", err)
+	}
+	bo, err := svc.Checkout(ctx, h.ID, "pipe", "pipe@example.com")
+	if err != nil {
+		t.Fatalf("checkout: %v", err)
+	}
+	q := db.New(pool)
+	o, err := q.OrderLock(ctx, bo.ID)
+	if err != nil {
+		t.Fatalf("order: %v", err)
+	}
+	p, err := q.PaymentClaim(ctx, db.PaymentClaimParams{OrderID: o.ID, Provider: "test", IdempotencyKey: "pay_pipe"})
+	if err != nil {
+		t.Fatalf("payment claim: %v", err)
+	}
+	providerID := "pi_pipe"
+	if err := q.PaymentSetProviderID(ctx, db.PaymentSetProviderIDParams{ID: p.ID, ProviderPaymentID: &providerID}); err != nil {
+		t.Fatalf("payment id: %v", err)
+	}
+	p.ProviderPaymentID = &providerID
+	return pool, o, p
+}
+
+// rolledBack runs fn in a transaction that it rolls back, and returns fn's answer.
+func rolledBack(t *testing.T, pool *pgxpool.Pool, fn func(pgx.Tx) any) any {
+	t.Helper()
+	tx, err := pool.Begin(t.Context())
+	if err != nil {
+		t.Fatalf("begin: %v", err)
+	}
+	defer tx.Rollback(context.WithoutCancel(t.Context())) //nolint:errcheck // the point
+	return fn(tx)
+}
+
+// ignoreNoRows is err, but nil for "no rows": a Row's Found says that.
+func ignoreNoRows(err error) error {
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil
+	}
+	return err
+}
+
+// paymentState is the payment's state and amount, as tx sees them.
+func paymentState(ctx context.Context, tx pgx.Tx, id int64) string {
+	var state string
+	if err := tx.QueryRow(ctx, `SELECT state || ' ' || amount_cents FROM payments WHERE id = $1`, id).Scan(&state); err != nil {
+		return "error: " + err.Error()
+	}
+	return state
+}
