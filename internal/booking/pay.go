@@ -103,26 +103,33 @@ func (s *Service) claimPayment(ctx context.Context, orderID int64, buyer string)
 	var o db.Order
 	var p db.Payment
 	err := s.inTx(ctx, func(tx pgx.Tx, q *db.Queries) error {
-		var err error
-		o, err = q.OrderLock(ctx, orderID)
-		if errors.Is(err, pgx.ErrNoRows) || (err == nil && o.Buyer != buyer) {
-			return ErrOrderNotFound
-		} else if err != nil {
+		// One round trip: the order locked, then the claim. The claim's own conditions
+		// are the verdict; one made for an order this call then refuses (another
+		// buyer's, a free one) is rolled back with the transaction.
+		var pl db.Pipeline
+		locked := pl.OrderLock(orderID)
+		var claim *db.Row[db.Payment]
+		if s.pay != nil {
+			claim = pl.PaymentClaim(db.PaymentClaimParams{
+				OrderID: orderID, Provider: s.pay.Name(), IdempotencyKey: "pay_" + rand.Text(),
+			})
+		}
+		if err := pl.Send(ctx, tx); err != nil {
 			return err
 		}
+		o = locked.Val
 		switch {
+		case !locked.Found || o.Buyer != buyer:
+			return ErrOrderNotFound
 		case o.Status != db.OrderStatusPending:
 			return ErrOrderNotPending
 		case o.AmountCents == 0:
 			return errFreeOrder
 		case s.pay == nil:
 			return ErrNoPayments
-		}
-		p, err = q.PaymentClaim(ctx, db.PaymentClaimParams{
-			OrderID: o.ID, Provider: s.pay.Name(), IdempotencyKey: "pay_" + rand.Text(),
-		})
-		if !errors.Is(err, pgx.ErrNoRows) {
-			return err
+		case claim.Found:
+			p = claim.Val
+			return nil
 		}
 		// Refused: say why, from what the claim's own transaction sees.
 		if werr := saleWindowError(ctx, q, o.EventID); werr != nil {

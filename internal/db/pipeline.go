@@ -81,9 +81,24 @@ func (p *Pipeline) OrderLock(id int64) *Row[Order] {
 	return queueRow(p, pgx.RowToStructByPos[Order], func(q *Queries) { q.OrderLock(recording, id) })
 }
 
+// OrderByHold queues Queries.OrderByHold.
+func (p *Pipeline) OrderByHold(arg OrderByHoldParams) *Row[Order] {
+	return queueRow(p, pgx.RowToStructByPos[Order], func(q *Queries) { q.OrderByHold(recording, arg) })
+}
+
+// SeatsOfHold queues Queries.SeatsOfHold.
+func (p *Pipeline) SeatsOfHold(arg SeatsOfHoldParams) *Rows[SeatsOfHoldRow] {
+	return queueRows(p, pgx.RowToStructByPos[SeatsOfHoldRow], func(q *Queries) { q.SeatsOfHold(recording, arg) })
+}
+
 // PaymentLockByProviderID queues Queries.PaymentLockByProviderID.
 func (p *Pipeline) PaymentLockByProviderID(arg PaymentLockByProviderIDParams) *Row[Payment] {
 	return queueRow(p, pgx.RowToStructByPos[Payment], func(q *Queries) { q.PaymentLockByProviderID(recording, arg) })
+}
+
+// PaymentClaim queues Queries.PaymentClaim.
+func (p *Pipeline) PaymentClaim(arg PaymentClaimParams) *Row[Payment] {
+	return queueRow(p, pgx.RowToStructByPos[Payment], func(q *Queries) { q.PaymentClaim(recording, arg) })
 }
 
 // PaymentSucceed queues Queries.PaymentSucceed.

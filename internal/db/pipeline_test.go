@@ -53,6 +53,32 @@ func TestPipelineAnswersAsQueries(t *testing.T) {
 				return db.Row[db.Order]{}, ignoreNoRows(err)
 			},
 			func(p *db.Pipeline) func() any { r := p.OrderLock(-1); return func() any { return *r } }},
+		{"OrderByHold",
+			func(tx pgx.Tx) (any, error) {
+				v, err := db.New(tx).OrderByHold(ctx, db.OrderByHoldParams{EventID: eventID, HoldID: o.HoldID})
+				return db.Row[db.Order]{Val: v, Found: true}, err
+			},
+			func(p *db.Pipeline) func() any {
+				r := p.OrderByHold(db.OrderByHoldParams{EventID: eventID, HoldID: o.HoldID})
+				return func() any { return *r }
+			}},
+		{"SeatsOfHold",
+			func(tx pgx.Tx) (any, error) {
+				return db.New(tx).SeatsOfHold(ctx, db.SeatsOfHoldParams{EventID: eventID, HoldID: &o.HoldID})
+			},
+			func(p *db.Pipeline) func() any {
+				r := p.SeatsOfHold(db.SeatsOfHoldParams{EventID: eventID, HoldID: &o.HoldID})
+				return func() any { return r.Vals }
+			}},
+		{"PaymentClaim, refused while a payment is under way",
+			func(tx pgx.Tx) (any, error) {
+				v, err := db.New(tx).PaymentClaim(ctx, db.PaymentClaimParams{OrderID: o.ID, Provider: "test", IdempotencyKey: "pay_again"})
+				return db.Row[db.Payment]{Val: v, Found: err == nil}, ignoreNoRows(err)
+			},
+			func(p *db.Pipeline) func() any {
+				r := p.PaymentClaim(db.PaymentClaimParams{OrderID: o.ID, Provider: "test", IdempotencyKey: "pay_again"})
+				return func() any { return *r }
+			}},
 		{"PaymentLockByProviderID",
 			func(tx pgx.Tx) (any, error) {
 				q := db.New(tx)
