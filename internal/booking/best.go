@@ -164,32 +164,30 @@ func (s *Service) holdBestFromMap(ctx context.Context, tx pgx.Tx, req HoldReques
 // someone else has one of them. wait makes it wait for seats other transactions are
 // busy with rather than skip them.
 func (s *Service) claim(ctx context.Context, tx pgx.Tx, eventID int64, ids []int64, hold db.HoldCreateRow, wait bool) ([]Seat, error) {
-	sp, err := tx.Begin(ctx)
-	if err != nil {
+	// One round trip: a savepoint, then the claim; a short claim is rolled back to it.
+	var pl db.Pipeline
+	pl.Savepoint(claimSavepoint)
+	var claimed func() []Seat
+	if wait {
+		rows := pl.SeatHold(db.SeatHoldParams{EventID: eventID, SeatIds: ids, HoldID: &hold.ID, ExpiresAt: &hold.ExpiresAt})
+		claimed = func() []Seat { return seatsOf(rows.Vals) }
+	} else {
+		rows := pl.SeatClaimUnlocked(db.SeatClaimUnlockedParams{EventID: eventID, SeatIds: ids, HoldID: &hold.ID, ExpiresAt: &hold.ExpiresAt})
+		claimed = func() []Seat { return seatsOf(rows.Vals) }
+	}
+	if err := pl.Send(ctx, tx); err != nil {
 		return nil, err
 	}
-	defer sp.Rollback(ctx) //nolint:errcheck // after Commit it is a no-op
-	q := s.q.WithTx(sp)
-	var seats []Seat
-	if wait {
-		rows, err := q.SeatHold(ctx, db.SeatHoldParams{EventID: eventID, SeatIds: ids, HoldID: &hold.ID, ExpiresAt: &hold.ExpiresAt})
-		if err != nil {
-			return nil, err
-		}
-		seats = seatsOf(rows)
-	} else {
-		rows, err := q.SeatClaimUnlocked(ctx, db.SeatClaimUnlockedParams{EventID: eventID, SeatIds: ids, HoldID: &hold.ID, ExpiresAt: &hold.ExpiresAt})
-		if err != nil {
-			return nil, err
-		}
-		seats = seatsOf(rows)
-	}
+	seats := claimed()
 	if len(seats) != len(ids) {
-		return nil, sp.Rollback(ctx)
+		return nil, db.RollbackTo(ctx, tx, claimSavepoint)
 	}
 	slices.SortFunc(seats, func(a, b Seat) int { return cmp.Compare(a.ID, b.ID) })
-	return seats, sp.Commit(ctx)
+	return seats, nil
 }
+
+// claimSavepoint is the savepoint a claim that fell short is rolled back to.
+const claimSavepoint = "claim"
 
 // spreadWidth is how many of the best choices buyers arriving together spread over.
 const spreadWidth = 12

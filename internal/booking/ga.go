@@ -3,7 +3,6 @@ package booking
 import (
 	"cmp"
 	"context"
-	"errors"
 	"maps"
 	"math/rand/v2"
 	"slices"
@@ -12,6 +11,9 @@ import (
 
 	"boxoffice/internal/db"
 )
+
+// takeSavepoint is the savepoint a take from one stripe is rolled back to.
+const takeSavepoint = "ga_take"
 
 // takeGA takes quantity places of a tier for a hold. The fast path is one conditional
 // statement on one stripe chosen from a random start, skipping stripes that are busy;
@@ -26,22 +28,22 @@ import (
 // all the stripes in order, deadlocked (TestGAConcurrent, 2 runs in 10). Rolling back
 // the savepoint lets the stray lock go.
 func (s *Service) takeGA(ctx context.Context, tx pgx.Tx, q *db.Queries, eventID, holdID, tierID int64, stripes, quantity int) error {
-	sp, err := tx.Begin(ctx)
-	if err != nil {
-		return err
-	}
-	stripe, err := q.WithTx(sp).GATakeFromOne(ctx, db.GATakeFromOneParams{
+	// One round trip: a savepoint, then the take from one stripe; rolled back to it if
+	// none had enough.
+	var pl db.Pipeline
+	pl.Savepoint(takeSavepoint)
+	one := pl.GATakeFromOne(db.GATakeFromOneParams{
 		EventID: eventID, TierID: tierID, Quantity: int32(quantity), Start: int32(rand.IntN(max(stripes, 1))),
 	})
-	if err == nil {
-		return q.HoldGAPlaceAdd(ctx, db.HoldGAPlaceAddParams{
-			EventID: eventID, HoldID: holdID, TierID: tierID, Stripe: stripe, Quantity: int32(quantity),
-		})
-	}
-	if !errors.Is(err, pgx.ErrNoRows) {
+	if err := pl.Send(ctx, tx); err != nil {
 		return err
 	}
-	if err := sp.Rollback(ctx); err != nil {
+	if one.Found {
+		return q.HoldGAPlaceAdd(ctx, db.HoldGAPlaceAddParams{
+			EventID: eventID, HoldID: holdID, TierID: tierID, Stripe: one.Val, Quantity: int32(quantity),
+		})
+	}
+	if err := db.RollbackTo(ctx, tx, takeSavepoint); err != nil {
 		return err
 	}
 	locked, err := q.GAStripesLock(ctx, db.GAStripesLockParams{EventID: eventID, TierID: tierID})

@@ -85,19 +85,6 @@ func (s *Service) holdFromMap(ctx context.Context, req HoldRequest) (Hold, error
 // seats chosen from the map without a turn (holdFromMap), claimed as they are or not
 // at all (errNoMapChoice).
 func (s *Service) holdPlaces(ctx context.Context, tx pgx.Tx, q *db.Queries, req HoldRequest, limit, turn int, chosen []int64) (Hold, error) {
-	if err := q.BuyerLock(ctx, db.BuyerLockParams{Buyer: req.Buyer, EventID: req.EventID}); err != nil {
-		return Hold{}, err
-	}
-	var tier db.GATierGetRow
-	if req.GATierID != 0 {
-		var err error
-		tier, err = q.GATierGet(ctx, db.GATierGetParams{EventID: req.EventID, ID: req.GATierID})
-		if errors.Is(err, pgx.ErrNoRows) {
-			return Hold{}, s.missingEventOr(ctx, req.EventID, ErrGATierNotFound)
-		} else if err != nil {
-			return Hold{}, err
-		}
-	}
 	p := db.HoldCreateParams{
 		EventID: req.EventID, Buyer: req.Buyer,
 		TtlSeconds: s.cfg.HoldTTL.Seconds(), BuyerLimit: int32(limit),
@@ -107,8 +94,30 @@ func (s *Service) holdPlaces(ctx context.Context, tx pgx.Tx, q *db.Queries, req 
 	} else {
 		p.SeatCount = int32(req.Quantity)
 	}
-	row, err := q.HoldCreate(ctx, p)
-	if errors.Is(err, pgx.ErrNoRows) {
+	// One round trip: the buyer's lock, the tier, then the hold row (after the lock, so
+	// that its count of the buyer's places includes every earlier request). A hold made
+	// for a tier that is not there is rolled back with the transaction.
+	var pl db.Pipeline
+	pl.BuyerLock(db.BuyerLockParams{Buyer: req.Buyer, EventID: req.EventID})
+	var tierRow *db.Row[db.GATierGetRow]
+	if req.GATierID != 0 {
+		tierRow = pl.GATierGet(db.GATierGetParams{EventID: req.EventID, ID: req.GATierID})
+	}
+	created := pl.HoldCreate(p)
+	if err := pl.Send(ctx, tx); err != nil {
+		if isForeignKeyViolation(err) {
+			return Hold{}, ErrEventNotFound
+		}
+		return Hold{}, err
+	}
+	var tier db.GATierGetRow
+	if tierRow != nil {
+		if !tierRow.Found {
+			return Hold{}, s.missingEventOr(ctx, req.EventID, ErrGATierNotFound)
+		}
+		tier = tierRow.Val
+	}
+	if !created.Found {
 		if werr := saleWindowError(ctx, q, req.EventID); werr != nil {
 			return Hold{}, werr
 		}
@@ -117,12 +126,9 @@ func (s *Service) holdPlaces(ctx context.Context, tx pgx.Tx, q *db.Queries, req 
 			return Hold{}, err
 		}
 		return Hold{}, &LimitError{Limit: limit, Held: int(held)}
-	} else if err != nil {
-		if isForeignKeyViolation(err) {
-			return Hold{}, ErrEventNotFound
-		}
-		return Hold{}, err
 	}
+	row := created.Val
+	var err error
 	h := Hold{ID: HoldID{Event: req.EventID, Seq: row.ID}, ExpiresAt: row.ExpiresAt}
 	if req.GATierID != 0 {
 		if err := s.takeGA(ctx, tx, q, req.EventID, row.ID, tier.ID, int(tier.Stripes), req.Quantity); err != nil {

@@ -116,6 +116,31 @@ func (p *Pipeline) BuyerLock(arg BuyerLockParams) {
 	p.affected(func(q *Queries) { q.BuyerLock(recording, arg) })
 }
 
+// GATierGet queues Queries.GATierGet.
+func (p *Pipeline) GATierGet(arg GATierGetParams) *Row[GATierGetRow] {
+	return queueRow(p, pgx.RowToStructByPos[GATierGetRow], func(q *Queries) { q.GATierGet(recording, arg) })
+}
+
+// HoldCreate queues Queries.HoldCreate.
+func (p *Pipeline) HoldCreate(arg HoldCreateParams) *Row[HoldCreateRow] {
+	return queueRow(p, pgx.RowToStructByPos[HoldCreateRow], func(q *Queries) { q.HoldCreate(recording, arg) })
+}
+
+// GATakeFromOne queues Queries.GATakeFromOne.
+func (p *Pipeline) GATakeFromOne(arg GATakeFromOneParams) *Row[int32] {
+	return queueRow(p, pgx.RowTo[int32], func(q *Queries) { q.GATakeFromOne(recording, arg) })
+}
+
+// SeatHold queues Queries.SeatHold.
+func (p *Pipeline) SeatHold(arg SeatHoldParams) *Rows[SeatHoldRow] {
+	return queueRows(p, pgx.RowToStructByPos[SeatHoldRow], func(q *Queries) { q.SeatHold(recording, arg) })
+}
+
+// SeatClaimUnlocked queues Queries.SeatClaimUnlocked.
+func (p *Pipeline) SeatClaimUnlocked(arg SeatClaimUnlockedParams) *Rows[SeatClaimUnlockedRow] {
+	return queueRows(p, pgx.RowToStructByPos[SeatClaimUnlockedRow], func(q *Queries) { q.SeatClaimUnlocked(recording, arg) })
+}
+
 // BuyerPlaces queues Queries.BuyerPlaces.
 func (p *Pipeline) BuyerPlaces(arg BuyerPlacesParams) *Row[int32] {
 	return queueRow(p, pgx.RowTo[int32], func(q *Queries) { q.BuyerPlaces(recording, arg) })

@@ -26,58 +26,113 @@ func TestPipelineAnswersAsQueries(t *testing.T) {
 	ctx := t.Context()
 	pool, o, p := orderPaying(t)
 	eventID, providerID := o.EventID, *p.ProviderPaymentID
+	var tier int64
+	if err := pool.QueryRow(ctx, `SELECT id FROM ga_tiers WHERE event_id = $1`, eventID).Scan(&tier); err != nil {
+		t.Fatal(err)
+	}
+	var free []int64 // two seats no one holds
+	rows, _ := pool.Query(ctx, `SELECT id FROM seats WHERE event_id = $1 AND held_by IS NULL ORDER BY id LIMIT 2`, eventID)
+	free, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil || len(free) != 2 {
+		t.Fatalf("free seats: %v %v", free, err)
+	}
+	later := time.Now().Add(time.Hour).Truncate(time.Microsecond)
+	hold := db.HoldCreateParams{EventID: eventID, Buyer: "pipe2", SeatCount: 2, TtlSeconds: 600, BuyerLimit: 8}
 
 	for _, c := range []struct {
 		name  string
 		alone func(tx pgx.Tx) (any, error)
-		queue func(p *db.Pipeline) func() any
+		queue func(p *db.Pipeline) func(pgx.Tx) any
 	}{
 		{"PaymentEventRecord",
 			func(tx pgx.Tx) (any, error) {
 				q := db.New(tx)
 				return q.PaymentEventRecord(ctx, db.PaymentEventRecordParams{Provider: "test", EventID: "evt_pipe", Type: "payment.succeeded", OrderID: &o.ID})
 			},
-			func(p *db.Pipeline) func() any {
+			func(p *db.Pipeline) func(pgx.Tx) any {
 				r := p.PaymentEventRecord(db.PaymentEventRecordParams{Provider: "test", EventID: "evt_pipe", Type: "payment.succeeded", OrderID: &o.ID})
-				return func() any { return r.N }
+				return func(pgx.Tx) any { return r.N }
 			}},
 		{"OrderLock",
 			func(tx pgx.Tx) (any, error) {
 				v, err := db.New(tx).OrderLock(ctx, o.ID)
 				return db.Row[db.Order]{Val: v, Found: true}, err
 			},
-			func(p *db.Pipeline) func() any { r := p.OrderLock(o.ID); return func() any { return *r } }},
+			func(p *db.Pipeline) func(pgx.Tx) any { r := p.OrderLock(o.ID); return func(pgx.Tx) any { return *r } }},
 		{"OrderLock, none",
 			func(tx pgx.Tx) (any, error) {
 				_, err := db.New(tx).OrderLock(ctx, -1)
 				return db.Row[db.Order]{}, ignoreNoRows(err)
 			},
-			func(p *db.Pipeline) func() any { r := p.OrderLock(-1); return func() any { return *r } }},
+			func(p *db.Pipeline) func(pgx.Tx) any { r := p.OrderLock(-1); return func(pgx.Tx) any { return *r } }},
 		{"OrderByHold",
 			func(tx pgx.Tx) (any, error) {
 				v, err := db.New(tx).OrderByHold(ctx, db.OrderByHoldParams{EventID: eventID, HoldID: o.HoldID})
 				return db.Row[db.Order]{Val: v, Found: true}, err
 			},
-			func(p *db.Pipeline) func() any {
+			func(p *db.Pipeline) func(pgx.Tx) any {
 				r := p.OrderByHold(db.OrderByHoldParams{EventID: eventID, HoldID: o.HoldID})
-				return func() any { return *r }
+				return func(pgx.Tx) any { return *r }
 			}},
 		{"SeatsOfHold",
 			func(tx pgx.Tx) (any, error) {
 				return db.New(tx).SeatsOfHold(ctx, db.SeatsOfHoldParams{EventID: eventID, HoldID: &o.HoldID})
 			},
-			func(p *db.Pipeline) func() any {
+			func(p *db.Pipeline) func(pgx.Tx) any {
 				r := p.SeatsOfHold(db.SeatsOfHoldParams{EventID: eventID, HoldID: &o.HoldID})
-				return func() any { return r.Vals }
+				return func(pgx.Tx) any { return r.Vals }
 			}},
 		{"PaymentClaim, refused while a payment is under way",
 			func(tx pgx.Tx) (any, error) {
 				v, err := db.New(tx).PaymentClaim(ctx, db.PaymentClaimParams{OrderID: o.ID, Provider: "test", IdempotencyKey: "pay_again"})
 				return db.Row[db.Payment]{Val: v, Found: err == nil}, ignoreNoRows(err)
 			},
-			func(p *db.Pipeline) func() any {
+			func(p *db.Pipeline) func(pgx.Tx) any {
 				r := p.PaymentClaim(db.PaymentClaimParams{OrderID: o.ID, Provider: "test", IdempotencyKey: "pay_again"})
-				return func() any { return *r }
+				return func(pgx.Tx) any { return *r }
+			}},
+		{"GATierGet",
+			func(tx pgx.Tx) (any, error) {
+				v, err := db.New(tx).GATierGet(ctx, db.GATierGetParams{EventID: eventID, ID: tier})
+				return db.Row[db.GATierGetRow]{Val: v, Found: true}, err
+			},
+			func(p *db.Pipeline) func(pgx.Tx) any {
+				r := p.GATierGet(db.GATierGetParams{EventID: eventID, ID: tier})
+				return func(pgx.Tx) any { return *r }
+			}},
+		{"HoldCreate (its id and now() differ: the hold it made)",
+			func(tx pgx.Tx) (any, error) {
+				v, err := db.New(tx).HoldCreate(ctx, hold)
+				return holdOf(ctx, tx, eventID, v), err
+			},
+			func(p *db.Pipeline) func(pgx.Tx) any {
+				r := p.HoldCreate(hold)
+				return func(tx pgx.Tx) any { return holdOf(ctx, tx, eventID, r.Val) }
+			}},
+		{"GATakeFromOne",
+			func(tx pgx.Tx) (any, error) {
+				v, err := db.New(tx).GATakeFromOne(ctx, db.GATakeFromOneParams{EventID: eventID, TierID: tier, Quantity: 3, Start: 5})
+				return db.Row[int32]{Val: v, Found: true}, err
+			},
+			func(p *db.Pipeline) func(pgx.Tx) any {
+				r := p.GATakeFromOne(db.GATakeFromOneParams{EventID: eventID, TierID: tier, Quantity: 3, Start: 5})
+				return func(pgx.Tx) any { return *r }
+			}},
+		{"SeatHold",
+			func(tx pgx.Tx) (any, error) {
+				return db.New(tx).SeatHold(ctx, db.SeatHoldParams{EventID: eventID, SeatIds: free, HoldID: &o.HoldID, ExpiresAt: &later})
+			},
+			func(p *db.Pipeline) func(pgx.Tx) any {
+				r := p.SeatHold(db.SeatHoldParams{EventID: eventID, SeatIds: free, HoldID: &o.HoldID, ExpiresAt: &later})
+				return func(pgx.Tx) any { return r.Vals }
+			}},
+		{"SeatClaimUnlocked",
+			func(tx pgx.Tx) (any, error) {
+				return db.New(tx).SeatClaimUnlocked(ctx, db.SeatClaimUnlockedParams{EventID: eventID, SeatIds: free, HoldID: &o.HoldID, ExpiresAt: &later})
+			},
+			func(p *db.Pipeline) func(pgx.Tx) any {
+				r := p.SeatClaimUnlocked(db.SeatClaimUnlockedParams{EventID: eventID, SeatIds: free, HoldID: &o.HoldID, ExpiresAt: &later})
+				return func(pgx.Tx) any { return r.Vals }
 			}},
 		{"PaymentLockByProviderID",
 			func(tx pgx.Tx) (any, error) {
@@ -85,9 +140,9 @@ func TestPipelineAnswersAsQueries(t *testing.T) {
 				v, err := q.PaymentLockByProviderID(ctx, db.PaymentLockByProviderIDParams{Provider: "test", ProviderPaymentID: &providerID})
 				return db.Row[db.Payment]{Val: v, Found: true}, err
 			},
-			func(p *db.Pipeline) func() any {
+			func(p *db.Pipeline) func(pgx.Tx) any {
 				r := p.PaymentLockByProviderID(db.PaymentLockByProviderIDParams{Provider: "test", ProviderPaymentID: &providerID})
-				return func() any { return *r }
+				return func(pgx.Tx) any { return *r }
 			}},
 		{"PaymentSucceed",
 			func(tx pgx.Tx) (any, error) {
@@ -95,7 +150,7 @@ func TestPipelineAnswersAsQueries(t *testing.T) {
 				err := q.PaymentSucceed(ctx, db.PaymentSucceedParams{AmountCents: o.AmountCents, ProviderPaymentID: &providerID, ID: p.ID})
 				return paymentState(ctx, tx, p.ID), err
 			},
-			func(pl *db.Pipeline) func() any {
+			func(pl *db.Pipeline) func(pgx.Tx) any {
 				pl.PaymentSucceed(db.PaymentSucceedParams{AmountCents: o.AmountCents, ProviderPaymentID: &providerID, ID: p.ID})
 				return nil
 			}},
@@ -104,18 +159,18 @@ func TestPipelineAnswersAsQueries(t *testing.T) {
 				v, err := db.New(tx).HoldLock(ctx, db.HoldLockParams{EventID: eventID, ID: o.HoldID})
 				return db.Row[db.HoldLockRow]{Val: v, Found: true}, err
 			},
-			func(p *db.Pipeline) func() any {
+			func(p *db.Pipeline) func(pgx.Tx) any {
 				r := p.HoldLock(db.HoldLockParams{EventID: eventID, ID: o.HoldID})
-				return func() any { return *r }
+				return func(pgx.Tx) any { return *r }
 			}},
 		{"BuyerLock",
 			func(tx pgx.Tx) (any, error) {
 				q := db.New(tx)
 				return nil, q.BuyerLock(ctx, db.BuyerLockParams{Buyer: o.Buyer, EventID: eventID})
 			},
-			func(p *db.Pipeline) func() any {
+			func(p *db.Pipeline) func(pgx.Tx) any {
 				p.BuyerLock(db.BuyerLockParams{Buyer: o.Buyer, EventID: eventID})
-				return func() any { return nil }
+				return func(pgx.Tx) any { return nil }
 			}},
 		{"BuyerPlaces",
 			func(tx pgx.Tx) (any, error) {
@@ -123,18 +178,18 @@ func TestPipelineAnswersAsQueries(t *testing.T) {
 				v, err := q.BuyerPlaces(ctx, db.BuyerPlacesParams{EventID: eventID, Buyer: o.Buyer, ExceptHoldID: 0})
 				return db.Row[int32]{Val: v, Found: true}, err
 			},
-			func(p *db.Pipeline) func() any {
+			func(p *db.Pipeline) func(pgx.Tx) any {
 				r := p.BuyerPlaces(db.BuyerPlacesParams{EventID: eventID, Buyer: o.Buyer, ExceptHoldID: 0})
-				return func() any { return *r }
+				return func(pgx.Tx) any { return *r }
 			}},
 		{"SeatSell",
 			func(tx pgx.Tx) (any, error) {
 				q := db.New(tx)
 				return q.SeatSell(ctx, db.SeatSellParams{EventID: eventID, SeatIds: o.SeatIds, OrderID: &o.ID, HoldID: &o.HoldID})
 			},
-			func(p *db.Pipeline) func() any {
+			func(p *db.Pipeline) func(pgx.Tx) any {
 				r := p.SeatSell(db.SeatSellParams{EventID: eventID, SeatIds: o.SeatIds, OrderID: &o.ID, HoldID: &o.HoldID})
-				return func() any { return r.Vals }
+				return func(pgx.Tx) any { return r.Vals }
 			}},
 		{"SeatSell, then TicketsIssueForSeats",
 			func(tx pgx.Tx) (any, error) {
@@ -144,19 +199,19 @@ func TestPipelineAnswersAsQueries(t *testing.T) {
 				}
 				return q.TicketsIssueForSeats(ctx, db.TicketsIssueForSeatsParams{EventID: eventID, OrderID: o.ID})
 			},
-			func(p *db.Pipeline) func() any {
+			func(p *db.Pipeline) func(pgx.Tx) any {
 				p.SeatSell(db.SeatSellParams{EventID: eventID, SeatIds: o.SeatIds, OrderID: &o.ID, HoldID: &o.HoldID})
 				r := p.TicketsIssueForSeats(db.TicketsIssueForSeatsParams{EventID: eventID, OrderID: o.ID})
-				return func() any { return r.N }
+				return func(pgx.Tx) any { return r.N }
 			}},
 		{"HoldMarkSold",
 			func(tx pgx.Tx) (any, error) {
 				q := db.New(tx)
 				return q.HoldMarkSold(ctx, db.HoldMarkSoldParams{EventID: eventID, ID: o.HoldID})
 			},
-			func(p *db.Pipeline) func() any {
+			func(p *db.Pipeline) func(pgx.Tx) any {
 				r := p.HoldMarkSold(db.HoldMarkSoldParams{EventID: eventID, ID: o.HoldID})
-				return func() any { return r.N }
+				return func(pgx.Tx) any { return r.N }
 			}},
 		{"OrderConfirm",
 			func(tx pgx.Tx) (any, error) {
@@ -165,10 +220,10 @@ func TestPipelineAnswersAsQueries(t *testing.T) {
 				o, _ := q.OrderLock(ctx, o.ID)
 				return [2]any{o.Status, *o.PaymentID}, err
 			},
-			func(p *db.Pipeline) func() any {
+			func(p *db.Pipeline) func(pgx.Tx) any {
 				p.OrderConfirm(db.OrderConfirmParams{PaymentID: &providerID, ID: o.ID})
 				r := p.OrderLock(o.ID)
-				return func() any { return [2]any{r.Val.Status, *r.Val.PaymentID} }
+				return func(pgx.Tx) any { return [2]any{r.Val.Status, *r.Val.PaymentID} }
 			}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -188,7 +243,7 @@ func TestPipelineAnswersAsQueries(t *testing.T) {
 				if result == nil { // the statement returns nothing: read what it did
 					return paymentState(ctx, tx, p.ID)
 				}
-				return result()
+				return result(tx)
 			})
 			if !reflect.DeepEqual(got, want) {
 				t.Errorf("pipelined: %#v\nalone:     %#v", got, want)
@@ -278,6 +333,19 @@ func ignoreNoRows(err error) error {
 		return nil
 	}
 	return err
+}
+
+// holdOf describes the hold row made as HoldCreate said: its buyer, seats and time to
+// live, and whether its expiry is the one HoldCreate answered.
+func holdOf(ctx context.Context, tx pgx.Tx, eventID int64, made db.HoldCreateRow) string {
+	var desc string
+	err := tx.QueryRow(ctx, `
+		SELECT buyer || ' ' || seat_count || ' ' || extract(epoch FROM expires_at - now())::int || ' ' || (expires_at = $3)
+		FROM holds WHERE event_id = $1 AND id = $2`, eventID, made.ID, made.ExpiresAt).Scan(&desc)
+	if err != nil {
+		return "error: " + err.Error()
+	}
+	return desc
 }
 
 // paymentState is the payment's state and amount, as tx sees them.
