@@ -69,7 +69,7 @@ type Config struct {
 	// (LATENCY_BOUND; "off": 0, they always admit at the configured rate).
 	LatencyBound time.Duration
 	// EmailWait is the longest a confirmation email waits for the sale's steps to
-	// come back under half the latency bound (EMAIL_WAIT; "off": 0, never waits).
+	// come back under a fifth of the latency bound (EMAIL_WAIT; "off": 0, never waits).
 	EmailWait time.Duration
 }
 
