@@ -20,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -58,7 +59,8 @@ type Config struct {
 	// a random delay, so that a test sees the periodic job promptly.
 	TestOnly bool
 	// Busy, when set, says whether the sale presses the application now. A
-	// confirmation email waits while it does, for up to EmailWait after it was queued:
+	// confirmation email waits while it does and until it has not for a few seconds
+	// (the sale has eased, not just dipped), for up to EmailWait after it was queued:
 	// the buyer has the tickets on the order page already, and the email's QR images
 	// are the heaviest work the server does besides the sale (see confirmationWorker).
 	// A waiting confirmation keeps its worker: the other emails (refunds, resends)
@@ -96,7 +98,7 @@ func New(pool *pgxpool.Pool, b Booking, m *mail.Mailer, cfg Config, log *slog.Lo
 	if cfg.Busy == nil {
 		cfg.EmailWait = 0
 	}
-	d := deps{booking: b, mailer: m, site: cfg.Site, pool: pool, log: log, busy: cfg.Busy, emailWait: cfg.EmailWait}
+	d := deps{booking: b, mailer: m, site: cfg.Site, pool: pool, log: log, busy: cfg.Busy, emailWait: cfg.EmailWait, lastBusy: new(atomic.Int64)}
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &confirmationWorker{deps: d})
 	river.AddWorker(workers, &refundEmailWorker{deps: d})

@@ -548,6 +548,41 @@ func TestConfirmationWaitsForTheSale(t *testing.T) {
 			t.Errorf("the order was read %d times, want once", n)
 		}
 	})
+	t.Run("not in a dip of the sale", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t)
+		// The sale answers "busy" and "not busy" by turns, as the load meter's level
+		// does around its mark in a sale, until it eases for good.
+		var calls, eased atomic.Int64
+		h.q = h.queue(t, h.pool, func(c *jobs.Config) {
+			c.EmailWait = time.Hour
+			c.Busy = func() bool {
+				n := calls.Add(1)
+				if eased.Load() != 0 {
+					return false
+				}
+				return n%2 == 1
+			}
+		})
+		r := h.order(3, booking.StatusConfirmed)
+		h.inTx(t, true, func(tx pgx.Tx) error { return h.q.OrderConfirmed(t.Context(), tx, r.Order.ID) })
+		h.run(t, h.q)
+		deadline := time.Now().Add(30 * time.Second)
+		for calls.Load() < 12 && h.mails(t, r.Order.Email) == 0 { // six dips answered "not busy"
+			if time.Now().After(deadline) {
+				t.Fatalf("the confirmation asked %d times in 30 s whether the sale is busy, want 12", calls.Load())
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		if got := h.mails(t, r.Order.Email); got != 0 {
+			t.Errorf("%d emails sent in a dip of the sale, want 0", got)
+		}
+		eased.Store(time.Now().UnixNano())
+		h.catcher.Wait(t, r.Order.Email, 1)
+		if n := h.fake.receipts(r.Order.ID); n != 1 {
+			t.Errorf("the order was read %d times, want once", n)
+		}
+	})
 	t.Run("EmailWait at most", func(t *testing.T) {
 		t.Parallel()
 		h := newHarness(t)
