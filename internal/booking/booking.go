@@ -72,6 +72,8 @@ type Service struct {
 
 	maps mapCache // seat maps, kept current by the live feed: mapcache.go
 
+	owners orderOwners // each order's event and buyer, for OrderEvent: owners.go
+
 	// counters hear of holds, sales and refunds after commit (counters.go); nil: none.
 	counters Counters
 

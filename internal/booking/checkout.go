@@ -93,6 +93,7 @@ func (s *Service) Checkout(ctx context.Context, id HoldID, buyer, email string) 
 	if err != nil {
 		return Order{}, err
 	}
+	s.owners.put(o.ID, orderOwner{event: o.EventID, buyer: o.Buyer})
 	if confirmed {
 		s.countConfirmed(o)
 	}
@@ -131,17 +132,27 @@ func (s *Service) Order(ctx context.Context, orderID int64, buyer string) (Order
 	return view, nil
 }
 
-// OrderEvent is the event of the buyer's order, in one read: what a check in front of
-// the order's calls needs, without the order's whole view (its seats, payments and
-// refunds). Another buyer's order is not found.
+// OrderEvent is the event of the buyer's order: what a check in front of the order's
+// calls needs, without the order's whole view (its seats, payments and refunds). An
+// order this process checked out or looked up before is answered from memory (an
+// order's event and buyer never change: owners.go); any other in one read. Another
+// buyer's order is not found.
 func (s *Service) OrderEvent(ctx context.Context, orderID int64, buyer string) (int64, error) {
-	o, err := s.q.OrderGet(ctx, orderID)
-	if errors.Is(err, pgx.ErrNoRows) || (err == nil && o.Buyer != buyer) {
-		return 0, ErrOrderNotFound
-	} else if err != nil {
-		return 0, translate(err)
+	own, ok := s.owners.get(orderID)
+	if !ok {
+		o, err := s.q.OrderGet(ctx, orderID)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return 0, ErrOrderNotFound
+		} else if err != nil {
+			return 0, translate(err)
+		}
+		own = orderOwner{event: o.EventID, buyer: o.Buyer}
+		s.owners.put(orderID, own)
 	}
-	return o.EventID, nil
+	if own.buyer != buyer {
+		return 0, ErrOrderNotFound
+	}
+	return own.event, nil
 }
 
 // orderView reads the order id with what its buyer's view shows (seats, places,

@@ -95,9 +95,9 @@ func (s *Service) Pay(ctx context.Context, orderID int64, buyer string, m Paymen
 }
 
 // claimPayment takes the order's payment claim, or says why it cannot. The order is
-// read once, locked in the claim's transaction: no read before it, since every pay
-// call's middleware has just read the order too (eventOfOrder), and the pool's
-// connections are what an onsale's steps wait for. Another buyer's order is not found;
+// read once, locked in the claim's transaction: no read before it, since the pool's
+// connections are what an onsale's steps wait for (the pay call's middleware found
+// the order's event with OrderEvent, from memory when this process checked it out). Another buyer's order is not found;
 // a free order is errFreeOrder, with the order, for payFree.
 func (s *Service) claimPayment(ctx context.Context, orderID int64, buyer string) (db.Order, db.Payment, error) {
 	var o db.Order
