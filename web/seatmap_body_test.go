@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"sync"
 	"testing"
 	"time"
 
@@ -92,13 +93,119 @@ func BenchmarkSeatMapBody(b *testing.B) {
 			b.ReportMetric(float64(buf.Len()), "gz-bytes")
 		}
 	})
-	b.Run("body-bestspeed", func(b *testing.B) {
+	b.Run("body-bestspeed", func(b *testing.B) { // every seat encoded, as the first copy is
 		for b.Loop() {
-			body, err := encodeSeatMap(m)
+			var e mapEncoder
+			body, err := e.encode(m)
 			if err != nil {
 				b.Fatal(err)
 			}
 			b.ReportMetric(float64(len(body.gz)), "gz-bytes")
 		}
 	})
+	b.Run("body-next-copy", func(b *testing.B) { // a copy after one: the seats' parts kept
+		var e mapEncoder
+		if _, err := e.encode(m); err != nil {
+			b.Fatal(err)
+		}
+		n := 0
+		for b.Loop() {
+			n++
+			m.Seats[n%len(m.Seats)].Status = booking.SeatSold
+			body, err := e.encode(m)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(float64(len(body.gz)), "gz-bytes")
+		}
+	})
+}
+
+// TestMapEncoderAsEncodingJSON: the map's body is byte for byte what encoding/json
+// writes of seatMapJSON, for a first copy and for the copies after it, whose seats
+// changed status, price, name or place, or were added or taken away; with names that
+// encoding/json escapes.
+func TestMapEncoderAsEncodingJSON(t *testing.T) {
+	t.Parallel()
+	want := func(m booking.SeatMap) []byte {
+		out := seatMapJSON{EventID: m.EventID, Seats: make([]mapSeatJSON, len(m.Seats)), GATiers: make([]gaTierJSON, len(m.GATiers))}
+		for i, st := range m.Seats {
+			out.Seats[i] = mapSeatJSON{ID: st.ID, Section: st.Section, Row: st.Row, Number: st.Number,
+				PriceCents: st.PriceCents, Status: st.Status, X: st.X, Y: st.Y, Accessible: st.Accessible}
+		}
+		for i, g := range m.GATiers {
+			out.GATiers[i] = gaTierJSON{ID: g.ID, Name: g.Name, PriceCents: g.PriceCents, Remaining: g.Remaining}
+		}
+		var b bytes.Buffer
+		if err := json.NewEncoder(&b).Encode(out); err != nil {
+			t.Fatal(err)
+		}
+		return b.Bytes()
+	}
+	m := stadiumMap(500, 1)
+	m.Seats[3].Section = `Rang "A" <Süd> & status":"`
+	m.Seats[4].Row = "\u2028 "
+	m.Seats[5].Accessible = true
+	m.Seats[6].Status = `odd "status"`
+	var e mapEncoder
+	check := func(what string, m booking.SeatMap) {
+		t.Helper()
+		body, err := e.encode(m)
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		if w := want(m); !bytes.Equal(body.plain, w) {
+			at := 0
+			for at < min(len(w), len(body.plain)) && w[at] == body.plain[at] {
+				at++
+			}
+			t.Errorf("%s: the body differs from encoding/json's at byte %d of %d:\n got %.80q\nwant %.80q",
+				what, at, len(w), body.plain[at:], w[at:])
+		}
+	}
+	check("first copy", m)
+	m.Seats[0].Status = booking.SeatSold
+	m.Seats[7].PriceCents = 9900
+	m.Seats[8].Section = "Balcony"
+	m.Seats[9].X, m.Seats[9].Y = 1, 2
+	m.Seats[10].Accessible = true
+	m.Seats[5].Accessible = false
+	m.Seats[11].Rank = 99 // not in the JSON
+	m.GATiers[0].Remaining = 41
+	check("next copy", m)
+	m.Seats = m.Seats[:300]
+	check("fewer seats", m)
+	m = stadiumMap(600, 3)
+	check("more seats, every one changed", m)
+	m.Seats, m.GATiers = nil, nil
+	check("no seats", m)
+}
+
+// TestMapBodiesOneEncodePerCopy: requests that ask at once for a new copy of the map
+// get one body, encoded once, not one each.
+func TestMapBodiesOneEncodePerCopy(t *testing.T) {
+	t.Parallel()
+	var b mapBodies
+	if _, err := b.of(stadiumMap(3000, 1)); err != nil {
+		t.Fatal(err)
+	}
+	m := stadiumMap(3000, 2)
+	const n = 8
+	bodies := make([]*mapBody, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			body, err := b.of(m)
+			if err != nil {
+				t.Error(err)
+			}
+			bodies[i] = body
+		})
+	}
+	wg.Wait()
+	for i, body := range bodies {
+		if body != bodies[0] {
+			t.Fatalf("request %d got a body of its own: the copy was encoded more than once", i)
+		}
+	}
 }
