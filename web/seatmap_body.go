@@ -23,10 +23,17 @@ import (
 // Echo's middleware's level 5 the compression alone had been 7 % of the server's CPU
 // during make onsale's sale, for one map a second.
 type mapBodies struct {
-	mu  sync.Mutex
-	m   map[int64]*mapBody    // event id → the body of its latest copy
-	enc map[int64]*mapEncoder // event id → its encoder
+	mu    sync.Mutex
+	m     map[int64]*mapBody    // event id → the body of its latest copy
+	enc   map[int64]*mapEncoder // event id → its encoder
+	swept time.Time             // when events unasked for mapIdle were last dropped
+	now   func() time.Time      // the clock (tests); nil: time.Now
 }
+
+// mapIdle is how long an event's body and encoder are kept unasked: a stadium's are
+// some 13 MB, and a box office serves many events over its life, most of them past.
+// An event asked for again is encoded whole once more (about 100 ms).
+const mapIdle = 10 * time.Minute
 
 // mapBody is one copy of an event's map, encoded.
 type mapBody struct {
@@ -39,10 +46,12 @@ type mapBody struct {
 // request at a time encodes an event's map; those that arrive meanwhile for the same
 // copy wait for its body rather than encode it again.
 func (b *mapBodies) of(m booking.SeatMap) (*mapBody, error) {
-	if cur := b.latest(m); cur != nil {
-		return cur, nil
-	}
 	b.mu.Lock()
+	now := time.Now()
+	if b.now != nil {
+		now = b.now()
+	}
+	b.sweep(now)
 	if b.enc == nil {
 		b.m, b.enc = map[int64]*mapBody{}, map[int64]*mapEncoder{}
 	}
@@ -51,11 +60,19 @@ func (b *mapBodies) of(m booking.SeatMap) (*mapBody, error) {
 		e = &mapEncoder{}
 		b.enc[m.EventID] = e
 	}
+	e.used = now
+	cur := b.latest(m)
 	b.mu.Unlock()
+	if cur != nil {
+		return cur, nil
+	}
 
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if cur := b.latest(m); cur != nil { // encoded while this request waited
+	b.mu.Lock()
+	cur = b.latest(m) // encoded while this request waited
+	b.mu.Unlock()
+	if cur != nil {
 		return cur, nil
 	}
 	body, err := e.encode(m)
@@ -70,10 +87,23 @@ func (b *mapBodies) of(m booking.SeatMap) (*mapBody, error) {
 	return body, nil
 }
 
-// latest is the body of m if it is the copy encoded last, else nil.
+// sweep drops, at most once a minute, the bodies and encoders of events no request
+// has asked for in mapIdle. b.mu is held.
+func (b *mapBodies) sweep(now time.Time) {
+	if now.Sub(b.swept) < time.Minute {
+		return
+	}
+	b.swept = now
+	for id, e := range b.enc {
+		if now.Sub(e.used) > mapIdle {
+			delete(b.enc, id)
+			delete(b.m, id)
+		}
+	}
+}
+
+// latest is the body of m if it is the copy encoded last, else nil. b.mu is held.
 func (b *mapBodies) latest(m booking.SeatMap) *mapBody {
-	b.mu.Lock()
-	defer b.mu.Unlock()
 	if cur := b.m[m.EventID]; cur != nil && cur.version == m.Version && cur.at.Equal(m.At) {
 		return cur
 	}
@@ -86,6 +116,8 @@ func (b *mapBodies) latest(m booking.SeatMap) *mapBody {
 // 50,000 seats each second had been 6 % of the server's CPU in make onsale (p44d). A
 // seat whose name, place or price changed is encoded again.
 type mapEncoder struct {
+	used time.Time // when a request last asked for the map (mapBodies.mu)
+
 	mu       sync.Mutex
 	seats    []seatParts
 	statuses map[string][]byte // a status, as a JSON string

@@ -209,3 +209,34 @@ func TestMapBodiesOneEncodePerCopy(t *testing.T) {
 		}
 	}
 }
+
+// TestMapBodiesForgetIdleEvents: an event's body and encoder go once no request has
+// asked for its map in mapIdle; an event asked for meanwhile keeps them.
+func TestMapBodiesForgetIdleEvents(t *testing.T) {
+	t.Parallel()
+	now := time.Unix(1_800_000_000, 0)
+	b := mapBodies{now: func() time.Time { return now }}
+	past, busy := stadiumMap(100, 1), stadiumMap(100, 1)
+	past.EventID, busy.EventID = 1, 2
+	for _, m := range []booking.SeatMap{past, busy} {
+		if _, err := b.of(m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	now = now.Add(mapIdle / 2)
+	if _, err := b.of(busy); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(mapIdle/2 + time.Minute)
+	if _, err := b.of(busy); err != nil {
+		t.Fatal(err)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.enc[1] != nil || b.m[1] != nil {
+		t.Errorf("event 1, unasked for %s: its body and encoder kept", mapIdle+time.Minute)
+	}
+	if b.enc[2] == nil || b.m[2] == nil {
+		t.Errorf("event 2, asked for %s ago: its body or encoder dropped", mapIdle/2+time.Minute)
+	}
+}
