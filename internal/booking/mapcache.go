@@ -33,9 +33,17 @@ const snapshotEvery = 100 * time.Millisecond
 type mapCache struct {
 	mu        sync.Mutex
 	entries   map[int64]*mapEntry
-	fedMaxAge time.Duration // fedMapMaxAge; tests change it
-	snapEvery time.Duration // snapshotEvery; tests change it
+	used      map[int64]time.Time // when each entry was last asked for
+	swept     time.Time           // when idle entries were last dropped
+	fedMaxAge time.Duration       // fedMapMaxAge; tests change it
+	snapEvery time.Duration       // snapshotEvery; tests change it
+	now       func() time.Time    // the clock; tests change it
 }
+
+// mapIdle is how long an entry nobody asks for is kept, unless the live feed follows
+// it: a stadium's map is some 8 MB, and a box office serves many events over its life,
+// most of them past. An event asked for again is loaded whole once more.
+const mapIdle = 10 * time.Minute
 
 // mapEntry is one event's map. Lock order: loadMu, then snapMu, then mu.
 type mapEntry struct {
@@ -67,19 +75,45 @@ type mapEntry struct {
 }
 
 func newMapCache() mapCache {
-	return mapCache{entries: map[int64]*mapEntry{}, fedMaxAge: fedMapMaxAge, snapEvery: snapshotEvery}
+	return mapCache{entries: map[int64]*mapEntry{}, used: map[int64]time.Time{},
+		fedMaxAge: fedMapMaxAge, snapEvery: snapshotEvery, now: time.Now}
 }
 
 // entry returns the event's entry, creating an empty one.
 func (c *mapCache) entry(eventID int64) *mapEntry {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	now := c.now()
+	c.sweep(now)
 	e := c.entries[eventID]
 	if e == nil {
 		e = &mapEntry{loadMu: make(chan struct{}, 1)}
 		c.entries[eventID] = e
 	}
+	c.used[eventID] = now
 	return e
+}
+
+// sweep drops, at most once a minute, the entries nobody has asked for in mapIdle,
+// unless the live feed follows them or they are loading or locked right now (an entry
+// in use is not idle; TryRLock keeps the lock order out of it). Whoever still holds a
+// dropped entry finishes with it; the next reader loads a new one. c.mu is held.
+func (c *mapCache) sweep(now time.Time) {
+	if now.Sub(c.swept) < time.Minute {
+		return
+	}
+	c.swept = now
+	for id, e := range c.entries {
+		if now.Sub(c.used[id]) <= mapIdle || len(e.loadMu) > 0 || !e.mu.TryRLock() {
+			continue
+		}
+		fed, loading := e.fed, e.loading
+		e.mu.RUnlock()
+		if !fed && !loading {
+			delete(c.entries, id)
+			delete(c.used, id)
+		}
+	}
 }
 
 // forget drops the event's entry if it is still e.
@@ -88,13 +122,18 @@ func (c *mapCache) forget(eventID int64, e *mapEntry) {
 	defer c.mu.Unlock()
 	if c.entries[eventID] == e {
 		delete(c.entries, eventID)
+		delete(c.used, eventID)
 	}
 }
 
 func (c *mapCache) lookup(eventID int64) *mapEntry {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.entries[eventID]
+	e := c.entries[eventID]
+	if e != nil {
+		c.used[eventID] = c.now()
+	}
+	return e
 }
 
 // SeatMap returns the event's seats and GA tiers with the Version they reflect. Served

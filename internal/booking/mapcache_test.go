@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -361,4 +362,44 @@ func TestFedMapServedWhileReloading(t *testing.T) {
 	e := f.svc.maps.lookup(f.event)
 	e.loadMu <- struct{}{} // the reload beside the readers has finished
 	<-e.loadMu
+}
+
+// TestSeatMapCacheForgetsIdleEvents: an event's map nobody has asked for in mapIdle is
+// dropped, and its next reader loads it anew, whole; one the live feed follows is kept
+// however long nobody reads it here.
+func TestSeatMapCacheForgetsIdleEvents(t *testing.T) {
+	t.Parallel()
+	f := demoFixture(t, DefaultConfig())
+	var clock atomic.Int64
+	clock.Store(time.Now().UnixNano())
+	f.svc.maps.mu.Lock()
+	f.svc.maps.now = func() time.Time { return time.Unix(0, clock.Load()) }
+	f.svc.maps.mu.Unlock()
+	entry := func() *mapEntry {
+		f.svc.maps.mu.Lock()
+		defer f.svc.maps.mu.Unlock()
+		return f.svc.maps.entries[f.event]
+	}
+	read := func() {
+		t.Helper()
+		m, err := f.svc.SeatMap(t.Context(), f.event)
+		if err != nil || len(m.Seats) != 1980 {
+			t.Fatalf("seat map: %d seats, %v; want 1980", len(m.Seats), err)
+		}
+	}
+	read()
+	first := entry()
+	clock.Add(int64(mapIdle + 2*time.Minute))
+	read()
+	second := entry()
+	if second == first {
+		t.Fatalf("the map unasked for %s: kept, want it dropped and loaded anew", mapIdle+2*time.Minute)
+	}
+
+	f.svc.ResyncSeatMap(t.Context(), f.event, 1) // the live feed follows it from here
+	clock.Add(int64(mapIdle + 2*time.Minute))
+	read()
+	if entry() != second {
+		t.Errorf("a map the live feed follows was dropped after %s unread", mapIdle+2*time.Minute)
+	}
 }
