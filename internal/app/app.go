@@ -173,7 +173,7 @@ func New(ctx context.Context, cfg config.Config, opt Options) (a *App, err error
 	}
 	a.Load = load.New(cfg.LatencyBound)
 	a.Jobs, err = jobs.New(a.Pool, a.Booking, a.Mail, jobs.Config{
-		Workers: cfg.JobWorkers, ReconcileInterval: cfg.ReconcileInterval,
+		Workers: cfg.JobWorkers, EmailWorkers: cfg.EmailWorkers, ReconcileInterval: cfg.ReconcileInterval,
 		Site:        mail.Site{BaseURL: cfg.BaseURL, MaxPerBuyer: cfg.MaxPerBuyer},
 		StopTimeout: cfg.ShutdownTimeout / 2, TestOnly: opt.JobsTestOnly,
 		Busy: func() bool { return a.Load.Level() >= emailEaseLevel }, EmailWait: cfg.EmailWait,

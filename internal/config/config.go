@@ -56,7 +56,8 @@ type Config struct {
 	SMTP              SMTP          // SMTP_URL; unset, email is noted in the log (never its text) and not sent
 	MailFrom          string        // MAIL_FROM
 	BaseURL           string        // BASE_URL: the site's public address, for links in email
-	JobWorkers        int           // JOB_WORKERS: jobs of each queue (money, email) one instance works at once
+	JobWorkers        int           // JOB_WORKERS: the money's jobs (refunds, reconciliation) one instance works at once
+	EmailWorkers      int           // EMAIL_WORKERS: emails one instance sends at once
 	ReconcileInterval time.Duration // RECONCILE_INTERVAL: how often payments are reconciled
 	// ReconcileAfter is how long a pending payment (or refund) waits for the
 	// provider's word before reconciliation looks it up (RECONCILE_AFTER).
@@ -160,6 +161,7 @@ func Load(getenv func(string) string) (Config, error) {
 	c.RateLimit = num("RATE_LIMIT", 10)
 	c.RateBurst = num("RATE_BURST", 20)
 	c.JobWorkers = num("JOB_WORKERS", 4)
+	c.EmailWorkers = num("EMAIL_WORKERS", 16)
 	c.ReconcileInterval = dur("RECONCILE_INTERVAL", time.Minute)
 	c.StaffIdleTimeout = dur("STAFF_IDLE_TIMEOUT", 30*time.Minute)
 	c.StaffLifetime = dur("STAFF_SESSION_LIFETIME", 12*time.Hour)

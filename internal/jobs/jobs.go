@@ -16,6 +16,7 @@
 package jobs
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -42,11 +43,16 @@ type Booking interface {
 
 // Config tunes the queue.
 type Config struct {
-	// Workers is how many jobs of each queue (the money's, the emails': QueueEmail)
-	// one instance works at once (JOB_WORKERS). Each may hold a database connection,
-	// on top of River's own few (one listens for new jobs, the leader runs
-	// maintenance).
+	// Workers is how many of the money's jobs (refunds, reconciliation) one instance
+	// works at once (JOB_WORKERS). Each may hold a database connection, on top of
+	// River's own few (one listens for new jobs, the leader runs maintenance).
 	Workers int
+	// EmailWorkers is how many emails (QueueEmail) one instance sends at once
+	// (EMAIL_WORKERS; 0: Workers). An email spends most of its time waiting: for the
+	// sale to ease, or for the mail server. After an onsale the confirmations queued
+	// during it go out as fast as the workers fetch them: River fetches a queue at
+	// most every 100 ms, so 4 workers sent about 40 a second (make onsale, p44d).
+	EmailWorkers int
 	// ReconcileInterval is how often reconciliation runs (RECONCILE_INTERVAL); River's
 	// periodic jobs are meant for a minute or more.
 	ReconcileInterval time.Duration
@@ -119,7 +125,7 @@ func New(pool *pgxpool.Pool, b Booking, m *mail.Mailer, cfg Config, log *slog.Lo
 	client, err := river.NewClient(riverpgxv5.New(pool), &river.Config{
 		Queues: map[string]river.QueueConfig{
 			river.QueueDefault: {MaxWorkers: cfg.Workers}, // refunds and reconciliation
-			QueueEmail:         {MaxWorkers: cfg.Workers},
+			QueueEmail:         {MaxWorkers: cmp.Or(cfg.EmailWorkers, cfg.Workers)},
 		},
 		Workers:                     workers,
 		PeriodicJobs:                []*river.PeriodicJob{reconcile},

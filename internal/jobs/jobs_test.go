@@ -502,6 +502,40 @@ func (h *harness) running(t *testing.T, kind string) []*rivertype.JobRow {
 	return res.Jobs
 }
 
+// TestEmailWorkers: the emails are sent by EmailWorkers at once, not by the money's
+// Workers: with 6 email workers and 4 for the money, 6 confirmations run together.
+func TestEmailWorkers(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.fake.gate = make(chan struct{})
+	h.q = h.queue(t, h.pool, func(c *jobs.Config) { c.EmailWorkers = 6 })
+	var ids []int64
+	for i := range int64(9) {
+		ids = append(ids, h.order(200+i, booking.StatusConfirmed).Order.ID)
+	}
+	h.inTx(t, true, func(tx pgx.Tx) error {
+		var err error
+		for _, id := range ids {
+			err = errors.Join(err, h.q.OrderConfirmed(t.Context(), tx, id))
+		}
+		return err
+	})
+	h.run(t, h.q)
+	deadline := time.Now().Add(30 * time.Second)
+	for len(h.running(t, jobs.OrderConfirmedEmail{}.Kind())) < 6 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d confirmations running after 30 s, want 6 (EmailWorkers)", len(h.running(t, jobs.OrderConfirmedEmail{}.Kind())))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(300 * time.Millisecond) // three of River's fetches: no seventh may start
+	if n := len(h.running(t, jobs.OrderConfirmedEmail{}.Kind())); n != 6 {
+		t.Errorf("%d confirmations running, want 6 (EmailWorkers)", n)
+	}
+	close(h.fake.gate)
+	h.waitIdle(t)
+}
+
 // TestConfirmationWaitsForTheSale: while the sale presses the application
 // (Config.Busy), a confirmation waits: its order is not read and no email goes. Once
 // the sale eases, it goes. A sale that never eases holds it back EmailWait after it
