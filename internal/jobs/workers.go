@@ -70,9 +70,9 @@ const easePoll = 250 * time.Millisecond
 
 // easeCalm is how long the sale must have been calm (no waiting confirmation told it
 // is busy) before the confirmations go: the load meter's window. The meter's level
-// dips under the mark now and then in a sale; answering each dip sent four emails'
-// QR images into the next second of the sale, so that in run p44c the emails still
-// ran beside half of it.
+// dips under the mark now and then in a sale; answering each dip sent every waiting
+// worker's email, QR images and all, into the next second of the sale, so that in
+// run p44c the emails still ran beside half of it.
 const easeCalm = 5 * time.Second
 
 // easeOff waits while the sale is busy or has been within easeCalm, until emailWait
