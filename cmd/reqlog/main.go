@@ -10,9 +10,10 @@
 //
 // Routes are the paths with their numeric segments and hold ids made ":id"; a hold
 // is split by its kind (seats, best, standing; -kinds=false for all holds as one
-// route). -min leaves out routes with fewer
-// requests; -after and -before keep the requests logged from and before that many
-// seconds after the log's first request line.
+// route). -min leaves out routes with fewer requests; -after and -before keep the
+// requests logged from and before that many seconds after the log's first request
+// line. -phase ROUTE shows instead when in the second that route's requests started
+// and which of those moments its slowest requests started in.
 package main
 
 import (
@@ -63,8 +64,9 @@ func main() {
 	after := flag.Float64("after", 0, "keep requests logged at least this many seconds after the first")
 	before := flag.Float64("before", 0, "keep requests logged less than this many seconds after the first (0: all)")
 	kinds := flag.Bool("kinds", true, "split holds by their kind (seats, best, standing)")
+	phase := flag.String("phase", "", "instead, when in the second the named route's requests started, e.g. 'POST /api/v1/events/:id/holds'")
 	flag.Usage = func() {
-		fmt.Fprintln(os.Stderr, "usage: reqlog [-min N] [-after S] [-before S] [-kinds=false] [server.log]  (stdin without a file)")
+		fmt.Fprintln(os.Stderr, "usage: reqlog [-min N] [-after S] [-before S] [-kinds=false] [-phase ROUTE] [server.log]  (stdin without a file)")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -78,12 +80,21 @@ func main() {
 		defer f.Close()
 		in = f
 	}
-	routes, err := summarize(in, *minN, *after, *before, *kinds)
+	es, err := readLog(in, *after, *before)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "reqlog:", err)
 		os.Exit(1)
 	}
-	write(os.Stdout, routes)
+	if *phase != "" {
+		p, ok := phasesOf(es, *phase, *kinds)
+		if !ok {
+			fmt.Fprintf(os.Stderr, "reqlog: no request of route %q (routes are named as reqlog prints them)\n", *phase)
+			os.Exit(1)
+		}
+		writePhases(os.Stdout, p)
+		return
+	}
+	write(os.Stdout, summarize(es, *minN, *kinds))
 }
 
 var idSegment = regexp.MustCompile(`/[0-9]+(-[0-9]+)?(/|$)`)
@@ -106,10 +117,10 @@ func routeOf(e entry, kinds bool) string {
 	return name
 }
 
-// summarize reads request log lines (other lines are skipped) and sums them up by
-// route, the busiest first.
-func summarize(in io.Reader, minN int, after, before float64, kinds bool) ([]route, error) {
-	byRoute := map[string][]entry{}
+// readLog reads request log lines (other lines are skipped), those logged from after
+// and before before that many seconds after the first request line (0: no bound).
+func readLog(in io.Reader, after, before float64) ([]entry, error) {
+	var es []entry
 	var first time.Time
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
@@ -129,11 +140,17 @@ func summarize(in io.Reader, minN int, after, before float64, kinds bool) ([]rou
 		if (after > 0 && at < after) || (before > 0 && at >= before) {
 			continue
 		}
+		es = append(es, e)
+	}
+	return es, sc.Err()
+}
+
+// summarize sums requests up by route, the busiest first.
+func summarize(all []entry, minN int, kinds bool) []route {
+	byRoute := map[string][]entry{}
+	for _, e := range all {
 		name := routeOf(e, kinds)
 		byRoute[name] = append(byRoute[name], e)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, err
 	}
 	var out []route
 	for name, es := range byRoute {
@@ -155,7 +172,7 @@ func summarize(in io.Reader, minN int, after, before float64, kinds bool) ([]rou
 		}
 		return strings.Compare(a.Name, b.Name)
 	})
-	return out, nil
+	return out
 }
 
 func ms(ns int64) float64 { return float64(ns) / 1e6 }

@@ -50,7 +50,7 @@ func TestSummarize(t *testing.T) {
 	for i := range 3 {
 		line(time.Duration(i)*time.Second, "/api/v1/events/5/holds", "seats", 5*time.Millisecond, 0, 0, 4*time.Millisecond, 0, 0)
 	}
-	routes, err := summarize(strings.NewReader(log.String()), 10, 0, 0, true)
+	routes, err := summarizeText(log.String(), 10, 0, 0, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +73,7 @@ func TestSummarize(t *testing.T) {
 
 	// A window: the requests logged from 10 s to 20 s after the first request line
 	// (the first best-available hold's, at 1 s).
-	routes, err = summarize(strings.NewReader(log.String()), 1, 10, 20, true)
+	routes, err = summarizeText(log.String(), 1, 10, 20, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +81,7 @@ func TestSummarize(t *testing.T) {
 		t.Errorf("window 10-20 s: got %+v, want the 10 holds of 11-20 ms", routes)
 	}
 	// Without kinds the 3 exact holds join the 100 others.
-	routes, err = summarize(strings.NewReader(log.String()), 10, 0, 0, false)
+	routes, err = summarizeText(log.String(), 10, 0, 0, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,3 +91,60 @@ func TestSummarize(t *testing.T) {
 }
 
 func near(a, b float64) bool { return math.Abs(a-b) < 1e-6 }
+
+func summarizeText(log string, minN int, after, before float64, kinds bool) ([]route, error) {
+	es, err := readLog(strings.NewReader(log), after, before)
+	if err != nil {
+		return nil, err
+	}
+	return summarize(es, minN, kinds), nil
+}
+
+// TestPhases: a request is placed in the tenth of the second it started in (its line
+// is written as it ends), and the slowest are counted where they started.
+func TestPhases(t *testing.T) {
+	t0 := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
+	var es []entry
+	add := func(start time.Duration, latency time.Duration, uri string) {
+		es = append(es, entry{Time: t0.Add(start + latency), Msg: "request", Method: "POST", URI: uri, Latency: int64(latency)})
+	}
+	// 1,000 holds a second apart, 5 ms each, starting at .05 s; every tenth of them
+	// starts at .85 s instead and takes 95 ms, its line written in the next second.
+	for i := range 1000 {
+		at := time.Duration(i)*time.Second + 50*time.Millisecond
+		if i%10 == 0 {
+			add(at+800*time.Millisecond, 95*time.Millisecond, "/api/v1/events/5/holds")
+			continue
+		}
+		add(at, 5*time.Millisecond, "/api/v1/events/5/holds")
+	}
+	add(0, time.Second, "/api/v1/orders/9") // another route: not counted
+	p, ok := phasesOf(es, "POST /api/v1/events/:id/holds", true)
+	if !ok {
+		t.Fatal("no holds found")
+	}
+	if p.N[0] != 900 || p.N[8] != 100 || p.N[9] != 0 {
+		t.Errorf("started by tenth: %v, want 900 in the first and 100 in the ninth", p.N)
+	}
+	// The p99 of 900 × 5 ms and 100 × 95 ms is 95 ms: none is slower than it.
+	if p.P99 != 95 || p.Slower != [10]int{} {
+		t.Errorf("p99 %v, slower %v: want 95 ms and none", p.P99, p.Slower)
+	}
+	// Make 5 of the slow ones slower still: they, alone, are past the p99.
+	for i := range 5 {
+		es[i*10].Latency = int64(200 * time.Millisecond)
+		es[i*10].Time = es[i*10].Time.Add(105 * time.Millisecond)
+	}
+	p, _ = phasesOf(es, "POST /api/v1/events/:id/holds", true)
+	if p.P99 != 95 || p.Slower[8] != 5 || p.Slower[0] != 0 || p.N[8] != 100 {
+		t.Errorf("p99 %v, slower by tenth %v (started %v): want 95 ms and the 5 in the ninth", p.P99, p.Slower, p.N)
+	}
+	if _, ok := phasesOf(es, "GET /nothing", true); ok {
+		t.Error("a route with no requests reported")
+	}
+	var out strings.Builder
+	writePhases(&out, p)
+	if !strings.Contains(out.String(), "0.8-0.9 s    100    5.00%") {
+		t.Errorf("the table does not show the ninth tenth's share:\n%s", out.String())
+	}
+}

@@ -1,0 +1,63 @@
+package main
+
+import (
+	"cmp"
+	"fmt"
+	"io"
+	"slices"
+	"time"
+)
+
+// phases is when in the second a route's requests started, by tenth of a second:
+// how many started in each tenth and what share of them were slower than the route's
+// p99. A share that climbs in a few tenths points at something that happens once a
+// second at that moment (a ticker of the server, a crowd that reads a page every
+// second), where an even one points at nothing periodic.
+type phases struct {
+	Route  string
+	P99    float64 // ms
+	N      [10]int
+	Slower [10]int // of N, those slower than P99
+}
+
+// phasesOf sums up the requests of the route named route among es (entries of every
+// route, as summarize reads them), or reports that there are none.
+func phasesOf(es []entry, route string, kinds bool) (phases, bool) {
+	var mine []entry
+	for _, e := range es {
+		if routeOf(e, kinds) == route {
+			mine = append(mine, e)
+		}
+	}
+	if len(mine) == 0 {
+		return phases{}, false
+	}
+	lat := make([]int64, len(mine))
+	for i, e := range mine {
+		lat[i] = e.Latency
+	}
+	slices.SortFunc(lat, cmp.Compare)
+	p99 := lat[min(len(lat)-1, int(0.99*float64(len(lat))))]
+	p := phases{Route: route, P99: ms(p99)}
+	for _, e := range mine {
+		start := e.Time.Add(-time.Duration(e.Latency)) // the line is written at the end
+		k := start.Nanosecond() / 1e8
+		p.N[k]++
+		if e.Latency > p99 {
+			p.Slower[k]++
+		}
+	}
+	return p, true
+}
+
+func writePhases(w io.Writer, p phases) {
+	fmt.Fprintf(w, "%s: when in the second its requests started, and the share slower than its p99 (%.1f ms)\n", p.Route, p.P99)
+	fmt.Fprintf(w, "%-8s %8s %8s\n", "tenth", "started", "slower")
+	for k := range p.N {
+		share := 0.0
+		if p.N[k] > 0 {
+			share = 100 * float64(p.Slower[k]) / float64(p.N[k])
+		}
+		fmt.Fprintf(w, "%.1f-%.1f s %6d %7.2f%%\n", float64(k)/10, float64(k+1)/10, p.N[k], share)
+	}
+}
