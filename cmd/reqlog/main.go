@@ -86,12 +86,12 @@ func main() {
 		os.Exit(1)
 	}
 	if *phase != "" {
-		p, ok := phasesOf(es, *phase, *kinds)
-		if !ok {
+		mine := byRoute(es, *kinds)[*phase]
+		if len(mine) == 0 {
 			fmt.Fprintf(os.Stderr, "reqlog: no request of route %q (routes are named as reqlog prints them)\n", *phase)
 			os.Exit(1)
 		}
-		writePhases(os.Stdout, p)
+		writePhases(os.Stdout, phasesOf(*phase, mine))
 		return
 	}
 	write(os.Stdout, summarize(es, *minN, *kinds))
@@ -117,8 +117,8 @@ func routeOf(e entry, kinds bool) string {
 	return name
 }
 
-// readLog reads request log lines (other lines are skipped), those logged from after
-// and before before that many seconds after the first request line (0: no bound).
+// readLog reads request log lines (other lines are skipped), keeping those logged at
+// least after and less than before seconds after the first request line (0: no bound).
 func readLog(in io.Reader, after, before float64) ([]entry, error) {
 	var es []entry
 	var first time.Time
@@ -145,21 +145,33 @@ func readLog(in io.Reader, after, before float64) ([]entry, error) {
 	return es, sc.Err()
 }
 
-// summarize sums requests up by route, the busiest first.
-func summarize(all []entry, minN int, kinds bool) []route {
-	byRoute := map[string][]entry{}
+// byRoute groups requests by route, each route's sorted by latency, the fastest first.
+func byRoute(all []entry, kinds bool) map[string][]entry {
+	routes := map[string][]entry{}
 	for _, e := range all {
 		name := routeOf(e, kinds)
-		byRoute[name] = append(byRoute[name], e)
+		routes[name] = append(routes[name], e)
 	}
+	for _, es := range routes {
+		slices.SortFunc(es, func(a, b entry) int { return cmp.Compare(a.Latency, b.Latency) })
+	}
+	return routes
+}
+
+// percentile is the latency at fraction p of es, sorted by latency, in nanoseconds.
+func percentile(es []entry, p float64) int64 {
+	return es[min(len(es)-1, int(p*float64(len(es))))].Latency
+}
+
+// summarize sums requests up by route, the busiest first.
+func summarize(all []entry, minN int, kinds bool) []route {
 	var out []route
-	for name, es := range byRoute {
+	for name, es := range byRoute(all, kinds) {
 		if len(es) < minN {
 			continue
 		}
-		slices.SortFunc(es, func(a, b entry) int { return cmp.Compare(a.Latency, b.Latency) })
 		n := len(es)
-		at := func(p float64) float64 { return ms(es[min(n-1, int(p*float64(n)))].Latency) }
+		at := func(p float64) float64 { return ms(percentile(es, p)) }
 		out = append(out, route{
 			Name: name, N: n, P50: at(0.50), P95: at(0.95), P99: at(0.99),
 			Middle: average(es[int(0.45*float64(n)):max(int(0.55*float64(n)), int(0.45*float64(n))+1)]),

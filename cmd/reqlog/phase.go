@@ -1,10 +1,8 @@
 package main
 
 import (
-	"cmp"
 	"fmt"
 	"io"
-	"slices"
 	"time"
 )
 
@@ -20,26 +18,11 @@ type phases struct {
 	Slower [10]int // of N, those slower than P99
 }
 
-// phasesOf sums up the requests of the route named route among es (entries of every
-// route, as summarize reads them), or reports that there are none.
-func phasesOf(es []entry, route string, kinds bool) (phases, bool) {
-	var mine []entry
-	for _, e := range es {
-		if routeOf(e, kinds) == route {
-			mine = append(mine, e)
-		}
-	}
-	if len(mine) == 0 {
-		return phases{}, false
-	}
-	lat := make([]int64, len(mine))
-	for i, e := range mine {
-		lat[i] = e.Latency
-	}
-	slices.SortFunc(lat, cmp.Compare)
-	p99 := lat[min(len(lat)-1, int(0.99*float64(len(lat))))]
+// phasesOf sums up route's requests, es, sorted by latency (as byRoute gives them).
+func phasesOf(route string, es []entry) phases {
+	p99 := percentile(es, 0.99)
 	p := phases{Route: route, P99: ms(p99)}
-	for _, e := range mine {
+	for _, e := range es {
 		start := e.Time.Add(-time.Duration(e.Latency)) // the line is written at the end
 		k := start.Nanosecond() / 1e8
 		p.N[k]++
@@ -47,9 +30,10 @@ func phasesOf(es []entry, route string, kinds bool) (phases, bool) {
 			p.Slower[k]++
 		}
 	}
-	return p, true
+	return p
 }
 
+// writePhases prints p as a table, a line per tenth of the second.
 func writePhases(w io.Writer, p phases) {
 	fmt.Fprintf(w, "%s: when in the second its requests started, and the share slower than its p99 (%.1f ms)\n", p.Route, p.P99)
 	fmt.Fprintf(w, "%-8s %8s %8s\n", "tenth", "started", "slower")
