@@ -61,7 +61,22 @@ func (s *server) listEvents(c echo.Context) error {
 
 // getSeatMap serves the map from the booking service's one-second cache; a CDN may keep
 // it for a second more.
-func (s *server) getSeatMap(c echo.Context) error {
+func (s *server) getSeatMap(c echo.Context) error { return s.sendMap(c, wholeMap) }
+
+// getSeatStatuses serves the map's statuses: a letter a seat (a available, h held,
+// s sold) in the order of the layout whose id comes with them.
+func (s *server) getSeatStatuses(c echo.Context) error { return s.sendMap(c, mapStatuses) }
+
+// getSeatLayout serves the map's seats without their statuses, with the layout's id.
+// Asked for by its id (?v=, as the statuses give it), the answer never changes and a
+// cache may keep it for good; asked for without, it is the map's current layout.
+func (s *server) getSeatLayout(c echo.Context) error { return s.sendMap(c, mapLayout) }
+
+// mapCacheControl lets a cache keep a map, or its statuses, for the second it may be
+// stale anyway.
+const mapCacheControl = "public, max-age=1, s-maxage=1, stale-while-revalidate=5"
+
+func (s *server) sendMap(c echo.Context, kind bodyKind) error {
 	id, err := pathID(c, "id")
 	if err != nil {
 		return err
@@ -70,11 +85,23 @@ func (s *server) getSeatMap(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	body, err := s.mapBodies.of(m)
+	body, err := s.mapBodies.body(m, kind)
 	if err != nil {
 		return err
 	}
-	c.Response().Header().Set("Cache-Control", "public, max-age=1, s-maxage=1, stale-while-revalidate=5")
+	h := c.Response().Header()
+	h.Set("Cache-Control", mapCacheControl)
+	if kind == mapLayout {
+		if c.QueryParam("v") == body.layout {
+			h.Set("Cache-Control", "public, max-age=31536000, immutable")
+		}
+		etag := `W/"` + body.layout + `"`
+		h.Set("ETag", etag)
+		if etagMatches(c.Request().Header.Get("If-None-Match"), etag) {
+			h.Add("Vary", "Accept-Encoding")
+			return c.NoContent(http.StatusNotModified)
+		}
+	}
 	return body.send(c)
 }
 

@@ -84,6 +84,9 @@ func TestHostileInputs(t *testing.T) {
 		{name: "unknown event seat map", c: a, method: "GET", path: "/api/v1/events/9223372036854775807/seatmap", status: 404, code: "event_not_found"},
 		{name: "unknown event queue", c: a, method: "GET", path: "/api/v1/events/9223372036854775807/queue", status: 404, code: "event_not_found"},
 		{name: "seat map id not a number", c: a, method: "GET", path: "/api/v1/events/1e3/seatmap", status: 400, code: "invalid_id"},
+		{name: "unknown event seat statuses", c: a, method: "GET", path: "/api/v1/events/9223372036854775807/seatmap/statuses", status: 404, code: "event_not_found"},
+		{name: "unknown event seat layout", c: a, method: "GET", path: "/api/v1/events/9223372036854775807/seatmap/layout?v=x", status: 404, code: "event_not_found"},
+		{name: "seat layout id not a number", c: a, method: "GET", path: "/api/v1/events/x/seatmap/layout", status: 400, code: "invalid_id"},
 
 		// Seat ids.
 		{name: "duplicate seat ids", c: a, method: "POST", path: ev + "/holds", body: map[string]any{"seatIds": []int64{free, free}}, status: 400, code: "duplicate_seat", free: []int64{free}},

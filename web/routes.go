@@ -66,6 +66,8 @@ func (s *server) routes(e *echo.Echo) {
 	api.GET("/session", s.getSession, buyer...)
 	api.GET("/events", s.listEvents, timed, gz)
 	api.GET("/events/:id/seatmap", s.getSeatMap, timed) // gzipped by itself: seatmap_body.go
+	api.GET("/events/:id/seatmap/statuses", s.getSeatStatuses, timed)
+	api.GET("/events/:id/seatmap/layout", s.getSeatLayout, timed)
 	api.POST("/events/:id/queue", s.joinQueue, buyer...)
 	api.GET("/events/:id/queue", s.getQueue, slices.Concat([]echo.MiddlewareFunc{s.lookSlots}, buyer)...)
 	api.GET("/events/:id/queue/board", s.getBoard, timed)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"reflect"
 	"sync"
 	"testing"
 	"time"
@@ -119,6 +120,22 @@ func BenchmarkSeatMapBody(b *testing.B) {
 			b.ReportMetric(float64(len(body.gz)), "gz-bytes")
 		}
 	})
+	b.Run("statuses-next-copy", func(b *testing.B) { // the statuses alone, the layout kept
+		var e mapEncoder
+		if _, err := e.encodeStatuses(m); err != nil {
+			b.Fatal(err)
+		}
+		n := 0
+		for b.Loop() {
+			n++
+			m.Seats[n%len(m.Seats)].Status = booking.SeatSold
+			body, err := e.encodeStatuses(m)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(float64(len(body.gz)), "gz-bytes")
+		}
+	})
 }
 
 // TestMapEncoderAsEncodingJSON: the map's body is byte for byte what encoding/json
@@ -219,8 +236,10 @@ func TestMapBodiesForgetIdleEvents(t *testing.T) {
 	past, busy := stadiumMap(100, 1), stadiumMap(100, 1)
 	past.EventID, busy.EventID = 1, 2
 	for _, m := range []booking.SeatMap{past, busy} {
-		if _, err := b.of(m); err != nil {
-			t.Fatal(err)
+		for _, kind := range []bodyKind{wholeMap, mapStatuses, mapLayout} {
+			if _, err := b.body(m, kind); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	now = now.Add(mapIdle / 2)
@@ -233,10 +252,96 @@ func TestMapBodiesForgetIdleEvents(t *testing.T) {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.enc[1] != nil || b.m[1] != nil {
-		t.Errorf("event 1, unasked for %s: its body and encoder kept", mapIdle+time.Minute)
+	for key := range b.m {
+		if key.event == 1 {
+			t.Errorf("event 1, unasked for %s: its body of kind %d kept", mapIdle+time.Minute, key.kind)
+		}
 	}
-	if b.enc[2] == nil || b.m[2] == nil {
+	if b.enc[1] != nil {
+		t.Errorf("event 1, unasked for %s: its encoder kept", mapIdle+time.Minute)
+	}
+	if b.enc[2] == nil || b.m[bodyKey{2, wholeMap}] == nil {
 		t.Errorf("event 2, asked for %s ago: its body or encoder dropped", mapIdle/2+time.Minute)
+	}
+}
+
+// TestMapStatusesAndLayout: the statuses and the layout put together are the whole
+// map, seat for seat; the layout's id stays while only statuses change, and its body is
+// not made again; it changes when a seat's price changes or a seat goes.
+func TestMapStatusesAndLayout(t *testing.T) {
+	t.Parallel()
+	type statusesJSON struct {
+		EventID  int64        `json:"eventId"`
+		Layout   string       `json:"layout"`
+		Statuses string       `json:"statuses"`
+		GATiers  []gaTierJSON `json:"gaTiers"`
+	}
+	type layoutJSON struct {
+		EventID int64         `json:"eventId"`
+		Layout  string        `json:"layout"`
+		Seats   []mapSeatJSON `json:"seats"`
+	}
+	status := map[byte]string{'a': booking.SeatAvailable, 'h': booking.SeatHeld, 's': booking.SeatSold}
+	var b mapBodies
+	// check asks for the three answers of m and returns the layout's id and body.
+	check := func(what string, m booking.SeatMap) (string, *mapBody) {
+		t.Helper()
+		var whole seatMapJSON
+		var st statusesJSON
+		var lay layoutJSON
+		var layBody *mapBody
+		for kind, out := range map[bodyKind]any{wholeMap: &whole, mapStatuses: &st, mapLayout: &lay} {
+			body, err := b.body(m, kind)
+			if err != nil {
+				t.Fatalf("%s: kind %d: %v", what, kind, err)
+			}
+			if err := json.Unmarshal(body.plain, out); err != nil {
+				t.Fatalf("%s: kind %d: %v", what, kind, err)
+			}
+			if kind == mapLayout {
+				layBody = body
+			}
+		}
+		if st.Layout == "" || st.Layout != lay.Layout || layBody.layout != lay.Layout || st.EventID != m.EventID || lay.EventID != m.EventID {
+			t.Fatalf("%s: statuses of layout %q (event %d), layout %q (event %d, body says %q), want one id, event %d",
+				what, st.Layout, st.EventID, lay.Layout, lay.EventID, layBody.layout, m.EventID)
+		}
+		if len(st.Statuses) != len(whole.Seats) || len(lay.Seats) != len(whole.Seats) {
+			t.Fatalf("%s: %d statuses, %d seats in the layout, want the map's %d", what, len(st.Statuses), len(lay.Seats), len(whole.Seats))
+		}
+		for i, seat := range lay.Seats {
+			seat.Status = status[st.Statuses[i]]
+			if seat != whole.Seats[i] {
+				t.Fatalf("%s: seat %d from layout and statuses %+v, want the map's %+v", what, i, seat, whole.Seats[i])
+			}
+		}
+		if !reflect.DeepEqual(st.GATiers, whole.GATiers) {
+			t.Errorf("%s: the statuses' tiers %+v, want the map's %+v", what, st.GATiers, whole.GATiers)
+		}
+		return lay.Layout, layBody
+	}
+	m := stadiumMap(600, 1)
+	m.Seats[3].Section = `Rang "A" <Süd> & status":"`
+	m.Seats[5].Accessible = true
+	first, firstBody := check("first copy", m)
+
+	m.Version, m.At = 2, m.At.Add(time.Second)
+	m.Seats[0].Status, m.Seats[1].Status = booking.SeatSold, booking.SeatAvailable
+	m.GATiers[0].Remaining = 7
+	if id, body := check("statuses changed", m); id != first || &body.plain[0] != &firstBody.plain[0] {
+		t.Errorf("only statuses changed: layout %q (body made again: %v), want %q kept", id, &body.plain[0] != &firstBody.plain[0], first)
+	}
+
+	m.Version, m.At = 3, m.At.Add(time.Second)
+	m.Seats[7].PriceCents = 9900
+	priced, _ := check("a price changed", m)
+	if priced == first {
+		t.Errorf("a seat's price changed: the layout's id %q stayed", priced)
+	}
+
+	m.Version, m.At = 4, m.At.Add(time.Second)
+	m.Seats = m.Seats[:599]
+	if fewer, _ := check("a seat gone", m); fewer == priced {
+		t.Errorf("a seat gone: the layout's id %q stayed", fewer)
 	}
 }

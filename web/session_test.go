@@ -132,6 +132,8 @@ func TestHeaders(t *testing.T) {
 		{"queue", "GET", "/api/v1/events/" + itoa(app.EventID) + "/queue", nil, 200, private},
 		{"webhook", "POST", "/api/v1/payments/webhook", `{}`, 400, private},
 		{"seat map", "GET", "/api/v1/events/" + itoa(app.EventID) + "/seatmap", nil, 200, "public"},
+		{"seat statuses", "GET", "/api/v1/events/" + itoa(app.EventID) + "/seatmap/statuses", nil, 200, "public"},
+		{"seat layout", "GET", "/api/v1/events/" + itoa(app.EventID) + "/seatmap/layout", nil, 200, "public"},
 		{"events", "GET", "/api/v1/events", nil, 200, "public"},
 		{"healthz", "GET", "/healthz", nil, 200, ""},
 		{"readyz", "GET", "/readyz", nil, 200, ""},
