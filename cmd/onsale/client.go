@@ -149,9 +149,14 @@ type (
 		ID        int64 `json:"id"`
 		Remaining int   `json:"remaining"`
 	}
-	seatMapJSON struct {
-		Seats   []seatJSON   `json:"seats"`
-		GATiers []gaTierJSON `json:"gaTiers"`
+	statusesJSON struct {
+		Layout   string       `json:"layout"`
+		Statuses string       `json:"statuses"`
+		GATiers  []gaTierJSON `json:"gaTiers"`
+	}
+	layoutJSON struct {
+		Layout string     `json:"layout"`
+		Seats  []seatJSON `json:"seats"`
 	}
 	holdJSON struct {
 		HoldID   string     `json:"holdId"`

@@ -1,16 +1,14 @@
 package main
 
 import (
-	"bytes"
 	"cmp"
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"net/http"
+	"net/url"
 	"slices"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -20,165 +18,92 @@ import (
 // fetched again every MapEvery, where a browser would keep its own copy current
 // through the live stream. Buyers choose seats from it, so they choose from a map up to
 // a second or so old and sometimes lose the seat to someone faster, as people do.
+//
+// It reads the map as a client that follows it should: the statuses every time (a
+// letter a seat, about 50 KB for a stadium), the layout (5 MB) once, and again only
+// when the statuses name another layout.
 type seatBoard struct {
 	cur atomic.Pointer[board]
 
-	mu     sync.Mutex
-	layout []seatJSON // the seats of the last full read, in the answer's order
+	mu  sync.Mutex
+	lay *layout // the layout of the last read
+}
+
+// layout is the map's seats without their statuses, arranged for picking.
+type layout struct {
+	id       string
+	seats    []seatJSON  // in the statuses' order; Status empty
+	sections [][][]int32 // section → rows, front first → indices of seats by number
 }
 
 // board is one fetch of the map.
 type board struct {
 	at                    time.Time
-	sections              [][][]seatJSON // section → rows, front first → seats by number
+	lay                   *layout
+	statuses              string // a letter a seat of lay: a available, h held, s sold
 	available, held, sold int
 	gaTier                int64 // a standing tier with places left, 0 if none
 	gaRemaining           int
 }
 
-// fetch reads the map through the API.
+// fetch reads the map through the API: its statuses, and its layout if it is not the
+// one read last.
 func (sb *seatBoard) fetch(ctx context.Context, c *client, eventPath string) (*board, error) {
-	var raw []byte
-	a, err := c.do(ctx, http.MethodGet, "/api/v1/events/"+eventPath+"/seatmap", nil, &raw)
+	var st statusesJSON
+	a, err := c.do(ctx, http.MethodGet, "/api/v1/events/"+eventPath+"/seatmap/statuses", nil, &st)
 	if err != nil {
 		return nil, err
 	}
 	if a.Status != http.StatusOK {
-		return nil, &statusError{"seat map", a}
+		return nil, &statusError{"seat statuses", a}
 	}
-	seats, tiers, err := sb.parse(raw)
+	lay, err := sb.layoutOf(ctx, c, eventPath, st.Layout)
 	if err != nil {
 		return nil, err
 	}
-	b := newBoard(seats, tiers)
+	b, err := newBoard(lay, st)
+	if err != nil {
+		return nil, err
+	}
 	sb.cur.Store(b)
 	return b, nil
 }
 
-// parse reads a seat map answer. A stadium's is about 5 MB of JSON, and decoding it
-// whole every second was a third of the simulator's CPU in make onsale (the simulator
-// shares the server's cores). Only the seats' statuses change during a sale, so once
-// the map has been read whole, parse reads the ids and statuses alone, in the
-// answer's order, and reads the whole map again whenever the ids are not those of
-// the last whole read.
-func (sb *seatBoard) parse(raw []byte) ([]seatJSON, []gaTierJSON, error) {
+// layoutOf is the layout of that id: the last one read, or read now.
+func (sb *seatBoard) layoutOf(ctx context.Context, c *client, eventPath, id string) (*layout, error) {
 	sb.mu.Lock()
 	defer sb.mu.Unlock()
-	if sb.layout != nil {
-		if seats, ok := statusesOf(raw, sb.layout); ok {
-			tiers, err := gaTiersOf(raw)
-			if err == nil {
-				return seats, tiers, nil
-			}
-		}
+	if sb.lay != nil && sb.lay.id == id {
+		return sb.lay, nil
 	}
-	var m seatMapJSON
-	if err := json.Unmarshal(raw, &m); err != nil {
-		return nil, nil, fmt.Errorf("seat map: %w", err)
+	var l layoutJSON
+	a, err := c.do(ctx, http.MethodGet, "/api/v1/events/"+eventPath+"/seatmap/layout?v="+url.QueryEscape(id), nil, &l)
+	if err != nil {
+		return nil, err
 	}
-	sb.layout = m.Seats // newBoard copies what it keeps; statusesOf clones before writing
-	return m.Seats, m.GATiers, nil
+	if a.Status != http.StatusOK {
+		return nil, &statusError{"seat layout", a}
+	}
+	if l.Layout != id {
+		return nil, fmt.Errorf("seat layout: asked for %q, got %q (the map changed meanwhile)", id, l.Layout)
+	}
+	sb.lay = arrange(l)
+	return sb.lay, nil
 }
 
-var (
-	seatsKey  = []byte(`"seats":`)
-	gaKey     = []byte(`"gaTiers":`)
-	idKey     = []byte(`"id":`)
-	statusKey = []byte(`"status":"`)
-)
-
-// statusesOf is layout with the statuses of the seat map in raw, if raw lists exactly
-// layout's seats in the same order. It scans the bytes of the seats' array for its
-// keys: a key's quotes cannot occur unescaped inside a JSON string, so every match is
-// a key of a seat object (the standing tiers, which have ids too, are left out).
-func statusesOf(raw []byte, layout []seatJSON) ([]seatJSON, bool) {
-	from := bytes.Index(raw, seatsKey)
-	if from < 0 {
-		return nil, false
-	}
-	r := raw[from:]
-	if g := bytes.Index(r, gaKey); g >= 0 {
-		r = r[:g]
-	}
-	out := slices.Clone(layout)
-	n := 0
-	for rest := r; ; n++ {
-		k := bytes.Index(rest, idKey)
-		if k < 0 {
-			break
-		}
-		rest = bytes.TrimLeft(rest[k+len(idKey):], " ")
-		end := 0
-		for end < len(rest) && rest[end] >= '0' && rest[end] <= '9' {
-			end++
-		}
-		id, err := strconv.ParseInt(string(rest[:end]), 10, 64)
-		if err != nil || n >= len(out) || out[n].ID != id {
-			return nil, false
-		}
-		rest = rest[end:]
-	}
-	if n != len(out) {
-		return nil, false
-	}
-	n = 0
-	for rest := r; ; n++ {
-		k := bytes.Index(rest, statusKey)
-		if k < 0 {
-			break
-		}
-		rest = rest[k+len(statusKey):]
-		end := bytes.IndexByte(rest, '"')
-		if end < 0 || n >= len(out) {
-			return nil, false
-		}
-		switch v := rest[:end]; string(v) { // no allocation for the usual three
-		case "available":
-			out[n].Status = "available"
-		case "held":
-			out[n].Status = "held"
-		case "sold":
-			out[n].Status = "sold"
-		default:
-			out[n].Status = string(v)
-		}
-		rest = rest[end:]
-	}
-	return out, n == len(out)
-}
-
-// gaTiersOf decodes the map's standing tiers alone: the value after its key.
-func gaTiersOf(raw []byte) ([]gaTierJSON, error) {
-	g := bytes.Index(raw, gaKey)
-	if g < 0 {
-		return nil, nil
-	}
-	var tiers []gaTierJSON
-	err := json.NewDecoder(bytes.NewReader(raw[g+len(gaKey):])).Decode(&tiers)
-	return tiers, err
-}
-
-// newBoard arranges the seats by section and row and counts them.
-func newBoard(seats []seatJSON, tiers []gaTierJSON) *board {
-	b := &board{at: time.Now()}
-	bySection := map[string]map[string][]seatJSON{}
+// arrange sorts the layout's seats by section, row and number.
+func arrange(l layoutJSON) *layout {
+	lay := &layout{id: l.Layout, seats: l.Seats}
+	bySection := map[string]map[string][]int32{}
 	var names []string
-	for _, st := range seats {
-		switch st.Status {
-		case "available":
-			b.available++
-		case "held":
-			b.held++
-		case "sold":
-			b.sold++
-		}
+	for i, st := range l.Seats {
 		rows := bySection[st.Section]
 		if rows == nil {
-			rows = map[string][]seatJSON{}
+			rows = map[string][]int32{}
 			bySection[st.Section] = rows
 			names = append(names, st.Section)
 		}
-		rows[st.Row] = append(rows[st.Row], st)
+		rows[st.Row] = append(rows[st.Row], int32(i))
 	}
 	for _, name := range names {
 		labels := make([]string, 0, len(bySection[name]))
@@ -187,21 +112,42 @@ func newBoard(seats []seatJSON, tiers []gaTierJSON) *board {
 		}
 		// Rows are A..Z, then AA, AB…: the front row has the shortest, first label.
 		slices.SortFunc(labels, func(x, y string) int { return cmp.Or(cmp.Compare(len(x), len(y)), cmp.Compare(x, y)) })
-		rows := make([][]seatJSON, len(labels))
-		for i, l := range labels {
-			r := bySection[name][l]
-			slices.SortFunc(r, func(x, y seatJSON) int { return cmp.Compare(x.Number, y.Number) })
+		rows := make([][]int32, len(labels))
+		for i, label := range labels {
+			r := bySection[name][label]
+			slices.SortFunc(r, func(x, y int32) int { return cmp.Compare(l.Seats[x].Number, l.Seats[y].Number) })
 			rows[i] = r
 		}
-		b.sections = append(b.sections, rows)
+		lay.sections = append(lay.sections, rows)
 	}
-	for _, t := range tiers {
+	return lay
+}
+
+// newBoard counts the statuses of the layout's seats.
+func newBoard(lay *layout, st statusesJSON) (*board, error) {
+	if len(st.Statuses) != len(lay.seats) {
+		return nil, fmt.Errorf("seat statuses: %d for a layout of %d seats", len(st.Statuses), len(lay.seats))
+	}
+	b := &board{at: time.Now(), lay: lay, statuses: st.Statuses}
+	for i := range len(st.Statuses) {
+		switch st.Statuses[i] {
+		case 'a':
+			b.available++
+		case 'h':
+			b.held++
+		case 's':
+			b.sold++
+		default:
+			return nil, fmt.Errorf("seat statuses: %q is no status", st.Statuses[i])
+		}
+	}
+	for _, t := range st.GATiers {
 		b.gaRemaining += t.Remaining
 		if t.Remaining > 0 && b.gaTier == 0 {
 			b.gaTier = t.ID
 		}
 	}
-	return b
+	return b, nil
 }
 
 // pick chooses qty seats side by side that the map shows available: in a section
@@ -209,14 +155,14 @@ func newBoard(seats []seatJSON, tiers []gaTierJSON) *board {
 // uniform number), else a row or two further back. Nil when it finds none.
 func (sb *seatBoard) pick(rng *rand.Rand, qty int) []int64 {
 	b := sb.cur.Load()
-	if b == nil || len(b.sections) == 0 {
+	if b == nil || len(b.lay.sections) == 0 {
 		return nil
 	}
 	for range 4 {
-		rows := b.sections[rng.IntN(len(b.sections))]
+		rows := b.lay.sections[rng.IntN(len(b.lay.sections))]
 		first := int(float64(len(rows)) * math.Pow(rng.Float64(), 3))
 		for r := first; r < min(len(rows), first+3); r++ {
-			if ids := adjacent(rows[r], qty, rng); ids != nil {
+			if ids := b.adjacent(rows[r], qty, rng); ids != nil {
 				return ids
 			}
 		}
@@ -225,16 +171,17 @@ func (sb *seatBoard) pick(rng *rand.Rand, qty int) []int64 {
 }
 
 // adjacent finds a random stretch of qty adjacent available seats in a row.
-func adjacent(row []seatJSON, qty int, rng *rand.Rand) []int64 {
+func (b *board) adjacent(row []int32, qty int, rng *rand.Rand) []int64 {
+	seats := b.lay.seats
 	var starts []int
 	n := 0
-	for i, st := range row {
-		if st.Status == "available" && (n == 0 || row[i-1].Number == st.Number-1) {
-			n++
-		} else if st.Status == "available" {
-			n = 1
-		} else {
+	for i, k := range row {
+		if b.statuses[k] != 'a' {
 			n = 0
+		} else if n == 0 || seats[row[i-1]].Number == seats[k].Number-1 {
+			n++
+		} else {
+			n = 1
 		}
 		if n >= qty {
 			starts = append(starts, i-qty+1)
@@ -246,7 +193,7 @@ func adjacent(row []seatJSON, qty int, rng *rand.Rand) []int64 {
 	s := starts[rng.IntN(len(starts))]
 	ids := make([]int64, qty)
 	for i := range ids {
-		ids[i] = row[s+i].ID
+		ids[i] = seats[row[s+i]].ID
 	}
 	return ids
 }
