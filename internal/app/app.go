@@ -177,6 +177,7 @@ func New(ctx context.Context, cfg config.Config, opt Options) (a *App, err error
 		Site:        mail.Site{BaseURL: cfg.BaseURL, MaxPerBuyer: cfg.MaxPerBuyer},
 		StopTimeout: cfg.ShutdownTimeout / 2, TestOnly: opt.JobsTestOnly,
 		Busy: func() bool { return a.Load.Level() >= emailEaseLevel }, EmailWait: cfg.EmailWait,
+		OnSale: a.Load.Active, SaleRate: cfg.EmailSaleRate,
 	}, a.Log)
 	if err != nil {
 		return a, err

@@ -72,6 +72,9 @@ type Config struct {
 	// EmailWait is the longest a confirmation email waits for the sale's steps to
 	// come back under a fifth of the latency bound (EMAIL_WAIT; "off": 0, never waits).
 	EmailWait time.Duration
+	// EmailSaleRate is how many confirmation emails a second one instance starts
+	// while a sale is on, one at a time (EMAIL_SALE_RATE; "off": 0, no pace).
+	EmailSaleRate int
 }
 
 // Bounds of the money settings.
@@ -172,6 +175,9 @@ func Load(getenv func(string) string) (Config, error) {
 	}
 	if v := getenv("EMAIL_WAIT"); v != "off" {
 		c.EmailWait = dur("EMAIL_WAIT", 5*time.Minute)
+	}
+	if v := getenv("EMAIL_SALE_RATE"); v != "off" {
+		c.EmailSaleRate = num("EMAIL_SALE_RATE", 20)
 	}
 	if c.ReconcileAfter > 0 && c.ReconcileAfter < MinReconcileAfter {
 		errs = append(errs, fmt.Errorf("RECONCILE_AFTER=%s: want %s or more, well behind a charge's own time limit", c.ReconcileAfter, MinReconcileAfter))

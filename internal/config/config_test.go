@@ -250,3 +250,24 @@ func TestDurationsOrOff(t *testing.T) {
 		}
 	}
 }
+
+// TestEmailSaleRate: the confirmations' pace in a sale, 20 a second by default, "off"
+// for none, and a clear error for anything but a positive whole number.
+func TestEmailSaleRate(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		value string
+		want  int
+	}{{"", 20}, {"5", 5}, {"off", 0}} {
+		c, err := Load(env(map[string]string{"DATABASE_URL": "postgres://x", "REDIS_URL": "redis://y", "EMAIL_SALE_RATE": tc.value}))
+		if err != nil || c.EmailSaleRate != tc.want {
+			t.Errorf("EMAIL_SALE_RATE=%q: got %d (%v), want %d", tc.value, c.EmailSaleRate, err, tc.want)
+		}
+	}
+	for _, v := range []string{"0", "-3", "2.5", "fast"} {
+		_, err := Load(env(map[string]string{"DATABASE_URL": "postgres://x", "REDIS_URL": "redis://y", "EMAIL_SALE_RATE": v}))
+		if err == nil || !strings.Contains(err.Error(), "EMAIL_SALE_RATE=") {
+			t.Errorf("EMAIL_SALE_RATE=%q: got %v, want an error naming it", v, err)
+		}
+	}
+}

@@ -29,6 +29,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivertype"
+	"golang.org/x/time/rate"
 
 	"boxoffice/internal/booking"
 	"boxoffice/internal/mail"
@@ -76,6 +77,14 @@ type Config struct {
 	// EmailWait is the longest a confirmation waits for the sale to ease (EMAIL_WAIT);
 	// zero, it never waits.
 	EmailWait time.Duration
+	// OnSale, when set, says whether a sale is on, busy or not. While it is, the
+	// confirmations start one at a time, SaleRate a second at most (see pace).
+	OnSale func() bool
+	// SaleRate is the confirmations started a second while OnSale (EMAIL_SALE_RATE);
+	// zero, they are not paced.
+	SaleRate int
+	// PaceClock is the pace's clock (tests); nil: time.Now.
+	PaceClock func() time.Time
 }
 
 // completedRetention is how long River keeps a completed job's row, which is also how
@@ -105,6 +114,12 @@ func New(pool *pgxpool.Pool, b Booking, m *mail.Mailer, cfg Config, log *slog.Lo
 		cfg.EmailWait = 0
 	}
 	d := deps{booking: b, mailer: m, site: cfg.Site, pool: pool, log: log, busy: cfg.Busy, emailWait: cfg.EmailWait, lastBusy: new(atomic.Int64)}
+	if cfg.OnSale != nil && cfg.SaleRate > 0 {
+		d.onSale, d.salePace, d.paceClock = cfg.OnSale, rate.NewLimiter(rate.Limit(cfg.SaleRate), 1), cfg.PaceClock
+		if d.paceClock == nil {
+			d.paceClock = time.Now
+		}
+	}
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &confirmationWorker{deps: d})
 	river.AddWorker(workers, &refundEmailWorker{deps: d})

@@ -659,3 +659,76 @@ func TestStartsOnceTheDatabaseIsBack(t *testing.T) {
 	proxy.Up()
 	h.catcher.Wait(t, o.Order.Email, 1)
 }
+
+// TestConfirmationsPacedInASale: while a sale is on, the confirmations start one at a
+// time at the sale's pace (here 10 a second, on a clock the test moves), however many
+// workers River gave them: with the clock standing still one goes and the others wait
+// without reading their orders; a tenth of a second later, one more; when the sale is
+// over, the rest at once.
+func TestConfirmationsPacedInASale(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	var onSale atomic.Bool
+	onSale.Store(true)
+	var clock atomic.Int64
+	clock.Store(time.Unix(1_800_000_000, 0).UnixNano())
+	h.q = h.queue(t, h.pool, func(c *jobs.Config) {
+		c.EmailWorkers = 4
+		c.OnSale = onSale.Load
+		c.SaleRate = 10
+		c.PaceClock = func() time.Time { return time.Unix(0, clock.Load()) }
+	})
+	var orders []booking.Receipt
+	for id := range int64(4) {
+		orders = append(orders, h.order(id+1, booking.StatusConfirmed))
+	}
+	h.inTx(t, true, func(tx pgx.Tx) error {
+		for _, r := range orders {
+			if err := h.q.OrderConfirmed(t.Context(), tx, r.Order.ID); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	sent := func() (mails, receipts int) {
+		for _, r := range orders {
+			mails += h.mails(t, r.Order.Email)
+			receipts += h.fake.receipts(r.Order.ID)
+		}
+		return mails, receipts
+	}
+	// sends waits for n emails, then gives the waiting ones time to ask for their turn
+	// a dozen times, and checks that no more went.
+	sends := func(n int, what string) {
+		t.Helper()
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			if m, _ := sent(); m >= n {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: %d emails within 30 s, want %d", what, n, n)
+			}
+		}
+		time.Sleep(250 * time.Millisecond)
+		if m, r := sent(); m != n || r != n {
+			t.Fatalf("%s: %d emails sent, %d orders read; want %d of each", what, m, r, n)
+		}
+	}
+	h.run(t, h.q)
+	for deadline := time.Now().Add(30 * time.Second); len(h.running(t, jobs.OrderConfirmedEmail{}.Kind())) < 3; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the confirmations did not take three workers within 30 s")
+		}
+	}
+	sends(1, "the sale's clock standing still")
+	clock.Add(int64(100 * time.Millisecond))
+	sends(2, "a tenth of a second later on the sale's clock")
+	onSale.Store(false)
+	for _, r := range orders {
+		h.catcher.Wait(t, r.Order.Email, 1)
+	}
+	h.waitIdle(t)
+	if m, r := sent(); m != 4 || r != 4 {
+		t.Errorf("the sale over: %d emails, %d orders read; want 4 of each", m, r)
+	}
+}

@@ -77,6 +77,16 @@ func (m *Meter) Level() float64 {
 	return float64(p95) / float64(m.bound)
 }
 
+// Active says whether a sale is on: minSamples steps or more in the last Window,
+// whatever they took. A box office's walk-up sales and a quiet day's buyers are
+// fewer.
+func (m *Meter) Active() bool {
+	if m == nil {
+		return false
+	}
+	return m.steps.count(m.now().Add(-Window), minSamples) >= minSamples
+}
+
 // Seen is how many steps the Meter has been told of in all.
 func (m *Meter) Seen() int64 {
 	if m == nil {
@@ -108,6 +118,20 @@ func (r *ring) seen() int64 {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.total
+}
+
+// count is how many samples were taken after t, counting up to most.
+func (r *ring) count(t time.Time, most int) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for k := 1; k <= r.n && n < most; k++ {
+		if !r.at[(r.next-k+ringSize)%ringSize].After(t) {
+			break
+		}
+		n++
+	}
+	return n
 }
 
 // since appends to out the samples taken after t, newest first.

@@ -101,3 +101,27 @@ func TestNilMeter(t *testing.T) {
 		t.Error("New(0): want nil, measuring nothing")
 	}
 }
+
+// TestActive: a sale is on with minSamples steps in the window, fast or slow, and off
+// once they are a window old; a nil Meter is never on.
+func TestActive(t *testing.T) {
+	m, c := meter(100 * time.Millisecond)
+	for range minSamples - 1 {
+		m.Step(time.Millisecond)
+	}
+	if m.Active() {
+		t.Errorf("%d steps: on, want off (a quiet day's)", minSamples-1)
+	}
+	m.Step(time.Millisecond)
+	if !m.Active() || m.Level() != 0.01 {
+		t.Errorf("%d fast steps: on %v, level %v; want on at level 0.01", minSamples, m.Active(), m.Level())
+	}
+	c.t = c.t.Add(Window)
+	if m.Active() {
+		t.Errorf("a window later: on, want off")
+	}
+	var none *Meter
+	if none.Active() {
+		t.Error("a nil Meter: on, want off")
+	}
+}
