@@ -42,13 +42,11 @@ type Meter struct {
 	scratch   []time.Duration
 }
 
-// New returns a Meter whose Level is 1 at bound. A bound of 0 or less measures
-// nothing: nil, whose Level is always 0.
+// New returns a Meter whose Level is 1 at bound. With a bound of 0 or less (no
+// latency bound) its Level is always 0, but it still counts the steps: whether a sale
+// is on (Active) does not depend on how fast it is meant to go.
 func New(bound time.Duration) *Meter {
-	if bound <= 0 {
-		return nil
-	}
-	return &Meter{bound: bound, now: time.Now}
+	return &Meter{bound: max(bound, 0), now: time.Now}
 }
 
 // Step notes that a step of the sale took d, from the request's arrival to its answer.
@@ -62,7 +60,7 @@ func (m *Meter) Step(d time.Duration) {
 // below 1 the application answers within it, at 1 or more it does not. 0 with fewer
 // than minSamples steps in the window: nothing to tell.
 func (m *Meter) Level() float64 {
-	if m == nil {
+	if m == nil || m.bound == 0 {
 		return 0
 	}
 	since := m.now().Add(-Window)

@@ -97,8 +97,22 @@ func TestNilMeter(t *testing.T) {
 	if m.Level() != 0 || m.Seen() != 0 {
 		t.Error("a nil Meter reads as no load")
 	}
-	if New(0) != nil {
-		t.Error("New(0): want nil, measuring nothing")
+}
+
+// TestNoBound: without a latency bound (LATENCY_BOUND=off) the level is always 0, slow
+// steps or not, but a sale is still seen (EMAIL_SALE_RATE reads Active).
+func TestNoBound(t *testing.T) {
+	for _, bound := range []time.Duration{0, -time.Second} {
+		m := New(bound)
+		for range minSamples {
+			m.Step(time.Hour)
+		}
+		if m.Level() != 0 {
+			t.Errorf("bound %v: level %v, want 0", bound, m.Level())
+		}
+		if !m.Active() || m.Seen() != minSamples {
+			t.Errorf("bound %v: active %v, seen %d; want on, %d", bound, m.Active(), m.Seen(), minSamples)
+		}
 	}
 }
 
