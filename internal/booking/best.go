@@ -6,6 +6,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"sync"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -60,12 +62,86 @@ func (s *Service) bestTurn(ctx context.Context, req HoldRequest) (turn int, done
 		v, _ = s.bestTurns.LoadOrStore(eventID, turns)
 	}
 	turns := v.(chan int)
+	s.bestWaiting.Add(1)
+	defer s.bestWaiting.Add(-1)
 	select {
 	case turn = <-turns:
 		return turn, func() { turns <- turn }, nil
 	case <-ctx.Done():
 		return 0, nil, ctx.Err()
 	}
+}
+
+// soldOutVerdicts remembers, for a little while, the best-available searches that
+// found no seats for their party: when, for which event, section, party size and
+// whether together. At a sell-out every best-available hold of the crowd ends in such a
+// search, a turn at a time (bestTurn), and in make onsale at 128 admissions a second
+// about 130 of them queued behind each other for 1.4 s to hear "sold out". A hold that
+// waited for its turn while a search for a party no harder than its own started and
+// found nothing takes that answer instead of searching again: still the database's
+// word (the search's statements all began after the waiter arrived), given during the
+// waiter's request. A request that arrived after the search started never takes it.
+//
+// No harder: the same event; the whole house or the same section; a party as large or
+// larger; and a search for seats side by side only answers holds that want them side
+// by side too. A search for a scattered party of n found fewer than n free seats (see
+// pickScattered), which no larger party, scattered or together, can be given; one for n
+// side by side found no n free together, which no larger party wanting them together
+// can be given either.
+type soldOutVerdicts struct {
+	mu sync.Mutex
+	at map[soldOutKey]time.Time // when each kind of search last began that found nothing
+}
+
+type soldOutKey struct {
+	event    int64
+	section  string
+	together bool
+	quantity int
+}
+
+// soldOutKeep bounds how long a verdict is kept: longer than any request waits for a
+// turn. soldOutMax bounds how many are kept (the section is the buyer's word).
+const (
+	soldOutKeep = time.Minute
+	soldOutMax  = 1024
+)
+
+// note records that a search for req, begun at began, found nothing.
+func (v *soldOutVerdicts) note(req HoldRequest, began time.Time) {
+	k := soldOutKey{event: req.EventID, section: req.Section, together: req.Together && req.Quantity > 1, quantity: req.Quantity}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.at == nil {
+		v.at = map[soldOutKey]time.Time{}
+	}
+	if len(v.at) >= soldOutMax {
+		for k, at := range v.at {
+			if began.Sub(at) > soldOutKeep {
+				delete(v.at, k)
+			}
+		}
+		if len(v.at) >= soldOutMax {
+			clear(v.at)
+		}
+	}
+	if at, ok := v.at[k]; !ok || began.After(at) {
+		v.at[k] = began
+	}
+}
+
+// covers says whether a search begun after arrived found nothing for a party no harder
+// than req's.
+func (v *soldOutVerdicts) covers(req HoldRequest, arrived time.Time) bool {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	for k, at := range v.at {
+		if k.event == req.EventID && at.After(arrived) && (k.section == "" || k.section == req.Section) &&
+			k.quantity <= req.Quantity && (!k.together || req.Together) {
+			return true
+		}
+	}
+	return false
 }
 
 // holdBest finds the best seats for the party and claims them with FOR UPDATE SKIP

@@ -428,3 +428,103 @@ func TestHoldConflictCounted(t *testing.T) {
 		}
 	}
 }
+
+// TestBestAvailableSoldOutShared: at a sell-out the best-available holds waiting for a
+// turn take the answer of a search that began after they arrived and found nothing for
+// a party no harder than theirs, rather than each searching again; a hold that arrives
+// after that search began searches itself, and finds the seats freed since.
+func TestBestAvailableSoldOutShared(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, smallSpec([]demo.Section{oneRow("Row", 4, 3000)}), DefaultConfig())
+	seats := f.rowSeats(t, "Row", "A")
+	old := f.hold(t, "x", seats...)
+
+	// Every turn taken, so that the holds all come to wait; then one given back, so
+	// that they search one at a time.
+	var dones []func()
+	for range bestTurns {
+		_, done, err := f.svc.bestTurn(t.Context(), HoldRequest{EventID: f.event, Buyer: "turns", Quantity: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		dones = append(dones, done)
+	}
+	defer func() {
+		for _, done := range dones[1:] {
+			done()
+		}
+	}()
+	const waiters = 6
+	errs := make(chan error, waiters)
+	for i := range waiters {
+		go func() {
+			_, err := f.bestHold(t, buyerName("w", i), 2, "", false)
+			errs <- err
+		}()
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for f.svc.bestWaiting.Load() < waiters {
+		if time.Now().After(deadline) {
+			t.Fatalf("holds waiting for a turn: %d after 10 s, want %d", f.svc.bestWaiting.Load(), waiters)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	dones[0]()
+	for range waiters {
+		if err := <-errs; !errors.Is(err, ErrSoldOut) {
+			t.Errorf("a hold of 2 with every seat held: %v, want ErrSoldOut", err)
+		}
+	}
+	if got := f.svc.soldOutShared.Load(); got != waiters-1 {
+		t.Errorf("holds answered by another's search: %d, want %d (one searched)", got, waiters-1)
+	}
+
+	f.lapse(t, old.ID)
+	h, err := f.bestHold(t, "late", 2, "", false)
+	if err != nil {
+		t.Fatalf("a hold arriving after the search, with the seats freed since: %v, want 2 seats", err)
+	}
+	if len(h.Seats) != 2 || f.svc.soldOutShared.Load() != waiters-1 {
+		t.Errorf("late hold: %d seats, shared %d; want 2 seats, shared still %d", len(h.Seats), f.svc.soldOutShared.Load(), waiters-1)
+	}
+}
+
+// TestSoldOutVerdicts: which holds a search that found nothing answers.
+func TestSoldOutVerdicts(t *testing.T) {
+	t.Parallel()
+	var v soldOutVerdicts
+	t0 := time.Now()
+	before, after := t0.Add(-time.Millisecond), t0.Add(time.Millisecond)
+	v.note(HoldRequest{EventID: 1, Quantity: 2}, t0)                               // the house: fewer than 2 free
+	v.note(HoldRequest{EventID: 2, Quantity: 3, Section: "A", Together: true}, t0) // section A: no 3 together
+	for _, c := range []struct {
+		req     HoldRequest
+		arrived time.Time
+		want    bool
+	}{
+		{HoldRequest{EventID: 1, Quantity: 2}, before, true},
+		{HoldRequest{EventID: 1, Quantity: 2}, after, false}, // arrived after the search began
+		{HoldRequest{EventID: 1, Quantity: 2}, t0, false},
+		{HoldRequest{EventID: 1, Quantity: 5}, before, true},
+		{HoldRequest{EventID: 1, Quantity: 5, Together: true}, before, true},
+		{HoldRequest{EventID: 1, Quantity: 2, Section: "B"}, before, true},
+		{HoldRequest{EventID: 1, Quantity: 1}, before, false}, // a smaller party
+		{HoldRequest{EventID: 3, Quantity: 2}, before, false}, // another event
+		{HoldRequest{EventID: 2, Quantity: 3, Section: "A", Together: true}, before, true},
+		{HoldRequest{EventID: 2, Quantity: 4, Section: "A", Together: true}, before, true},
+		{HoldRequest{EventID: 2, Quantity: 3, Section: "A"}, before, false},   // scattered may fit
+		{HoldRequest{EventID: 2, Quantity: 3, Together: true}, before, false}, // the house may
+		{HoldRequest{EventID: 2, Quantity: 3, Section: "B", Together: true}, before, false},
+		{HoldRequest{EventID: 2, Quantity: 2, Section: "A", Together: true}, before, false},
+	} {
+		if got := v.covers(c.req, c.arrived); got != c.want {
+			t.Errorf("%+v arrived %v after the search: covered %v, want %v", c.req, c.arrived.Sub(t0), got, c.want)
+		}
+	}
+	for i := range 3 * soldOutMax {
+		v.note(HoldRequest{EventID: 4, Quantity: 1, Section: fmt.Sprint(i)}, t0)
+	}
+	if n := len(v.at); n > soldOutMax {
+		t.Errorf("verdicts kept: %d, want at most %d", n, soldOutMax)
+	}
+}

@@ -80,6 +80,12 @@ type Service struct {
 	// bestTurns: the best-available searches of one event take turns in this process
 	// before they take a database connection (best.go: bestTurn).
 	bestTurns sync.Map // event id → chan int, the free turns
+	// bestWaiting counts the best-available holds waiting for a turn now.
+	bestWaiting atomic.Int64
+	// soldOut: the searches that found no seats for a party lately, shared with the
+	// holds that waited for a turn meanwhile (best.go); soldOutShared counts those.
+	soldOut       soldOutVerdicts
+	soldOutShared atomic.Int64
 	// bestFromMap counts best-available holds whose seats came from the seat map, and
 	// bestMapMisses the choices from it that someone else had taken (bestmap.go).
 	bestFromMap, bestMapMisses atomic.Int64

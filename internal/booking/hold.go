@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -21,7 +22,10 @@ func (s *Service) hold(ctx context.Context, req HoldRequest) (Hold, error) {
 	if err := s.checkHoldRequest(req); err != nil {
 		return Hold{}, err
 	}
-	switch req.Kind() {
+	arrived := time.Now()
+	kind := req.Kind()
+	best := kind == HoldKindBest
+	switch kind {
 	case HoldKindSeats:
 		return s.holdExact(ctx, req)
 	case HoldKindBest:
@@ -34,7 +38,18 @@ func (s *Service) hold(ctx context.Context, req HoldRequest) (Hold, error) {
 		return Hold{}, err
 	}
 	defer done()
-	return s.holdPlacesTx(ctx, req, turn, nil)
+	if best && s.soldOut.covers(req, arrived) {
+		// A search that started after this request arrived found nothing for such a
+		// party: the database's word, given while this buyer waited for the turn.
+		s.soldOutShared.Add(1)
+		return Hold{}, ErrSoldOut
+	}
+	searched := time.Now()
+	h, err := s.holdPlacesTx(ctx, req, turn, nil)
+	if best && errors.Is(err, ErrSoldOut) {
+		s.soldOut.note(req, searched)
+	}
+	return h, err
 }
 
 // holdPlacesTx is holdPlaces in a transaction of its own, announced once committed.
