@@ -33,7 +33,8 @@ func qrPNG(code string, side int) ([]byte, error) {
 	if scale < 1 {
 		return nil, fmt.Errorf("a QR code of %d modules does not fit %d pixels", n, side)
 	}
-	img := image.NewPaletted(image.Rect(0, 0, side, side), qrPalette)
+	img := qrCanvas(side)
+	defer qrCanvases.Put(img)
 	off := (side - n*scale) / 2
 	for y, row := range bm {
 		top := (off + y*scale) * img.Stride
@@ -65,6 +66,20 @@ var qrPalette = func() color.Palette {
 	}
 	return p
 }()
+
+// qrCanvases keeps the images qrPNG draws on: at an onsale the confirmations draw a
+// QR image per ticket, and a fresh 360 × 360 image each was a fifth of the bytes the
+// server allocated during make onsale's sale (p80a).
+var qrCanvases sync.Pool
+
+// qrCanvas returns a white side × side image to draw on, kept from before if it can.
+func qrCanvas(side int) *image.Paletted {
+	if img, ok := qrCanvases.Get().(*image.Paletted); ok && img.Rect.Dx() == side && img.Rect.Dy() == side {
+		clear(img.Pix)
+		return img
+	}
+	return image.NewPaletted(image.Rect(0, 0, side, side), qrPalette)
+}
 
 var qrEncoder = png.Encoder{CompressionLevel: png.BestSpeed, BufferPool: &pngBuffers{}}
 
