@@ -377,13 +377,8 @@ func TestBestAvailableWaitsWithoutAConnection(t *testing.T) {
 	}
 	// A search for each turn comes to wait in the database (on a loaded machine the
 	// second may come some time after the first); the others must not.
-	deadline := time.Now().Add(10 * time.Second)
-	for waiting() < bestTurns {
-		if time.Now().After(deadline) {
-			t.Fatalf("searches waiting for the lock: %d after 10 s, want one a turn (%d)", waiting(), bestTurns)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	eventually(t, fmt.Sprintf("a search waiting for the lock for each of the %d turns", bestTurns), 10*time.Second,
+		func() bool { return waiting() >= bestTurns })
 	time.Sleep(200 * time.Millisecond) // time for the others to pile up, were they to
 
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
@@ -462,13 +457,8 @@ func TestBestAvailableSoldOutShared(t *testing.T) {
 			errs <- err
 		}()
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for f.svc.bestWaiting.Load() < waiters {
-		if time.Now().After(deadline) {
-			t.Fatalf("holds waiting for a turn: %d after 10 s, want %d", f.svc.bestWaiting.Load(), waiters)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	eventually(t, fmt.Sprintf("%d holds waiting for a turn", waiters), 10*time.Second,
+		func() bool { return f.svc.bestWaiting.Load() >= waiters })
 	dones[0]()
 	for range waiters {
 		if err := <-errs; !errors.Is(err, ErrSoldOut) {

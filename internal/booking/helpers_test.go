@@ -299,5 +299,17 @@ func wait(ctx context.Context, d time.Duration) {
 	}
 }
 
+// eventually polls cond until it holds, failing the test after within.
+func eventually(t *testing.T, what string, within time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: still not so after %v", what, within)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 // buyerName names buyer i of a group.
 func buyerName(group string, i int) string { return fmt.Sprintf("%s-%04d", group, i) }
