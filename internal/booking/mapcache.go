@@ -70,6 +70,7 @@ type mapEntry struct {
 	gen      uint64 // bumped by every change of seats, ga or version
 
 	rowStarts []int32       // where each row begins in seats (set by a full load)
+	picks     seatPicks     // seats as best available reads them: kept with seats
 	changes   seatChanges   // seats changed here lately, for best available (bestmap.go)
 	claiming  claimingSeats // seats best available is claiming from the map right now (bestmap.go)
 }
@@ -330,11 +331,12 @@ func (s *Service) loadMapInto(ctx context.Context, eventID int64, e *mapEntry) e
 			next.index[st.ID] = int32(i)
 		}
 		next.rowStarts = rowStartsOf(m.Seats)
+		next.picks = picksOf(m.Seats, next.rowStarts)
 	}
 	for err == nil {
 		e.mu.Lock()
 		if len(e.dirty) == 0 && !e.gaDirty {
-			e.seats, e.index, e.ga, e.rowStarts = next.seats, next.index, next.ga, next.rowStarts
+			e.seats, e.index, e.ga, e.rowStarts, e.picks = next.seats, next.index, next.ga, next.rowStarts, next.picks
 			e.loaded, e.loading, e.loadedAt = true, false, started
 			e.stale = e.resets != resets
 			e.gen++
@@ -385,6 +387,7 @@ func (e *mapEntry) patch(rows []db.SeatMapByIDsRow, tiers []GATier) bool {
 			continue
 		}
 		e.seats[p] = mapSeat(db.SeatMapRow(r))
+		e.setPick(int(p))
 	}
 	if tiers != nil {
 		e.ga = tiers
