@@ -81,7 +81,7 @@ func eventOfOrder(s *server, c echo.Context) (booking.Event, error) {
 
 // admission guards seat selection and checkout during a queued onsale: with the
 // event's room on, a request passes only with a valid admission token for this event
-// and this session's visitor, sent in X-Admission-Token or kept in the session. The
+// and this session's visitor, sent in X-Admission-Token or kept in its cookie. The
 // token is checked by its signature alone, so admitted buyers keep buying while Redis
 // is away. Anyone else is turned back: the API answers 429 not_admitted with the queue
 // position; pages send the browser to the queue page.
@@ -120,7 +120,7 @@ func (s *server) admission(find eventOf) echo.MiddlewareFunc {
 func (s *server) notAdmitted(ctx context.Context, ev booking.Event, visitor string) error {
 	ae := &apiError{Status: http.StatusTooManyRequests, Code: "not_admitted", RetryAfter: queueRetryAfter,
 		Message: "Not your turn yet: join the waiting room with POST /api/v1/events/{id}/queue and ask GET until admitted; " +
-			"then keep the session cookie, or send the token in X-Admission-Token."}
+			"then keep the cookies, or send the token in X-Admission-Token."}
 	if visitor == "" {
 		return ae
 	}
@@ -131,7 +131,7 @@ func (s *server) notAdmitted(ctx context.Context, ev booking.Event, visitor stri
 	case err != nil:
 	case st.Admitted:
 		ae.Message = "You are admitted, but this request carries no valid admission token: " +
-			"get it from GET /api/v1/events/{id}/queue and keep the session cookie, or send it in X-Admission-Token."
+			"get it from GET /api/v1/events/{id}/queue and keep the cookies, or send it in X-Admission-Token."
 	case st.Position > 0:
 		pos := st.Position
 		ae.Position = &pos

@@ -20,8 +20,8 @@ import (
 // session's visitor, the buyer id (not the session token, which changes at login).
 
 // admissionHeader lets an API client that keeps no cookie jar between the queue call and
-// the seat calls send its admission token back; with the session cookie it is not
-// needed: the session keeps the token of every event it was admitted to.
+// the seat calls send its admission token back; with the cookies it is not needed: the
+// admission cookie (admissionCookie) brings the token of the event back.
 const admissionHeader = "X-Admission-Token"
 
 // queueRetryAfter is the Retry-After, in seconds, of a paused queue and of a caller
@@ -37,7 +37,30 @@ var errQueuePaused = &apiError{Status: http.StatusServiceUnavailable, Code: "que
 // answer must not wait on a Redis that hangs (the slot then lapses with the token).
 const leaveTimeout = 500 * time.Millisecond
 
+// An admission's token is kept in a cookie of its own, one an event, until the token
+// expires. It needs no keeping on the server: the token is signed and bound to the
+// session's buyer, so a cookie another visitor copies, or a client makes up, verifies
+// for nobody else. In the session it cost every admitted buyer a second session
+// write (an INSERT and a commit) at the rate the room admits, while the sale runs:
+// more than a third of the commits PostgreSQL made in a 128/s onsale were session
+// writes (docs/ONSALE.md).
+const admissionCookie = "admission-"
+
+func admissionCookieName(eventID int64) string {
+	return admissionCookie + strconv.FormatInt(eventID, 10)
+}
+
+// admissionKey is where sessions admitted before the cookie keep their token: read,
+// no longer written, so that a deploy does not send admitted buyers back to the queue.
 func admissionKey(eventID int64) string { return "admission:" + strconv.FormatInt(eventID, 10) }
+
+// keepAdmission sets the admission cookie for st's token, to expire with it.
+func (s *server) keepAdmission(c echo.Context, eventID int64, st waitroom.Status) {
+	c.SetCookie(&http.Cookie{
+		Name: admissionCookieName(eventID), Value: st.Token, Path: "/", Expires: st.ExpiresAt,
+		HttpOnly: true, Secure: s.CookieSecure, SameSite: http.SameSiteLaxMode,
+	})
+}
 
 // The queue page's progress bar starts from how many were ahead of the visitor when
 // the page first saw them waiting (or when the draw placed them). That figure is kept
@@ -133,11 +156,17 @@ func (s *server) eventBySlug(ctx context.Context, slug string) (booking.Event, e
 	})
 }
 
-// sessionAdmission is the session's admission to the event, if it holds a valid one:
-// checked by signature alone, no Redis.
+// sessionAdmission is the session's admission to the event, if it holds a valid one, in
+// the admission cookie (or, admitted before the cookie, in the session): checked by
+// signature alone, no Redis.
 func (s *server) sessionAdmission(c echo.Context, eventID int64, visitor string) (waitroom.Claims, string, bool) {
 	if visitor == "" {
 		return waitroom.Claims{}, "", false
+	}
+	if ck, err := c.Cookie(admissionCookieName(eventID)); err == nil {
+		if cl, err := s.Queue.Verify(ck.Value, eventID, visitor); err == nil {
+			return cl, ck.Value, true
+		}
 	}
 	tok := s.Sessions.GetString(c.Request().Context(), admissionKey(eventID))
 	if tok == "" {
@@ -160,7 +189,7 @@ const (
 // queueAsk). A visitor who lost the place was gone too long, or Redis came back
 // empty. A session already holding a valid admission is admitted without asking
 // Redis, so that admitted buyers are unaffected when it is away. An admission is kept
-// in the session, whose requests then need no header. With the room off everyone is
+// in a cookie, whose requests then need no header. With the room off everyone is
 // admitted, no token needed.
 func (s *server) queueStatus(c echo.Context, ev booking.Event, ask queueAsk) (waitroom.Status, error) {
 	qe := app.QueueEvent(ev)
@@ -210,7 +239,7 @@ func (s *server) askRoom(c echo.Context, qe waitroom.Event, visitor string, ask 
 			// error than sending the buyer round between the seat page and the queue.
 			return st, errors.Join(errors.New("a fresh admission token does not verify"), verr)
 		}
-		s.Sessions.Put(ctx, admissionKey(qe.ID), st.Token)
+		s.keepAdmission(c, qe.ID, st)
 	}
 	return st, nil
 }

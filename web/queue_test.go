@@ -487,3 +487,71 @@ func TestQueueBoard(t *testing.T) {
 		t.Errorf("third buyer: got %+v, want waiting at its number %d less served %d", q, q3.Number, bj.Served)
 	}
 }
+
+// TestQueueAdmissionCookie: an admission comes back in a cookie of its own rather than
+// a second write of the session; the cookie works for its own session's buyer only,
+// and a session admitted before the cookie (its token in the session) still passes.
+func TestQueueAdmissionCookie(t *testing.T) {
+	t.Parallel()
+	a := newTestApp(t, fastQueue)
+	roomOn(t, a, a.EventID, 5, 100, time.Minute)
+	seats := firstSeats(t, a.Pool, a.EventID, 3)
+	u, _ := url.Parse(a.URL)
+	cookie := func(c *client, name string) *http.Cookie {
+		for _, ck := range c.http.Jar.Cookies(u) {
+			if ck.Name == name {
+				return ck
+			}
+		}
+		return nil
+	}
+	c := a.newClient(t)
+	q := c.queue("POST", a.EventID)
+	if !q.Admitted {
+		t.Fatalf("join with a free slot: got %+v, want admitted", q)
+	}
+	ck := cookie(c, admissionCookieName(a.EventID))
+	if ck == nil || ck.Value != q.Token {
+		t.Fatalf("admission cookie: got %v, want the answer's token", ck)
+	}
+	var data []byte
+	if err := a.Pool.QueryRow(t.Context(), "SELECT data FROM sessions WHERE token = $1",
+		cookie(c, app.SessionCookie).Value).Scan(&data); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(data), "admission:") {
+		t.Error("the admission was written into the session too")
+	}
+	c.hold(a.EventID, seats[0]) // the cookie alone carries it
+
+	// Another session with a copy of the cookie: the token names another buyer.
+	other := a.newClient(t)
+	other.do("GET", "/api/v1/session", nil, nil) // a session of its own, never admitted
+	other.http.Jar.SetCookies(u, []*http.Cookie{{Name: ck.Name, Value: ck.Value, Path: "/"}})
+	if st, e, _ := holdStatus(other, a.EventID, seats[1], nil); st != http.StatusTooManyRequests || e.Error != "not_admitted" {
+		t.Errorf("hold with another buyer's admission cookie: got %d %q, want 429 not_admitted", st, e.Error)
+	}
+
+	// A session admitted before the cookie: the token kept in the session.
+	ev, err := a.Booking.Event(t.Context(), a.EventID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := a.newClient(t)
+	old.do("GET", "/api/v1/session", nil, nil)
+	minted, err := a.App.Queue.Join(t.Context(), app.QueueEvent(ev), visitorOf(t, a, old))
+	if err != nil || !minted.Admitted {
+		t.Fatalf("minting an admission: got %+v, %v", minted, err)
+	}
+	ctx, err := a.App.Sessions.Load(context.Background(), cookie(old, app.SessionCookie).Value)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.App.Sessions.Put(ctx, admissionKey(a.EventID), minted.Token)
+	if _, _, err := a.App.Sessions.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if st, e, _ := holdStatus(old, a.EventID, seats[2], nil); st != http.StatusCreated {
+		t.Errorf("hold of a session admitted before the cookie: got %d %q, want 201", st, e.Error)
+	}
+}
