@@ -302,13 +302,7 @@ func wait(ctx context.Context, d time.Duration) {
 // eventually polls cond until it holds, failing the test after within.
 func eventually(t *testing.T, what string, within time.Duration, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: still not so after %v", what, within)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	dbtest.Eventually(t, what, within, cond)
 }
 
 // buyerName names buyer i of a group.

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io"
 	"log/slog"
-	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -143,17 +142,10 @@ func subscribers(t *testing.T, rdb *redis.Client, prefix string, event int64) in
 	return n[ch]
 }
 
-// eventually polls cond until it holds, failing the test after the deadline.
+// eventually polls cond until it holds, failing the test after wait.
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(wait)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: still not so after %v", what, wait)
-		}
-		runtime.Gosched()
-		<-time.After(5 * time.Millisecond)
-	}
+	dbtest.Eventually(t, what, wait, cond)
 }
 
 // TestHubFansOutOneSubscription: fifty watchers of one event share one Redis

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -86,14 +85,7 @@ func (m *movable) events(context.Context) ([]Event, error) {
 // eventually polls cond until it holds, failing the test after within.
 func eventually(t *testing.T, what string, within time.Duration, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: still not so after %v", what, within)
-		}
-		runtime.Gosched()
-		<-time.After(5 * time.Millisecond)
-	}
+	dbtest.Eventually(t, what, within, cond)
 }
 
 // redisNow is Redis's clock, which decides everything in the room.
