@@ -195,24 +195,17 @@ func (e *mapEntry) choices(req HoldRequest, gone map[int64]bool) (tries [][]int6
 	} else if time.Since(e.loadedAt) > bestMapMaxAge {
 		return nil, false
 	}
-	// The seats to choose from, as a bit set over the map: the available ones, less
-	// those changed since the map could know, tried already, or being claimed; and
-	// the rows those left out lie in, whose summaries do not hold for this look.
-	freeSet := slices.Clone(e.picks.avail)
-	touched := make([]uint64, (len(e.rowStarts)+63)/64)
-	leaveOut := func(p int) {
-		freeSet[p/64] &^= 1 << (p % 64)
-		r := e.rowOf(p)
-		touched[r/64] |= 1 << (r % 64)
-	}
+	// The seats to choose from: the available ones, less those changed since the map
+	// could know, tried already, or being claimed.
+	look := e.newLook()
 	mark := func(id int64) {
 		if p, ok := e.index[id]; ok {
-			leaveOut(int(p))
+			look.leaveOut(int(p))
 		}
 	}
 	e.changes.since(cutoff, func(ch seatChange) {
 		if ch.pos >= 0 && int(ch.pos) < len(e.seats) && e.seats[ch.pos].ID == ch.id {
-			leaveOut(int(ch.pos))
+			look.leaveOut(int(ch.pos))
 		} else {
 			mark(ch.id) // the map was loaded again since: look the seat up
 		}
@@ -223,11 +216,8 @@ func (e *mapEntry) choices(req HoldRequest, gone map[int64]bool) (tries [][]int6
 	for id := range e.claiming.ids {
 		mark(id)
 	}
-	free := func(p int) bool {
-		return freeSet[p/64]&(1<<(p%64)) != 0
-	}
 
-	ranked := e.freeRows(req.Section, freeSet, touched)
+	ranked := e.freeRows(req.Section, look)
 	if len(ranked) == 0 {
 		return nil, true
 	}
@@ -246,7 +236,7 @@ func (e *mapEntry) choices(req HoldRequest, gone map[int64]bool) (tries [][]int6
 			lo, hi := e.rowBounds(sum.row)
 			row := make(seatRow, 0, sum.free)
 			for p := lo; p < hi; p++ {
-				if free(p) {
+				if look.isFree(p) {
 					st := &e.seats[p]
 					row = append(row, rowSeat{ID: st.ID, Number: st.Number, Price: st.PriceCents, Rank: st.Rank, Free: true})
 				}
@@ -266,10 +256,33 @@ func (e *mapEntry) choices(req HoldRequest, gone map[int64]bool) (tries [][]int6
 	return nil, true
 }
 
+// mapLook is what one look at the map chooses from: the free seats, as a bit set over
+// the map's seats, and the rows where the look left seats out (touched, a bit a row),
+// whose kept summaries do not hold for it.
+type mapLook struct {
+	e       *mapEntry
+	free    []uint64
+	touched []uint64
+}
+
+// newLook starts a look from the map's available seats. Called with e.mu held.
+func (e *mapEntry) newLook() *mapLook {
+	return &mapLook{e: e, free: slices.Clone(e.picks.avail), touched: make([]uint64, (len(e.rowStarts)+63)/64)}
+}
+
+// leaveOut takes the seat at position p out of the look.
+func (l *mapLook) leaveOut(p int) {
+	l.free[p/64] &^= 1 << (p % 64)
+	r := l.e.rowOf(p)
+	l.touched[r/64] |= 1 << (r % 64)
+}
+
+func (l *mapLook) isFree(p int) bool { return l.free[p/64]&(1<<(p%64)) != 0 }
+
 // freeRows sums up the rows (of section, or of the house when it is empty) that have
-// seats in freeSet, a bit set over the map's seats: from the kept summaries, but for
-// the rows marked in touched, which are summed up again from freeSet.
-func (e *mapEntry) freeRows(section string, freeSet, touched []uint64) []rowSummary {
+// seats free in the look: from the kept summaries, but for the rows the look touched,
+// which are summed up again from its free set.
+func (e *mapEntry) freeRows(section string, look *mapLook) []rowSummary {
 	var ranked []rowSummary
 	for r := range e.rowStarts {
 		lo, hi := e.rowBounds(r)
@@ -277,8 +290,8 @@ func (e *mapEntry) freeRows(section string, freeSet, touched []uint64) []rowSumm
 			continue
 		}
 		sum := e.picks.sums[r]
-		if touched[r/64]&(1<<(r%64)) != 0 {
-			sum = e.picks.sumRow(r, lo, hi, freeSet)
+		if look.touched[r/64]&(1<<(r%64)) != 0 {
+			sum = e.picks.sumRow(r, lo, hi, look.free)
 		}
 		if sum.free > 0 {
 			ranked = append(ranked, sum)

@@ -76,24 +76,18 @@ func TestFreeRowsMatchesSeats(t *testing.T) {
 	for round := range 200 {
 		perRow := 1 + rng.IntN(150)
 		e := pickEntry(1+rng.IntN(3), 1+rng.IntN(12), perRow, rng, func(int, int) string { return randomStatus(rng) })
-		freeSet := slices.Clone(e.picks.avail)
-		touched := make([]uint64, (len(e.rowStarts)+63)/64)
-		out := func(p int) {
-			freeSet[p/64] &^= 1 << (p % 64)
-			r := e.rowOf(p)
-			touched[r/64] |= 1 << (r % 64)
-		}
+		look := e.newLook()
 		for range rng.IntN(len(e.seats)/4 + 1) { // single seats out
-			out(rng.IntN(len(e.seats)))
+			look.leaveOut(rng.IntN(len(e.seats)))
 		}
-		if len(freeSet) > 1 && rng.IntN(2) == 0 { // a whole word out
-			w := rng.IntN(len(freeSet))
+		if len(look.free) > 1 && rng.IntN(2) == 0 { // a whole word out
+			w := rng.IntN(len(look.free))
 			for p := w * 64; p < min(len(e.seats), w*64+64); p++ {
-				out(p)
+				look.leaveOut(p)
 			}
 		}
 		for _, section := range []string{"", "S0", "S1"} {
-			got, want := e.freeRows(section, freeSet, touched), freeRowsByHand(e, section, freeSet)
+			got, want := e.freeRows(section, look), freeRowsByHand(e, section, look.free)
 			if !slices.Equal(got, want) {
 				t.Fatalf("round %d (%d a row), section %q:\n got  %v\n want %v", round, perRow, section, got, want)
 			}
