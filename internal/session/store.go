@@ -42,8 +42,11 @@ type Store struct {
 	q        *db.Queries
 	cacheFor time.Duration // 0: every find asks PostgreSQL
 
-	mu    sync.Mutex
-	cache map[string]cached
+	mu      sync.Mutex
+	cache   map[string]cached
+	pending []*write // sessions waiting to be written (CommitCtx)
+	writing bool     // a goroutine is writing them
+	batches int      // statements written, for tests
 }
 
 type cached struct {
@@ -84,17 +87,106 @@ func (s *Store) FindCtx(ctx context.Context, token string) ([]byte, bool, error)
 	return row.Data, true, nil
 }
 
-// CommitCtx saves a session's data until expiry. The write commits asynchronously
+// CommitCtx saves a session's data until expiry, and returns once it is written. The
+// writes that arrive while one is in flight go together as the next batch, one
+// statement for them all (queries/sessions.sql): at an onsale's arrival burst every
+// newcomer's first call writes its session, about 500 a second in make onsale, and
+// one at a time they took as many of the pool's connections and commits from the
+// sale's steps. Alone, a write goes at once. The write commits asynchronously
 // (queries/sessions.sql says why nothing that matters can be lost); it is always a
 // statement of its own, never part of another transaction, which it would make
 // asynchronous too.
 func (s *Store) CommitCtx(ctx context.Context, token string, b []byte, expiry time.Time) error {
-	if err := s.q.SessionCommit(ctx, db.SessionCommitParams{Token: token, Data: b, Expiry: expiry}); err != nil {
-		s.forget(token)
-		return dberr.Translate(err)
+	w := &write{token: token, data: b, expiry: expiry, done: make(chan struct{})}
+	s.mu.Lock()
+	s.pending = append(s.pending, w)
+	lead := !s.writing
+	s.writing = true
+	s.mu.Unlock()
+	if lead {
+		go s.writeAll()
 	}
-	s.remember(token, b, expiry)
-	return nil
+	select {
+	case <-w.done:
+	case <-ctx.Done():
+		// The write may still land; the caller sends no cookie for it, so it is a
+		// session nobody holds, removed when it expires.
+		return dberr.Translate(ctx.Err())
+	}
+	return dberr.Translate(w.err)
+}
+
+// write is one CommitCtx waiting for its batch.
+type write struct {
+	token  string
+	data   []byte
+	expiry time.Time
+	err    error
+	done   chan struct{}
+}
+
+// maxBatch bounds the sessions one statement writes.
+const maxBatch = 1000
+
+// writeTimeout bounds one batch's statement. The batch is not any one request's, so it
+// runs under no request's context; each request stops waiting at its own deadline.
+const writeTimeout = 10 * time.Second
+
+// writeAll writes the pending sessions, batch after batch, until none are left.
+func (s *Store) writeAll() {
+	for {
+		s.mu.Lock()
+		batch := s.pending
+		if len(batch) > maxBatch {
+			batch = batch[:maxBatch:maxBatch]
+		}
+		s.pending = s.pending[len(batch):]
+		if len(batch) == 0 {
+			s.pending = nil
+			s.writing = false
+			s.mu.Unlock()
+			return
+		}
+		s.batches++
+		s.mu.Unlock()
+		err := s.writeBatch(batch)
+		for _, w := range batch { // in order: a token's last write is what stays in memory
+			if err != nil {
+				s.forget(w.token)
+			} else {
+				s.remember(w.token, w.data, w.expiry)
+			}
+		}
+		for _, w := range batch {
+			w.err = err
+			close(w.done)
+		}
+	}
+}
+
+// writeBatch writes one batch. A token written twice in it is written once, with its
+// later data: two writes of one session that reached the store together, in the
+// order they reached it.
+func (s *Store) writeBatch(batch []*write) error {
+	p := db.SessionCommitParams{
+		Tokens:   make([]string, 0, len(batch)),
+		Data:     make([][]byte, 0, len(batch)),
+		Expiries: make([]time.Time, 0, len(batch)),
+	}
+	at := make(map[string]int, len(batch))
+	for _, w := range batch {
+		if i, ok := at[w.token]; ok {
+			p.Data[i], p.Expiries[i] = w.data, w.expiry
+			continue
+		}
+		at[w.token] = len(p.Tokens)
+		p.Tokens = append(p.Tokens, w.token)
+		p.Data = append(p.Data, w.data)
+		p.Expiries = append(p.Expiries, w.expiry)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
+	defer cancel()
+	return s.q.SessionCommit(ctx, p)
 }
 
 // DeleteCtx removes a session.

@@ -3,6 +3,7 @@ package session
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -114,7 +115,7 @@ func TestCommitIsAsynchronousAlone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	params := db.SessionCommitParams{Token: "async", Data: []byte("x"), Expiry: time.Now().Add(time.Hour)}
+	params := db.SessionCommitParams{Tokens: []string{"async"}, Data: [][]byte{[]byte("x")}, Expiries: []time.Time{time.Now().Add(time.Hour)}}
 	if err := db.New(tx).SessionCommit(ctx, params); err != nil {
 		t.Fatal(err)
 	}
@@ -139,5 +140,86 @@ func TestCommitIsAsynchronousAlone(t *testing.T) {
 func TestCacheOutlastsLooks(t *testing.T) {
 	if CacheFor < 2*waitroom.MaxLook {
 		t.Errorf("CacheFor %v: a waiting page looking every %v would find its session in memory at most every other look", CacheFor, waitroom.MaxLook)
+	}
+}
+
+// TestCommitsGather: the writes that arrive while a batch is in flight are written
+// together as the next one, and every one of them is written. A row lock held on the
+// first write's token keeps its batch in flight while a hundred more arrive; once it
+// is let go, the hundred take one statement. A store writing each alone would take
+// 101.
+func TestCommitsGather(t *testing.T) {
+	t.Parallel()
+	pool := dbtest.Pool(t)
+	ctx := t.Context()
+	s := NewStore(pool)
+	expiry := time.Now().Add(time.Hour)
+
+	block, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = block.Rollback(ctx) }()
+	if _, err := block.Exec(ctx, `INSERT INTO sessions (token, data, expiry) VALUES ('gate', 'x', $1)`, expiry); err != nil {
+		t.Fatal(err)
+	}
+	errs := make(chan error, 101)
+	go func() { errs <- s.CommitCtx(ctx, "gate", []byte("gate"), expiry) }()
+	dbtest.Eventually(t, "the first batch in flight", 10*time.Second, func() bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.writing && len(s.pending) == 0
+	})
+	const n = 100
+	for i := range n {
+		go func() { errs <- s.CommitCtx(ctx, fmt.Sprintf("tok-%d", i), []byte{byte(i)}, expiry) }()
+	}
+	dbtest.Eventually(t, "a hundred writes waiting", 10*time.Second, func() bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return len(s.pending) == n
+	})
+	if err := block.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for range n + 1 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.mu.Lock()
+	batches := s.batches
+	s.mu.Unlock()
+	if batches != 2 {
+		t.Errorf("%d writes took %d statements, want 2 (the first, then the rest together)", n+1, batches)
+	}
+	other := NewUncachedStore(pool)
+	for i := range n {
+		got, ok, err := other.FindCtx(ctx, fmt.Sprintf("tok-%d", i))
+		if err != nil || !ok || !bytes.Equal(got, []byte{byte(i)}) {
+			t.Fatalf("tok-%d: got %v, %v, %v; want its data", i, got, ok, err)
+		}
+	}
+}
+
+// TestBatchWritesATokenOnce: two writes of one session in a batch leave the later
+// one. PostgreSQL refuses an upsert that touches a row twice, so without the store
+// sending each token once the whole batch would fail.
+func TestBatchWritesATokenOnce(t *testing.T) {
+	t.Parallel()
+	pool := dbtest.Pool(t)
+	s := NewStore(pool)
+	expiry := time.Now().Add(time.Hour)
+	batch := []*write{
+		{token: "twice", data: []byte("first"), expiry: expiry},
+		{token: "other", data: []byte("o"), expiry: expiry},
+		{token: "twice", data: []byte("second"), expiry: expiry},
+	}
+	if err := s.writeBatch(batch); err != nil {
+		t.Fatal(err)
+	}
+	got, ok, err := NewUncachedStore(pool).FindCtx(t.Context(), "twice")
+	if err != nil || !ok || string(got) != "second" {
+		t.Errorf("got %q, %v, %v; want the later write, second", got, ok, err)
 	}
 }
