@@ -132,11 +132,13 @@ func (s *Service) runExact(batch []*exactCall) {
 func (s *Service) runTogether(calls []*exactCall) error {
 	ctx, cancel := context.WithTimeout(context.Background(), batchTimeout)
 	defer cancel()
-	tx, err := s.pool.Begin(ctx)
+	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
 		return err
 	}
-	defer tx.Rollback(ctx) //nolint:errcheck // after Commit it is a no-op
+	defer conn.Release()
+	tx := db.BeginLazy(conn.Conn()) // the begin goes with the batch
+	defer tx.Rollback(ctx)          //nolint:errcheck // after Commit it is a no-op
 	params := make([]db.SeatsHoldExactBatchParams, len(calls))
 	for i, c := range calls {
 		params[i] = db.SeatsHoldExactBatchParams(c.params)
