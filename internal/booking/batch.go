@@ -132,13 +132,11 @@ func (s *Service) runExact(batch []*exactCall) {
 func (s *Service) runTogether(calls []*exactCall) error {
 	ctx, cancel := context.WithTimeout(context.Background(), batchTimeout)
 	defer cancel()
-	conn, err := s.pool.Acquire(ctx)
+	tx, err := db.Begin(ctx, s.pool) // the begin goes with the batch
 	if err != nil {
 		return err
 	}
-	defer conn.Release()
-	tx := db.BeginLazy(conn.Conn()) // the begin goes with the batch
-	defer tx.Rollback(ctx)          //nolint:errcheck // after Commit it is a no-op
+	defer tx.Rollback(ctx) //nolint:errcheck // after Commit it is a no-op
 	params := make([]db.SeatsHoldExactBatchParams, len(calls))
 	for i, c := range calls {
 		params[i] = db.SeatsHoldExactBatchParams(c.params)

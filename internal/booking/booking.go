@@ -147,12 +147,10 @@ func (s *Service) inTx(ctx context.Context, fn func(tx pgx.Tx, q *db.Queries) er
 // (db.LazyTx): a round trip fewer for every step of a sale, each of which holds a
 // pooled connection for all of its round trips.
 func (s *Service) tryTx(ctx context.Context, fn func(tx pgx.Tx, q *db.Queries) error) error {
-	conn, err := s.pool.Acquire(ctx)
+	tx, err := db.Begin(ctx, s.pool)
 	if err != nil {
 		return err
 	}
-	defer conn.Release()
-	tx := db.BeginLazy(conn.Conn())
 	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // after Commit it is a no-op
 	if err := fn(tx, s.q.WithTx(tx)); err != nil {
 		return err

@@ -5,6 +5,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // LazyTx is a transaction whose BEGIN goes to PostgreSQL with its first statements, in
@@ -21,13 +22,25 @@ import (
 // trip. It implements pgx.Tx, so sqlc's queries, db.Pipeline and River's
 // transactional inserts take it like any other.
 type LazyTx struct {
-	conn   *pgx.Conn
-	tx     pgx.Tx // pgx's transaction, once begun
-	closed bool   // ended before it began
+	conn    *pgx.Conn
+	tx      pgx.Tx // pgx's transaction, once begun
+	closed  bool   // ended before it began
+	release func() // gives a pooled connection back at the end (Begin)
 }
 
 // BeginLazy starts a LazyTx on conn, sending nothing yet.
 func BeginLazy(conn *pgx.Conn) *LazyTx { return &LazyTx{conn: conn} }
+
+// Begin is pgxpool.Pool.Begin with a LazyTx: it takes one of pool's connections,
+// sending nothing yet, and gives it back when the transaction ends (its Commit or
+// Rollback), as the pool's own transactions do.
+func Begin(ctx context.Context, pool *pgxpool.Pool) (*LazyTx, error) {
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &LazyTx{conn: conn.Conn(), release: conn.Release}, nil
+}
 
 var _ pgx.Tx = (*LazyTx)(nil)
 
@@ -149,28 +162,30 @@ func (t *LazyTx) Begin(ctx context.Context) (pgx.Tx, error) {
 }
 
 // Commit commits what was sent; a transaction that sent nothing ends at once.
-func (t *LazyTx) Commit(ctx context.Context) error {
-	if t.tx != nil {
-		return t.tx.Commit(ctx)
-	}
-	if t.closed {
-		return pgx.ErrTxClosed
-	}
-	t.closed = true
-	return nil
-}
+func (t *LazyTx) Commit(ctx context.Context) error { return t.end(ctx, pgx.Tx.Commit) }
 
 // Rollback rolls back what was sent. After Commit it is a no-op (pgx.ErrTxClosed), so
 // a deferred Rollback is safe.
-func (t *LazyTx) Rollback(ctx context.Context) error {
-	if t.tx != nil {
-		return t.tx.Rollback(ctx)
+func (t *LazyTx) Rollback(ctx context.Context) error { return t.end(ctx, pgx.Tx.Rollback) }
+
+// end commits or rolls back (how) what was sent, and gives a pooled connection back
+// at the first end whatever its error, as pgxpool's Tx does: the pool drops a
+// connection left inside a transaction.
+func (t *LazyTx) end(ctx context.Context, how func(pgx.Tx, context.Context) error) error {
+	var err error
+	switch {
+	case t.tx != nil:
+		err = how(t.tx, ctx)
+	case t.closed:
+		err = pgx.ErrTxClosed
+	default:
+		t.closed = true
 	}
-	if t.closed {
-		return pgx.ErrTxClosed
+	if t.release != nil {
+		t.release()
+		t.release = nil
 	}
-	t.closed = true
-	return nil
+	return err
 }
 
 // batchRows are a batch's rows that close the batch with them.

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"boxoffice/internal/db"
 	"boxoffice/internal/dbtest"
@@ -207,5 +209,65 @@ func TestLazyTxEnds(t *testing.T) {
 	}
 	if o, i := sessionRows(t, conn, "outer"), sessionRows(t, conn, "inner"); o != 1 || i != 0 {
 		t.Errorf("after a savepoint rolled back: outer %d, inner %d rows; want 1 and 0", o, i)
+	}
+}
+
+// TestBeginGivesTheConnectionBack: db.Begin takes one of the pool's connections and
+// gives it back at the transaction's end, committed, rolled back or empty, once: on a
+// pool of one connection, the next Begin gets it at once. Without the give-back the
+// second Begin waits out its deadline.
+func TestBeginGivesTheConnectionBack(t *testing.T) {
+	cfg, err := pgxpool.ParseConfig(dbtest.URL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.MaxConns = 1
+	pool, err := pgxpool.NewWithConfig(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if pool.Stat().AcquiredConns() == 0 { // a connection never given back would hold Close forever
+			pool.Close()
+		}
+	})
+	for _, end := range []struct {
+		name string
+		do   func(ctx context.Context, tx *db.LazyTx) error
+	}{
+		{"committed", func(ctx context.Context, tx *db.LazyTx) error {
+			if _, err := tx.Exec(ctx, insertSession, "pooled"); err != nil {
+				return err
+			}
+			return tx.Commit(ctx)
+		}},
+		{"rolled back", func(ctx context.Context, tx *db.LazyTx) error {
+			if _, err := tx.Exec(ctx, `SELECT 1`); err != nil {
+				return err
+			}
+			return tx.Rollback(ctx)
+		}},
+		{"empty", func(ctx context.Context, tx *db.LazyTx) error { return tx.Commit(ctx) }},
+	} {
+		ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
+		tx, err := db.Begin(ctx, pool)
+		if err != nil {
+			cancel()
+			t.Fatalf("%s: begin: %v", end.name, err)
+		}
+		if err := end.do(ctx, tx); err != nil {
+			t.Fatalf("%s: %v", end.name, err)
+		}
+		if err := tx.Rollback(ctx); !errors.Is(err, pgx.ErrTxClosed) { // the deferred one
+			t.Errorf("%s: a Rollback after the end got %v, want ErrTxClosed", end.name, err)
+		}
+		cancel()
+		if n := pool.Stat().AcquiredConns(); n != 0 {
+			t.Errorf("%s: %d connections still taken after the end, want 0", end.name, n)
+		}
+	}
+	var n int
+	if err := pool.QueryRow(t.Context(), `SELECT count(*) FROM sessions WHERE token = 'pooled'`).Scan(&n); err != nil || n != 1 {
+		t.Errorf("the committed row: %d (%v), want 1", n, err)
 	}
 }
