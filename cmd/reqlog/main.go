@@ -1,10 +1,10 @@
 // Command reqlog reads boxoffice's JSON request log (LOG_FORMAT=json) and says, for
 // each route, how long its requests took and where the time went: the wait for a
 // pooled PostgreSQL connection (db_wait), the PostgreSQL round trips (db, db_trips),
-// an exact hold's batched statement (db_batched), Redis (redis), and the rest (the
-// request's own work and its waits for a CPU). It compares the middle of each route's
-// requests (the 45th to 55th percentile by latency) with its slowest 1 %, which is
-// where a p99 goal is met or missed:
+// an exact hold's or a session write's batched statement (db_batched), Redis (redis),
+// and the rest (the request's own work and its waits for a CPU). It compares the
+// middle of each route's requests (the 45th to 55th percentile by latency) with its
+// slowest 1 %, which is where a p99 goal is met or missed:
 //
 //	go run ./cmd/reqlog .data/onsale-server.log
 //

@@ -11,6 +11,7 @@ import (
 
 	"boxoffice/internal/db"
 	"boxoffice/internal/dbtest"
+	"boxoffice/internal/spent"
 	"boxoffice/internal/waitroom"
 )
 
@@ -221,5 +222,20 @@ func TestBatchWritesATokenOnce(t *testing.T) {
 	got, ok, err := NewUncachedStore(pool).FindCtx(t.Context(), "twice")
 	if err != nil || !ok || string(got) != "second" {
 		t.Errorf("got %q, %v, %v; want the later write, second", got, ok, err)
+	}
+}
+
+// TestCommitTalliesItsWait: a request's session write runs in a batch on no request's
+// context, so its time would be missing from the request's log line; CommitCtx adds
+// its wait to the request's tally as batched time, as an exact hold does.
+func TestCommitTalliesItsWait(t *testing.T) {
+	t.Parallel()
+	s := NewStore(dbtest.Pool(t))
+	ctx, tally := spent.With(t.Context())
+	if err := s.CommitCtx(ctx, "tallied", []byte("x"), time.Now().Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if tally.Batched() <= 0 {
+		t.Errorf("batched time %v after a session write, want its wait", tally.Batched())
 	}
 }

@@ -43,7 +43,8 @@ func (t *Tally) Redis() (time.Duration, int) {
 }
 
 // Batched is the time spent waiting for work handed to a batch that runs on its own
-// connection (the exact holds'), from handing it over to its answer.
+// connection (the exact holds', the session writes'), from handing it over to its
+// answer.
 func (t *Tally) Batched() time.Duration { return time.Duration(t.batch.Load()) }
 
 // AddBatched adds to Batched.
