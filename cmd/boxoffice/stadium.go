@@ -19,7 +19,8 @@ func seedStadium(ctx context.Context, args []string, getenv func(string) string,
 	fs := flag.NewFlagSet("seed-stadium", flag.ContinueOnError)
 	fs.SetOutput(stdout)
 	slug := fs.String("slug", fmt.Sprintf("stadium-%d", time.Now().Unix()), "the new event's slug")
-	seats := fs.Int("seats", 50000, "seats, in blocks of 50 rows of 50 (and a standing field of a fifth as many places)")
+	seats := fs.Int("seats", 50000, "seats, in blocks of 50 rows of 50")
+	standing := fs.Int("standing", -1, "places in the standing field (-1: a fifth of the seats)")
 	in := fs.Duration("onsale-in", 30*time.Second, "how long from now the onsale is")
 	slots := fs.Int("slots", 2000, "waiting room: shoppers at a time")
 	rate := fs.Float64("rate", 150, "waiting room: admissions a second")
@@ -30,6 +31,9 @@ func seedStadium(ctx context.Context, args []string, getenv func(string) string,
 	if *seats < 1 || *slots < 1 || *rate <= 0 || *ttl < time.Second {
 		return errors.New("seed-stadium: -seats, -slots, -rate and -token-ttl must be positive")
 	}
+	if *standing == 0 || *standing < -1 {
+		return errors.New("seed-stadium: -standing must be positive (or -1 for a fifth of the seats)")
+	}
 	pool, err := seedPool(ctx, getenv)
 	if err != nil {
 		return err
@@ -37,6 +41,9 @@ func seedStadium(ctx context.Context, args []string, getenv func(string) string,
 	defer pool.Close()
 	onsale := time.Now().Add(*in).Truncate(time.Second)
 	spec := demo.StadiumSpec(*slug, *seats, onsale, demo.Queue{Slots: *slots, Rate: *rate, TokenTTL: *ttl})
+	if *standing > 0 {
+		spec.GA[0].Capacity = *standing
+	}
 	id, err := demo.Create(ctx, pool, spec)
 	if err != nil {
 		return err

@@ -32,9 +32,17 @@ const maxDecoded = 50_000
 // NewCodec returns a Codec remembering up to maxDecoded decodings.
 func NewCodec() *Codec { return &Codec{memo: make(map[string]decoded)} }
 
-// Encode is gob's.
+// Encode is gob's, and remembers what it encoded as the decoding of its bytes: a
+// new or changed session is read again at its next request (at an onsale's arrival
+// burst, every newcomer's session a second after it was written), and gob's decoding
+// of it would be the only one.
 func (c *Codec) Encode(deadline time.Time, values map[string]any) ([]byte, error) {
-	return c.inner.Encode(deadline, values)
+	b, err := c.inner.Encode(deadline, values)
+	if err != nil {
+		return b, err
+	}
+	c.remember(b, decoded{deadline: deadline.Round(0), values: maps.Clone(values)})
+	return b, nil
 }
 
 // Decode returns b's deadline and a copy of its values: the values a session holds
@@ -50,11 +58,16 @@ func (c *Codec) Decode(b []byte) (time.Time, map[string]any, error) {
 	if err != nil {
 		return deadline, values, err
 	}
+	c.remember(b, decoded{deadline: deadline, values: maps.Clone(values)})
+	return deadline, values, nil
+}
+
+// remember keeps d as the decoding of b.
+func (c *Codec) remember(b []byte, d decoded) {
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	if len(c.memo) >= maxDecoded {
 		clear(c.memo)
 	}
-	c.memo[string(b)] = decoded{deadline: deadline, values: maps.Clone(values)}
-	c.mu.Unlock()
-	return deadline, values, nil
+	c.memo[string(b)] = d
 }

@@ -42,3 +42,38 @@ func TestCodec(t *testing.T) {
 		t.Error("decoding garbage: got no error")
 	}
 }
+
+// TestCodecRemembersWhatItEncoded: what the codec wrote it reads back without gob,
+// and what it reads is what gob would have read (the same values of the same types,
+// the same deadline), the caller's changes to its copy aside.
+func TestCodecRemembersWhatItEncoded(t *testing.T) {
+	t.Parallel()
+	deadline := time.Now().Add(time.Hour)
+	values := map[string]any{"buyer": "b-1", "visits": 1200, "staff": int64(3)}
+	c := NewCodec()
+	b, err := c.Encode(deadline, values)
+	if err != nil {
+		t.Fatal(err)
+	}
+	values["buyer"] = "changed after the write" // the caller's map is not what is kept
+	c.mu.Lock()
+	_, kept := c.memo[string(b)]
+	c.mu.Unlock()
+	if !kept {
+		t.Fatal("the encoded session is not remembered: its next read decodes it with gob")
+	}
+	gobDeadline, gobValues, err := scs.GobCodec{}.Decode(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		gotDeadline, got, err := c.Decode(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !gotDeadline.Equal(gobDeadline) || !maps.Equal(got, gobValues) {
+			t.Fatalf("read %d: got %v %v, gob reads %v %v", i, gotDeadline, got, gobDeadline, gobValues)
+		}
+		got["buyer"] = "someone else"
+	}
+}
