@@ -100,7 +100,7 @@ bench-queue: ## start services, then run the waiting-room benchmark (cmd/queuebe
 bench-cdn: ## the cached event page through the reference nginx next to a static file (wrk)
 	.ci/bench-cdn.sh $(ARGS)
 
-# The onsale simulation: a 50,000-seat stadium (and its 10,000 standing places) whose
+# The onsale simulation: a 50,000-seat stadium (and a standing field of 2,000) whose
 # onsale is a minute ahead, a boxoffice serving it in the background, and the crowd
 # (cmd/onsale, 20,000 buyers by default) against it. Each run sells a fresh event in a
 # database and under a Redis prefix of its own. The report goes to the terminal, .data/onsale.json and
@@ -109,6 +109,7 @@ bench-cdn: ## the cached event page through the reference nginx next to a static
 # event (and ONSALE_DB_CONNS the server's pool), ARGS go to the simulator (e.g.
 # ARGS='-buyers 5000').
 ONSALE_SEATS ?= 50000
+ONSALE_STANDING ?= 2000
 ONSALE_SLOTS ?= 2000
 ONSALE_RATE ?= 80
 ONSALE_PORT ?= 18080
@@ -131,7 +132,7 @@ onsale: ## start services and a boxoffice with a 50,000-seat onsale, then run th
 	export DATABASE_URL="$$(printf '%s' "$$DATABASE_URL" | sed -E "s|^([a-z]+://[^/]*/)[^?]*|\1$$db|")"
 	echo "onsale: database $$db"
 	.data/bin/boxoffice migrate
-	.data/bin/boxoffice seed-stadium -slug "$$slug" -seats $(ONSALE_SEATS) -onsale-in 60s \
+	.data/bin/boxoffice seed-stadium -slug "$$slug" -seats $(ONSALE_SEATS) -standing $(ONSALE_STANDING) -onsale-in 60s \
 	  -slots $(ONSALE_SLOTS) -rate $(ONSALE_RATE) -token-ttl 3m
 	ADDR=127.0.0.1:$(ONSALE_PORT) METRICS_ADDR=127.0.0.1:$(ONSALE_METRICS_PORT) \
 	  REDIS_PREFIX="onsale:$$slug:" HOLD_TTL=1m DB_MAX_CONNS=$(ONSALE_DB_CONNS) LOG_FORMAT=json \
