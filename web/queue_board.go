@@ -31,8 +31,9 @@ func (s *server) board(ctx context.Context, qe waitroom.Event) (waitroom.Board, 
 
 // boardJSON is the board as GET /api/v1/events/{id}/queue/board answers it. A waiter
 // with number n (from its last look) has about n − served − 1 people ahead (fewer if
-// some left), waits about (ahead + 1) × secondsPerPlace, and its turn has come once
-// head ≥ its place: it then looks (GET …/queue) for its token.
+// some left), waits about (ahead + 1) × secondsPerPlace + noticeSeconds (how long
+// after its turn a page learns of it), and its turn has come once head ≥ its place:
+// it then looks (GET …/queue) for its token.
 type boardJSON struct {
 	Served             int64     `json:"served"`
 	Head               float64   `json:"head"` // -1 before the first admission
@@ -43,6 +44,7 @@ type boardJSON struct {
 	SecondsPerPlace    float64   `json:"secondsPerPlace"`
 	SecondsPerPlaceMin float64   `json:"secondsPerPlaceMin"`
 	SecondsPerPlaceMax float64   `json:"secondsPerPlaceMax"`
+	NoticeSeconds      float64   `json:"noticeSeconds"`
 	SeatsLeft          int       `json:"seatsLeft"`
 	SoldOut            bool      `json:"soldOut"`
 	AllHeld            bool      `json:"allHeld"`
@@ -53,7 +55,7 @@ func boardView(b waitroom.Board) boardJSON {
 	return boardJSON{
 		Served: b.Served, Head: b.Head, Waiting: b.Waiting, PreQueue: b.PreQueue, DrawAt: b.DrawAt.UTC(),
 		RatePerSecond: b.Rate, SecondsPerPlace: b.PerPlace.Seconds(), SecondsPerPlaceMin: b.PerPlaceMin.Seconds(),
-		SecondsPerPlaceMax: b.PerPlaceMax.Seconds(), SeatsLeft: b.SeatsLeft, SoldOut: b.SoldOut, AllHeld: b.AllHeld,
+		SecondsPerPlaceMax: b.PerPlaceMax.Seconds(), NoticeSeconds: b.Notice.Seconds(), SeatsLeft: b.SeatsLeft, SoldOut: b.SoldOut, AllHeld: b.AllHeld,
 		At: b.At.UTC(),
 	}
 }

@@ -460,8 +460,8 @@ func TestQueueBoard(t *testing.T) {
 		return bj
 	}
 	bj := readBoard()
-	if bj.Served != 0 || bj.Head != -1 || bj.Waiting != 2 || bj.PreQueue || bj.SecondsPerPlace <= 0 {
-		t.Fatalf("board with two waiting: got %+v, want nobody served from the queue yet, 2 waiting, a wait per place", bj)
+	if bj.Served != 0 || bj.Head != -1 || bj.Waiting != 2 || bj.PreQueue || bj.SecondsPerPlace <= 0 || bj.NoticeSeconds != waitroom.Notice.Seconds() {
+		t.Fatalf("board with two waiting: got %+v, want nobody served from the queue yet, 2 waiting, a wait per place and the notice", bj)
 	}
 
 	// The first buyer releases its hold: its slot goes to the second.

@@ -11,7 +11,9 @@
 // limit the server held the room to (the report's timeline). The "present" rule is
 // the one the room used until the run e44b (docs/ONSALE.md); its line should agree
 // with "as shown", which checks the replay itself. The rule the room uses now is
-// waitroom's own (ShownRate), not a copy of it.
+// waitroom's own (ShownRate), not a copy of it, with the wait it adds to every ETA
+// for the page to learn of its turn (waitroom.Notice): "expected, and the notice",
+// whose line agrees with "as shown" for a run since that was added.
 package main
 
 import (
@@ -37,8 +39,9 @@ type sample struct {
 }
 
 type rule struct {
-	name string
-	rate func(s sample, limit, configured float64) float64 // admissions a second; 0: use the ETA shown
+	name   string
+	rate   func(s sample, limit, configured float64) float64 // admissions a second; 0: use the ETA shown
+	notice bool                                              // the wait includes waitroom.Notice
 }
 
 func main() {
@@ -91,12 +94,13 @@ func run(tracePath, reportPath string, out io.Writer) error {
 		return or
 	}
 	rules := []rule{
-		{"as shown", nil},
-		{"present: min(measured, limit)", func(s sample, l, _ float64) float64 { return below(s.measured, l, l) }},
-		{"expected: halfway to the climb", func(s sample, l, R float64) float64 { return waitroom.ShownRate(s.measured, l, R) }},
-		{"the climb alone", func(s sample, l, R float64) float64 { return R * waitroom.ClimbMean(l/R) }},
-		{"measured alone", func(s sample, l, _ float64) float64 { return below(s.measured, math.Inf(1), l) }},
-		{"configured", func(_ sample, _, R float64) float64 { return R }},
+		{"as shown", nil, false},
+		{"present: min(measured, limit)", func(s sample, l, _ float64) float64 { return below(s.measured, l, l) }, false},
+		{"expected: halfway to the climb", func(s sample, l, R float64) float64 { return waitroom.ShownRate(s.measured, l, R) }, false},
+		{"expected, and the notice", func(s sample, l, R float64) float64 { return waitroom.ShownRate(s.measured, l, R) }, true},
+		{"the climb alone", func(s sample, l, R float64) float64 { return R * waitroom.ClimbMean(l/R) }, false},
+		{"measured alone", func(s sample, l, _ float64) float64 { return below(s.measured, math.Inf(1), l) }, false},
+		{"configured", func(_ sample, _, R float64) float64 { return R }, false},
 	}
 	fmt.Fprintf(out, "%d first ETAs (%d of the pre-queue), configured %.0f/s; within ±20 %% of the wait that followed:\n", len(samples), count(samples, true), R)
 	fmt.Fprintf(out, "  %-32s %8s %10s %10s %12s\n", "rule", "all", "pre-queue", "arrived", "too short")
@@ -107,6 +111,9 @@ func run(tracePath, reportPath string, out io.Writer) error {
 			eta := s.shown
 			if r.rate != nil {
 				eta = s.places / r.rate(s, limitAt(s.at), R)
+				if r.notice {
+					eta += waitroom.Notice.Seconds()
+				}
 			}
 			k := 1
 			if s.preQueue {

@@ -21,6 +21,7 @@ type queueBoardJSON struct {
 	RatePerSecond      float64   `json:"ratePerSecond"` // measured; 0 while unknown
 	SecondsPerPlace    float64   `json:"secondsPerPlace"`
 	SecondsPerPlaceMin float64   `json:"secondsPerPlaceMin"`
+	NoticeSeconds      float64   `json:"noticeSeconds"` // how long after its turn a page learns of it
 	SoldOut            bool      `json:"soldOut"`
 	AllHeld            bool      `json:"allHeld"`
 }
@@ -83,7 +84,7 @@ func jitter(rng *rand.Rand, spread time.Duration) time.Duration {
 }
 
 // fromBoard is what a waiting page shows between its looks: its wait, worked out from
-// its number and the board, and the pace of its next refresh (a quarter of the shortest
+// its number and the board (the wait its place adds, and the board's notice), and the pace of its next refresh (a quarter of the shortest
 // wait, within 1 to 5 s, as the server paces a look). ok is false when the board says
 // nothing of this waiter (no number yet, or a board older than the look).
 func fromBoard(st queueJSON, lookedAt time.Time, bd *queueBoardSeen) (eta int, pace time.Duration, ok bool) {
@@ -95,7 +96,7 @@ func fromBoard(st queueJSON, lookedAt time.Time, bd *queueBoardSeen) (eta int, p
 	}
 	n := float64(max(st.Number-bd.Served, 1)) // itself included
 	if bd.SecondsPerPlace > 0 && !bd.AllHeld {
-		eta = max(int(math.Round(n*bd.SecondsPerPlace)), 1)
+		eta = max(int(math.Round(n*bd.SecondsPerPlace+bd.NoticeSeconds)), 1)
 	}
 	pace = time.Duration(n * bd.SecondsPerPlaceMin / 4 * float64(time.Second))
 	if bd.SecondsPerPlaceMin <= 0 || bd.AllHeld {

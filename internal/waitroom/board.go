@@ -11,7 +11,7 @@ import (
 // Status.Place and works out from the board where it stands between its looks:
 //
 //	ahead ≈ Number − Served − 1  (fewer when some ahead of it have left since its look)
-//	wait  ≈ (ahead + 1) × PerPlace, within (ahead + 1) × [PerPlaceMin, PerPlaceMax]
+//	wait  ≈ (ahead + 1) × PerPlace + Notice, within (ahead + 1) × [PerPlaceMin, PerPlaceMax] + Notice
 //	its turn has come once Head ≥ Place: it asks Status for its token.
 //
 // The board is exact but for the waiters ahead who left (lost their place or gave up)
@@ -30,6 +30,9 @@ type Board struct {
 	// (eta of a waiter with nobody ahead); zero when there is no honest figure (the
 	// room paused, or everything left held).
 	PerPlaceMin, PerPlace, PerPlaceMax time.Duration
+	// Notice is added to every wait worked out from the board: how long after its
+	// turn a page learns of it (the package's Notice); zero with the PerPlace figures.
+	Notice time.Duration
 
 	SoldOut   bool // nothing left to sell and nothing held that may lapse
 	AllHeld   bool // something unsold, nothing free: nobody goes in until holds lapse
@@ -56,6 +59,9 @@ func (r *Room) Board(ctx context.Context, ev Event) (Board, error) {
 	}
 	if !b.AllHeld {
 		b.PerPlaceMin, b.PerPlace, b.PerPlaceMax = eta(0, b.Rate, ev.Settings)
+		if b.PerPlace > 0 {
+			b.Notice = Notice
+		}
 	}
 	return b, nil
 }

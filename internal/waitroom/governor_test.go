@@ -86,6 +86,9 @@ func TestGovernedRoomAdmitsAtItsShare(t *testing.T) {
 	if want := time.Second / (rate * share); b.PerPlace != want {
 		t.Errorf("board before the draw: %v a place, want %v (the governed rate's)", b.PerPlace, want)
 	}
+	if b.Notice != Notice {
+		t.Errorf("board before the draw: notice %v, want %v", b.Notice, Notice)
+	}
 
 	cur.set(ev)
 	rec := &admissions{}

@@ -131,8 +131,8 @@ func (r *Room) status(ev Event, visitor string, rep reply) Status {
 		if st.PreQueue {
 			// Places are drawn at DrawAt: any place from the first to the last may come.
 			_, mid, last := eta(st.Waiting-1, 0, ev.Settings)
-			st.ETAMin = drawAt.Sub(now)
-			st.ETA = st.ETAMin + mid/2 // the middle place, on average
+			st.ETAMin = drawAt.Sub(now) + Notice // the first place goes in at the draw
+			st.ETA = st.ETAMin + mid/2           // the middle place, on average
 			st.ETAMax = st.ETAMin + last
 		} else {
 			st.Position = int(rep.rank) + 1
@@ -140,6 +140,9 @@ func (r *Room) status(ev Event, visitor string, rep reply) Status {
 			st.Number = rep.served + int64(st.Position)
 			if !st.AllHeld { // else nobody goes in until holds lapse: no honest figure
 				st.ETAMin, st.ETA, st.ETAMax = eta(st.Ahead, st.Rate, ev.Settings)
+				if st.ETA > 0 {
+					st.ETAMin, st.ETA, st.ETAMax = st.ETAMin+Notice, st.ETA+Notice, st.ETAMax+Notice
+				}
 			}
 		}
 	}
@@ -147,6 +150,18 @@ func (r *Room) status(ev Event, visitor string, rep reply) Status {
 	st.LookAfter = r.lookAfter(st, drawAt.Sub(now))
 	return st
 }
+
+// Notice is how long after its turn comes a waiting page learns of it, about: the
+// board it follows is up to a second old (a CDN keeps it a second), the page reads
+// it every MinPoll when its turn is near, and then looks (Status) for its token:
+// half a second, half a second, and the look. The wait a person sees ends when the
+// page says it is their turn, so every ETA includes it (Board.Notice for the pages
+// that work their wait out from the board). Without it, in make onsale at 128/s
+// (docs/ONSALE.md, run t52a), a fifth of the first ETAs were more than 20 % too short
+// and none too long; the pre-queue's, a few seconds for the first places, were the
+// worst (71 % within ±20 %), and the replay of that run's waits (cmd/etareplay) put
+// them at 95 % with it.
+const Notice = 1500 * time.Millisecond
 
 // Bounds of PollAfter: DESIGN asks for a refresh at least every MaxPoll.
 const (
@@ -165,7 +180,7 @@ func pollAfter(st Status, untilDraw time.Duration) time.Duration {
 	case st.PreQueue:
 		d = untilDraw
 	case st.Queued && st.ETAMin > 0:
-		d = st.ETAMin / 4
+		d = (st.ETAMin - Notice) / 4
 	// No estimate (the room paused: no rate or no slots): nobody moves soon.
 	default:
 		d = MaxPoll

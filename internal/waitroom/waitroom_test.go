@@ -275,6 +275,42 @@ func TestETA(t *testing.T) {
 	}
 }
 
+// TestWaitsIncludeTheNotice: every wait the queue shows ends when the page learns of
+// its turn: a queued visitor's is the places' wait and the Notice; a pre-queue
+// visitor's earliest is the draw and the Notice; with everything held, or the room
+// paused, there is none.
+func TestWaitsIncludeTheNotice(t *testing.T) {
+	t.Parallel()
+	r := &Room{}
+	now := time.Now()
+	s := Settings{Enabled: true, Slots: 100, Rate: 10, TokenTTL: 100 * time.Second}
+	ev := Event{ID: 1, OnsaleAt: now.Add(-time.Minute), Settings: s}
+	queued := reply{code: codeWaiting, rank: 99, waiting: 500, now: now.UnixMilli(), mrate: 10, stock: 1000, free: 900, served: 40, place: 140}
+	lo, est, hi := eta(99, 10, s)
+	st := r.status(ev, "v", queued)
+	if st.ETAMin != lo+Notice || st.ETA != est+Notice || st.ETAMax != hi+Notice {
+		t.Errorf("queued 100th: got %v (%v–%v), want %v (%v–%v), the places' wait and the notice",
+			st.ETA, st.ETAMin, st.ETAMax, est+Notice, lo+Notice, hi+Notice)
+	}
+	held := queued
+	held.free = 0
+	if st := r.status(ev, "v", held); !st.AllHeld || st.ETAMin != 0 || st.ETA != 0 || st.ETAMax != 0 {
+		t.Errorf("everything held: got %+v, want no wait", st)
+	}
+	paused := ev
+	paused.Settings.Rate = 0
+	if st := r.status(paused, "v", queued); st.ETAMin != 0 || st.ETA != 0 || st.ETAMax != 0 {
+		t.Errorf("room paused: got %v (%v–%v), want no wait", st.ETA, st.ETAMin, st.ETAMax)
+	}
+	pre := ev
+	pre.OnsaleAt = now.Add(30 * time.Second).Truncate(time.Millisecond)
+	preq := queued
+	preq.rank, preq.served, preq.mrate = -1, 0, 0
+	if st := r.status(pre, "v", preq); !st.PreQueue || st.ETAMin != pre.OnsaleAt.Sub(time.UnixMilli(preq.now))+Notice {
+		t.Errorf("pre-queue: got earliest %v, want the draw in %v and the notice", st.ETAMin, pre.OnsaleAt.Sub(time.UnixMilli(preq.now)))
+	}
+}
+
 // TestKeysShareHashTag: every key of an event hashes on {event:ID}, so Redis Cluster
 // keeps an event's keys on one slot and its scripts may touch them all.
 func TestKeysShareHashTag(t *testing.T) {
@@ -321,8 +357,9 @@ func TestHangingHookDoesNotStopAdmissions(t *testing.T) {
 	})
 }
 
-// TestPollAfter: a page near its turn asks every second, one far back every 5 s, and
-// a pre-queue page comes back at the draw.
+// TestPollAfter: a page near its turn asks every second, one far back every 5 s (a
+// quarter of the wait, the page's notice aside), and a pre-queue page comes back at
+// the draw.
 func TestPollAfter(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
@@ -332,7 +369,7 @@ func TestPollAfter(t *testing.T) {
 		want      time.Duration
 	}{
 		{"turn any moment", Status{Queued: true, ETAMin: 2 * time.Second}, 0, time.Second},
-		{"turn in 12 s", Status{Queued: true, ETAMin: 12 * time.Second}, 0, 3 * time.Second},
+		{"turn in 12 s", Status{Queued: true, ETAMin: 12*time.Second + Notice}, 0, 3 * time.Second},
 		{"far back", Status{Queued: true, ETAMin: 10 * time.Minute}, 0, MaxPoll},
 		{"paused room: no estimate", Status{Queued: true}, 0, MaxPoll},
 		{"pre-queue, draw in 3 s", Status{Queued: true, PreQueue: true, ETAMin: 3 * time.Second}, 3 * time.Second, 3 * time.Second},

@@ -7,7 +7,7 @@
 // Every pollAfter seconds (1 to 5, as waitroom.pollAfter) the page reads the board and
 // rewrites the marked texts (data-q) in the server's words (web/page_queue.go):
 // position = number − served (one high for each waiter ahead who left since the look),
-// wait = (ahead + 1) × secondsPerPlace[Min, Max]. It looks:
+// wait = (ahead + 1) × secondsPerPlace[Min, Max] + noticeSeconds. It looks:
 //   - lookAfter seconds after the last look (about a minute; at the draw before it);
 //   - at once when the board's head reaches its place: its turn has come (a pre-queue
 //     place is the number the draw orders by, so this holds from the draw on);
@@ -108,7 +108,8 @@
     if (b.soldOut) return put("position", "Sold out");
     put("position", "You are number " + thousands(ahead + 1) + " in the queue");
     put("ahead", aheadText(ahead));
-    put("wait", waitText((ahead + 1) * b.secondsPerPlaceMin, (ahead + 1) * b.secondsPerPlaceMax, ahead));
+    var notice = b.noticeSeconds || 0; // how long after its turn the page learns of it
+    put("wait", waitText((ahead + 1) * b.secondsPerPlaceMin + notice, (ahead + 1) * b.secondsPerPlaceMax + notice, ahead));
     var odds = put("odds", oddsText(b.seatsLeft, ahead));
     if (odds) odds.hidden = !odds.textContent;
     var bar = q.querySelector('[data-q="progress"]');
