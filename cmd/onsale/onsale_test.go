@@ -151,6 +151,7 @@ func checkTrace(t *testing.T, path string, r *report) {
 		t.Fatalf("trace: %d lines, header %v; want a header and 300 buyers", len(rows), rows[0])
 	}
 	admitted, etas := 0, 0
+	surelyBefore, maybeBefore := 0, 0 // first ETAs whose turn came before the sell-out, give or take the trace's rounding
 	for _, row := range rows[1:] {
 		if row[3] == "" {
 			continue
@@ -162,12 +163,26 @@ func checkTrace(t *testing.T, path string, r *report) {
 		etas++
 		at, _ := strconv.ParseFloat(row[4], 64)
 		in, _ := strconv.ParseFloat(row[3], 64)
-		if secs, err := strconv.Atoi(row[5]); err != nil || secs <= 0 || at > in {
+		secs, err := strconv.Atoi(row[5])
+		if err != nil || secs <= 0 || at > in {
 			t.Errorf("trace: buyer %s shown %q s at %s, admitted at %s; want a positive ETA before the admission", row[0], row[5], row[4], row[3])
+		}
+		if so := r.SoldOutSeconds; so != nil {
+			turn := at + float64(secs)
+			if turn < *so-0.01 {
+				surelyBefore++
+			}
+			if turn < *so+0.01 {
+				maybeBefore++
+			}
 		}
 	}
 	if admitted != r.Admission.Admitted || etas != r.ETA.First.N {
 		t.Errorf("trace: %d admitted, %d with a first ETA; the report: %d and %d", admitted, etas, r.Admission.Admitted, r.ETA.First.N)
+	}
+	if b, a := r.ETA.FirstTurnBeforeSellOut.N, r.ETA.FirstTurnAfterSellOut.N; r.SoldOutSeconds != nil &&
+		(b < surelyBefore || b > maybeBefore || b+a != etas) {
+		t.Errorf("first ETAs split at the sell-out: %d before, %d after; the trace: %d-%d before of %d", b, a, surelyBefore, maybeBefore, etas)
 	}
 }
 

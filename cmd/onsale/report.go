@@ -56,6 +56,11 @@ type report struct {
 		// came after the onsale (shown at their join, in the arrival burst for most).
 		FirstPreQueue etaFit `json:"firstShownPreQueue"`
 		FirstArrived  etaFit `json:"firstShownArrivedAfterOnsale"`
+		// The first ETAs whose turn, as shown, came before the sell-out and after it
+		// (empty when nothing sold out): after it, nobody goes in at the rate any
+		// more, only as holds lapse or are released, which no rate foretells.
+		FirstTurnBeforeSellOut etaFit `json:"firstShownTurnBeforeSellOut"`
+		FirstTurnAfterSellOut  etaFit `json:"firstShownTurnAfterSellOut"`
 	} `json:"eta"`
 	Admission struct {
 		Configured  float64 `json:"configuredPerSecond"`
@@ -253,7 +258,7 @@ func (s *sim) fill(r *report, buyers []*buyer, onsale, ended time.Time, first *b
 	// The queue: waits, the ETA against the wait that followed, the rate, fairness.
 	var waits []float64
 	var adm []time.Time
-	var after, pre, firstETA, everyETA, firstPre, firstArrived [][2]float64
+	var after, pre, firstETA, everyETA, firstPre, firstArrived, turnBefore, turnAfter [][2]float64
 	for _, b := range buyers {
 		if !b.admitted {
 			continue
@@ -273,6 +278,13 @@ func (s *sim) fill(r *report, buyers []*buyer, onsale, ended time.Time, first *b
 				} else {
 					firstArrived = append(firstArrived, pair)
 				}
+				if !s.soldOutAt.IsZero() {
+					if e.at.Add(time.Duration(e.seconds) * time.Second).Before(s.soldOutAt) {
+						turnBefore = append(turnBefore, pair)
+					} else {
+						turnAfter = append(turnAfter, pair)
+					}
+				}
 			}
 			everyETA = append(everyETA, pair)
 		}
@@ -286,6 +298,7 @@ func (s *sim) fill(r *report, buyers []*buyer, onsale, ended time.Time, first *b
 	r.QueueWait = distOf(waits)
 	r.ETA.First, r.ETA.Every = fit(firstETA), fit(everyETA)
 	r.ETA.FirstPreQueue, r.ETA.FirstArrived = fit(firstPre), fit(firstArrived)
+	r.ETA.FirstTurnBeforeSellOut, r.ETA.FirstTurnAfterSellOut = fit(turnBefore), fit(turnAfter)
 	r.Admission.Configured, r.Admission.Slots, r.Admission.Admitted = s.cfg.Rate, s.cfg.Slots, len(adm)
 	slices.SortFunc(adm, func(a, b time.Time) int { return a.Compare(b) })
 	if len(adm) > 1 {
@@ -395,10 +408,17 @@ func (r *report) writeText(w io.Writer) {
 	q := r.QueueWait
 	p("queue wait from the onsale or arrival, s: n %d, p50 %.1f, p90 %.1f, p99 %.1f, max %.1f", q.N, q.P50, q.P90, q.P99, q.Max)
 	for _, e := range []struct {
-		what string
-		f    etaFit
-	}{{"first ETA each buyer saw after the draw", r.ETA.First}, {"  of the pre-queue, at the draw", r.ETA.FirstPreQueue},
-		{"  of those who came after the onsale", r.ETA.FirstArrived}, {"every ETA shown", r.ETA.Every}} {
+		what   string
+		f      etaFit
+		soldBy bool // a line of the split at the sell-out
+	}{{"first ETA each buyer saw after the draw", r.ETA.First, false}, {"  of the pre-queue, at the draw", r.ETA.FirstPreQueue, false},
+		{"  of those who came after the onsale", r.ETA.FirstArrived, false},
+		{"  of those whose turn it showed before the sell-out", r.ETA.FirstTurnBeforeSellOut, true},
+		{"  of those whose turn it showed after the sell-out (in as holds lapsed)", r.ETA.FirstTurnAfterSellOut, true},
+		{"every ETA shown", r.ETA.Every, false}} {
+		if e.soldBy && r.SoldOutSeconds == nil {
+			continue // nothing sold out
+		}
 		p("%s, against the wait that followed: %d, %.0f%% within ±20%% (median error %.0f%%; %.0f%% too short, %.0f%% too long); of %d followed by 30 s or more, %.0f%%",
 			e.what, e.f.N, 100*e.f.Within20, 100*e.f.MedianErr, 100*e.f.Short, 100*e.f.Long, e.f.N30, 100*e.f.Within2030)
 	}
