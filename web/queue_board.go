@@ -33,9 +33,12 @@ func (s *server) board(ctx context.Context, qe waitroom.Event) (waitroom.Board, 
 // with number n (from its last look) has about n − served − 1 people ahead (fewer if
 // some left), waits about (ahead + 1) × secondsPerPlace + noticeSeconds (how long
 // after its turn a page learns of it), and its turn has come once head ≥ its place:
-// it then looks (GET …/queue) for its token.
+// it then looks (GET …/queue) for its token. A waiter with a drawn place below 1 and no
+// number yet (the pre-queue's after the draw, before its first look) has about
+// (drawn − 1) × (place − h) / (1 − h) ahead, h being head (0 before the first).
 type boardJSON struct {
 	Served             int64     `json:"served"`
+	Drawn              int       `json:"drawn"`
 	Head               float64   `json:"head"` // -1 before the first admission
 	Waiting            int       `json:"waiting"`
 	PreQueue           bool      `json:"preQueue"`
@@ -53,7 +56,7 @@ type boardJSON struct {
 
 func boardView(b waitroom.Board) boardJSON {
 	return boardJSON{
-		Served: b.Served, Head: b.Head, Waiting: b.Waiting, PreQueue: b.PreQueue, DrawAt: b.DrawAt.UTC(),
+		Served: b.Served, Drawn: b.Drawn, Head: b.Head, Waiting: b.Waiting, PreQueue: b.PreQueue, DrawAt: b.DrawAt.UTC(),
 		RatePerSecond: b.Rate, SecondsPerPlace: b.PerPlace.Seconds(), SecondsPerPlaceMin: b.PerPlaceMin.Seconds(),
 		SecondsPerPlaceMax: b.PerPlaceMax.Seconds(), NoticeSeconds: b.Notice.Seconds(), SeatsLeft: b.SeatsLeft, SoldOut: b.SoldOut, AllHeld: b.AllHeld,
 		At: b.At.UTC(),

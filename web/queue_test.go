@@ -460,7 +460,7 @@ func TestQueueBoard(t *testing.T) {
 		return bj
 	}
 	bj := readBoard()
-	if bj.Served != 0 || bj.Head != -1 || bj.Waiting != 2 || bj.PreQueue || bj.SecondsPerPlace <= 0 || bj.NoticeSeconds != waitroom.Notice.Seconds() {
+	if bj.Served != 0 || bj.Head != -1 || bj.Waiting != 2 || bj.Drawn != 0 || bj.PreQueue || bj.SecondsPerPlace <= 0 || bj.NoticeSeconds != waitroom.Notice.Seconds() {
 		t.Fatalf("board with two waiting: got %+v, want nobody served from the queue yet, 2 waiting, a wait per place and the notice", bj)
 	}
 

@@ -14,6 +14,13 @@ import (
 //	wait  ≈ (ahead + 1) × PerPlace + Notice, within (ahead + 1) × [PerPlaceMin, PerPlaceMax] + Notice
 //	its turn has come once Head ≥ Place: it asks Status for its token.
 //
+// A page with a drawn place (below 1) and no number yet (the pre-queue's, before its
+// first look after the draw) works its position out from Drawn: the drawn places are
+// uniform at random, so of the Drawn waiting, about (Drawn − 1) × (Place − h) / (1 − h)
+// are ahead of it, h being Head (0 before the first admission). The pre-queue need not
+// all look at the draw for their numbers: they look in the order of their places,
+// over the minute after it (Status.LookAfter), most of them once their turn has come.
+//
 // The board is exact but for the waiters ahead who left (lost their place or gave up)
 // since the page last looked: its position is then a little high, and the page's next
 // look (Status.LookAfter) sets it right. Head is exact: the admitter lets waiters in
@@ -24,6 +31,7 @@ type Board struct {
 	DrawAt   time.Time // when the pre-queue is drawn
 	Waiting  int       // people in the queue
 	Served   int64     // waiters let in from the head of the queue so far
+	Drawn    int       // of the Waiting, those with a drawn place (below 1)
 	Head     float64   // the place of the last one let in; -1 before the first
 	Rate     float64   // measured admissions per second; 0 while unknown
 	// PerPlaceMin, PerPlace and PerPlaceMax are the wait each place in the queue adds
@@ -55,6 +63,7 @@ func (r *Room) Board(ctx context.Context, ev Event) (Board, error) {
 	f := figuresOf(ev, now, asInt(get(6), 0), asFloat(get(4), -1), asInt(get(5), -1), asInt(get(7), -1))
 	b := Board{
 		At: time.UnixMilli(now), Waiting: int(asInt(get(1), 0)), Served: asInt(get(2), 0), Head: asFloat(get(3), -1),
+		Drawn: int(asInt(get(9), 0)),
 		PreQueue: f.preQueue, DrawAt: f.drawAt, Rate: f.rate, SeatsLeft: f.seatsLeft, SoldOut: f.soldOut, AllHeld: f.allHeld,
 	}
 	if !b.AllHeld {

@@ -41,8 +41,8 @@ func TestBoardGivesPositionAndTurn(t *testing.T) {
 		}
 		preplaces = append(preplaces, st.Place)
 	}
-	if b := board(t, r, ev); !b.PreQueue || b.Waiting != pre || b.Served != 0 || b.Head != -1 || !b.DrawAt.Equal(ev.OnsaleAt) {
-		t.Fatalf("board before the draw: got %+v, want the pre-queue of %d, nobody served, no head", b, pre)
+	if b := board(t, r, ev); !b.PreQueue || b.Waiting != pre || b.Drawn != pre || b.Served != 0 || b.Head != -1 || !b.DrawAt.Equal(ev.OnsaleAt) {
+		t.Fatalf("board before the draw: got %+v, want the pre-queue of %d, all drawn places, nobody served, no head", b, pre)
 	}
 	eventually(t, "the onsale by Redis's clock", wait, func() bool { return !redisNow(t, rdb).Before(ev.OnsaleAt.Add(10 * time.Millisecond)) })
 
@@ -77,9 +77,9 @@ func TestBoardGivesPositionAndTurn(t *testing.T) {
 	stop()
 
 	b := board(t, r, ev)
-	if b.PreQueue || b.Served != slots || b.Waiting != pre+later-slots || b.Head < 0 || b.PerPlace <= 0 {
-		t.Fatalf("board after %d admissions: got %+v, want %d served, %d waiting, a head and a wait per place",
-			slots, b, slots, pre+later-slots)
+	if b.PreQueue || b.Served != slots || b.Waiting != pre+later-slots || b.Drawn != pre-slots || b.Head < 0 || b.PerPlace <= 0 {
+		t.Fatalf("board after %d admissions: got %+v, want %d served, %d waiting (%d of them drawn), a head and a wait per place",
+			slots, b, slots, pre+later-slots, pre-slots)
 	}
 	var behind []string // waiters, in queue order
 	for _, v := range all {

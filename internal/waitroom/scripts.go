@@ -169,11 +169,13 @@ return {code, exp, rank, redis.call('ZCARD', KEYS[1]), now, st[1] or '', st[2] o
 // It writes nothing.
 //
 // Reply: {now (ms), waiting, served, head, measured rate, stock, regroup end, free,
-// epoch}, each of the last seven an empty string while unknown or none yet.
+// epoch, drawn}, served to epoch an empty string while unknown or none yet; drawn is
+// how many of the waiting have a drawn place (below 1: the pre-queue's, or a
+// regroup's).
 var boardScript = redis.NewScript(luaClock + `
 local st = redis.call('HMGET', KEYS[4], 'served', 'head', 'mrate', 'stock', 'regroup', 'free', 'epoch')
 return {clock(), redis.call('ZCARD', KEYS[1]), st[1] or '', st[2] or '', st[3] or '', st[4] or '', st[5] or '',
-  st[6] or '', st[7] or ''}
+  st[6] or '', st[7] or '', redis.call('ZCOUNT', KEYS[1], '-inf', '(1')}
 `)
 
 // leaveScript gives ARGV[1]'s slot (or place) back at once.

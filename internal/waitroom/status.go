@@ -192,16 +192,24 @@ func pollAfter(st Status, untilDraw time.Duration) time.Duration {
 // minute (and keeps its place, which lasts KeepPlace unseen).
 const MaxLook = time.Minute
 
-// lookAfter is how soon a waiting page asks the room itself again: at the draw in the
-// pre-queue (its number is drawn then), else about once a minute, four times within
+// lookAfter is how soon a waiting page asks the room itself again: in the pre-queue,
+// about once a minute until the draw and then once in the minute after it, by its
+// place (its number is drawn at the draw); else about once a minute, four times within
 // KeepPlace, since between its looks the page follows the event's Board, the same for
 // every waiter, and looks at once when the board shows its turn. Not in the queue: at
 // the board's pace (the page joins again).
 func (r *Room) lookAfter(st Status, untilDraw time.Duration) time.Duration {
 	keep := min(MaxLook, r.opt.KeepPlace/4)
 	switch {
+	case st.PreQueue && untilDraw < keep:
+		// The draw comes before the next minute's look: after it, at a moment set by
+		// the place, so that the pre-queue's looks come in the order of their turns,
+		// spread over the minute (the board tells a page its turn and, from Drawn,
+		// its position meanwhile). All at the draw, they were a third of the server's
+		// requests in the arrival burst (docs/ONSALE.md, t52e).
+		return max(untilDraw, 0) + max(time.Duration(st.Place*float64(keep)), MinPoll)
 	case st.PreQueue:
-		return min(max(untilDraw, MinPoll), keep)
+		return keep
 	case st.Queued:
 		return max(keep, MinPoll)
 	}

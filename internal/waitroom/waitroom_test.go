@@ -311,6 +311,31 @@ func TestWaitsIncludeTheNotice(t *testing.T) {
 	}
 }
 
+// TestPreQueueLooksSpreadByPlace: a pre-queue page whose draw comes within the minute
+// looks after the draw at a moment set by its place, spread over the minute after it
+// (a second at the least), rather than the whole pre-queue at the draw; one whose
+// draw is further off looks again in a minute.
+func TestPreQueueLooksSpreadByPlace(t *testing.T) {
+	t.Parallel()
+	r := &Room{opt: Options{KeepPlace: 5 * time.Minute}}
+	for _, c := range []struct {
+		place     float64
+		untilDraw time.Duration
+		want      time.Duration
+	}{
+		{0.5, 10 * time.Second, 40 * time.Second},
+		{0.75, 10 * time.Second, 55 * time.Second},
+		{0.001, 10 * time.Second, 11 * time.Second},
+		{0.25, 0, 15 * time.Second},
+		{0.25, 2 * time.Hour, MaxLook},
+	} {
+		st := Status{Queued: true, PreQueue: true, Place: c.place}
+		if got := r.lookAfter(st, c.untilDraw); got != c.want {
+			t.Errorf("place %v, draw in %v: look after %v, want %v", c.place, c.untilDraw, got, c.want)
+		}
+	}
+}
+
 // TestKeysShareHashTag: every key of an event hashes on {event:ID}, so Redis Cluster
 // keeps an event's keys on one slot and its scripts may touch them all.
 func TestKeysShareHashTag(t *testing.T) {
