@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -245,4 +246,50 @@ func TestBrowserQueueWordsAsServer(t *testing.T) {
 			t.Errorf("%+v: the page says %q, the server %q", cases[i], got[i], want[i])
 		}
 	}
+}
+
+// TestBrowserPreQueueStandsAmongDrawn: after the draw a pre-queue page shows, from the
+// board alone, where its drawn place stands among the drawn ("about number n", n one
+// of the 20 drawn), rather than the whole pre-queue looking for its number within
+// seconds of the draw; its own look comes when the server said, by its place, over the
+// minute after the draw. No admitter runs: nobody is let in, so the head stays before
+// every place.
+func TestBrowserPreQueueStandsAmongDrawn(t *testing.T) {
+	t.Parallel()
+	app := newTestApp(t, fastQueue)
+	roomOn(t, app, app.EventID, 1, 100, time.Minute)
+	if _, err := app.Pool.Exec(context.Background(), `UPDATE events SET onsale_at = now() + interval '8 seconds' WHERE id = $1`, app.EventID); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 19 {
+		if q := app.newClient(t).queue("POST", app.EventID); !q.PreQueue {
+			t.Fatalf("API buyer %d: got %+v, want the pre-queue", i, q)
+		}
+	}
+	rc := newRequestCounter(t, app, app.EventID, demoSlug, 0)
+	b := browsertest.New(t)
+	ctx := b.NewContext(t)
+	browsertest.Run(t, ctx, chromedp.NavigateResponse(rc.URL+"/events/"+demoSlug+"/queue"))
+	waitJS(t, ctx, "htmx", `typeof htmx === "object"`, browsertest.Timeout)
+	if text := browsertest.Run(t, ctx, chromedp.Text(chromedp.CSS("#queue h2"))); !strings.Contains(text, "waiting room") {
+		t.Fatalf("queue page before the onsale: got %q, want the pre-queue", text)
+	}
+	place := js[float64](t, ctx, `parseFloat(document.querySelector('#queue [data-poll-after]').dataset.place)`)
+	waitJS(t, ctx, "the page to place itself among the drawn, from the board",
+		`(p => !!p && p.textContent.startsWith("You are about number "))(document.querySelector('#queue [data-q="drawn"]:not([hidden]) [data-q="position"]'))`, 30*time.Second)
+	looks := rc.looks.Load()
+	text := js[string](t, ctx, `document.querySelector('#queue [data-q="position"]').textContent`)
+	var n int
+	if _, err := fmt.Sscanf(text, "You are about number %d in the queue", &n); err != nil || n < 1 || n > 20 {
+		t.Errorf("position from the board: got %q, want about number 1 to 20", text)
+	}
+	if hidden := js[bool](t, ctx, `document.querySelector('#queue [data-q="draw"]').hidden`); !hidden {
+		t.Error("the draw's announcement still shown after the draw")
+	}
+	// The page's look comes at the draw and place × a minute; the board, read every
+	// second or so near the draw, shows it first unless the place is near the front.
+	if place >= 0.2 && looks != 0 {
+		t.Errorf("place %.3f: %d looks before the page stood among the drawn, want none (its look is due %.0f s after the draw)", place, looks, place*60)
+	}
+	noConsoleErrors(t, ctx)
 }

@@ -176,7 +176,7 @@ func (b *buyer) queue(ctx context.Context) bool {
 	nextLook := func() time.Time {
 		d := time.Duration(st.LookAfter) * time.Second
 		if st.PreQueue {
-			d += jitter(b.rng, drawJitter) // the whole pre-queue looks for its number at the draw
+			d += jitter(b.rng, crowdJitter) // as the page: the pre-queue's looks come due together
 		}
 		return lookedAt.Add(d)
 	}
@@ -195,16 +195,18 @@ func (b *buyer) queue(ctx context.Context) bool {
 		if st.PollAfter > 0 {
 			pace = time.Duration(st.PollAfter) * time.Second
 		}
+		drawn := false // a pre-queue page that stands among the board's drawn places
 		if seen := s.qboard.cur.Load(); seen != nil {
 			rate = seen.RatePerSecond
-			if e, p, ok := fromBoard(st, lookedAt, seen); ok {
+			if e, p, n, ok := fromBoard(st, lookedAt, seen); ok {
 				eta, pace = e, p
-				if st.Number > 0 {
-					places = int(max(st.Number-seen.Served, 1))
+				if n > 0 {
+					places = n
+					drawn = st.PreQueue
 				}
 			}
 		}
-		if !st.PreQueue && eta > 0 {
+		if (!st.PreQueue || drawn) && eta > 0 {
 			b.etas = append(b.etas, etaSeen{eta, time.Now(), places, rate})
 		}
 		// counted, as the page counts it, from when the last look went out

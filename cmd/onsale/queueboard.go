@@ -14,6 +14,7 @@ import (
 // and works out its position and wait from the board between looks.
 type queueBoardJSON struct {
 	Served             int64     `json:"served"`
+	Drawn              int       `json:"drawn"` // of the waiting, those with a drawn place (below 1)
 	Head               float64   `json:"head"`
 	Waiting            int       `json:"waiting"`
 	PreQueue           bool      `json:"preQueue"`
@@ -84,17 +85,32 @@ func jitter(rng *rand.Rand, spread time.Duration) time.Duration {
 }
 
 // fromBoard is what a waiting page shows between its looks: its wait, worked out from
-// its number and the board (the wait its place adds, and the board's notice), and the pace of its next refresh (a quarter of the shortest
-// wait, within 1 to 5 s, as the server paces a look). ok is false when the board says
-// nothing of this waiter (no number yet, or a board older than the look).
-func fromBoard(st queueJSON, lookedAt time.Time, bd *queueBoardSeen) (eta int, pace time.Duration, ok bool) {
+// its number and the board (the wait its place adds, and the board's notice), and the
+// pace of its next refresh (a quarter of the shortest wait, within 1 to 5 s, as the
+// server paces a look), and for how many admissions the wait is (places, itself
+// included). A drawn place with no number yet (the pre-queue's after the draw, before
+// its look) stands among the board's drawn ones as its place among uniform draws:
+// about (drawn − 1) × (place − head) / (1 − head) ahead. ok is false when the board says
+// nothing of this waiter (no place, or a board older than the look).
+func fromBoard(st queueJSON, lookedAt time.Time, bd *queueBoardSeen) (eta int, pace time.Duration, places int, ok bool) {
 	if bd == nil || !bd.at.After(lookedAt) || bd.PreQueue {
-		return 0, 0, false
+		return 0, 0, 0, false
 	}
-	if st.Number <= 0 { // drawn, number not known yet: the head may come any moment
-		return st.EtaSeconds, time.Second, st.Place != nil
+	var n float64 // places until its turn, its own included
+	switch {
+	case st.Number > 0:
+		n = float64(max(st.Number-bd.Served, 1))
+	case st.Place == nil:
+		return 0, 0, 0, false
+	case *st.Place >= 1 || bd.Drawn <= 0: // a server without drawn: the head may come any moment
+		return st.EtaSeconds, time.Second, 0, true
+	default:
+		h := max(bd.Head, 0)
+		n = 1
+		if *st.Place > h {
+			n += float64(bd.Drawn-1) * (*st.Place - h) / (1 - h)
+		}
 	}
-	n := float64(max(st.Number-bd.Served, 1)) // itself included
 	if bd.SecondsPerPlace > 0 && !bd.AllHeld {
 		eta = max(int(math.Round(n*bd.SecondsPerPlace+bd.NoticeSeconds)), 1)
 	}
@@ -102,13 +118,14 @@ func fromBoard(st queueJSON, lookedAt time.Time, bd *queueBoardSeen) (eta int, p
 	if bd.SecondsPerPlaceMin <= 0 || bd.AllHeld {
 		pace = 5 * time.Second
 	}
-	return eta, min(max(pace, time.Second), 5*time.Second), true
+	return eta, min(max(pace, time.Second), 5*time.Second), int(math.Round(n)), true
 }
 
 // mustLook says whether the board tells a waiting page to look: now when its turn has
 // come (the head reached its place, a pre-queue place included) or the queue was lost
 // (served counted anew); within spread when the crowd-wide news needs a look (the
-// draw: its number; a page without a number: any change of state). A page with its
+// draw, from a server whose board has no drawn places: its number; a page without a
+// number: any change of state). A page with its
 // number shows all held and sold out from the board itself, without a look.
 func mustLook(st queueJSON, bd *queueBoardSeen) (now bool, spread time.Duration) {
 	if bd == nil {
@@ -119,7 +136,10 @@ func mustLook(st queueJSON, bd *queueBoardSeen) (now bool, spread time.Duration)
 		return true, 0
 	case st.Number > 0 && bd.Served < st.Number-int64(st.Position):
 		return true, 0
-	case st.PreQueue && !bd.PreQueue:
+	case st.PreQueue && !bd.PreQueue && (st.Place == nil || bd.Drawn <= 0):
+		// The draw, and no drawn places on the board to stand among (a server
+		// without them): the page looks for its number. Else it looks by its place
+		// over the minute after the draw, as the server set (lookAfterSeconds).
 		return false, drawJitter
 	case st.Number <= 0 && (st.PreQueue != bd.PreQueue || st.SoldOut != bd.SoldOut || st.AllHeld != bd.AllHeld):
 		return false, crowdJitter

@@ -14,12 +14,41 @@ func TestFromBoardAddsTheNotice(t *testing.T) {
 	st := queueJSON{Number: 100, Position: 60, Place: &place}
 	looked := time.Now().Add(-time.Second)
 	bd := &queueBoardSeen{queueBoardJSON: queueBoardJSON{Served: 50, Head: 90, SecondsPerPlace: 0.1, SecondsPerPlaceMin: 0.08, NoticeSeconds: 1.5}, at: time.Now()}
-	if eta, _, ok := fromBoard(st, looked, bd); !ok || eta != 7 { // 50 places × 0.1 s + 1.5 s
-		t.Errorf("50 places at 0.1 s and a notice of 1.5 s: got %d s (ok %v), want 7", eta, ok)
+	if eta, _, n, ok := fromBoard(st, looked, bd); !ok || eta != 7 || n != 50 { // 50 places × 0.1 s + 1.5 s
+		t.Errorf("50 places at 0.1 s and a notice of 1.5 s: got %d s for %d places (ok %v), want 7 s for 50", eta, n, ok)
 	}
 	held := *bd
 	held.AllHeld = true
-	if eta, _, ok := fromBoard(st, looked, &held); !ok || eta != 0 {
+	if eta, _, _, ok := fromBoard(st, looked, &held); !ok || eta != 0 {
 		t.Errorf("everything held: got %d s (ok %v), want none", eta, ok)
+	}
+}
+
+// TestFromBoardPlacesADrawnPage: after the draw a pre-queue page with no number yet
+// stands among the board's drawn places as its place among uniform draws; before the
+// first admission (head -1) from 0, after it from the head. Without drawn places on
+// the board it keeps what its look said.
+func TestFromBoardPlacesADrawnPage(t *testing.T) {
+	t.Parallel()
+	place := 0.5
+	st := queueJSON{PreQueue: true, Place: &place, EtaSeconds: 99}
+	looked := time.Now().Add(-time.Second)
+	seen := func(head float64, drawn int) *queueBoardSeen {
+		return &queueBoardSeen{queueBoardJSON: queueBoardJSON{Head: head, Drawn: drawn, SecondsPerPlace: 0.1, SecondsPerPlaceMin: 0.08, NoticeSeconds: 1.5}, at: time.Now()}
+	}
+	for _, c := range []struct {
+		head       float64
+		drawn      int
+		eta, place int
+	}{
+		{-1, 101, 7, 51},  // 100 others, half below 0.5: 51 places, 5.1 s + 1.5 s
+		{0.2, 101, 5, 39}, // of 100 others above 0.2, 37.5 below 0.5: 38.5 places, 3.85 s + 1.5 s
+		{0.6, 40, 2, 1},   // its turn has come: its own place, and the notice
+		{-1, 0, 99, 0},    // no drawn places on the board: what its look said
+	} {
+		eta, _, n, ok := fromBoard(st, looked, seen(c.head, c.drawn))
+		if !ok || eta != c.eta || n != c.place {
+			t.Errorf("head %v, %d drawn: got %d s for %d places (ok %v), want %d s for %d", c.head, c.drawn, eta, n, ok, c.eta, c.place)
+		}
 	}
 }

@@ -12,11 +12,15 @@
 //   - at once when the board's head reaches its place: its turn has come (a pre-queue
 //     place is the number the draw orders by, so this holds from the draw on);
 //   - soon, 0 to 3 s at random so that a crowd does not ask in one instant (0 to 10 s
-//     after the draw, which sends the whole pre-queue for its number), when the board
+//     after the draw when the board has no drawn places to stand among), when the board
 //     shows what the page cannot say itself: a state other than the one shown (the
 //     draw done, the board back after a pause), fewer served than at the look (Redis
 //     lost the queue), or no board (the room turned off). A waiting page shows all held
 //     and sold out, begun or ended, from the board itself, without a look.
+// After the draw a pre-queue page has a drawn place but no number until it looks, which
+// the server spreads over the minute after the draw by place (lookAfterSeconds): it
+// shows meanwhile where the place stands among the board's drawn ones, uniform draws:
+// about (drawn − 1) × (place − head) / (1 − head) ahead ("about number n").
 // A board that fails (the network, a 5xx) leaves the page as it is and is read again at
 // the pace. Paces count from when the request went out, so that a slow answer does not
 // stretch them; a look that fails is tried again at the last pace. A page that cannot
@@ -76,6 +80,13 @@
 
   // following: the page knows its number and place, so the board says where it stands.
   function following() { return cfg.number > 0 && !isNaN(cfg.place); }
+  // drawnAhead: after the draw, for a drawn place with no number yet, about how many
+  // are ahead of it (see the top); -1 otherwise.
+  function drawnAhead(b) {
+    if (following() || isNaN(cfg.place) || cfg.place >= 1 || b.preQueue || !(b.drawn > 0)) return -1;
+    var h = Math.max(b.head, 0);
+    return cfg.place <= h ? 0 : Math.round((b.drawn - 1) * (cfg.place - h) / (1 - h));
+  }
   // The state the board shows, named as views.QueueStatus.State names the page's.
   function boardState(b) {
     return b.soldOut ? "soldOut" : b.preQueue ? "preQueue" : b.allHeld ? "allHeld" : "waiting";
@@ -85,7 +96,7 @@
   function paceOf(b, ahead) {
     var d = 5;
     if (b.preQueue) d = (Date.parse(b.drawAt) - Date.parse(b.at)) / 1000;
-    else if (following() && b.secondsPerPlaceMin > 0) d = (ahead + 1) * b.secondsPerPlaceMin / 4;
+    else if ((following() || drawnAhead(b) >= 0) && b.secondsPerPlaceMin > 0) d = (ahead + 1) * b.secondsPerPlaceMin / 4;
     else if (!isNaN(cfg.place) && !following()) d = 1; // drawn, number not known yet: the head may come any moment
     if (isNaN(d)) d = 5;
     return Math.min(Math.max(Math.ceil(d), 1), 5);
@@ -100,13 +111,15 @@
     var el = q.querySelector('[data-q="' + name + '"]');
     if (el) el.hidden = hidden;
   }
-  function show(b, ahead) {
+  // show: about, the position is the drawn place's estimate, not the look's number.
+  function show(b, ahead, about) {
     hide("line", b.soldOut);
     hide("soldout", !b.soldOut);
     hide("estimate", b.allHeld);
     hide("held", !b.allHeld);
     if (b.soldOut) return put("position", "Sold out");
-    put("position", "You are number " + thousands(ahead + 1) + " in the queue");
+    put("position", about ? "You are about number " + thousands(roughly(ahead + 1)) + " in the queue"
+      : "You are number " + thousands(ahead + 1) + " in the queue");
     put("ahead", aheadText(ahead));
     var notice = b.noticeSeconds || 0; // how long after its turn the page learns of it
     put("wait", waitText((ahead + 1) * b.secondsPerPlaceMin + notice, (ahead + 1) * b.secondsPerPlaceMax + notice, ahead));
@@ -172,7 +185,17 @@
       ahead = Math.max(0, cfg.number - b.served - 1);
       if (itself) show(b, ahead);
     }
-    if (state !== cfg.state && !itself) soon(cfg.state === "preQueue" ? DRAW_JITTER : JITTER);
+    var drawn = drawnAhead(b);
+    if (drawn >= 0) { // drawn, no number yet: where the place stands, until the look
+      var box = q.querySelector('[data-q="drawn"]');
+      if (box && box.hidden) {
+        box.hidden = false;
+        hide("draw", true);
+      }
+      ahead = drawn;
+      show(b, ahead, true);
+    }
+    if (state !== cfg.state && !itself && drawn < 0) soon(cfg.state === "preQueue" ? DRAW_JITTER : JITTER);
     pace = paceOf(b, ahead);
     boardIn(pace * 1000 - since(at));
   }
