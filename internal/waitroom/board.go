@@ -63,7 +63,7 @@ func (r *Room) Board(ctx context.Context, ev Event) (Board, error) {
 	f := figuresOf(ev, now, asInt(get(6), 0), asFloat(get(4), -1), asInt(get(5), -1), asInt(get(7), -1))
 	b := Board{
 		At: time.UnixMilli(now), Waiting: int(asInt(get(1), 0)), Served: asInt(get(2), 0), Head: asFloat(get(3), -1),
-		Drawn: int(asInt(get(9), 0)),
+		Drawn:    int(asInt(get(9), 0)),
 		PreQueue: f.preQueue, DrawAt: f.drawAt, Rate: f.rate, SeatsLeft: f.seatsLeft, SoldOut: f.soldOut, AllHeld: f.allHeld,
 	}
 	if !b.AllHeld {
