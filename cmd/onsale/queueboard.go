@@ -136,11 +136,14 @@ func mustLook(st queueJSON, bd *queueBoardSeen) (now bool, spread time.Duration)
 		return true, 0
 	case st.Number > 0 && bd.Served < st.Number-int64(st.Position):
 		return true, 0
-	case st.PreQueue && !bd.PreQueue && (st.Place == nil || bd.Drawn <= 0):
-		// The draw, and no drawn places on the board to stand among (a server
-		// without them): the page looks for its number. Else it looks by its place
-		// over the minute after the draw, as the server set (lookAfterSeconds).
-		return false, drawJitter
+	case st.PreQueue && !bd.PreQueue:
+		if st.Place != nil && *st.Place < 1 && bd.Drawn > 0 {
+			// The draw: the page stands among the board's drawn places, and looks
+			// by its place over the minute after the draw, as the server set
+			// (lookAfterSeconds), or at its turn.
+			return false, 0
+		}
+		return false, drawJitter // no drawn places to stand among (an older server): its number
 	case st.Number <= 0 && (st.PreQueue != bd.PreQueue || st.SoldOut != bd.SoldOut || st.AllHeld != bd.AllHeld):
 		return false, crowdJitter
 	}

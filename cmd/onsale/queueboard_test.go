@@ -52,3 +52,30 @@ func TestFromBoardPlacesADrawnPage(t *testing.T) {
 		}
 	}
 }
+
+// TestMustLookAtTheDraw: at the draw a pre-queue page with a drawn place does not look
+// (it stands among the board's drawn places, and looks when the server said or at its
+// turn); with no drawn places on the board it looks within drawJitter for its number;
+// at its turn, at once.
+func TestMustLookAtTheDraw(t *testing.T) {
+	t.Parallel()
+	place := 0.5
+	st := queueJSON{PreQueue: true, Place: &place}
+	board := func(head float64, drawn int) *queueBoardSeen {
+		return &queueBoardSeen{queueBoardJSON: queueBoardJSON{Head: head, Drawn: drawn, Waiting: 100}, at: time.Now()}
+	}
+	for _, c := range []struct {
+		name   string
+		bd     *queueBoardSeen
+		now    bool
+		spread time.Duration
+	}{
+		{"drawn places on the board", board(-1, 100), false, 0},
+		{"no drawn places on the board", board(-1, 0), false, drawJitter},
+		{"its turn", board(0.6, 40), true, 0},
+	} {
+		if now, spread := mustLook(st, c.bd); now != c.now || spread != c.spread {
+			t.Errorf("%s: got look now %v, within %v; want %v, %v", c.name, now, spread, c.now, c.spread)
+		}
+	}
+}
