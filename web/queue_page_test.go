@@ -216,7 +216,11 @@ func TestQueueStatusView(t *testing.T) {
 			map[string]string{"data-state": "soldOut", "data-number": "1300", "data-look-after": "60"}, nil, nil},
 		{"pre-queue", preQueue, 0, []string{"You are in the waiting room", "your place is drawn at random at"},
 			map[string]string{"data-state": "preQueue", "data-look-after": "90", "data-board": "/api/v1/events/42/queue/board",
-				"data-place": "0.25"}, nil, nil},
+				"data-place": "0.25"}, nil,
+			// The queue's marks, empty in a hidden block, for queue.js to fill after
+			// the draw from the board (where the drawn place stands) until the look.
+			map[string]bool{"draw": true, "drawn": false, "position": true, "line": true, "ahead": true, "estimate": true,
+				"wait": true, "held": false, "odds": false, "soldout": false}},
 		{"admitted", waitroom.Status{Admitted: true}, 0, []string{"It is your turn", "Choose seats"},
 			map[string]string{"data-state": "admitted"}, nil, nil},
 	}
