@@ -220,7 +220,7 @@ func TestQueueStatusView(t *testing.T) {
 			// The queue's marks, empty in a hidden block, for queue.js to fill after
 			// the draw from the board (where the drawn place stands) until the look.
 			map[string]bool{"draw": true, "drawn": false, "position": true, "line": true, "ahead": true, "estimate": true,
-				"wait": true, "held": false, "odds": false, "soldout": false}},
+				"wait": true, "held": false, "odds": false, "progress": true, "soldout": false}},
 		{"admitted", waitroom.Status{Admitted: true}, 0, []string{"It is your turn", "Choose seats"},
 			map[string]string{"data-state": "admitted"}, nil, nil},
 	}
