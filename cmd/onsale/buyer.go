@@ -216,7 +216,7 @@ func (b *buyer) queue(ctx context.Context) bool {
 		}
 		took = 0
 		bd := s.qboard.cur.Load()
-		if bd != nil && bd.SoldOut && st.Number > 0 {
+		if bd != nil && bd.SoldOut && onBoard(st, bd) {
 			// The page shows sold out from the board; the buyer goes.
 			b.outcome = outSoldOut
 			s.count.expected("queue: sold out")

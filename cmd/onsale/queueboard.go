@@ -100,16 +100,16 @@ func fromBoard(st queueJSON, lookedAt time.Time, bd *queueBoardSeen) (eta int, p
 	switch {
 	case st.Number > 0:
 		n = float64(max(st.Number-bd.Served, 1))
-	case st.Place == nil:
-		return 0, 0, 0, false
-	case *st.Place >= 1 || bd.Drawn <= 0: // a server without drawn: the head may come any moment
-		return st.EtaSeconds, time.Second, 0, true
-	default:
+	case onBoard(st, bd):
 		h := max(bd.Head, 0)
 		n = 1
 		if *st.Place > h {
 			n += float64(bd.Drawn-1) * (*st.Place - h) / (1 - h)
 		}
+	case st.Place == nil:
+		return 0, 0, 0, false
+	default: // a server without drawn places: the head may come any moment
+		return st.EtaSeconds, time.Second, 0, true
 	}
 	if bd.SecondsPerPlace > 0 && !bd.AllHeld {
 		eta = max(int(math.Round(n*bd.SecondsPerPlace+bd.NoticeSeconds)), 1)
@@ -121,12 +121,17 @@ func fromBoard(st queueJSON, lookedAt time.Time, bd *queueBoardSeen) (eta int, p
 	return eta, min(max(pace, time.Second), 5*time.Second), int(math.Round(n)), true
 }
 
+// onBoard says whether the board alone tells a page where it stands: it has its
+// number, or, after the draw, a drawn place among the board's drawn ones. Such a page
+// shows its position, its wait, all held and sold out without a look.
+func onBoard(st queueJSON, bd *queueBoardSeen) bool {
+	return st.Number > 0 || (st.Place != nil && *st.Place < 1 && !bd.PreQueue && bd.Drawn > 0)
+}
+
 // mustLook says whether the board tells a waiting page to look: now when its turn has
 // come (the head reached its place, a pre-queue place included) or the queue was lost
-// (served counted anew); within spread when the crowd-wide news needs a look (the
-// draw, from a server whose board has no drawn places: its number; a page without a
-// number: any change of state). A page with its
-// number shows all held and sold out from the board itself, without a look.
+// (served counted anew); within spread when the crowd-wide news needs a look to a page
+// the board does not place (onBoard): the draw, for its number; any change of state.
 func mustLook(st queueJSON, bd *queueBoardSeen) (now bool, spread time.Duration) {
 	if bd == nil {
 		return false, 0
@@ -136,15 +141,10 @@ func mustLook(st queueJSON, bd *queueBoardSeen) (now bool, spread time.Duration)
 		return true, 0
 	case st.Number > 0 && bd.Served < st.Number-int64(st.Position):
 		return true, 0
+	case onBoard(st, bd): // it looks when the server said (lookAfterSeconds), or at its turn
 	case st.PreQueue && !bd.PreQueue:
-		if st.Place != nil && *st.Place < 1 && bd.Drawn > 0 {
-			// The draw: the page stands among the board's drawn places, and looks
-			// by its place over the minute after the draw, as the server set
-			// (lookAfterSeconds), or at its turn.
-			return false, 0
-		}
 		return false, drawJitter // no drawn places to stand among (an older server): its number
-	case st.Number <= 0 && (st.PreQueue != bd.PreQueue || st.SoldOut != bd.SoldOut || st.AllHeld != bd.AllHeld):
+	case st.PreQueue != bd.PreQueue || st.SoldOut != bd.SoldOut || st.AllHeld != bd.AllHeld:
 		return false, crowdJitter
 	}
 	return false, 0

@@ -78,4 +78,14 @@ func TestMustLookAtTheDraw(t *testing.T) {
 			t.Errorf("%s: got look now %v, within %v; want %v, %v", c.name, now, spread, c.now, c.spread)
 		}
 	}
+	// Placed by the board, the page shows sold out from it (and the buyer goes, as
+	// one with its number does); not placed, it needs a look for that.
+	soldOut := board(-1, 100)
+	soldOut.SoldOut = true
+	if !onBoard(st, soldOut) || onBoard(st, board(-1, 0)) {
+		t.Errorf("on the board: with drawn places %v, without %v; want true, false", onBoard(st, soldOut), onBoard(st, board(-1, 0)))
+	}
+	if now, spread := mustLook(st, soldOut); now || spread != 0 {
+		t.Errorf("sold out, placed by the board: got look now %v, within %v; want no look", now, spread)
+	}
 }
