@@ -16,7 +16,8 @@ import (
 // waiting page keeps its own number and place from its last look and works out its
 // position and wait from the board, so a crowd's refreshes cost one cached read
 // instead of a session, a Redis script and an answer each (waitroom.Board). The page
-// looks itself only about once a minute, or at once when the board shows its turn.
+// looks itself at once when the board shows its turn, and otherwise only when the room
+// says (waitroom's lookAfter: every 2.5 minutes, or about once a minute further back).
 
 // boardTTL is how long this process answers from one read of a board; the answer may
 // be cached as long again by a CDN. A waiter learns of its turn within about that.

@@ -86,8 +86,8 @@ func TestQueuePage(t *testing.T) {
 		"data-served":     "0",
 		"data-look-after": strconv.Itoa(joined.LookAfterSeconds),
 	})
-	if joined.LookAfterSeconds != 60 {
-		t.Errorf("lookAfterSeconds: got %d, want 60 (a look a minute, the place kept 5)", joined.LookAfterSeconds)
+	if joined.LookAfterSeconds != 150 {
+		t.Errorf("lookAfterSeconds: got %d, want 150 (its turn is due: a look only should it be late, the place kept 5 min)", joined.LookAfterSeconds)
 	}
 	// The texts queue.js rewrites, as the server wrote them for the first paint.
 	for mark, want := range map[string]string{"position": "You are number 1 in the queue", "ahead": "Nobody is ahead of you.", "progress": "100%"} {

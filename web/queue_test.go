@@ -440,8 +440,8 @@ func TestQueueBoard(t *testing.T) {
 	if q2.Number != 1 || q3.Number != 2 || q2.Place == nil || q3.Place == nil || *q3.Place <= *q2.Place {
 		t.Fatalf("waiters: got %+v and %+v, want numbers 1 and 2 with places in that order", q2, q3)
 	}
-	if q2.LookAfterSeconds <= q2.PollAfterSeconds || q2.LookAfterSeconds > 60 {
-		t.Errorf("a waiter's paces: refresh every %d s, look every %d s; want looks rarer than refreshes, at most a minute apart",
+	if q2.LookAfterSeconds <= q2.PollAfterSeconds || q2.LookAfterSeconds > 150 {
+		t.Errorf("a waiter's paces: refresh every %d s, look every %d s; want looks rarer than refreshes, at most half the place's 5 min apart",
 			q2.PollAfterSeconds, q2.LookAfterSeconds)
 	}
 

@@ -143,8 +143,9 @@ func (b *buyer) visit(ctx context.Context) {
 
 // queue joins the waiting room and waits as the queue page does until the buyer is
 // admitted: it refreshes what it shows from the event's board (the crowd's one copy)
-// at the server's pace, and looks itself when the server says (lookAfterSeconds,
-// about once a minute), when the board shows its turn, or when the board's news (the
+// at the server's pace, and looks itself when the server says (lookAfterSeconds:
+// 2.5 min when its turn is due within that, else about a minute), when the board
+// shows its turn, or when the board's news (the
 // draw, sold out) needs a look, spread over a few seconds. It reports whether to go on.
 func (b *buyer) queue(ctx context.Context) bool {
 	s := b.sim

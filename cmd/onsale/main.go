@@ -8,7 +8,7 @@
 // Each buyer has a session of its own (a cookie jar and its CSRF token), arrives on a
 // curve (some early, into the pre-queue; the rest in a burst after the onsale), joins
 // the waiting room and waits as the queue page does (following the queue's public
-// board, looking itself about once a minute and at its turn), and once admitted holds seats
+// board, looking itself at its turn and when the server says), and once admitted holds seats
 // (of their choice, leaning to the front rows; best available; or standing places),
 // sometimes abandons, checks out, pays with a test card (some declined, some with a
 // late webhook) and waits for the tickets.

@@ -1,6 +1,7 @@
 package waitroom
 
 import (
+	"math"
 	"strconv"
 	"time"
 )
@@ -192,12 +193,21 @@ func pollAfter(st Status, untilDraw time.Duration) time.Duration {
 // minute (and keeps its place, which lasts KeepPlace unseen).
 const MaxLook = time.Minute
 
-// lookAfter is how soon a waiting page asks the room itself again: in the pre-queue,
-// about once a minute until the draw and then once in the minute after it, by its
-// place (its number is drawn at the draw); else about once a minute, four times within
-// KeepPlace, since between its looks the page follows the event's Board, the same for
-// every waiter, and looks at once when the board shows its turn. Not in the queue: at
-// the board's pace (the page joins again).
+// lookAfter is how soon a waiting page asks the room itself again. Between its looks
+// the page follows the event's Board, the same for every waiter, and looks at once
+// when the board shows its turn; a look keeps its place (KeepPlace unseen) and sets
+// its position right (the board cannot know who ahead of it left).
+//   - In the pre-queue: about once a minute until the draw, then once in the minute
+//     after it, by its place (its number is drawn at the draw).
+//   - Queued with its turn due within half of KeepPlace: at half of KeepPlace. The
+//     board shows it its turn, which it looks at; this look comes only if the turn is
+//     late, with half the place's life to spare. A look a minute made the arrival
+//     burst come back as a burst of looks a minute later, four times the looks of
+//     the minute before, while the sale was at its rate (docs/ONSALE.md, t52h).
+//   - Queued further back, or with no wait to tell (the room paused, all held):
+//     about once a minute, spread from half a minute to a minute and a half by its
+//     number, so that a burst of arrivals does not come back as one.
+//   - Not in the queue: at the board's pace (the page joins again).
 func (r *Room) lookAfter(st Status, untilDraw time.Duration) time.Duration {
 	keep := min(MaxLook, r.opt.KeepPlace/4)
 	switch {
@@ -210,8 +220,12 @@ func (r *Room) lookAfter(st Status, untilDraw time.Duration) time.Duration {
 		return max(untilDraw, 0) + max(time.Duration(st.Place*float64(keep)), MinPoll)
 	case st.PreQueue:
 		return keep
+	case st.Queued && st.ETA > 0 && st.ETA <= r.opt.KeepPlace/2:
+		return max(r.opt.KeepPlace/2, MinPoll)
 	case st.Queued:
-		return max(keep, MinPoll)
+		// The golden ratio's fractions of successive numbers spread evenly.
+		spread := math.Mod(float64(st.Number)*0.6180339887498949, 1)
+		return max(keep/2+time.Duration(spread*float64(keep)), MinPoll)
 	}
 	return st.PollAfter
 }

@@ -336,6 +336,46 @@ func TestPreQueueLooksSpreadByPlace(t *testing.T) {
 	}
 }
 
+// TestQueuedLooks: a queued page whose turn is due within half of KeepPlace looks at
+// half of KeepPlace (the board shows it its turn first); one further back, or with no
+// wait to tell, looks about once a minute, spread by its number from half a minute to
+// a minute and a half, so that successive arrivals do not look again together.
+func TestQueuedLooks(t *testing.T) {
+	t.Parallel()
+	r := &Room{opt: Options{KeepPlace: 5 * time.Minute}}
+	for _, c := range []struct {
+		eta  time.Duration
+		want time.Duration
+	}{
+		{3 * time.Second, 150 * time.Second},
+		{150 * time.Second, 150 * time.Second},
+	} {
+		st := Status{Queued: true, Number: 7, ETA: c.eta}
+		if got := r.lookAfter(st, -time.Minute); got != c.want {
+			t.Errorf("turn in %v: look after %v, want %v", c.eta, got, c.want)
+		}
+	}
+	// Further back, or no wait to tell: a minute or so, spread by the number.
+	for _, eta := range []time.Duration{151 * time.Second, 0} {
+		seen := map[time.Duration]bool{}
+		sum := time.Duration(0)
+		for n := int64(1); n <= 100; n++ {
+			got := r.lookAfter(Status{Queued: true, Number: n, ETA: eta}, -time.Minute)
+			if got < 30*time.Second || got >= 90*time.Second {
+				t.Fatalf("number %d, turn in %v: look after %v, want within [30 s, 90 s)", n, eta, got)
+			}
+			seen[got.Truncate(10*time.Second)] = true
+			sum += got
+		}
+		if len(seen) != 6 {
+			t.Errorf("turn in %v: 100 successive numbers looked in %d of the six 10-second spans, want all", eta, len(seen))
+		}
+		if mean := sum / 100; mean < 55*time.Second || mean > 65*time.Second {
+			t.Errorf("turn in %v: mean look after %v, want about a minute", eta, mean)
+		}
+	}
+}
+
 // TestKeysShareHashTag: every key of an event hashes on {event:ID}, so Redis Cluster
 // keeps an event's keys on one slot and its scripts may touch them all.
 func TestKeysShareHashTag(t *testing.T) {

@@ -8,7 +8,9 @@
 // rewrites the marked texts (data-q) in the server's words (web/page_queue.go):
 // position = number − served (one high for each waiter ahead who left since the look),
 // wait = (ahead + 1) × secondsPerPlace[Min, Max] + noticeSeconds. It looks:
-//   - lookAfter seconds after the last look (about a minute; at the draw before it);
+//   - lookAfter seconds after the last look, as the server says (waitroom's lookAfter:
+//     2.5 min when its turn is due within that, else about a minute; in the pre-queue
+//     after the draw, by its place);
 //   - at once when the board's head reaches its place: its turn has come (a pre-queue
 //     place is the number the draw orders by, so this holds from the draw on);
 //   - soon, 0 to 3 s at random so that a crowd does not ask in one instant (0 to 10 s
