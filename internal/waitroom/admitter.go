@@ -170,7 +170,7 @@ func (r *Room) tickEvent(ctx context.Context, ev Event, stock Stock) error {
 	res, err := r.script(ctx, tickScript, eventKeys(r.prefix, ev.ID),
 		r.knownEpoch(ev.ID), r.freshEpoch(), r.opt.Regroup.Milliseconds(), r.bucketCap(s),
 		ev.OnsaleAt.UnixMilli(), s.Slots, s.Rate, tokenTTL(s).Milliseconds(), r.opt.KeepPlace.Milliseconds(),
-		stock.Unsold, r.id, r.opt.Lease.Milliseconds(), maxMoves, r.idleMS(s), rateWindow, stock.Free)
+		stock.Unsold, r.id, r.opt.Lease.Milliseconds(), maxMoves, r.idleMS(s), rateWindow, stock.Free, claimSeconds)
 	if err != nil {
 		return err
 	}

@@ -71,6 +71,21 @@ local function record(now, n)
   redis.call('HINCRBY', KEYS[5], math.floor(now / 1000), n)
 end
 
+-- unclaimed is how many more the free places can serve: an admission takes a place at
+-- least, and those of the last secs seconds (the rate's per-second counts) may not have
+-- held theirs yet. Without it, when holds lapsed after everything was held, the places
+-- that came back went to the quickest of a second's admissions, the rest let in to find
+-- nothing; now they go to as many from the head of the queue. free < 0: unknown, no bound.
+local function unclaimed(now, free, secs)
+  if free < 0 then return math.huge end
+  local from, claimed = math.floor(now / 1000) - secs, 0
+  local counts = redis.call('HGETALL', KEYS[5])
+  for i = 1, #counts, 2 do
+    if tonumber(counts[i]) >= from then claimed = claimed + tonumber(counts[i + 1]) end
+  end
+  return free - claimed
+end
+
 -- keep lets the event's keys live idle ms after the last join or tick, then go.
 local function keep(idle)
   for i = 1, 5 do redis.call('PEXPIRE', KEYS[i], idle) end
@@ -82,7 +97,7 @@ end
 //
 // ARGV: 1 visitor, 2 epoch this instance knows (empty: none), 3 fresh epoch name,
 // 4 regroup ms, 5 bucket cap, 6 onsale (ms), 7 slots, 8 rate (/s), 9 admission ms,
-// 10 random place in [0,1), 11 key idle ms.
+// 10 random place in [0,1), 11 key idle ms, 12 claim seconds (unclaimed).
 var joinScript = redis.NewScript(luaCommon + `
 local now = clock()
 local v = ARGV[1]
@@ -114,9 +129,10 @@ local drawAt = math.max(tonumber(ARGV[6]), tonumber(st[1]) or 0)
 local slots, rate, cap = tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[5])
 -- Straight in only when nobody waits (nobody is overtaken), something is left to sell
 -- and free, a slot is free and the bucket has a token: arrivals keep to the rate like
--- the queue.
-if now >= drawAt and tonumber(st[2]) ~= 0 and tonumber(st[3]) ~= 0 and redis.call('ZCARD', KEYS[1]) == 0 and
-   redis.call('ZCOUNT', KEYS[3], now + 1, '+inf') < slots then
+-- the queue, and a free place is not claimed by the admissions before (unclaimed).
+if now >= drawAt and tonumber(st[2]) ~= 0 and redis.call('ZCARD', KEYS[1]) == 0 and
+   redis.call('ZCOUNT', KEYS[3], now + 1, '+inf') < slots and
+   unclaimed(now, tonumber(st[3]) or -1, tonumber(ARGV[12])) > 0 then
   local tk = refill(now, true, rate, cap)
   if tk >= 1 then
     exp = now + tonumber(ARGV[9])
@@ -194,7 +210,7 @@ return 1
 // 5 onsale (ms), 6 slots, 7 rate (/s), 8 admission ms, 9 keep-place ms,
 // 10 stock (-1: unknown, keep the last figure), 11 admitter id, 12 lease ms,
 // 13 most moves per tick, 14 key idle ms, 15 rate window (s), 16 free stock (-1:
-// unknown, keep the last figure).
+// unknown, keep the last figure), 17 claim seconds (at most the rate window).
 //
 // Reply: {admitted now, active, waiting, now (ms), epoch, measured rate, visitors…};
 // {-1, …} when another admitter holds the event's fence.
@@ -241,7 +257,8 @@ local drawAt = math.max(tonumber(ARGV[5]), tonumber(st[1]) or 0)
 local tk = refill(now, now >= drawAt and stock ~= 0 and free ~= 0, tonumber(ARGV[7]), cap)
 
 -- Invariant: active + admitted now <= slots, since n <= slots - active.
-local n = math.min(math.floor(tk), tonumber(ARGV[6]) - active, most)
+-- And no more than the free places can serve (unclaimed).
+local n = math.min(math.floor(tk), tonumber(ARGV[6]) - active, most, unclaimed(now, free, tonumber(ARGV[17])))
 local moved = {}
 if n > 0 then
   local r = redis.call('ZPOPMIN', KEYS[1], n)

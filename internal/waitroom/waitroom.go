@@ -195,6 +195,13 @@ const (
 	maxMoves = 1000
 	// rateWindow is how many seconds of admissions the measured rate averages.
 	rateWindow = 10
+	// claimSeconds is how long an admission counts as a claim on a free place it has
+	// not held yet: the room lets in no more than the free places less the claims
+	// (the scripts' unclaimed). In make onsale a buyer holds a second or two after admission; a
+	// person choosing seats on the map takes longer, and a claim that lapses first
+	// lets one more in per place, as before. At most rateWindow (the script reads the
+	// claims from the rate's per-second counts).
+	claimSeconds = 10
 	// keyIdle is how long an event's keys outlive its last join or tick.
 	keyIdle = 48 * time.Hour
 )
@@ -352,7 +359,7 @@ func (r *Room) Join(ctx context.Context, ev Event, visitor string) (Status, erro
 	}
 	res, err := r.script(ctx, joinScript, eventKeys(r.prefix, ev.ID),
 		visitor, r.knownEpoch(ev.ID), r.freshEpoch(), r.opt.Regroup.Milliseconds(), r.bucketCap(s),
-		ev.OnsaleAt.UnixMilli(), s.Slots, s.Rate, tokenTTL(s).Milliseconds(), r.place(), r.idleMS(s))
+		ev.OnsaleAt.UnixMilli(), s.Slots, s.Rate, tokenTTL(s).Milliseconds(), r.place(), r.idleMS(s), claimSeconds)
 	if err != nil {
 		return Status{}, err
 	}

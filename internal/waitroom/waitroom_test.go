@@ -2,6 +2,7 @@ package waitroom
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -176,6 +177,58 @@ func TestSoldOutStopsAndResumes(t *testing.T) {
 	eventually(t, "admission after stock came back", wait, func() bool { return status(t, r, ev, "a").Admitted })
 	if st := status(t, r, ev, "b"); st.SoldOut || st.AllHeld || st.SeatsLeft != 3 {
 		t.Errorf("got sold out %v, all held %v, %d left; want false, false, 3", st.SoldOut, st.AllHeld, st.SeatsLeft)
+	}
+}
+
+// TestAdmitsNoMoreThanFreePlaces: with few places free the admitter lets in as many
+// from the head of the queue as there are places free less the admissions of the last
+// claimSeconds, not a second's worth of its rate, most of whom would find nothing;
+// places that come back let as many more in.
+func TestAdmitsNoMoreThanFreePlaces(t *testing.T) {
+	t.Parallel()
+	rdb, prefix := dbtest.Redis(t)
+	var free atomic.Int64
+	free.Store(3)
+	ev := open(1, Settings{Slots: 100, Rate: 1000, TokenTTL: time.Minute})
+	hooks := Hooks{Events: events(ev), Stock: func(context.Context, int64) (Stock, error) {
+		return Stock{Unsold: 50, Free: int(free.Load())}, nil
+	}}
+	r := newRoom(t, rdb, prefix, hooks, Options{Tick: 20 * time.Millisecond, Refresh: 20 * time.Millisecond})
+	run(t, r)
+	eventually(t, "the stock figure", wait, func() bool { return status(t, r, ev, "x").SeatsLeft == 50 })
+	// Nobody waits: the first three go straight in, then the places are claimed.
+	waiters := make([]string, 20)
+	for i := range waiters {
+		waiters[i] = fmt.Sprintf("w%02d", i)
+		if st := join(t, r, ev, waiters[i]); st.Admitted != (i < 3) {
+			t.Fatalf("%s joining: admitted %v, want %v (3 places free)", waiters[i], st.Admitted, i < 3)
+		}
+	}
+	admitted := func() (in []string) {
+		for _, v := range waiters {
+			if status(t, r, ev, v).Admitted {
+				in = append(in, v)
+			}
+		}
+		return in
+	}
+	// Twenty ticks later, at a rate of 1,000 a second and 100 slots: still three, the
+	// first three in line.
+	until := redisNow(t, rdb).Add(400 * time.Millisecond)
+	for redisNow(t, rdb).Before(until) {
+		<-time.After(20 * time.Millisecond)
+	}
+	if in := admitted(); len(in) != 3 || in[0] != "w00" || in[2] != "w02" {
+		t.Fatalf("3 places free: admitted %v, want w00-w02", in)
+	}
+	free.Store(5) // two more come back (or the three did not hold yet: the claims stand)
+	eventually(t, "five admitted", wait, func() bool { return len(admitted()) >= 5 })
+	until = redisNow(t, rdb).Add(400 * time.Millisecond)
+	for redisNow(t, rdb).Before(until) {
+		<-time.After(20 * time.Millisecond)
+	}
+	if in := admitted(); len(in) != 5 || in[4] != "w04" {
+		t.Errorf("5 places free: admitted %v, want w00-w04", in)
 	}
 }
 
