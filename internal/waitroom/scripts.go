@@ -72,8 +72,8 @@ local function record(now, n)
 end
 
 -- unclaimed is how many more the free places can serve: an admission takes a place at
--- least, and those of the last secs seconds (the rate's per-second counts) may not have
--- held theirs yet. Without it, when holds lapsed after everything was held, the places
+-- least, and those of this second and the secs before (the rate's per-second counts)
+-- may not have held theirs yet. Without it, when holds lapsed after everything was held, the places
 -- that came back went to the quickest of a second's admissions, the rest let in to find
 -- nothing; now they go to as many from the head of the queue. free < 0: unknown, no bound.
 local function unclaimed(now, free, secs)

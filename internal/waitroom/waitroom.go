@@ -195,13 +195,15 @@ const (
 	maxMoves = 1000
 	// rateWindow is how many seconds of admissions the measured rate averages.
 	rateWindow = 10
-	// claimSeconds is how long an admission counts as a claim on a free place it has
-	// not held yet: the room lets in no more than the free places less the claims
-	// (the scripts' unclaimed). In make onsale a buyer holds a second or two after admission; a
-	// person choosing seats on the map takes longer, and a claim that lapses first
-	// lets one more in per place, as before. At most rateWindow (the script reads the
-	// claims from the rate's per-second counts).
-	claimSeconds = 10
+	// claimSeconds is how long an admission counts as a claim on a free place, beside
+	// the second it is in: the room lets in no more than the free places less the
+	// claims (the scripts' unclaimed), the free figure being up to a second old. Ten
+	// seconds (t53e) kept out the one buyer in a hundred who would take the last
+	// single seat: one admission every 10 s, each wanting more than one seat, and
+	// 150 s for the last seat while 6,400 waited; a claim that has held counts until
+	// it ages out. With a second, a few places that come back let in a few a second,
+	// not the whole rate, and a person who takes longer to choose lets more in.
+	claimSeconds = 1
 	// keyIdle is how long an event's keys outlive its last join or tick.
 	keyIdle = 48 * time.Hour
 )
