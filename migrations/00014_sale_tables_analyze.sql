@@ -19,38 +19,23 @@
 -- statements find their rows by ids and keys, through indexes, and need of the
 -- statistics the table's size and roughly how many distinct values a column has, which
 -- a sample of 3,000 rows gives: a target of 10. A column added to these tables later
--- gets the default target again, unless its migration says otherwise.
+-- gets the default target again, unless its migration calls set_statistics for it.
 -- +goose StatementBegin
-DO $$
+-- set_statistics sets the statistics target of every column of the given tables.
+CREATE FUNCTION set_statistics(tables regclass[], target int) RETURNS void LANGUAGE plpgsql AS $$
 DECLARE c record;
 BEGIN
     FOR c IN SELECT a.attrelid::regclass AS tbl, a.attname
              FROM pg_attribute a
-             WHERE a.attrelid IN ('orders'::regclass, 'tickets'::regclass, 'payments'::regclass,
-                                  'payment_events'::regclass, 'holds'::regclass,
-                                  'sent_mail'::regclass, 'sessions'::regclass)
-               AND a.attnum > 0 AND NOT a.attisdropped
+             WHERE a.attrelid = ANY (tables) AND a.attnum > 0 AND NOT a.attisdropped
     LOOP
-        EXECUTE format('ALTER TABLE %s ALTER COLUMN %I SET STATISTICS 10', c.tbl, c.attname);
+        EXECUTE format('ALTER TABLE %s ALTER COLUMN %I SET STATISTICS %s', c.tbl, c.attname, target);
     END LOOP;
 END;
 $$;
 -- +goose StatementEnd
+SELECT set_statistics('{orders, tickets, payments, payment_events, holds, sent_mail, sessions}', 10);
 
 -- +goose Down
--- +goose StatementBegin
-DO $$
-DECLARE c record;
-BEGIN
-    FOR c IN SELECT a.attrelid::regclass AS tbl, a.attname
-             FROM pg_attribute a
-             WHERE a.attrelid IN ('orders'::regclass, 'tickets'::regclass, 'payments'::regclass,
-                                  'payment_events'::regclass, 'holds'::regclass,
-                                  'sent_mail'::regclass, 'sessions'::regclass)
-               AND a.attnum > 0 AND NOT a.attisdropped
-    LOOP
-        EXECUTE format('ALTER TABLE %s ALTER COLUMN %I SET STATISTICS -1', c.tbl, c.attname);
-    END LOOP;
-END;
-$$;
--- +goose StatementEnd
+SELECT set_statistics('{orders, tickets, payments, payment_events, holds, sent_mail, sessions}', -1);
+DROP FUNCTION set_statistics(regclass[], int);

@@ -3,6 +3,7 @@ package migrations_test
 import (
 	"context"
 	"crypto/rand"
+	"database/sql"
 	"fmt"
 	"io/fs"
 	"net/url"
@@ -12,6 +13,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	_ "github.com/jackc/pgx/v5/stdlib"
+	"github.com/pressly/goose/v3"
 
 	"boxoffice/migrations"
 )
@@ -96,4 +99,78 @@ func emptyDatabase(t *testing.T) string {
 	}
 	u.Path = "/" + name
 	return u.String()
+}
+
+// TestSaleTablesStatistics: migration 00014 gives every column of the sale's growing
+// tables a statistics target of 10 and leaves other tables at the default; its Down
+// puts the default back and drops its helper.
+func TestSaleTablesStatistics(t *testing.T) {
+	t.Parallel()
+	dbURL := emptyDatabase(t)
+	if _, err := migrations.Up(t.Context(), dbURL); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := pgx.Connect(t.Context(), dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	targets := func() (sale, seats map[int]int) {
+		t.Helper()
+		sale, seats = map[int]int{}, map[int]int{}
+		rows, err := conn.Query(t.Context(), `
+			SELECT a.attrelid = 'seats'::regclass, a.attstattarget, count(*)
+			FROM pg_attribute a
+			WHERE a.attrelid IN ('orders'::regclass, 'tickets'::regclass, 'payments'::regclass,
+			                     'payment_events'::regclass, 'holds'::regclass, 'sent_mail'::regclass,
+			                     'sessions'::regclass, 'seats'::regclass)
+			  AND a.attnum > 0 AND NOT a.attisdropped
+			GROUP BY 1, 2`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			var isSeats bool
+			var target, n int
+			if err := rows.Scan(&isSeats, &target, &n); err != nil {
+				t.Fatal(err)
+			}
+			if isSeats {
+				seats[target] += n
+			} else {
+				sale[target] += n
+			}
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		return sale, seats
+	}
+	sale, seats := targets()
+	if len(sale) != 1 || sale[10] < 50 {
+		t.Errorf("after Up the sale tables' columns by statistics target: %v, want all (50 or more) at 10", sale)
+	}
+	if len(seats) != 1 || seats[-1] == 0 {
+		t.Errorf("after Up the seats' columns by statistics target: %v, want all at the default (-1)", seats)
+	}
+
+	db, err := sql.Open("pgx", dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	p, err := goose.NewProvider(goose.DialectPostgres, db, migrations.FS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.DownTo(t.Context(), 13); err != nil {
+		t.Fatal(err)
+	}
+	if sale, _ := targets(); len(sale) != 1 || sale[-1] == 0 {
+		t.Errorf("after Down the sale tables' columns by statistics target: %v, want all at the default (-1)", sale)
+	}
+	var helper bool
+	if err := conn.QueryRow(t.Context(), "SELECT to_regproc('set_statistics') IS NOT NULL").Scan(&helper); err != nil || helper {
+		t.Errorf("after Down set_statistics exists: %v (%v)", helper, err)
+	}
 }
