@@ -4,9 +4,10 @@
 -- last analyzed. The sale's tables grow by the thousand a minute at an onsale, so in a
 -- young database, where they are small, each is analyzed at nearly every pass of
 -- autovacuum (every 10 s, .ci/services.sh): in make onsale (log_autovacuum_min_duration
--- = 0, docs/ONSALE.md) a pass analyzed orders, tickets, payments, holds and sessions
--- together for 0.3-0.7 s of CPU, and the sale's steps of the next seconds waited
--- hundreds of milliseconds for the cores and for pooled connections.
+-- = 0, docs/ONSALE.md) a pass vacuumed and analyzed orders, tickets, payments, holds
+-- and sessions for 0.05-0.34 s of CPU, rising as they grew (the whole pass, with the
+-- seats table and River's jobs, up to 0.8 s), and the sale's steps of the next seconds
+-- waited hundreds of milliseconds for the cores and for pooled connections.
 --
 -- Those analyzes cannot simply be put off: a prepared statement's generic plan is
 -- made from the statistics of the moment, and an analyze is what makes it be planned
