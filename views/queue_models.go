@@ -20,15 +20,18 @@ type QueueStatus struct {
 	Paused   bool   // Redis is away: nobody is let in for now
 	Admitted bool
 	SoldOut  bool
-	PreQueue bool   // before the onsale: places are drawn at random then
-	AllHeld  bool   // nothing free: everything left is held by people paying
-	DrawAt   string // when the draw is, e.g. "10:00 UTC"
-	DrawISO  string // the same, for the live countdown
-	DrawIn   string // how far ahead it is, e.g. "in 5 minutes"
-	Position string // e.g. "3,401"
-	Ahead    string // e.g. "3,400 people are ahead of you."
-	Wait     string // e.g. "about 4 to 6 minutes"
-	Odds     string // e.g. "About 1,200 seats left, 3,400 people ahead of you."
+	PreQueue bool // before the onsale: places are drawn at random then
+	AllHeld  bool // nothing free: everything left is held by people paying
+	// LikelyGone: more people are ahead than the free places are likely to serve
+	// (waitroom.Status.LikelyGone): no wait is shown, but why.
+	LikelyGone bool
+	DrawAt     string // when the draw is, e.g. "10:00 UTC"
+	DrawISO    string // the same, for the live countdown
+	DrawIn     string // how far ahead it is, e.g. "in 5 minutes"
+	Position   string // e.g. "3,401"
+	Ahead      string // e.g. "3,400 people are ahead of you."
+	Wait       string // e.g. "about 4 to 6 minutes"
+	Odds       string // e.g. "About 1,200 seats left, 3,400 people ahead of you."
 	// Done and Total draw the progress bar: how much of the queue ahead of the visitor
 	// when they joined has gone in since. Percent says it in words.
 	Done, Total int

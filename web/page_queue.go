@@ -84,7 +84,7 @@ func (s *server) showQueue(c echo.Context) error {
 func queueStatusModel(ev booking.Event, st waitroom.Status, start int, now time.Time) views.QueueStatus {
 	q := views.QueueStatus{
 		URL: queueURL(ev), SeatsURL: seatsURL(ev, ""), BoardURL: boardURL(ev),
-		Admitted: st.Admitted, SoldOut: st.SoldOut, PreQueue: st.PreQueue, AllHeld: st.AllHeld,
+		Admitted: st.Admitted, SoldOut: st.SoldOut, PreQueue: st.PreQueue, AllHeld: st.AllHeld, LikelyGone: st.LikelyGone,
 		DrawAt:   drawTime(cmp.Or(st.DrawAt, ev.OnsaleAt), now),
 		DrawISO:  cmp.Or(st.DrawAt, ev.OnsaleAt).UTC().Format(time.RFC3339),
 		DrawIn:   untilText(cmp.Or(st.DrawAt, ev.OnsaleAt).Sub(now)),

@@ -280,6 +280,10 @@ type queueJSON struct {
 	// AllHeld: nothing is free, everything left is held by people paying; the queue
 	// moves only if their holds lapse (etaSeconds 0: there is no honest figure).
 	AllHeld bool `json:"allHeld"`
+	// LikelyGone: more people are ahead, the waiter included, than the places held by
+	// nobody are likely to serve (the board's lastsFor): the tickets may be gone
+	// before its turn, which then comes only as holds lapse (etaSeconds 0).
+	LikelyGone bool `json:"likelyGone"`
 	// PollAfterSeconds is when to refresh what the page shows: from the board (GET
 	// …/queue/board) while waiting, the queue page's own pace (waitroom.pollAfter).
 	PollAfterSeconds int `json:"pollAfterSeconds"`
@@ -299,7 +303,7 @@ func queueView(st waitroom.Status) queueJSON {
 		Admitted: st.Admitted, Position: st.Position, EtaSeconds: nearSeconds(st.ETA), Token: st.Token,
 		Ahead: st.Ahead, Waiting: st.Waiting, EtaMinSeconds: lo, EtaMaxSeconds: hi,
 		SeatsLeft: st.SeatsLeft, SoldOut: st.SoldOut, PreQueue: st.PreQueue, AllHeld: st.AllHeld,
-		PollAfterSeconds: pollSeconds(st.PollAfter), LookAfterSeconds: pollSeconds(st.LookAfter),
+		LikelyGone: st.LikelyGone, PollAfterSeconds: pollSeconds(st.PollAfter), LookAfterSeconds: pollSeconds(st.LookAfter),
 		Number: st.Number,
 	}
 	if st.Queued {

@@ -37,6 +37,8 @@ func (s *server) board(ctx context.Context, qe waitroom.Event) (waitroom.Board, 
 // it then looks (GET …/queue) for its token. A waiter with a drawn place below 1 and no
 // number yet (the pre-queue's after the draw, before its first look) has about
 // (drawn − 1) × (place − h) / (1 − h) ahead, h being head (0 before the first).
+// A waiter whose position (ahead + 1) is above lastsFor (when not -1) is told the
+// tickets may be gone before its turn, and shown no wait (waitroom.Board.LastsFor).
 type boardJSON struct {
 	Served             int64     `json:"served"`
 	Drawn              int       `json:"drawn"`
@@ -52,6 +54,7 @@ type boardJSON struct {
 	SeatsLeft          int       `json:"seatsLeft"`
 	SoldOut            bool      `json:"soldOut"`
 	AllHeld            bool      `json:"allHeld"`
+	LastsFor           int       `json:"lastsFor"` // -1 unknown
 	At                 time.Time `json:"at"`
 }
 
@@ -60,7 +63,7 @@ func boardView(b waitroom.Board) boardJSON {
 		Served: b.Served, Drawn: b.Drawn, Head: b.Head, Waiting: b.Waiting, PreQueue: b.PreQueue, DrawAt: b.DrawAt.UTC(),
 		RatePerSecond: b.Rate, SecondsPerPlace: b.PerPlace.Seconds(), SecondsPerPlaceMin: b.PerPlaceMin.Seconds(),
 		SecondsPerPlaceMax: b.PerPlaceMax.Seconds(), NoticeSeconds: b.Notice.Seconds(), SeatsLeft: b.SeatsLeft, SoldOut: b.SoldOut, AllHeld: b.AllHeld,
-		At: b.At.UTC(),
+		LastsFor: b.LastsFor, At: b.At.UTC(),
 	}
 }
 

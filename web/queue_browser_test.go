@@ -16,6 +16,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"boxoffice/internal/browsertest"
+	"boxoffice/internal/waitroom"
 )
 
 // requestCounter stands between the browser and a test app and counts what the queue
@@ -244,6 +245,27 @@ func TestBrowserQueueWordsAsServer(t *testing.T) {
 	for i := range want {
 		if got[i] != want[i] {
 			t.Errorf("%+v: the page says %q, the server %q", cases[i], got[i], want[i])
+		}
+	}
+
+	// Whether the tickets may be gone before the turn, by the room's rule.
+	type goneCase struct{ Position, LastsFor int }
+	var gones []goneCase
+	for _, pos := range []int{1, 2, 75, 76, 77, 5000} {
+		for _, lasts := range []int{-1, 0, 1, 75, 76, 4999, 5000} {
+			gones = append(gones, goneCase{pos, lasts})
+		}
+	}
+	if raw, err = json.Marshal(gones); err != nil {
+		t.Fatal(err)
+	}
+	gone := js[[]bool](t, ctx, `(`+string(raw)+`).map(c => queueWords.gone(c.Position, c.LastsFor))`)
+	if len(gone) != len(gones) {
+		t.Fatalf("likely gone: got %d answers, want %d", len(gone), len(gones))
+	}
+	for i, c := range gones {
+		if want := waitroom.LikelyGone(c.Position, c.LastsFor); gone[i] != want {
+			t.Errorf("position %d, lastsFor %d: the page says likely gone %v, the room %v", c.Position, c.LastsFor, gone[i], want)
 		}
 	}
 }

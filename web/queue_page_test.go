@@ -178,6 +178,8 @@ func TestQueueStatusView(t *testing.T) {
 		PollAfter: 5 * time.Second, LookAfter: time.Minute}
 	allHeld := waiting
 	allHeld.AllHeld, allHeld.ETAMin, allHeld.ETA, allHeld.ETAMax = true, 0, 0, 0
+	gone := waiting
+	gone.LikelyGone, gone.ETAMin, gone.ETA, gone.ETAMax = true, 0, 0, 0
 	soldOut := waiting
 	soldOut.SoldOut, soldOut.SeatsLeft = true, 0
 	drawn := waitroom.Status{Queued: true, Position: 3, Ahead: 2, Number: 3, Place: 0.123456789012345678,
@@ -201,17 +203,23 @@ func TestQueueStatusView(t *testing.T) {
 				"data-poll-after": "5", "data-look-after": "60", "data-board": "/api/v1/events/42/queue/board"},
 			map[string]string{"position": "You are number 1,235 in the queue", "ahead": "1,234 people are ahead of you.", "wait": "about 4 to 6 minutes",
 				"odds": "About 1,200 seats left, 1,234 people ahead of you.", "progress": "38%"},
-			map[string]bool{"line": true, "estimate": true, "held": false, "soldout": false}},
+			map[string]bool{"line": true, "estimate": true, "held": false, "gone": false, "soldout": false}},
+		{"likely gone", gone, 2000, []string{"You are number 1,235", "More people are ahead of you than the tickets left are likely to serve"},
+			map[string]string{"data-state": "waiting", "data-number": "1300"},
+			map[string]string{"position": "You are number 1,235 in the queue", "ahead": "1,234 people are ahead of you.",
+				"wait": "not known yet: it is measured from how fast people are let in",
+				"odds": "About 1,200 seats left, 1,234 people ahead of you.", "progress": "38%"},
+			map[string]bool{"line": true, "estimate": false, "held": false, "gone": true, "soldout": false}},
 		{"drawn place", drawn, 0, []string{"You are number 3 in the queue"},
 			map[string]string{"data-state": "waiting", "data-number": "3", "data-place": "0.12345678901234568", "data-served": "0"},
 			map[string]string{"position": "You are number 3 in the queue", "ahead": "2 people are ahead of you.", "wait": "less than a minute", "odds": "", "progress": "0%"},
-			map[string]bool{"line": true, "estimate": true, "held": false, "soldout": false}},
+			map[string]bool{"line": true, "estimate": true, "held": false, "gone": false, "soldout": false}},
 		{"all held", allHeld, 2000, []string{"You are number 1,235", "Every seat and place left is held"},
 			map[string]string{"data-state": "allHeld", "data-number": "1300"},
 			map[string]string{"position": "You are number 1,235 in the queue", "ahead": "1,234 people are ahead of you.",
 				"wait": "not known yet: it is measured from how fast people are let in",
 				"odds": "About 1,200 seats left, 1,234 people ahead of you.", "progress": "38%"},
-			map[string]bool{"line": true, "estimate": false, "held": true, "soldout": false}},
+			map[string]bool{"line": true, "estimate": false, "held": true, "gone": false, "soldout": false}},
 		{"sold out", soldOut, 0, []string{"Sold out", "Every seat and place is sold."},
 			map[string]string{"data-state": "soldOut", "data-number": "1300", "data-look-after": "60"}, nil, nil},
 		{"pre-queue", preQueue, 0, []string{"You are in the waiting room", "your place is drawn at random at"},
@@ -220,7 +228,7 @@ func TestQueueStatusView(t *testing.T) {
 			// The queue's marks, empty in a hidden block, for queue.js to fill after
 			// the draw from the board (where the drawn place stands) until the look.
 			map[string]bool{"draw": true, "drawn": false, "position": true, "line": true, "ahead": true, "estimate": true,
-				"wait": true, "held": false, "odds": false, "progress": true, "soldout": false}},
+				"wait": true, "held": false, "gone": false, "odds": false, "progress": true, "soldout": false}},
 		{"admitted", waitroom.Status{Admitted: true}, 0, []string{"It is your turn", "Choose seats"},
 			map[string]string{"data-state": "admitted"}, nil, nil},
 	}

@@ -180,6 +180,9 @@ func readTrace(path string) ([]sample, error) {
 		if !(ok1 && ok2 && ok3 && ok4 && ok5) || places <= 0 {
 			continue // not admitted, or no ETA for a known number of places
 		}
+		if i, ok := col["warned"]; ok && row[i] == "first" {
+			continue // told the tickets may be gone before any wait: as the report
+		}
 		out = append(out, sample{at: at, shown: shown, actual: adm - at, places: places, measured: max(rate, 0), preQueue: row[col["pre_queue"]] == "true"})
 	}
 	return out, nil

@@ -40,14 +40,17 @@ type buyer struct {
 
 	// What happened, for the report; written by the buyer's goroutine only, read
 	// after it ended.
-	joinedAt   time.Time
-	preQueue   bool      // joined before the draw
-	etas       []etaSeen // every ETA shown after the draw, the first first
-	admittedAt time.Time
-	admitted   bool
-	orderID    int64
-	paid       bool // a charge was taken (pay answered 202): tickets or a refund are owed
-	outcome    string
+	joinedAt time.Time
+	preQueue bool      // joined before the draw
+	etas     []etaSeen // every ETA shown after the draw, the first first
+	// warned: the page said, after the draw, that the tickets may be gone before the
+	// buyer's turn (instead of a wait); warnedFirst: before it showed any wait.
+	warned, warnedFirst bool
+	admittedAt          time.Time
+	admitted            bool
+	orderID             int64
+	paid                bool // a charge was taken (pay answered 202): tickets or a refund are owed
+	outcome             string
 }
 
 // etaSeen is an ETA the queue page showed, when, for how many admissions (the
@@ -189,7 +192,7 @@ func (b *buyer) queue(ctx context.Context) bool {
 			return false
 		}
 		// What the page shows: from its look, then from the board, and its pace.
-		eta, pace, places, rate := st.EtaSeconds, s.cfg.Poll, 0, -1.0
+		eta, pace, places, rate, gone := st.EtaSeconds, s.cfg.Poll, 0, -1.0, st.LikelyGone
 		if st.Position > 0 {
 			places = st.Ahead + 1
 		}
@@ -199,15 +202,18 @@ func (b *buyer) queue(ctx context.Context) bool {
 		drawn := false // a pre-queue page that stands among the board's drawn places
 		if seen := s.qboard.cur.Load(); seen != nil {
 			rate = seen.RatePerSecond
-			if e, p, n, ok := fromBoard(st, lookedAt, seen); ok {
-				eta, pace = e, p
+			if e, p, n, g, ok := fromBoard(st, lookedAt, seen); ok {
+				eta, pace, gone = e, p, g
 				if n > 0 {
 					places = n
 					drawn = st.PreQueue
 				}
 			}
 		}
-		if (!st.PreQueue || drawn) && eta > 0 {
+		if (!st.PreQueue || drawn) && gone && !b.warned {
+			b.warned, b.warnedFirst = true, len(b.etas) == 0
+		}
+		if (!st.PreQueue || drawn) && eta > 0 && !gone {
 			b.etas = append(b.etas, etaSeen{eta, time.Now(), places, rate})
 		}
 		// counted, as the page counts it, from when the last look went out

@@ -130,6 +130,9 @@ type (
 		SoldOut    bool `json:"soldOut"`
 		PreQueue   bool `json:"preQueue"`
 		AllHeld    bool `json:"allHeld"`
+		// LikelyGone: more are ahead than the free places are likely to serve; the
+		// page shows that instead of a wait.
+		LikelyGone bool `json:"likelyGone"`
 		// PollAfter is the pace the server sets for the page's next refresh, in seconds;
 		// LookAfter when it must look itself again at the latest (0: at every refresh).
 		PollAfter int `json:"pollAfterSeconds"`

@@ -25,6 +25,10 @@ type queueBoardJSON struct {
 	NoticeSeconds      float64   `json:"noticeSeconds"` // how long after its turn a page learns of it
 	SoldOut            bool      `json:"soldOut"`
 	AllHeld            bool      `json:"allHeld"`
+	// LastsFor is about how many more admissions the free places serve; -1 while
+	// unknown, nil from a server without it. A page further back shows that the
+	// tickets may be gone before its turn, and no wait.
+	LastsFor *int `json:"lastsFor"`
 }
 
 // boardEvery is how often the crowd's copy of the queue board is read: a CDN serves
@@ -90,11 +94,13 @@ func jitter(rng *rand.Rand, spread time.Duration) time.Duration {
 // server paces a look), and for how many admissions the wait is (places, itself
 // included). A drawn place with no number yet (the pre-queue's after the draw, before
 // its look) stands among the board's drawn ones as its place among uniform draws:
-// about (drawn − 1) × (place − head) / (1 − head) ahead. ok is false when the board says
-// nothing of this waiter (no place, or a board older than the look).
-func fromBoard(st queueJSON, lookedAt time.Time, bd *queueBoardSeen) (eta int, pace time.Duration, places int, ok bool) {
+// about (drawn − 1) × (place − head) / (1 − head) ahead. gone: its places are beyond
+// the board's lastsFor, and the page shows that the tickets may be gone before its
+// turn instead of a wait (eta 0). ok is false when the board says nothing of this
+// waiter (no place, or a board older than the look).
+func fromBoard(st queueJSON, lookedAt time.Time, bd *queueBoardSeen) (eta int, pace time.Duration, places int, gone, ok bool) {
 	if bd == nil || !bd.at.After(lookedAt) || bd.PreQueue {
-		return 0, 0, 0, false
+		return 0, 0, 0, false, false
 	}
 	var n float64 // places until its turn, its own included
 	switch {
@@ -107,18 +113,19 @@ func fromBoard(st queueJSON, lookedAt time.Time, bd *queueBoardSeen) (eta int, p
 			n += float64(bd.Drawn-1) * (*st.Place - h) / (1 - h)
 		}
 	case st.Place == nil:
-		return 0, 0, 0, false
+		return 0, 0, 0, false, false
 	default: // a server without drawn places: the head may come any moment
-		return st.EtaSeconds, time.Second, 0, true
+		return st.EtaSeconds, time.Second, 0, st.LikelyGone, true
 	}
-	if bd.SecondsPerPlace > 0 && !bd.AllHeld {
+	gone = !bd.AllHeld && bd.LastsFor != nil && *bd.LastsFor >= 0 && int(math.Round(n)) > *bd.LastsFor
+	if bd.SecondsPerPlace > 0 && !bd.AllHeld && !gone {
 		eta = max(int(math.Round(n*bd.SecondsPerPlace+bd.NoticeSeconds)), 1)
 	}
 	pace = time.Duration(n * bd.SecondsPerPlaceMin / 4 * float64(time.Second))
 	if bd.SecondsPerPlaceMin <= 0 || bd.AllHeld {
 		pace = 5 * time.Second
 	}
-	return eta, min(max(pace, time.Second), 5*time.Second), int(math.Round(n)), true
+	return eta, min(max(pace, time.Second), 5*time.Second), int(math.Round(n)), gone, true
 }
 
 // onBoard says whether the board alone tells a page where it stands: it has its

@@ -14,13 +14,41 @@ func TestFromBoardAddsTheNotice(t *testing.T) {
 	st := queueJSON{Number: 100, Position: 60, Place: &place}
 	looked := time.Now().Add(-time.Second)
 	bd := &queueBoardSeen{queueBoardJSON: queueBoardJSON{Served: 50, Head: 90, SecondsPerPlace: 0.1, SecondsPerPlaceMin: 0.08, NoticeSeconds: 1.5}, at: time.Now()}
-	if eta, _, n, ok := fromBoard(st, looked, bd); !ok || eta != 7 || n != 50 { // 50 places × 0.1 s + 1.5 s
+	if eta, _, n, _, ok := fromBoard(st, looked, bd); !ok || eta != 7 || n != 50 { // 50 places × 0.1 s + 1.5 s
 		t.Errorf("50 places at 0.1 s and a notice of 1.5 s: got %d s for %d places (ok %v), want 7 s for 50", eta, n, ok)
 	}
 	held := *bd
 	held.AllHeld = true
-	if eta, _, _, ok := fromBoard(st, looked, &held); !ok || eta != 0 {
+	if eta, _, _, _, ok := fromBoard(st, looked, &held); !ok || eta != 0 {
 		t.Errorf("everything held: got %d s (ok %v), want none", eta, ok)
+	}
+}
+
+// TestFromBoardLikelyGone: a page whose places (its own included) are beyond the
+// board's lastsFor shows that the tickets may be gone, and no wait; at or within it,
+// or with lastsFor unknown (-1) or missing (an older server), its wait.
+func TestFromBoardLikelyGone(t *testing.T) {
+	t.Parallel()
+	place := 150.0
+	st := queueJSON{Number: 100, Position: 60, Place: &place}
+	looked := time.Now().Add(-time.Second)
+	for _, c := range []struct {
+		lastsFor int // -2: missing
+		gone     bool
+	}{{-2, false}, {-1, false}, {50, false}, {49, true}, {0, true}} {
+		bd := &queueBoardSeen{queueBoardJSON: queueBoardJSON{Served: 50, Head: 90, SecondsPerPlace: 0.1, SecondsPerPlaceMin: 0.08,
+			NoticeSeconds: 1.5}, at: time.Now()}
+		if c.lastsFor > -2 {
+			bd.LastsFor = &c.lastsFor
+		}
+		eta, _, n, gone, ok := fromBoard(st, looked, bd)
+		want := 7 // 50 places × 0.1 s + 1.5 s
+		if c.gone {
+			want = 0
+		}
+		if !ok || n != 50 || gone != c.gone || eta != want {
+			t.Errorf("50 places, lastsFor %v: got gone %v, %d s for %d places (ok %v); want gone %v, %d s", c.lastsFor, gone, eta, n, ok, c.gone, want)
+		}
 	}
 }
 
@@ -46,7 +74,7 @@ func TestFromBoardPlacesADrawnPage(t *testing.T) {
 		{0.6, 40, 2, 1},   // its turn has come: its own place, and the notice
 		{-1, 0, 99, 0},    // no drawn places on the board: what its look said
 	} {
-		eta, _, n, ok := fromBoard(st, looked, seen(c.head, c.drawn))
+		eta, _, n, _, ok := fromBoard(st, looked, seen(c.head, c.drawn))
 		if !ok || eta != c.eta || n != c.place {
 			t.Errorf("head %v, %d drawn: got %d s for %d places (ok %v), want %d s for %d", c.head, c.drawn, eta, n, ok, c.eta, c.place)
 		}

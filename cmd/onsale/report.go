@@ -48,7 +48,8 @@ type report struct {
 	Latency   map[string]dist `json:"latencyMs"`
 	QueueWait dist            `json:"queueWaitSeconds"`
 	// ETA compares the wait the queue page showed with the wait that followed: the
-	// first ETA each buyer saw after the draw, and every ETA shown at every look.
+	// first ETA each buyer saw after the draw (not of those first told that the
+	// tickets may be gone before their turn: Warned), and every ETA shown at every look.
 	ETA struct {
 		First etaFit `json:"firstShown"`
 		Every etaFit `json:"everyShown"`
@@ -61,6 +62,10 @@ type report struct {
 		// more, only as holds lapse or are released, which no rate foretells.
 		FirstTurnBeforeSellOut etaFit `json:"firstShownTurnBeforeSellOut"`
 		FirstTurnAfterSellOut  etaFit `json:"firstShownTurnAfterSellOut"`
+		// Warned counts the buyers the queue page told, after the draw, that the
+		// tickets may be gone before their turn (more people ahead than the free places
+		// are likely to serve), and what became of those told so before any wait.
+		Warned warned `json:"warned"`
 	} `json:"eta"`
 	Admission struct {
 		Configured  float64 `json:"configuredPerSecond"`
@@ -85,6 +90,16 @@ type report struct {
 	Metrics    []metricJSON   `json:"metrics,omitempty"`
 	Violations []string       `json:"violations"`
 	Timeline   []sample       `json:"timeline"`
+}
+
+// warned is what became of the buyers told that the tickets may be gone first.
+type warned struct {
+	Buyers int `json:"buyers"` // told so at some time after the draw
+	// First were told so before any wait was shown them; of them, Admitted were let in
+	// all the same (as holds lapsed or were released), Bought bought tickets.
+	First    int `json:"first"`
+	Admitted int `json:"firstAdmitted"`
+	Bought   int `json:"firstBought"`
 }
 
 // etaFit is how well shown ETAs matched the waits that followed.
@@ -260,6 +275,18 @@ func (s *sim) fill(r *report, buyers []*buyer, onsale, ended time.Time, first *b
 	var adm []time.Time
 	var after, pre, firstETA, everyETA, firstPre, firstArrived, turnBefore, turnAfter [][2]float64
 	for _, b := range buyers {
+		if b.warned {
+			r.ETA.Warned.Buyers++
+		}
+		if b.warnedFirst {
+			r.ETA.Warned.First++
+			if b.admitted {
+				r.ETA.Warned.Admitted++
+			}
+			if b.outcome == outBought {
+				r.ETA.Warned.Bought++
+			}
+		}
 		if !b.admitted {
 			continue
 		}
@@ -271,7 +298,7 @@ func (s *sim) fill(r *report, buyers []*buyer, onsale, ended time.Time, first *b
 		adm = append(adm, b.admittedAt)
 		for i, e := range b.etas {
 			pair := [2]float64{float64(e.seconds), b.admittedAt.Sub(e.at).Seconds()}
-			if i == 0 {
+			if i == 0 && !b.warnedFirst {
 				firstETA = append(firstETA, pair)
 				if b.preQueue {
 					firstPre = append(firstPre, pair)
@@ -421,6 +448,10 @@ func (r *report) writeText(w io.Writer) {
 		}
 		p("%s, against the wait that followed: %d, %.0f%% within ±20%% (median error %.0f%%; %.0f%% too short, %.0f%% too long); of %d followed by 30 s or more, %.0f%%",
 			e.what, e.f.N, 100*e.f.Within20, 100*e.f.MedianErr, 100*e.f.Short, 100*e.f.Long, e.f.N30, 100*e.f.Within2030)
+	}
+	if w := r.ETA.Warned; w.Buyers > 0 {
+		p("told the tickets may be gone before their turn (more ahead than the free places are likely to serve), instead of a wait: %d buyers; %d before any wait was shown them, of whom %d were let in as holds lapsed and %d bought",
+			w.Buyers, w.First, w.Admitted, w.Bought)
 	}
 	a := r.Admission
 	p("admission: %d admitted, %.1f/s from the first to the last (busiest 30 s: %.1f/s, seen up to a poll late), configured %.1f/s; at most %d shopping at once (slots %d)",

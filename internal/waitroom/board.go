@@ -45,13 +45,19 @@ type Board struct {
 	SoldOut   bool // nothing left to sell and nothing held that may lapse
 	AllHeld   bool // something unsold, nothing free: nobody goes in until holds lapse
 	SeatsLeft int  // as the stock hook last said; -1 before its first answer
+	// LastsFor is about how many more admissions the places held by nobody are likely
+	// to serve, at the places the admissions since the draw took each, less a tenth
+	// for the estimate's error; -1 while unknown (fewer than 200 admissions yet). A
+	// waiter whose position (itself included) is beyond it is told the tickets may be
+	// gone before its turn, and shown no wait (Status.LikelyGone).
+	LastsFor int
 }
 
 // Board reads the event's board: one small read-only script, whatever the crowd.
 // With the room off there is no queue: the zero Board (Head -1, SeatsLeft -1).
 func (r *Room) Board(ctx context.Context, ev Event) (Board, error) {
 	if !ev.Settings.Enabled {
-		return Board{Head: -1, SeatsLeft: -1}, nil
+		return Board{Head: -1, SeatsLeft: -1, LastsFor: -1}, nil
 	}
 	ev = r.limitedEvent(ev)
 	res, err := r.script(ctx, boardScript, eventKeys(r.prefix, ev.ID))
@@ -60,11 +66,14 @@ func (r *Room) Board(ctx context.Context, ev Event) (Board, error) {
 	}
 	get := func(i int) any { return item(res, i) }
 	now := asInt(get(0), 0)
-	f := figuresOf(ev, now, asInt(get(6), 0), asFloat(get(4), -1), asInt(get(5), -1), asInt(get(7), -1))
+	served, free := asInt(get(2), 0), asInt(get(7), -1)
+	f := figuresOf(ev, now, asInt(get(6), 0), asFloat(get(4), -1), asInt(get(5), -1), free,
+		taken{admits0: asInt(get(11), 0), admits: asInt(get(12), 0), free0: asInt(get(10), -1), free: free})
 	b := Board{
-		At: time.UnixMilli(now), Waiting: int(asInt(get(1), 0)), Served: asInt(get(2), 0), Head: asFloat(get(3), -1),
+		At: time.UnixMilli(now), Waiting: int(asInt(get(1), 0)), Served: served, Head: asFloat(get(3), -1),
 		Drawn:    int(asInt(get(9), 0)),
 		PreQueue: f.preQueue, DrawAt: f.drawAt, Rate: f.rate, SeatsLeft: f.seatsLeft, SoldOut: f.soldOut, AllHeld: f.allHeld,
+		LastsFor: f.lastsFor,
 	}
 	if !b.AllHeld {
 		b.PerPlaceMin, b.PerPlace, b.PerPlaceMax = eta(0, b.Rate, ev.Settings)

@@ -1,6 +1,8 @@
 package waitroom
 
 import (
+	"context"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -116,6 +118,57 @@ func TestBoardGivesPositionAndTurn(t *testing.T) {
 		}
 		if int(st.Number-b.Served) != st.Position {
 			t.Errorf("%s: a fresh look's number %d less served %d, want its position %d", v, st.Number, b.Served, st.Position)
+		}
+	}
+}
+
+// TestLikelyGone: once 200 admissions have been made, the board says how many more
+// the free places are likely to serve, at the places each took since the draw, less a
+// tenth; a waiter further back than that is told the tickets may be gone before its
+// turn, and shown no wait. 250 visitors go straight in (counted like the queue's
+// admissions) and take three places each of 1,000 free: the 250 left serve
+// 0.9 × 250 / 3 = 75 more, so of the 150 waiting the 75th is shown a wait and the
+// 76th the warning. Before 200 admissions, and with nothing taken, there is no
+// figure and nobody is warned.
+func TestLikelyGone(t *testing.T) {
+	t.Parallel()
+	rdb, prefix := dbtest.Redis(t)
+	var free atomic.Int64
+	free.Store(1000)
+	ev := open(1, Settings{Slots: 250, Rate: 1000, TokenTTL: time.Minute})
+	hooks := Hooks{Events: events(ev), Stock: func(context.Context, int64) (Stock, error) {
+		return Stock{Unsold: 1000, Free: int(free.Load())}, nil
+	}}
+	r := newRoom(t, rdb, prefix, hooks, Options{Tick: 20 * time.Millisecond, Refresh: 20 * time.Millisecond})
+	run(t, r)
+	eventually(t, "the stock figure", wait, func() bool { return board(t, r, ev).SeatsLeft == 1000 })
+	visitors := make([]string, 400)
+	for i := range visitors {
+		visitors[i] = visitor("v", i)
+		st := join(t, r, ev, visitors[i])
+		if i == 150 && (board(t, r, ev).LastsFor != -1 || st.LikelyGone) {
+			t.Fatalf("after 150 admissions: LastsFor %d, LikelyGone %v; want no figure (-1) and no warning",
+				board(t, r, ev).LastsFor, st.LikelyGone)
+		}
+	}
+	if b := board(t, r, ev); b.Waiting != 150 || b.LastsFor != -1 {
+		t.Fatalf("250 admitted, nothing taken: board waiting %d, LastsFor %d; want 150 and -1", b.Waiting, b.LastsFor)
+	}
+	if st := status(t, r, ev, visitors[399]); st.LikelyGone {
+		t.Fatalf("nothing taken: the last waiter is warned: %+v", st)
+	}
+	free.Store(1000 - 3*250)
+	eventually(t, "the board's LastsFor", wait, func() bool { return board(t, r, ev).LastsFor == 75 })
+	for _, c := range []struct {
+		pos  int
+		gone bool
+	}{{1, false}, {75, false}, {76, true}, {150, true}} {
+		st := status(t, r, ev, visitors[250+c.pos-1])
+		if st.Position != c.pos || st.LikelyGone != c.gone {
+			t.Errorf("waiter %d: position %d, LikelyGone %v; want %d and %v", 250+c.pos-1, st.Position, st.LikelyGone, c.pos, c.gone)
+		}
+		if st.LikelyGone && (st.ETA != 0 || st.ETAMin != 0 || st.ETAMax != 0) {
+			t.Errorf("position %d, likely gone, shown a wait: ETA %v (%v to %v)", c.pos, st.ETA, st.ETAMin, st.ETAMax)
 		}
 	}
 }

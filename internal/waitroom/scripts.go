@@ -14,12 +14,16 @@ import "github.com/redis/go-redis/v9"
 //
 //	{code, admission end (ms), rank (-1: none), waiting, now (ms), epoch,
 //	 measured rate ('' or '-1': unknown), stock ('': unknown), regroup end (ms, '' or 0: none),
-//	 free ('' or '-1': unknown), served ('': none yet), place ('' when not waiting)}
+//	 free ('' or '-1': unknown), served ('': none yet), place ('' when not waiting),
+//	 free at the draw ('': not yet known), admissions then, admissions now}
 //
 // served counts the waiters the admitter has let in from the head of the queue, and the
 // state's head is the place of the last of them: the board (boardScript) shows both, so
 // that a waiting page works out its own position between its looks and knows its turn
-// has come when the head reaches its place.
+// has come when the head reaches its place. The free places and the count of
+// admissions (from the queue and straight in alike, 'admits') at the draw (the tick's
+// first after it that knew the free places) say how many places an admission has
+// taken since, for the board's LastsFor.
 //
 // code: 0 not in the room, 1 admitted, 2 waiting, 3 admitted just now by this call.
 const luaClock = `
@@ -66,9 +70,11 @@ local function refill(now, open, rate, cap)
   return tk
 end
 
--- record counts admissions in the second they happened, for the measured rate.
+-- record counts admissions in the second they happened, for the measured rate, and in
+-- all (LastsFor).
 local function record(now, n)
   redis.call('HINCRBY', KEYS[5], math.floor(now / 1000), n)
+  redis.call('HINCRBY', KEYS[4], 'admits', n)
 end
 
 -- unclaimed is how many more the free places can serve: an admission takes a place at
@@ -105,14 +111,14 @@ local ep = ensure(now, ARGV[2], ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5]))
 keep(tonumber(ARGV[11]))
 
 local function report(code, at)
-  local st = redis.call('HMGET', KEYS[4], 'mrate', 'stock', 'regroup', 'free', 'served')
+  local st = redis.call('HMGET', KEYS[4], 'mrate', 'stock', 'regroup', 'free', 'served', 'free0', 'admits0', 'admits')
   local rank, place = -1, ''
   if code == 2 then
     rank = redis.call('ZRANK', KEYS[1], v)
     place = redis.call('ZSCORE', KEYS[1], v)
   end
   return {code, at, rank, redis.call('ZCARD', KEYS[1]), now, ep, st[1] or '', st[2] or '', st[3] or '', st[4] or '',
-    st[5] or '', place}
+    st[5] or '', place, st[6] or '', st[7] or '', st[8] or ''}
 end
 
 -- One place per visitor: a running admission stays as it is, end included.
@@ -163,7 +169,7 @@ return report(2, 0)
 var statusScript = redis.NewScript(luaClock + `
 local now = clock()
 local v = ARGV[1]
-local st = redis.call('HMGET', KEYS[4], 'epoch', 'mrate', 'stock', 'regroup', 'free', 'served')
+local st = redis.call('HMGET', KEYS[4], 'epoch', 'mrate', 'stock', 'regroup', 'free', 'served', 'free0', 'admits0', 'admits')
 local exp = tonumber(redis.call('ZSCORE', KEYS[3], v))
 local code, rank, place = 0, -1, ''
 if exp and exp > now then
@@ -178,20 +184,20 @@ else
   end
 end
 return {code, exp, rank, redis.call('ZCARD', KEYS[1]), now, st[1] or '', st[2] or '', st[3] or '', st[4] or '', st[5] or '',
-  st[6] or '', place}
+  st[6] or '', place, st[7] or '', st[8] or '', st[9] or ''}
 `)
 
 // boardScript reads an event's board: what every waiter may know, the same for all.
 // It writes nothing.
 //
 // Reply: {now (ms), waiting, served, head, measured rate, stock, regroup end, free,
-// epoch, drawn}, served to epoch an empty string while unknown or none yet; drawn is
-// how many of the waiting have a drawn place (below 1: the pre-queue's, or a
-// regroup's).
+// epoch, drawn, free at the draw, admissions then, admissions now}, served to epoch
+// and the last three an empty string while unknown or none yet; drawn is how many of the waiting have a
+// drawn place (below 1: the pre-queue's, or a regroup's).
 var boardScript = redis.NewScript(luaClock + `
-local st = redis.call('HMGET', KEYS[4], 'served', 'head', 'mrate', 'stock', 'regroup', 'free', 'epoch')
+local st = redis.call('HMGET', KEYS[4], 'served', 'head', 'mrate', 'stock', 'regroup', 'free', 'epoch', 'free0', 'admits0', 'admits')
 return {clock(), redis.call('ZCARD', KEYS[1]), st[1] or '', st[2] or '', st[3] or '', st[4] or '', st[5] or '',
-  st[6] or '', st[7] or '', redis.call('ZCOUNT', KEYS[1], '-inf', '(1')}
+  st[6] or '', st[7] or '', redis.call('ZCOUNT', KEYS[1], '-inf', '(1'), st[8] or '', st[9] or '', st[10] or ''}
 `)
 
 // leaveScript gives ARGV[1]'s slot (or place) back at once.
@@ -249,8 +255,13 @@ local function figure(field, given)
   return tonumber(redis.call('HGET', KEYS[4], field)) or -1
 end
 local stock, free = figure('stock', ARGV[10]), figure('free', ARGV[16])
-local st = redis.call('HMGET', KEYS[4], 'regroup', 'created')
+local st = redis.call('HMGET', KEYS[4], 'regroup', 'created', 'free0')
 local drawAt = math.max(tonumber(ARGV[5]), tonumber(st[1]) or 0)
+-- The free places and the admissions when the draw came (or, drawn earlier, when the
+-- room's state began): what the admissions since have taken (LastsFor).
+if now >= drawAt and free >= 0 and not st[3] then
+  redis.call('HSET', KEYS[4], 'free0', free, 'admits0', tonumber(redis.call('HGET', KEYS[4], 'admits')) or 0)
+end
 -- Nothing left to sell (and nothing held that may lapse): nobody goes in. Nothing
 -- free, everything left held: nobody goes in either, to find nothing; the queue moves
 -- again as holds lapse.

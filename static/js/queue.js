@@ -7,7 +7,8 @@
 // Every pollAfter seconds (1 to 5, as waitroom.pollAfter) the page reads the board and
 // rewrites the marked texts (data-q) in the server's words (web/page_queue.go):
 // position = number − served (one high for each waiter ahead who left since the look),
-// wait = (ahead + 1) × secondsPerPlace[Min, Max] + noticeSeconds. It looks:
+// wait = (ahead + 1) × secondsPerPlace[Min, Max] + noticeSeconds, or, when ahead + 1 is
+// above the board's lastsFor, the words that the tickets may be gone first. It looks:
 //   - lookAfter seconds after the last look, as the server says (waitroom's lookAfter:
 //     2.5 min when its turn is due within that, else about a minute; in the pre-queue
 //     after the draw, by its place);
@@ -67,6 +68,9 @@
     if (a === 0) return "up to " + countOf(b, "minute");
     return "about " + a + " to " + b + " minutes";
   }
+  // As waitroom.LikelyGone: more ahead, the waiter included, than the free places are
+  // likely to serve (lastsFor, -1 unknown).
+  function likelyGone(position, lastsFor) { return lastsFor >= 0 && position > lastsFor; }
   function roughly(n) {
     if (n < 100) return n;
     var p = Math.pow(10, String(n).length - 2);
@@ -117,8 +121,12 @@
   function show(b, ahead, about) {
     hide("line", b.soldOut);
     hide("soldout", !b.soldOut);
-    hide("estimate", b.allHeld);
+    // More ahead than the free places are likely to serve (the board's lastsFor, as
+    // waitroom's Status.LikelyGone): no wait, but why.
+    var gone = !b.allHeld && likelyGone(ahead + 1, b.lastsFor);
+    hide("estimate", b.allHeld || gone);
     hide("held", !b.allHeld);
+    hide("gone", b.allHeld || !gone);
     if (b.soldOut) return put("position", "Sold out");
     put("position", about ? "You are about number " + thousands(roughly(ahead + 1)) + " in the queue"
       : "You are number " + thousands(ahead + 1) + " in the queue");
@@ -276,5 +284,5 @@
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
   else start();
   // The wording, for the test that holds it to the server's.
-  window.queueWords = { ahead: aheadText, wait: waitText, odds: oddsText };
+  window.queueWords = { ahead: aheadText, wait: waitText, odds: oddsText, gone: likelyGone };
 })();
