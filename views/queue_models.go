@@ -22,7 +22,7 @@ type QueueStatus struct {
 	SoldOut  bool
 	PreQueue bool // before the onsale: places are drawn at random then
 	AllHeld  bool // nothing free: everything left is held by people paying
-	// LikelyGone: more people are ahead than the free places are likely to serve
+	// LikelyGone: more people are ahead than the unsold places are likely to serve
 	// (waitroom.Status.LikelyGone): no wait is shown, but why.
 	LikelyGone bool
 	DrawAt     string // when the draw is, e.g. "10:00 UTC"

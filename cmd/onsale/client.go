@@ -130,7 +130,7 @@ type (
 		SoldOut    bool `json:"soldOut"`
 		PreQueue   bool `json:"preQueue"`
 		AllHeld    bool `json:"allHeld"`
-		// LikelyGone: more are ahead than the free places are likely to serve; the
+		// LikelyGone: more are ahead than the unsold places are likely to serve; the
 		// page shows that instead of a wait.
 		LikelyGone bool `json:"likelyGone"`
 		// PollAfter is the pace the server sets for the page's next refresh, in seconds;

@@ -450,7 +450,7 @@ func (r *report) writeText(w io.Writer) {
 			e.what, e.f.N, 100*e.f.Within20, 100*e.f.MedianErr, 100*e.f.Short, 100*e.f.Long, e.f.N30, 100*e.f.Within2030)
 	}
 	if w := r.ETA.Warned; w.Buyers > 0 {
-		p("told the tickets may be gone before their turn (more ahead than the free places are likely to serve), instead of a wait: %d buyers; %d before any wait was shown them, of whom %d were let in as holds lapsed and %d bought",
+		p("told the tickets may be gone before their turn (more ahead than the unsold places are likely to serve), instead of a wait: %d buyers; %d before any wait was shown them, of whom %d were let in all the same and %d bought",
 			w.Buyers, w.First, w.Admitted, w.Bought)
 	}
 	a := r.Admission

@@ -45,11 +45,11 @@ type Board struct {
 	SoldOut   bool // nothing left to sell and nothing held that may lapse
 	AllHeld   bool // something unsold, nothing free: nobody goes in until holds lapse
 	SeatsLeft int  // as the stock hook last said; -1 before its first answer
-	// LastsFor is about how many more admissions the places held by nobody are likely
-	// to serve, at the places the admissions since the draw took each, less a tenth
-	// for the estimate's error; -1 while unknown (fewer than 200 admissions yet). A
-	// waiter whose position (itself included) is beyond it is told the tickets may be
-	// gone before its turn, and shown no wait (Status.LikelyGone).
+	// LastsFor is about how many more admissions the unsold places (held ones
+	// included) serve, at the places the admissions since the draw took each; -1
+	// while unknown (fewer than 200 admissions yet). A waiter whose position (itself
+	// included) is beyond it is told the tickets may be gone before its turn, and
+	// shown no wait (Status.LikelyGone).
 	LastsFor int
 }
 
@@ -66,9 +66,9 @@ func (r *Room) Board(ctx context.Context, ev Event) (Board, error) {
 	}
 	get := func(i int) any { return item(res, i) }
 	now := asInt(get(0), 0)
-	served, free := asInt(get(2), 0), asInt(get(7), -1)
-	f := figuresOf(ev, now, asInt(get(6), 0), asFloat(get(4), -1), asInt(get(5), -1), free,
-		taken{admits0: asInt(get(11), 0), admits: asInt(get(12), 0), free0: asInt(get(10), -1), free: free})
+	served, stock, free := asInt(get(2), 0), asInt(get(5), -1), asInt(get(7), -1)
+	f := figuresOf(ev, now, asInt(get(6), 0), asFloat(get(4), -1), stock, free,
+		taken{admits0: asInt(get(11), 0), admits: asInt(get(12), 0), free0: asInt(get(10), -1), free: free, unsold: stock})
 	b := Board{
 		At: time.UnixMilli(now), Waiting: int(asInt(get(1), 0)), Served: served, Head: asFloat(get(3), -1),
 		Drawn:    int(asInt(get(9), 0)),

@@ -123,21 +123,22 @@ func TestBoardGivesPositionAndTurn(t *testing.T) {
 }
 
 // TestLikelyGone: once 200 admissions have been made, the board says how many more
-// the free places are likely to serve, at the places each took since the draw, less a
-// tenth; a waiter further back than that is told the tickets may be gone before its
-// turn, and shown no wait. 250 visitors go straight in (counted like the queue's
-// admissions) and take three places each of 1,000 free: the 250 left serve
-// 0.9 × 250 / 3 = 75 more, so of the 150 waiting the 75th is shown a wait and the
-// 76th the warning. Before 200 admissions, and with nothing taken, there is no
-// figure and nobody is warned.
+// the unsold places (held ones included) serve, at the places each admission took
+// since the draw; a waiter further back than that is told the tickets may be gone
+// before its turn, and shown no wait. 250 visitors go straight in (counted like the
+// queue's admissions) and take three places each of 1,000 free, 20 of them held: the
+// 270 unsold serve 90 more, so of the 150 waiting the 90th is shown a wait and the
+// 91st the warning. Before 200 admissions, and with nothing taken, there is no figure
+// and nobody is warned.
 func TestLikelyGone(t *testing.T) {
 	t.Parallel()
 	rdb, prefix := dbtest.Redis(t)
-	var free atomic.Int64
+	var free, unsold atomic.Int64
 	free.Store(1000)
+	unsold.Store(1000)
 	ev := open(1, Settings{Slots: 250, Rate: 1000, TokenTTL: time.Minute})
 	hooks := Hooks{Events: events(ev), Stock: func(context.Context, int64) (Stock, error) {
-		return Stock{Unsold: 1000, Free: int(free.Load())}, nil
+		return Stock{Unsold: int(unsold.Load()), Free: int(free.Load())}, nil
 	}}
 	r := newRoom(t, rdb, prefix, hooks, Options{Tick: 20 * time.Millisecond, Refresh: 20 * time.Millisecond})
 	run(t, r)
@@ -157,12 +158,13 @@ func TestLikelyGone(t *testing.T) {
 	if st := status(t, r, ev, visitors[399]); st.LikelyGone {
 		t.Fatalf("nothing taken: the last waiter is warned: %+v", st)
 	}
+	unsold.Store(1000 - 3*250 + 20)
 	free.Store(1000 - 3*250)
-	eventually(t, "the board's LastsFor", wait, func() bool { return board(t, r, ev).LastsFor == 75 })
+	eventually(t, "the board's LastsFor", wait, func() bool { return board(t, r, ev).LastsFor == 90 })
 	for _, c := range []struct {
 		pos  int
 		gone bool
-	}{{1, false}, {75, false}, {76, true}, {150, true}} {
+	}{{1, false}, {90, false}, {91, true}, {150, true}} {
 		st := status(t, r, ev, visitors[250+c.pos-1])
 		if st.Position != c.pos || st.LikelyGone != c.gone {
 			t.Errorf("waiter %d: position %d, LikelyGone %v; want %d and %v", 250+c.pos-1, st.Position, st.LikelyGone, c.pos, c.gone)

@@ -71,12 +71,13 @@ type figures struct {
 	seatsLeft int       // -1 unknown
 	soldOut   bool      // nothing left to sell and nothing held that may lapse
 	allHeld   bool      // something unsold, nothing free
-	lastsFor  int       // about how many more admissions the free places serve (LastsFor); -1 unknown
+	lastsFor  int       // about how many more admissions the unsold places serve (LastsFor); -1 unknown
 }
 
 // taken is what the admissions since the draw have taken: the admissions counted then
-// and now, and the free places then (-1: not yet known) and now (-1: unknown).
-type taken struct{ admits0, admits, free0, free int64 }
+// and now, and the free places then (-1: not yet known) and now (-1: unknown); and
+// what is left, the unsold places (-1: unknown).
+type taken struct{ admits0, admits, free0, free, unsold int64 }
 
 // figuresOf works them out: now and regroup in Redis ms, mrate <= 0 unknown, stock
 // and free -1 unknown. Whether the draw has come is decided by Redis's clock, as the
@@ -95,35 +96,34 @@ func figuresOf(ev Event, now, regroup int64, mrate float64, stock, free int64, t
 }
 
 // The places left may not last for everyone waiting. The room knows how many places
-// are free (held by nobody) and, since the draw, how many admissions it made and how
-// many places they took: at an onsale about three and a half each, most of them held
-// within seconds of the admission. A waiter with more people ahead than the free
-// places are likely to serve is told that the tickets may be gone before its turn,
-// instead of a wait: its turn, if it comes, comes only as holds lapse, at no rate
-// anyone can tell. In make onsale at 128/s (docs/ONSALE.md, t55a) the first ETAs of
-// 887 buyers let in after the sell-out, as holds lapsed, were all more than 20 % short;
-// replayed on that run, this rule warned 5,918 waiters first, of whom 37 bought
-// tickets, and 91 % of the ETAs shown to the rest came within ±20 % (89 % before).
-const (
-	// lastsForMinAdmits is how many admissions the estimate waits for: the places an
-	// admission takes vary from one to the most an order allows.
-	lastsForMinAdmits = 200
-	// lastsForShare is the share of the free places counted on, for the error of an
-	// estimate made from the admissions before: the people ahead would take nine
-	// tenths of what is free or more.
-	lastsForShare = 0.9
-)
+// are unsold (held ones included) and, since the draw, how many admissions it made and
+// how many places they took (held or bought): at an onsale about four each. A waiter
+// with more people ahead, itself included, than the unsold places would serve at that
+// is told that the tickets may be gone before its turn, instead of a wait: should
+// every held place come back, the people ahead would still take them all. Its turn, if
+// it comes, comes only as holds lapse, at no rate anyone can tell.
+//
+// Replayed on make onsale's runs at 128/s (t55a, t54a; docs/ONSALE.md) the rule warned
+// 5,451 and 5,440 waiters before any wait was shown them, none of whom was let in; of
+// the buyers let in, 1,360 and 1,549 saw it for a while (516 and 538 of them bought):
+// late in a sale an admission takes fewer places than the ones before, as the seats
+// run out. Counting on the free places alone, or on nine tenths of them, warned twice
+// as many buyers who were let in all the same.
+//
+// lastsForMinAdmits is how many admissions the estimate waits for: the places an
+// admission takes vary from none to the most an order allows.
+const lastsForMinAdmits = 200
 
-// lastsFor is about how many more admissions the free places serve, at the places the
-// admissions since the draw have taken each; -1 while unknown: too few admissions yet,
-// the figures missing, or none of them taking anything.
+// lastsFor is about how many more admissions the unsold places serve, at the places
+// the admissions since the draw have taken each; -1 while unknown: too few admissions
+// yet, the figures missing, or none of them taking anything.
 func lastsFor(tk taken) int {
 	n := tk.admits - tk.admits0
 	used := tk.free0 - tk.free
-	if tk.free0 < 0 || tk.free < 0 || n < lastsForMinAdmits || used <= 0 {
+	if tk.free0 < 0 || tk.free < 0 || tk.unsold < 0 || n < lastsForMinAdmits || used <= 0 {
 		return -1
 	}
-	return int(lastsForShare * float64(tk.free) * float64(n) / float64(used))
+	return int(float64(tk.unsold) * float64(n) / float64(used))
 }
 
 // LikelyGone says whether the tickets may be gone before the turn of a waiter at
@@ -167,7 +167,7 @@ func asFloat(v any, def float64) float64 {
 func (r *Room) status(ev Event, visitor string, rep reply) Status {
 	now := time.UnixMilli(rep.now)
 	f := figuresOf(ev, rep.now, rep.regroup, rep.mrate, rep.stock, rep.free,
-		taken{admits0: rep.admits0, admits: rep.admits, free0: rep.free0, free: rep.free})
+		taken{admits0: rep.admits0, admits: rep.admits, free0: rep.free0, free: rep.free, unsold: rep.stock})
 	drawAt := f.drawAt
 	st := Status{
 		Waiting: int(rep.waiting), SeatsLeft: f.seatsLeft, SoldOut: f.soldOut, AllHeld: f.allHeld,

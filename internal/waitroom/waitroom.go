@@ -90,7 +90,7 @@ type Status struct {
 	// AllHeld: something is unsold but nothing is free, everything left is held by
 	// people paying; the queue moves only as their holds lapse, so there is no ETA.
 	AllHeld bool
-	// LikelyGone: more people are ahead (the visitor included) than the free places
+	// LikelyGone: more people are ahead (the visitor included) than the unsold places
 	// are likely to serve (Board.LastsFor), so the tickets may be gone before the
 	// visitor's turn, which then comes only as holds lapse: there is no ETA either.
 	LikelyGone bool

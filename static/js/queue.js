@@ -121,7 +121,7 @@
   function show(b, ahead, about) {
     hide("line", b.soldOut);
     hide("soldout", !b.soldOut);
-    // More ahead than the free places are likely to serve (the board's lastsFor, as
+    // More ahead than the unsold places are likely to serve (the board's lastsFor, as
     // waitroom's Status.LikelyGone): no wait, but why.
     var gone = !b.allHeld && likelyGone(ahead + 1, b.lastsFor);
     hide("estimate", b.allHeld || gone);
