@@ -1,6 +1,7 @@
 package main
 
 import (
+	"compress/gzip"
 	"context"
 	"encoding/csv"
 	"io"
@@ -330,6 +331,36 @@ boxoffice_queue_admission_limit{event="12"} 41.5
 	}
 	if l := limitOver(timeline[:1], 0, 80); l != nil {
 		t.Errorf("only a reading before the onsale: got %+v, want none", l)
+	}
+}
+
+// TestMachineSpeed: the probe reads its thread's CPU for its fixed work, and the
+// report sums the readings up over the sale: p10, p50 and p90 of the seconds and the
+// share over 1.5 times p10, leaving out readings before the onsale, after the
+// sell-out and none.
+func TestMachineSpeed(t *testing.T) {
+	t.Parallel()
+	zw, err := gzip.NewWriterLevel(io.Discard, gzip.DefaultCompression)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 { // the second call reuses the writer
+		if d, ok := probeOnce(zw); !ok || d <= 0 || d > time.Minute {
+			t.Errorf("probe: got %v, %v; want a CPU time", d, ok)
+		}
+	}
+	timeline := []sample{
+		{T: -2, ProbeMs: 1},                              // before the onsale
+		{T: 1, ProbeMs: 40}, {T: 2, ProbeMs: 30}, {T: 3}, // 0: not read
+		{T: 4, ProbeMs: 70}, {T: 5, ProbeMs: 44}, {T: 6, ProbeMs: 46},
+		{T: 9, ProbeMs: 200}, // after the sell-out at 8 s
+	}
+	sp := speedOver(timeline, 8)
+	if sp == nil || sp.P10 != 30 || sp.P50 != 44 || sp.P90 != 70 || sp.Slow != 2.0/5 {
+		t.Errorf("got %+v, want p10 30, p50 44, p90 70, 2 of 5 seconds over 45", sp)
+	}
+	if sp := speedOver(timeline[:1], 0); sp != nil {
+		t.Errorf("only a reading before the onsale: got %+v, want none", sp)
 	}
 }
 

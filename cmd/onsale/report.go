@@ -79,6 +79,9 @@ type report struct {
 		// was past its latency bound.
 		Limit *limitStats `json:"serverLimit,omitempty"`
 	} `json:"admission"`
+	// Speed is how fast the machine ran over the sale (speed.go): figures of runs at
+	// different speeds do not compare.
+	Speed    *speedStats `json:"machineSpeed,omitempty"`
 	Fairness struct {
 		AfterOnsale int     `json:"afterOnsaleN"`
 		Rho         float64 `json:"spearmanAfterOnsale"`
@@ -355,6 +358,7 @@ func (s *sim) fill(r *report, buyers []*buyer, onsale, ended time.Time, first *b
 		soldOut = *r.SoldOutSeconds
 	}
 	r.Admission.Limit = limitOver(r.Timeline, soldOut, r.Admission.Configured)
+	r.Speed = speedOver(r.Timeline, soldOut)
 }
 
 // spearman is the rank correlation of the pairs' two values, ties ranked by their mean.
@@ -459,6 +463,10 @@ func (r *report) writeText(w io.Writer) {
 	if l := a.Limit; l != nil {
 		p("the server's admission limit over the sale (lowered while past its LATENCY_BOUND): mean %.1f/s, from %.1f to %.1f/s, below the configured rate %.0f%% of the time",
 			l.Mean, l.Min, l.Max, 100*l.Below)
+	}
+	if sp := r.Speed; sp != nil {
+		p("the machine's speed over the sale: gzip of 128 KB took %.1f / %.1f / %.1f ms of CPU at p10 / p50 / p90 of its seconds; over %.1f × p10 (two thirds of its fast seconds' speed or slower) %.0f%% of the time",
+			sp.P10, sp.P50, sp.P90, slowFactor, 100*sp.Slow)
 	}
 	p("fairness (Spearman's rho of arrival and admission): after the onsale %.3f over %d buyers (1 is first come, first served); pre-queue %.3f over %d (near 0 is a fair draw)",
 		r.Fairness.Rho, r.Fairness.AfterOnsale, r.Fairness.RhoPreQueue, r.Fairness.PreQueue)

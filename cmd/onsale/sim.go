@@ -71,6 +71,9 @@ type sim struct {
 	// limit is the server's admission limit (limitMetric) at its last reading, as
 	// math.Float64bits; 0: not read.
 	limit atomic.Uint64
+	// probe is the fixed work's CPU at its last reading, ms (speed.go), as
+	// math.Float64bits; 0: not read.
+	probe atomic.Uint64
 	start time.Time
 
 	latMu sync.Mutex
@@ -95,6 +98,9 @@ type sample struct {
 	// Limit is the admissions per second the server's waiting room allowed at its
 	// last reading (with -metrics; 0: not known).
 	Limit float64 `json:"admissionLimit,omitempty"`
+	// ProbeMs is the CPU the fixed work (gzip of 128 KB) took at its last reading, ms: the
+	// machine's speed (speed.go; 0: not known).
+	ProbeMs float64 `json:"probeCpuMs,omitempty"`
 }
 
 func (s *sim) latency(step string, d time.Duration) {
@@ -339,8 +345,8 @@ func (s *sim) findEvent(ctx context.Context, c *client) error {
 	return fmt.Errorf("no event %q on sale at %s", s.cfg.Event, s.cfg.URL)
 }
 
-// watch keeps the seat map fresh (every MapEvery), the timeline (a sample a second)
-// and the progress line, until ctx ends. The map is fetched apart from the sampling:
+// watch keeps the seat map fresh (every MapEvery), the timeline (a sample a second,
+// the machine's speed in it: speed.go) and the progress line, until ctx ends. The map is fetched apart from the sampling:
 // under load a fetch can take seconds, and the timeline must not wait for it.
 func (s *sim) watch(ctx context.Context, c *client, progress io.Writer, onsale time.Time) {
 	var fetcher sync.WaitGroup
@@ -356,6 +362,7 @@ func (s *sim) watch(ctx context.Context, c *client, progress io.Writer, onsale t
 	if s.cfg.Metrics != "" && s.event.WaitingRoom {
 		fetcher.Go(func() { s.followLimit(ctx, c) })
 	}
+	fetcher.Go(func() { probeSpeed(ctx, &s.probe) })
 	fetcher.Go(func() {
 		t := time.NewTicker(s.cfg.MapEvery)
 		defer t.Stop()
@@ -382,7 +389,7 @@ func (s *sim) watch(ctx context.Context, c *client, progress io.Writer, onsale t
 		b := s.seats.cur.Load()
 		sm := sample{T: time.Since(onsale).Seconds(), Queued: s.gauge.queued.Load(), Active: s.gauge.active.Load(),
 			Held: b.held, Sold: b.sold, Available: b.available, GALeft: b.gaRemaining,
-			Limit: math.Float64frombits(s.limit.Load())}
+			Limit: math.Float64frombits(s.limit.Load()), ProbeMs: math.Float64frombits(s.probe.Load())}
 		s.tlMu.Lock()
 		s.timeline = append(s.timeline, sm)
 		if time.Now().After(onsale) && s.seatsSoldAt.IsZero() && b.available == 0 && b.held == 0 && b.sold > 0 {
