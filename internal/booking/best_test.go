@@ -479,6 +479,80 @@ func TestBestAvailableSoldOutShared(t *testing.T) {
 	}
 }
 
+// TestSoldOutAnswersWaiters: a verdict answers the best-available holds it covers
+// while they wait for a turn, at once, not when a turn comes to them: here every turn
+// stays taken, and a search begun after the holds arrived finds nothing for a party
+// of 2. The holds of 2 and 3 are answered sold out; the hold of 1, which that search
+// does not answer, keeps waiting, and a hold of 2 that arrives after the search began
+// waits too. Negative control: answering only at the turn (TestBestAvailableSoldOutShared's
+// way before) leaves them all waiting, every turn being taken.
+func TestSoldOutAnswersWaiters(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, smallSpec([]demo.Section{oneRow("Row", 4, 3000)}), DefaultConfig())
+	f.hold(t, "x", f.rowSeats(t, "Row", "A")...)
+	var dones []func()
+	for range bestTurns {
+		_, done, err := f.svc.bestTurn(t.Context(), HoldRequest{EventID: f.event, Buyer: "turns", Quantity: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		dones = append(dones, done)
+	}
+	released := false
+	release := func() {
+		if !released {
+			released = true
+			for _, done := range dones {
+				done()
+			}
+		}
+	}
+	defer release()
+
+	type answer struct {
+		n   int
+		err error
+	}
+	answers := make(chan answer, 4)
+	wait := func(n int, buyer string) {
+		go func() {
+			_, err := f.bestHold(t, buyer, n, "", false)
+			answers <- answer{n, err}
+		}()
+	}
+	for i, n := range []int{2, 3, 1} {
+		wait(n, buyerName("w", i))
+	}
+	eventually(t, "3 holds waiting for a turn", 10*time.Second, func() bool { return f.svc.bestWaiting.Load() >= 3 })
+	f.svc.soldOut.note(HoldRequest{EventID: f.event, Quantity: 2}, time.Now()) // as a search begun now that found nothing
+	for range 2 {
+		select {
+		case a := <-answers:
+			if a.n == 1 || !errors.Is(a.err, ErrSoldOut) {
+				t.Errorf("hold of %d while every turn is taken: %v, want only the holds of 2 and 3 answered sold out", a.n, a.err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("the holds the verdict covers still wait for a turn")
+		}
+	}
+	wait(2, "late")
+	eventually(t, "the hold of 1 and the late hold waiting", 10*time.Second, func() bool { return f.svc.bestWaiting.Load() >= 2 })
+	select {
+	case a := <-answers:
+		t.Errorf("hold of %d answered (%v) with every turn taken, want it waiting", a.n, a.err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	if got := f.svc.soldOutShared.Load(); got != 2 {
+		t.Errorf("holds answered by the verdict: %d, want 2", got)
+	}
+	release()
+	for range 2 { // the hold of 1 and the late hold take their turns, and find every seat held
+		if a := <-answers; !errors.Is(a.err, ErrSoldOut) {
+			t.Errorf("hold of %d after the turns came back: %v, want ErrSoldOut", a.n, a.err)
+		}
+	}
+}
+
 // TestSoldOutVerdicts: which holds a search that found nothing answers.
 func TestSoldOutVerdicts(t *testing.T) {
 	t.Parallel()

@@ -33,12 +33,19 @@ func (s *Service) hold(ctx context.Context, req HoldRequest) (Hold, error) {
 			return h, err
 		}
 	}
-	turn, done, err := s.bestTurn(ctx, req)
+	var since time.Time // a best-available hold takes the verdicts of searches begun since it arrived
+	if best {
+		since = arrived
+	}
+	turn, done, soldOut, err := s.waitTurn(ctx, req, since)
 	if err != nil {
 		return Hold{}, err
 	}
-	defer done()
-	if best && s.soldOut.covers(req, arrived) {
+	if !soldOut {
+		defer done()
+		soldOut = best && s.soldOut.covers(req, arrived) // noted as the turn came
+	}
+	if soldOut {
 		// A search that started after this request arrived found nothing for such a
 		// party: the database's word, given while this buyer waited for the turn.
 		s.soldOutShared.Add(1)
