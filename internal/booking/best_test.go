@@ -424,6 +424,20 @@ func TestHoldConflictCounted(t *testing.T) {
 	}
 }
 
+// takeTurns takes every best-available turn of the event and answers their ends.
+func (f fixture) takeTurns(t *testing.T) []func() {
+	t.Helper()
+	var dones []func()
+	for range bestTurns {
+		_, done, err := f.svc.bestTurn(t.Context(), HoldRequest{EventID: f.event, Buyer: "turns", Quantity: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		dones = append(dones, done)
+	}
+	return dones
+}
+
 // TestBestAvailableSoldOutShared: at a sell-out the best-available holds waiting for a
 // turn take the answer of a search that began after they arrived and found nothing for
 // a party no harder than theirs, rather than each searching again; a hold that arrives
@@ -436,14 +450,7 @@ func TestBestAvailableSoldOutShared(t *testing.T) {
 
 	// Every turn taken, so that the holds all come to wait; then one given back, so
 	// that they search one at a time.
-	var dones []func()
-	for range bestTurns {
-		_, done, err := f.svc.bestTurn(t.Context(), HoldRequest{EventID: f.event, Buyer: "turns", Quantity: 1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		dones = append(dones, done)
-	}
+	dones := f.takeTurns(t)
 	defer func() {
 		for _, done := range dones[1:] {
 			done()
@@ -490,14 +497,7 @@ func TestSoldOutAnswersWaiters(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, smallSpec([]demo.Section{oneRow("Row", 4, 3000)}), DefaultConfig())
 	f.hold(t, "x", f.rowSeats(t, "Row", "A")...)
-	var dones []func()
-	for range bestTurns {
-		_, done, err := f.svc.bestTurn(t.Context(), HoldRequest{EventID: f.event, Buyer: "turns", Quantity: 1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		dones = append(dones, done)
-	}
+	dones := f.takeTurns(t)
 	released := false
 	release := func() {
 		if !released {
