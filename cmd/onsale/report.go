@@ -211,8 +211,13 @@ func distOf(v []float64) dist {
 		return dist{}
 	}
 	slices.Sort(v)
-	p := func(q float64) float64 { return v[min(len(v)-1, int(math.Ceil(q*float64(len(v))))-1)] }
+	p := func(q float64) float64 { return quantile(v, q) }
 	return dist{N: len(v), P50: p(.5), P90: p(.9), P95: p(.95), P99: p(.99), Max: v[len(v)-1]}
+}
+
+// quantile is the nearest-rank q-quantile of sorted, which is not empty.
+func quantile(sorted []float64, q float64) float64 {
+	return sorted[max(0, min(len(sorted)-1, int(math.Ceil(q*float64(len(sorted))))-1))]
 }
 
 // Failed says whether the run broke an invariant or met answers that are no normal

@@ -98,8 +98,8 @@ type sample struct {
 	// Limit is the admissions per second the server's waiting room allowed at its
 	// last reading (with -metrics; 0: not known).
 	Limit float64 `json:"admissionLimit,omitempty"`
-	// ProbeMs is the CPU the fixed work (gzip of 128 KB) took at its last reading, ms: the
-	// machine's speed (speed.go; 0: not known).
+	// ProbeMs is the CPU the fixed work (gzip of 128 KB) took at its last reading,
+	// ms: the machine's speed (speed.go; 0: not known).
 	ProbeMs float64 `json:"probeCpuMs,omitempty"`
 }
 
@@ -346,8 +346,9 @@ func (s *sim) findEvent(ctx context.Context, c *client) error {
 }
 
 // watch keeps the seat map fresh (every MapEvery), the timeline (a sample a second,
-// the machine's speed in it: speed.go) and the progress line, until ctx ends. The map is fetched apart from the sampling:
-// under load a fetch can take seconds, and the timeline must not wait for it.
+// the machine's speed in it: speed.go) and the progress line, until ctx ends. The map
+// is fetched apart from the sampling: under load a fetch can take seconds, and the
+// timeline must not wait for it.
 func (s *sim) watch(ctx context.Context, c *client, progress io.Writer, onsale time.Time) {
 	var fetcher sync.WaitGroup
 	defer fetcher.Wait()

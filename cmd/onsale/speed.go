@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -16,7 +17,7 @@ import (
 
 // The machine's speed. A virtual machine's cores are not always as fast: on the
 // 2-core machines these runs are made on, with nothing else running, the web
-// package's seat map benchmarks took 2.1 to 2.7 times as long in some 100-ms
+// package's seat map benchmarks took 1.5 to 2.7 times as long in some 100-ms
 // measurements as in others (docs/ONSALE.md), and two runs of the same code differ
 // by tens of seconds in their sell-out. A run's figures mean little without the speed
 // it ran at. So the simulator times a fixed piece of the server's own kind of work
@@ -108,8 +109,8 @@ func speedOver(timeline []sample, end float64) *speedStats {
 	if len(v) == 0 {
 		return nil
 	}
-	d := distOf(v) // sorts v
-	s := speedStats{P10: v[int(math.Ceil(0.1*float64(len(v))))-1], P50: d.P50, P90: d.P90}
+	slices.Sort(v)
+	s := speedStats{P10: quantile(v, .1), P50: quantile(v, .5), P90: quantile(v, .9)}
 	slow := 0
 	for _, ms := range v {
 		if ms > slowFactor*s.P10 {
