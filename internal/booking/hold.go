@@ -33,17 +33,11 @@ func (s *Service) hold(ctx context.Context, req HoldRequest) (Hold, error) {
 			return h, err
 		}
 	}
-	var since time.Time // a best-available hold takes the verdicts of searches begun since it arrived
-	if best {
-		since = arrived
-	}
-	turn, done, soldOut, err := s.waitTurn(ctx, req, since)
+	// Only best available waits for a turn (waitTurn), and takes the verdicts of the
+	// searches begun since it arrived.
+	turn, done, soldOut, err := s.waitTurn(ctx, req, arrived)
 	if err != nil {
 		return Hold{}, err
-	}
-	if !soldOut {
-		defer done()
-		soldOut = best && s.soldOut.covers(req, arrived) // noted as the turn came
 	}
 	if soldOut {
 		// A search that started after this request arrived found nothing for such a
@@ -51,6 +45,7 @@ func (s *Service) hold(ctx context.Context, req HoldRequest) (Hold, error) {
 		s.soldOutShared.Add(1)
 		return Hold{}, ErrSoldOut
 	}
+	defer done()
 	searched := time.Now()
 	h, err := s.holdPlacesTx(ctx, req, turn, nil)
 	if best && errors.Is(err, ErrSoldOut) {
