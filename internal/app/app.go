@@ -28,6 +28,7 @@ import (
 	"boxoffice/internal/catalog"
 	"boxoffice/internal/checkin"
 	"boxoffice/internal/config"
+	"boxoffice/internal/dbgate"
 	"boxoffice/internal/jobs"
 	"boxoffice/internal/live"
 	"boxoffice/internal/load"
@@ -320,8 +321,9 @@ func openPool(ctx context.Context, cfg config.Config, adjust func(*pgxpool.Confi
 	pc.MaxConns = cfg.DBMaxConns
 	pc.ConnConfig.ConnectTimeout = 3 * time.Second
 	pc.HealthCheckPeriod = 5 * time.Second
-	// A request's waits for a connection and its round trips, for its log line.
-	pc.ConnConfig.Tracer = spent.Tracer{}
+	// A request's waits for a connection and its round trips, for its log line; holds
+	// first in the queue for a connection (dbgate).
+	pc.ConnConfig.Tracer = dbgate.Tracer{Inner: spent.Tracer{}, Gate: &dbgate.Gate{}}
 	if adjust != nil {
 		adjust(pc)
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"boxoffice/internal/db"
+	"boxoffice/internal/dbgate"
 	"boxoffice/internal/spent"
 )
 
@@ -121,7 +122,7 @@ func (s *Service) runExact(batch []*exactCall) {
 		alone = append(together, alone...)
 	}
 	for _, c := range alone {
-		ctx, cancel := context.WithTimeout(context.Background(), batchTimeout)
+		ctx, cancel := context.WithTimeout(dbgate.First(context.Background()), batchTimeout)
 		rows, err := s.q.SeatsHoldExact(ctx, c.params)
 		cancel()
 		c.done <- exactAnswer{rows: rows, err: translate(err)}
@@ -130,7 +131,7 @@ func (s *Service) runExact(batch []*exactCall) {
 
 // runTogether runs the calls in one transaction and answers them once it committed.
 func (s *Service) runTogether(calls []*exactCall) error {
-	ctx, cancel := context.WithTimeout(context.Background(), batchTimeout)
+	ctx, cancel := context.WithTimeout(dbgate.First(context.Background()), batchTimeout)
 	defer cancel()
 	tx, err := db.Begin(ctx, s.pool) // the begin goes with the batch
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"boxoffice/internal/db"
+	"boxoffice/internal/dbgate"
 )
 
 // PaymentOutcome says what a payment event did.
@@ -45,6 +46,10 @@ const (
 // sale was open (PaymentClaim carries the window), the money is taken, and selling
 // what was held in time is right even if the webhook arrives after the close.
 func (s *Service) ApplyPayment(ctx context.Context, provider string, ev PaymentEvent) (PaymentOutcome, error) {
+	// No buyer's request waits on a confirmation (the provider waits for its answer,
+	// the buyer's order page polls): the requests buyers wait on go first for a
+	// connection.
+	ctx = dbgate.Later(ctx)
 	var outcome PaymentOutcome
 	var sold []int64
 	var eventID int64

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"boxoffice/internal/db"
+	"boxoffice/internal/dbgate"
 )
 
 // hold is Hold (counters.go): it keeps seats or places for a buyer until the hold
@@ -22,6 +23,9 @@ func (s *Service) hold(ctx context.Context, req HoldRequest) (Hold, error) {
 	if err := s.checkHoldRequest(req); err != nil {
 		return Hold{}, err
 	}
+	// A hold is the step a buyer waits on with the seat map in front of them: its
+	// statements go first in the queue for a connection (the exact holds' batches too).
+	ctx = dbgate.First(ctx)
 	arrived := time.Now()
 	kind := req.Kind()
 	best := kind == HoldKindBest

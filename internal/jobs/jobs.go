@@ -32,6 +32,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"boxoffice/internal/booking"
+	"boxoffice/internal/dbgate"
 	"boxoffice/internal/mail"
 )
 
@@ -198,7 +199,9 @@ func (q *Queue) insert(ctx context.Context, tx pgx.Tx, args river.JobArgs) error
 func (q *Queue) Run(ctx context.Context) {
 	wait := startRetryMin
 	for {
-		err := q.client.Start(ctx)
+		// The jobs (emails, refunds, reconciliation) and River's own upkeep come after
+		// the buyers' steps in the queue for a connection.
+		err := q.client.Start(dbgate.Later(ctx))
 		if err == nil {
 			break
 		}

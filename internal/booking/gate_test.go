@@ -1,0 +1,153 @@
+package booking
+
+import (
+	"context"
+	"log/slog"
+	"maps"
+	"regexp"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"boxoffice/internal/dbgate"
+	"boxoffice/internal/dbtest"
+	"boxoffice/internal/demo"
+)
+
+// places records, for each named statement, the places in the queue for a connection
+// (dbgate) of the calls that ran it.
+type places struct {
+	mu     sync.Mutex
+	byName map[string]map[string]bool
+}
+
+var statementName = regexp.MustCompile(`^-- name: (\w+)`)
+
+func (p *places) note(ctx context.Context, sql string) {
+	m := statementName.FindStringSubmatch(sql)
+	if m == nil {
+		return
+	}
+	place := "usual"
+	switch {
+	case dbgate.IsFirst(ctx):
+		place = "first"
+	case dbgate.IsLater(ctx):
+		place = "later"
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.byName[m[1]] == nil {
+		p.byName[m[1]] = map[string]bool{}
+	}
+	p.byName[m[1]][place] = true
+}
+
+// of is the places the statement ran at, sorted, and forgets them.
+func (p *places) of(name string) []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	got := slices.Sorted(maps.Keys(p.byName[name]))
+	delete(p.byName, name)
+	return got
+}
+
+func (p *places) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
+	p.note(ctx, d.SQL)
+	return ctx
+}
+func (p *places) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+func (p *places) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
+	return ctx
+}
+func (p *places) TraceBatchQuery(ctx context.Context, _ *pgx.Conn, d pgx.TraceBatchQueryData) {
+	p.note(ctx, d.SQL)
+}
+func (p *places) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}
+
+// TestHoldsAskFirstForAConnection: every kind of hold runs its statements marked
+// First for the pool's gate (the exact holds' batches too), a checkout unmarked, and
+// a payment's confirmation marked Later. The gate's order itself is dbgate's test.
+func TestHoldsAskFirstForAConnection(t *testing.T) {
+	pc, err := pgxpool.ParseConfig(dbtest.URL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &places{byName: map[string]map[string]bool{}}
+	pc.ConnConfig.Tracer = p
+	pool, err := pgxpool.NewWithConfig(t.Context(), pc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	event, err := demo.Create(t.Context(), pool, demo.DemoSpec(time.Now()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tier int64
+	var seats []int64
+	if err := pool.QueryRow(t.Context(), `SELECT min(id) FROM ga_tiers WHERE event_id = $1`, event).Scan(&tier); err != nil {
+		t.Fatal(err)
+	}
+	if err := pool.QueryRow(t.Context(), `SELECT array_agg(id ORDER BY id) FROM (SELECT id FROM seats WHERE event_id = $1 ORDER BY id LIMIT 2) s`, event).Scan(&seats); err != nil {
+		t.Fatal(err)
+	}
+	svc := New(pool, Config{}, nil, nil, slog.New(slog.DiscardHandler))
+	ctx := t.Context()
+	want := func(name string, place ...string) {
+		t.Helper()
+		if got := p.of(name); !slices.Equal(got, place) {
+			t.Errorf("%s ran at %v in the queue for a connection, want %v", name, got, place)
+		}
+	}
+
+	exact, err := svc.Hold(ctx, HoldRequest{EventID: event, Buyer: "a", SeatIDs: seats[:1]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want("SeatsHoldExact", "first")
+	if _, err := svc.Hold(ctx, HoldRequest{EventID: event, Buyer: "b", Quantity: 2}); err != nil {
+		t.Fatal(err)
+	}
+	want("HoldCreate", "first")
+	if _, err := svc.Hold(ctx, HoldRequest{EventID: event, Buyer: "c", GATierID: tier, Quantity: 2}); err != nil {
+		t.Fatal(err)
+	}
+	want("HoldCreate", "first")
+
+	// Exact holds arriving together run as a batch, on the batch workers' own context.
+	var wg sync.WaitGroup
+	for i, buyer := range []string{"d", "e", "f", "g"} {
+		wg.Go(func() {
+			var s []int64
+			if err := pool.QueryRow(ctx, `SELECT array_agg(id) FROM (SELECT id FROM seats WHERE event_id = $1 ORDER BY id OFFSET $2 LIMIT 2) s`, event, 10+10*i).Scan(&s); err != nil {
+				t.Error(err)
+				return
+			}
+			if _, err := svc.Hold(ctx, HoldRequest{EventID: event, Buyer: buyer, SeatIDs: s}); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	got := append(p.of("SeatsHoldExact"), p.of("SeatsHoldExactBatch")...)
+	if len(got) == 0 || slices.ContainsFunc(got, func(s string) bool { return s != "first" }) {
+		t.Errorf("exact holds together ran at %v, want first only", got)
+	}
+
+	o, err := svc.Checkout(ctx, exact.ID, "a", "a@example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want("OrderCreate", "usual")
+	out, err := svc.ApplyPayment(ctx, "test", paid(o, "evt_gate"))
+	if err != nil || out != OutcomeConfirmed {
+		t.Fatalf("payment: %v, %v", out, err)
+	}
+	want("OrderLock", "later")
+	want("TicketsIssueForSeats", "later")
+}

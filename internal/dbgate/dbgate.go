@@ -1,0 +1,184 @@
+// Package dbgate orders the queue for a pool's connections: holds first, the
+// background work last.
+//
+// pgxpool hands a freed connection to whoever asked first. In an onsale the pool's
+// connections are all busy most of the time, and a hold, the step a buyer waits on
+// with a seat map in front of them, queued behind the payment webhooks, the order
+// pages' polls, the checkouts and the email jobs that asked before it. A Gate keeps
+// that queue short for the calls marked First: another call waits at the gate while a
+// First call waits for a connection, and otherwise enters the pool's queue only when
+// fewer others are in it than there are connections to be had (idle, or not yet
+// opened), and at least one. So a First call waits behind at most one other call
+// plus the connections' present work. At the gate, calls marked Later (work no
+// person's request waits on: a payment's confirmation, the job queue) let the others
+// by; among themselves, calls keep their order.
+//
+// The gate counts calls between the start and the end of pgxpool's Acquire, never
+// connections, so a connection taken out of the pool (Hijack, as River's listener
+// does) or a call given up while queued leaves nothing behind.
+package dbgate
+
+import (
+	"context"
+	"slices"
+	"sync"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// level is a call's place in the queue for a connection.
+type level int8
+
+const (
+	later level = -1
+	usual level = 0
+	first level = 1
+)
+
+type levelKey struct{}
+
+// First marks ctx's calls as first in line for a connection at a gated pool.
+func First(ctx context.Context) context.Context {
+	return context.WithValue(ctx, levelKey{}, first)
+}
+
+// Later marks ctx's calls as last in line for a connection at a gated pool: they let
+// every other call waiting at the gate go before them.
+func Later(ctx context.Context) context.Context {
+	return context.WithValue(ctx, levelKey{}, later)
+}
+
+// IsFirst says whether ctx's calls are marked First.
+func IsFirst(ctx context.Context) bool { return levelOf(ctx) == first }
+
+// IsLater says whether ctx's calls are marked Later.
+func IsLater(ctx context.Context) bool { return levelOf(ctx) == later }
+
+func levelOf(ctx context.Context) level {
+	l, _ := ctx.Value(levelKey{}).(level)
+	return l
+}
+
+// Gate orders the waits for one pool's connections; its zero value is ready. Safe
+// for concurrent use.
+type Gate struct {
+	mu      sync.Mutex
+	first   int                // First calls in pgxpool's Acquire
+	inside  int                // other calls past the gate, in pgxpool's Acquire
+	waiting [2][]chan struct{} // other calls at the gate, usual and Later, in order of arrival
+}
+
+// freeConns is the number of connections pool can hand out without a wait: its idle
+// ones and those it may still open.
+func freeConns(pool *pgxpool.Pool) int {
+	st := pool.Stat()
+	return int(st.IdleConns()) + int(st.MaxConns()-st.TotalConns())
+}
+
+type passedKey struct{}
+
+// enter lets a call towards the pool's queue, waiting at the gate if it must. It
+// returns ctx marked so that leave knows what to count down; a call whose ctx ends
+// while it waits at the gate goes on unmarked (the pool's Acquire then fails at once
+// with the context's error).
+func (g *Gate) enter(ctx context.Context, pool *pgxpool.Pool) context.Context {
+	l := levelOf(ctx)
+	g.mu.Lock()
+	if l == first {
+		g.first++
+		g.mu.Unlock()
+		return ctx
+	}
+	if g.queued() == 0 && g.open(pool) {
+		g.inside++
+		g.mu.Unlock()
+		return context.WithValue(ctx, passedKey{}, true)
+	}
+	q := 0
+	if l == later {
+		q = 1
+	}
+	ch := make(chan struct{})
+	g.waiting[q] = append(g.waiting[q], ch)
+	g.mu.Unlock()
+	select {
+	case <-ch:
+		return context.WithValue(ctx, passedKey{}, true)
+	case <-ctx.Done():
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		if i := slices.Index(g.waiting[q], ch); i >= 0 {
+			g.waiting[q] = slices.Delete(g.waiting[q], i, i+1)
+			return ctx
+		}
+		// Let through as the context ended: counted inside, so counted down at leave.
+		return context.WithValue(ctx, passedKey{}, true)
+	}
+}
+
+// leave counts a call out once pgxpool's Acquire ended (with a connection or not) and
+// lets the next ones through, the usual calls before the Later ones.
+func (g *Gate) leave(ctx context.Context, pool *pgxpool.Pool) {
+	passed, _ := ctx.Value(passedKey{}).(bool)
+	isFirst := levelOf(ctx) == first
+	if !passed && !isFirst {
+		return
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if isFirst {
+		g.first--
+	} else {
+		g.inside--
+	}
+	for g.queued() > 0 && g.open(pool) {
+		q := 0
+		if len(g.waiting[0]) == 0 {
+			q = 1
+		}
+		close(g.waiting[q][0])
+		g.waiting[q][0] = nil
+		g.waiting[q] = g.waiting[q][1:]
+		g.inside++
+	}
+}
+
+// queued is the number of calls waiting at the gate.
+func (g *Gate) queued() int { return len(g.waiting[0]) + len(g.waiting[1]) }
+
+// open says whether another call may enter the pool's queue now: no First call is
+// waiting for a connection and fewer others are in the queue than connections free,
+// and at least one may always be (so that a connection freed at any moment finds a
+// caller, and an end of Acquire always follows to let the next through).
+func (g *Gate) open(pool *pgxpool.Pool) bool {
+	return g.first == 0 && g.inside < max(1, freeConns(pool))
+}
+
+// Tracer wraps a pool's tracer with a gate: TraceAcquireStart passes the gate after
+// the wrapped tracer's start (so a request's log counts the wait at the gate as its
+// wait for a connection), TraceAcquireEnd leaves it before the wrapped tracer's end.
+// The wrapped tracer's other methods (queries, batches) are promoted.
+type Tracer struct {
+	Inner
+	Gate *Gate
+}
+
+// Inner is what a gated pool's tracer must also be: pgx looks for the batch and
+// acquire tracers on the query tracer it is given.
+type Inner interface {
+	pgx.QueryTracer
+	pgx.BatchTracer
+	pgxpool.AcquireTracer
+}
+
+// TraceAcquireStart implements pgxpool.AcquireTracer.
+func (t Tracer) TraceAcquireStart(ctx context.Context, pool *pgxpool.Pool, data pgxpool.TraceAcquireStartData) context.Context {
+	return t.Gate.enter(t.Inner.TraceAcquireStart(ctx, pool, data), pool)
+}
+
+// TraceAcquireEnd implements pgxpool.AcquireTracer.
+func (t Tracer) TraceAcquireEnd(ctx context.Context, pool *pgxpool.Pool, data pgxpool.TraceAcquireEndData) {
+	t.Gate.leave(ctx, pool)
+	t.Inner.TraceAcquireEnd(ctx, pool, data)
+}
