@@ -470,7 +470,7 @@ func (b *buyer) try(ctx context.Context, step, method, path string, body, out an
 		b.outcome = outFailed
 		return a, false
 	}
-	b.sim.latency(step, a.Took)
+	b.sim.called(step, a)
 	return a, true
 }
 

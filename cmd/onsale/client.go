@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/cookiejar"
+	"net/http/httptrace"
 	"strconv"
 	"time"
 )
@@ -42,6 +43,9 @@ type answer struct {
 	Err        apiErr
 	RetryAfter time.Duration
 	Took       time.Duration
+	// ConnWait is the part of Took spent waiting for one of the simulator's own
+	// connections (its pools are bounded; people's browsers do not share them).
+	ConnWait time.Duration
 }
 
 // kind names the answer for the error table: the code of an error body, or the status.
@@ -78,13 +82,17 @@ func (c *client) do(ctx context.Context, method, path string, body, out any) (an
 		req.Header.Set("X-CSRF-Token", c.csrf)
 	}
 	start := time.Now()
+	var gotConn time.Time
+	req = req.WithContext(httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+		GotConn: func(httptrace.GotConnInfo) { gotConn = time.Now() },
+	}))
 	resp, err := c.http.Do(req)
 	if err != nil {
 		return answer{Took: time.Since(start)}, fmt.Errorf("%w: %s %s: %w", errTransport, method, path, err)
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(resp.Body)
-	a := answer{Status: resp.StatusCode, Took: time.Since(start)}
+	a := answer{Status: resp.StatusCode, Took: time.Since(start), ConnWait: gotConn.Sub(start)}
 	if err != nil {
 		return a, fmt.Errorf("%w: %s %s: reading the answer: %w", errTransport, method, path, err)
 	}

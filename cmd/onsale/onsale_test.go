@@ -132,6 +132,13 @@ func TestSmallOnsale(t *testing.T) {
 	if r.Admission.MaxShopping > 40 {
 		t.Errorf("at most %d shopping at once, want at most the 40 slots", r.Admission.MaxShopping)
 	}
+	// Each call's wait for one of the simulator's connections is part of its latency.
+	for _, step := range []string{"hold", "pay", "join"} {
+		w, l := r.ConnWait[step], r.Latency[step]
+		if w.N != l.N || w.N == 0 || w.Max > l.Max || w.P99 > l.P99 {
+			t.Errorf("%s: waits for a connection here %+v, latency %+v; want one a call, each within its call", step, w, l)
+		}
+	}
 	checkTrace(t, cfg.Trace, r)
 }
 

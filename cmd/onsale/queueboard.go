@@ -61,7 +61,7 @@ func (qb *queueBoard) follow(ctx context.Context, s *sim, c *client) {
 				s.count.unexpected("board: " + errKind(err))
 			}
 		case a.Status == http.StatusOK:
-			s.latency("board", a.Took)
+			s.called("board", a)
 			qb.cur.Store(&queueBoardSeen{queueBoardJSON: bj, at: time.Now()})
 		case a.Status == http.StatusNotFound:
 			return

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -45,7 +46,10 @@ type report struct {
 		Sales     rate `json:"salesPerSecond"`
 		Conflicts rate `json:"hold409sPerSecond"`
 	} `json:"rates"`
-	Latency   map[string]dist `json:"latencyMs"`
+	Latency map[string]dist `json:"latencyMs"`
+	// ConnWait is the part of each call's latency spent waiting for one of the
+	// simulator's own connections (its pools are bounded; browsers do not share them).
+	ConnWait  map[string]dist `json:"connWaitMs"`
 	QueueWait dist            `json:"queueWaitSeconds"`
 	// ETA compares the wait the queue page showed with the wait that followed: the
 	// first ETA each buyer saw after the draw (not of those first told that the
@@ -267,15 +271,8 @@ func (s *sim) fill(r *report, buyers []*buyer, onsale, ended time.Time, first *b
 	c.mu.Unlock()
 	r.Counts.PlacesSold = int(s.gauge.sold.Load())
 
-	r.Latency = map[string]dist{}
 	s.latMu.Lock()
-	for step, ds := range s.lat {
-		ms := make([]float64, len(ds))
-		for i, d := range ds {
-			ms[i] = float64(d) / float64(time.Millisecond)
-		}
-		r.Latency[step] = distOf(ms)
-	}
+	r.Latency, r.ConnWait = distsMs(s.lat), distsMs(s.connWait)
 	s.latMu.Unlock()
 
 	// The queue: waits, the ETA against the wait that followed, the rate, fairness.
@@ -441,6 +438,13 @@ func (r *report) writeText(w io.Writer) {
 		d := r.Latency[k]
 		p("  %-10s %9d %8.1f %8.1f %8.1f %8.1f", k, d.N, d.P50, d.P95, d.P99, d.Max)
 	}
+	var waits []string
+	for _, k := range sortedKeys(r.ConnWait) {
+		waits = append(waits, fmt.Sprintf("%s %.1f / %.1f", k, r.ConnWait[k].P95, r.ConnWait[k].P99))
+	}
+	if len(waits) > 0 {
+		p("  of which waiting for one of the simulator's own connections, p95 / p99: %s", strings.Join(waits, ", "))
+	}
 	q := r.QueueWait
 	p("queue wait from the onsale or arrival, s: n %d, p50 %.1f, p90 %.1f, p99 %.1f, max %.1f", q.N, q.P50, q.P90, q.P99, q.Max)
 	for _, e := range []struct {
@@ -514,4 +518,17 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// distsMs is the distribution in milliseconds of each step's durations.
+func distsMs(byStep map[string][]time.Duration) map[string]dist {
+	out := make(map[string]dist, len(byStep))
+	for step, ds := range byStep {
+		ms := make([]float64, len(ds))
+		for i, d := range ds {
+			ms[i] = float64(d) / float64(time.Millisecond)
+		}
+		out[step] = distOf(ms)
+	}
+	return out
 }

@@ -76,8 +76,9 @@ type sim struct {
 	probe atomic.Uint64
 	start time.Time
 
-	latMu sync.Mutex
-	lat   map[string][]time.Duration
+	latMu    sync.Mutex
+	lat      map[string][]time.Duration
+	connWait map[string][]time.Duration // the part of lat waiting for a connection here
 
 	tlMu        sync.Mutex
 	timeline    []sample
@@ -103,9 +104,19 @@ type sample struct {
 	ProbeMs float64 `json:"probeCpuMs,omitempty"`
 }
 
+// latency records a step's latency.
 func (s *sim) latency(step string, d time.Duration) {
 	s.latMu.Lock()
 	s.lat[step] = append(s.lat[step], d)
+	s.latMu.Unlock()
+}
+
+// called records a call's latency and the part of it spent waiting for one of the
+// simulator's own connections.
+func (s *sim) called(step string, a answer) {
+	s.latMu.Lock()
+	s.lat[step] = append(s.lat[step], a.Took)
+	s.connWait[step] = append(s.connWait[step], a.ConnWait)
 	s.latMu.Unlock()
 }
 
@@ -198,7 +209,7 @@ func simulate(ctx context.Context, cfg config, progress io.Writer) (*report, err
 	rt := transport()
 	defer rt.CloseIdleConnections()
 	origin := base.Scheme + "://" + base.Host
-	s := &sim{cfg: cfg, lat: map[string][]time.Duration{}, shopRT: transport()}
+	s := &sim{cfg: cfg, lat: map[string][]time.Duration{}, connWait: map[string][]time.Duration{}, shopRT: transport()}
 	defer s.shopRT.CloseIdleConnections()
 	admin := newClient(origin, rt, cfg.Timeout)
 	if err := s.findEvent(ctx, admin); err != nil {
