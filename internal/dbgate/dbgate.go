@@ -9,9 +9,13 @@
 // First call waits for a connection, and otherwise enters the pool's queue only when
 // fewer others are in it than there are connections to be had (idle, or not yet
 // opened), and at least one. So a First call waits behind at most one other call
-// plus the connections' present work. At the gate, calls marked Later (work no
-// person's request waits on: a payment's confirmation, the job queue) let the others
-// by; among themselves, calls keep their order.
+// plus the connections' present work. At the gate, calls go in the order they asked,
+// except that a call marked Later (work no person's request waits on: a payment's
+// confirmation, the job queue) counts as having asked LaterBy after it did: it lets
+// by the others that came up to that much after it, and never more, so it cannot be
+// starved. (Strictly last, in a run at 128/s, the webhooks' confirmations waited
+// behind the order pages' polls of the very orders they confirm, which grew as they
+// waited, until every webhook timed out and the sale stopped selling.)
 //
 // The gate counts calls between the start and the end of pgxpool's Acquire, never
 // connections, so a connection taken out of the pool (Hijack, as River's listener
@@ -22,6 +26,7 @@ import (
 	"context"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -36,6 +41,9 @@ const (
 	first level = 1
 )
 
+// LaterBy is how much later than it asked a call marked Later counts as having asked.
+const LaterBy = 250 * time.Millisecond
+
 type levelKey struct{}
 
 // First marks ctx's calls as first in line for a connection at a gated pool.
@@ -43,8 +51,8 @@ func First(ctx context.Context) context.Context {
 	return context.WithValue(ctx, levelKey{}, first)
 }
 
-// Later marks ctx's calls as last in line for a connection at a gated pool: they let
-// every other call waiting at the gate go before them.
+// Later marks ctx's calls as later in line for a connection at a gated pool: they
+// count as having asked LaterBy after they did.
 func Later(ctx context.Context) context.Context {
 	return context.WithValue(ctx, levelKey{}, later)
 }
@@ -64,9 +72,15 @@ func levelOf(ctx context.Context) level {
 // for concurrent use.
 type Gate struct {
 	mu      sync.Mutex
-	first   int                // First calls in pgxpool's Acquire
-	inside  int                // other calls past the gate, in pgxpool's Acquire
-	waiting [2][]chan struct{} // other calls at the gate, usual and Later, in order of arrival
+	first   int         // First calls in pgxpool's Acquire
+	inside  int         // other calls past the gate, in pgxpool's Acquire
+	waiting [2][]waiter // other calls at the gate, usual and Later, in order of arrival
+}
+
+// waiter is a call waiting at the gate: closing ch lets it through.
+type waiter struct {
+	ch  chan struct{}
+	due time.Time // when it asked, plus LaterBy for a Later call
 }
 
 // freeConns is the number of connections pool can hand out without a wait: its idle
@@ -95,12 +109,12 @@ func (g *Gate) enter(ctx context.Context, pool *pgxpool.Pool) context.Context {
 		g.mu.Unlock()
 		return context.WithValue(ctx, passedKey{}, true)
 	}
-	q := 0
+	q, due := 0, time.Now()
 	if l == later {
-		q = 1
+		q, due = 1, due.Add(LaterBy)
 	}
 	ch := make(chan struct{})
-	g.waiting[q] = append(g.waiting[q], ch)
+	g.waiting[q] = append(g.waiting[q], waiter{ch, due})
 	g.mu.Unlock()
 	select {
 	case <-ch:
@@ -108,7 +122,7 @@ func (g *Gate) enter(ctx context.Context, pool *pgxpool.Pool) context.Context {
 	case <-ctx.Done():
 		g.mu.Lock()
 		defer g.mu.Unlock()
-		if i := slices.Index(g.waiting[q], ch); i >= 0 {
+		if i := slices.IndexFunc(g.waiting[q], func(w waiter) bool { return w.ch == ch }); i >= 0 {
 			g.waiting[q] = slices.Delete(g.waiting[q], i, i+1)
 			return ctx
 		}
@@ -118,7 +132,7 @@ func (g *Gate) enter(ctx context.Context, pool *pgxpool.Pool) context.Context {
 }
 
 // leave counts a call out once pgxpool's Acquire ended (with a connection or not) and
-// lets the next ones through, the usual calls before the Later ones.
+// lets the next ones through, the earliest due first.
 func (g *Gate) leave(ctx context.Context, pool *pgxpool.Pool) {
 	passed, _ := ctx.Value(passedKey{}).(bool)
 	isFirst := levelOf(ctx) == first
@@ -134,11 +148,11 @@ func (g *Gate) leave(ctx context.Context, pool *pgxpool.Pool) {
 	}
 	for g.queued() > 0 && g.open(pool) {
 		q := 0
-		if len(g.waiting[0]) == 0 {
+		if len(g.waiting[0]) == 0 || (len(g.waiting[1]) > 0 && g.waiting[1][0].due.Before(g.waiting[0][0].due)) {
 			q = 1
 		}
-		close(g.waiting[q][0])
-		g.waiting[q][0] = nil
+		close(g.waiting[q][0].ch)
+		g.waiting[q][0] = waiter{}
 		g.waiting[q] = g.waiting[q][1:]
 		g.inside++
 	}

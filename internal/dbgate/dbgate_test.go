@@ -54,10 +54,12 @@ func waitFor(t *testing.T, g *Gate, what string, cond func(first, inside, waitin
 	}
 }
 
-// call is one call to queue: its name and how its context is marked.
+// call is one call to queue: its name, how its context is marked, and how long to
+// wait before queueing it.
 type call struct {
-	name string
-	mark func(context.Context) context.Context
+	name  string
+	mark  func(context.Context) context.Context
+	after time.Duration
 }
 
 func unmarked(ctx context.Context) context.Context { return ctx }
@@ -77,6 +79,7 @@ func queueInOrder(t *testing.T, calls ...call) []string {
 	var order []string
 	var wg sync.WaitGroup
 	for i, c := range calls {
+		time.Sleep(c.after)
 		wg.Go(func() {
 			conn, err := pool.Acquire(c.mark(ctx))
 			if err != nil {
@@ -108,22 +111,29 @@ func checkOrder(t *testing.T, got []string, want ...string) {
 // A hold marked First gets the next connection but one: the call already in the
 // pool's queue keeps its place, the others at the gate let the hold by.
 func TestHoldGoesFirst(t *testing.T) {
-	others := []call{{"other1", unmarked}, {"other2", unmarked}, {"other3", unmarked}}
-	got := queueInOrder(t, append(others, call{"hold", First})...)
+	others := []call{{"other1", unmarked, 0}, {"other2", unmarked, 0}, {"other3", unmarked, 0}}
+	got := queueInOrder(t, append(others, call{"hold", First, 0})...)
 	checkOrder(t, got, "other1", "hold", "other2", "other3")
 	// Negative control: unmarked, the hold waits its turn behind all three.
-	got = queueInOrder(t, append(others, call{"hold", unmarked})...)
+	got = queueInOrder(t, append(others, call{"hold", unmarked, 0})...)
 	checkOrder(t, got, "other1", "other2", "other3", "hold")
 }
 
-// Calls marked Later let the usual ones waiting at the gate go first, and a hold
-// before both.
+// Calls marked Later let by the usual ones that asked up to LaterBy after them, and
+// a hold goes before both.
 func TestLaterGoesLast(t *testing.T) {
-	got := queueInOrder(t, call{"later1", Later}, call{"later2", Later}, call{"usual", unmarked}, call{"hold", First})
+	got := queueInOrder(t, call{"later1", Later, 0}, call{"later2", Later, 0}, call{"usual", unmarked, 0}, call{"hold", First, 0})
 	checkOrder(t, got, "later1", "hold", "usual", "later2")
 	// Negative control: the usual call marked Later too keeps its place behind later2.
-	got = queueInOrder(t, call{"later1", Later}, call{"later2", Later}, call{"usual", Later}, call{"hold", First})
+	got = queueInOrder(t, call{"later1", Later, 0}, call{"later2", Later, 0}, call{"usual", Later, 0}, call{"hold", First, 0})
 	checkOrder(t, got, "later1", "hold", "later2", "usual")
+}
+
+// A call marked Later is never starved: a usual call that asks more than LaterBy after
+// it goes after it.
+func TestLaterNotStarved(t *testing.T) {
+	got := queueInOrder(t, call{"later1", Later, 0}, call{"later2", Later, 0}, call{"usual", unmarked, LaterBy + 50*time.Millisecond})
+	checkOrder(t, got, "later1", "later2", "usual")
 }
 
 // A call whose context ends while it waits at the gate gives up with the context's
