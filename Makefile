@@ -111,7 +111,7 @@ bench-cdn: ## the cached event page through the reference nginx next to a static
 ONSALE_SEATS ?= 50000
 ONSALE_STANDING ?= 2000
 ONSALE_SLOTS ?= 2000
-ONSALE_RATE ?= 80
+ONSALE_RATE ?= 128
 ONSALE_PORT ?= 18080
 ONSALE_METRICS_PORT ?= 18091
 ONSALE_DB_CONNS ?= 8
