@@ -216,6 +216,7 @@ func TestServeMetrics(t *testing.T) {
 		"boxoffice_sse_clients 1",
 		`boxoffice_http_requests_total{code="200",host="",method="POST",url="/api/v1/events/:id/queue"} 1`,
 		"pgxpool_acquire_count ", "pgxpool_max_conns 16", "boxoffice_redis_pool_hit_total ",
+		`boxoffice_db_gate_waiting{place="first"} `, `boxoffice_db_gate_waiting{place="later"} `,
 		"go_goroutines ",
 	} {
 		if !hasLine(text, want) {

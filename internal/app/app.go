@@ -211,7 +211,7 @@ func New(ctx context.Context, cfg config.Config, opt Options) (a *App, err error
 	}, a.Log, opt.Queue)
 	if err := a.Metrics.Watch(metrics.Sources{
 		Pool: a.Pool, Redis: a.Redis, SSEClients: a.Live.Watchers, Queues: a.queues, Log: a.Log,
-		BestAvailable: a.Booking.BestAvailableCounts, Load: a.Load.Level,
+		BestAvailable: a.Booking.BestAvailableCounts, Load: a.Load.Level, DBGate: gateWaiting(a.Pool),
 	}); err != nil {
 		return a, err
 	}
@@ -309,6 +309,15 @@ func NewLogger(cfg config.Config, w io.Writer) *slog.Logger {
 		return slog.New(slog.NewJSONHandler(w, nil))
 	}
 	return slog.New(slog.NewTextHandler(w, nil))
+}
+
+// gateWaiting reads the pool's gate, nil when the pool has none (a tracer of a test's
+// or a benchmark's own).
+func gateWaiting(pool *pgxpool.Pool) func() (int, int, int) {
+	if g := dbgate.Of(pool); g != nil {
+		return g.Waiting
+	}
+	return nil
 }
 
 // openPool connects to PostgreSQL with short connect timeouts, so that a database that

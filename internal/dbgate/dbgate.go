@@ -158,6 +158,22 @@ func (g *Gate) leave(ctx context.Context, pool *pgxpool.Pool) {
 	}
 }
 
+// Waiting is what waits for a connection now: the First calls (in pgxpool's queue,
+// or taking a free connection), and the usual and the Later calls at the gate.
+func (g *Gate) Waiting() (first, usual, later int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.first, len(g.waiting[0]), len(g.waiting[1])
+}
+
+// Of is the gate of a pool whose tracer is a Tracer, nil for any other pool.
+func Of(pool *pgxpool.Pool) *Gate {
+	if t, ok := pool.Config().ConnConfig.Tracer.(Tracer); ok {
+		return t.Gate
+	}
+	return nil
+}
+
 // queued is the number of calls waiting at the gate.
 func (g *Gate) queued() int { return len(g.waiting[0]) + len(g.waiting[1]) }
 

@@ -109,12 +109,15 @@ type Sources struct {
 	BestAvailable func() (fromMap, mapMisses int64)
 	// Load is the application's latency as a share of its bound (load.Meter.Level).
 	Load func() float64
-	Log  *slog.Logger
+	// DBGate reads the calls waiting for a pooled connection by their place in the
+	// queue (dbgate.Gate.Waiting).
+	DBGate func() (first, usual, later int)
+	Log    *slog.Logger
 }
 
 // Watch registers the gauges read from src at each scrape: the pools' own statistics
-// (pgxpool_*, boxoffice_redis_pool_*), the open live streams, best available's counts,
-// and each queued event's waiting room.
+// (pgxpool_*, boxoffice_redis_pool_*), the calls waiting at the pool's gate, the open
+// live streams, best available's counts, and each queued event's waiting room.
 func (m *Metrics) Watch(src Sources) error {
 	var cs []prometheus.Collector
 	if src.Pool != nil {
@@ -127,6 +130,17 @@ func (m *Metrics) Watch(src Sources) error {
 		cs = append(cs, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Namespace: Namespace, Name: "sse_clients", Help: "Live seat streams open on this instance.",
 		}, func() float64 { return float64(src.SSEClients()) }))
+	}
+	if src.DBGate != nil {
+		for i, place := range []string{"first", "usual", "later"} {
+			cs = append(cs, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+				Namespace: Namespace, Name: "db_gate_waiting", ConstLabels: prometheus.Labels{"place": place},
+				Help: "Calls waiting for a pooled PostgreSQL connection by their place in the queue: holds (first, in the pool's queue), and the usual and later calls at the gate.",
+			}, func() float64 {
+				f, u, l := src.DBGate()
+				return float64([]int{f, u, l}[i])
+			}))
+		}
 	}
 	if src.BestAvailable != nil {
 		cs = append(cs,

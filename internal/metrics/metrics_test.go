@@ -45,8 +45,9 @@ func TestQueueCollectorKeepsWhatItRead(t *testing.T) {
 		Queues: func(context.Context) ([]Queue, error) {
 			return []Queue{{EventID: 9, Waiting: 120, Active: 50, Rate: 2.5, Limit: 1.875}}, errors.New("event 10: redis unavailable")
 		},
-		Load: func() float64 { return 1.5 },
-		Log:  slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Load:   func() float64 { return 1.5 },
+		DBGate: func() (int, int, int) { return 2, 5, 11 },
+		Log:    slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -58,6 +59,8 @@ func TestQueueCollectorKeepsWhatItRead(t *testing.T) {
 		`boxoffice_queue_admission_rate{event="9"} 2.5`, `boxoffice_queue_admitted_total{event="9"} 7`,
 		`boxoffice_queue_admission_limit{event="9"} 1.875`, "boxoffice_latency_level 1.5",
 		"boxoffice_sse_clients 4",
+		`boxoffice_db_gate_waiting{place="first"} 2`, `boxoffice_db_gate_waiting{place="usual"} 5`,
+		`boxoffice_db_gate_waiting{place="later"} 11`,
 	} {
 		if !strings.Contains(text, "\n"+w+"\n") {
 			t.Errorf("got no line %q in\n%s", w, text)
