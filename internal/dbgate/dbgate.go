@@ -32,12 +32,12 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// level is a call's place in the queue for a connection.
+// level is a call's place in the queue for a connection; an unmarked call's is 0,
+// the usual place.
 type level int8
 
 const (
 	later level = -1
-	usual level = 0
 	first level = 1
 )
 
@@ -90,12 +90,14 @@ func freeConns(pool *pgxpool.Pool) int {
 	return int(st.IdleConns()) + int(st.MaxConns()-st.TotalConns())
 }
 
-type passedKey struct{}
+type gaveUpKey struct{}
 
-// enter lets a call towards the pool's queue, waiting at the gate if it must. It
-// returns ctx marked so that leave knows what to count down; a call whose ctx ends
-// while it waits at the gate goes on unmarked (the pool's Acquire then fails at once
-// with the context's error).
+// enter lets a call towards the pool's queue, waiting at the gate if it must. Every
+// call it lets through is counted (first or inside) until leave; a call whose ctx
+// ends while it waits at the gate is not, and goes on marked as given up (the pool's
+// Acquire then fails at once with the context's error), so that leave counts nothing
+// down for it. Marking the rare given-up call rather than every call let through
+// keeps the common path free of a context value.
 func (g *Gate) enter(ctx context.Context, pool *pgxpool.Pool) context.Context {
 	l := levelOf(ctx)
 	g.mu.Lock()
@@ -107,7 +109,7 @@ func (g *Gate) enter(ctx context.Context, pool *pgxpool.Pool) context.Context {
 	if g.queued() == 0 && g.open(pool) {
 		g.inside++
 		g.mu.Unlock()
-		return context.WithValue(ctx, passedKey{}, true)
+		return ctx
 	}
 	q, due := 0, time.Now()
 	if l == later {
@@ -118,25 +120,24 @@ func (g *Gate) enter(ctx context.Context, pool *pgxpool.Pool) context.Context {
 	g.mu.Unlock()
 	select {
 	case <-ch:
-		return context.WithValue(ctx, passedKey{}, true)
+		return ctx
 	case <-ctx.Done():
 		g.mu.Lock()
 		defer g.mu.Unlock()
 		if i := slices.IndexFunc(g.waiting[q], func(w waiter) bool { return w.ch == ch }); i >= 0 {
 			g.waiting[q] = slices.Delete(g.waiting[q], i, i+1)
-			return ctx
+			return context.WithValue(ctx, gaveUpKey{}, true)
 		}
 		// Let through as the context ended: counted inside, so counted down at leave.
-		return context.WithValue(ctx, passedKey{}, true)
+		return ctx
 	}
 }
 
 // leave counts a call out once pgxpool's Acquire ended (with a connection or not) and
 // lets the next ones through, the earliest due first.
 func (g *Gate) leave(ctx context.Context, pool *pgxpool.Pool) {
-	passed, _ := ctx.Value(passedKey{}).(bool)
 	isFirst := levelOf(ctx) == first
-	if !passed && !isFirst {
+	if !isFirst && ctx.Value(gaveUpKey{}) != nil {
 		return
 	}
 	g.mu.Lock()
@@ -180,9 +181,10 @@ func (g *Gate) queued() int { return len(g.waiting[0]) + len(g.waiting[1]) }
 // open says whether another call may enter the pool's queue now: no First call is
 // waiting for a connection and fewer others are in the queue than connections free,
 // and at least one may always be (so that a connection freed at any moment finds a
-// caller, and an end of Acquire always follows to let the next through).
+// caller, and an end of Acquire always follows to let the next through). The pool's
+// statistics (a lock of its own) are read only when another call is already in.
 func (g *Gate) open(pool *pgxpool.Pool) bool {
-	return g.first == 0 && g.inside < max(1, freeConns(pool))
+	return g.first == 0 && (g.inside == 0 || g.inside < freeConns(pool))
 }
 
 // Tracer wraps a pool's tracer with a gate: TraceAcquireStart passes the gate after
