@@ -56,9 +56,10 @@ func (s *Service) bestTurn(ctx context.Context, req HoldRequest) (turn int, done
 // waitTurn is bestTurn for a hold that arrived at arrived; with arrived set (a buyer's
 // best-available hold), a search that began after it arrived and found nothing for a
 // party no harder than its own answers it (soldOut, and no turn): before it waits,
-// while it waits, as soon as the search is noted, and as its turn comes: at a sell-out most of the holds waiting are answered
-// so (t56d in docs/ONSALE.md: 219 of the slowest 1 % holds, 409s that had waited up
-// to 3 s for a turn only to take a verdict already there).
+// while it waits, as soon as the search is noted, and as its turn comes. At a
+// sell-out most of the holds waiting are answered so (t56d in docs/ONSALE.md: 219 of
+// the slowest 1 % holds, 409s that had waited up to 3 s for a turn only to take a
+// verdict already there).
 func (s *Service) waitTurn(ctx context.Context, req HoldRequest, arrived time.Time) (turn int, done func(), soldOut bool, err error) {
 	if len(req.SeatIDs) > 0 || req.GATierID != 0 {
 		return 0, func() {}, false, nil

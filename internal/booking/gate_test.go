@@ -2,9 +2,7 @@ package booking
 
 import (
 	"context"
-	"log/slog"
 	"maps"
-	"regexp"
 	"slices"
 	"sync"
 	"testing"
@@ -25,10 +23,8 @@ type places struct {
 	byName map[string]map[string]bool
 }
 
-var statementName = regexp.MustCompile(`^-- name: (\w+)`)
-
 func (p *places) note(ctx context.Context, sql string) {
-	m := statementName.FindStringSubmatch(sql)
+	m := queryName.FindStringSubmatch(sql) // mapcache_test.go
 	if m == nil {
 		return
 	}
@@ -84,19 +80,9 @@ func TestHoldsAskFirstForAConnection(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(pool.Close)
-	event, err := demo.Create(t.Context(), pool, demo.DemoSpec(time.Now()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var tier int64
-	var seats []int64
-	if err := pool.QueryRow(t.Context(), `SELECT min(id) FROM ga_tiers WHERE event_id = $1`, event).Scan(&tier); err != nil {
-		t.Fatal(err)
-	}
-	if err := pool.QueryRow(t.Context(), `SELECT array_agg(id ORDER BY id) FROM (SELECT id FROM seats WHERE event_id = $1 ORDER BY id LIMIT 2) s`, event).Scan(&seats); err != nil {
-		t.Fatal(err)
-	}
-	svc := New(pool, Config{}, nil, nil, slog.New(slog.DiscardHandler))
+	f := fixtureOn(t, pool, demo.DemoSpec(time.Now()), Config{})
+	event, tier, svc := f.event, f.tier, f.svc
+	seats := f.ids(t, `SELECT id FROM seats WHERE event_id = $1 ORDER BY id LIMIT 2`, event)
 	ctx := t.Context()
 	want := func(name string, place ...string) {
 		t.Helper()
@@ -122,12 +108,8 @@ func TestHoldsAskFirstForAConnection(t *testing.T) {
 	// Exact holds arriving together run as a batch, on the batch workers' own context.
 	var wg sync.WaitGroup
 	for i, buyer := range []string{"d", "e", "f", "g"} {
+		s := f.ids(t, `SELECT id FROM seats WHERE event_id = $1 ORDER BY id OFFSET $2 LIMIT 2`, event, 10+10*i)
 		wg.Go(func() {
-			var s []int64
-			if err := pool.QueryRow(ctx, `SELECT array_agg(id) FROM (SELECT id FROM seats WHERE event_id = $1 ORDER BY id OFFSET $2 LIMIT 2) s`, event, 10+10*i).Scan(&s); err != nil {
-				t.Error(err)
-				return
-			}
 			if _, err := svc.Hold(ctx, HoldRequest{EventID: event, Buyer: buyer, SeatIDs: s}); err != nil {
 				t.Error(err)
 			}

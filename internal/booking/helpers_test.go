@@ -76,7 +76,12 @@ func (w *warnings) WithGroup(string) slog.Handler      { return w }
 // no warning.
 func newFixture(t *testing.T, spec demo.EventSpec, cfg Config) fixture {
 	t.Helper()
-	pool := dbtest.Pool(t)
+	return fixtureOn(t, dbtest.Pool(t), spec, cfg)
+}
+
+// fixtureOn is newFixture on a pool of the test's own (a tracer of its own).
+func fixtureOn(t *testing.T, pool *pgxpool.Pool, spec demo.EventSpec, cfg Config) fixture {
+	t.Helper()
 	id, err := demo.Create(t.Context(), pool, spec)
 	if err != nil {
 		t.Fatalf("create event: %v", err)
