@@ -9,12 +9,16 @@ import (
 	"time"
 )
 
-// TestDeliveriesReuseConnections sends two waves of webhooks, each wave's
+// TestDeliveriesReuseConnections sends four waves of webhooks, each wave's
 // deliveries held at the receiver until all of them are in, so that a wave needs
-// as many connections at once as it has deliveries. The second wave must find the
-// first wave's connections open: Go's default transport keeps only 2 idle
-// connections a host, and a provider built on it (the negative control,
-// Config.Client with http.DefaultTransport) dials again for all but two.
+// as many connections at once as it has deliveries. The later waves must find the
+// first wave's connections open. Go's default transport keeps only 2 idle
+// connections a host, so a provider built on it (the negative control,
+// Config.Client with http.DefaultTransport) dials at least n-2 anew every wave. A
+// connection goes back to its pool a moment after its delivery has returned, so a
+// wave that starts at once may miss one now and then: the provider's own client
+// must dial at most n/2 in the three later waves together, against at least
+// 3(n-2) for the default transport.
 func TestDeliveriesReuseConnections(t *testing.T) {
 	t.Parallel()
 	const n = 8
@@ -24,9 +28,9 @@ func TestDeliveriesReuseConnections(t *testing.T) {
 		wantNew func(int64) bool
 		want    string
 	}{
-		{"own client", nil, func(c int64) bool { return c == 0 }, "0"},
+		{"own client", nil, func(c int64) bool { return c <= n/2 }, "at most n/2"},
 		{"default transport (negative control)", &http.Client{Timeout: 10 * time.Second},
-			func(c int64) bool { return c == n-2 }, "n-2"},
+			func(c int64) bool { return c >= 3*(n-2) }, "at least 3(n-2)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -78,9 +82,11 @@ func TestDeliveriesReuseConnections(t *testing.T) {
 			if got := conns.Load(); got != n {
 				t.Fatalf("first wave: got %d connections, want %d (one a delivery held at once)", got, n)
 			}
-			wave()
+			for range 3 {
+				wave()
+			}
 			if got := conns.Load() - n; !tc.wantNew(got) {
-				t.Errorf("second wave: got %d new connections, want %s", got, tc.want)
+				t.Errorf("later waves: got %d new connections, want %s (n = %d)", got, tc.want, n)
 			}
 		})
 	}
