@@ -2,6 +2,7 @@ package db_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +10,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"boxoffice/internal/db"
+	"boxoffice/internal/dbtest"
+	"boxoffice/internal/demo"
 )
 
 // The seat claims and the sale take their seats' ids as an array. Read straight from
@@ -96,4 +99,111 @@ func plansOf(t *testing.T, tx pgx.Tx, prefix string) (text string, generic, cust
 		t.Fatalf("prepared statement %q: %v", prefix, err)
 	}
 	return text, generic, custom
+}
+
+// hold_seats (migrations 00015) reads the asked-for seats' ids through a sub-select for
+// the same reason, inside PL/pgSQL, whose statements' plans PostgreSQL keeps in the
+// same cache as a client's. Those plans are not in pg_prepared_statements, so the test
+// counts them with pg_stat_statements (track = all counts the statements inside a
+// function, track_planning their plans): eight holds of two seats, and the lock of
+// the seats and their claim must have been planned at most six times each. The
+// negative control is the function's own text with the ids read straight, created
+// beside it, which must be planned at every call.
+func TestHoldSeatsKeepsItsPlans(t *testing.T) {
+	ctx := t.Context()
+	pool := dbtest.Pool(t)
+	eventID, err := demo.Create(ctx, pool, demo.DemoSpec(time.Now()))
+	if err != nil {
+		t.Fatalf("create event: %v", err)
+	}
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	for _, stmt := range []string{
+		`CREATE EXTENSION IF NOT EXISTS pg_stat_statements`,
+		`SET pg_stat_statements.track = 'all'`,
+		`SET pg_stat_statements.track_planning = on`,
+	} {
+		if _, err := conn.Exec(ctx, stmt); err != nil {
+			t.Fatalf("%s: %v (the test needs pg_stat_statements in shared_preload_libraries, as .ci/services.sh configures PostgreSQL)", stmt, err)
+		}
+	}
+
+	var def string
+	if err := conn.QueryRow(ctx, `SELECT pg_get_functiondef('hold_seats'::regproc)`).Scan(&def); err != nil {
+		t.Fatal(err)
+	}
+	const lockIDs, claimIDs = "ANY((SELECT p_seat_ids)::bigint[])", "ANY((SELECT v_free)::bigint[])"
+	if !strings.Contains(def, lockIDs) || !strings.Contains(def, claimIDs) {
+		t.Fatalf("hold_seats no longer reads its ids through a sub-select:\n%s", def)
+	}
+	straight := strings.NewReplacer(lockIDs, "ANY(p_seat_ids)", claimIDs, "ANY(v_free)",
+		"FUNCTION public.hold_seats(", "FUNCTION public.hold_seats_straight(").Replace(def)
+	if !strings.Contains(straight, "hold_seats_straight(") {
+		t.Fatalf("could not name the negative control's function:\n%s", def)
+	}
+	if _, err := conn.Exec(ctx, straight); err != nil {
+		t.Fatalf("create the negative control: %v", err)
+	}
+
+	rows, _ := conn.Query(ctx, `SELECT id FROM seats WHERE event_id = $1 ORDER BY id LIMIT 32`, eventID)
+	seats, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil || len(seats) != 32 {
+		t.Fatalf("seats: %d, %v", len(seats), err)
+	}
+	const calls = 8
+	q := db.New(conn)
+	for i := range calls {
+		got, err := q.SeatsHoldExact(ctx, db.SeatsHoldExactParams{
+			EventID: eventID, Buyer: fmt.Sprintf("plans-%d", i), SeatIds: seats[2*i : 2*i+2], TtlSeconds: 60, BuyerLimit: 8,
+		})
+		if err != nil || len(got) != 2 || got[0].Status != "held" {
+			t.Fatalf("hold %d: %+v, %v", i+1, got, err)
+		}
+		var held int
+		err = conn.QueryRow(ctx, `SELECT count(*) FROM hold_seats_straight($1, $2, $3, 60, 8) WHERE status = 'held'`,
+			eventID, fmt.Sprintf("straight-%d", i), seats[2*calls+2*i:2*calls+2*i+2]).Scan(&held)
+		if err != nil || held != 2 {
+			t.Fatalf("negative control's hold %d: %d held, %v", i+1, held, err)
+		}
+	}
+
+	planned := func(ids string) (n int, called, plans int64) {
+		t.Helper()
+		rows, _ := conn.Query(ctx, `
+			SELECT s.calls, s.plans FROM pg_stat_statements s
+			WHERE s.dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
+			  AND NOT s.toplevel AND strpos(s.query, $1) > 0`, ids)
+		got, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) ([2]int64, error) {
+			var v [2]int64
+			return v, r.Scan(&v[0], &v[1])
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range got {
+			called, plans = called+v[0], plans+v[1]
+		}
+		return len(got), called, plans
+	}
+	for _, c := range []struct {
+		ids       string
+		straight  bool
+		statement string
+	}{
+		{lockIDs, false, "the seats' lock"}, {claimIDs, false, "the claim"},
+		{"s.id = ANY(p_seat_ids)", true, "the seats' lock read straight"}, {"s.id = ANY(v_free)", true, "the claim read straight"},
+	} {
+		n, called, plans := planned(c.ids)
+		switch {
+		case n != 1 || called != calls:
+			t.Errorf("%s: %d statements in pg_stat_statements, %d calls; want one, called %d times", c.statement, n, called, calls)
+		case !c.straight && plans > 6:
+			t.Errorf("%s: planned %d times in %d calls, want the generic plan kept from the sixth call", c.statement, plans, called)
+		case c.straight && plans < called:
+			t.Errorf("negative control, %s: planned %d times in %d calls, want every call planned (the check cannot fail)", c.statement, plans, called)
+		}
+	}
 }
