@@ -54,7 +54,7 @@ func TestSmallOnsale(t *testing.T) {
 	p := apptest.New(t, apptest.Options{
 		Env: map[string]string{"HOLD_TTL": "4s", "TIDY_INTERVAL": "500ms", "RATE_LIMIT": "1000", "RATE_BURST": "1000"},
 		// The room pauses (503 queue_paused) when a Redis call takes over its timeout,
-		// 300 ms by default. make test runs this next to every other package on two
+		// 1 s by default. make test runs this next to every other package on two
 		// cores, where a starved Redis call takes that long without anything being
 		// wrong; the room's own tests cover pausing. Here a pause would be noise.
 		Queue: waitroom.Options{Timeout: 3 * time.Second},

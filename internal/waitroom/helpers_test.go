@@ -25,7 +25,7 @@ var testKey = Key{ID: "k1", Secret: []byte("test secret, 32 bytes long......")}
 func newRoom(t *testing.T, rdb *redis.Client, prefix string, hooks Hooks, opt Options) *Room {
 	t.Helper()
 	// Tests run beside others on a loaded machine, where a Redis call now and then
-	// takes longer than the production limit of 300 ms; a test about the limit sets
+	// takes longer than the production limit of 1 s; a test about the limit sets
 	// its own.
 	if opt.Timeout == 0 {
 		opt.Timeout = 2 * time.Second

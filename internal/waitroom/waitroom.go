@@ -166,7 +166,12 @@ type Options struct {
 	Tick      time.Duration // how often the admitter runs its script (default 200 ms)
 	Lease     time.Duration // how long the admitter's lease lasts unrenewed (default 2 s)
 	KeepPlace time.Duration // how long a waiter keeps the place unseen (default 5 min)
-	Timeout   time.Duration // each Redis call's limit; past it the queue is paused (default 300 ms)
+	// Timeout is each Redis call's limit; past it the queue is paused (default 1 s).
+	// The limit tells a Redis that hangs from one that is slow: at an onsale's
+	// arrival burst, with the machine saturated, a call's wait for a core counts
+	// against it, and at 300 ms a few arrivals and looks a run were turned away as
+	// paused (docs/ONSALE.md).
+	Timeout time.Duration
 	// Regroup is how long after Redis was found to have lost an event's queue joins
 	// draw random places, as before an onsale: long enough for every waiting page to
 	// check in once (they poll every 5 s). Default 10 s.
@@ -185,7 +190,7 @@ func (o Options) withDefaults() Options {
 	def(&o.Tick, 200*time.Millisecond)
 	def(&o.Lease, 2*time.Second)
 	def(&o.KeepPlace, 5*time.Minute)
-	def(&o.Timeout, 300*time.Millisecond)
+	def(&o.Timeout, time.Second)
 	def(&o.Regroup, 10*time.Second)
 	def(&o.Refresh, time.Second)
 	return o
