@@ -132,4 +132,19 @@ func TestHoldsAskFirstForAConnection(t *testing.T) {
 	}
 	want("OrderLock", "later")
 	want("TicketsIssueForSeats", "later")
+
+	// A sale at the box office's window goes first throughout, the confirmation's
+	// statements too: someone is standing there.
+	member := newStaff(t, pool, "box_office")
+	window := f.ids(t, `SELECT id FROM seats WHERE event_id = $1 ORDER BY id OFFSET 60 LIMIT 2`, event)
+	names := []string{"OrderCreate", "SeatSell", "TicketsIssueForSeats"}
+	for _, name := range names {
+		p.of(name) // forget the online sale's
+	}
+	if _, _, err := svc.SellAtBoxOffice(ctx, f.sale(member, "gate-token-0123456789", window...)); err != nil {
+		t.Fatalf("box office sale: %v", err)
+	}
+	for _, name := range names {
+		want(name, "first")
+	}
 }
