@@ -115,6 +115,9 @@ ONSALE_RATE ?= 128
 ONSALE_PORT ?= 18080
 ONSALE_METRICS_PORT ?= 18091
 ONSALE_DB_CONNS ?= 8
+# ONSALE_SIM_PROCS, if set, is the simulator's GOMAXPROCS (the server keeps both
+# cores): 1 makes the crowd cheaper and its own tails longer (docs/ONSALE.md, t59f).
+ONSALE_SIM_PROCS ?=
 onsale: ## start services and a boxoffice with a 50,000-seat onsale, then run the simulated crowd against it (cmd/onsale; ARGS go to it)
 	$(SERVICES)
 	mkdir -p .data/bin
@@ -144,7 +147,7 @@ onsale: ## start services and a boxoffice with a 50,000-seat onsale, then run th
 	  kill -0 $$server 2>/dev/null || { tail -20 .data/onsale-server.log >&2; exit 1; }
 	  sleep 0.2
 	done
-	.data/bin/onsale -url http://127.0.0.1:$(ONSALE_PORT) -event "$$slug" -db "$$DATABASE_URL" \
+	GOMAXPROCS=$(ONSALE_SIM_PROCS) .data/bin/onsale -url http://127.0.0.1:$(ONSALE_PORT) -event "$$slug" -db "$$DATABASE_URL" \
 	  -metrics http://127.0.0.1:$(ONSALE_METRICS_PORT)/metrics \
 	  -max-qty 8 -json .data/onsale.json -svg .data/onsale.svg -trace .data/onsale-trace.csv $(ARGS)
 
