@@ -212,24 +212,30 @@ func TestHoldSeatsKeepsItsPlans(t *testing.T) {
 	// statement of this test dropped between its calls and the read would have its
 	// counts begun again. Such a round (the server's count of drops moved, and a
 	// count is short) is run again from nothing, at most three times in all.
+	type counts struct {
+		n             int
+		called, plans int64
+	}
+	var got []counts
 	for attempt := 0; ; attempt++ {
 		if _, err := conn.Exec(ctx, `SELECT pg_stat_statements_reset(0, (SELECT oid FROM pg_database WHERE datname = current_database()), 0)`); err != nil {
 			t.Fatal(err)
 		}
 		before := deallocs()
 		run(attempt)
+		got = got[:0]
 		short := false
 		for _, c := range checks {
-			if _, called, _ := planned(c.ids); called != calls {
-				short = true
-			}
+			n, called, plans := planned(c.ids)
+			got = append(got, counts{n, called, plans})
+			short = short || called != calls
 		}
 		if !short || deallocs() == before || attempt == 2 {
 			break
 		}
 	}
-	for _, c := range checks {
-		n, called, plans := planned(c.ids)
+	for i, c := range checks {
+		n, called, plans := got[i].n, got[i].called, got[i].plans
 		switch {
 		case n != 1 || called != calls:
 			t.Errorf("%s: %d statements in pg_stat_statements, %d calls; want one, called %d times", c.statement, n, called, calls)
