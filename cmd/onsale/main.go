@@ -56,6 +56,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if cfg.Replot != "" {
+		return replot(cfg.Replot, svgPath)
+	}
 	if cfg.CPUProfile != "" {
 		f, err := os.Create(cfg.CPUProfile)
 		if err != nil {
@@ -129,10 +132,16 @@ func parseFlags(args []string, stderr io.Writer) (cfg config, jsonPath, svgPath 
 	fs.StringVar(&cfg.Trace, "trace", "", "write one CSV line per buyer to this file (joined, admitted, first ETA)")
 	fs.StringVar(&jsonPath, "json", "", "write the report as JSON to this file")
 	fs.StringVar(&svgPath, "svg", "", "write the chart as SVG to this file")
+	fs.StringVar(&cfg.Replot, "replot", "", "draw the chart of an earlier run from its -json report (to -svg) instead of running")
 	if err = fs.Parse(args); err != nil {
 		return
 	}
 	switch {
+	case cfg.Replot != "":
+		if svgPath == "" {
+			err = errors.New("-replot needs -svg, the chart's file")
+		}
+		return
 	case cfg.Event == "":
 		err = errors.New("-event is required")
 	case cfg.Buyers < 1 || cfg.Buyers > 1_000_000:
@@ -150,6 +159,19 @@ func parseFlags(args []string, stderr io.Writer) (cfg config, jsonPath, svgPath 
 		err = errors.New("-early, -specific, -best (and their sum), -abandon, -decline and -late are shares from 0 to 1")
 	}
 	return
+}
+
+// replot draws the chart of an earlier run from its JSON report.
+func replot(reportPath, svgPath string) error {
+	b, err := os.ReadFile(reportPath)
+	if err != nil {
+		return err
+	}
+	var r report
+	if err := json.Unmarshal(b, &r); err != nil {
+		return fmt.Errorf("%s: not a report of onsale -json: %w", reportPath, err)
+	}
+	return writeFile(svgPath, r.writeSVG)
 }
 
 func share(f float64) bool { return f >= 0 && f <= 1 }

@@ -26,6 +26,7 @@ type config struct {
 	AllowHost  string        // a host other than loopback that may be driven
 	CPUProfile string        // where to write the simulator's own CPU profile
 	Trace      string        // where to write one CSV line per buyer (writeTrace)
+	Replot     string        // an earlier run's JSON report, to draw the chart of instead of running
 
 	Early       float64       // share of buyers arriving before the onsale, into the pre-queue
 	EarlyWindow time.Duration // how long before the onsale the early ones arrive

@@ -4,81 +4,260 @@ import (
 	"fmt"
 	"html"
 	"io"
+	"math"
+	"strconv"
 	"strings"
 )
 
-// writeSVG draws the timeline: queue length and active shoppers (left scale, people),
-// seats held and sold (right scale, seats), against seconds from the onsale. A plain
-// SVG a browser or an editor opens; no library needed for four lines.
+// chartPanel is one strip of the chart: one quantity over the sale on a scale of its
+// own, so that the few hundred shoppers are not drawn flat under the queue's
+// thousands, nor the held seats under the sold.
+type chartPanel struct {
+	title string
+	color string
+	value func(sample) float64
+	// ref, when above 0, is drawn as a dashed line labelled refLabel (the seats on
+	// sale, the configured admission rate).
+	ref      float64
+	refLabel string
+}
+
+// The chart's geometry, in SVG pixels.
+const (
+	chartWidth  = 900
+	chartLeft   = 80 // room for the scale's labels ("50,000")
+	chartRight  = 24
+	chartHead   = 58 // the title and the summary line
+	panelTitle  = 22 // a panel's title, above its plot
+	panelHeight = 96
+	panelGap    = 14
+	chartFoot   = 34 // the time scale's labels
+)
+
+// writeSVG draws the sale over time as stacked panels sharing the time axis: the
+// queue's length, the shoppers admitted and not done, the waiting room's admission
+// limit (when the server's metrics were read), and the seats held and sold. Each
+// panel has round-numbered scale lines; dashed lines mark the onsale and the
+// sell-out. A plain SVG a browser or an editor opens; it names itself for screen
+// readers (role="img", a title and a description with the run's headline figures).
 func (r *report) writeSVG(w io.Writer) error {
-	const (
-		width, height = 900, 420
-		left, right   = 70, 70
-		top, bottom   = 40, 50
-	)
 	tl := r.Timeline
 	if len(tl) == 0 {
-		_, err := fmt.Fprintf(w, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="60"><text x="10" y="30">no samples</text></svg>`, width)
+		_, err := fmt.Fprintf(w, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="60" role="img" aria-label="no samples"><text x="10" y="30">no samples</text></svg>`+"\n", chartWidth)
 		return err
 	}
+	panels := []chartPanel{
+		{title: "waiting in the queue", color: "#d95f02", value: func(s sample) float64 { return float64(s.Queued) }},
+		{title: "shopping (admitted, not done)", color: "#7570b3", value: func(s sample) float64 { return float64(s.Active) }},
+	}
+	for _, s := range tl {
+		if s.Limit > 0 {
+			panels = append(panels, chartPanel{
+				title: "the waiting room's admission limit, a second", color: "#66a61e",
+				value: func(s sample) float64 { return s.Limit },
+				ref:   r.Admission.Configured, refLabel: "configured",
+			})
+			break
+		}
+	}
+	panels = append(panels,
+		chartPanel{title: "seats held", color: "#e7298a", value: func(s sample) float64 { return float64(s.Held) }},
+		chartPanel{
+			title: "seats sold", color: "#1b9e77", value: func(s sample) float64 { return float64(s.Sold) },
+			ref: float64(r.Event.Seats), refLabel: "on sale",
+		},
+	)
+
 	t0, t1 := tl[0].T, tl[len(tl)-1].T
 	if t1 <= t0 {
 		t1 = t0 + 1
 	}
-	var people, seats float64 = 1, 1
-	for _, s := range tl {
-		people = max(people, float64(s.Queued), float64(s.Active))
-		seats = max(seats, float64(s.Held), float64(s.Sold))
-	}
-	pw, ph := float64(width-left-right), float64(height-top-bottom)
-	x := func(t float64) float64 { return left + (t-t0)/(t1-t0)*pw }
-	yP := func(v float64) float64 { return top + ph - v/people*ph }
-	yS := func(v float64) float64 { return top + ph - v/seats*ph }
-	line := func(color string, y func(sample) float64) string {
-		var b strings.Builder
-		for i, s := range tl {
-			if i == 0 {
-				b.WriteString("M")
-			} else {
-				b.WriteString(" L")
-			}
-			fmt.Fprintf(&b, "%.1f %.1f", x(s.T), y(s))
-		}
-		return fmt.Sprintf(`<path d="%s" fill="none" stroke="%s" stroke-width="2"/>`, b.String(), color)
-	}
+	pw := float64(chartWidth - chartLeft - chartRight)
+	x := func(t float64) float64 { return chartLeft + (t-t0)/(t1-t0)*pw }
+	height := chartHead + len(panels)*(panelTitle+panelHeight+panelGap) + chartFoot
+
 	var b strings.Builder
-	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" font-size="12">`+"\n", width, height)
-	fmt.Fprintf(&b, `<rect width="%d" height="%d" fill="white"/>`+"\n", width, height)
-	fmt.Fprintf(&b, `<text x="%d" y="20" font-size="14">%s: %d buyers</text>`+"\n", left, html.EscapeString(r.Event.Slug), r.Buyers)
-	fmt.Fprintf(&b, `<rect x="%d" y="%d" width="%.0f" height="%.0f" fill="none" stroke="#999"/>`+"\n", left, top, pw, ph)
-	for i := 0; i <= 4; i++ {
-		f := float64(i) / 4
-		y := top + ph - f*ph
-		fmt.Fprintf(&b, `<text x="%d" y="%.0f" text-anchor="end">%.0f</text>`, left-6, y+4, f*people)
-		fmt.Fprintf(&b, `<text x="%d" y="%.0f">%.0f</text>`+"\n", width-right+6, y+4, f*seats)
+	title := fmt.Sprintf("%s: %s buyers", r.Event.Slug, thousands(float64(r.Buyers)))
+	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="12" role="img" aria-labelledby="chart-title chart-desc">`+"\n",
+		chartWidth, height, chartWidth, height)
+	fmt.Fprintf(&b, `<title id="chart-title">%s</title>`+"\n", html.EscapeString(title))
+	fmt.Fprintf(&b, `<desc id="chart-desc">%s</desc>`+"\n", html.EscapeString(r.chartSummary()))
+	fmt.Fprintf(&b, `<rect width="%d" height="%d" fill="white"/>`+"\n", chartWidth, height)
+	fmt.Fprintf(&b, `<text x="%d" y="22" font-size="15" font-weight="bold">%s</text>`+"\n", chartLeft, html.EscapeString(title))
+	fmt.Fprintf(&b, `<text x="%d" y="42" fill="#444">%s</text>`+"\n", chartLeft, html.EscapeString(r.chartSummary()))
+
+	xTicks := timeTicks(t0, t1)
+	top := chartHead
+	for _, p := range panels {
+		plotTop := float64(top + panelTitle)
+		hi := p.ref
+		for _, s := range tl {
+			hi = max(hi, p.value(s))
+		}
+		step, scaleTop := niceScale(hi, 4)
+		y := func(v float64) float64 { return plotTop + panelHeight - v/scaleTop*panelHeight }
+		fmt.Fprintf(&b, `<g aria-hidden="true"><text x="%d" y="%d" font-weight="bold" fill="%s">%s</text>`+"\n", chartLeft, top+15, p.color, html.EscapeString(p.title))
+		for v := 0.0; v <= scaleTop+step/2; v += step {
+			fmt.Fprintf(&b, `<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="#e4e4e4"/><text class="scale" x="%d" y="%.1f" text-anchor="end">%s</text>`+"\n",
+				chartLeft, y(v), chartWidth-chartRight, y(v), chartLeft-6, y(v)+4, thousands(v))
+		}
+		for _, t := range xTicks {
+			fmt.Fprintf(&b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#eee"/>`+"\n", x(t), plotTop, x(t), plotTop+panelHeight)
+		}
+		fmt.Fprintf(&b, `<rect x="%d" y="%.0f" width="%.0f" height="%d" fill="none" stroke="#999"/>`+"\n", chartLeft, plotTop, pw, panelHeight)
+		if p.ref > 0 {
+			fmt.Fprintf(&b, `<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="%s" stroke-dasharray="6 4" opacity="0.6"/><text x="%d" y="%.1f" text-anchor="end" fill="#555">%s %s</text>`+"\n",
+				chartLeft, y(p.ref), chartWidth-chartRight, y(p.ref), p.color, chartWidth-chartRight-4, y(p.ref)-4, html.EscapeString(p.refLabel), thousands(p.ref))
+		}
+		markers(&b, r, x, t0, t1, plotTop, top == chartHead)
+		fmt.Fprintf(&b, `<path class="series" d="%s" fill="none" stroke="%s" stroke-width="2"/></g>`+"\n", path(tl, x, func(s sample) float64 { return y(p.value(s)) }), p.color)
+		top += panelTitle + panelHeight + panelGap
 	}
-	for i := 0; i <= 6; i++ {
-		t := t0 + float64(i)/6*(t1-t0)
-		fmt.Fprintf(&b, `<text x="%.0f" y="%d" text-anchor="middle">%+.0f s</text>`+"\n", x(t), height-bottom+18, t)
+	axisY := top - panelGap + 16
+	for _, t := range xTicks {
+		fmt.Fprintf(&b, `<text class="time" x="%.1f" y="%d" text-anchor="middle" aria-hidden="true">%s</text>`+"\n", x(t), axisY, secondsLabel(t))
 	}
-	if t0 < 0 && t1 > 0 {
-		fmt.Fprintf(&b, `<line x1="%.1f" y1="%d" x2="%.1f" y2="%.0f" stroke="#bbb" stroke-dasharray="4 4"/><text x="%.1f" y="%d" fill="#777">onsale</text>`+"\n",
-			x(0), top, x(0), top+ph, x(0)+4, top+14)
-	}
-	b.WriteString(line("#d95f02", func(s sample) float64 { return yP(float64(s.Queued)) }) + "\n")
-	b.WriteString(line("#7570b3", func(s sample) float64 { return yP(float64(s.Active)) }) + "\n")
-	b.WriteString(line("#e7298a", func(s sample) float64 { return yS(float64(s.Held)) }) + "\n")
-	b.WriteString(line("#1b9e77", func(s sample) float64 { return yS(float64(s.Sold)) }) + "\n")
-	legend := []struct{ color, label string }{
-		{"#d95f02", "queue length (left)"}, {"#7570b3", "active shoppers (left)"},
-		{"#e7298a", "seats held (right)"}, {"#1b9e77", "seats sold (right)"},
-	}
-	for i, l := range legend {
-		lx := left + i*190
-		fmt.Fprintf(&b, `<rect x="%d" y="%d" width="14" height="4" fill="%s"/><text x="%d" y="%d">%s</text>`+"\n",
-			lx, height-14, l.color, lx+18, height-9, l.label)
-	}
+	fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="end" fill="#555" aria-hidden="true">from the onsale</text>`+"\n", chartWidth-chartRight, axisY+14)
 	b.WriteString("</svg>\n")
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// markers draws the onsale's and the sell-out's dashed lines across one panel,
+// naming them on the first.
+func markers(b *strings.Builder, r *report, x func(float64) float64, t0, t1, plotTop float64, named bool) {
+	mark := func(t float64, label, color string) {
+		if t < t0 || t > t1 {
+			return
+		}
+		fmt.Fprintf(b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" stroke-dasharray="4 4"/>`+"\n", x(t), plotTop, x(t), plotTop+panelHeight, color)
+		if named {
+			fmt.Fprintf(b, `<text class="marker" x="%.1f" y="%.1f" fill="%s">%s</text>`+"\n", x(t)+4, plotTop+13, color, html.EscapeString(label))
+		}
+	}
+	mark(0, "onsale", "#888")
+	if r.SoldOutSeconds != nil {
+		mark(*r.SoldOutSeconds, fmt.Sprintf("sold out %s", secondsLabel(*r.SoldOutSeconds)), "#b2182b")
+	}
+}
+
+// path is the SVG path through the samples.
+func path(tl []sample, x func(float64) float64, y func(sample) float64) string {
+	var b strings.Builder
+	for i, s := range tl {
+		if i > 0 {
+			b.WriteString(" L")
+		} else {
+			b.WriteString("M")
+		}
+		fmt.Fprintf(&b, "%.1f %.1f", x(s.T), y(s))
+	}
+	return b.String()
+}
+
+// chartSummary is the run in one line: what the chart shows, for its description
+// and its subtitle.
+func (r *report) chartSummary() string {
+	var peakQ int64
+	var peakQAt float64
+	for _, s := range r.Timeline {
+		if s.Queued > peakQ {
+			peakQ, peakQAt = s.Queued, s.T
+		}
+	}
+	parts := []string{fmt.Sprintf("%s seats and %s standing places", thousands(float64(r.Event.Seats)), thousands(float64(r.Event.Places)))}
+	if peakQ > 0 {
+		parts = append(parts, fmt.Sprintf("the queue peaked at %s (%s)", thousands(float64(peakQ)), secondsLabel(peakQAt)))
+	}
+	if r.SoldOutSeconds != nil {
+		parts = append(parts, fmt.Sprintf("sold out %.1f s after the onsale", *r.SoldOutSeconds))
+	} else {
+		parts = append(parts, "not sold out")
+	}
+	parts = append(parts, fmt.Sprintf("%s places sold", thousands(float64(r.Counts.PlacesSold))))
+	return strings.Join(parts, "; ")
+}
+
+// niceScale is the scale for values up to hi in at most n steps of a round size (1,
+// 2, 2.5 or 5 times a power of ten): the step and the scale's top, a whole number of
+// steps at or above hi.
+func niceScale(hi float64, n int) (step, top float64) {
+	if hi <= 0 || math.IsNaN(hi) || math.IsInf(hi, 0) {
+		return 1, float64(n)
+	}
+	mag := math.Pow(10, math.Floor(math.Log10(hi/float64(n))))
+	for _, m := range []float64{1, 2, 2.5, 5, 10} {
+		step = m * mag
+		if math.Ceil(hi/step-1e-9) <= float64(n) {
+			break
+		}
+	}
+	return step, math.Ceil(hi/step-1e-9) * step
+}
+
+// timeTicks are round times (a multiple of 5 s up to 20 min) between t0 and t1, about
+// eight at most, the onsale (0) among them when it falls within.
+func timeTicks(t0, t1 float64) []float64 {
+	span := t1 - t0
+	step := 1200.0
+	for _, s := range []float64{5, 10, 15, 30, 60, 120, 300, 600} {
+		if span/s <= 8 {
+			step = s
+			break
+		}
+	}
+	var ticks []float64
+	for t := math.Ceil(t0/step) * step; t <= t1+1e-9; t += step {
+		if t == 0 {
+			t = 0 // not −0, which Ceil gives for a t0 within a step below 0
+		}
+		ticks = append(ticks, t)
+	}
+	return ticks
+}
+
+// secondsLabel is a time from the onsale: "+60 s", "0 s", "−30 s".
+func secondsLabel(t float64) string {
+	s := strconv.FormatFloat(math.Abs(t), 'f', -1, 64)
+	if math.Abs(t-math.Round(t)) > 1e-9 {
+		s = strconv.FormatFloat(math.Abs(t), 'f', 1, 64)
+	}
+	switch {
+	case t > 0:
+		return "+" + s + " s"
+	case t < 0:
+		return "−" + s + " s"
+	}
+	return "0 s"
+}
+
+// thousands writes v (rounded below 100, else to a whole number) with commas between
+// the thousands: "50,000", "2.5".
+func thousands(v float64) string {
+	if v != math.Trunc(v) && math.Abs(v) < 100 {
+		return strconv.FormatFloat(v, 'f', decimals(v), 64)
+	}
+	s := strconv.FormatInt(int64(math.Round(math.Abs(v))), 10)
+	var b strings.Builder
+	if v < 0 {
+		b.WriteString("−")
+	}
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+// decimals is how many decimals v needs, up to two.
+func decimals(v float64) int {
+	for d := 0; d < 2; d++ {
+		p := math.Pow(10, float64(d))
+		if math.Abs(v*p-math.Round(v*p)) < 1e-9 {
+			return d
+		}
+	}
+	return 2
 }
