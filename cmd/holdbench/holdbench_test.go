@@ -112,3 +112,24 @@ func TestOptions(t *testing.T) {
 		}
 	}
 }
+
+// TestInPreQueue: an arrival counts only when the join put the visitor in the
+// pre-queue; an admission (the room let them by), a queue place after the onsale, an
+// error's body or no JSON at all is not the arrival being measured.
+func TestInPreQueue(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		body string
+		want bool
+	}{
+		{`{"admitted":false,"position":0,"preQueue":true,"waiting":12}`, true},
+		{`{"admitted":true,"token":"x","preQueue":false}`, false},
+		{`{"admitted":false,"position":7}`, false},
+		{`{"error":"queue_paused"}`, false},
+		{`Service Unavailable`, false},
+	} {
+		if got := inPreQueue([]byte(tc.body)); got != tc.want {
+			t.Errorf("inPreQueue(%s) = %v, want %v", tc.body, got, tc.want)
+		}
+	}
+}

@@ -8,6 +8,9 @@
 //	api      exact one-seat holds through POST /api/v1/events/{id}/holds
 //	pgbench  the same conditional UPDATE, run by pgbench
 //	best     best available 4 on a fresh event, then with the cheapest 20,000 held
+//	confirm  pay + the webhook's confirmation through the API, against pgbench
+//	arrive   the crowd's arrivals (a new session and a waiting-room join) through
+//	         the API, against a minimal net/http server doing the same join
 //
 // DATABASE_URL names the admin database (the bench database is created next to it),
 // REDIS_URL the Redis; `make bench` sets both up. pgbench must be on PATH.

@@ -22,6 +22,7 @@ func measure(ctx context.Context, srv *server, opts options, rep *report) error 
 		api, pgbench, fresh, held event
 		confirmAPI, confirmPg     event
 		decompose                 []event
+		arrive                    int64
 	}
 	events := make([]roundEvents, opts.rounds)
 	for i := range events {
@@ -51,6 +52,11 @@ func measure(ctx context.Context, srv *server, opts options, rep *report) error 
 				return err
 			}
 			if e.confirmPg, err = srv.newEvent(ctx, "bench-confirm-pgbench", opts.confirmPgOrders); err != nil {
+				return err
+			}
+		}
+		if opts.wants("arrive") {
+			if e.arrive, err = srv.arriveEvent(ctx); err != nil {
 				return err
 			}
 		}
@@ -192,6 +198,22 @@ func measure(ctx context.Context, srv *server, opts options, rep *report) error 
 			}
 			say("best: best available 4 on event %d, its %d cheapest seats held", e.held.ID, opts.held)
 			if rd.BestHeld, err = api(e.held, bestKind, suffix+"-best-held"); err != nil {
+				return err
+			}
+		}
+		if opts.wants("arrive") {
+			say("arrive: a new session and a waiting-room join through the API on event %d", e.arrive)
+			if rd.Arrive, err = runArrivals(ctx, srv, opts, "API arrivals (session + join)", srv.URL, e.arrive, suffix+"-arrive"); err != nil {
+				return err
+			}
+			minimal, err := startMinimalFrontDoor(ctx, srv, e.arrive)
+			if err != nil {
+				return err
+			}
+			say("arrive: the same against a minimal net/http server and the same Redis join")
+			rd.ArriveMinimal, err = runArrivals(ctx, srv, opts, "minimal net/http arrivals (cookie + join)", minimal.URL, e.arrive, suffix+"-arrive-minimal")
+			minimal.Close()
+			if err != nil {
 				return err
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -80,6 +81,14 @@ type round struct {
 	Pgbench                  *pgbenchResult
 	Decomposed               []*pgbenchResult // -decompose
 	ConfirmAPI, ConfirmPg    *confirmResult
+	Arrive, ArriveMinimal    *arriveResult
+}
+
+func (rd round) arriveRatio() (float64, bool) {
+	if rd.Arrive == nil || rd.ArriveMinimal == nil || rd.ArriveMinimal.Arrivals == 0 {
+		return 0, false
+	}
+	return rd.Arrive.rate() / rd.ArriveMinimal.rate(), true
 }
 
 func (rd round) confirmRatio() (float64, bool) {
@@ -127,7 +136,7 @@ func (rp *report) markdown() string {
 	}
 	b.WriteString("\n| measurement | rate | refused | event held after | latency p50 / p99 | planner |\n")
 	b.WriteString("|---|---:|---|---:|---:|---|\n")
-	var apiRatios, bestRatios, confirmRatios []float64
+	var apiRatios, bestRatios, confirmRatios, arriveRatios []float64
 	for i, rd := range rp.Rounds {
 		tag := ""
 		if len(rp.Rounds) > 1 {
@@ -185,6 +194,16 @@ func (rp *report) markdown() string {
 			bestRatios = append(bestRatios, v)
 			fmt.Fprintf(&b, "| **ratio held / fresh%s** | **%.2f** | goal ≥ 0.5 | | | |\n", tag, v)
 		}
+		for _, r := range []*arriveResult{rd.Arrive, rd.ArriveMinimal} {
+			if r != nil {
+				fmt.Fprintf(&b, "| %s%s | %s arrivals/s | %s | | %.1f / %.1f ms | |\n",
+					r.Name, tag, num(int(r.rate())), r.refusedCell(), ms(r.P50), ms(r.P99))
+			}
+		}
+		if v, ok := rd.arriveRatio(); ok {
+			arriveRatios = append(arriveRatios, v)
+			fmt.Fprintf(&b, "| **ratio arrivals API / minimal%s** | **%.2f** | | | | |\n", tag, v)
+		}
 	}
 	if len(apiRatios) > 1 {
 		fmt.Fprintf(&b, "| **median ratio API / pgbench** | **%.2f** | of %d rounds | | | |\n", median(apiRatios), len(apiRatios))
@@ -194,6 +213,9 @@ func (rp *report) markdown() string {
 	}
 	if len(bestRatios) > 1 {
 		fmt.Fprintf(&b, "| **median ratio held / fresh** | **%.2f** | of %d rounds | | | |\n", median(bestRatios), len(bestRatios))
+	}
+	if len(arriveRatios) > 1 {
+		fmt.Fprintf(&b, "| **median ratio arrivals API / minimal** | **%.2f** | of %d rounds | | | |\n", median(arriveRatios), len(arriveRatios))
 	}
 	b.WriteString("\nWhere the CPU went in each measured window, in cores (2.00 = both cores busy throughout):\n\n")
 	b.WriteString("| measurement | machine | holdbench | measured backends | pgbench | PostgreSQL aux | Redis | other PG backends | rest |\n")
@@ -217,6 +239,8 @@ func (rp *report) markdown() string {
 			{"pgbench, the confirm statements", rd.ConfirmPg != nil, func() cpuUse { return rd.ConfirmPg.CPU }},
 			{"API best available 4, fresh", rd.BestFresh != nil, func() cpuUse { return rd.BestFresh.CPU }},
 			{"API best available 4, held", rd.BestHeld != nil, func() cpuUse { return rd.BestHeld.CPU }},
+			{"API arrivals", rd.Arrive != nil, func() cpuUse { return rd.Arrive.CPU }},
+			{"minimal arrivals", rd.ArriveMinimal != nil, func() cpuUse { return rd.ArriveMinimal.CPU }},
 		} {
 			if m.ok {
 				fmt.Fprintf(&b, "| %s%s | %s |\n", m.name, tag, cpuCells(m.cpu()))
@@ -235,6 +259,11 @@ func (rp *report) markdown() string {
 			}
 		}
 		for _, r := range []*confirmResult{rd.ConfirmAPI, rd.ConfirmPg} {
+			if r != nil {
+				r.details(&b)
+			}
+		}
+		for _, r := range []*arriveResult{rd.Arrive, rd.ArriveMinimal} {
 			if r != nil {
 				r.details(&b)
 			}
@@ -402,4 +431,35 @@ func num(n int) string {
 		return "-" + string(out)
 	}
 	return string(out)
+}
+
+func (r *arriveResult) refusedCell() string {
+	if len(r.Refused) == 0 && r.Errors == 0 {
+		return "none"
+	}
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(r.Refused)) {
+		parts = append(parts, fmt.Sprintf("%s × %s", k, num(int(r.Refused[k]))))
+	}
+	if r.Errors > 0 {
+		parts = append(parts, fmt.Sprintf("%s errors (first: %s)", num(int(r.Errors)), r.FirstError))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// millionAMinute is the arrival rate of a million people in one minute.
+const millionAMinute = 1e6 / 60
+
+// details says what an arrival costs the machine, and what a million arrivals in a
+// minute would ask of instances like this one.
+func (r *arriveResult) details(b *strings.Builder) {
+	if r.Arrivals == 0 || !r.CPU.OK {
+		return
+	}
+	per := r.CPU.Machine / r.rate() * 1000
+	fmt.Fprintf(b, "%s: %s arrivals in %.0f s, %.2f ms of the machine's CPU each (holdbench, its clients included, %.2f ms; PostgreSQL's backends %.2f ms; Redis %.2f ms); "+
+		"a million in a minute (%s a second) is %.1f times this rate.\n\n",
+		r.Name, num(int(r.Arrivals)), r.Window.Seconds(), per,
+		r.CPU.Process/r.rate()*1000, r.CPU.Backends/r.rate()*1000, r.CPU.Redis/r.rate()*1000,
+		num(int(math.Round(millionAMinute))), millionAMinute/r.rate())
 }

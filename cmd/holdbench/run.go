@@ -46,7 +46,7 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.clients, "clients", 32, "concurrent clients (HTTP clients, and pgbench -c)")
 	fs.DurationVar(&o.duration, "duration", 10*time.Second, "measured time of each measurement")
 	fs.DurationVar(&o.warmup, "warmup", 2*time.Second, "load before each measured time, not counted")
-	fs.StringVar(&o.only, "only", "all", "what to measure: api, pgbench, best, confirm or all, or a list such as api,pgbench")
+	fs.StringVar(&o.only, "only", "all", "what to measure: api, pgbench, best, confirm, arrive or all, or a list such as api,pgbench")
 	fs.IntVar(&o.seats, "seats", 50000, "seats of each event (sections of 50 rows of 50)")
 	fs.IntVar(&o.pgSeats, "pgbench-seats", 250000, "seats of pgbench's events: enough that its clients' walks (warm-up and measured) never run out at ~15,000 claims/s")
 	fs.IntVar(&o.confirmOrders, "confirm-orders", 8000, "pending orders made through the API before the confirm measurement (its clients stop if they pay them all)")
@@ -81,9 +81,9 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	}
 	for w := range strings.SplitSeq(o.only, ",") {
 		switch w {
-		case "all", "api", "pgbench", "best", "confirm":
+		case "all", "api", "pgbench", "best", "confirm", "arrive":
 		default:
-			errs = append(errs, fmt.Errorf("-only %q: want api, pgbench, best, confirm or all, or a list such as api,pgbench", o.only))
+			errs = append(errs, fmt.Errorf("-only %q: want api, pgbench, best, confirm, arrive or all, or a list such as api,pgbench", o.only))
 		}
 	}
 	if o.seats < 100 || o.pgSeats < 100 {
