@@ -81,7 +81,7 @@ vendor: ## fetch the pinned htmx scripts again from npm into static/js/vendor
 	cp "$$tmp"/htmx-ext-response-targets-2.0.4/package/dist/response-targets.min.js static/js/vendor/htmx-ext-response-targets-2.0.4.min.js
 	sha256sum static/js/vendor/*.js
 
-bench: ## the benchmark set, each figure next to its ceiling from the same run: holds and confirm vs pgbench, queue vs redis-benchmark, cached page vs static file, SSE vs a minimal hub (~5 min; ARGS go to holdbench)
+bench: ## the benchmark set, each figure next to its ceiling from the same run: holds and confirm vs pgbench, arrivals vs a minimal net/http server, queue vs redis-benchmark, cached page vs static file, SSE vs a minimal hub (~5 min; ARGS go to holdbench)
 	$(SERVICES)
 	.ci/bench.sh $(ARGS)
 

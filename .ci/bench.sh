@@ -5,6 +5,7 @@
 #   holds     API exact one-seat holds  vs pgbench, the same conditional UPDATE (cmd/holdbench)
 #   confirm   API pay + webhook confirm vs pgbench, the confirm statements      (cmd/holdbench)
 #   best      best available 4, 20,000 held vs a fresh event                    (cmd/holdbench)
+#   arrive    a new session + a queue join vs a minimal net/http server's        (cmd/holdbench)
 #   queue     the waiting room's join and position check vs redis-benchmark     (cmd/queuebench)
 #   cdn       the cached event page through nginx vs a static file, same nginx  (internal/cdn, wrk)
 #   sse       the live map's fan-out vs a minimal net/http hub                  (cmd/ssebench)
@@ -32,7 +33,7 @@ log "reports go to $dir; $(nproc) cores; load average $(cut -d' ' -f1-3 /proc/lo
   echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 } >"$dir/machine.txt"
 
-log "1/4 holdbench (holds, confirm, best available)"
+log "1/4 holdbench (holds, confirm, best available, arrivals)"
 go run ./cmd/holdbench -out "$dir/holdbench.md" "$@" >/dev/null
 log "2/4 queuebench"
 go run ./cmd/queuebench >"$dir/queuebench.txt"
@@ -47,7 +48,7 @@ echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$dir/machine.txt"
   echo
   echo "== benchmark set, $(date -u '+%Y-%m-%d %H:%M UTC'); $(head -n 1 "$dir/machine.txt"); full reports in $dir"
   echo
-  echo "-- holds, confirm, best available (holdbench; ratio rows in bold)"
+  echo "-- holds, confirm, best available, arrivals (holdbench; ratio rows in bold)"
   sed -n '/^| measurement | rate/,/^$/p' "$dir/holdbench.md"
   echo
   echo "-- waiting room (queuebench; Room API vs redis-benchmark)"
