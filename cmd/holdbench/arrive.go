@@ -36,6 +36,7 @@ type arriveResult struct {
 	FirstError string
 	P50, P99   time.Duration // a whole arrival: the session and the join
 	CPU        cpuUse
+	Queries    *queryReport // -queries: the window's round trips
 }
 
 func (r *arriveResult) rate() float64 { return float64(r.Arrivals) / r.Window.Seconds() }
@@ -110,7 +111,7 @@ func runArrivals(ctx context.Context, srv *server, opts options, name, base stri
 	win := startWindow(ctx, srv, opts, profileSuffix, warmEnd, end)
 	wg.Wait()
 	var err error
-	if res.CPU, _, err = win.finish(); err != nil {
+	if res.CPU, res.Queries, err = win.finish(); err != nil {
 		return res, err
 	}
 	var all []time.Duration

@@ -462,4 +462,8 @@ func (r *arriveResult) details(b *strings.Builder) {
 		r.Name, num(int(r.Arrivals)), r.Window.Seconds(), per,
 		r.CPU.Process/r.rate()*1000, r.CPU.Backends/r.rate()*1000, r.CPU.Redis/r.rate()*1000,
 		num(int(math.Round(millionAMinute))), millionAMinute/r.rate())
+	if r.Queries != nil {
+		r.Queries.write(b, float64(r.Arrivals), "arrival")
+		b.WriteString("\n")
+	}
 }
