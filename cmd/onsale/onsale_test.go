@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"compress/gzip"
 	"context"
 	"encoding/csv"
+	"fmt"
 	"io"
 	"math"
 	"net/http/httptest"
@@ -140,6 +142,31 @@ func TestSmallOnsale(t *testing.T) {
 		}
 	}
 	checkTrace(t, cfg.Trace, r)
+	checkChart(t, r)
+}
+
+// checkChart draws the run's chart and reads it back: named for the event, a panel a
+// quantity (the room's limit among them, read from -metrics), and the sell-out it
+// says is the report's.
+func checkChart(t *testing.T, r *report) {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := r.writeSVG(&buf); err != nil {
+		t.Fatal(err)
+	}
+	c := parseChart(t, buf.Bytes())
+	if want := "sim-small: 300 buyers"; c.title != want {
+		t.Errorf("chart title %q, want %q", c.title, want)
+	}
+	if len(c.series) != 5 || len(c.frames) != 5 {
+		t.Errorf("chart: %d lines in %d panels, want 5 (queue, shopping, the room's limit, held, sold)", len(c.series), len(c.frames))
+	}
+	if r.SoldOutSeconds != nil {
+		want := fmt.Sprintf("sold out %.1f s after the onsale", *r.SoldOutSeconds)
+		if !strings.Contains(c.desc, want) || !contains(c.marks, "sold out "+secondsLabel(*r.SoldOutSeconds)) {
+			t.Errorf("chart description %q, markers %q: want %q and its marker", c.desc, c.marks, want)
+		}
+	}
 }
 
 // checkTrace reads the run's -trace: a line per buyer, as many admitted as the report
