@@ -31,7 +31,7 @@ type arriveResult struct {
 	Name       string
 	Window     time.Duration
 	Arrivals   int64            // a session and a join, both answered 200, inside the window
-	Refused    map[string]int64 // any other answer, by the step and its status code
+	Refused    map[string]int64 // any other answer of the join, by "status code"
 	Errors     int64
 	FirstError string
 	P50, P99   time.Duration // a whole arrival: the session and the join
@@ -41,48 +41,54 @@ type arriveResult struct {
 
 func (r *arriveResult) rate() float64 { return float64(r.Arrivals) / r.Window.Seconds() }
 
+// arriveQueue is the arrivals' event's waiting room, make onsale's: both sides join a
+// room with these settings.
+var arriveQueue = demo.Queue{Slots: 2000, Rate: 128, TokenTTL: 3 * time.Minute}
+
+// arriveTarget is the event the arrivals join.
+type arriveTarget struct {
+	ID       int64
+	OnsaleAt time.Time
+}
+
 // arriveEvent is an event whose waiting room is on and whose onsale is an hour ahead,
 // so that every arrival joins the pre-queue, as the crowd of an announced onsale does.
-func (s *server) arriveEvent(ctx context.Context) (int64, error) {
+func (s *server) arriveEvent(ctx context.Context) (arriveTarget, error) {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	now := time.Now()
 	spec := demo.BigSpec(fmt.Sprintf("bench-arrive-%d", now.UnixNano()), 100, now)
 	spec.OnsaleAt = now.Add(time.Hour).Truncate(time.Second)
-	spec.Queue = &demo.Queue{Slots: 2000, Rate: 128, TokenTTL: 3 * time.Minute}
+	q := arriveQueue
+	spec.Queue = &q
 	id, err := demo.Create(ctx, s.setup, spec)
 	if err != nil {
-		return 0, fmt.Errorf("create event: %w", err)
+		return arriveTarget{}, fmt.Errorf("create event: %w", err)
 	}
-	return id, nil
+	return arriveTarget{ID: id, OnsaleAt: spec.OnsaleAt}, nil
 }
 
 // runArrivals runs opts.clients clients, each arriving again and again (a new session,
-// then the join) for the warm-up and the measured window, against base.
-func runArrivals(ctx context.Context, srv *server, opts options, name, base string, eventID int64, profileSuffix string) (*arriveResult, error) {
-	res := &arriveResult{Name: name, Window: opts.duration, Refused: map[string]int64{}}
+// then the join) for the warm-up and the measured window, against base. An arrival
+// counts when the join answered 200 and put the visitor in the pre-queue.
+func runArrivals(ctx context.Context, srv *server, opts options, name, base string, ev arriveTarget, profileSuffix string) (*arriveResult, error) {
+	res := &arriveResult{Name: name, Window: opts.duration}
 	cl := newAPIClient(base, opts.clients)
 	defer cl.Close()
-	join := base + "/api/v1/events/" + strconv.FormatInt(eventID, 10) + "/queue"
+	join := base + "/api/v1/events/" + strconv.FormatInt(ev.ID, 10) + "/queue"
 	start := time.Now()
 	warmEnd := start.Add(opts.warmup)
 	end := warmEnd.Add(opts.duration)
 
-	type clientTally struct {
-		ok, errs  int64
-		firstErr  error
-		refused   map[string]int64
-		latencies []time.Duration
-	}
-	tallies := make([]clientTally, opts.clients)
+	tallies := make([]tally, opts.clients)
 	var wg sync.WaitGroup
 	for i := range opts.clients {
 		wg.Go(func() {
 			t := &tallies[i]
-			t.refused = map[string]int64{}
 			var answer bytes.Buffer
 			for ctx.Err() == nil && time.Now().Before(end) {
 				sent := time.Now()
+				answer.Reset()
 				b, err := cl.newSession(ctx)
 				status := 0
 				if err == nil {
@@ -92,19 +98,11 @@ func runArrivals(ctx context.Context, srv *server, opts options, name, base stri
 				if done.Before(warmEnd) || done.After(end) {
 					continue
 				}
-				switch {
-				case err != nil && ctx.Err() == nil:
-					t.errs++
-					t.firstErr = cmpErr(t.firstErr, err)
-				case err != nil:
-				case status != http.StatusOK:
-					t.refused["join "+strconv.Itoa(status)]++
-				case !inPreQueue(answer.Bytes()):
-					t.refused["join 200 not in the pre-queue"]++
-				default:
-					t.ok++
-					t.latencies = append(t.latencies, done.Sub(sent))
+				want, key := http.StatusOK, answerKey(status, answer.Bytes())
+				if status == http.StatusOK && !inPreQueue(answer.Bytes()) {
+					want, key = 0, "200 not in the pre-queue"
 				}
+				t.record(status, want, err, key, answer.Bytes(), done.Sub(sent))
 			}
 		})
 	}
@@ -114,20 +112,16 @@ func runArrivals(ctx context.Context, srv *server, opts options, name, base stri
 	if res.CPU, res.Queries, err = win.finish(); err != nil {
 		return res, err
 	}
-	var all []time.Duration
-	for _, t := range tallies {
-		res.Arrivals += t.ok
-		res.Errors += t.errs
-		if t.firstErr != nil && res.FirstError == "" {
-			res.FirstError = t.firstErr.Error()
-		}
-		for k, v := range t.refused {
-			res.Refused[k] += v
-		}
-		all = append(all, t.latencies...)
+	var all tally
+	for i := range tallies {
+		all.add(&tallies[i])
 	}
-	slices.Sort(all)
-	res.P50, res.P99 = percentile(all, 0.50), percentile(all, 0.99)
+	res.Arrivals, res.Refused, res.Errors = all.ok, all.refused, all.errs
+	if all.firstErr != nil {
+		res.FirstError = all.firstErr.Error()
+	}
+	slices.Sort(all.latencies)
+	res.P50, res.P99 = percentile(all.latencies, 0.50), percentile(all.latencies, 0.99)
 	if res.Arrivals == 0 {
 		return res, fmt.Errorf("%s: no arrival answered (errors %d, first %q; refused %v)", name, res.Errors, res.FirstError, res.Refused)
 	}
@@ -140,7 +134,6 @@ func runArrivals(ctx context.Context, srv *server, opts options, name, base stri
 type minimalFrontDoor struct {
 	URL  string
 	http *http.Server
-	room *waitroom.Room
 }
 
 // queueAnswer is the shape of the minimal join's answer, a little of what
@@ -154,14 +147,14 @@ type queueAnswer struct {
 	PreQueue   bool `json:"preQueue"`
 }
 
-func startMinimalFrontDoor(ctx context.Context, srv *server, eventID int64) (*minimalFrontDoor, error) {
+func startMinimalFrontDoor(ctx context.Context, srv *server, target arriveTarget) (*minimalFrontDoor, error) {
 	room := waitroom.New(srv.rdb, srv.prefix+"minimal:", []waitroom.Key{{ID: "bench", Secret: []byte(rand.Text())}},
 		waitroom.Hooks{}, slog.New(slog.DiscardHandler), waitroom.Options{})
 	if err := room.LoadScripts(ctx); err != nil {
 		return nil, err
 	}
-	ev := waitroom.Event{ID: eventID, OnsaleAt: time.Now().Add(time.Hour),
-		Settings: waitroom.Settings{Enabled: true, Slots: 2000, Rate: 128, TokenTTL: 3 * time.Minute}}
+	ev := waitroom.Event{ID: target.ID, OnsaleAt: target.OnsaleAt,
+		Settings: waitroom.Settings{Enabled: true, Slots: arriveQueue.Slots, Rate: arriveQueue.Rate, TokenTTL: arriveQueue.TokenTTL}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /api/v1/session", func(w http.ResponseWriter, r *http.Request) {
 		http.SetCookie(w, &http.Cookie{Name: "visitor", Value: rand.Text(), Path: "/", HttpOnly: true, SameSite: http.SameSiteLaxMode})
@@ -189,7 +182,7 @@ func startMinimalFrontDoor(ctx context.Context, srv *server, eventID int64) (*mi
 	if err != nil {
 		return nil, err
 	}
-	m := &minimalFrontDoor{URL: "http://" + ln.Addr().String(), room: room,
+	m := &minimalFrontDoor{URL: "http://" + ln.Addr().String(),
 		http: &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}}
 	go m.http.Serve(ln) //nolint:errcheck // ends with ErrServerClosed on Close
 	return m, nil

@@ -22,7 +22,7 @@ func measure(ctx context.Context, srv *server, opts options, rep *report) error 
 		api, pgbench, fresh, held event
 		confirmAPI, confirmPg     event
 		decompose                 []event
-		arrive                    int64
+		arrive                    arriveTarget
 	}
 	events := make([]roundEvents, opts.rounds)
 	for i := range events {
@@ -202,7 +202,7 @@ func measure(ctx context.Context, srv *server, opts options, rep *report) error 
 			}
 		}
 		if opts.wants("arrive") {
-			say("arrive: a new session and a waiting-room join through the API on event %d", e.arrive)
+			say("arrive: a new session and a waiting-room join through the API on event %d", e.arrive.ID)
 			if rd.Arrive, err = runArrivals(ctx, srv, opts, "API arrivals (session + join)", srv.URL, e.arrive, suffix+"-arrive"); err != nil {
 				return err
 			}

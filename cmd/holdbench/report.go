@@ -287,17 +287,21 @@ func ranOut(r bool) string {
 	return ""
 }
 
-func (r *confirmResult) refusedCell() string {
-	if len(r.Refused) == 0 && r.Errors == 0 {
+func (r *confirmResult) refusedCell() string { return countsCell(r.Refused, r.Errors) }
+
+// countsCell lists refused answers by count and the transport errors: "none" if
+// neither.
+func countsCell(refused map[string]int64, errors int64) string {
+	if len(refused) == 0 && errors == 0 {
 		return "none"
 	}
 	var parts []string
-	for k, v := range r.Refused {
+	for k, v := range refused {
 		parts = append(parts, fmt.Sprintf("%s × %s", num(int(v)), k))
 	}
 	slices.Sort(parts)
-	if r.Errors > 0 {
-		parts = append(parts, fmt.Sprintf("%s transport errors", num(int(r.Errors))))
+	if errors > 0 {
+		parts = append(parts, fmt.Sprintf("%s transport errors", num(int(errors))))
 	}
 	return strings.Join(parts, ", ")
 }
@@ -434,17 +438,11 @@ func num(n int) string {
 }
 
 func (r *arriveResult) refusedCell() string {
-	if len(r.Refused) == 0 && r.Errors == 0 {
-		return "none"
+	cell := countsCell(r.Refused, r.Errors)
+	if r.FirstError != "" {
+		cell += " (first: " + r.FirstError + ")"
 	}
-	var parts []string
-	for _, k := range slices.Sorted(maps.Keys(r.Refused)) {
-		parts = append(parts, fmt.Sprintf("%s × %s", k, num(int(r.Refused[k]))))
-	}
-	if r.Errors > 0 {
-		parts = append(parts, fmt.Sprintf("%s errors (first: %s)", num(int(r.Errors)), r.FirstError))
-	}
-	return strings.Join(parts, ", ")
+	return cell
 }
 
 // millionAMinute is the arrival rate of a million people in one minute.
