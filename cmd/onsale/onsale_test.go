@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -163,7 +164,7 @@ func checkChart(t *testing.T, r *report) {
 	}
 	if r.SoldOutSeconds != nil {
 		want := fmt.Sprintf("sold out %.1f s after the onsale", *r.SoldOutSeconds)
-		if !strings.Contains(c.desc, want) || !contains(c.marks, "sold out "+secondsLabel(*r.SoldOutSeconds)) {
+		if !strings.Contains(c.desc, want) || !slices.Contains(c.marks, "sold out "+secondsLabel(*r.SoldOutSeconds)) {
 			t.Errorf("chart description %q, markers %q: want %q and its marker", c.desc, c.marks, want)
 		}
 	}

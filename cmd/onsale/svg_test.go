@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -194,7 +195,7 @@ func TestChart(t *testing.T) {
 			t.Fatalf("limit %v: %d frames, %d lines, %d scales; want %d panels", withLimit, len(c.frames), len(c.series), len(c.scales), len(wants))
 		}
 		for i, w := range wants {
-			if !contains(c.text, w.title) {
+			if !slices.Contains(c.text, w.title) {
 				t.Errorf("no panel titled %q in %q", w.title, c.text)
 			}
 			if strings.Join(c.scales[i], " | ") != strings.Join(w.scale, " | ") {
@@ -225,7 +226,7 @@ func TestChart(t *testing.T) {
 	if err := (&report{}).writeSVG(&buf); err != nil {
 		t.Fatal(err)
 	}
-	if c := parseChart(t, buf.Bytes()); len(c.series) != 0 || !contains(c.text, "no samples") {
+	if c := parseChart(t, buf.Bytes()); len(c.series) != 0 || !slices.Contains(c.text, "no samples") {
 		t.Errorf("an empty timeline: %d lines, text %q; want none and \"no samples\"", len(c.series), c.text)
 	}
 }
@@ -268,15 +269,6 @@ func TestReplot(t *testing.T) {
 	if err := run(t.Context(), []string{"-replot", bad, "-svg", out}, io.Discard, io.Discard); err == nil || !strings.Contains(err.Error(), bad) {
 		t.Errorf("-replot of a file that is no report: %v, want an error naming it", err)
 	}
-}
-
-func contains(ss []string, s string) bool {
-	for _, x := range ss {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func TestNiceScale(t *testing.T) {
