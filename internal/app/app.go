@@ -226,7 +226,9 @@ func New(ctx context.Context, cfg config.Config, opt Options) (a *App, err error
 	a.Sessions.Cookie.SameSite = http.SameSiteLaxMode
 	a.Sessions.Cookie.Secure = cfg.CookieSecure
 
-	a.Staff = staff.New(a.Pool)
+	staffPolicy := staff.DefaultPolicy()
+	staffPolicy.Hashes, staffPolicy.HashWait = cfg.StaffLoginHashes, cfg.StaffLoginWait
+	a.Staff = staff.NewWith(a.Pool, staffPolicy)
 	a.Catalog = catalog.New(a.Pool)
 	a.Door = checkin.New(a.Pool)
 	a.StaffSessions = scs.New()

@@ -50,6 +50,11 @@ type Config struct {
 	// (STAFF_IDLE_TIMEOUT); StaffLifetime ends it however busy (STAFF_SESSION_LIFETIME).
 	StaffIdleTimeout time.Duration
 	StaffLifetime    time.Duration
+	// StaffLoginHashes bounds the staff password hashes computed at once, each 64 MiB
+	// and a core (STAFF_LOGIN_HASHES); a login waits up to StaffLoginWait for one
+	// (STAFF_LOGIN_WAIT), then is asked to try again.
+	StaffLoginHashes int
+	StaffLoginWait   time.Duration
 
 	// Mail and jobs (mail.go): where email goes, what it says it is from, the address
 	// its links start with, and how the job queue works.
@@ -168,6 +173,8 @@ func Load(getenv func(string) string) (Config, error) {
 	c.ReconcileInterval = dur("RECONCILE_INTERVAL", time.Minute)
 	c.StaffIdleTimeout = dur("STAFF_IDLE_TIMEOUT", 30*time.Minute)
 	c.StaffLifetime = dur("STAFF_SESSION_LIFETIME", 12*time.Hour)
+	c.StaffLoginHashes = num("STAFF_LOGIN_HASHES", 1)
+	c.StaffLoginWait = dur("STAFF_LOGIN_WAIT", 5*time.Second)
 	c.ReconcileAfter = dur("RECONCILE_AFTER", 3*time.Minute)
 	c.IdempotencyTTL = dur("IDEMPOTENCY_TTL", 24*time.Hour)
 	if v := getenv("LATENCY_BOUND"); v != "off" {

@@ -395,11 +395,18 @@ type Staff struct {
 	UpdatedAt    time.Time
 }
 
-type StaffLoginFailure struct {
-	ID   int64
-	Kind string
-	Key  string
-	At   time.Time
+type StaffKnownClient struct {
+	StaffID int64
+	Kind    string
+	Key     string
+	FirstAt time.Time
+	LastAt  time.Time
+}
+
+type StaffLoginThrottle struct {
+	Key      string
+	Failures int32
+	LastAt   time.Time
 }
 
 type Ticket struct {
