@@ -59,11 +59,16 @@ type RefundDue struct {
 // Kind names the job in river_job.
 func (RefundDue) Kind() string { return "refund_due" }
 
-// InsertOpts makes one live job per refund. River's default states leave out
-// cancelled and discarded jobs, so a refund whose job gave up (a provider down for
-// weeks) can be queued again: money must go back, and RunRefund never pays twice.
+// InsertOpts makes one live job per refund: unique among the states of a job still to
+// run. A refund whose job completed or gave up can be queued again: one due again
+// because the provider failed it (made again under a new key), or one whose job gave
+// up while a provider was down for weeks. Money must go back, and RunRefund never pays
+// twice.
 func (RefundDue) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{UniqueOpts: river.UniqueOpts{ByArgs: true}}
+	return river.InsertOpts{UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: []rivertype.JobState{
+		rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRetryable,
+		rivertype.JobStateRunning, rivertype.JobStateScheduled,
+	}}}
 }
 
 // Reconcile settles what payment webhooks did not; the periodic job queues it.
@@ -94,8 +99,8 @@ func emailOpts() river.InsertOpts {
 // had nothing to send) and discarded (it gave up). A replayed webhook, a retried
 // transaction or a second instance asking again for the same email is skipped at
 // insert by River's unique index, for as long as the first job's row is kept
-// (completedRetention, a week); booking asks only when the order changes status, which it
-// does once.
+// (completedRetention, a week); booking asks when the order changes status, which it
+// does once, or again when a refund that had ended it failed and is then paid.
 func emailOnce() river.UniqueOpts {
 	return river.UniqueOpts{ByArgs: true, ByState: rivertype.JobStates()}
 }
