@@ -81,15 +81,11 @@ func (s *Service) runRefund(ctx context.Context, refundID int64) error {
 	if res.State == RefundFailed {
 		kind = KindRefundFailed
 	}
+	// A failure makes the refund again under a new key, with a job of its own.
 	_, err = s.ApplyPayment(ctx, r.Provider, PaymentEvent{
 		ID: "refund_answer_" + res.RefundID + "_" + string(res.State), Kind: kind, RefundID: res.RefundID, RefundKey: r.IdempotencyKey,
 		PaymentID: *r.ProviderPaymentID, OrderID: r.OrderID, EventID: r.EventID, AmountCents: int64(r.AmountCents),
 	})
-	if err == nil && kind == KindRefundFailed {
-		// Made again under a new key (or given up): the job's retry, after River's
-		// backoff, runs the next attempt.
-		return fmt.Errorf("refund %d: the provider failed refund %s", refundID, res.RefundID)
-	}
 	return err
 }
 
@@ -197,7 +193,7 @@ func (a *applier) refundFailed(ctx context.Context, r db.Refund) (PaymentOutcome
 			return "", err
 		}
 		if a.s.jobs != nil {
-			if err := a.s.jobs.RefundDue(ctx, a.tx, r.ID); err != nil {
+			if err := a.s.jobs.RefundDue(ctx, a.tx, r.ID, int(r.Attempt)+1); err != nil {
 				return "", err
 			}
 		}

@@ -51,24 +51,22 @@ func (PaymentRefundedEmail) InsertOpts() river.InsertOpts {
 	return emailOpts()
 }
 
-// RefundDue refunds one recorded refund through the payment provider.
+// RefundDue refunds one recorded refund through the payment provider. A refund the
+// provider failed is made again as its next attempt, with a job of its own: the job
+// of the attempt before may still be running, or be kept as completed.
 type RefundDue struct {
 	RefundID int64 `json:"refund_id" river:"unique"`
+	Attempt  int   `json:"attempt" river:"unique"`
 }
 
 // Kind names the job in river_job.
 func (RefundDue) Kind() string { return "refund_due" }
 
-// InsertOpts makes one live job per refund: unique among the states of a job still to
-// run. A refund whose job completed or gave up can be queued again: one due again
-// because the provider failed it (made again under a new key), or one whose job gave
-// up while a provider was down for weeks. Money must go back, and RunRefund never pays
-// twice.
+// InsertOpts makes one job per refund and attempt. River's default states leave out
+// cancelled and discarded jobs, so a refund whose job gave up (a provider down for
+// weeks) can be queued again: money must go back, and RunRefund never pays twice.
 func (RefundDue) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: []rivertype.JobState{
-		rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRetryable,
-		rivertype.JobStateRunning, rivertype.JobStateScheduled,
-	}}}
+	return river.InsertOpts{UniqueOpts: river.UniqueOpts{ByArgs: true}}
 }
 
 // Reconcile settles what payment webhooks did not; the periodic job queues it.
