@@ -3,12 +3,10 @@ package booking
 import (
 	"context"
 	"errors"
-	"net"
 	"strconv"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"boxoffice/internal/db"
@@ -19,13 +17,8 @@ import (
 // service's connections.
 func proxiedFixture(t *testing.T) (fixture, *dbtest.Proxy) {
 	t.Helper()
-	url := dbtest.URL(t)
-	cfg, err := pgx.ParseConfig(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxy := dbtest.NewProxy(t, net.JoinHostPort(cfg.Host, strconv.Itoa(int(cfg.Port))))
-	pool, err := pgxpool.New(t.Context(), dbtest.ProxiedURL(t, url, proxy))
+	proxy, url := dbtest.ProxyFor(t, dbtest.URL(t))
+	pool, err := pgxpool.New(t.Context(), url)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,6 +51,25 @@ func runBatch(t *testing.T, f fixture, arm func(string) <-chan struct{}, seats [
 	return out
 }
 
+// checkHeld checks that each buyer of runBatch got a hold, the one holding its seats,
+// and that the event has holds holds.
+func checkHeld(t *testing.T, f fixture, asks [][]int64, got []exactAnswer, holds int) {
+	t.Helper()
+	for i, a := range got {
+		if a.err != nil || len(a.rows) == 0 || a.rows[0].Status != "held" {
+			t.Fatalf("buyer %d: got %+v, want its hold", i, a)
+		}
+		for _, h := range f.heldBy(t, asks[i]) {
+			if h != a.rows[0].HoldID {
+				t.Errorf("buyer %d: its seats are held by hold %d, answered hold %d", i, h, a.rows[0].HoldID)
+			}
+		}
+	}
+	if n := f.count(t, `SELECT count(*) FROM holds WHERE event_id = $1`, f.event); n != holds {
+		t.Errorf("holds: got %d, want %d", n, holds)
+	}
+}
+
 // heldBy returns the hold holding each seat (0: none).
 func (f fixture) heldBy(t *testing.T, seats []int64) []int64 {
 	t.Helper()
@@ -74,20 +86,7 @@ func TestBatchCommitAnswerLost(t *testing.T) {
 	f, proxy := proxiedFixture(t)
 	seats := f.rowSeats(t, "Floor", "A")
 	asks := [][]int64{seats[0:2], seats[2:3]}
-	got := runBatch(t, f, proxy.LoseAnswer, asks)
-	for i, a := range got {
-		if a.err != nil || len(a.rows) == 0 || a.rows[0].Status != "held" {
-			t.Fatalf("buyer %d: got %+v, want its hold", i, a)
-		}
-		for _, h := range f.heldBy(t, asks[i]) {
-			if h != a.rows[0].HoldID {
-				t.Errorf("buyer %d: its seats are held by hold %d, answered hold %d", i, h, a.rows[0].HoldID)
-			}
-		}
-	}
-	if n := f.count(t, `SELECT count(*) FROM holds WHERE event_id = $1`, f.event); n != 2 {
-		t.Errorf("holds: got %d, want the batch's 2", n)
-	}
+	checkHeld(t, f, asks, runBatch(t, f, proxy.LoseAnswer, asks), 2) // the batch's
 	rows, err := f.svc.q.SeatsHoldExact(t.Context(), db.SeatsHoldExactParams{
 		EventID: f.event, Buyer: "b0", SeatIds: asks[0], TtlSeconds: 600, BuyerLimit: 10,
 	})
@@ -104,20 +103,7 @@ func TestBatchCommitLost(t *testing.T) {
 	f, proxy := proxiedFixture(t)
 	seats := f.rowSeats(t, "Floor", "A")
 	asks := [][]int64{seats[0:2], seats[2:3]}
-	got := runBatch(t, f, proxy.LoseMessage, asks)
-	for i, a := range got {
-		if a.err != nil || len(a.rows) == 0 || a.rows[0].Status != "held" {
-			t.Fatalf("buyer %d: got %+v, want a hold", i, a)
-		}
-		for _, h := range f.heldBy(t, asks[i]) {
-			if h != a.rows[0].HoldID {
-				t.Errorf("buyer %d: its seats are held by hold %d, answered hold %d", i, h, a.rows[0].HoldID)
-			}
-		}
-	}
-	if n := f.count(t, `SELECT count(*) FROM holds WHERE event_id = $1`, f.event); n != 2 {
-		t.Errorf("holds: got %d, want the 2 of the calls run again", n)
-	}
+	checkHeld(t, f, asks, runBatch(t, f, proxy.LoseMessage, asks), 2) // of the calls run again
 }
 
 // TestQueuedHoldGoneNeverRuns: with every batching worker stuck behind a row lock, a

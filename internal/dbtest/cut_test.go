@@ -2,8 +2,6 @@ package dbtest_test
 
 import (
 	"context"
-	"net"
-	"strconv"
 	"testing"
 	"time"
 
@@ -18,11 +16,7 @@ import (
 func TestProxyLosesCommit(t *testing.T) {
 	t.Parallel()
 	dbURL := dbtest.URL(t)
-	cfg, err := pgx.ParseConfig(dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := dbtest.NewProxy(t, net.JoinHostPort(cfg.Host, strconv.Itoa(int(cfg.Port))))
+	p, proxied := dbtest.ProxyFor(t, dbURL)
 	direct, err := pgx.Connect(t.Context(), dbURL)
 	if err != nil {
 		t.Fatal(err)
@@ -39,7 +33,7 @@ func TestProxyLosesCommit(t *testing.T) {
 		{"answer lost", p.LoseAnswer, true},
 		{"message lost", p.LoseMessage, false},
 	} {
-		conn, err := pgx.Connect(t.Context(), dbtest.ProxiedURL(t, dbURL, p))
+		conn, err := pgx.Connect(t.Context(), proxied)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -5,10 +5,13 @@ import (
 	"errors"
 	"net"
 	"net/url"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // Proxy is a TCP proxy between the code under test and a server, for failure tests:
@@ -226,6 +229,18 @@ func (p *Proxy) release(cs ...net.Conn) {
 		delete(p.conns, c)
 		_ = c.Close()
 	}
+}
+
+// ProxyFor starts a proxy (NewProxy) in front of the server dbURL names and returns
+// it with dbURL through it (ProxiedURL).
+func ProxyFor(t testing.TB, dbURL string) (*Proxy, string) {
+	t.Helper()
+	cfg, err := pgx.ParseConfig(dbURL)
+	if err != nil {
+		t.Fatalf("dbtest: parse database url: %v", err)
+	}
+	p := NewProxy(t, net.JoinHostPort(cfg.Host, strconv.Itoa(int(cfg.Port))))
+	return p, ProxiedURL(t, dbURL, p)
 }
 
 // ProxiedURL returns the PostgreSQL connection string dbURL with its host and port

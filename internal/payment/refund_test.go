@@ -7,10 +7,9 @@ import (
 	"boxoffice/internal/booking"
 )
 
-// TestRefundLookUp: a refund is found by its id, and by its key among its payment's
-// refunds; a key never used is not found.
-func TestRefundLookUp(t *testing.T) {
-	t.Parallel()
+// charged is a provider with one charge taken and its webhook received.
+func charged(t *testing.T) (*receiver, *TestProvider, booking.ChargeResult) {
+	t.Helper()
 	rc := newReceiver(t, nil)
 	p := newProvider(t, rc, Config{})
 	ch, err := charge(t, p, cardOK, DeliverNormal)
@@ -18,6 +17,14 @@ func TestRefundLookUp(t *testing.T) {
 		t.Fatal(err)
 	}
 	rc.next(t)
+	return rc, p, ch
+}
+
+// TestRefundLookUp: a refund is found by its id, and by its key among its payment's
+// refunds; a key never used is not found.
+func TestRefundLookUp(t *testing.T) {
+	t.Parallel()
+	rc, p, ch := charged(t)
 	r, err := p.Refund(t.Context(), booking.RefundRequest{Key: "refund_1", PaymentID: ch.PaymentID, OrderID: 1, EventID: 2, AmountCents: 3000})
 	if err != nil {
 		t.Fatal(err)
@@ -42,13 +49,7 @@ func TestRefundLookUp(t *testing.T) {
 // settled; failed, its webhook says so and its amount may be refunded again.
 func TestRefundHeldThenFailed(t *testing.T) {
 	t.Parallel()
-	rc := newReceiver(t, nil)
-	p := newProvider(t, rc, Config{})
-	ch, err := charge(t, p, cardOK, DeliverNormal)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rc.next(t)
+	rc, p, ch := charged(t)
 	p.SetRefundMode(RefundHeld)
 	r, err := p.Refund(t.Context(), booking.RefundRequest{Key: "refund_1", PaymentID: ch.PaymentID, OrderID: 1, EventID: 2, AmountCents: 3000})
 	if err != nil || r.State != booking.RefundPending {
@@ -79,13 +80,7 @@ func TestRefundHeldThenFailed(t *testing.T) {
 // is why booking looks a refund up before asking again that late).
 func TestRefundLostAnswerAndExpiredKey(t *testing.T) {
 	t.Parallel()
-	rc := newReceiver(t, nil)
-	p := newProvider(t, rc, Config{})
-	ch, err := charge(t, p, cardOK, DeliverNormal)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rc.next(t)
+	rc, p, ch := charged(t)
 	p.SetRefundMode(RefundLost)
 	req := booking.RefundRequest{Key: "refund_1", PaymentID: ch.PaymentID, OrderID: 1, EventID: 2, AmountCents: 1000}
 	if _, err := p.Refund(t.Context(), req); !errors.Is(err, ErrTimeout) {

@@ -85,10 +85,10 @@ func New(t testing.TB) *Fake {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/payment_intents", f.idempotent(f.createIntent))
 	mux.HandleFunc("GET /v1/payment_intents/search", f.searchIntents)
-	mux.HandleFunc("GET /v1/payment_intents/{id}", f.getIntent)
+	mux.HandleFunc("GET /v1/payment_intents/{id}", f.get(f.intents, "intent", "payment_intent"))
 	mux.HandleFunc("POST /v1/refunds", f.idempotent(f.createRefund))
 	mux.HandleFunc("GET /v1/refunds", f.listRefunds)
-	mux.HandleFunc("GET /v1/refunds/{id}", f.getRefund)
+	mux.HandleFunc("GET /v1/refunds/{id}", f.get(f.refunds, "id", "refund"))
 	f.Server = httptest.NewServer(f.record(mux))
 	f.URL = f.Server.URL
 	t.Cleanup(f.Server.Close)
@@ -267,15 +267,19 @@ func (f *Fake) createIntent(r *http.Request) (answer, func()) {
 	}
 }
 
-func (f *Fake) getIntent(w http.ResponseWriter, r *http.Request) {
-	f.mu.Lock()
-	pi, ok := f.intents[r.PathValue("id")]
-	f.mu.Unlock()
-	if !ok {
-		writeJSON(w, 404, apiError("invalid_request_error", "resource_missing", "intent", "No such payment_intent", nil))
-		return
+// get answers the object of objects named by the path's id, or Stripe's 404 for one
+// it has no record of, naming param and what.
+func (f *Fake) get(objects map[string]map[string]any, param, what string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		f.mu.Lock()
+		o, ok := objects[r.PathValue("id")]
+		f.mu.Unlock()
+		if !ok {
+			writeJSON(w, 404, apiError("invalid_request_error", "resource_missing", param, "No such "+what, nil))
+			return
+		}
+		writeJSON(w, 200, o)
 	}
-	writeJSON(w, 200, pi)
 }
 
 var searchQuery = regexp.MustCompile(`^metadata\['payment_key'\]:'(.*)'$`)
@@ -331,17 +335,6 @@ func with(object map[string]any, key string, v any) map[string]any {
 	}
 	out[key] = v
 	return out
-}
-
-func (f *Fake) getRefund(w http.ResponseWriter, r *http.Request) {
-	f.mu.Lock()
-	re, ok := f.refunds[r.PathValue("id")]
-	f.mu.Unlock()
-	if !ok {
-		writeJSON(w, 404, apiError("invalid_request_error", "resource_missing", "id", "No such refund", nil))
-		return
-	}
-	writeJSON(w, 200, re)
 }
 
 // listRefunds lists the refunds of the PaymentIntent payment_intent, newest first, in
