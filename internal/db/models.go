@@ -347,6 +347,8 @@ type Refund struct {
 	UpdatedAt        time.Time
 	ByStaff          bool
 	StaffID          *int64
+	KeyUsedAt        *time.Time
+	Attempt          int32
 }
 
 type Seat struct {
