@@ -2,7 +2,6 @@ package web
 
 import (
 	"errors"
-	"log/slog"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
@@ -36,6 +35,9 @@ var errProofRequired = &apiError{Status: http.StatusForbidden, Code: "proof_requ
 func proofInvalid(err error) *apiError {
 	msg := "That is not a solved challenge from this site."
 	switch {
+	case errors.Is(err, proof.ErrUnavailable):
+		return &apiError{Status: http.StatusServiceUnavailable, Code: "proof_unavailable", RetryAfter: proofRetryAfter,
+			Message: "Proofs cannot be checked for a moment. Send the same one again in a few seconds."}
 	case errors.Is(err, proof.ErrExpired):
 		msg = "That proof has run out."
 	case errors.Is(err, proof.ErrSpent):
@@ -45,13 +47,16 @@ func proofInvalid(err error) *apiError {
 		Message: msg + " Solve a fresh challenge from GET /api/v1/challenge and send it again."}
 }
 
+// proofRetryAfter is the Retry-After, in seconds, while spent proofs cannot be checked.
+const proofRetryAfter = 2
+
 // newProofGuard builds the guard, its keys derived from the admission keys.
-func newProofGuard(a *app.App, log *slog.Logger) *proof.Guard {
+func newProofGuard(a *app.App) *proof.Guard {
 	secrets := make([][]byte, len(a.Config.AdmissionKeys))
 	for i, k := range a.Config.AdmissionKeys {
 		secrets[i] = k.Secret
 	}
-	return proof.New(a.Redis, a.Config.RedisPrefix, secrets, a.Config.ProofMaxNumber, log)
+	return proof.New(a.Redis, a.Config.RedisPrefix, secrets, a.Config.ProofMaxNumber)
 }
 
 // getChallenge hands out a fresh challenge, to the widget and to programs.
@@ -115,6 +120,8 @@ func proofPageError(err error, what string) error {
 		out.Message = "Joining the queue needs JavaScript for one quick step: your browser works out a small sum, in under a second, that shows it is not a script. Turn JavaScript on for this site and open the waiting room again."
 	case ae.Code == errProofRequired.Code:
 		out.Message = "Holding seats needs JavaScript for one quick step: your browser works out a small sum, in under a second, that shows it is not a script. Turn JavaScript on for this site, reload this page and choose again."
+	case ae.Status == http.StatusServiceUnavailable:
+		out.Message = "The check that this browser is not a script cannot be made for a moment. Try again in a few seconds."
 	default:
 		out.Message = "The check that this browser is not a script did not go through (it may have run out). Wait a moment while it runs again, then try again."
 	}

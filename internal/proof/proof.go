@@ -5,7 +5,7 @@
 // salt and a secret number up to a maximum, signed with HMAC-SHA256; the browser finds
 // the number by trying them all from 0; the expiry travels inside the salt, so the
 // signature covers it. A solution counts once: spent ones are remembered in Redis until
-// their challenge expires.
+// their challenge expires, and none counts while Redis cannot say.
 package proof
 
 import (
@@ -20,7 +20,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"regexp"
 	"strconv"
 	"time"
@@ -36,8 +35,9 @@ const Algorithm = "SHA-256"
 // solutions for the moment an onsale opens.
 const Lifetime = 10 * time.Minute
 
-// memoryTimeout bounds the Redis call that remembers a spent solution.
-const memoryTimeout = 200 * time.Millisecond
+// memoryTimeout bounds the Redis call that remembers a spent solution. Redis answers
+// in well under a millisecond; past this it is away.
+const memoryTimeout = 2 * time.Second
 
 // memorySlack keeps a spent solution past its expiry, for instances whose clocks differ.
 const memorySlack = time.Minute
@@ -48,6 +48,11 @@ var (
 	ErrExpired   = errors.New("proof: the challenge has expired")
 	ErrWrong     = errors.New("proof: the solution or its signature is wrong")
 	ErrSpent     = errors.New("proof: the solution was spent already")
+	// ErrUnavailable: Redis, which remembers spent solutions, did not answer. The
+	// solution is refused (a replay must never pass) but may well be unspent: sent
+	// again once Redis is back, it counts, or is ErrSpent if the first call got
+	// through after all.
+	ErrUnavailable = errors.New("proof: spent solutions cannot be checked now")
 )
 
 // Challenge is what GET /api/v1/challenge answers, in ALTCHA's field names.
@@ -79,7 +84,6 @@ type Guard struct {
 	maxNumber int
 	rdb       redis.Cmdable
 	prefix    string
-	log       *slog.Logger
 	now       func() time.Time
 }
 
@@ -90,15 +94,12 @@ const keyLabel = "boxoffice proof of work"
 // derived from secrets (the admission keys: every instance shares them, and the first
 // is the one in use), so that any instance verifies another's challenge. Spent
 // solutions are remembered in rdb under prefix.
-func New(rdb redis.Cmdable, prefix string, secrets [][]byte, maxNumber int, log *slog.Logger) *Guard {
-	g := &Guard{maxNumber: maxNumber, rdb: rdb, prefix: prefix + "proof:", log: log, now: time.Now}
+func New(rdb redis.Cmdable, prefix string, secrets [][]byte, maxNumber int) *Guard {
+	g := &Guard{maxNumber: maxNumber, rdb: rdb, prefix: prefix + "proof:", now: time.Now}
 	for _, s := range secrets {
 		m := hmac.New(sha256.New, s)
 		m.Write([]byte(keyLabel))
 		g.keys = append(g.keys, m.Sum(nil))
-	}
-	if g.log == nil {
-		g.log = slog.Default()
 	}
 	return g
 }
@@ -115,9 +116,8 @@ func (g *Guard) Challenge() Challenge {
 
 // Verify checks a solved challenge (the widget's payload) and spends it: the same
 // payload is refused from then on. It returns one of the errors above for a payload
-// that does not count. A Redis that fails or hangs lets a correct solution through,
-// unremembered (and logged): the proof is a cost put on scripts, never a lock on the
-// sale.
+// that does not count. While Redis is away every solution is refused
+// (ErrUnavailable), since none can be told from a replay.
 func (g *Guard) Verify(ctx context.Context, encoded string) error {
 	p, expires, err := g.check(encoded)
 	if err != nil {
@@ -128,8 +128,7 @@ func (g *Guard) Verify(ctx context.Context, encoded string) error {
 	fresh, err := g.rdb.SetNX(ctx, g.prefix+p.Challenge, 1, expires.Sub(g.now())+memorySlack).Result()
 	switch {
 	case err != nil:
-		g.log.WarnContext(ctx, "proof of work let through unremembered: Redis did not answer", "err", err)
-		return nil
+		return fmt.Errorf("%w: %w", ErrUnavailable, err)
 	case !fresh:
 		return ErrSpent
 	}
