@@ -124,6 +124,12 @@ ONSALE_DB_CONNS ?= 8
 # ONSALE_SIM_PROCS, if set, is the simulator's GOMAXPROCS (the server keeps both
 # cores): 1 makes the crowd cheaper and its own tails longer (docs/ONSALE.md, t59f).
 ONSALE_SIM_PROCS ?=
+# Every simulated join solves the server's proof of work (cmd/onsale/proof.go). At
+# the default difficulty the crowd's solving (~4.5 ms of a core a buyer, most of the
+# 20,000 within a minute) would take the cores of the server it measures: work real
+# buyers do on their own phones. The server's part (the challenge, the check, the
+# replay memory) costs the same at any difficulty.
+ONSALE_PROOF_MAXNUMBER ?= 1000
 onsale: ## start services and a boxoffice with a 50,000-seat onsale, then run the simulated crowd against it (cmd/onsale; ARGS go to it)
 	$(SERVICES)
 	mkdir -p .data/bin
@@ -145,6 +151,7 @@ onsale: ## start services and a boxoffice with a 50,000-seat onsale, then run th
 	  -slots $(ONSALE_SLOTS) -rate $(ONSALE_RATE) -token-ttl 3m
 	ADDR=127.0.0.1:$(ONSALE_PORT) METRICS_ADDR=127.0.0.1:$(ONSALE_METRICS_PORT) \
 	  REDIS_PREFIX="onsale:$$slug:" HOLD_TTL=1m DB_MAX_CONNS=$(ONSALE_DB_CONNS) LOG_FORMAT=json \
+	  PROOF_OF_WORK_MAXNUMBER=$(ONSALE_PROOF_MAXNUMBER) \
 	  .data/bin/boxoffice serve >.data/onsale-server.log 2>&1 &
 	server=$$!
 	trap 'kill $$server 2>/dev/null; wait $$server || true' EXIT
