@@ -37,12 +37,9 @@ var queueScript = static.URL("js/queue.js")
 // looks never join: a visitor who stands nowhere gets the join form, which the page's
 // script sends once the proof is solved (joinQueueForm).
 func (s *server) showQueue(c echo.Context) error {
-	ev, err := s.eventBySlug(c.Request().Context(), c.Param("slug"))
-	if err != nil {
+	ev, on, err := s.roomOf(c)
+	if !on {
 		return err
-	}
-	if !ev.QueueEnabled {
-		return seeOther(c, seatsURL(ev, ""))
 	}
 	ask := queueJoin
 	switch {
@@ -59,12 +56,9 @@ func (s *server) showQueue(c echo.Context) error {
 // with the way back to the queue; joined, it answers as the queue page: the status to
 // htmx, the page itself (by a redirect) to a plain form.
 func (s *server) joinQueueForm(c echo.Context) error {
-	ev, err := s.eventBySlug(c.Request().Context(), c.Param("slug"))
-	if err != nil {
+	ev, on, err := s.roomOf(c)
+	if !on {
 		return err
-	}
-	if !ev.QueueEnabled {
-		return seeOther(c, seatsURL(ev, ""))
 	}
 	if err := s.proveJoin(c, ev); err != nil {
 		return &onwardError{err: proofPageError(err, "join"), next: views.ActionLink{Href: queueURL(ev), Text: "Back to the waiting room"}}
@@ -76,6 +70,20 @@ func (s *server) joinQueueForm(c echo.Context) error {
 		return err
 	}
 	return c.Redirect(http.StatusSeeOther, queueURL(ev))
+}
+
+// roomOf is the event of a queue page's address and whether its room is on. With the
+// room off it has answered already, sending the browser on to the seats; err is then
+// what to return.
+func (s *server) roomOf(c echo.Context) (booking.Event, bool, error) {
+	ev, err := s.eventBySlug(c.Request().Context(), c.Param("slug"))
+	if err != nil {
+		return ev, false, err
+	}
+	if !ev.QueueEnabled {
+		return ev, false, seeOther(c, seatsURL(ev, ""))
+	}
+	return ev, true, nil
 }
 
 // queuePage answers the queue page, or to htmx its status, after asking the room.

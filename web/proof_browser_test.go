@@ -15,14 +15,6 @@ import (
 // challenge at its default difficulty under the page's CSP (browsertest fails a test
 // on any violation), in the background.
 
-// proofAsShipped asks for the proof at the default difficulty.
-func proofAsShipped(o *appOptions) {
-	if o.Env == nil {
-		o.Env = map[string]string{}
-	}
-	o.Env["PROOF_OF_WORK"] = "on"
-}
-
 // proofSolved reads, once the page's widget has solved its challenge, how long the
 // work took the browser (the widget's own figure, in milliseconds).
 func proofSolved(t *testing.T, ctx context.Context) float64 {

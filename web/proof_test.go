@@ -14,13 +14,18 @@ import (
 // The proof of work in front of queue joins and a session's first hold: refused
 // without, accepted once with, replay refused, and the pages' words without JavaScript.
 
-// proofOn asks for the proof, at an easy difficulty: these tests are about the rules,
-// not the cost (the browser test solves the default one).
-func proofOn(o *appOptions) {
+// proofAsShipped asks for the proof at the default difficulty.
+func proofAsShipped(o *appOptions) {
 	if o.Env == nil {
 		o.Env = map[string]string{}
 	}
 	o.Env["PROOF_OF_WORK"] = "on"
+}
+
+// proofOn asks for the proof, at an easy difficulty: these tests are about the rules,
+// not the cost (the browser tests solve the default one).
+func proofOn(o *appOptions) {
+	proofAsShipped(o)
 	o.Env["PROOF_OF_WORK_MAXNUMBER"] = "2000"
 }
 

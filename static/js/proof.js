@@ -51,8 +51,9 @@
       w.setAttribute("challenge", box.getAttribute("data-proof-challenge"));
       w.setAttribute("auto", "onload");
       w.setAttribute("name", "altcha");
-      // No waiting on top of the work, no interaction record, no link away.
-      w.setAttribute("configuration", JSON.stringify({ minDuration: 0, humanInteractionSignature: false, hideFooter: true }));
+      // No waiting on top of the work, no record of the pointer and keys, no link
+      // to ALTCHA's site (footer, logo).
+      w.setAttribute("configuration", JSON.stringify({ minDuration: 0, humanInteractionSignature: false, hideFooter: true, hideLogo: true }));
       cur.widget = w;
       w.addEventListener("verified", function (e) {
         cur.payload = (e.detail && e.detail.payload) || "";
