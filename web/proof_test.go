@@ -267,6 +267,9 @@ func TestProofQueuePage(t *testing.T) {
 	if back, _ := refused.Find(`a[href="` + path + `"]`).Attr("href"); st != http.StatusForbidden || !strings.Contains(refused.Text(), "Joining the queue needs JavaScript") || back != path {
 		t.Fatalf("join form without a proof: got %d, want 403 saying JavaScript is needed, with a link back", st)
 	}
+	if h := refused.Find("h1").Text(); h != "One quick step first" {
+		t.Errorf("refused join's heading: got %q, want One quick step first", h)
+	}
 	form.Set("altcha", (&client{t: t, http: b.http, base: a.URL}).solve())
 	if st, _, h := b.do("POST", path, form, nil); st != http.StatusSeeOther || h.Get("Location") != path {
 		t.Fatalf("join form with the widget's field: got %d to %q, want 303 to the queue page", st, h.Get("Location"))
