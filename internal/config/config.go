@@ -84,6 +84,11 @@ type Config struct {
 	// EmailSaleRate is how many confirmation emails a second one instance starts
 	// while a sale is on, one at a time (EMAIL_SALE_RATE; "off": 0, no pace).
 	EmailSaleRate int
+
+	// ProofOfWork and ProofMaxNumber: the proof of work asked before a queue join and
+	// a session's first hold, and its difficulty (proof.go).
+	ProofOfWork    bool
+	ProofMaxNumber int
 }
 
 // Bounds of the money settings.
@@ -271,6 +276,7 @@ func Load(getenv func(string) string) (Config, error) {
 		}
 	}
 	errs = append(errs, loadMail(&c, getenv)...)
+	errs = append(errs, loadProof(&c, getenv)...)
 	return c, errors.Join(errs...)
 }
 
