@@ -405,8 +405,38 @@ func (r *Room) Status(ctx context.Context, ev Event, visitor string) (Status, er
 }
 
 // Leave gives the visitor's slot back at once (bought, released), or the place in the
-// queue of a waiter who gave up.
+// queue of a waiter who gave up. An admission left so has ended: its tokens are
+// refused from then on (Ended), so that another round of shopping starts in the queue.
 func (r *Room) Leave(ctx context.Context, eventID int64, visitor string) error {
-	_, err := r.eval(ctx, leaveScript, eventKeys(r.prefix, eventID), visitor)
+	_, err := r.eval(ctx, leaveScript, eventKeys(r.prefix, eventID), visitor, r.idleMS(Settings{}))
+	return err
+}
+
+// Ended reports whether the visitor's admission whose token ends at exp has ended
+// early, by Leave: the token verifies by its signature, but its purchase completed or
+// its hold was released. It costs Redis one read. An error (Redis away) says nothing:
+// the caller lets the token stand, as Verify does.
+func (r *Room) Ended(ctx context.Context, eventID int64, visitor string, exp time.Time) (bool, error) {
+	cctx, cancel := context.WithTimeout(ctx, r.opt.Timeout)
+	defer cancel()
+	end, err := r.rdb.ZScore(cctx, eventKeys(r.prefix, eventID)[keyEnded], visitor).Result()
+	switch {
+	case errors.Is(err, redis.Nil):
+		return false, nil
+	case err != nil:
+		if ctx.Err() != nil {
+			return false, ctx.Err()
+		}
+		return false, fmt.Errorf("%w: %w", ErrUnavailable, err)
+	}
+	return int64(end) >= exp.UnixMilli(), nil
+}
+
+// Extend makes the visitor's running admission last until at least until, the end of
+// the hold they made with it: the slot stays taken while they hold seats and pay, and
+// the queue calls hand out tokens lasting as long. An admission that has ended is
+// left so.
+func (r *Room) Extend(ctx context.Context, eventID int64, visitor string, until time.Time) error {
+	_, err := r.eval(ctx, extendScript, eventKeys(r.prefix, eventID), visitor, until.UnixMilli())
 	return err
 }
