@@ -42,6 +42,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"boxoffice/internal/keyring"
 )
 
 // Settings are one event's waiting-room knobs (stored on the event in PostgreSQL).
@@ -132,10 +134,7 @@ var (
 
 // Key is one HMAC key; the first of a room's keys signs, the others still verify
 // until they are removed (a token signed by a removed key is refused).
-type Key struct {
-	ID     string
-	Secret []byte
-}
+type Key = keyring.Key
 
 // Stock is what an event has left to sell (Hooks.Stock); -1: not known.
 type Stock struct{ Unsold, Free int }
@@ -252,16 +251,7 @@ type Room struct {
 // each call for its read timeout (seconds) instead of Options.Timeout. The program's
 // client has it (internal/app), and so do the tests' (internal/dbtest).
 func New(rdb *redis.Client, prefix string, keys []Key, hooks Hooks, log *slog.Logger, opt Options) *Room {
-	if len(keys) == 0 {
-		panic("waitroom: no signing key")
-	}
-	ver := make(map[string][]byte, len(keys))
-	for _, k := range keys {
-		if k.ID == "" || len(k.ID) > 255 || len(k.Secret) == 0 {
-			panic(fmt.Sprintf("waitroom: key %q needs an id of 1 to 255 bytes and a secret", k.ID))
-		}
-		ver[k.ID] = k.Secret
-	}
+	ver := keyring.Verifiers("waitroom", keys)
 	if log == nil {
 		log = slog.Default()
 	}
