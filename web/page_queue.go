@@ -40,6 +40,9 @@ func (s *server) showQueue(c echo.Context) error {
 		return err
 	}
 	seats := seatsURL(ev, "")
+	if ev.VerifiedOnly && !s.verifiedFor(c, ev.ID) {
+		return seeOther(c, verifyURL(ev))
+	}
 	if !ev.QueueEnabled {
 		return seeOther(c, seats)
 	}

@@ -23,6 +23,7 @@ import (
 	"boxoffice/internal/metrics"
 	"boxoffice/internal/spent"
 	"boxoffice/internal/staff"
+	"boxoffice/internal/verification"
 	"boxoffice/internal/waitroom"
 )
 
@@ -72,6 +73,8 @@ type server struct {
 	// load hears how long the sale's steps take (step): the waiting room admits
 	// slower while they are past their bound.
 	load *load.Meter
+	// Verify registers and confirms verified buyers' emails (verify.go).
+	Verify *verification.Service
 }
 
 // New returns the HTTP handler of the whole program: every route, its middleware and
@@ -82,7 +85,7 @@ func New(a *app.App) http.Handler {
 		Door:          a.Door,
 		WebhookSecret: a.Config.WebhookSecret, CookieSecure: a.Config.CookieSecure,
 		Queue: a.Queue, ProviderName: "test",
-		looks: make(chan struct{}, 2*runtime.GOMAXPROCS(0)), load: a.Load,
+		looks: make(chan struct{}, 2*runtime.GOMAXPROCS(0)), load: a.Load, Verify: a.Verify,
 	}
 	if a.Provider != nil {
 		s.ProviderName = a.Provider.Name()
