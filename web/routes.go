@@ -83,6 +83,7 @@ func (s *server) routes(e *echo.Echo) {
 	api.GET("/orders/:orderId", s.getOrder, buyer...)
 	api.POST("/orders/:orderId/pay", s.pay, seatCall(eventOfOrder)...)
 	api.POST("/payments/webhook", s.paymentWebhook, timed, noStore, body)
+	s.routeVerify(e, buyerPage, buyer) // verified buyers' registration (verify.go)
 
 	// The admin pages (routes_admin.go): staff sessions and roles.
 	s.routeAdmin(e, timed, gz)

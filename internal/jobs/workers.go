@@ -37,6 +37,8 @@ type deps struct {
 	onSale    func() bool
 	salePace  *rate.Limiter
 	paceClock func() time.Time
+	// verifications reads the link emails of verified buyers (verify.go).
+	verifications Verifications
 }
 
 // confirmationWorker sends an order's confirmation with its tickets.
