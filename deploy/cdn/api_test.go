@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"boxoffice/internal/cdn"
+	"boxoffice/deploy/cdn"
 	"boxoffice/internal/demo"
 )
 

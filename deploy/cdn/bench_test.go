@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"boxoffice/internal/cdn"
+	"boxoffice/deploy/cdn"
 )
 
 // BenchmarkProxy measures requests per second through the reference proxy with wrk: the

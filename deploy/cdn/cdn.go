@@ -3,6 +3,10 @@
 // that renders it and runs nginx as a child process, for the tests that prove the rules
 // and for the speed measurement. docs/CDN.md explains the rules; nginx.conf.tmpl is the
 // configuration itself.
+//
+// It is a deployment file with its tests, beside the program rather than part of it:
+// nothing of boxoffice imports it, and it imports nothing of boxoffice (its tests
+// build the real program through internal/apptest and put nginx in front).
 package cdn
 
 import (

@@ -19,9 +19,9 @@ import (
 	"testing"
 	"time"
 
+	"boxoffice/deploy/cdn"
 	"boxoffice/internal/app"
 	"boxoffice/internal/apptest"
-	"boxoffice/internal/cdn"
 	"boxoffice/internal/demo"
 	"boxoffice/web"
 )

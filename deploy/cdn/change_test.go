@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"boxoffice/deploy/cdn"
 	"boxoffice/internal/catalog"
-	"boxoffice/internal/cdn"
 )
 
 // TestChangedEventNotStaleBeyondSMaxAge: staff rename an event while the proxy holds

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"boxoffice/internal/cdn"
+	"boxoffice/deploy/cdn"
 )
 
 // The configuration's rules against a stand-in origin: each way of answering that a
