@@ -5,17 +5,15 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
+	"flag"
 	"fmt"
-	"log/slog"
-	"net"
+	"math"
 	"net/http"
-	"slices"
 	"strconv"
-	"sync"
+	"strings"
 	"time"
 
-	"boxoffice/internal/demo"
-	"boxoffice/internal/waitroom"
+	"boxoffice/internal/benchkit"
 )
 
 // An arrival is what each of the crowd does first at an onsale: it starts a session
@@ -35,7 +33,7 @@ type arriveResult struct {
 	Errors     int64
 	FirstError string
 	P50, P99   time.Duration // a whole arrival: the session and the join
-	CPU        cpuUse
+	CPU        benchkit.CPUUse
 	Queries    *queryReport // -queries: the window's round trips
 }
 
@@ -43,12 +41,51 @@ func (r *arriveResult) rate() float64 { return float64(r.Arrivals) / r.Window.Se
 
 // arriveQueue is the arrivals' event's waiting room, make onsale's: both sides join a
 // room with these settings.
-var arriveQueue = demo.Queue{Slots: 2000, Rate: 128, TokenTTL: 3 * time.Minute}
+var arriveQueue = benchkit.Queue{Slots: 2000, Rate: 128, TokenTTL: 3 * time.Minute}
 
 // arriveTarget is the event the arrivals join.
 type arriveTarget struct {
 	ID       int64
 	OnsaleAt time.Time
+}
+
+// arriveBench is `bench arrive`: the crowd's arrivals through the API, against a
+// minimal net/http server doing the same join in the same Redis.
+type arriveBench struct{}
+
+func (arriveBench) flags(*flag.FlagSet, *options) {}
+func (arriveBench) check(options) []error         { return nil }
+func (arriveBench) sessions(options) int          { return 0 }
+
+func (arriveBench) describe(options) string {
+	return fmt.Sprintf("an event whose waiting room is on (%d slots, %g a second), its onsale an hour ahead: every arrival joins the pre-queue",
+		arriveQueue.Slots, arriveQueue.Rate)
+}
+
+func (arriveBench) prepare(ctx context.Context, srv *server, _ options) ([]event, roundFunc, error) {
+	target, err := srv.arriveEvent(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	return nil, func(ctx context.Context, r *runner, tag string) error {
+		step(fmt.Sprintf("arrive: a new session and a waiting-room join through the API on event %d", target.ID))
+		api, err := runArrivals(ctx, r.srv, r.o, "API arrivals (session + join)", r.srv.URL, target, profileName("arrive", tag))
+		if err != nil {
+			return err
+		}
+		minimal, err := startMinimalFrontDoor(ctx, r.srv, target)
+		if err != nil {
+			return err
+		}
+		step("arrive: the same against a minimal net/http server and the same Redis join")
+		bare, err := runArrivals(ctx, r.srv, r.o, "minimal net/http arrivals (cookie + join)", minimal.URL, target, profileName("arrive-minimal", tag))
+		minimal.Close()
+		if err != nil {
+			return err
+		}
+		r.rep.compare(tag, api, bare, "ratio arrivals API / minimal", api.rate()/bare.rate(), true, "")
+		return nil
+	}, nil
 }
 
 // arriveEvent is an event whose waiting room is on and whose onsale is an hour ahead,
@@ -57,84 +94,57 @@ func (s *server) arriveEvent(ctx context.Context) (arriveTarget, error) {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	now := time.Now()
-	spec := demo.BigSpec(fmt.Sprintf("bench-arrive-%d", now.UnixNano()), 100, now)
-	spec.OnsaleAt = now.Add(time.Hour).Truncate(time.Second)
 	q := arriveQueue
-	spec.Queue = &q
-	id, err := demo.Create(ctx, s.setup, spec)
-	if err != nil {
-		return arriveTarget{}, fmt.Errorf("create event: %w", err)
-	}
-	return arriveTarget{ID: id, OnsaleAt: spec.OnsaleAt}, nil
+	e := benchkit.Event{Slug: fmt.Sprintf("bench-arrive-%d", now.UnixNano()), Seats: 100,
+		OnsaleAt: now.Add(time.Hour).Truncate(time.Second), Queue: &q}
+	id, err := benchkit.CreateEvent(ctx, s.setup, e)
+	return arriveTarget{ID: id, OnsaleAt: e.OnsaleAt}, err
 }
 
-// runArrivals runs opts.clients clients, each arriving again and again (a new session,
+// roomEvent is the waiting room's view of the arrivals' event.
+func (t arriveTarget) roomEvent() benchkit.RoomEvent {
+	return benchkit.RoomEventOf(t.ID, t.OnsaleAt, arriveQueue)
+}
+
+// runArrivals runs o.clients clients, each arriving again and again (a new session,
 // then the join) for the warm-up and the measured window, against base. An arrival
 // counts when the join answered 200 and put the visitor in the pre-queue.
-func runArrivals(ctx context.Context, srv *server, opts options, name, base string, ev arriveTarget, profileSuffix string) (*arriveResult, error) {
-	res := &arriveResult{Name: name, Window: opts.duration}
-	cl := newAPIClient(base, opts.clients)
+func runArrivals(ctx context.Context, srv *server, o options, name, base string, ev arriveTarget, profile string) (*arriveResult, error) {
+	res := &arriveResult{Name: name, Window: o.duration}
+	cl := newAPIClient(base, o.clients)
 	defer cl.Close()
 	join := base + "/api/v1/events/" + strconv.FormatInt(ev.ID, 10) + "/queue"
-	start := time.Now()
-	warmEnd := start.Add(opts.warmup)
-	end := warmEnd.Add(opts.duration)
-
-	tallies := make([]tally, opts.clients)
-	var wg sync.WaitGroup
-	for i := range opts.clients {
-		wg.Go(func() {
-			t := &tallies[i]
-			var answer bytes.Buffer
-			for ctx.Err() == nil && time.Now().Before(end) {
-				sent := time.Now()
-				answer.Reset()
-				b, err := cl.newSession(ctx)
-				status := 0
-				if err == nil {
-					status, err = cl.post(ctx, join, b, nil, &answer)
-				}
-				done := time.Now()
-				if done.Before(warmEnd) || done.After(end) {
-					continue
-				}
-				want, key := http.StatusOK, answerKey(status, answer.Bytes())
-				if status == http.StatusOK && !inPreQueue(answer.Bytes()) {
-					want, key = 0, "200 not in the pre-queue"
-				}
-				t.record(status, want, err, key, answer.Bytes(), done.Sub(sent))
+	all, w, err := drive(ctx, srv, o, newTiming(o), profile, func(int) func() (call, bool) {
+		var answer bytes.Buffer
+		return func() (call, bool) {
+			c := call{want: http.StatusOK, sent: time.Now()}
+			answer.Reset()
+			b, err := cl.newSession(ctx)
+			if c.err = err; err == nil {
+				c.status, c.err = cl.post(ctx, join, b, nil, &answer)
 			}
-		})
-	}
-	win := startWindow(ctx, srv, opts, profileSuffix, warmEnd, end)
-	wg.Wait()
-	var err error
-	if res.CPU, res.Queries, err = win.finish(); err != nil {
+			c.done, c.body, c.key = time.Now(), answer.Bytes(), answerKey(c.status, answer.Bytes())
+			if c.status == http.StatusOK && !inPreQueue(c.body) {
+				c.want, c.key = 0, "200 not in the pre-queue"
+			}
+			return c, true
+		}
+	})
+	res.CPU, res.Queries = w.cpu, w.queries
+	if err != nil {
 		return res, err
 	}
-	var all tally
-	for i := range tallies {
-		all.add(&tallies[i])
-	}
-	res.Arrivals, res.Refused, res.Errors = all.ok, all.refused, all.errs
-	if all.firstErr != nil {
-		res.FirstError = all.firstErr.Error()
-	}
-	slices.Sort(all.latencies)
-	res.P50, res.P99 = percentile(all.latencies, 0.50), percentile(all.latencies, 0.99)
+	res.Arrivals, res.Refused, res.Errors, res.FirstError = all.ok, all.refused, all.errs, errText(all.firstErr)
+	res.P50, res.P99 = benchkit.Percentiles(all.latencies)
 	if res.Arrivals == 0 {
 		return res, fmt.Errorf("%s: no arrival answered (errors %d, first %q; refused %v)", name, res.Errors, res.FirstError, res.Refused)
 	}
 	return res, nil
 }
 
-// minimalFrontDoor is the ceiling: an arrival done with net/http alone, a random
-// cookie for the session and the waiting room's own join in the same Redis (keys of
-// its own), answered in JSON.
-type minimalFrontDoor struct {
-	URL  string
-	http *http.Server
-}
+// minimalPrefix is where the minimal front door's waiting room keeps its keys, under
+// the program's prefix.
+const minimalPrefix = "minimal:"
 
 // queueAnswer is the shape of the minimal join's answer, a little of what
 // boxoffice's queue answer carries.
@@ -147,14 +157,15 @@ type queueAnswer struct {
 	PreQueue   bool `json:"preQueue"`
 }
 
-func startMinimalFrontDoor(ctx context.Context, srv *server, target arriveTarget) (*minimalFrontDoor, error) {
-	room := waitroom.New(srv.rdb, srv.prefix+"minimal:", []waitroom.Key{{ID: "bench", Secret: []byte(rand.Text())}},
-		waitroom.Hooks{}, slog.New(slog.DiscardHandler), waitroom.Options{})
-	if err := room.LoadScripts(ctx); err != nil {
+// startMinimalFrontDoor is the ceiling: an arrival done with net/http alone, a random
+// cookie for the session and the waiting room's own join in the same Redis (keys of
+// its own), answered in JSON.
+func startMinimalFrontDoor(ctx context.Context, srv *server, target arriveTarget) (*benchkit.Server, error) {
+	room, err := benchkit.NewRoom(ctx, srv.Redis, srv.Config.RedisPrefix+minimalPrefix)
+	if err != nil {
 		return nil, err
 	}
-	ev := waitroom.Event{ID: target.ID, OnsaleAt: target.OnsaleAt,
-		Settings: waitroom.Settings{Enabled: true, Slots: arriveQueue.Slots, Rate: arriveQueue.Rate, TokenTTL: arriveQueue.TokenTTL}}
+	ev := target.roomEvent()
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /api/v1/session", func(w http.ResponseWriter, r *http.Request) {
 		http.SetCookie(w, &http.Cookie{Name: "visitor", Value: rand.Text(), Path: "/", HttpOnly: true, SameSite: http.SameSiteLaxMode})
@@ -178,20 +189,7 @@ func startMinimalFrontDoor(ctx context.Context, srv *server, target arriveTarget
 		_ = json.NewEncoder(w).Encode(queueAnswer{Admitted: st.Admitted, Position: st.Position, Ahead: st.Ahead,
 			Waiting: st.Waiting, ETASeconds: int(st.ETA.Seconds()), PreQueue: st.PreQueue})
 	})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	m := &minimalFrontDoor{URL: "http://" + ln.Addr().String(),
-		http: &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}}
-	go m.http.Serve(ln) //nolint:errcheck // ends with ErrServerClosed on Close
-	return m, nil
-}
-
-func (m *minimalFrontDoor) Close() {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	_ = m.http.Shutdown(ctx)
+	return benchkit.Serve(mux)
 }
 
 // inPreQueue says whether a join's answer puts the visitor in the pre-queue, where
@@ -201,4 +199,35 @@ func inPreQueue(answer []byte) bool {
 		PreQueue bool `json:"preQueue"`
 	}
 	return json.Unmarshal(answer, &a) == nil && a.PreQueue
+}
+
+func (r *arriveResult) row(rp *report, tag string) {
+	cell := countsCell(r.Refused, r.Errors)
+	if r.FirstError != "" {
+		cell += " (first: " + r.FirstError + ")"
+	}
+	rp.row(r.Name+tag, rate(r.rate(), "arrivals/s"), cell, "", latency(r.P50, r.P99), "")
+}
+
+func (r *arriveResult) cpuUse() (string, benchkit.CPUUse) { return r.Name, r.CPU }
+
+// millionAMinute is the arrival rate of a million people in one minute.
+const millionAMinute = 1e6 / 60
+
+// details says what an arrival costs the machine, and what a million arrivals in a
+// minute would ask of instances like this one.
+func (r *arriveResult) details(b *strings.Builder) {
+	if r.Arrivals == 0 || !r.CPU.OK {
+		return
+	}
+	per := r.CPU.Machine / r.rate() * 1000
+	fmt.Fprintf(b, "%s: %s arrivals in %.0f s, %.2f ms of the machine's CPU each (bench, its clients included, %.2f ms; PostgreSQL's backends %.2f ms; Redis %.2f ms); "+
+		"a million in a minute (%s a second) is %.1f times this rate.\n\n",
+		r.Name, benchkit.Thousands(r.Arrivals), r.Window.Seconds(), per,
+		r.CPU.Process/r.rate()*1000, r.CPU.Backends/r.rate()*1000, r.CPU.Redis/r.rate()*1000,
+		benchkit.Thousands(math.Round(millionAMinute)), millionAMinute/r.rate())
+	if r.Queries != nil {
+		r.Queries.write(b, float64(r.Arrivals), "arrival")
+		b.WriteString("\n")
+	}
 }

@@ -1,28 +1,31 @@
 package main
 
 import (
-	"log/slog"
-	"os"
 	"testing"
 	"time"
 
-	"boxoffice/internal/dbtest"
-	"boxoffice/internal/waitroom"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"boxoffice/internal/apptest"
+	"boxoffice/internal/benchkit"
 )
 
-// TestArrivals runs the arrivals' measurement end to end, briefly, on a database of its
+// TestArrivals runs the arrivals' measurement end to end, briefly, on a program of its
 // own: the real server and the minimal one each serve arrivals, none refused or
 // failed, and every arrival counted is a waiter in the pre-queue of its side's room.
 func TestArrivals(t *testing.T) {
 	t.Parallel()
-	redisURL := os.Getenv("REDIS_URL")
-	if redisURL == "" {
-		t.Fatal("REDIS_URL not set: run tests through `make test`")
-	}
 	ctx := t.Context()
-	opts := options{clients: 4, warmup: 200 * time.Millisecond, duration: time.Second, pool: 4}
-	srv, err := startServer(ctx, dbtest.URL(t), redisURL, opts)
+	o := options{clients: 4, warmup: 200 * time.Millisecond, duration: time.Second, pool: 4}
+	p := apptest.New(t, apptest.Options{Env: programEnv(o), PoolConfig: func(pc *pgxpool.Config) {
+		pc.ConnConfig.RuntimeParams["application_name"] = serverApp
+	}})
+	prog, err := benchkit.ServeProgram(ctx, p.App, false)
 	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &server{}
+	if err := srv.open(ctx, prog); err != nil {
 		t.Fatal(err)
 	}
 	defer srv.Close()
@@ -30,7 +33,7 @@ func TestArrivals(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	api, err := runArrivals(ctx, srv, opts, "api", srv.URL, target, "")
+	api, err := runArrivals(ctx, srv, o, "api", srv.URL, target, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,29 +42,26 @@ func TestArrivals(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer minimal.Close()
-	bare, err := runArrivals(ctx, srv, opts, "minimal", minimal.URL, target, "")
+	bare, err := runArrivals(ctx, srv, o, "minimal", minimal.URL, target, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 
-	ev := waitroom.Event{ID: target.ID, OnsaleAt: target.OnsaleAt, Settings: waitroom.Settings{
-		Enabled: true, Slots: arriveQueue.Slots, Rate: arriveQueue.Rate, TokenTTL: arriveQueue.TokenTTL}}
 	for _, side := range []struct {
 		res    *arriveResult
 		prefix string
-	}{{api, srv.prefix}, {bare, srv.prefix + "minimal:"}} {
+	}{{api, p.Prefix}, {bare, p.Prefix + minimalPrefix}} {
 		r := side.res
 		if r.Arrivals == 0 || len(r.Refused) > 0 || r.Errors > 0 || r.P50 <= 0 || r.P50 > r.P99 || !r.CPU.OK {
 			t.Errorf("%s: %d arrivals, refused %v, %d errors (%s), p50 %v p99 %v, CPU measured %v; want arrivals only",
 				r.Name, r.Arrivals, r.Refused, r.Errors, r.FirstError, r.P50, r.P99, r.CPU.OK)
 		}
 		// One more arrival, straight into the same room, sees everyone before it.
-		room := waitroom.New(srv.rdb, side.prefix, []waitroom.Key{{ID: "test", Secret: []byte("test")}},
-			waitroom.Hooks{}, slog.New(slog.DiscardHandler), waitroom.Options{})
-		if err := room.LoadScripts(ctx); err != nil {
+		room, err := benchkit.NewRoom(ctx, p.Redis, side.prefix)
+		if err != nil {
 			t.Fatal(err)
 		}
-		st, err := room.Join(ctx, ev, "probe")
+		st, err := room.Join(ctx, target.roomEvent(), "probe")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,8 +1,13 @@
 package main
 
 import (
+	"errors"
+	"flag"
 	"io"
+	"strings"
 	"testing"
+
+	"boxoffice/internal/benchkit"
 )
 
 func TestAnswerKey(t *testing.T) {
@@ -74,42 +79,54 @@ tps = 3557.123456 (without initial connection time)
 	}
 }
 
-func TestNumAndMedian(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct {
-		n    int
-		want string
-	}{{0, "0"}, {999, "999"}, {1000, "1,000"}, {1234567, "1,234,567"}, {-50000, "-50,000"}} {
-		if got := num(tc.n); got != tc.want {
-			t.Errorf("num(%d): got %q, want %q", tc.n, got, tc.want)
-		}
-	}
-	if got := median([]float64{0.6, 0.2, 0.4}); got != 0.4 {
-		t.Errorf("median of 3: got %v, want 0.4", got)
-	}
-	if got := median([]float64{0.6, 0.2, 0.4, 0.8}); got != 0.5 {
-		t.Errorf("median of 4: got %v, want 0.5", got)
-	}
-}
-
 func TestOptions(t *testing.T) {
 	t.Parallel()
+	env := benchkit.Env{Stderr: io.Discard}
 	for _, tc := range []struct {
+		b    benchmark
 		args []string
 		ok   bool
 	}{
-		{nil, true},
-		{[]string{"-only", "api,pgbench", "-rounds", "3"}, true},
-		{[]string{"-only", "api", "-seats", "5000"}, true}, // -held matters only to best
-		{[]string{"-only", "best", "-seats", "5000"}, false},
-		{[]string{"-only", "everything"}, false},
-		{[]string{"-duration", "500ms"}, false},
-		{[]string{"extra"}, false},
+		{holdsBench{}, nil, true},
+		{holdsBench{}, []string{"-rounds", "3", "-decompose"}, true},
+		{holdsBench{}, []string{"-seats", "5000"}, true},
+		{bestBench{}, []string{"-seats", "5000"}, false}, // fewer seats than the 20,000 held
+		{bestBench{}, []string{"-seats", "5000", "-held", "1000"}, true},
+		{holdsBench{}, []string{"-held", "1000"}, false}, // -held is best's
+		{confirmBench{}, []string{"-clients", "64", "-confirm-orders", "32"}, false},
+		{arriveBench{}, []string{"-duration", "500ms"}, false},
+		{holdsBench{}, []string{"-pgbench-threads", "64"}, false},
+		{arriveBench{}, []string{"extra"}, false},
 	} {
-		_, err := parseOptions(tc.args, io.Discard)
+		_, err := parseOptions("test", tc.b, tc.args, env)
 		if (err == nil) != tc.ok {
-			t.Errorf("parseOptions(%q): got error %v, want ok=%v", tc.args, err, tc.ok)
+			t.Errorf("%T %q: got error %v, want ok=%v", tc.b, tc.args, err, tc.ok)
 		}
+	}
+}
+
+// TestDispatch: bench names its commands in its help and runs the one named; an
+// unknown one fails with the usage, help of a command lists its flags.
+func TestDispatch(t *testing.T) {
+	t.Parallel()
+	var out, errs strings.Builder
+	env := benchkit.Env{Stdout: &out, Stderr: &errs, Getenv: func(string) string { return "" }}
+	run := func(args ...string) error {
+		out.Reset()
+		errs.Reset()
+		return benchkit.Dispatch(t.Context(), "bench", doc, commands(), args, env)
+	}
+	if err := run("help"); err != nil || !strings.Contains(out.String(), "holds") || !strings.Contains(out.String(), "sse") {
+		t.Errorf("bench help: got %v and %q, want the commands listed", err, out.String())
+	}
+	if err := run("help", "best"); !errors.Is(err, flag.ErrHelp) || !strings.Contains(errs.String(), "-held") {
+		t.Errorf("bench help best: got %v and %q, want best's flags", err, errs.String())
+	}
+	if err := run("everything"); err == nil || !strings.Contains(errs.String(), "Commands:") {
+		t.Errorf("bench everything: got %v and %q, want an error and the usage", err, errs.String())
+	}
+	if err := run("holds"); err == nil || !strings.Contains(err.Error(), "DATABASE_URL") {
+		t.Errorf("bench holds without DATABASE_URL: got %v, want it named", err)
 	}
 }
 

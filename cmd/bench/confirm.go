@@ -4,11 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"flag"
 	"fmt"
 	"net/http"
-	"os"
-	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -16,6 +15,8 @@ import (
 	"time"
 
 	"golang.org/x/sync/errgroup"
+
+	"boxoffice/internal/benchkit"
 )
 
 // The confirm measurement: orders paid through the API, each confirmed by the test
@@ -68,28 +69,137 @@ type confirmResult struct {
 	LatencyMS  float64       // pgbench's mean
 	Check      string        // a failed consistency check, or ""
 	Command    string
-	CPU        cpuUse
+	CPU        benchkit.CPUUse
 	Queries    *queryReport // -queries: the server's round trips in the window
 }
 
 func (r *confirmResult) rate() float64 { return float64(r.Confirmed) / r.Seconds }
 
-const testCard = "4242 4242 4242 4242"
+const (
+	testCard = "4242 4242 4242 4242"
+	// confirmedMetric counts the orders booking confirms.
+	confirmedMetric = "boxoffice_orders_confirmed_total"
+)
+
+// confirmBench is `bench confirm`: orders paid through the API, each confirmed by the
+// test provider's signed webhook, against pgbench running the confirm statements.
+type confirmBench struct{}
+
+func (confirmBench) flags(fs *flag.FlagSet, o *options) {
+	fs.IntVar(&o.confirmOrders, "confirm-orders", 8000, "pending orders made through the API before the measurement (its clients stop if they pay them all)")
+	fs.IntVar(&o.confirmPgOrders, "confirm-pgbench-orders", 100000, "pending orders made in SQL for pgbench's side")
+	pgbenchFlags(fs, o)
+}
+
+func (confirmBench) check(o options) []error {
+	errs := checkPgbench(o)
+	if o.confirmOrders < o.clients || o.confirmPgOrders < o.clients {
+		errs = append(errs, errors.New("-confirm-orders, -confirm-pgbench-orders: want at least -clients"))
+	}
+	return errs
+}
+
+func (confirmBench) describe(o options) string {
+	return fmt.Sprintf("%s pending one-seat orders made through the API, %s in SQL for pgbench",
+		benchkit.Thousands(o.confirmOrders), benchkit.Thousands(o.confirmPgOrders))
+}
+
+func (confirmBench) sessions(o options) int { return (o.confirmOrders + 9) / 10 }
+
+func (confirmBench) prepare(ctx context.Context, srv *server, o options) ([]event, roundFunc, error) {
+	evs, err := srv.newEvents(ctx, []string{"bench-confirm-api", "bench-confirm-pgbench"}, o.confirmOrders, o.confirmPgOrders)
+	if err != nil {
+		return nil, nil, err
+	}
+	api, pg := evs[0], evs[1]
+	return evs, func(ctx context.Context, r *runner, tag string) error {
+		step(fmt.Sprintf("confirm: pay + webhook confirm through the API on event %d", api.ID))
+		a, err := runConfirmAPI(ctx, r.srv, r.cl, r.sessions, api, r.o, profileName("confirm", tag))
+		if err != nil {
+			return err
+		}
+		step(fmt.Sprintf("confirm: pgbench, the confirm statements on event %d", pg.ID))
+		p, err := runConfirmPgbench(ctx, r.srv, pg, r.o)
+		if err != nil {
+			return err
+		}
+		r.rep.compare(tag, a, p, "ratio confirm API / pgbench", a.rate()/p.rate(), p.Confirmed > 0, "")
+		return nil
+	}, nil
+}
 
 // runConfirmAPI makes one pending order per seat of ev through the API (hold, then
-// checkout; ten per session), then pays them from opts.clients clients for the warm-up
+// checkout; ten per session), then pays them from o.clients clients for the warm-up
 // and the measured window. Confirmations are counted where booking decides them: the
 // server's boxoffice_orders_confirmed_total, read as the window opens and closes. Once
 // the webhooks of the run have all arrived, that counter must equal the orders
 // confirmed in SQL and the payments accepted.
-func runConfirmAPI(ctx context.Context, srv *server, cl *apiClient, sessions []buyer, ev event, opts options) (*confirmResult, error) {
-	n := min(opts.confirmOrders, len(ev.SeatIDs), len(sessions)*10)
-	res := &confirmResult{Name: "API pay + webhook confirm, one seat", Orders: n, Seconds: opts.duration.Seconds()}
-	step(fmt.Sprintf("confirm: making %s pending orders through the API (hold, checkout) on event %d", num(n), ev.ID))
+func runConfirmAPI(ctx context.Context, srv *server, cl *apiClient, sessions []buyer, ev event, o options, profile string) (*confirmResult, error) {
+	n := min(o.confirmOrders, len(ev.SeatIDs), len(sessions)*10)
+	res := &confirmResult{Name: "API pay + webhook confirm, one seat", Orders: n, Seconds: o.duration.Seconds()}
+	step(fmt.Sprintf("confirm: making %s pending orders through the API (hold, checkout) on event %d", benchkit.Thousands(n), ev.ID))
+	orders, err := makeOrders(ctx, cl, sessions, ev, n, o.clients)
+	if err != nil {
+		return nil, fmt.Errorf("confirm setup: %w", err)
+	}
+	confirmedBefore := srv.Counter(confirmedMetric)
+	tm := newTiming(o)
+	var atOpen, atClose float64
+	var counted sync.WaitGroup
+	counted.Go(func() {
+		benchkit.SleepUntil(ctx, tm.warmEnd)
+		atOpen = srv.Counter(confirmedMetric)
+		benchkit.SleepUntil(ctx, tm.end)
+		atClose = srv.Counter(confirmedMetric)
+	})
+	buyers := (n + 9) / 10 // sessions[i/10] made order i
+	var walk, accepted atomic.Int64
+	var ranOut atomic.Bool
+	body := []byte(`{"card":"` + testCard + `"}`)
+	all, w, err := drive(ctx, srv, o, tm, profile, func(int) func() (call, bool) {
+		var answer bytes.Buffer
+		return func() (call, bool) {
+			i := n
+			for i >= n {
+				j := int(walk.Add(1)) - 1
+				if j >= buyers*10 {
+					ranOut.Store(true)
+					return call{}, false
+				}
+				// Consecutive payments are of different buyers: a buyer's orders
+				// confirm one at a time (booking takes the buyer's lock to count the
+				// buyer's seats), and one buyer paying ten orders at once is no onsale.
+				i = (j%buyers)*10 + j/buyers
+			}
+			c := call{want: http.StatusAccepted, sent: time.Now()}
+			c.status, c.err = cl.post(ctx, cl.base+"/api/v1/orders/"+strconv.FormatInt(orders[i], 10)+"/pay", sessions[i/10], body, &answer)
+			c.done, c.body, c.key = time.Now(), answer.Bytes(), answerKey(c.status, answer.Bytes())
+			if c.status == http.StatusAccepted {
+				accepted.Add(1)
+			}
+			return c, true
+		}
+	})
+	counted.Wait()
+	res.RanOut, res.CPU, res.Queries = ranOut.Load(), w.cpu, w.queries
+	if err != nil {
+		return res, err
+	}
+	res.Attempts, res.Refused, res.Errors, res.FirstError = all.requests, all.refused, all.errs, errText(all.firstErr)
+	res.P50, res.P99 = benchkit.Percentiles(all.latencies)
+	res.Confirmed = int64(atClose - atOpen)
+	res.Check, err = srv.checkConfirmed(ctx, ev, accepted.Load(), confirmedBefore)
+	return res, err
+}
+
+// makeOrders makes a pending one-seat order of each of ev's first n seats through
+// the API (a hold, then checkout), with workers requests at a time; order i is
+// sessions[i/10]'s.
+func makeOrders(ctx context.Context, cl *apiClient, sessions []buyer, ev event, n, workers int) ([]int64, error) {
 	orders := make([]int64, n)
 	var next atomic.Int64
 	g, gctx := errgroup.WithContext(ctx)
-	for range opts.clients {
+	for range workers {
 		g.Go(func() error {
 			var answer bytes.Buffer
 			for {
@@ -115,113 +225,29 @@ func runConfirmAPI(ctx context.Context, srv *server, cl *apiClient, sessions []b
 			}
 		})
 	}
-	if err := g.Wait(); err != nil {
-		return nil, fmt.Errorf("confirm setup: %w", err)
-	}
-	confirmedBefore := srv.counter("boxoffice_orders_confirmed_total")
+	return orders, g.Wait()
+}
 
-	start := time.Now()
-	warmEnd := start.Add(opts.warmup)
-	end := warmEnd.Add(opts.duration)
-	buyers := (n + 9) / 10 // sessions[i/10] made order i
-	var walk, accepted atomic.Int64
-	var ranOut atomic.Bool
-	tallies := make([]tally, opts.clients)
-	var wg sync.WaitGroup
-	var atOpen, atClose float64
-	wg.Go(func() {
-		sleepUntil(ctx, warmEnd)
-		atOpen = srv.counter("boxoffice_orders_confirmed_total")
-		sleepUntil(ctx, end)
-		atClose = srv.counter("boxoffice_orders_confirmed_total")
-	})
-	for c := range opts.clients {
-		wg.Go(func() {
-			t := &tallies[c]
-			var answer bytes.Buffer
-			body := []byte(`{"card":"` + testCard + `"}`)
-			for ctx.Err() == nil && time.Now().Before(end) {
-				j := int(walk.Add(1)) - 1
-				if j >= buyers*10 {
-					ranOut.Store(true)
-					return
-				}
-				// Consecutive payments are of different buyers: a buyer's orders
-				// confirm one at a time (booking takes the buyer's lock to count the
-				// buyer's seats), and one buyer paying ten orders at once is no onsale.
-				i := (j%buyers)*10 + j/buyers
-				if i >= n {
-					continue
-				}
-				sent := time.Now()
-				status, err := cl.post(ctx, cl.base+"/api/v1/orders/"+strconv.FormatInt(orders[i], 10)+"/pay", sessions[i/10], body, &answer)
-				done := time.Now()
-				if status == http.StatusAccepted {
-					accepted.Add(1)
-				}
-				if done.Before(warmEnd) || done.After(end) {
-					continue
-				}
-				t.record(status, http.StatusAccepted, err, answerKey(status, answer.Bytes()), answer.Bytes(), done.Sub(sent))
-			}
-		})
-	}
-	win := startWindow(ctx, srv, opts, "-confirm", warmEnd, end)
-	wg.Wait()
-	res.RanOut = ranOut.Load()
-	var err error
-	if res.CPU, res.Queries, err = win.finish(); err != nil {
-		return res, err
-	}
-	var all tally
-	for i := range tallies {
-		all.add(&tallies[i])
-	}
-	res.Attempts, res.Refused, res.Errors = all.requests, all.refused, all.errs
-	if all.firstErr != nil {
-		res.FirstError = all.firstErr.Error()
-	}
-	slices.Sort(all.latencies)
-	res.P50, res.P99 = percentile(all.latencies, 0.50), percentile(all.latencies, 0.99)
-	res.Confirmed = int64(atClose - atOpen)
-
-	// The webhooks of the last payments are still on their way: wait for them, then
-	// the counter, SQL and the accepted payments must agree.
-	want := accepted.Load()
+// checkConfirmed waits for the webhooks of the last payments, still on their way,
+// then checks that the payments accepted, the orders confirmed in SQL and the move of
+// the confirmed counter since before agree; it says how they differ, or "".
+func (s *server) checkConfirmed(ctx context.Context, ev event, accepted int64, before float64) (string, error) {
 	deadline := time.Now().Add(30 * time.Second)
 	var inSQL int64
 	for {
-		if err := srv.setup.QueryRow(ctx, `SELECT count(*) FROM orders WHERE event_id = $1 AND status = 'confirmed'`, ev.ID).Scan(&inSQL); err != nil {
-			return res, err
+		if err := s.setup.QueryRow(ctx, `SELECT count(*) FROM orders WHERE event_id = $1 AND status = 'confirmed'`, ev.ID).Scan(&inSQL); err != nil {
+			return "", err
 		}
-		if inSQL >= want || time.Now().After(deadline) {
+		if inSQL >= accepted || time.Now().After(deadline) {
 			break
 		}
-		time.Sleep(100 * time.Millisecond)
+		benchkit.Sleep(ctx, 100*time.Millisecond)
 	}
-	counted := int64(srv.counter("boxoffice_orders_confirmed_total") - confirmedBefore)
-	if inSQL != want || counted != want {
-		res.Check = fmt.Sprintf("%d payments accepted, %d orders confirmed in SQL, boxoffice_orders_confirmed_total moved by %d", want, inSQL, counted)
+	counted := int64(s.Counter(confirmedMetric) - before)
+	if inSQL != accepted || counted != accepted {
+		return fmt.Sprintf("%d payments accepted, %d orders confirmed in SQL, %s moved by %d", accepted, inSQL, confirmedMetric, counted), nil
 	}
-	return res, nil
-}
-
-// counter reads one of the server's counters from its metrics registry.
-func (s *server) counter(name string) float64 {
-	families, err := s.app.Metrics.Registry.Gather()
-	if err != nil {
-		return 0
-	}
-	for _, f := range families {
-		if f.GetName() == name {
-			sum := 0.0
-			for _, m := range f.GetMetric() {
-				sum += m.GetCounter().GetValue()
-			}
-			return sum
-		}
-	}
-	return 0
+	return "", nil
 }
 
 // postJSON posts body and decodes the answer into out, or fails unless the status is want.
@@ -271,31 +297,15 @@ func (s *server) pgbenchConfirmSetup(ctx context.Context, ev event) (minOrder, m
 
 // runConfirmPgbench runs pgbenchConfirmScript on ev's orders: the warm-up, then the
 // measured run from the first order the warm-up did not reach.
-func runConfirmPgbench(ctx context.Context, srv *server, ev event, opts options) (*confirmResult, error) {
+func runConfirmPgbench(ctx context.Context, srv *server, ev event, o options) (*confirmResult, error) {
 	res := &confirmResult{Name: "pgbench, the confirm statements", Orders: len(ev.SeatIDs)}
 	if ev.MaxID-ev.MinID+1 != int64(len(ev.SeatIDs)) {
 		return res, fmt.Errorf("the event's seat ids are not contiguous")
 	}
-	step(fmt.Sprintf("confirm: making %s pending orders in SQL on event %d", num(len(ev.SeatIDs)), ev.ID))
+	step(fmt.Sprintf("confirm: making %s pending orders in SQL on event %d", benchkit.Thousands(len(ev.SeatIDs)), ev.ID))
 	minOrder, minHold, err := srv.pgbenchConfirmSetup(ctx, ev)
 	if err != nil {
 		return res, err
-	}
-	dir, err := os.MkdirTemp("", "holdbench")
-	if err != nil {
-		return res, err
-	}
-	defer os.RemoveAll(dir)
-	script := filepath.Join(dir, "confirm.sql")
-	if err := os.WriteFile(script, []byte(pgbenchConfirmScript), 0o644); err != nil {
-		return res, err
-	}
-	args := func(secs int, from int64) []string {
-		return []string{"-n", "-c", strconv.Itoa(opts.clients), "-j", strconv.Itoa(opts.threads), "-T", strconv.Itoa(secs),
-			"-D", fmt.Sprintf("n=%d", from-1), "-D", fmt.Sprintf("clients=%d", opts.clients),
-			"-D", fmt.Sprintf("event=%d", ev.ID), "-D", fmt.Sprintf("min_order=%d", minOrder),
-			"-D", fmt.Sprintf("min_hold=%d", minHold), "-D", fmt.Sprintf("min_seat=%d", ev.MinID),
-			"-f", script, srv.dbURL}
 	}
 	confirmed := func() (int64, int64, error) {
 		var n, last int64
@@ -303,37 +313,64 @@ func runConfirmPgbench(ctx context.Context, srv *server, ev event, opts options)
 			WHERE event_id = $1 AND status = 'confirmed'`, ev.ID, minOrder).Scan(&n, &last)
 		return n, last, err
 	}
-	if w := wholeSeconds(opts.warmup); w > 0 {
-		if _, _, err := pgbench(ctx, args(w, 0)); err != nil {
-			return res, err
-		}
+	var before int64
+	reached := func() (last int64, err error) {
+		before, last, err = confirmed()
+		return last, err
 	}
-	before, last, err := confirmed()
+	w, err := pgbenchWindow(ctx, srv, o, pgbenchSpec{Name: res.Name, Script: pgbenchConfirmScript}, reached,
+		"event", ev.ID, "min_order", minOrder, "min_hold", minHold, "min_seat", ev.MinID)
 	if err != nil {
 		return res, err
 	}
-	from := (last + int64(opts.clients) - 1) / int64(opts.clients)
-	secs := wholeSeconds(opts.duration)
-	res.Seconds = float64(secs)
-	cmdArgs := args(secs, from)
-	res.Command = "pgbench " + strings.Join(cmdArgs[:len(cmdArgs)-1], " ") + " <bench database URL>"
-	meter := startCPUMeter(ctx, srv, "pgbench")
-	out, used, err := pgbench(ctx, cmdArgs)
-	res.CPU = meter.stop(used)
-	if err != nil {
-		return res, err
-	}
-	if m := txRe.FindSubmatch(out); m != nil {
-		res.Attempts, _ = strconv.ParseInt(string(m[1]), 10, 64)
-	}
-	if m := latencyRe.FindSubmatch(out); m != nil {
-		res.LatencyMS, _ = strconv.ParseFloat(string(m[1]), 64)
-	}
+	res.Seconds, res.Command, res.CPU = float64(w.seconds), w.command, w.cpu
+	res.Attempts, res.LatencyMS = w.transactions, w.latencyMS
 	after, last, err := confirmed()
 	if err != nil {
 		return res, err
 	}
 	res.Confirmed = after - before
-	res.RanOut = last >= int64(len(ev.SeatIDs))-int64(opts.clients)
+	res.RanOut = last >= int64(len(ev.SeatIDs))-int64(o.clients)
 	return res, nil
+}
+
+func ranOut(r bool) string {
+	if r {
+		return ", **all paid before the window ended**"
+	}
+	return ""
+}
+
+func (r *confirmResult) row(rp *report, tag string) {
+	rp.row(r.Name+tag, rate(r.rate(), "confirmed/s"), countsCell(r.Refused, r.Errors),
+		"of "+benchkit.Thousands(r.Orders)+" orders"+ranOut(r.RanOut), r.latency(), "")
+}
+
+func (r *confirmResult) cpuUse() (string, benchkit.CPUUse) { return r.Name, r.CPU }
+
+func (r *confirmResult) latency() string {
+	if r.LatencyMS > 0 {
+		return fmt.Sprintf("%.1f ms mean", r.LatencyMS)
+	}
+	return fmt.Sprintf("pay answered %.1f / %.1f ms", benchkit.Ms(r.P50), benchkit.Ms(r.P99))
+}
+
+func (r *confirmResult) details(b *strings.Builder) {
+	fmt.Fprintf(b, "%s: %s confirmed in %.0f s, %s attempts answered in the window", r.Name, benchkit.Thousands(r.Confirmed), r.Seconds, benchkit.Thousands(r.Attempts))
+	if r.FirstError != "" {
+		fmt.Fprintf(b, " (first error: %s)", r.FirstError)
+	}
+	if r.Command != "" {
+		fmt.Fprintf(b, "; `%s`", r.Command)
+	}
+	b.WriteString(".\n")
+	if r.Check != "" {
+		fmt.Fprintf(b, "**Check failed: %s.**\n", r.Check)
+	}
+	if r.Queries != nil && r.Confirmed > 0 {
+		// The pay call and the webhook that confirms are two requests: per order is
+		// the unit that compares with pgbench's one transaction.
+		r.Queries.write(b, float64(r.Confirmed), "confirmed order")
+	}
+	b.WriteString("\n")
 }

@@ -9,14 +9,14 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/errgroup"
+
+	"boxoffice/internal/benchkit"
 )
 
 // apiClient is the load generator's HTTP side: one keep-alive transport with an idle
@@ -139,18 +139,19 @@ func (t *tally) refuse(key string, body []byte) {
 	}
 }
 
-// record counts one answer inside the window: want is success, with its latency.
-func (t *tally) record(status, want int, err error, key string, body []byte, took time.Duration) {
+// record counts one call answered inside the window: c.want is success, with its
+// latency.
+func (t *tally) record(c call) {
 	t.requests++
 	switch {
-	case err != nil:
+	case c.err != nil:
 		t.errs++
-		t.firstErr = cmpErr(t.firstErr, err)
-	case status == want:
+		t.firstErr = cmpErr(t.firstErr, c.err)
+	case c.status == c.want:
 		t.ok++
-		t.latencies = append(t.latencies, took)
+		t.latencies = append(t.latencies, c.done.Sub(c.sent))
 	default:
-		t.refuse(key, body)
+		t.refuse(c.key, c.body)
 	}
 }
 
@@ -202,79 +203,50 @@ func (s *sessionSource) take(ctx context.Context) (buyer, error) {
 	return s.cl.newSession(ctx)
 }
 
-// runAPI runs opts.clients clients against one event for the warm-up and the measured
+// runAPI runs o.clients clients against one event for the warm-up and the measured
 // window; answers that arrive inside the window are counted.
-func runAPI(ctx context.Context, srv *server, cl *apiClient, sessions []buyer, ev event, kind holdKind, opts options, profileSuffix string) (apiResult, error) {
-	res := apiResult{Kind: kind.name, EventSeats: len(ev.SeatIDs), SetupHeld: ev.Held}
+func runAPI(ctx context.Context, srv *server, cl *apiClient, sessions []buyer, ev event, kind holdKind, o options, profile string) (*apiResult, error) {
+	res := &apiResult{Kind: kind.name, EventSeats: len(ev.SeatIDs), SetupHeld: ev.Held, Window: o.duration}
 	src := &sessionSource{cl: cl, list: sessions}
 	path := cl.base + "/api/v1/events/" + strconv.FormatInt(ev.ID, 10) + "/holds"
-	start := time.Now()
-	warmEnd := start.Add(opts.warmup)
-	end := warmEnd.Add(opts.duration)
+	tm := newTiming(o)
 	var allOK atomic.Int64 // 201s of the whole run, warm-up included: the seats held must match
-	tallies := make([]tally, opts.clients)
-
-	var wg sync.WaitGroup
-	for i := range opts.clients {
-		wg.Go(func() {
-			t := &tallies[i]
-			rng := rand.New(rand.NewPCG(uint64(start.UnixNano()), uint64(i)))
-			var sess buyer
-			used := kind.perBuyer // forces a session on the first request
-			var body []byte
-			var answer bytes.Buffer
-			for ctx.Err() == nil && time.Now().Before(end) {
-				if used >= kind.perBuyer {
-					var err error
-					if sess, err = src.take(ctx); err != nil {
-						t.errs++
-						t.firstErr = cmpErr(t.firstErr, err)
-						continue
-					}
-					used = 0
+	all, w, err := drive(ctx, srv, o, tm, profile, func(i int) func() (call, bool) {
+		rng := rand.New(rand.NewPCG(uint64(tm.start.UnixNano()), uint64(i)))
+		var sess buyer
+		used := kind.perBuyer // forces a session on the first request
+		var body []byte
+		var answer bytes.Buffer
+		return func() (call, bool) {
+			if used >= kind.perBuyer {
+				s, err := src.take(ctx)
+				if err != nil {
+					return call{err: err, sent: time.Now(), done: time.Now()}, true
 				}
-				body = kind.body(rng, &ev, body)
-				sent := time.Now()
-				status, err := cl.post(ctx, path, sess, body, &answer)
-				done := time.Now()
-				key := ""
-				if status == http.StatusCreated {
-					allOK.Add(1)
-					used++
-				} else if err == nil {
-					if key = answerKey(status, answer.Bytes()); key == "409 limit_exceeded" {
-						used = kind.perBuyer // never expected: the sessions are changed in time
-					}
-				}
-				if done.Before(warmEnd) || done.After(end) {
-					continue
-				}
-				t.record(status, http.StatusCreated, err, key, answer.Bytes(), done.Sub(sent))
+				sess, used = s, 0
 			}
-		})
-	}
-
-	// The window's CPU, profile and round-trip counts start when the warm-up ends.
-	win := startWindow(ctx, srv, opts, profileSuffix, warmEnd, end)
-	wg.Wait()
-	var err error
-	res.CPU, res.Queries, err = win.finish()
+			body = kind.body(rng, &ev, body)
+			c := call{want: http.StatusCreated, sent: time.Now()}
+			c.status, c.err = cl.post(ctx, path, sess, body, &answer)
+			c.done, c.body = time.Now(), answer.Bytes()
+			if c.status == http.StatusCreated {
+				allOK.Add(1)
+				used++
+			} else if c.err == nil {
+				if c.key = answerKey(c.status, c.body); c.key == "409 limit_exceeded" {
+					used = kind.perBuyer // never expected: the sessions are changed in time
+				}
+			}
+			return c, true
+		}
+	})
+	res.CPU, res.Queries = w.cpu, w.queries
 	if err != nil {
 		return res, err
 	}
-
-	var all tally
-	for i := range tallies {
-		all.add(&tallies[i])
-	}
-	res.Window = opts.duration
 	res.Requests, res.OK, res.Refused, res.Samples = all.requests, all.ok, all.refused, all.samples
-	res.Errors, res.SessionsMade = all.errs, src.made.Load()
-	if all.firstErr != nil {
-		res.FirstError = all.firstErr.Error()
-	}
-	slices.Sort(all.latencies)
-	res.P50, res.P99 = percentile(all.latencies, 0.50), percentile(all.latencies, 0.99)
+	res.Errors, res.SessionsMade, res.FirstError = all.errs, src.made.Load(), errText(all.firstErr)
+	res.P50, res.P99 = benchkit.Percentiles(all.latencies)
 
 	held, err := srv.heldSeats(ctx, ev.ID)
 	if err != nil {
@@ -315,9 +287,10 @@ func cmpErr(first, err error) error {
 	return err
 }
 
-func percentile(sorted []time.Duration, p float64) time.Duration {
-	if len(sorted) == 0 {
-		return 0
+// errText is err's text, "" for nil.
+func errText(err error) string {
+	if err == nil {
+		return ""
 	}
-	return sorted[min(len(sorted)-1, int(p*float64(len(sorted))))]
+	return err.Error()
 }

@@ -1,34 +1,35 @@
-// Command holdbench measures seat holds through boxoffice's JSON API against the
-// database's own ceiling, taken with pgbench in the same run: absolute numbers drift
-// between runs on shared machines, ratios taken side by side do not.
+// Command bench is boxoffice's benchmarks: each measures the real program (built by
+// its composition root, served on loopback) next to a ceiling taken in the same run,
+// since absolute numbers drift between runs on shared machines and ratios taken side
+// by side do not.
 //
-// It creates the database boxoffice_bench (dropping any left over), migrates it, serves
-// the real boxoffice handler in-process on 127.0.0.1, and measures in turn:
+//	bench holds    exact one-seat holds through the API   vs pgbench running the same conditional UPDATE
+//	bench confirm  pay + the webhook's confirmation       vs pgbench running the confirm statements
+//	bench best     best available 4, 20,000 seats held    vs the same on a fresh event
+//	bench arrive   a new session and a waiting-room join  vs a minimal net/http server doing the same join
+//	bench queue    the waiting room's join and position   vs redis-benchmark running the same commands
+//	bench sse      the live seat map's fan-out            vs a minimal net/http hub
 //
-//	api      exact one-seat holds through POST /api/v1/events/{id}/holds
-//	pgbench  the same conditional UPDATE, run by pgbench
-//	best     best available 4 on a fresh event, then with the cheapest 20,000 held
-//	confirm  pay + the webhook's confirmation through the API, against pgbench
-//	arrive   the crowd's arrivals (a new session and a waiting-room join) through
-//	         the API, against a minimal net/http server doing the same join
-//
-// DATABASE_URL names the admin database (the bench database is created next to it),
-// REDIS_URL the Redis; `make bench` sets both up. pgbench must be on PATH.
+// holds, confirm, best and arrive create the database boxoffice_bench (dropping any
+// left over), sse boxoffice_ssebench, next to the one DATABASE_URL names; REDIS_URL
+// names the Redis. `make bench` runs them all and sums them up (.ci/bench.sh);
+// `bench help <command>` lists a command's flags. pgbench and redis-benchmark must be
+// on PATH.
 package main
 
-import (
-	"context"
-	"fmt"
-	"os"
-	"os/signal"
-	"syscall"
-)
+import "boxoffice/internal/benchkit"
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "holdbench:", err)
-		os.Exit(1)
+const doc = `bench measures boxoffice next to a ceiling taken in the same run.`
+
+func main() { benchkit.Main("bench", doc, commands()...) }
+
+func commands() []benchkit.Command {
+	return []benchkit.Command{
+		programCommand("holds", "exact one-seat holds through the API, against pgbench running the same UPDATE", holdsBench{}),
+		programCommand("confirm", "pay + webhook confirmation through the API, against pgbench running the confirm statements", confirmBench{}),
+		programCommand("best", "best available 4 with the cheapest seats held, against a fresh event", bestBench{}),
+		programCommand("arrive", "a new session and a waiting-room join, against a minimal net/http server", arriveBench{}),
+		{Name: "queue", Summary: "the waiting room's join and position check, against redis-benchmark", Run: runQueue},
+		{Name: "sse", Summary: "the live seat map's fan-out to SSE clients, against a minimal net/http hub", Run: runSSE},
 	}
 }

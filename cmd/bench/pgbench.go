@@ -12,14 +12,16 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"boxoffice/internal/benchkit"
 )
 
 // walkSeat picks the next seat of a client's own walk through the event: client k of
 // c claims seats k, k+c, k+2c… (from :n, which pgbench keeps per client across
 // transactions), so no two clients ever ask for the same seat and, while the event
-// has seats left, every attempt finds its seat free. Random picks, as before, made
-// pgbench's tps count mostly refusals once the event filled: its ceiling then counted
-// cheap refusals while the API's holds/s counted claims.
+// has seats left, every attempt finds its seat free. Random picks would make
+// pgbench's tps count mostly refusals once the event fills: its ceiling would count
+// cheap refusals where the API's holds/s counts claims.
 const walkSeat = `\set n :n + 1
 \set id :min_id + :client_id + :clients * :n
 `
@@ -39,7 +41,7 @@ type pgbenchSpec struct {
 	Prepared bool // -M prepared, as pgx sends statements
 }
 
-// claimSpec is the ceiling of measurement 2.
+// claimSpec is the ceiling of the exact holds.
 var claimSpec = pgbenchSpec{Name: "pgbench, the same UPDATE", Script: pgbenchScript}
 
 // decomposeSpecs (-decompose) run, with pgbench, what the server sends PostgreSQL for
@@ -53,8 +55,8 @@ var decomposeSpecs = []pgbenchSpec{
 SELECT * FROM hold_seats(:event, 'pgbench-' || :b, ARRAY[:id]::bigint[], 600, 10);
 `},
 	{Name: "pgbench, session lookup + hold_seats(), -M prepared", Prepared: true, Script: walkSeat + `\set b random(1, 1000000000)
-\set n random(1, :tokens)
-SELECT data FROM sessions WHERE token = (SELECT token FROM holdbench_tokens WHERE i = :n) AND expiry > now();
+\set t random(1, :tokens)
+SELECT data FROM sessions WHERE token = (SELECT token FROM bench_tokens WHERE i = :t) AND expiry > now();
 SELECT * FROM hold_seats(:event, 'pgbench-' || :b, ARRAY[:id]::bigint[], 600, 10);
 `},
 }
@@ -67,7 +69,7 @@ type pgbenchResult struct {
 	Claimed      int // seats the measured run held
 	LatencyMS    float64
 	FillAfter    float64
-	CPU          cpuUse
+	CPU          benchkit.CPUUse
 	Seconds      int
 	Command      string
 	Plans        string
@@ -79,23 +81,16 @@ var (
 	latencyRe = regexp.MustCompile(`latency average = ([0-9.]+) ms`)
 )
 
-// runPgbench runs the script for the warm-up, then, measured, for the duration, both
-// rounded up to whole seconds, on the same event: the measured run starts on an event
-// as full as the API's measured window did.
-func runPgbench(ctx context.Context, srv *server, ev event, opts options, spec pgbenchSpec) (pgbenchResult, error) {
+// runPgbench runs the script on ev for the warm-up, then, measured, for the duration:
+// the measured run starts on an event as full as the API's measured window did.
+func runPgbench(ctx context.Context, srv *server, ev event, o options, spec pgbenchSpec) (pgbenchResult, error) {
 	res := pgbenchResult{Name: spec.Name}
-	dir, err := os.MkdirTemp("", "holdbench")
-	if err != nil {
-		return res, err
-	}
-	defer os.RemoveAll(dir)
-	script := filepath.Join(dir, "hold.sql")
-	if err := os.WriteFile(script, []byte(spec.Script), 0o644); err != nil {
-		return res, err
+	if ev.MaxID-ev.MinID+1 != int64(len(ev.SeatIDs)) {
+		return res, fmt.Errorf("the event's seat ids are not contiguous (%d..%d for %d seats)", ev.MinID, ev.MaxID, len(ev.SeatIDs))
 	}
 	var hold int64
-	err = srv.setup.QueryRow(ctx, `INSERT INTO holds (event_id, buyer, seat_count, expires_at)
-		VALUES ($1, 'holdbench-pgbench', 0, now() + interval '10 minutes') RETURNING id`, ev.ID).Scan(&hold)
+	err := srv.setup.QueryRow(ctx, `INSERT INTO holds (event_id, buyer, seat_count, expires_at)
+		VALUES ($1, 'bench-pgbench', 0, now() + interval '10 minutes') RETURNING id`, ev.ID).Scan(&hold)
 	if err != nil {
 		return res, err
 	}
@@ -105,56 +100,27 @@ func runPgbench(ctx context.Context, srv *server, ev event, opts options, spec p
 			return res, err
 		}
 	}
-	args := func(secs int, from int64) []string {
-		a := []string{"-n", "-c", strconv.Itoa(opts.clients), "-j", strconv.Itoa(opts.threads),
-			"-T", strconv.Itoa(secs), "-D", fmt.Sprintf("n=%d", from-1), "-D", fmt.Sprintf("clients=%d", opts.clients),
-			"-D", fmt.Sprintf("event=%d", ev.ID), "-D", fmt.Sprintf("hold=%d", hold),
-			"-D", fmt.Sprintf("min_id=%d", ev.MinID), "-D", fmt.Sprintf("max_id=%d", ev.MaxID),
-			"-D", fmt.Sprintf("tokens=%d", tokens)}
-		if spec.Prepared {
-			a = append(a, "-M", "prepared")
-		}
-		return append(a, "-f", script, srv.dbURL)
-	}
-	if ev.MaxID-ev.MinID+1 != int64(len(ev.SeatIDs)) {
-		return res, fmt.Errorf("the event's seat ids are not contiguous (%d..%d for %d seats)", ev.MinID, ev.MaxID, len(ev.SeatIDs))
-	}
-	if w := wholeSeconds(opts.warmup); w > 0 {
-		if _, _, err := pgbench(ctx, args(w, 0)); err != nil {
-			return res, err
-		}
-	}
+	var before int
 	// The measured run's walks start past every seat the warm-up reached.
-	var from int64
-	if err := srv.setup.QueryRow(ctx, `SELECT coalesce(max(id) - $2 + 1, 0) FROM seats
-		WHERE event_id = $1 AND held_by IS NOT NULL`, ev.ID, ev.MinID).Scan(&from); err != nil {
-		return res, err
+	reached := func() (int64, error) {
+		var last int64
+		err := srv.setup.QueryRow(ctx, `SELECT coalesce(max(id) - $2 + 1, 0) FROM seats
+			WHERE event_id = $1 AND held_by IS NOT NULL`, ev.ID, ev.MinID).Scan(&last)
+		if err == nil {
+			before, err = srv.heldSeats(ctx, ev.ID)
+		}
+		return last, err
 	}
-	from = (from + int64(opts.clients) - 1) / int64(opts.clients)
-	before, err := srv.heldSeats(ctx, ev.ID)
+	w, err := pgbenchWindow(ctx, srv, o, spec, reached, "event", ev.ID, "hold", hold,
+		"min_id", ev.MinID, "max_id", ev.MaxID, "tokens", int64(tokens))
 	if err != nil {
 		return res, err
 	}
-	res.Seconds = wholeSeconds(opts.duration)
-	cmdArgs := args(res.Seconds, from)
-	res.Command = "pgbench " + strings.Join(cmdArgs[:len(cmdArgs)-1], " ") + " <bench database URL>"
-	meter := startCPUMeter(ctx, srv, "pgbench")
-	out, used, err := pgbench(ctx, cmdArgs)
-	res.CPU = meter.stop(used)
-	if err != nil {
-		return res, err
+	if w.tps == 0 {
+		return res, fmt.Errorf("pgbench: no tps in its answer:\n%s", w.out)
 	}
-	m := tpsRe.FindSubmatch(out)
-	if m == nil {
-		return res, fmt.Errorf("pgbench: no tps in its answer:\n%s", out)
-	}
-	res.TPS, _ = strconv.ParseFloat(string(m[1]), 64)
-	if m := txRe.FindSubmatch(out); m != nil {
-		res.Transactions, _ = strconv.ParseInt(string(m[1]), 10, 64)
-	}
-	if m := latencyRe.FindSubmatch(out); m != nil {
-		res.LatencyMS, _ = strconv.ParseFloat(string(m[1]), 64)
-	}
+	res.TPS, res.Transactions, res.LatencyMS = w.tps, w.transactions, w.latencyMS
+	res.Seconds, res.Command, res.CPU = w.seconds, w.command, w.cpu
 	after, err := srv.heldSeats(ctx, ev.ID)
 	if err != nil {
 		return res, err
@@ -162,6 +128,74 @@ func runPgbench(ctx context.Context, srv *server, ev event, opts options, spec p
 	res.Claimed = after - before
 	res.FillAfter = float64(after) / float64(len(ev.SeatIDs))
 	return res, nil
+}
+
+// pgbenchRun is what pgbench answered for a measured window.
+type pgbenchRun struct {
+	out          []byte
+	tps          float64
+	transactions int64
+	latencyMS    float64
+	seconds      int
+	command      string
+	cpu          benchkit.CPUUse
+}
+
+// pgbenchWindow runs spec with the variables vars (names and values, in turn), each
+// client walking from :n, for the warm-up and then, measured, for the duration, both
+// rounded up to whole seconds. The measured run's walks go on from where the
+// warm-up's ended: reached says how far (in the walk's units, the orders or seats
+// taken) once the warm-up is over.
+func pgbenchWindow(ctx context.Context, srv *server, o options, spec pgbenchSpec, reached func() (int64, error), vars ...any) (pgbenchRun, error) {
+	var run pgbenchRun
+	dir, err := os.MkdirTemp("", "bench")
+	if err != nil {
+		return run, err
+	}
+	defer os.RemoveAll(dir)
+	script := filepath.Join(dir, "script.sql")
+	if err := os.WriteFile(script, []byte(spec.Script), 0o644); err != nil {
+		return run, err
+	}
+	args := func(secs int, from int64) []string {
+		a := []string{"-n", "-c", strconv.Itoa(o.clients), "-j", strconv.Itoa(o.threads), "-T", strconv.Itoa(secs),
+			"-D", fmt.Sprintf("n=%d", from-1), "-D", fmt.Sprintf("clients=%d", o.clients)}
+		for i := 0; i+1 < len(vars); i += 2 {
+			a = append(a, "-D", fmt.Sprintf("%s=%d", vars[i], vars[i+1]))
+		}
+		if spec.Prepared {
+			a = append(a, "-M", "prepared")
+		}
+		return append(a, "-f", script, srv.Config.DatabaseURL)
+	}
+	if w := wholeSeconds(o.warmup); w > 0 {
+		if _, _, err := pgbench(ctx, args(w, 0)); err != nil {
+			return run, err
+		}
+	}
+	last, err := reached()
+	if err != nil {
+		return run, err
+	}
+	run.seconds = wholeSeconds(o.duration)
+	cmdArgs := args(run.seconds, (last+int64(o.clients)-1)/int64(o.clients))
+	run.command = "pgbench " + strings.Join(cmdArgs[:len(cmdArgs)-1], " ") + " <bench database URL>"
+	meter := benchkit.StartCPUMeter(ctx, srv.backends("pgbench"))
+	out, used, err := pgbench(ctx, cmdArgs)
+	run.out, run.cpu = out, meter.Stop(used)
+	if err != nil {
+		return run, err
+	}
+	if m := tpsRe.FindSubmatch(out); m != nil {
+		run.tps, _ = strconv.ParseFloat(string(m[1]), 64)
+	}
+	if m := txRe.FindSubmatch(out); m != nil {
+		run.transactions, _ = strconv.ParseInt(string(m[1]), 10, 64)
+	}
+	if m := latencyRe.FindSubmatch(out); m != nil {
+		run.latencyMS, _ = strconv.ParseFloat(string(m[1]), 64)
+	}
+	return run, nil
 }
 
 // pgbench runs pgbench and returns its output and the CPU time it used.
@@ -177,14 +211,6 @@ func pgbench(ctx context.Context, args []string) ([]byte, time.Duration, error) 
 		used = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 	}
 	return out, used, nil
-}
-
-func pgbenchVersion(ctx context.Context) string {
-	out, err := exec.CommandContext(ctx, "pgbench", "--version").Output()
-	if err != nil {
-		return "pgbench not found on PATH"
-	}
-	return trimVersion(out)
 }
 
 func wholeSeconds(d time.Duration) int { return int(math.Ceil(d.Seconds())) }

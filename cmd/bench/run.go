@@ -7,18 +7,19 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"runtime"
 	"strings"
 	"time"
+
+	"boxoffice/internal/benchkit"
 )
 
-// options are the command-line flags.
+// options are the flags of the benchmarks that measure the program (holds, confirm,
+// best, arrive); each adds its own to the common ones.
 type options struct {
 	clients  int
 	duration time.Duration
 	warmup   time.Duration
-	only     string
 	seats    int
 	pgSeats  int
 	// confirmOrders and confirmPgOrders are the pending orders made ready for the
@@ -39,37 +40,68 @@ type options struct {
 	decompose       bool
 }
 
-func parseOptions(args []string, stderr io.Writer) (options, error) {
+// benchmark is one of the benchmarks that measure the program on the bench database.
+type benchmark interface {
+	// flags adds the benchmark's own flags.
+	flags(fs *flag.FlagSet, o *options)
+	// check says what is wrong with the options for it.
+	check(o options) []error
+	// describe is the report's line on what the benchmark measures with o.
+	describe(o options) string
+	// sessions is how many buyer sessions a round takes.
+	sessions(o options) int
+	// prepare makes what one round measures (its events), before any round runs, and
+	// returns the events the planner's statistics must know and the round itself.
+	prepare(ctx context.Context, srv *server, o options) ([]event, roundFunc, error)
+}
+
+// roundFunc measures one round, adding its rows to the report; tag marks them when
+// there are several rounds (" (2)").
+type roundFunc func(ctx context.Context, r *runner, tag string) error
+
+// runner is what every round of a run shares.
+type runner struct {
+	srv      *server
+	cl       *apiClient
+	sessions []buyer
+	o        options
+	rep      *report
+}
+
+// programCommand is the subcommand that runs b.
+func programCommand(name, summary string, b benchmark) benchkit.Command {
+	return benchkit.Command{Name: name, Summary: summary, Run: func(ctx context.Context, args []string, env benchkit.Env) error {
+		o, err := parseOptions(name, b, args, env)
+		if err != nil {
+			return err
+		}
+		return runBenchmark(ctx, name, b, o, args, env)
+	}}
+}
+
+func parseOptions(name string, b benchmark, args []string, env benchkit.Env) (options, error) {
 	var o options
-	fs := flag.NewFlagSet("holdbench", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := benchkit.FlagSet("bench", name, env)
 	fs.IntVar(&o.clients, "clients", 32, "concurrent clients (HTTP clients, and pgbench -c)")
 	fs.DurationVar(&o.duration, "duration", 10*time.Second, "measured time of each measurement")
 	fs.DurationVar(&o.warmup, "warmup", 2*time.Second, "load before each measured time, not counted")
-	fs.StringVar(&o.only, "only", "all", "what to measure: api, pgbench, best, confirm, arrive or all, or a list such as api,pgbench")
-	fs.IntVar(&o.seats, "seats", 50000, "seats of each event (sections of 50 rows of 50)")
-	fs.IntVar(&o.pgSeats, "pgbench-seats", 250000, "seats of pgbench's events: enough that its clients' walks (warm-up and measured) never run out at ~15,000 claims/s")
-	fs.IntVar(&o.confirmOrders, "confirm-orders", 8000, "pending orders made through the API before the confirm measurement (its clients stop if they pay them all)")
-	fs.IntVar(&o.confirmPgOrders, "confirm-pgbench-orders", 100000, "pending orders made in SQL for pgbench's side of the confirm measurement")
-	fs.IntVar(&o.held, "held", 20000, "cheapest seats held before the second best-available run")
 	fs.IntVar(&o.pool, "pool", 16, "the server's PostgreSQL pool size (MaxConns)")
-	fs.IntVar(&o.threads, "pgbench-threads", 2, "pgbench -j")
 	fs.StringVar(&o.out, "out", "", "also write the report (markdown) to this file")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write CPU profiles of the measured API windows to files starting with this path")
 	fs.BoolVar(&o.queries, "queries", false, "count PostgreSQL and Redis round trips per request (adds a little overhead)")
 	fs.StringVar(&o.logTo, "log", "", "where the server's JSON request log goes: a file path; empty formats it and throws it away")
 	fs.BoolVar(&o.keep, "keep", false, "leave the database boxoffice_bench behind")
-	fs.IntVar(&o.rounds, "rounds", 1, "repeat the measurements this many times, alternating, and report each ratio and the median")
-	fs.BoolVar(&o.settle, "settle", true, "after creating the events, wait (up to 3 min) until the planner's statistics know them, as when events are created long before their sale (holdbench never runs ANALYZE); -settle=false measures events the statistics may not know yet")
-	fs.BoolVar(&o.decompose, "decompose", false, "also run, with pgbench, the SQL the server sends for an exact hold (with -only api or all)")
+	fs.IntVar(&o.rounds, "rounds", 1, "repeat the measurement this many times and report each ratio and the median")
+	fs.BoolVar(&o.settle, "settle", true, "after creating the events, wait (up to 3 min) until the planner's statistics know them, as when events are created long before their sale (the benchmark never runs ANALYZE); -settle=false measures events the statistics may not know yet")
 	fs.DurationVar(&o.timeout, "timeout", 15*time.Minute, "give up after this long altogether")
+	b.flags(fs, &o)
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	var errs []error
+	errs := b.check(o)
 	if o.clients < 1 || o.clients > 1000 {
 		errs = append(errs, errors.New("-clients: want 1 to 1000"))
 	}
@@ -79,131 +111,128 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	if o.warmup < 0 {
 		errs = append(errs, errors.New("-warmup: want 0 or more"))
 	}
-	for w := range strings.SplitSeq(o.only, ",") {
-		switch w {
-		case "all", "api", "pgbench", "best", "confirm", "arrive":
-		default:
-			errs = append(errs, fmt.Errorf("-only %q: want api, pgbench, best, confirm, arrive or all, or a list such as api,pgbench", o.only))
-		}
-	}
-	if o.seats < 100 || o.pgSeats < 100 {
-		errs = append(errs, errors.New("-seats, -pgbench-seats: want at least 100"))
-	}
-	if o.wants("best") && (o.held < 0 || o.held >= o.seats) {
-		errs = append(errs, errors.New("-held: want 0 or more and fewer than -seats"))
-	}
-	if o.wants("confirm") && (o.confirmOrders < o.clients || o.confirmPgOrders < o.clients) {
-		errs = append(errs, errors.New("-confirm-orders, -confirm-pgbench-orders: want at least -clients"))
-	}
 	if o.rounds < 1 || o.rounds > 20 {
 		errs = append(errs, errors.New("-rounds: want 1 to 20"))
 	}
-	if o.pool < 1 || o.threads < 1 || o.threads > o.clients {
-		errs = append(errs, errors.New("-pool and -pgbench-threads: want 1 or more, threads at most -clients"))
+	if o.pool < 1 {
+		errs = append(errs, errors.New("-pool: want 1 or more"))
 	}
 	return o, errors.Join(errs...)
 }
 
-func (o options) wants(what string) bool {
-	for w := range strings.SplitSeq(o.only, ",") {
-		if w == "all" || w == what {
-			return true
-		}
-	}
-	return false
+// pgbenchFlags are the flags of the benchmarks whose ceiling pgbench measures.
+func pgbenchFlags(fs *flag.FlagSet, o *options) {
+	fs.IntVar(&o.threads, "pgbench-threads", 2, "pgbench -j")
 }
 
-// run is the whole benchmark; everything it starts ends before it returns.
-func run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
-	opts, err := parseOptions(args, os.Stderr)
-	if errors.Is(err, flag.ErrHelp) {
-		return nil
-	} else if err != nil {
-		return err
+func checkPgbench(o options) []error {
+	if o.threads < 1 || o.threads > o.clients {
+		return []error{errors.New("-pgbench-threads: want 1 or more, at most -clients")}
 	}
-	adminURL, redisURL := getenv("DATABASE_URL"), getenv("REDIS_URL")
+	return nil
+}
+
+// runBenchmark is the whole run; everything it starts ends before it returns.
+func runBenchmark(ctx context.Context, name string, b benchmark, o options, args []string, env benchkit.Env) error {
+	adminURL, redisURL := env.Getenv("DATABASE_URL"), env.Getenv("REDIS_URL")
 	if adminURL == "" || redisURL == "" {
 		return errors.New("DATABASE_URL and REDIS_URL must be set: run it through `make bench`")
 	}
-	ctx, cancel := context.WithTimeout(ctx, opts.timeout)
+	ctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
-
 	rep := &report{
-		Started: time.Now(), Command: strings.TrimSpace("holdbench " + strings.Join(args, " ")),
-		CPUs: runtime.NumCPU(), GoVersion: runtime.Version(), LoadBefore: loadAverage(), Opts: opts,
+		Started: time.Now(), Title: "bench " + name, Command: strings.TrimSpace("bench " + name + " " + strings.Join(args, " ")),
+		CPUs: runtime.NumCPU(), GoVersion: runtime.Version(), LoadBefore: benchkit.LoadAverage(), Opts: o,
+		notes: []string{b.describe(o)},
 	}
-	unlock, err := lockRun(ctx, adminURL)
+	db, err := benchkit.CreateDB(ctx, adminURL, benchDB, os.Stderr)
 	if err != nil {
 		return err
 	}
-	defer unlock()
-	benchURL, err := createBenchDB(ctx, adminURL)
-	if err != nil {
-		return err
-	}
-	if !opts.keep {
-		defer func() {
-			dctx, dcancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-			defer dcancel()
-			if err := dropBenchDB(dctx, adminURL); err != nil {
-				fmt.Fprintln(os.Stderr, "holdbench: drop database:", err)
-			}
-		}()
-	}
-	srv, err := startServer(ctx, benchURL, redisURL, opts)
+	defer func() {
+		if err := db.Close(o.keep); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+		}
+	}()
+	srv, err := startServer(ctx, db.URL, redisURL, o)
 	if err != nil {
 		return err
 	}
 	defer srv.Close()
 	rep.PGVersion = srv.pgVersion(ctx)
-	rep.PgbenchVersion = pgbenchVersion(ctx)
-	rep.Revision = gitRevision(ctx)
-	fmt.Fprintf(os.Stderr, "holdbench: serving on %s; load average %s\n", srv.URL, rep.LoadBefore)
+	rep.PgbenchVersion = benchkit.ToolVersion(ctx, "pgbench")
+	rep.Revision = benchkit.Revision(ctx)
+	fmt.Fprintf(os.Stderr, "bench: serving on %s; load average %s\n", srv.URL, rep.LoadBefore)
 
-	if err := measure(ctx, srv, opts, rep); err != nil {
+	if err := measure(ctx, srv, b, o, rep); err != nil {
 		return err
 	}
-	rep.LoadAfter = loadAverage()
+	rep.LoadAfter = benchkit.LoadAverage()
 	rep.Finished = time.Now()
 	text := rep.markdown()
-	if _, err := io.WriteString(stdout, text); err != nil {
+	if _, err := io.WriteString(env.Stdout, text); err != nil {
 		return err
 	}
-	if opts.out != "" {
-		return os.WriteFile(opts.out, []byte(text), 0o644)
+	if o.out != "" {
+		return os.WriteFile(o.out, []byte(text), 0o644)
 	}
 	return nil
 }
 
-// gitRevision names the code measured: the commit, and whether tracked files differ
-// from it (others edit the same working tree).
-func gitRevision(ctx context.Context) string {
-	head, err := exec.CommandContext(ctx, "git", "rev-parse", "--short", "HEAD").Output()
-	if err != nil {
-		return "unknown"
+// measure prepares every round of b, creates the sessions they take and, with
+// -settle, waits until the planner's statistics know every event, as they do when
+// events are created long before their sale; then it runs the rounds.
+func measure(ctx context.Context, srv *server, b benchmark, o options, rep *report) error {
+	cl := newAPIClient(srv.URL, o.clients)
+	defer cl.Close()
+	var settle []event
+	rounds := make([]roundFunc, o.rounds)
+	for i := range rounds {
+		evs, run, err := b.prepare(ctx, srv, o)
+		if err != nil {
+			return err
+		}
+		settle, rounds[i] = append(settle, evs...), run
 	}
-	rev := strings.TrimSpace(string(head))
-	if st, err := exec.CommandContext(ctx, "git", "status", "--porcelain", "--untracked-files=no").Output(); err == nil {
-		if n := strings.Count(string(st), "\n"); n > 0 {
-			rev += fmt.Sprintf(" + uncommitted changes to %d tracked files", n)
+	step(fmt.Sprintf("created the events of %d round(s)", o.rounds))
+	r := &runner{srv: srv, cl: cl, o: o, rep: rep}
+	if need := b.sessions(o); need > 0 {
+		step(fmt.Sprintf("creating %d sessions through GET /api/v1/session", need))
+		t := time.Now()
+		var err error
+		if r.sessions, err = cl.createSessions(ctx, need, o.clients); err != nil {
+			return err
+		}
+		rep.SessionSetup, rep.Sessions = time.Since(t), need
+	}
+	if o.settle && len(settle) > 0 {
+		step("waiting for the planner's statistics to know every event")
+		t := time.Now()
+		known, err := srv.waitPlannerKnows(ctx, settle, 3*time.Minute)
+		if err != nil {
+			return err
+		}
+		rep.Settled, rep.SettleFailed = time.Since(t), !known
+	}
+	for i, run := range rounds {
+		tag := ""
+		if o.rounds > 1 {
+			tag = fmt.Sprintf(" (%d)", i+1)
+			step(fmt.Sprintf("round %d of %d", i+1, o.rounds))
+		}
+		if err := run(ctx, r, tag); err != nil {
+			return err
 		}
 	}
-	return rev
+	return nil
+}
+
+// profileName is the suffix of a measured window's CPU profile: the measurement and
+// the round.
+func profileName(what, tag string) string {
+	return "-" + what + strings.NewReplacer(" (", "-round", ")", "").Replace(tag)
 }
 
 func step(msg string) {
-	fmt.Fprintf(os.Stderr, "holdbench: %s (load average %s)\n", msg, loadAverage())
-}
-
-// loadAverage is the 1, 5 and 15 minute load averages, or "n/a".
-func loadAverage() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "n/a"
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return "n/a"
-	}
-	return strings.Join(f[:3], " ")
+	fmt.Fprintf(os.Stderr, "bench: %s (load average %s)\n", msg, benchkit.LoadAverage())
 }

@@ -17,7 +17,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"boxoffice/internal/live"
+	"boxoffice/internal/benchkit"
 )
 
 // clientOpts is what the parent tells the clients process.
@@ -70,209 +70,181 @@ func (p *published) when(v int64) (int64, bool) {
 	return p.at[i].Load(), true
 }
 
-// histogram counts latencies in milliseconds, the last bucket open-ended.
-type histogram struct {
-	b   [10001]atomic.Int64
-	max atomic.Int64 // nanoseconds
+// streams is the clients process's streams and what they counted.
+type streams struct {
+	ctx       context.Context
+	url       string
+	http      *http.Client
+	pub       published
+	hist      benchkit.Histogram
+	measuring atomic.Bool
+	wg        sync.WaitGroup
+	// counted while measuring
+	events, bytes, resets, unknown atomic.Int64
+	ended                          atomic.Int64 // streams the server closed before the end
 }
 
-func (h *histogram) add(d time.Duration) {
-	ms := min(max(int(d/time.Millisecond), 0), len(h.b)-1)
-	h.b[ms].Add(1)
-	for {
-		m := h.max.Load()
-		if int64(d) <= m || h.max.CompareAndSwap(m, int64(d)) {
-			return
-		}
-	}
-}
-
-func (h *histogram) quantile(q float64, total int64) float64 {
-	want := int64(q * float64(total))
-	var seen int64
-	for i := range h.b {
-		if seen += h.b[i].Load(); seen > want {
-			return float64(i) + 0.5
-		}
-	}
-	return float64(len(h.b))
-}
-
-// runClients is the clients process: n SSE clients on loopback, each measuring when
+// runClients is the clients process: o.n SSE clients on loopback, each measuring when
 // every version reached it against when it was published.
 func runClients(ctx context.Context, o clientOpts, in io.Reader, out io.Writer) error {
-	raiseFileLimit()
+	benchkit.RaiseFileLimit()
 	ropt, err := redis.ParseURL(o.redisURL)
 	if err != nil {
 		return err
 	}
 	rdb := redis.NewClient(ropt)
 	defer rdb.Close()
-	var pub published
-	sub := live.Subscribe(ctx, rdb, o.prefix, o.event)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	st := &streams{ctx: ctx, url: o.url, http: &http.Client{Transport: &http.Transport{
+		DialContext:        (&net.Dialer{Timeout: 10 * time.Second}).DialContext,
+		DisableCompression: true, MaxIdleConnsPerHost: -1, ResponseHeaderTimeout: 30 * time.Second,
+	}}}
+	sub := benchkit.Subscribe(ctx, rdb, o.prefix, o.event)
 	defer sub.Close()
 	if _, err := sub.Receive(ctx); err != nil {
 		return err
 	}
 	go func() {
 		for m := range sub.Channel(redis.WithChannelSize(4096)) {
-			var c live.Change
+			var c benchkit.SeatChange
 			if json.Unmarshal([]byte(m.Payload), &c) == nil {
-				pub.record(c.Version, time.Now())
+				st.pub.record(c.Version, time.Now())
 			}
 		}
 	}()
 
-	var (
-		hist      histogram
-		measuring atomic.Bool
-		rep       clientReport
-		events    atomic.Int64
-		bytesIn   atomic.Int64
-		resets    atomic.Int64
-		samples   atomic.Int64
-		unknown   atomic.Int64
-		ended     atomic.Int64
-	)
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	client := &http.Client{Transport: &http.Transport{
-		DialContext:        (&net.Dialer{Timeout: 10 * time.Second}).DialContext,
-		DisableCompression: true, MaxIdleConnsPerHost: -1, ResponseHeaderTimeout: 30 * time.Second,
-	}}
-	var wg sync.WaitGroup
-	connect := func() error {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, o.url, nil)
-		res, err := client.Do(req)
-		if err != nil {
-			return err
-		}
-		if res.StatusCode != http.StatusOK {
-			res.Body.Close()
-			return fmt.Errorf("status %d", res.StatusCode)
-		}
-		wg.Go(func() {
-			defer res.Body.Close()
-			rd := bufio.NewReaderSize(res.Body, 4096)
-			var prev, id int64
-			// Versions read before this process's own subscription told it when they
-			// were published (a fast server can win that race): timed at the next event.
-			type early struct{ v, at int64 }
-			var pending []early
-			sample := func(v, at int64) bool {
-				t0, ok := pub.when(v)
-				if ok {
-					hist.add(time.Duration(at - t0))
-					samples.Add(1)
-				}
-				return ok
-			}
-			tail := false // the rest of a line longer than the buffer
-			for {
-				line, err := rd.ReadSlice('\n')
-				if err != nil && err != bufio.ErrBufferFull {
-					if ctx.Err() == nil {
-						if ended.Add(1) == 1 {
-							fmt.Fprintln(os.Stderr, "ssebench: a stream ended early:", err)
-						}
-					}
-					return
-				}
-				m := measuring.Load()
-				if m {
-					bytesIn.Add(int64(len(line)))
-				}
-				wasTail := tail
-				tail = err == bufio.ErrBufferFull
-				switch {
-				case wasTail: // data of a long line
-				case bytes.HasPrefix(line, []byte("id: ")):
-					id, _ = strconv.ParseInt(string(bytes.TrimSpace(line[4:])), 10, 64)
-				case bytes.HasPrefix(line, []byte("event: reset")):
-					prev = id // nothing to time: the client reloads
-					if m {
-						resets.Add(1)
-					}
-				case len(line) == 1 && id > prev: // the blank line that dispatches
-					now := time.Now().UnixNano()
-					if m {
-						events.Add(1)
-						for _, e := range pending {
-							if !sample(e.v, e.at) {
-								unknown.Add(1)
-							}
-						}
-						pending = pending[:0]
-						for v := prev + 1; v <= id; v++ {
-							if !sample(v, now) {
-								pending = append(pending, early{v, now})
-							}
-						}
-					}
-					prev = id
-				}
-			}
-		})
-		return nil
-	}
-
 	// One client first, so the parent can measure the server with its per-event state
 	// (subscription, cached map) in place, then the rest.
-	if err := connect(); err != nil {
+	if err := st.connect(0); err != nil {
 		return fmt.Errorf("first client: %w", err)
 	}
 	fmt.Fprintln(out, "one")
 	if _, err := bufio.NewReader(in).ReadString('\n'); err != nil {
 		return err
 	}
-	var connected, failed atomic.Int64
-	connected.Add(1)
+	connected, failed := st.connectAll(o.n)
+	fmt.Fprintf(out, "ready %d %d\n", connected, failed)
+
+	if !benchkit.Sleep(ctx, o.warmup) {
+		return ctx.Err()
+	}
+	cpu0 := benchkit.ProcessCPU()
+	st.measuring.Store(true)
+	if !benchkit.Sleep(ctx, o.duration) {
+		return ctx.Err()
+	}
+	st.measuring.Store(false)
+	rep := clientReport{CPU: (benchkit.ProcessCPU() - cpu0).Seconds(), Connected: connected, Failed: failed,
+		Ended: st.ended.Load(), Events: st.events.Load(), Bytes: st.bytes.Load(), Resets: st.resets.Load(),
+		Samples: st.hist.N(), Unknown: st.unknown.Load()}
+	if rep.Samples > 0 {
+		rep.P50, rep.P90, rep.P99, rep.Max = st.hist.Quantile(0.50), st.hist.Quantile(0.90), st.hist.Quantile(0.99), st.hist.Max()
+	}
+	cancel()
+	st.wg.Wait()
+	return json.NewEncoder(out).Encode(rep)
+}
+
+// connectAll connects clients 1 to n-1, 64 at a time, and counts them with the first.
+func (st *streams) connectAll(n int) (connected, failed int) {
+	var ok, bad atomic.Int64
+	ok.Add(1)
 	sem := make(chan struct{}, 64)
 	var dial sync.WaitGroup
-	for range o.n - 1 {
+	for i := 1; i < n; i++ {
 		sem <- struct{}{}
 		dial.Go(func() {
 			defer func() { <-sem }()
-			if connect() == nil {
-				connected.Add(1)
+			if st.connect(i) == nil {
+				ok.Add(1)
 			} else {
-				failed.Add(1)
+				bad.Add(1)
 			}
 		})
 	}
 	dial.Wait()
-	fmt.Fprintf(out, "ready %d %d\n", connected.Load(), failed.Load())
-
-	if !sleep(ctx, o.warmup) {
-		return ctx.Err()
-	}
-	cpu0 := cpuTime()
-	measuring.Store(true)
-	if !sleep(ctx, o.duration) {
-		return ctx.Err()
-	}
-	measuring.Store(false)
-	rep.CPU = (cpuTime() - cpu0).Seconds()
-	rep.Connected, rep.Failed = int(connected.Load()), int(failed.Load())
-	rep.Ended, rep.Events, rep.Bytes, rep.Resets = ended.Load(), events.Load(), bytesIn.Load(), resets.Load()
-	rep.Samples, rep.Unknown = samples.Load(), unknown.Load()
-	if rep.Samples > 0 {
-		rep.P50, rep.P90, rep.P99 = hist.quantile(0.50, rep.Samples), hist.quantile(0.90, rep.Samples), hist.quantile(0.99, rep.Samples)
-		rep.Max = float64(hist.max.Load()) / 1e6
-	}
-	cancel()
-	wg.Wait()
-	return json.NewEncoder(out).Encode(rep)
+	return int(ok.Load()), int(bad.Load())
 }
 
-// sleep waits d or until ctx ends, and reports whether ctx is still live.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
+// connect opens client i's stream, from an address of its own, and reads it until
+// the process ends.
+func (st *streams) connect(i int) error {
+	req, _ := http.NewRequestWithContext(st.ctx, http.MethodGet, st.url, nil)
+	a := i + 1 // 10.0.0.1 on
+	req.Header.Set("X-Forwarded-For", fmt.Sprintf("10.%d.%d.%d", a>>16&255, a>>8&255, a&255))
+	res, err := st.http.Do(req)
+	if err != nil {
+		return err
+	}
+	if res.StatusCode != http.StatusOK {
+		res.Body.Close()
+		return fmt.Errorf("status %d", res.StatusCode)
+	}
+	st.wg.Go(func() {
+		defer res.Body.Close()
+		st.read(res.Body)
+	})
+	return nil
+}
+
+// read reads one stream: every version an event carries is timed against its
+// publication.
+func (st *streams) read(body io.Reader) {
+	rd := bufio.NewReaderSize(body, 4096)
+	var prev, id int64
+	// Versions read before this process's own subscription told it when they were
+	// published (a fast server can win that race): timed at the next event.
+	type early struct{ v, at int64 }
+	var pending []early
+	sample := func(v, at int64) bool {
+		t0, ok := st.pub.when(v)
+		if ok {
+			st.hist.Add(time.Duration(at - t0))
+		}
+		return ok
+	}
+	tail := false // the rest of a line longer than the buffer
+	for {
+		line, err := rd.ReadSlice('\n')
+		if err != nil && err != bufio.ErrBufferFull {
+			if st.ctx.Err() == nil && st.ended.Add(1) == 1 {
+				fmt.Fprintln(os.Stderr, "bench sse: a stream ended early:", err)
+			}
+			return
+		}
+		m := st.measuring.Load()
+		if m {
+			st.bytes.Add(int64(len(line)))
+		}
+		wasTail := tail
+		tail = err == bufio.ErrBufferFull
+		switch {
+		case wasTail: // data of a long line
+		case bytes.HasPrefix(line, []byte("id: ")):
+			id, _ = strconv.ParseInt(string(bytes.TrimSpace(line[4:])), 10, 64)
+		case bytes.HasPrefix(line, []byte("event: reset")):
+			prev = id // nothing to time: the client reloads
+			if m {
+				st.resets.Add(1)
+			}
+		case len(line) == 1 && id > prev: // the blank line that dispatches
+			now := time.Now().UnixNano()
+			if m {
+				st.events.Add(1)
+				for _, e := range pending {
+					if !sample(e.v, e.at) {
+						st.unknown.Add(1)
+					}
+				}
+				pending = pending[:0]
+				for v := prev + 1; v <= id; v++ {
+					if !sample(v, now) {
+						pending = append(pending, early{v, now})
+					}
+				}
+			}
+			prev = id
+		}
 	}
 }

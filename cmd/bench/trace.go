@@ -53,6 +53,13 @@ func (t *tracer) add(name string, d time.Duration) {
 	t.mu.Unlock()
 }
 
+// end counts the round trip whose start ctx carries under key.
+func (t *tracer) end(ctx context.Context, key any) {
+	if s, ok := ctx.Value(key).(traceStart); ok {
+		t.add(s.name, time.Since(s.at))
+	}
+}
+
 // queryName is a statement's sqlc name, or else its first word (begin, commit, ...).
 func queryName(sql string) string {
 	if rest, ok := strings.CutPrefix(sql, "-- name: "); ok {
@@ -70,9 +77,7 @@ func (t *tracer) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQu
 
 // TraceQueryEnd implements pgx.QueryTracer.
 func (t *tracer) TraceQueryEnd(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryEndData) {
-	if s, ok := ctx.Value(queryKey{}).(traceStart); ok {
-		t.add(s.name, time.Since(s.at))
-	}
+	t.end(ctx, queryKey{})
 }
 
 // TraceBatchStart implements pgx.BatchTracer: a batch is one round trip, whatever
@@ -88,9 +93,7 @@ func (t *tracer) TraceBatchQuery(_ context.Context, _ *pgx.Conn, d pgx.TraceBatc
 
 // TraceBatchEnd implements pgx.BatchTracer.
 func (t *tracer) TraceBatchEnd(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchEndData) {
-	if s, ok := ctx.Value(batchKey{}).(traceStart); ok {
-		t.add(s.name, time.Since(s.at))
-	}
+	t.end(ctx, batchKey{})
 }
 
 // TracePrepareStart implements pgx.PrepareTracer.
@@ -100,9 +103,7 @@ func (t *tracer) TracePrepareStart(ctx context.Context, _ *pgx.Conn, _ pgx.Trace
 
 // TracePrepareEnd implements pgx.PrepareTracer.
 func (t *tracer) TracePrepareEnd(ctx context.Context, _ *pgx.Conn, _ pgx.TracePrepareEndData) {
-	if s, ok := ctx.Value(prepareKey{}).(traceStart); ok {
-		t.add(s.name, time.Since(s.at))
-	}
+	t.end(ctx, prepareKey{})
 }
 
 // TraceAcquireStart implements pgxpool.AcquireTracer.
@@ -112,9 +113,7 @@ func (t *tracer) TraceAcquireStart(ctx context.Context, _ *pgxpool.Pool, _ pgxpo
 
 // TraceAcquireEnd implements pgxpool.AcquireTracer.
 func (t *tracer) TraceAcquireEnd(ctx context.Context, _ *pgxpool.Pool, _ pgxpool.TraceAcquireEndData) {
-	if s, ok := ctx.Value(acquireKey{}).(traceStart); ok {
-		t.add(s.name, time.Since(s.at))
-	}
+	t.end(ctx, acquireKey{})
 }
 
 // DialHook implements redis.Hook.

@@ -1,26 +1,10 @@
-// Command etareplay replays the first waits a make onsale run showed in its queue
-// under other rules for the admission rate, and says for what share of buyers each
-// rule would have come within ±20 % of the wait that followed. It reads the
-// simulator's per-buyer trace (onsale -trace) and its JSON report (onsale -json, for
-// the configured rate and the server's admission limit second by second):
-//
-//	go run ./cmd/etareplay -trace .data/onsale-trace.csv -report .data/onsale.json
-//
-// Each first ETA is replayed for the same number of admissions, at the moment it was
-// shown, from the rate the room had measured then (the trace's eta_rate) and the
-// limit the server held the room to (the report's timeline). The "present" rule is
-// the one the room used until the run e44b (docs/ONSALE.md); its line should agree
-// with "as shown", which checks the replay itself. The rule the room uses now is
-// waitroom's own (ShownRate), not a copy of it, with the wait it adds to every ETA
-// for the page to learn of its turn (waitroom.Notice): "expected, and the notice",
-// whose line agrees with "as shown" for a run since that was added.
 package main
 
 import (
+	"context"
 	"encoding/csv"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -28,10 +12,11 @@ import (
 	"sort"
 	"strconv"
 
-	"boxoffice/internal/waitroom"
+	"boxoffice/internal/benchkit"
 )
 
-type sample struct {
+// etaSample is one buyer's first ETA and the wait that followed it.
+type etaSample struct {
 	at, shown, actual float64 // seconds from the onsale; the ETA; the wait that followed
 	places            float64 // admissions it was for, the buyer's own included
 	measured          float64 // the room's measured rate then (0: none yet, or no board seen)
@@ -40,21 +25,37 @@ type sample struct {
 
 type rule struct {
 	name   string
-	rate   func(s sample, limit, configured float64) float64 // admissions a second; 0: use the ETA shown
-	notice bool                                              // the wait includes waitroom.Notice
+	rate   func(s etaSample, limit, configured float64) float64 // admissions a second; 0: use the ETA shown
+	notice bool                                                 // the wait includes benchkit.Notice
 }
 
-func main() {
-	trace := flag.String("trace", ".data/onsale-trace.csv", "the simulator's -trace")
-	report := flag.String("report", ".data/onsale.json", "the simulator's -json")
-	flag.Parse()
-	if err := run(*trace, *report, os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "etareplay:", err)
-		os.Exit(1)
+// runETA is `onsale eta`: it replays the first waits a make onsale run showed in its
+// queue under other rules for the admission rate, and says for what share of buyers
+// each rule would have come within ±20 % of the wait that followed. It reads the
+// simulator's per-buyer trace (onsale run -trace) and its JSON report (onsale run
+// -json, for the configured rate and the server's admission limit second by second):
+//
+//	onsale eta -trace .data/onsale-trace.csv -report .data/onsale.json
+//
+// Each first ETA is replayed for the same number of admissions, at the moment it was
+// shown, from the rate the room had measured then (the trace's eta_rate) and the
+// limit the server held the room to (the report's timeline). "present" is the rule of
+// the rate the room is held to (the lower of the measured rate and the limit); the
+// rule the room uses is waitroom's own (ShownRate), not a copy of it, with the wait it
+// adds to every ETA for the page to learn of its turn (Notice): "expected, and the
+// notice", whose line agrees with "as shown", which checks the replay itself.
+func runETA(_ context.Context, args []string, env benchkit.Env) error {
+	fs := benchkit.FlagSet("onsale", "eta", env)
+	trace := fs.String("trace", ".data/onsale-trace.csv", "the simulator's -trace")
+	report := fs.String("report", ".data/onsale.json", "the simulator's -json")
+	if err := fs.Parse(args); err != nil {
+		return err
 	}
+	return replayETA(*trace, *report, env.Stdout)
 }
 
-func run(tracePath, reportPath string, out io.Writer) error {
+// replayETA replays the trace's first ETAs under each rule and prints the shares.
+func replayETA(tracePath, reportPath string, out io.Writer) error {
 	var rep struct {
 		Admission struct {
 			Configured float64 `json:"configuredPerSecond"`
@@ -95,12 +96,12 @@ func run(tracePath, reportPath string, out io.Writer) error {
 	}
 	rules := []rule{
 		{"as shown", nil, false},
-		{"present: min(measured, limit)", func(s sample, l, _ float64) float64 { return below(s.measured, l, l) }, false},
-		{"expected: halfway to the climb", func(s sample, l, R float64) float64 { return waitroom.ShownRate(s.measured, l, R) }, false},
-		{"expected, and the notice", func(s sample, l, R float64) float64 { return waitroom.ShownRate(s.measured, l, R) }, true},
-		{"the climb alone", func(s sample, l, R float64) float64 { return R * waitroom.ClimbMean(l/R) }, false},
-		{"measured alone", func(s sample, l, _ float64) float64 { return below(s.measured, math.Inf(1), l) }, false},
-		{"configured", func(_ sample, _, R float64) float64 { return R }, false},
+		{"present: min(measured, limit)", func(s etaSample, l, _ float64) float64 { return below(s.measured, l, l) }, false},
+		{"expected: halfway to the climb", func(s etaSample, l, R float64) float64 { return benchkit.ShownRate(s.measured, l, R) }, false},
+		{"expected, and the notice", func(s etaSample, l, R float64) float64 { return benchkit.ShownRate(s.measured, l, R) }, true},
+		{"the climb alone", func(s etaSample, l, R float64) float64 { return R * benchkit.ClimbMean(l/R) }, false},
+		{"measured alone", func(s etaSample, l, _ float64) float64 { return below(s.measured, math.Inf(1), l) }, false},
+		{"configured", func(_ etaSample, _, R float64) float64 { return R }, false},
 	}
 	fmt.Fprintf(out, "%d first ETAs (%d of the pre-queue), configured %.0f/s; within ±20 %% of the wait that followed:\n", len(samples), count(samples, true), R)
 	fmt.Fprintf(out, "  %-32s %8s %10s %10s %12s\n", "rule", "all", "pre-queue", "arrived", "too short")
@@ -112,7 +113,7 @@ func run(tracePath, reportPath string, out io.Writer) error {
 			if r.rate != nil {
 				eta = s.places / r.rate(s, limitAt(s.at), R)
 				if r.notice {
-					eta += waitroom.Notice.Seconds()
+					eta += benchkit.Notice.Seconds()
 				}
 			}
 			k := 1
@@ -133,7 +134,7 @@ func run(tracePath, reportPath string, out io.Writer) error {
 	return nil
 }
 
-func count(ss []sample, pre bool) int {
+func count(ss []etaSample, pre bool) int {
 	n := 0
 	for _, s := range ss {
 		if s.preQueue == pre {
@@ -144,7 +145,7 @@ func count(ss []sample, pre bool) int {
 }
 
 // readTrace reads the buyers admitted after a first ETA for a known number of places.
-func readTrace(path string) ([]sample, error) {
+func readTrace(path string) ([]etaSample, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -166,7 +167,7 @@ func readTrace(path string) ([]sample, error) {
 			return nil, fmt.Errorf("%s: no column %s (a trace from an older simulator?)", path, name)
 		}
 	}
-	var out []sample
+	var out []etaSample
 	for _, row := range rows[1:] {
 		num := func(name string) (float64, bool) {
 			v, err := strconv.ParseFloat(row[col[name]], 64)
@@ -183,7 +184,7 @@ func readTrace(path string) ([]sample, error) {
 		if i, ok := col["warned"]; ok && row[i] == "first" {
 			continue // told the tickets may be gone before any wait: as the report
 		}
-		out = append(out, sample{at: at, shown: shown, actual: adm - at, places: places, measured: max(rate, 0), preQueue: row[col["pre_queue"]] == "true"})
+		out = append(out, etaSample{at: at, shown: shown, actual: adm - at, places: places, measured: max(rate, 0), preQueue: row[col["pre_queue"]] == "true"})
 	}
 	return out, nil
 }

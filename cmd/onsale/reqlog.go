@@ -1,26 +1,10 @@
-// Command reqlog reads boxoffice's JSON request log (LOG_FORMAT=json) and says, for
-// each route, how long its requests took and where the time went: the wait for a
-// pooled PostgreSQL connection (db_wait), the PostgreSQL round trips (db, db_trips),
-// an exact hold's or a session write's batched statement (db_batched), Redis (redis),
-// and the rest (the request's own work and its waits for a CPU). It compares the
-// middle of each route's requests (the 45th to 55th percentile by latency) with its
-// slowest 1 %, which is where a p99 goal is met or missed:
-//
-//	go run ./cmd/reqlog .data/onsale-server.log
-//
-// Routes are the paths with their numeric segments and hold ids made ":id"; a hold
-// is split by its kind (seats, best, standing; -kinds=false for all holds as one
-// route). -min leaves out routes with fewer requests; -after and -before keep the
-// requests logged from and before that many seconds after the log's first request
-// line. -phase ROUTE shows instead when in the second that route's requests started
-// and which of those moments its slowest requests started in.
 package main
 
 import (
 	"bufio"
 	"cmp"
+	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -28,6 +12,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"boxoffice/internal/benchkit"
 )
 
 // entry is one request's log line: what its handler's tally (package spent) adds.
@@ -59,42 +45,59 @@ type route struct {
 	Middle, Top   spentOn // the 45th-55th percentile; the slowest 1 %
 }
 
-func main() {
-	minN := flag.Int("min", 100, "leave out routes with fewer requests")
-	after := flag.Float64("after", 0, "keep requests logged at least this many seconds after the first")
-	before := flag.Float64("before", 0, "keep requests logged less than this many seconds after the first (0: all)")
-	kinds := flag.Bool("kinds", true, "split holds by their kind (seats, best, standing)")
-	phase := flag.String("phase", "", "instead, when in the second the named route's requests started, e.g. 'POST /api/v1/events/:id/holds'")
-	flag.Usage = func() {
-		fmt.Fprintln(os.Stderr, "usage: reqlog [-min N] [-after S] [-before S] [-kinds=false] [-phase ROUTE] [server.log]  (stdin without a file)")
-		flag.PrintDefaults()
+// runReqlog is `onsale reqlog`: it reads boxoffice's JSON request log (LOG_FORMAT=json)
+// and says, for each route, how long its requests took and where the time went: the
+// wait for a pooled PostgreSQL connection (db_wait), the PostgreSQL round trips (db,
+// db_trips), an exact hold's or a session write's batched statement (db_batched), Redis
+// (redis), and the rest (the request's own work and its waits for a CPU). It compares
+// the middle of each route's requests (the 45th to 55th percentile by latency) with its
+// slowest 1 %, which is where a p99 goal is met or missed:
+//
+//	onsale reqlog .data/onsale-server.log
+//
+// Routes are the paths with their numeric segments and hold ids made ":id"; a hold
+// is split by its kind (seats, best, standing; -kinds=false for all holds as one
+// route). -min leaves out routes with fewer requests; -after and -before keep the
+// requests logged from and before that many seconds after the log's first request
+// line. -phase ROUTE shows instead when in the second that route's requests started
+// and which of those moments its slowest requests started in.
+func runReqlog(_ context.Context, args []string, env benchkit.Env) error {
+	fs := benchkit.FlagSet("onsale", "reqlog", env)
+	minN := fs.Int("min", 100, "leave out routes with fewer requests")
+	after := fs.Float64("after", 0, "keep requests logged at least this many seconds after the first")
+	before := fs.Float64("before", 0, "keep requests logged less than this many seconds after the first (0: all)")
+	kinds := fs.Bool("kinds", true, "split holds by their kind (seats, best, standing)")
+	phase := fs.String("phase", "", "instead, when in the second the named route's requests started, e.g. 'POST /api/v1/events/:id/holds'")
+	fs.Usage = func() {
+		fmt.Fprintln(env.Stderr, "usage: onsale reqlog [-min N] [-after S] [-before S] [-kinds=false] [-phase ROUTE] [server.log]  (stdin without a file)")
+		fs.PrintDefaults()
 	}
-	flag.Parse()
-	in := io.Reader(os.Stdin)
-	if flag.NArg() > 0 {
-		f, err := os.Open(flag.Arg(0))
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	in := env.Stdin
+	if fs.NArg() > 0 {
+		f, err := os.Open(fs.Arg(0))
 		if err != nil {
-			fmt.Fprintln(os.Stderr, "reqlog:", err)
-			os.Exit(1)
+			return err
 		}
 		defer f.Close()
 		in = f
 	}
 	es, err := readLog(in, *after, *before)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "reqlog:", err)
-		os.Exit(1)
+		return err
 	}
 	if *phase != "" {
 		mine := byRoute(es, *kinds)[*phase]
 		if len(mine) == 0 {
-			fmt.Fprintf(os.Stderr, "reqlog: no request of route %q (routes are named as reqlog prints them)\n", *phase)
-			os.Exit(1)
+			return fmt.Errorf("no request of route %q (routes are named as reqlog prints them)", *phase)
 		}
-		writePhases(os.Stdout, phasesOf(*phase, mine))
-		return
+		writePhases(env.Stdout, phasesOf(*phase, mine))
+		return nil
 	}
-	write(os.Stdout, summarize(es, *minN, *kinds))
+	writeRoutes(env.Stdout, summarize(es, *minN, *kinds))
+	return nil
 }
 
 var idSegment = regexp.MustCompile(`/[0-9]+(-[0-9]+)?(/|$)`)
@@ -159,9 +162,7 @@ func byRoute(all []entry, kinds bool) map[string][]entry {
 }
 
 // percentile is the latency at fraction p of es, sorted by latency, in nanoseconds.
-func percentile(es []entry, p float64) int64 {
-	return es[min(len(es)-1, int(p*float64(len(es))))].Latency
-}
+func percentile(es []entry, p float64) int64 { return es[benchkit.Rank(len(es), p)].Latency }
 
 // summarize sums requests up by route, the busiest first.
 func summarize(all []entry, minN int, kinds bool) []route {
@@ -171,7 +172,7 @@ func summarize(all []entry, minN int, kinds bool) []route {
 			continue
 		}
 		n := len(es)
-		at := func(p float64) float64 { return ms(percentile(es, p)) }
+		at := func(p float64) float64 { return msOf(percentile(es, p)) }
 		out = append(out, route{
 			Name: name, N: n, P50: at(0.50), P95: at(0.95), P99: at(0.99),
 			Middle: average(es[int(0.45*float64(n)):max(int(0.55*float64(n)), int(0.45*float64(n))+1)]),
@@ -187,17 +188,17 @@ func summarize(all []entry, minN int, kinds bool) []route {
 	return out
 }
 
-func ms(ns int64) float64 { return float64(ns) / 1e6 }
+func msOf(ns int64) float64 { return float64(ns) / 1e6 }
 
 // average is where es's time went, on average.
 func average(es []entry) spentOn {
 	var s spentOn
 	for _, e := range es {
-		s.Latency += ms(e.Latency)
-		s.Wait += ms(e.Wait)
-		s.DB += ms(e.DB)
-		s.Batched += ms(e.Batched)
-		s.Redis += ms(e.Redis)
+		s.Latency += msOf(e.Latency)
+		s.Wait += msOf(e.Wait)
+		s.DB += msOf(e.DB)
+		s.Batched += msOf(e.Batched)
+		s.Redis += msOf(e.Redis)
 		s.Trips += float64(e.Trips)
 	}
 	n := float64(len(es))
@@ -206,7 +207,7 @@ func average(es []entry) spentOn {
 	return s
 }
 
-func write(w io.Writer, routes []route) {
+func writeRoutes(w io.Writer, routes []route) {
 	fmt.Fprintln(w, "latency in ms; the middle (45th-55th percentile) and the slowest 1 % of each route, on average:")
 	fmt.Fprintln(w, "latency = db_wait (a pooled connection) + db (round trips) + db_batched + redis + rest (own work, CPU waits)")
 	fmt.Fprintf(w, "%-44s %7s %7s %7s %7s | %-40s | %s\n", "route", "n", "p50", "p95", "p99",

@@ -21,7 +21,7 @@ type phases struct {
 // phasesOf sums up route's requests, es, sorted by latency (as byRoute gives them).
 func phasesOf(route string, es []entry) phases {
 	p99 := percentile(es, 0.99)
-	p := phases{Route: route, P99: ms(p99)}
+	p := phases{Route: route, P99: msOf(p99)}
 	for _, e := range es {
 		start := e.Time.Add(-time.Duration(e.Latency)) // the line is written at the end
 		k := start.Nanosecond() / 1e8

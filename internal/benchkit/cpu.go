@@ -1,11 +1,11 @@
-package main
+package benchkit
 
 import (
 	"context"
 	"fmt"
 	"os"
 	"runtime"
-	"runtime/pprof"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -16,22 +16,22 @@ import (
 // clockTicks is Linux's USER_HZ, the unit of /proc/stat and /proc/<pid>/stat.
 const clockTicks = 100
 
-// cpuUse is where the machine's CPU went during a measured window, in cores (1.0 = one
+// CPUUse is where the machine's CPU went during a measured window, in cores (1.0 = one
 // core busy the whole window).
-type cpuUse struct {
+type CPUUse struct {
 	OK       bool
 	Machine  float64 // the whole machine
-	Process  float64 // holdbench itself: the HTTP clients and the server
+	Process  float64 // this process: the load's clients and the program serving them
 	Backends float64 // the PostgreSQL backends of the measured connections
-	Pgbench  float64 // the pgbench process
+	Child    float64 // a program the measurement ran in the window (pgbench)
 	PGAux    float64 // PostgreSQL's own processes: WAL writer, checkpointer, autovacuum, ...
 	Redis    float64 // redis-server
 	OtherPG  float64 // other PostgreSQL backends: other databases' (tests running alongside), the setup's
 }
 
 // Rest is what no meter saw: the kernel, other programs, processes that came and went.
-func (c cpuUse) Rest() float64 {
-	return max(0, c.Machine-c.Process-c.Backends-c.Pgbench-c.PGAux-c.Redis-c.OtherPG)
+func (c CPUUse) Rest() float64 {
+	return max(0, c.Machine-c.Process-c.Backends-c.Child-c.PGAux-c.Redis-c.OtherPG)
 }
 
 // machineTicks reads the busy and total ticks of all CPUs from /proc/stat.
@@ -55,8 +55,8 @@ func machineTicks() (busy, total uint64, err error) {
 	return busy, total, nil
 }
 
-// processCPU is the user and system time of this process so far.
-func processCPU() time.Duration {
+// ProcessCPU is the user and system time of this process so far.
+func ProcessCPU() time.Duration {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return 0
@@ -84,12 +84,11 @@ func pidTicks(pid int) (uint64, bool) {
 	return u + st, true
 }
 
-// cpuMeter measures a window's CPU use. Processes that exit take their counters with
+// CPUMeter measures a window's CPU use. Processes that exit take their counters with
 // them (pgbench's backends do, at the end), so it samples every 200 ms and keeps the
 // last value seen of each process.
-type cpuMeter struct {
-	srv      *server
-	app      string // application_name of the measured backends
+type CPUMeter struct {
+	measured func(context.Context) []int
 	at       time.Time
 	busy0    uint64
 	total0   uint64
@@ -110,8 +109,10 @@ const (
 	classRedis   = "redis"
 )
 
-func startCPUMeter(ctx context.Context, srv *server, app string) *cpuMeter {
-	m := &cpuMeter{srv: srv, app: app, at: time.Now(), proc0: processCPU(),
+// StartCPUMeter starts measuring; measured lists the process ids of the PostgreSQL
+// backends the window measures (their process titles do not say).
+func StartCPUMeter(ctx context.Context, measured func(context.Context) []int) *CPUMeter {
+	m := &CPUMeter{measured: measured, at: time.Now(), proc0: ProcessCPU(),
 		class: map[int]string{}, base: map[int]uint64{}, last: map[int]uint64{},
 		stopping: make(chan struct{}), done: make(chan struct{})}
 	m.busy0, m.total0, m.machine = machineTicks()
@@ -138,14 +139,11 @@ func startCPUMeter(ctx context.Context, srv *server, app string) *cpuMeter {
 	return m
 }
 
-// scan classifies the processes not seen before; measured backends are looked up in
-// pg_stat_activity, since their process titles do not name the application.
-func (m *cpuMeter) scan(ctx context.Context, first bool) {
+// scan classifies the processes not seen before.
+func (m *CPUMeter) scan(ctx context.Context, first bool) {
 	measured := map[int]bool{}
-	if pids, err := m.srv.backendPIDs(ctx, m.app); err == nil {
-		for _, p := range pids {
-			measured[p] = true
-		}
+	for _, p := range m.measured(ctx) {
+		measured[p] = true
 	}
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
@@ -198,7 +196,7 @@ func classify(pid int, measured bool) string {
 	return ""
 }
 
-func (m *cpuMeter) sample() {
+func (m *CPUMeter) sample() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for p := range m.last {
@@ -208,16 +206,17 @@ func (m *cpuMeter) sample() {
 	}
 }
 
-// stop ends the window; pgbench is the CPU time pgbench used in it, if it ran.
-func (m *cpuMeter) stop(pgbench time.Duration) cpuUse {
+// Stop ends the window; child is the CPU time a program the measurement ran used in
+// it (0: none).
+func (m *CPUMeter) Stop(child time.Duration) CPUUse {
 	close(m.stopping)
 	<-m.done
 	secs := time.Since(m.at).Seconds()
 	busy1, total1, err := machineTicks()
-	u := cpuUse{
+	u := CPUUse{
 		OK:      m.machine == nil && err == nil && total1 > m.total0,
-		Process: (processCPU() - m.proc0).Seconds() / secs,
-		Pgbench: pgbench.Seconds() / secs,
+		Process: (ProcessCPU() - m.proc0).Seconds() / secs,
+		Child:   child.Seconds() / secs,
 	}
 	if u.OK {
 		u.Machine = float64(busy1-m.busy0) / float64(total1-m.total0) * float64(runtime.NumCPU())
@@ -240,66 +239,34 @@ func (m *cpuMeter) stop(pgbench time.Duration) cpuUse {
 	return u
 }
 
-// window measures what happens between from and to while the load runs: CPU use, an
-// optional CPU profile, and the round trips counted by the tracer.
-type window struct {
-	done    chan struct{}
-	cpu     cpuUse
-	queries *queryReport
-	err     error
-}
-
-func startWindow(ctx context.Context, srv *server, opts options, profileSuffix string, from, to time.Time) *window {
-	w := &window{done: make(chan struct{})}
-	go func() {
-		defer close(w.done)
-		if !sleepUntil(ctx, from) {
-			w.err = ctx.Err()
-			return
-		}
-		meter := startCPUMeter(ctx, srv, serverApp)
-		snap0 := srv.trace.snapshot()
-		var prof *os.File
-		if opts.cpuProfile != "" {
-			var err error
-			if prof, err = os.Create(opts.cpuProfile + profileSuffix + ".pprof"); err != nil {
-				w.err = err
-			} else if err := pprof.StartCPUProfile(prof); err != nil {
-				w.err = err
-				prof.Close()
-				prof = nil
+// Memory is this process's live Go heap and goroutine stacks, after a collection, and
+// its resident set.
+func Memory() (heap, stacks, rss int64) {
+	// Two collections empty the sync.Pools (net/http keeps its buffers there) that an
+	// earlier measurement filled; FreeOSMemory then hands free pages back, so RSS
+	// means use.
+	runtime.GC()
+	debug.FreeOSMemory()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	heap, stacks = int64(m.HeapAlloc), int64(m.StackInuse) // live objects: spans left by an earlier side do not hide them
+	if b, err := os.ReadFile("/proc/self/status"); err == nil {
+		for line := range strings.SplitSeq(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+				kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+				rss = kb * 1024
 			}
 		}
-		sleepUntil(ctx, to)
-		if prof != nil {
-			pprof.StopCPUProfile()
-			prof.Close()
-		}
-		w.queries = srv.trace.snapshot().since(snap0)
-		w.cpu = meter.stop(0)
-	}()
-	return w
-}
-
-// finish waits for the window to end and returns what it measured.
-func (w *window) finish() (cpuUse, *queryReport, error) {
-	<-w.done
-	return w.cpu, w.queries, w.err
-}
-
-// sleepUntil waits for the clock to reach t; false if ctx ended first. The benchmark's
-// windows are times on the clock, not events to wait for.
-func sleepUntil(ctx context.Context, t time.Time) bool {
-	d := time.Until(t)
-	if d <= 0 {
-		return ctx.Err() == nil
 	}
-	tm := time.NewTimer(d)
-	defer tm.Stop()
-	select {
-	case <-tm.C:
-		return true
-	case <-ctx.Done():
-		return false
+	return heap, stacks, rss
+}
+
+// RaiseFileLimit lifts the open-file limit to its hard limit: a loopback connection
+// is a descriptor at each end, and a measurement opens thousands.
+func RaiseFileLimit() {
+	var l syscall.Rlimit
+	if syscall.Getrlimit(syscall.RLIMIT_NOFILE, &l) == nil && l.Cur < l.Max {
+		l.Cur = l.Max
+		_ = syscall.Setrlimit(syscall.RLIMIT_NOFILE, &l)
 	}
 }
