@@ -208,12 +208,7 @@ func (b *buyer) queue(ctx context.Context) bool {
 		}
 		took = a.Took
 		if a.Status != http.StatusOK {
-			b.fail("poll", a)
-			if a.Status != http.StatusServiceUnavailable {
-				return false
-			}
-			// Paused: ask again after Retry-After (the loop's own wait included).
-			if !b.pause(ctx, a.RetryAfter-pace) {
+			if !b.pollRefused(ctx, a, pace) {
 				return false
 			}
 			st = queueJSON{Position: -1}
@@ -296,6 +291,14 @@ func (b *buyer) pause(ctx context.Context, d time.Duration) bool {
 		return false
 	}
 	return true
+}
+
+// pollRefused counts a look the server refused: a paused queue (503) is asked again
+// after Retry-After (the loop's own wait, pace, included); anything else ends the
+// visit.
+func (b *buyer) pollRefused(ctx context.Context, a answer, pace time.Duration) bool {
+	b.fail("poll", a)
+	return a.Status == http.StatusServiceUnavailable && b.pause(ctx, a.RetryAfter-pace)
 }
 
 // soldOut ends the visit with nothing left to buy, a normal refusal counted under
