@@ -24,7 +24,7 @@ SERVICES = svc_env=$$(.ci/services.sh); eval "$$svc_env"
 # make test also needs nginx (the CDN test) and Chromium (the browser tests).
 TEST_SERVICES = svc_env=$$(.ci/services.sh test); eval "$$svc_env"
 
-.PHONY: help run test verify generate vendor bench bench-holds bench-sse bench-cdn bench-queue onsale services services-stop clean-data
+.PHONY: help run test verify generate vendor bench bench-holds bench-confirm bench-best bench-arrive bench-queue bench-sse bench-cdn onsale services services-stop clean-data
 
 help: ## list the targets
 	@awk 'BEGIN { FS = ":.*## " } /^[a-z][a-z-]*:.*## / { printf "  %-14s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
@@ -87,21 +87,24 @@ vendor: ## fetch the pinned htmx and ALTCHA scripts again from npm into static/j
 	cp "$$tmp"/altcha-3.2.2/package/dist/external/altcha.css static/js/vendor/altcha-3.2.2.css
 	sha256sum static/js/vendor/*.js static/js/vendor/*.css
 
-bench: ## the benchmark set, each figure next to its ceiling from the same run: holds and confirm vs pgbench, arrivals vs a minimal net/http server, queue vs redis-benchmark, cached page vs static file, SSE vs a minimal hub (~5 min; ARGS go to holdbench)
+bench: ## the benchmark set, each figure next to its ceiling from the same run: holds and confirm vs pgbench, arrivals vs a minimal net/http server, queue vs redis-benchmark, cached page vs static file, SSE vs a minimal hub (a few minutes; ARGS go to bench holds, confirm, best and arrive)
 	$(SERVICES)
 	.ci/bench.sh $(ARGS)
 
-bench-holds: ## start services, then only the hold, confirm and best-available benchmark (cmd/holdbench; ARGS go to it)
-	$(SERVICES)
-	go run ./cmd/holdbench $(ARGS)
-
-bench-sse: ## start services, then run the SSE fan-out benchmark (cmd/ssebench; ARGS go to it)
-	$(SERVICES)
-	go run ./cmd/ssebench $(ARGS)
-
-bench-queue: ## start services, then run the waiting-room benchmark (cmd/queuebench; ARGS go to it)
-	$(SERVICES)
-	go run ./cmd/queuebench $(ARGS)
+# One benchmark of cmd/bench, named by the target: make bench-holds runs `bench holds`.
+BENCH_ONE = $(SERVICES); go run ./cmd/bench $(@:bench-%=%) $(ARGS)
+bench-holds: ## start services, then exact one-seat holds through the API against pgbench (bench holds; ARGS go to it)
+	$(BENCH_ONE)
+bench-confirm: ## start services, then pay + webhook confirmation against pgbench (bench confirm; ARGS go to it)
+	$(BENCH_ONE)
+bench-best: ## start services, then best available with the cheap seats held against a fresh event (bench best; ARGS go to it)
+	$(BENCH_ONE)
+bench-arrive: ## start services, then the crowd's arrivals against a minimal net/http server (bench arrive; ARGS go to it)
+	$(BENCH_ONE)
+bench-queue: ## start services, then the waiting room against redis-benchmark (bench queue; ARGS go to it)
+	$(BENCH_ONE)
+bench-sse: ## start services, then the live map's SSE fan-out against a minimal hub (bench sse; ARGS go to it)
+	$(BENCH_ONE)
 
 bench-cdn: ## the cached event page through the reference nginx next to a static file (wrk)
 	.ci/bench-cdn.sh $(ARGS)
@@ -130,7 +133,7 @@ ONSALE_SIM_PROCS ?=
 # buyers do on their own phones. The server's part (the challenge, the check, the
 # replay memory) costs the same at any difficulty.
 ONSALE_PROOF_MAXNUMBER ?= 1000
-onsale: ## start services and a boxoffice with a 50,000-seat onsale, then run the simulated crowd against it (cmd/onsale; ARGS go to it)
+onsale: ## start services and a boxoffice with a 50,000-seat onsale, then run the simulated crowd against it (onsale run, cmd/onsale; ARGS go to it)
 	$(SERVICES)
 	mkdir -p .data/bin
 	go build -o .data/bin/boxoffice ./cmd/boxoffice
@@ -160,7 +163,7 @@ onsale: ## start services and a boxoffice with a 50,000-seat onsale, then run th
 	  kill -0 $$server 2>/dev/null || { tail -20 .data/onsale-server.log >&2; exit 1; }
 	  sleep 0.2
 	done
-	GOMAXPROCS=$(ONSALE_SIM_PROCS) .data/bin/onsale -url http://127.0.0.1:$(ONSALE_PORT) -event "$$slug" -db "$$DATABASE_URL" \
+	GOMAXPROCS=$(ONSALE_SIM_PROCS) .data/bin/onsale run -url http://127.0.0.1:$(ONSALE_PORT) -event "$$slug" -db "$$DATABASE_URL" \
 	  -metrics http://127.0.0.1:$(ONSALE_METRICS_PORT)/metrics \
 	  -max-qty 8 -json .data/onsale.json -svg .data/onsale.svg -trace .data/onsale-trace.csv $(ARGS)
 
