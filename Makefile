@@ -116,7 +116,7 @@ ONSALE_PORT ?= 18080
 ONSALE_METRICS_PORT ?= 18091
 ONSALE_DB_CONNS ?= 8
 # ONSALE_SIM_PROCS, if set, is the simulator's GOMAXPROCS (the server keeps both
-# cores): 1 makes the crowd cheaper and its own tails longer (docs/ONSALE.md, t59f).
+# cores): 1 makes the crowd cheaper and its own tails longer (docs/BENCHMARKS.md).
 ONSALE_SIM_PROCS ?=
 onsale: ## start services and a boxoffice with a 50,000-seat onsale, then run the simulated crowd against it (cmd/onsale; ARGS go to it)
 	$(SERVICES)

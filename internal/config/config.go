@@ -88,7 +88,7 @@ const (
 	// over a few seconds or minutes always gets the first answer.
 	MinIdempotencyTTL = time.Minute
 	// DefaultLatencyBound is LATENCY_BOUND's default: a step a person does not wait
-	// for, and well past what an unloaded machine answers in (docs/ONSALE.md).
+	// for, and well past what an unloaded machine answers in (docs/BENCHMARKS.md).
 	DefaultLatencyBound = 250 * time.Millisecond
 )
 
