@@ -48,7 +48,7 @@ test: verify ## verify, then go test -race every package against real services (
 	$(TEST_SERVICES)
 	go test $(TESTFLAGS) $(PKG)
 
-verify: generate ## check generated code is fresh, gofmt, templ fmt, go vet
+verify: generate ## check generated code is fresh, gofmt, templ fmt, go vet, no run ids in code
 	if ! git diff --exit-code --stat -- internal/db views; then
 	  echo 'verify: generated code in internal/db or views is stale: run `make generate` and commit the result' >&2
 	  exit 1
@@ -65,6 +65,15 @@ verify: generate ## check generated code is fresh, gofmt, templ fmt, go vet
 	fi
 	go tool templ fmt -fail views
 	go vet ./...
+	# Comments give the reason in the present tense; run ids (t57i, p44m, r128a) go to
+	# commit messages and docs/runs/. Generated code and tests are not checked.
+	runids=$$(git ls-files -z --cached --others --exclude-standard -- '*.go' 'queries/*.sql' ':!:*_test.go' \
+	  | xargs -0 -r grep -LZ '^// Code generated .* DO NOT EDIT\.$$' \
+	  | xargs -0 -r grep -nE '(^|[^\\[:alnum:]_])[a-z][0-9]{2,3}[a-r]([^[:alnum:]_]|$$)' || true)
+	if [ -n "$$runids" ]; then
+	  printf 'verify: run ids in code (say the reason without them; the run belongs in the commit message or docs/runs/):\n%s\n' "$$runids" >&2
+	  exit 1
+	fi
 
 # templ is a `go tool` in go.mod, so its generator and runtime versions always match.
 generate: ## regenerate sqlc (internal/db) and templ (views) code
