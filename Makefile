@@ -48,7 +48,7 @@ test: verify ## verify, then go test -race every package against real services (
 	$(TEST_SERVICES)
 	go test $(TESTFLAGS) $(PKG)
 
-verify: generate ## check generated code is fresh, gofmt, templ fmt, go vet
+verify: generate ## check generated code is fresh, gofmt, templ fmt, go vet, no run ids in code
 	if ! git diff --exit-code --stat -- internal/db views; then
 	  echo 'verify: generated code in internal/db or views is stale: run `make generate` and commit the result' >&2
 	  exit 1
@@ -65,6 +65,15 @@ verify: generate ## check generated code is fresh, gofmt, templ fmt, go vet
 	fi
 	go tool templ fmt -fail views
 	go vet ./...
+	# Comments give the reason in the present tense; run ids (t57i, p44m, r128a) go to
+	# commit messages and docs/runs/. Generated code and tests are not checked.
+	runids=$$(git ls-files -z --cached --others --exclude-standard -- '*.go' 'queries/*.sql' ':!:*_test.go' \
+	  | xargs -0 -r grep -LZ '^// Code generated .* DO NOT EDIT\.$$' \
+	  | xargs -0 -r grep -nE '(^|[^\\[:alnum:]_])[a-z][0-9]{2,3}[a-r]([^[:alnum:]_]|$$)' || true)
+	if [ -n "$$runids" ]; then
+	  printf 'verify: run ids in code (say the reason without them; the run belongs in the commit message or docs/runs/):\n%s\n' "$$runids" >&2
+	  exit 1
+	fi
 
 # templ is a `go tool` in go.mod, so its generator and runtime versions always match.
 generate: ## regenerate sqlc (internal/db) and templ (views) code
@@ -125,7 +134,7 @@ ONSALE_PORT ?= 18080
 ONSALE_METRICS_PORT ?= 18091
 ONSALE_DB_CONNS ?= 8
 # ONSALE_SIM_PROCS, if set, is the simulator's GOMAXPROCS (the server keeps both
-# cores): 1 makes the crowd cheaper and its own tails longer (docs/ONSALE.md, t59f).
+# cores): 1 makes the crowd cheaper and its own tails longer (docs/BENCHMARKS.md).
 ONSALE_SIM_PROCS ?=
 # Every simulated join solves the server's proof of work (cmd/onsale/proof.go). At
 # the default difficulty the crowd's solving (~4.5 ms of a core a buyer, most of the

@@ -191,7 +191,7 @@ func (s *server) streamControl(c echo.Context) error {
 	}
 }
 
-// pauseQueue and resumeQueue stop and restart admission from an event's room.
+// setQueuePaused stops (paused) or restarts admission from an event's room.
 func (s *server) setQueuePaused(paused bool) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		id, err := pathID(c, "id")

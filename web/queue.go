@@ -40,10 +40,10 @@ const leaveTimeout = 500 * time.Millisecond
 // An admission's token is kept in a cookie of its own, one an event, until the token
 // expires. It needs no keeping on the server: the token is signed and bound to the
 // session's buyer, so a cookie another visitor copies, or a client makes up, verifies
-// for nobody else. In the session it cost every admitted buyer a second session
+// for nobody else. In the session it would cost every admitted buyer a second session
 // write (an INSERT and a commit) at the rate the room admits, while the sale runs:
-// more than a third of the commits PostgreSQL made in a 128/s onsale were session
-// writes (docs/ONSALE.md).
+// more than a third of the commits PostgreSQL makes in a 128/s onsale
+// (docs/BENCHMARKS.md).
 const admissionCookie = "admission-"
 
 func admissionCookieName(eventID int64) string {

@@ -23,8 +23,8 @@ func (s *server) routes(e *echo.Echo) {
 	// Pages, assets and the big JSON (the seat map, the events) go out compressed: a
 	// 2,500-seat section is 780 KB of markup and 38 KB gzipped. The buyer's API calls
 	// answer a few hundred bytes and do without: Echo's middleware resets a compressor
-	// for every answer it wraps, whatever the size, and at an onsale those resets were
-	// 13 % of the server's CPU (docs/ONSALE.md).
+	// for every answer it wraps, whatever the size, and at an onsale those resets take
+	// 13 % of the server's CPU (docs/BENCHMARKS.md).
 	gz := middleware.GzipWithConfig(middleware.GzipConfig{Level: 5, MinLength: 1024})
 
 	// Plumbing.

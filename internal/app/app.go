@@ -51,12 +51,12 @@ const StaffCookie = "boxoffice_staff"
 
 // emailEaseLevel is the load level (Load.Level: the sale's steps' p95 over
 // LATENCY_BOUND) at or above which confirmation emails wait (EMAIL_WAIT): a fifth of
-// the bound, 50 ms at the default, the tail a hold aims for (docs/ONSALE.md). It was
-// half the bound, where emails step aside only before the waiting room has to cut
-// its rate; once the sale's steps took fewer round trips (p44b) the level at 44/s
-// stayed under a half, and the confirmations ran beside the whole sale, a quarter
-// of the server's CPU in its profile. On a quiet day the steps are far under a fifth
-// (and the meter says 0 under 20 steps in its window), so emails go at once.
+// the bound, 50 ms at the default, the tail a hold aims for (docs/BENCHMARKS.md). At
+// half the bound, emails would step aside only just before the waiting room cuts its
+// rate: an onsale at 44 arrivals a second stays under a half, and the confirmations
+// would run beside the whole sale at a quarter of the server's CPU. On a quiet day the
+// steps are far under a fifth (and the meter says 0 under 20 steps in its window), so
+// emails go at once.
 const emailEaseLevel = 0.2
 
 // Options adjust how New builds the program, for benchmarks and tests. The zero value

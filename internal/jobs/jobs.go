@@ -53,7 +53,7 @@ type Config struct {
 	// (EMAIL_WORKERS; 0: Workers). An email spends most of its time waiting: for the
 	// sale to ease, or for the mail server. After an onsale the confirmations queued
 	// during it go out as fast as the workers fetch them: River fetches a queue at
-	// most every 100 ms, so 4 workers sent about 40 a second (make onsale, p44d).
+	// most every 100 ms, so 4 workers send about 40 a second (make onsale).
 	EmailWorkers int
 	// ReconcileInterval is how often reconciliation runs (RECONCILE_INTERVAL); River's
 	// periodic jobs are meant for a minute or more.

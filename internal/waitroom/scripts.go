@@ -79,9 +79,9 @@ end
 
 -- unclaimed is how many more the free places can serve: an admission takes a place at
 -- least, and those of this second and the secs before (the rate's per-second counts)
--- may not have held theirs yet. Without it, when holds lapsed after everything was held, the places
--- that came back went to the quickest of a second's admissions, the rest let in to find
--- nothing; now they go to as many from the head of the queue. free < 0: unknown, no bound.
+-- may not have held theirs yet. Without it, when holds lapse after everything is held, the places
+-- that come back would go to the quickest of a second's admissions, the rest let in to find
+-- nothing; with it they go to as many from the head of the queue. free < 0: unknown, no bound.
 local function unclaimed(now, free, secs)
   if free < 0 then return math.huge end
   local from, claimed = math.floor(now / 1000) - secs, 0

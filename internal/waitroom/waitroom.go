@@ -168,8 +168,8 @@ type Options struct {
 	// Timeout is each Redis call's limit; past it the queue is paused (default 1 s).
 	// The limit tells a Redis that hangs from one that is slow: at an onsale's
 	// arrival burst, with the machine saturated, a call's wait for a core counts
-	// against it, and at 300 ms a few arrivals and looks a run were turned away as
-	// paused (docs/ONSALE.md).
+	// against it, and at 300 ms a few arrivals and looks an onsale are turned away as
+	// paused (make onsale).
 	Timeout time.Duration
 	// Regroup is how long after Redis was found to have lost an event's queue joins
 	// draw random places, as before an onsale: long enough for every waiting page to
@@ -206,10 +206,9 @@ const (
 	// claimSeconds is how long an admission counts as a claim on a free place, beside
 	// the second it is in: the room lets in no more than the free places less the
 	// claims (the scripts' unclaimed), the free figure being up to a second old. Ten
-	// seconds (t53e) kept out the one buyer in a hundred who would take the last
-	// single seat: one admission every 10 s, each wanting more than one seat, and
-	// 150 s for the last seat while 6,400 waited; a claim that has held counts until
-	// it ages out. With a second, a few places that come back let in a few a second,
+	// seconds would keep out the one buyer in a hundred who takes the last single
+	// seat: one admission every 10 s, each wanting more than one seat, and 150 s for
+	// the last seat while 6,400 wait; a claim that has held counts until it ages out. With a second, a few places that come back let in a few a second,
 	// not the whole rate, and a person who takes longer to choose lets more in.
 	claimSeconds = 1
 	// keyIdle is how long an event's keys outlive its last join or tick.
