@@ -16,6 +16,7 @@ import (
 
 	"boxoffice/internal/dbtest"
 	"boxoffice/internal/demo"
+	"boxoffice/internal/proof"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 )
@@ -188,6 +189,16 @@ func TestServeMetrics(t *testing.T) {
 	}
 	req, _ := http.NewRequest("POST", public+"/api/v1/events/"+strconv.FormatInt(onsaleID, 10)+"/queue", nil)
 	req.Header.Set("X-CSRF-Token", s.CSRFToken)
+	// A join pays a proof of work, solved as the browser's widget does.
+	var ch proof.Challenge
+	if st, body := get(buyer, public+"/api/v1/challenge"); st != http.StatusOK || json.Unmarshal([]byte(body), &ch) != nil {
+		t.Fatalf("challenge: got %d %q", st, body)
+	}
+	solved, err := proof.Solve(ch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("X-Altcha", solved)
 	resp, err := buyer.Do(req)
 	if err != nil {
 		t.Fatal(err)
