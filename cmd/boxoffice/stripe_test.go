@@ -20,6 +20,7 @@ import (
 	"boxoffice/internal/demo"
 	"boxoffice/internal/mail/mailtest"
 	"boxoffice/internal/payment/stripepay/stripetest"
+	"boxoffice/internal/proof"
 )
 
 // TestServeSellsWithStripe runs the whole program with PAYMENT_PROVIDER=stripe against
@@ -89,7 +90,7 @@ func TestServeSellsWithStripe(t *testing.T) {
 		HoldID string `json:"holdId"`
 		Seats  []any  `json:"seats"`
 	}
-	c.call("POST", fmt.Sprintf("/api/v1/events/%d/holds", eventID), `{"quantity": 2, "together": true}`, nil, http.StatusCreated, &hold)
+	c.call("POST", fmt.Sprintf("/api/v1/events/%d/holds", eventID), `{"quantity": 2, "together": true}`, c.proved(), http.StatusCreated, &hold)
 	var co struct {
 		OrderID     int64 `json:"orderId"`
 		AmountCents int64 `json:"amountCents"`
@@ -192,6 +193,19 @@ func newAPIClient(t *testing.T, base string) *apiClient {
 	c.call("GET", "/api/v1/session", "", nil, http.StatusOK, &s)
 	c.csrf = s.CSRFToken
 	return c
+}
+
+// proved is the header of a solved proof of work, which a new session's first hold
+// needs, solved as the browser's widget does.
+func (c *apiClient) proved() http.Header {
+	c.t.Helper()
+	var ch proof.Challenge
+	c.call("GET", "/api/v1/challenge", "", nil, http.StatusOK, &ch)
+	solved, err := proof.Solve(ch)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return http.Header{"X-Altcha": {solved}}
 }
 
 // call sends body (JSON, or nothing) and decodes the answer into out, failing the test
