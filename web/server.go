@@ -97,6 +97,7 @@ func New(a *app.App) http.Handler {
 	s.boards = newTTLCache[int64, waitroom.Board](boardTTL)
 	if a.Redis != nil {
 		s.limiter = newRateLimiter(a.Redis, a.Config.RedisPrefix, a.Config.RateLimit, a.Config.RateBurst, s.Log)
+		s.limiter.perAddress = perAddressLimits(a.Config.PerAddress)
 	}
 	s.streams = newSeatStreams(StreamOptions{
 		Hub: a.Live, Fragments: s.seatFragments, SessionCookie: app.SessionCookie, Log: s.Log,

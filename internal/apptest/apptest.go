@@ -82,6 +82,10 @@ func New(t testing.TB, o Options) *Program {
 		// times to look like a pressing sale: its confirmations wait a second at
 		// most, not production's minutes (jobs' own tests cover the wait).
 		"EMAIL_WAIT": "1s",
+		// Every test's buyers come from one address, loopback: the limits per address
+		// are off unless a test turns them on (an empty value: the default).
+		"ADDRESS_SESSIONS_PER_MINUTE": "off", "ADDRESS_JOINS_PER_MINUTE": "off",
+		"ADDRESS_HOLDS_PER_MINUTE": "off", "ADDRESS_SEATS_HELD": "off",
 	}
 	var catcher *mailtest.Catcher
 	if o.Mail {

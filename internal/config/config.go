@@ -42,6 +42,9 @@ type Config struct {
 	// across all instances (RATE_LIMIT, RATE_BURST).
 	RateLimit int
 	RateBurst int
+	// PerAddress bounds what one client address (an IPv6 /64, or an IPv4 address) may
+	// do, across all instances (ADDRESS_*; "off": 0, no limit).
+	PerAddress PerAddress
 	// TrustedProxies are the networks (CIDR) of proxies in front whose
 	// X-Forwarded-For entries name the client (TRUSTED_PROXIES): a public CDN's edge
 	// addresses. Loopback and private networks are always trusted.
@@ -76,6 +79,25 @@ type Config struct {
 	// while a sale is on, one at a time (EMAIL_SALE_RATE; "off": 0, no pace).
 	EmailSaleRate int
 }
+
+// PerAddress is the limits per client address: enough for a household or an office
+// behind one address, and little for a script that opens a session a call.
+type PerAddress struct {
+	Sessions int // ADDRESS_SESSIONS_PER_MINUTE: new buyer sessions
+	Joins    int // ADDRESS_JOINS_PER_MINUTE: waiting-room joins
+	Holds    int // ADDRESS_HOLDS_PER_MINUTE: hold calls
+	// SeatsHeld is how many seats and GA places of one event it may hold at once
+	// (ADDRESS_SEATS_HELD); at least MAX_SEATS_PER_BUYER, so one buyer can fill a basket.
+	SeatsHeld int
+}
+
+// The defaults of the limits per client address (README: "Limits per address").
+const (
+	DefaultAddressSessions  = 60
+	DefaultAddressJoins     = 60
+	DefaultAddressHolds     = 120
+	DefaultAddressSeatsHeld = 40
+)
 
 // Bounds of the money settings.
 const (
@@ -184,6 +206,21 @@ func Load(getenv func(string) string) (Config, error) {
 	}
 	if c.IdempotencyTTL > 0 && c.IdempotencyTTL < MinIdempotencyTTL {
 		errs = append(errs, fmt.Errorf("IDEMPOTENCY_TTL=%s: want %s or more", c.IdempotencyTTL, MinIdempotencyTTL))
+	}
+	perAddress := func(name string, def int) int {
+		if getenv(name) == "off" {
+			return 0
+		}
+		return num(name, def)
+	}
+	c.PerAddress = PerAddress{
+		Sessions:  perAddress("ADDRESS_SESSIONS_PER_MINUTE", DefaultAddressSessions),
+		Joins:     perAddress("ADDRESS_JOINS_PER_MINUTE", DefaultAddressJoins),
+		Holds:     perAddress("ADDRESS_HOLDS_PER_MINUTE", DefaultAddressHolds),
+		SeatsHeld: perAddress("ADDRESS_SEATS_HELD", DefaultAddressSeatsHeld),
+	}
+	if n := c.PerAddress.SeatsHeld; n > 0 && n < c.MaxPerBuyer {
+		errs = append(errs, fmt.Errorf("ADDRESS_SEATS_HELD=%d: want at least MAX_SEATS_PER_BUYER (%d), or off", n, c.MaxPerBuyer))
 	}
 	keys, err := ParseAdmissionKeys(or(getenv("ADMISSION_KEYS"), DevAdmissionKeys))
 	if err != nil {
