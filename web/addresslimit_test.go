@@ -77,7 +77,7 @@ func limitApp(t *testing.T, name, value string) *testApp {
 func TestAddressLimits(t *testing.T) {
 	t.Parallel()
 	home := func(i int) fromAddress { return at(fmt.Sprintf("2001:db8:aa:1:%x::%x", i, i+1)) } // one /64
-	const neighbour = "2001:db8:aa:2::1"                                                          // the next /64
+	const neighbour = "2001:db8:aa:2::1"                                                       // the next /64
 
 	t.Run("new sessions", func(t *testing.T) {
 		t.Parallel()
