@@ -94,6 +94,7 @@ type report struct {
 	} `json:"fairness"`
 	Errors     map[string]int `json:"errors"`
 	Expected   map[string]int `json:"expected"`
+	Limited    map[string]int `json:"limited"` // the rate limits' refusals, by step and limit: part of the two above
 	Metrics    []metricJSON   `json:"metrics,omitempty"`
 	Violations []string       `json:"violations"`
 	Timeline   []sample       `json:"timeline"`
@@ -257,6 +258,14 @@ func (s *sim) fill(r *report, buyers []*buyer, onsale, ended time.Time, first *b
 	c.mu.Lock()
 	r.Counts.Holds, r.Counts.HoldConflicts, r.Counts.Confirmed = c.total["hold"], c.total["conflict"], c.total["sale"]
 	r.Errors, r.Expected = c.unexp, c.exp
+	r.Limited = map[string]int{}
+	for _, m := range []map[string]int{r.Errors, r.Expected} {
+		for k, n := range m {
+			if strings.Contains(k, "429 rate_limited") {
+				r.Limited[k] += n
+			}
+		}
+	}
 	from := int(onsale.Sub(s.start) / time.Second)
 	rateOf := func(name string) rate {
 		out := rate{Mean: float64(c.total[name]) / r.SaleSeconds}
@@ -489,6 +498,14 @@ func (r *report) writeText(w io.Writer) {
 		p("errors:")
 		for _, k := range sortedKeys(r.Errors) {
 			p("  %-40s %7d", k, r.Errors[k])
+		}
+	}
+	if len(r.Limited) == 0 {
+		p("refused by the rate limits: none")
+	} else {
+		p("refused by the rate limits:")
+		for _, k := range sortedKeys(r.Limited) {
+			p("  %-40s %7d", k, r.Limited[k])
 		}
 	}
 	for _, m := range r.Metrics {

@@ -257,6 +257,7 @@ func simulate(ctx context.Context, cfg config, progress io.Writer) (*report, err
 		}
 		buyers[i] = &buyer{id: i + 1, arrival: at, sim: s, c: newClient(origin, rt, cfg.Timeout),
 			rng: rand.New(rand.NewPCG(cfg.Seed, uint64(i)+2))}
+		buyers[i].c.addr = buyerAddr(i + 1)
 	}
 
 	runCtx, stopRun := context.WithTimeout(ctx, cfg.Duration)
