@@ -159,7 +159,7 @@ func New(ctx context.Context, cfg config.Config, opt Options) (a *App, err error
 	a.publisher = live.NewPublisher(a.Redis, cfg.RedisPrefix, a.Log)
 	a.Booking = booking.New(a.Pool, booking.Config{
 		HoldTTL: cfg.HoldTTL, MaxPerBuyer: cfg.MaxPerBuyer, MaxHeldPerClient: cfg.PerAddress.SeatsHeld, MapMaxAge: opt.MapMaxAge,
-		ReconcileAfter: cfg.ReconcileAfter, IdempotencyTTL: cfg.IdempotencyTTL,
+		ReconcileAfter: cfg.ReconcileAfter, IdempotencyTTL: cfg.IdempotencyTTL, RefundKeyWindow: cfg.RefundKeyWindow,
 	}, a.publisher, a.Provider, a.Log)
 	a.Booking.SetCounters(a.Metrics)
 
@@ -226,7 +226,9 @@ func New(ctx context.Context, cfg config.Config, opt Options) (a *App, err error
 	a.Sessions.Cookie.SameSite = http.SameSiteLaxMode
 	a.Sessions.Cookie.Secure = cfg.CookieSecure
 
-	a.Staff = staff.New(a.Pool)
+	staffPolicy := staff.DefaultPolicy()
+	staffPolicy.Hashes, staffPolicy.HashWait = cfg.StaffLoginHashes, cfg.StaffLoginWait
+	a.Staff = staff.NewWith(a.Pool, staffPolicy)
 	a.Catalog = catalog.New(a.Pool)
 	a.Door = checkin.New(a.Pool)
 	a.StaffSessions = scs.New()

@@ -235,9 +235,9 @@ func TestClientLimitWaitsNotForBatches(t *testing.T) {
 		t.Fatal(err)
 	}
 	call := func(buyer, client string, ids ...int64) *exactCall {
-		return &exactCall{params: db.SeatsHoldExactParams{
+		return newExactCall(db.SeatsHoldExactParams{
 			EventID: f.event, Buyer: buyer, SeatIds: ids, TtlSeconds: 600, BuyerLimit: 10, ClientKey: client, ClientLimit: 12,
-		}, min: slices.Min(ids), max: slices.Max(ids), done: make(chan exactAnswer, 1)}
+		}, nil)
 	}
 	mine, neighbour := call("mine", network, seats[20:25]...), call("neighbour", "198.51.100.7", seats[30])
 	busy, err := f.svc.runTogether([]*exactCall{neighbour, mine}) // waiting would fail it at batchTimeout
