@@ -30,18 +30,19 @@ func TestClientNet(t *testing.T) {
 	}
 }
 
-// fromAddress sends requests as the CDN edge in front does for a client at addr(): from
-// loopback, which is trusted, naming the client in X-Forwarded-For.
-type fromAddress func() string
+// fromEach sends each request as the CDN edge in front does for a client at the
+// address it returns at that moment: from loopback, which is trusted, naming the
+// client in X-Forwarded-For (fromAddress, for one address at a time).
+type fromEach func() string
 
-func (f fromAddress) RoundTrip(r *http.Request) (*http.Response, error) {
+func (f fromEach) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	r.Header.Set("X-Forwarded-For", f())
 	return http.DefaultTransport.RoundTrip(r)
 }
 
-// at is a client always at addr.
-func at(addr string) fromAddress { return func() string { return addr } }
+// at is a client at addr.
+func at(addr string) *fromAddress { return &fromAddress{addr: addr} }
 
 // wantLimited fails t unless the answer is a 429 rate_limited by the limit named, with
 // a Retry-After of whole seconds within maxWait and words that name the connection.
@@ -76,8 +77,8 @@ func limitApp(t *testing.T, name, value string) *testApp {
 // for people, counts an IPv6 /64 as one address, and leaves other addresses alone.
 func TestAddressLimits(t *testing.T) {
 	t.Parallel()
-	home := func(i int) fromAddress { return at(fmt.Sprintf("2001:db8:aa:1:%x::%x", i, i+1)) } // one /64
-	const neighbour = "2001:db8:aa:2::1"                                                       // the next /64
+	home := func(i int) *fromAddress { return at(fmt.Sprintf("2001:db8:aa:1:%x::%x", i, i+1)) } // one /64
+	const neighbour = "2001:db8:aa:2::1"                                                        // the next /64
 
 	t.Run("new sessions", func(t *testing.T) {
 		t.Parallel()

@@ -31,7 +31,7 @@ import (
 //     one the edge adds (the server takes the edge's).
 //
 // The test's own requests come from loopback and play the trusted CDN edge, which
-// names the client in X-Forwarded-For (fromAddress); the untrusted peer's requests are
+// names the client in X-Forwarded-For (fromAddress, fromEach); the untrusted peer's requests are
 // handed to the server with their RemoteAddr in the /64. Both hold whether loopback
 // alone or every private network is trusted for X-Forwarded-For.
 
@@ -99,7 +99,7 @@ func fairShareRun(t *testing.T, env map[string]string) (int, map[string]int) {
 	}
 
 	tally := &scriptTally{answers: map[string]int{}}
-	rotating := fromAddress(func() string { return household(rand.Uint64()) })
+	rotating := fromEach(func() string { return household(rand.Uint64()) })
 	noCookie := http.Header{"Sec-Fetch-Site": {"same-origin"}}
 	// The server as a peer reaches it straight, not through the edge: the same program
 	// (its Redis, its database), its metrics left to the one the edge reaches.
@@ -141,7 +141,7 @@ func fairShareRun(t *testing.T, env map[string]string) (int, map[string]int) {
 			tally.add(rec.Code, rec.Body.Bytes(), rec.Header(), nil)
 		},
 		func(int, int) { // a forged entry before the edge's
-			forged := fromAddress(func() string { return fmt.Sprintf("198.51.100.%d, %s", rand.IntN(250)+1, household(rand.Uint64())) })
+			forged := fromEach(func() string { return fmt.Sprintf("198.51.100.%d, %s", rand.IntN(250)+1, household(rand.Uint64())) })
 			c := &client{t: t, http: &http.Client{Transport: forged, Timeout: 30 * time.Second}, base: a.URL}
 			tally.add(c.send(ctx, "POST", holds, map[string]any{"quantity": 10}, noCookie))
 		},
