@@ -16,11 +16,12 @@ import (
 
 // Limits per client address, across every instance: what a script gains by opening a
 // session a call. The buyer limits count per session, and a session costs one request;
-// an address is what a script cannot multiply without more machines. So new sessions,
-// waiting-room joins and hold calls are counted per address and minute (redis_rate's
-// GCRA, as the per-buyer limit: the allowance refills evenly, and up to a minute's
-// worth may come at once), and the seats held at once per address and event are
-// counted by the hold statements themselves (booking: Config.MaxHeldPerClient).
+// an address is what a script cannot multiply without more machines. So new sessions
+// and waiting-room joins are counted per address and hour, hold calls per address and
+// minute (redis_rate's GCRA, as the per-buyer limit: the allowance refills evenly, and
+// a whole period's worth may come at once), and the seats held at once per address and
+// event are counted by the hold statements themselves (booking:
+// Config.MaxHeldPerClient).
 //
 // An address is the connection's, or what a trusted proxy says in X-Forwarded-For
 // (Echo's IPExtractor, set in New). IPv6 addresses count by their /64: one home or
@@ -41,21 +42,25 @@ const (
 
 // addressWords say, for people, why a call from their address was refused.
 var addressWords = map[string]string{
-	limitedBySessions: "Too many new visitors have come from your internet connection in the last minute " +
-		"(everyone on your network counts together). Wait a minute and try again, with cookies switched on.",
-	limitedByJoins: "Too many people from your internet connection have joined the waiting room in the last minute " +
-		"(everyone on your network counts together). Wait a minute and try again.",
+	limitedBySessions: "Too many new visitors have come from your internet connection lately " +
+		"(everyone on your network counts together). Try again in a little while, with cookies switched on.",
+	limitedByJoins: "Too many people from your internet connection have joined the waiting room lately " +
+		"(everyone on your network counts together). Try again in a little while.",
 	limitedByHolds: "Too many seat requests have come from your internet connection in the last minute " +
 		"(everyone on your network counts together). Wait a moment and try again.",
 }
 
-// perAddressLimits are the limits per address and minute of cfg; a limit that is off
-// is left out.
+// perAddressLimits are the limits per address of cfg, by kind; a limit that is off is
+// left out.
 func perAddressLimits(cfg config.PerAddress) map[string]redis_rate.Limit {
 	out := map[string]redis_rate.Limit{}
-	for kind, n := range map[string]int{limitedBySessions: cfg.Sessions, limitedByJoins: cfg.Joins, limitedByHolds: cfg.Holds} {
-		if n > 0 {
-			out[kind] = redis_rate.PerMinute(n)
+	for kind, l := range map[string]redis_rate.Limit{
+		limitedBySessions: redis_rate.PerHour(cfg.SessionsPerHour),
+		limitedByJoins:    redis_rate.PerHour(cfg.JoinsPerHour),
+		limitedByHolds:    redis_rate.PerMinute(cfg.HoldsPerMinute),
+	} {
+		if l.Rate > 0 {
+			out[kind] = l
 		}
 	}
 	return out

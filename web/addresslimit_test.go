@@ -82,18 +82,18 @@ func TestAddressLimits(t *testing.T) {
 
 	t.Run("new sessions", func(t *testing.T) {
 		t.Parallel()
-		a := limitApp(t, "ADDRESS_SESSIONS_PER_MINUTE", "3")
+		a := limitApp(t, "ADDRESS_SESSIONS_PER_HOUR", "3")
 		first := a.newClientVia(t, home(0), 30*time.Second)
 		for i := 1; i < 3; i++ {
 			a.newClientVia(t, home(i), 30*time.Second)
 		}
 		fresh := &client{t: t, http: &http.Client{Transport: home(3)}, base: a.URL}
 		st, raw, h := fresh.raw("GET", "/api/v1/session", nil, nil)
-		wantLimited(t, "a 4th session", st, raw, h, limitedBySessions, 60)
+		wantLimited(t, "a 4th session", st, raw, h, limitedBySessions, 3600)
 		// A request without the cookie is a new session every time.
 		st, raw, h = fresh.raw("POST", "/api/v1/events/"+itoa(a.EventID)+"/holds", map[string]any{"quantity": 1},
 			http.Header{"Sec-Fetch-Site": {"same-origin"}})
-		wantLimited(t, "a hold without a session cookie", st, raw, h, limitedBySessions, 60)
+		wantLimited(t, "a hold without a session cookie", st, raw, h, limitedBySessions, 3600)
 		// The sessions there are go on; other addresses start theirs.
 		first.hold(a.EventID, firstSeats(t, a.Pool, a.EventID, 1)...)
 		a.newClientVia(t, at(neighbour), 30*time.Second)
@@ -102,7 +102,7 @@ func TestAddressLimits(t *testing.T) {
 
 	t.Run("queue joins", func(t *testing.T) {
 		t.Parallel()
-		a := limitApp(t, "ADDRESS_JOINS_PER_MINUTE", "3")
+		a := limitApp(t, "ADDRESS_JOINS_PER_HOUR", "3")
 		roomOn(t, a, a.EventID, 1, 1, time.Minute)
 		path := "/api/v1/events/" + itoa(a.EventID) + "/queue"
 		for i := range 3 {
@@ -111,7 +111,7 @@ func TestAddressLimits(t *testing.T) {
 			}
 		}
 		st, raw, h := a.newClientVia(t, home(3), 30*time.Second).raw("POST", path, nil, nil)
-		wantLimited(t, "a 4th join", st, raw, h, limitedByJoins, 60)
+		wantLimited(t, "a 4th join", st, raw, h, limitedByJoins, 3600)
 		if st := a.newClientVia(t, at(neighbour), 30*time.Second).do("POST", path, nil, nil); st != http.StatusOK {
 			t.Errorf("a join from another address: got status %d, want 200", st)
 		}

@@ -183,7 +183,7 @@ func fairShareRun(t *testing.T, env map[string]string) (int, map[string]int) {
 func TestFairShare(t *testing.T) {
 	t.Parallel()
 	places, answers := fairShareRun(t, map[string]string{
-		"ADDRESS_SESSIONS_PER_MINUTE": "", "ADDRESS_JOINS_PER_MINUTE": "", "ADDRESS_HOLDS_PER_MINUTE": "", "ADDRESS_SEATS_HELD": "",
+		"ADDRESS_SESSIONS_PER_HOUR": "", "ADDRESS_JOINS_PER_HOUR": "", "ADDRESS_HOLDS_PER_MINUTE": "", "ADDRESS_SEATS_HELD": "",
 	})
 	if places > share {
 		t.Errorf("the script holds %d places, want at most the address's share of %d", places, share)

@@ -159,7 +159,7 @@ func startServer(ctx context.Context, dbURL, redisURL string, opts options) (s *
 			"RATE_LIMIT": "1000000", "RATE_BURST": "1000000",
 			// Every benchmark buyer comes from loopback: the limits per address would
 			// take them for one household.
-			"ADDRESS_SESSIONS_PER_MINUTE": "off", "ADDRESS_JOINS_PER_MINUTE": "off",
+			"ADDRESS_SESSIONS_PER_HOUR": "off", "ADDRESS_JOINS_PER_HOUR": "off",
 			"ADDRESS_HOLDS_PER_MINUTE": "off", "ADDRESS_SEATS_HELD": "off",
 		}[k]
 	})

@@ -57,7 +57,7 @@ func TestSmallOnsale(t *testing.T) {
 	p := apptest.New(t, apptest.Options{
 		Env: map[string]string{"HOLD_TTL": "4s", "TIDY_INTERVAL": "500ms", "RATE_LIMIT": "1000", "RATE_BURST": "1000",
 			// The limits per address at their defaults: each buyer has an address of its own.
-			"ADDRESS_SESSIONS_PER_MINUTE": "", "ADDRESS_JOINS_PER_MINUTE": "", "ADDRESS_HOLDS_PER_MINUTE": "", "ADDRESS_SEATS_HELD": ""},
+			"ADDRESS_SESSIONS_PER_HOUR": "", "ADDRESS_JOINS_PER_HOUR": "", "ADDRESS_HOLDS_PER_MINUTE": "", "ADDRESS_SEATS_HELD": ""},
 		// The room pauses (503 queue_paused) when a Redis call takes over its timeout,
 		// 1 s by default. make test runs this next to every other package on two
 		// cores, where a starved Redis call takes that long without anything being

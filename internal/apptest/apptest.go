@@ -84,7 +84,7 @@ func New(t testing.TB, o Options) *Program {
 		"EMAIL_WAIT": "1s",
 		// Every test's buyers come from one address, loopback: the limits per address
 		// are off unless a test turns them on (an empty value: the default).
-		"ADDRESS_SESSIONS_PER_MINUTE": "off", "ADDRESS_JOINS_PER_MINUTE": "off",
+		"ADDRESS_SESSIONS_PER_HOUR": "off", "ADDRESS_JOINS_PER_HOUR": "off",
 		"ADDRESS_HOLDS_PER_MINUTE": "off", "ADDRESS_SEATS_HELD": "off",
 	}
 	var catcher *mailtest.Catcher

@@ -92,9 +92,15 @@ type Config struct {
 // PerAddress is the limits per client address: enough for a household or an office
 // behind one address, and little for a script that opens a session a call.
 type PerAddress struct {
-	Sessions int // ADDRESS_SESSIONS_PER_MINUTE: new buyer sessions
-	Joins    int // ADDRESS_JOINS_PER_MINUTE: waiting-room joins
-	Holds    int // ADDRESS_HOLDS_PER_MINUTE: hold calls
+	// SessionsPerHour and JoinsPerHour bound new buyer sessions and waiting-room
+	// joins (ADDRESS_SESSIONS_PER_HOUR, ADDRESS_JOINS_PER_HOUR): an hour's worth may
+	// come at once, then they refill evenly. An hour, because a script gains by
+	// piling up places in a queue that may stand open for hours before the onsale.
+	SessionsPerHour int
+	JoinsPerHour    int
+	// HoldsPerMinute bounds hold calls (ADDRESS_HOLDS_PER_MINUTE), a minute's worth
+	// at once.
+	HoldsPerMinute int
 	// SeatsHeld is how many seats and GA places of one event it may hold at once
 	// (ADDRESS_SEATS_HELD); at least MAX_SEATS_PER_BUYER, so one buyer can fill a basket.
 	SeatsHeld int
@@ -102,9 +108,9 @@ type PerAddress struct {
 
 // The defaults of the limits per client address (README: "Limits per address").
 const (
-	DefaultAddressSessions  = 60
-	DefaultAddressJoins     = 60
-	DefaultAddressHolds     = 120
+	DefaultAddressSessions  = 120 // an hour
+	DefaultAddressJoins     = 120 // an hour
+	DefaultAddressHolds     = 120 // a minute
 	DefaultAddressSeatsHeld = 40
 )
 
@@ -232,10 +238,10 @@ func Load(getenv func(string) string) (Config, error) {
 		return num(name, def)
 	}
 	c.PerAddress = PerAddress{
-		Sessions:  perAddress("ADDRESS_SESSIONS_PER_MINUTE", DefaultAddressSessions),
-		Joins:     perAddress("ADDRESS_JOINS_PER_MINUTE", DefaultAddressJoins),
-		Holds:     perAddress("ADDRESS_HOLDS_PER_MINUTE", DefaultAddressHolds),
-		SeatsHeld: perAddress("ADDRESS_SEATS_HELD", DefaultAddressSeatsHeld),
+		SessionsPerHour: perAddress("ADDRESS_SESSIONS_PER_HOUR", DefaultAddressSessions),
+		JoinsPerHour:    perAddress("ADDRESS_JOINS_PER_HOUR", DefaultAddressJoins),
+		HoldsPerMinute:  perAddress("ADDRESS_HOLDS_PER_MINUTE", DefaultAddressHolds),
+		SeatsHeld:       perAddress("ADDRESS_SEATS_HELD", DefaultAddressSeatsHeld),
 	}
 	if n := c.PerAddress.SeatsHeld; n > 0 && n < c.MaxPerBuyer {
 		errs = append(errs, fmt.Errorf("ADDRESS_SEATS_HELD=%d: want at least MAX_SEATS_PER_BUYER (%d), or off", n, c.MaxPerBuyer))

@@ -20,15 +20,15 @@ func TestPerAddress(t *testing.T) {
 		return Load(env(m))
 	}
 	c, err := load()
-	want := PerAddress{Sessions: 60, Joins: 60, Holds: 120, SeatsHeld: 40}
+	want := PerAddress{SessionsPerHour: 120, JoinsPerHour: 120, HoldsPerMinute: 120, SeatsHeld: 40}
 	if err != nil || c.PerAddress != want {
 		t.Errorf("defaults: got %+v (%v), want %+v", c.PerAddress, err, want)
 	}
 	fields := map[string]func(PerAddress) int{
-		"ADDRESS_SESSIONS_PER_MINUTE": func(p PerAddress) int { return p.Sessions },
-		"ADDRESS_JOINS_PER_MINUTE":    func(p PerAddress) int { return p.Joins },
-		"ADDRESS_HOLDS_PER_MINUTE":    func(p PerAddress) int { return p.Holds },
-		"ADDRESS_SEATS_HELD":          func(p PerAddress) int { return p.SeatsHeld },
+		"ADDRESS_SESSIONS_PER_HOUR": func(p PerAddress) int { return p.SessionsPerHour },
+		"ADDRESS_JOINS_PER_HOUR":    func(p PerAddress) int { return p.JoinsPerHour },
+		"ADDRESS_HOLDS_PER_MINUTE":  func(p PerAddress) int { return p.HoldsPerMinute },
+		"ADDRESS_SEATS_HELD":        func(p PerAddress) int { return p.SeatsHeld },
 	}
 	for _, name := range slices.Sorted(maps.Keys(fields)) {
 		get := fields[name]
