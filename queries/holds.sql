@@ -5,28 +5,47 @@
 -- admits one.
 SELECT pg_advisory_xact_lock(hashtextextended(@buyer::text, @event_id::bigint));
 
+-- name: ClientLock :exec
+-- Serialises the holds made from one client network on one event, as BuyerLock does a
+-- buyer's, so that the network's count (client_places) includes every earlier hold of
+-- it, whatever its session. Taken before the buyer's lock, always: hold_seats_client
+-- takes them in that order too.
+SELECT pg_advisory_xact_lock(hashtextextended('client/' || @client_key::text, @event_id::bigint));
+
 -- name: HoldCreate :one
--- Opens a hold if the event's sale is open and the buyer stays within the per-event
--- limit; no row means one of the two (EventSaleWindow tells which). Run after
--- BuyerLock: the count then includes every earlier request of the buyer. This is the
+-- Opens a hold if the event's sale is open, the buyer stays within the per-event limit
+-- and the client network (client_key; empty: none) within its limit of seats held at
+-- once (client_limit; 0: none); no row means one of these (EventSaleWindow,
+-- BuyerPlaces and ClientPlaces tell which). Run after ClientLock and BuyerLock: the
+-- counts then include every earlier request of the network and of the buyer. This is the
 -- window's verdict for best available and general admission: their claims follow in
 -- the same transaction, whose now() is this statement's, and nothing is claimed
 -- without this row.
-INSERT INTO holds (event_id, buyer, seat_count, ga_tier_id, ga_quantity, expires_at)
+INSERT INTO holds (event_id, buyer, seat_count, ga_tier_id, ga_quantity, expires_at, client_key)
 SELECT p.event_id, p.buyer, p.seat_count, p.ga_tier_id, p.ga_quantity,
-       now() + make_interval(secs => coalesce((SELECT e.hold_minutes * 60 FROM events e WHERE e.id = p.event_id), p.ttl_seconds))
+       now() + make_interval(secs => coalesce((SELECT e.hold_minutes * 60 FROM events e WHERE e.id = p.event_id), p.ttl_seconds)),
+       nullif(p.client_key, '')
 FROM (SELECT @event_id::bigint AS event_id, @buyer::text AS buyer, @seat_count::int AS seat_count,
              sqlc.narg(ga_tier_id)::bigint AS ga_tier_id, @ga_quantity::int AS ga_quantity,
-             @ttl_seconds::float8 AS ttl_seconds, @buyer_limit::int AS buyer_limit) p
+             @ttl_seconds::float8 AS ttl_seconds, @buyer_limit::int AS buyer_limit,
+             @client_key::text AS client_key, @client_limit::int AS client_limit) p
 WHERE EXISTS (SELECT 1 FROM events e
               WHERE e.id = p.event_id AND e.published
                 AND now() >= e.onsale_at AND now() < coalesce(e.sales_close_at, e.starts_at))
   AND buyer_places(p.event_id, p.buyer, 0)::int + p.seat_count + p.ga_quantity <= p.buyer_limit
+  AND (p.client_key = '' OR p.client_limit <= 0
+       OR (client_places(p.event_id, p.client_key)).held + p.seat_count + p.ga_quantity <= p.client_limit)
 RETURNING id, expires_at;
 
 -- name: BuyerPlaces :one
 -- How many seats and GA places the buyer holds or owns on the event, apart from one hold.
 SELECT buyer_places(@event_id::bigint, @buyer::text, @except_hold_id::bigint)::int;
+
+-- name: ClientPlaces :one
+-- How many seats and GA places the client network holds on the event now, and when
+-- the first of its holds lapses (now, if it holds none).
+SELECT c.held::int AS held, coalesce(c.next_free, now())::timestamptz AS next_free
+FROM client_places(@event_id::bigint, @client_key::text) c;
 
 -- name: HoldGet :one
 SELECT id, event_id, buyer, seat_count, ga_tier_id, ga_quantity, expires_at, released_at, sold_at,

@@ -188,21 +188,25 @@ FROM seats
 WHERE event_id = @event_id AND id = ANY(@seat_ids::bigint[]);
 
 -- name: SeatsHoldExact :many
--- Holds exactly these seats for the buyer in one round trip: see hold_seats in the
--- migrations for the steps and the answer's statuses.
+-- Holds exactly these seats for the buyer in one round trip, the client network within
+-- its limit: see hold_seats and hold_seats_client in the migrations for the steps and
+-- the answer's statuses.
 SELECT h.status::text AS status, coalesce(h.hold_id, 0)::bigint AS hold_id,
        coalesce(h.expires_at, 'epoch')::timestamptz AS expires_at, h.held::int AS held,
        coalesce(h.seat_id, 0)::bigint AS seat_id, coalesce(h.section, '')::text AS section,
        coalesce(h.row_label, '')::text AS row_label, coalesce(h.number, 0)::int AS number,
        coalesce(h.price_cents, 0)::int AS price_cents
-FROM hold_seats(@event_id::bigint, @buyer::text, @seat_ids::bigint[], @ttl_seconds::float8, @buyer_limit::int) AS h;
+FROM hold_seats_client(@event_id::bigint, @buyer::text, @seat_ids::bigint[], @ttl_seconds::float8, @buyer_limit::int,
+                       @client_key::text, @client_limit::int, true) AS h;
 
 -- name: SeatsHoldExactBatch :batchmany
 -- SeatsHoldExact for several buyers in one round trip, inside one transaction the
--- caller opens: one commit for many holds.
+-- caller opens: one commit for many holds. A network busy in another transaction is
+-- not waited for: that hold answers 'busy', to be run again on its own.
 SELECT h.status::text AS status, coalesce(h.hold_id, 0)::bigint AS hold_id,
        coalesce(h.expires_at, 'epoch')::timestamptz AS expires_at, h.held::int AS held,
        coalesce(h.seat_id, 0)::bigint AS seat_id, coalesce(h.section, '')::text AS section,
        coalesce(h.row_label, '')::text AS row_label, coalesce(h.number, 0)::int AS number,
        coalesce(h.price_cents, 0)::int AS price_cents
-FROM hold_seats(@event_id::bigint, @buyer::text, @seat_ids::bigint[], @ttl_seconds::float8, @buyer_limit::int) AS h;
+FROM hold_seats_client(@event_id::bigint, @buyer::text, @seat_ids::bigint[], @ttl_seconds::float8, @buyer_limit::int,
+                       @client_key::text, @client_limit::int, false) AS h;

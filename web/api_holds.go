@@ -144,6 +144,9 @@ func (s *server) createHoldOnce(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := s.limitHold(c, &req); err != nil {
+		return err
+	}
 	c.Set(logHoldKind, req.Kind())
 	h, err := s.Booking.Hold(c.Request().Context(), req)
 	if err != nil {

@@ -28,6 +28,8 @@ type apiError struct {
 	OnsaleAt string `json:"onsaleAt,omitempty"`
 	// Position is a not_admitted caller's place in the waiting room, when known.
 	Position *int `json:"position,omitempty"`
+	// LimitedBy says which limit refused a 429 rate_limited (addresslimit.go).
+	LimitedBy string `json:"limitedBy,omitempty"`
 	// RetryAfter, in seconds, overrides the Retry-After of a 503 or adds one to a 429.
 	RetryAfter int `json:"-"`
 }
@@ -82,6 +84,7 @@ func (s *server) toAPIError(err error) *apiError {
 	var unavailable *booking.SeatsUnavailableError
 	var unknown *booking.UnknownSeatsError
 	var limit *booking.LimitError
+	var clientLimit *booking.ClientLimitError
 	var notOnSale *booking.NotOnSaleError
 	var he *echo.HTTPError
 	switch {
@@ -97,6 +100,8 @@ func (s *server) toAPIError(err error) *apiError {
 		held := limit.Held
 		return &apiError{Status: http.StatusConflict, Code: "limit_exceeded", Limit: limit.Limit, Held: &held,
 			Message: "You can hold or buy at most this many seats for one event."}
+	case errors.As(err, &clientLimit):
+		return seatsHeldError(clientLimit)
 	case errors.Is(err, booking.ErrEventNotFound):
 		return &apiError{Status: http.StatusNotFound, Code: "event_not_found", Message: "No such event."}
 	case errors.Is(err, booking.ErrGATierNotFound):

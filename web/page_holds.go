@@ -117,7 +117,10 @@ func (s *server) createHoldForm(c echo.Context) error {
 		return s.holdRefused(c, ev, view, req, proofPageError(err, "hold"))
 	}
 	if req.Buyer, err = s.buyer(c); err != nil {
-		return err
+		return s.holdRefused(c, ev, view, req, err)
+	}
+	if err := s.limitHold(c, &req); err != nil {
+		return s.holdRefused(c, ev, view, req, err)
 	}
 	req.EventID = ev.ID
 	h, err := s.Booking.Hold(ctx, req)

@@ -213,7 +213,10 @@ func (s *server) queueStatus(c echo.Context, ev booking.Event, ask queueAsk) (wa
 		// A new buyer is saved once, with what the join puts in the session (save
 		// below). Should that save fail, the answer is the error and the place or
 		// admission made for this id lapses unused (KeepPlace, the token's lifetime).
-		visitor, created = s.newBuyer(c)
+		var err error
+		if visitor, created, err = s.newBuyer(c); err != nil {
+			return waitroom.Status{}, err
+		}
 	}
 	st, err := s.askRoom(c, qe, visitor, ask)
 	if created && err == nil {
@@ -228,11 +231,11 @@ func (s *server) askRoom(c echo.Context, qe waitroom.Event, visitor string, ask 
 	var st waitroom.Status
 	var err error
 	if ask == queueJoin {
-		st, err = s.Queue.Join(ctx, qe, visitor)
+		st, err = s.join(c, qe, visitor)
 	} else {
 		st, err = s.Queue.Status(ctx, qe, visitor)
 		if err == nil && ask == queueRejoin && !st.Admitted && !st.Queued {
-			st, err = s.Queue.Join(ctx, qe, visitor)
+			st, err = s.join(c, qe, visitor)
 		}
 	}
 	if err != nil {

@@ -40,6 +40,9 @@ type rateLimiter struct {
 	prefix    string
 	log       logger
 	openUntil atomic.Int64 // unix nanoseconds; until then requests pass unchecked
+
+	// perAddress are the limits per address and minute, by kind (addresslimit.go).
+	perAddress map[string]redis_rate.Limit
 }
 
 // logger is what the limiter logs to.
@@ -65,12 +68,12 @@ func (s *server) rateLimit(next echo.HandlerFunc) echo.HandlerFunc {
 		if s.limiter == nil {
 			return next(c)
 		}
-		key, limit := "b:"+s.pageBuyer(c), s.limiter.limit
+		key, limit, by := "b:"+s.pageBuyer(c), s.limiter.limit, limitedByBuyer
 		if key == "b:" {
-			key, limit = "ip:"+c.RealIP(), s.limiter.anonymous
+			key, limit, by = "ip:"+s.clientNet(c), s.limiter.anonymous, limitedByAddress
 		}
 		if wait, ok := s.limiter.allow(c.Request().Context(), key, limit); !ok {
-			return &apiError{Status: http.StatusTooManyRequests, Code: "rate_limited", RetryAfter: wait,
+			return &apiError{Status: http.StatusTooManyRequests, Code: "rate_limited", LimitedBy: by, RetryAfter: wait,
 				Message: "Too many requests from this browser; wait a moment and try again."}
 		}
 		return next(c)

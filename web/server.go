@@ -106,6 +106,7 @@ func New(a *app.App) http.Handler {
 	if a.Redis != nil {
 		s.limiter = newRateLimiter(a.Redis, a.Config.RedisPrefix, a.Config.RateLimit, a.Config.RateBurst, s.Log)
 		s.proof, s.proofOn = newProofGuard(a), a.Config.ProofOfWork
+		s.limiter.perAddress = perAddressLimits(a.Config.PerAddress)
 	}
 	s.streams = newSeatStreams(StreamOptions{
 		Hub: a.Live, Fragments: s.seatFragments, SessionCookie: app.SessionCookie, Log: s.Log,

@@ -103,23 +103,28 @@ func sessionValues(ctx context.Context, sm *scs.SessionManager) map[string]any {
 // buyer returns the session's buyer id, creating one on first use. The id, not the
 // session token, owns holds and orders: tokens change on login, the buyer does not.
 func (s *server) buyer(c echo.Context) (string, error) {
-	b, created := s.newBuyer(c)
-	if !created {
-		return b, nil
+	b, created, err := s.newBuyer(c)
+	if err != nil || !created {
+		return b, err
 	}
 	return b, s.saveSession(c)
 }
 
 // newBuyer is buyer without saving the session: for a handler that changes the
-// session again after it and saves once at its end, one write instead of two.
-func (s *server) newBuyer(c echo.Context) (b string, created bool) {
+// session again after it and saves once at its end, one write instead of two. A new
+// buyer counts against its address's new sessions (limitAddress): a request without
+// the session cookie, a first visit's or a script's, is a new buyer every time.
+func (s *server) newBuyer(c echo.Context) (b string, created bool, err error) {
 	ctx := c.Request().Context()
 	if b := s.Sessions.GetString(ctx, buyerKey); b != "" {
-		return b, false
+		return b, false, nil
+	}
+	if err := s.limitAddress(c, limitedBySessions); err != nil {
+		return "", false, err
 	}
 	b = rand.Text() // 128 random bits
 	s.Sessions.Put(ctx, buyerKey, b)
-	return b, true
+	return b, true, nil
 }
 
 // csrf is Echo's CSRF middleware: browsers that send Sec-Fetch-Site are judged by it;

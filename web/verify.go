@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"net/netip"
 	"strconv"
 	"strings"
 	"time"
@@ -84,7 +83,7 @@ func (s *server) register(c echo.Context, ev booking.Event, email string) error 
 		return badRequest("invalid_email", "Type one email address, such as name@example.com.")
 	}
 	if s.limiter != nil {
-		if wait, ok := s.limiter.allow(c.Request().Context(), "verify:"+addressKey(c.RealIP()), registerLimit); !ok {
+		if wait, ok := s.limiter.allow(c.Request().Context(), "verify:"+s.clientNet(c), registerLimit); !ok {
 			return &apiError{Status: http.StatusTooManyRequests, Code: "rate_limited", RetryAfter: wait,
 				Message: "Too many emails were registered from your network lately; try again " + untilText(time.Duration(wait)*time.Second) + "."}
 		}
@@ -92,25 +91,14 @@ func (s *server) register(c echo.Context, ev booking.Event, email string) error 
 	return s.Verify.Register(c.Request().Context(), ev.ID, email)
 }
 
-// addressKey is a client address as the limits count it: an IPv4 address, or the
-// /64 of an IPv6 one (one subscriber's network, which hands out addresses freely).
-func addressKey(ip string) string {
-	a, err := netip.ParseAddr(ip)
-	if err != nil {
-		return ip
-	}
-	if a = a.Unmap(); a.Is4() {
-		return a.String()
-	}
-	p, _ := a.Prefix(64)
-	return p.String()
-}
-
 // confirm confirms the link's address for this session: the session is renewed (a
 // token planted before is worth nothing after) and takes the address's buyer id.
 func (s *server) confirm(c echo.Context, token string) (booking.Event, error) {
 	ctx := c.Request().Context()
-	buyer, _ := s.newBuyer(c)
+	buyer, _, err := s.newBuyer(c)
+	if err != nil {
+		return booking.Event{}, err
+	}
 	res, err := s.Verify.Confirm(ctx, token, buyer)
 	switch {
 	case errors.Is(err, verification.ErrInvalidLink):

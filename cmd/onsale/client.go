@@ -23,11 +23,20 @@ type client struct {
 	csrf string
 	// proof, if set, goes with the next call in X-Altcha: a solved challenge (prove).
 	proof string
+	// addr is the buyer's own address, sent in X-Forwarded-For as the CDN edge in
+	// front sends a client's: the server's limits per address see each buyer apart,
+	// not the one machine the crowd runs on. Empty: none sent.
+	addr string
 }
 
 func newClient(base string, rt http.RoundTripper, timeout time.Duration) *client {
 	jar, _ := cookiejar.New(nil) // New never fails without options
 	return &client{http: &http.Client{Jar: jar, Transport: rt, Timeout: timeout}, base: base}
+}
+
+// buyerAddr is buyer id's address: 10.0.0.1 and on, one each.
+func buyerAddr(id int) string {
+	return fmt.Sprintf("10.%d.%d.%d", id>>16&0xff, id>>8&0xff, id&0xff)
 }
 
 // apiErr is the JSON error body of every 4xx and 5xx.
@@ -36,6 +45,8 @@ type apiErr struct {
 	Message            string  `json:"message"`
 	ConflictingSeatIDs []int64 `json:"conflictingSeatIds"`
 	Position           *int    `json:"position"`
+	// LimitedBy names the limit that refused a 429 rate_limited (address_holds, …).
+	LimitedBy string `json:"limitedBy"`
 }
 
 // answer is what a call got: the status, the error body of a failure, and how long the
@@ -52,6 +63,9 @@ type answer struct {
 
 // kind names the answer for the error table: the code of an error body, or the status.
 func (a answer) kind() string {
+	if a.Err.LimitedBy != "" {
+		return strconv.Itoa(a.Status) + " " + a.Err.Code + " " + a.Err.LimitedBy
+	}
 	if a.Err.Code != "" {
 		return strconv.Itoa(a.Status) + " " + a.Err.Code
 	}
@@ -86,6 +100,9 @@ func (c *client) do(ctx context.Context, method, path string, body, out any) (an
 	if c.proof != "" {
 		req.Header.Set("X-Altcha", c.proof)
 		c.proof = ""
+	}
+	if c.addr != "" {
+		req.Header.Set("X-Forwarded-For", c.addr)
 	}
 	start := time.Now()
 	var gotConn time.Time

@@ -2,6 +2,7 @@ package main
 
 import (
 	"math"
+	"strings"
 	"time"
 
 	"boxoffice/internal/benchkit"
@@ -90,6 +91,7 @@ type report struct {
 		RhoPreQueue float64 `json:"spearmanPreQueue"`
 	} `json:"fairness"`
 	Errors     map[string]int `json:"errors"`
+	Limited    map[string]int `json:"limited"` // the rate limits' refusals, by step and limit: part of errors and expected
 	Expected   map[string]int `json:"expected"`
 	Metrics    []metricJSON   `json:"metrics,omitempty"`
 	Violations []string       `json:"violations"`
@@ -230,6 +232,14 @@ func (s *sim) fill(r *report, buyers []*buyer, onsale, ended time.Time, first *b
 	c.mu.Lock()
 	r.Counts.Holds, r.Counts.HoldConflicts, r.Counts.Confirmed = c.total["hold"], c.total["conflict"], c.total["sale"]
 	r.Errors, r.Expected = c.unexp, c.exp
+	r.Limited = map[string]int{}
+	for _, m := range []map[string]int{r.Errors, r.Expected} {
+		for k, n := range m {
+			if strings.Contains(k, "429 rate_limited") {
+				r.Limited[k] += n
+			}
+		}
+	}
 	from := int(onsale.Sub(s.start) / time.Second)
 	rateOf := func(name string) rate {
 		out := rate{Mean: float64(c.total[name]) / r.SaleSeconds}

@@ -105,12 +105,17 @@ func (r *report) writeVerdict(p printf) {
 	for _, k := range sortedKeys(r.Expected) {
 		p("  %-40s %7d", k, r.Expected[k])
 	}
-	if len(r.Errors) == 0 {
-		p("errors: none")
-	} else {
-		p("errors:")
-		for _, k := range sortedKeys(r.Errors) {
-			p("  %-40s %7d", k, r.Errors[k])
+	for _, t := range []struct {
+		name   string
+		counts map[string]int
+	}{{"errors", r.Errors}, {"refused by the rate limits", r.Limited}} {
+		if len(t.counts) == 0 {
+			p("%s: none", t.name)
+			continue
+		}
+		p("%s:", t.name)
+		for _, k := range sortedKeys(t.counts) {
+			p("  %-40s %7d", k, t.counts[k])
 		}
 	}
 	for _, m := range r.Metrics {

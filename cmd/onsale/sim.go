@@ -266,6 +266,7 @@ func (s *sim) crowd(origin string, rt http.RoundTripper) ([]*buyer, time.Time) {
 		}
 		buyers[i] = &buyer{id: i + 1, arrival: at, sim: s, c: newClient(origin, rt, cfg.Timeout),
 			rng: rand.New(rand.NewPCG(cfg.Seed, uint64(i)+2))}
+		buyers[i].c.addr = buyerAddr(i + 1)
 	}
 	return buyers, onsale
 }

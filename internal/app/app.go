@@ -162,7 +162,7 @@ func New(ctx context.Context, cfg config.Config, opt Options) (a *App, err error
 	}
 	a.publisher = live.NewPublisher(a.Redis, cfg.RedisPrefix, a.Log)
 	a.Booking = booking.New(a.Pool, booking.Config{
-		HoldTTL: cfg.HoldTTL, MaxPerBuyer: cfg.MaxPerBuyer, MapMaxAge: opt.MapMaxAge,
+		HoldTTL: cfg.HoldTTL, MaxPerBuyer: cfg.MaxPerBuyer, MaxHeldPerClient: cfg.PerAddress.SeatsHeld, MapMaxAge: opt.MapMaxAge,
 		ReconcileAfter: cfg.ReconcileAfter, IdempotencyTTL: cfg.IdempotencyTTL, RefundKeyWindow: cfg.RefundKeyWindow,
 	}, a.publisher, a.Provider, a.Log)
 	a.Booking.SetCounters(a.Metrics)

@@ -85,6 +85,10 @@ func New(t testing.TB, o Options) *Program {
 		// The proof of work before joins and first holds is off: the tests that
 		// exercise it turn it on (web/proof_test.go); the rest would each solve it.
 		"PROOF_OF_WORK": "off",
+		// Every test's buyers come from one address, loopback: the limits per address
+		// are off unless a test turns them on (an empty value: the default).
+		"ADDRESS_SESSIONS_PER_HOUR": "off", "ADDRESS_JOINS_PER_HOUR": "off",
+		"ADDRESS_HOLDS_PER_MINUTE": "off", "ADDRESS_SEATS_HELD": "off",
 	}
 	var catcher *mailtest.Catcher
 	if o.Mail {

@@ -135,7 +135,8 @@ func (s *Service) exactWorker() {
 // runExact runs a batch. Seat locks are taken in ascending seat order within a call;
 // for a batch to do the same (so that two batches cannot deadlock on seats) it takes
 // calls in order of their lowest seat and only those whose seats all come after the
-// previous call's, one call per buyer. The others run alone afterwards.
+// previous call's, one call per buyer. The others run alone afterwards, as do the
+// calls whose client network another transaction was busy with (runTogether).
 func (s *Service) runExact(batch []*exactCall) {
 	batch = slices.DeleteFunc(batch, answerGone)
 	slices.SortFunc(batch, func(a, b *exactCall) int { return cmp.Compare(a.min, b.min) })
@@ -151,9 +152,13 @@ func (s *Service) runExact(batch []*exactCall) {
 			alone = append(alone, c)
 		}
 	}
-	if len(together) == 1 || s.runTogether(together) != nil {
-		// Alone, or the batch failed as a whole (it wrote nothing): each on its own.
+	if len(together) == 1 {
 		alone = append(together, alone...)
+	} else if busy, err := s.runTogether(together); err != nil {
+		// The batch failed as a whole (it wrote nothing): each on its own.
+		alone = append(together, alone...)
+	} else {
+		alone = append(alone, busy...)
 	}
 	for _, c := range alone {
 		if answerGone(c) {
@@ -194,13 +199,17 @@ func (s *Service) runAlone(ctx context.Context, c *exactCall) exactAnswer {
 	return exactAnswer{rows: rows, err: translate(err)}
 }
 
-// runTogether runs the calls in one transaction and answers them once it committed.
-func (s *Service) runTogether(calls []*exactCall) error {
+// runTogether runs the calls in one transaction and answers them once it committed,
+// all but those that held nothing because another transaction had their client
+// network's lock (hold_seats_client's 'busy', which never waits: a batch waiting for
+// a network could wait for a batch that waits for one of its seats). It returns those,
+// to be run alone.
+func (s *Service) runTogether(calls []*exactCall) (busy []*exactCall, err error) {
 	ctx, cancel := context.WithTimeout(dbgate.First(context.Background()), batchTimeout)
 	defer cancel()
 	tx, err := db.Begin(ctx, s.pool) // the begin goes with the batch
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer tx.Rollback(ctx) //nolint:errcheck // after Commit it is a no-op
 	params := make([]db.SeatsHoldExactBatchParams, len(calls))
@@ -224,7 +233,7 @@ func (s *Service) runTogether(calls []*exactCall) error {
 	}
 	if failed != nil {
 		s.log.Warn("batch of holds failed; running them one by one", "holds", len(calls), "err", failed)
-		return failed
+		return nil, failed
 	}
 	if err := tx.Commit(ctx); err != nil {
 		// Committed or not: runAlone finds out for each call that held.
@@ -233,11 +242,15 @@ func (s *Service) runTogether(calls []*exactCall) error {
 				c.unsure = answers[i].rows
 			}
 		}
-		return err
+		return nil, err
 	}
 	s.batches.Add(1)
 	for i, c := range calls {
+		if rows := answers[i].rows; len(rows) > 0 && rows[0].Status == "busy" {
+			busy = append(busy, c)
+			continue
+		}
 		c.done <- answers[i]
 	}
-	return nil
+	return busy, nil
 }

@@ -27,6 +27,10 @@ type Config struct {
 	HoldTTL time.Duration
 	// MaxPerBuyer caps the seats and GA places one buyer may hold or own per event.
 	MaxPerBuyer int
+	// MaxHeldPerClient caps the seats and GA places held at once on an event from one
+	// client network (HoldRequest.Client), whatever the number of buyers there; 0: no
+	// cap, and no network recorded.
+	MaxHeldPerClient int
 	// MapMaxAge is how stale a served seat map may be when the live feed does not keep
 	// it current (nobody in this process watches its event).
 	MapMaxAge time.Duration

@@ -70,6 +70,19 @@ func (e *LimitError) Error() string {
 	return fmt.Sprintf("at most %d seats per buyer; %d already held or bought", e.Limit, e.Held)
 }
 
+// ClientLimitError says the client network the hold came from would pass its limit
+// of seats and places held at once on the event.
+type ClientLimitError struct {
+	Limit int // the most one network may hold at once
+	Held  int // what it holds now
+	// NextFree is when the first of its holds lapses, unless bought or released before.
+	NextFree time.Time
+}
+
+func (e *ClientLimitError) Error() string {
+	return fmt.Sprintf("at most %d seats held at once from one network; %d held", e.Limit, e.Held)
+}
+
 // translate maps database outages to ErrUnavailable; see dberr.Translate.
 func translate(err error) error { return dberr.Translate(err) }
 

@@ -106,19 +106,24 @@ func (s *Service) holdFromMap(ctx context.Context, req HoldRequest) (Hold, error
 // seats chosen from the map without a turn (holdFromMap), claimed as they are or not
 // at all (errNoMapChoice).
 func (s *Service) holdPlaces(ctx context.Context, tx pgx.Tx, q *db.Queries, req HoldRequest, limit, turn int, chosen []int64) (Hold, error) {
+	client, clientLimit := s.client(req)
 	p := db.HoldCreateParams{
 		EventID: req.EventID, Buyer: req.Buyer,
 		TtlSeconds: s.cfg.HoldTTL.Seconds(), BuyerLimit: int32(limit),
+		ClientKey: client, ClientLimit: clientLimit,
 	}
 	if req.GATierID != 0 {
 		p.GaTierID, p.GaQuantity = &req.GATierID, int32(req.Quantity)
 	} else {
 		p.SeatCount = int32(req.Quantity)
 	}
-	// One round trip: the buyer's lock, the tier, then the hold row (after the lock, so
-	// that its count of the buyer's places includes every earlier request). A hold made
+	// One round trip: the network's lock and the buyer's, the tier, then the hold row
+	// (after the locks, so that its counts include every earlier request). A hold made
 	// for a tier that is not there is rolled back with the transaction.
 	var pl db.Pipeline
+	if clientLimit > 0 {
+		pl.ClientLock(db.ClientLockParams{ClientKey: client, EventID: req.EventID})
+	}
 	pl.BuyerLock(db.BuyerLockParams{Buyer: req.Buyer, EventID: req.EventID})
 	var tierRow *db.Row[db.GATierGetRow]
 	if req.GATierID != 0 {
@@ -139,14 +144,7 @@ func (s *Service) holdPlaces(ctx context.Context, tx pgx.Tx, q *db.Queries, req 
 		tier = tierRow.Val
 	}
 	if !created.Found {
-		if werr := saleWindowError(ctx, q, req.EventID); werr != nil {
-			return Hold{}, werr
-		}
-		held, err := q.BuyerPlaces(ctx, db.BuyerPlacesParams{EventID: req.EventID, Buyer: req.Buyer})
-		if err != nil {
-			return Hold{}, err
-		}
-		return Hold{}, &LimitError{Limit: limit, Held: int(held)}
+		return Hold{}, s.holdRefusal(ctx, q, req, limit)
 	}
 	row := created.Val
 	var err error
@@ -171,6 +169,37 @@ func (s *Service) holdPlaces(ctx context.Context, tx pgx.Tx, q *db.Queries, req 
 	return h, err
 }
 
+// holdRefusal says why HoldCreate opened no hold: the sales window, the buyer's
+// limit, or the client network's.
+func (s *Service) holdRefusal(ctx context.Context, q *db.Queries, req HoldRequest, limit int) error {
+	if werr := saleWindowError(ctx, q, req.EventID); werr != nil {
+		return werr
+	}
+	held, err := q.BuyerPlaces(ctx, db.BuyerPlacesParams{EventID: req.EventID, Buyer: req.Buyer})
+	if err != nil {
+		return err
+	}
+	asked := req.Quantity
+	client, clientLimit := s.client(req)
+	if int(held)+asked > limit || clientLimit == 0 {
+		return &LimitError{Limit: limit, Held: int(held)}
+	}
+	c, err := q.ClientPlaces(ctx, db.ClientPlacesParams{EventID: req.EventID, ClientKey: client})
+	if err != nil {
+		return err
+	}
+	return &ClientLimitError{Limit: int(clientLimit), Held: int(c.Held), NextFree: c.NextFree}
+}
+
+// client is the request's network and its limit of places held at once, or nothing
+// when the limit is off.
+func (s *Service) client(req HoldRequest) (string, int32) {
+	if s.cfg.MaxHeldPerClient <= 0 || req.Client == "" {
+		return "", 0
+	}
+	return req.Client, int32(s.cfg.MaxHeldPerClient)
+}
+
 func (s *Service) checkHoldRequest(req HoldRequest) error {
 	if req.Buyer == "" {
 		return errors.New("hold without a buyer")
@@ -192,9 +221,11 @@ func (s *Service) checkHoldRequest(req HoldRequest) error {
 // the path an onsale hammers costs one round trip and a share of one commit. If any seat is
 // taken nothing is held and the error names the taken seats.
 func (s *Service) holdExact(ctx context.Context, req HoldRequest) (Hold, error) {
+	client, clientLimit := s.client(req)
 	rows, err := s.holdExactRows(ctx, db.SeatsHoldExactParams{
 		EventID: req.EventID, Buyer: req.Buyer, SeatIds: req.SeatIDs,
 		TtlSeconds: s.cfg.HoldTTL.Seconds(), BuyerLimit: int32(s.cfg.MaxPerBuyer),
+		ClientKey: client, ClientLimit: clientLimit,
 	})
 	if err != nil {
 		return Hold{}, err
@@ -224,6 +255,9 @@ func (s *Service) exactVerdict(ctx context.Context, req HoldRequest, rows []db.S
 		return Hold{}, ErrSalesClosed
 	case "limit":
 		return Hold{}, &LimitError{Limit: s.cfg.MaxPerBuyer, Held: int(rows[0].Held)}
+	case "client_limit":
+		// hold_seats_client says when the network's first hold lapses in expires_at.
+		return Hold{}, &ClientLimitError{Limit: s.cfg.MaxHeldPerClient, Held: int(rows[0].Held), NextFree: rows[0].ExpiresAt}
 	case "unknown":
 		return Hold{}, s.missingEventOr(ctx, req.EventID, &UnknownSeatsError{SeatIDs: ids})
 	case "taken":

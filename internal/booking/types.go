@@ -72,8 +72,11 @@ type Hold struct {
 // HoldRequest asks for a hold: exact seats (SeatIDs), best available (Quantity, with
 // Section and Together), or general admission (GATierID and Quantity).
 type HoldRequest struct {
-	EventID  int64
-	Buyer    string
+	EventID int64
+	Buyer   string
+	// Client is the network the request came from (an IPv4 address, or the /64 of an
+	// IPv6 one), counted against Config.MaxHeldPerClient; empty: none, as for staff.
+	Client   string
 	SeatIDs  []int64
 	Quantity int
 	Section  string

@@ -42,6 +42,9 @@ type Config struct {
 	// across all instances (RATE_LIMIT, RATE_BURST).
 	RateLimit int
 	RateBurst int
+	// PerAddress bounds what one client address (an IPv6 /64, or an IPv4 address) may
+	// do, across all instances (ADDRESS_*; "off": 0, no limit).
+	PerAddress PerAddress
 	// TrustedProxies are the networks (CIDR) of proxies in front whose
 	// X-Forwarded-For entries name the client (TRUSTED_PROXIES): a public CDN's edge
 	// addresses. Loopback and private networks are always trusted.
@@ -90,6 +93,31 @@ type Config struct {
 	ProofOfWork    bool
 	ProofMaxNumber int
 }
+
+// PerAddress is the limits per client address: enough for a household or an office
+// behind one address, and little for a script that opens a session a call.
+type PerAddress struct {
+	// SessionsPerHour and JoinsPerHour bound new buyer sessions and waiting-room
+	// joins (ADDRESS_SESSIONS_PER_HOUR, ADDRESS_JOINS_PER_HOUR): an hour's worth may
+	// come at once, then they refill evenly. An hour, because a script gains by
+	// piling up places in a queue that may stand open for hours before the onsale.
+	SessionsPerHour int
+	JoinsPerHour    int
+	// HoldsPerMinute bounds hold calls (ADDRESS_HOLDS_PER_MINUTE), a minute's worth
+	// at once.
+	HoldsPerMinute int
+	// SeatsHeld is how many seats and GA places of one event it may hold at once
+	// (ADDRESS_SEATS_HELD); at least MAX_SEATS_PER_BUYER, so one buyer can fill a basket.
+	SeatsHeld int
+}
+
+// The defaults of the limits per client address (README: "Limits per address").
+const (
+	DefaultAddressSessions  = 120 // an hour
+	DefaultAddressJoins     = 120 // an hour
+	DefaultAddressHolds     = 120 // a minute
+	DefaultAddressSeatsHeld = 40
+)
 
 // Bounds of the money settings.
 const (
@@ -207,6 +235,21 @@ func Load(getenv func(string) string) (Config, error) {
 	}
 	if c.IdempotencyTTL > 0 && c.IdempotencyTTL < MinIdempotencyTTL {
 		errs = append(errs, fmt.Errorf("IDEMPOTENCY_TTL=%s: want %s or more", c.IdempotencyTTL, MinIdempotencyTTL))
+	}
+	perAddress := func(name string, def int) int {
+		if getenv(name) == "off" {
+			return 0
+		}
+		return num(name, def)
+	}
+	c.PerAddress = PerAddress{
+		SessionsPerHour: perAddress("ADDRESS_SESSIONS_PER_HOUR", DefaultAddressSessions),
+		JoinsPerHour:    perAddress("ADDRESS_JOINS_PER_HOUR", DefaultAddressJoins),
+		HoldsPerMinute:  perAddress("ADDRESS_HOLDS_PER_MINUTE", DefaultAddressHolds),
+		SeatsHeld:       perAddress("ADDRESS_SEATS_HELD", DefaultAddressSeatsHeld),
+	}
+	if n := c.PerAddress.SeatsHeld; n > 0 && n < c.MaxPerBuyer {
+		errs = append(errs, fmt.Errorf("ADDRESS_SEATS_HELD=%d: want at least MAX_SEATS_PER_BUYER (%d), or off", n, c.MaxPerBuyer))
 	}
 	keys, err := ParseAdmissionKeys(or(getenv("ADMISSION_KEYS"), DevAdmissionKeys))
 	if err != nil {

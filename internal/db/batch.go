@@ -23,7 +23,8 @@ SELECT h.status::text AS status, coalesce(h.hold_id, 0)::bigint AS hold_id,
        coalesce(h.seat_id, 0)::bigint AS seat_id, coalesce(h.section, '')::text AS section,
        coalesce(h.row_label, '')::text AS row_label, coalesce(h.number, 0)::int AS number,
        coalesce(h.price_cents, 0)::int AS price_cents
-FROM hold_seats($1::bigint, $2::text, $3::bigint[], $4::float8, $5::int) AS h
+FROM hold_seats_client($1::bigint, $2::text, $3::bigint[], $4::float8, $5::int,
+                       $6::text, $7::int, false) AS h
 `
 
 type SeatsHoldExactBatchBatchResults struct {
@@ -33,11 +34,13 @@ type SeatsHoldExactBatchBatchResults struct {
 }
 
 type SeatsHoldExactBatchParams struct {
-	EventID    int64
-	Buyer      string
-	SeatIds    []int64
-	TtlSeconds float64
-	BuyerLimit int32
+	EventID     int64
+	Buyer       string
+	SeatIds     []int64
+	TtlSeconds  float64
+	BuyerLimit  int32
+	ClientKey   string
+	ClientLimit int32
 }
 
 type SeatsHoldExactBatchRow struct {
@@ -53,7 +56,8 @@ type SeatsHoldExactBatchRow struct {
 }
 
 // SeatsHoldExact for several buyers in one round trip, inside one transaction the
-// caller opens: one commit for many holds.
+// caller opens: one commit for many holds. A network busy in another transaction is
+// not waited for: that hold answers 'busy', to be run again on its own.
 func (q *Queries) SeatsHoldExactBatch(ctx context.Context, arg []SeatsHoldExactBatchParams) *SeatsHoldExactBatchBatchResults {
 	batch := &pgx.Batch{}
 	for _, a := range arg {
@@ -63,6 +67,8 @@ func (q *Queries) SeatsHoldExactBatch(ctx context.Context, arg []SeatsHoldExactB
 			a.SeatIds,
 			a.TtlSeconds,
 			a.BuyerLimit,
+			a.ClientKey,
+			a.ClientLimit,
 		}
 		batch.Queue(seatsHoldExactBatch, vals...)
 	}

@@ -64,6 +64,48 @@ func (q *Queries) BuyerPlaces(ctx context.Context, arg BuyerPlacesParams) (int32
 	return column_1, err
 }
 
+const clientLock = `-- name: ClientLock :exec
+SELECT pg_advisory_xact_lock(hashtextextended('client/' || $1::text, $2::bigint))
+`
+
+type ClientLockParams struct {
+	ClientKey string
+	EventID   int64
+}
+
+// Serialises the holds made from one client network on one event, as BuyerLock does a
+// buyer's, so that the network's count (client_places) includes every earlier hold of
+// it, whatever its session. Taken before the buyer's lock, always: hold_seats_client
+// takes them in that order too.
+func (q *Queries) ClientLock(ctx context.Context, arg ClientLockParams) error {
+	_, err := q.db.Exec(ctx, clientLock, arg.ClientKey, arg.EventID)
+	return err
+}
+
+const clientPlaces = `-- name: ClientPlaces :one
+SELECT c.held::int AS held, coalesce(c.next_free, now())::timestamptz AS next_free
+FROM client_places($1::bigint, $2::text) c
+`
+
+type ClientPlacesParams struct {
+	EventID   int64
+	ClientKey string
+}
+
+type ClientPlacesRow struct {
+	Held     int32
+	NextFree time.Time
+}
+
+// How many seats and GA places the client network holds on the event now, and when
+// the first of its holds lapses (now, if it holds none).
+func (q *Queries) ClientPlaces(ctx context.Context, arg ClientPlacesParams) (ClientPlacesRow, error) {
+	row := q.db.QueryRow(ctx, clientPlaces, arg.EventID, arg.ClientKey)
+	var i ClientPlacesRow
+	err := row.Scan(&i.Held, &i.NextFree)
+	return i, err
+}
+
 const gAPlacesHeld = `-- name: GAPlacesHeld :one
 SELECT coalesce(sum(ga_quantity), 0)::int FROM holds
 WHERE event_id = $1 AND ga_quantity > 0 AND released_at IS NULL AND sold_at IS NULL
@@ -79,27 +121,33 @@ func (q *Queries) GAPlacesHeld(ctx context.Context, eventID int64) (int32, error
 }
 
 const holdCreate = `-- name: HoldCreate :one
-INSERT INTO holds (event_id, buyer, seat_count, ga_tier_id, ga_quantity, expires_at)
+INSERT INTO holds (event_id, buyer, seat_count, ga_tier_id, ga_quantity, expires_at, client_key)
 SELECT p.event_id, p.buyer, p.seat_count, p.ga_tier_id, p.ga_quantity,
-       now() + make_interval(secs => coalesce((SELECT e.hold_minutes * 60 FROM events e WHERE e.id = p.event_id), p.ttl_seconds))
+       now() + make_interval(secs => coalesce((SELECT e.hold_minutes * 60 FROM events e WHERE e.id = p.event_id), p.ttl_seconds)),
+       nullif(p.client_key, '')
 FROM (SELECT $1::bigint AS event_id, $2::text AS buyer, $3::int AS seat_count,
              $4::bigint AS ga_tier_id, $5::int AS ga_quantity,
-             $6::float8 AS ttl_seconds, $7::int AS buyer_limit) p
+             $6::float8 AS ttl_seconds, $7::int AS buyer_limit,
+             $8::text AS client_key, $9::int AS client_limit) p
 WHERE EXISTS (SELECT 1 FROM events e
               WHERE e.id = p.event_id AND e.published
                 AND now() >= e.onsale_at AND now() < coalesce(e.sales_close_at, e.starts_at))
   AND buyer_places(p.event_id, p.buyer, 0)::int + p.seat_count + p.ga_quantity <= p.buyer_limit
+  AND (p.client_key = '' OR p.client_limit <= 0
+       OR (client_places(p.event_id, p.client_key)).held + p.seat_count + p.ga_quantity <= p.client_limit)
 RETURNING id, expires_at
 `
 
 type HoldCreateParams struct {
-	EventID    int64
-	Buyer      string
-	SeatCount  int32
-	GaTierID   *int64
-	GaQuantity int32
-	TtlSeconds float64
-	BuyerLimit int32
+	EventID     int64
+	Buyer       string
+	SeatCount   int32
+	GaTierID    *int64
+	GaQuantity  int32
+	TtlSeconds  float64
+	BuyerLimit  int32
+	ClientKey   string
+	ClientLimit int32
 }
 
 type HoldCreateRow struct {
@@ -107,9 +155,11 @@ type HoldCreateRow struct {
 	ExpiresAt time.Time
 }
 
-// Opens a hold if the event's sale is open and the buyer stays within the per-event
-// limit; no row means one of the two (EventSaleWindow tells which). Run after
-// BuyerLock: the count then includes every earlier request of the buyer. This is the
+// Opens a hold if the event's sale is open, the buyer stays within the per-event limit
+// and the client network (client_key; empty: none) within its limit of seats held at
+// once (client_limit; 0: none); no row means one of these (EventSaleWindow,
+// BuyerPlaces and ClientPlaces tell which). Run after ClientLock and BuyerLock: the
+// counts then include every earlier request of the network and of the buyer. This is the
 // window's verdict for best available and general admission: their claims follow in
 // the same transaction, whose now() is this statement's, and nothing is claimed
 // without this row.
@@ -122,6 +172,8 @@ func (q *Queries) HoldCreate(ctx context.Context, arg HoldCreateParams) (HoldCre
 		arg.GaQuantity,
 		arg.TtlSeconds,
 		arg.BuyerLimit,
+		arg.ClientKey,
+		arg.ClientLimit,
 	)
 	var i HoldCreateRow
 	err := row.Scan(&i.ID, &i.ExpiresAt)

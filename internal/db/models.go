@@ -287,6 +287,7 @@ type Hold struct {
 	Kind       string
 	Reason     string
 	StaffID    *int64
+	ClientKey  *string
 }
 
 type HoldGaPlace struct {

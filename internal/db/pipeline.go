@@ -111,6 +111,11 @@ func (p *Pipeline) HoldLock(arg HoldLockParams) *Row[HoldLockRow] {
 	return queueRow(p, pgx.RowToStructByPos[HoldLockRow], func(q *Queries) { q.HoldLock(recording, arg) })
 }
 
+// ClientLock queues Queries.ClientLock.
+func (p *Pipeline) ClientLock(arg ClientLockParams) {
+	p.affected(func(q *Queries) { q.ClientLock(recording, arg) })
+}
+
 // BuyerLock queues Queries.BuyerLock.
 func (p *Pipeline) BuyerLock(arg BuyerLockParams) {
 	p.affected(func(q *Queries) { q.BuyerLock(recording, arg) })

@@ -608,15 +608,18 @@ SELECT h.status::text AS status, coalesce(h.hold_id, 0)::bigint AS hold_id,
        coalesce(h.seat_id, 0)::bigint AS seat_id, coalesce(h.section, '')::text AS section,
        coalesce(h.row_label, '')::text AS row_label, coalesce(h.number, 0)::int AS number,
        coalesce(h.price_cents, 0)::int AS price_cents
-FROM hold_seats($1::bigint, $2::text, $3::bigint[], $4::float8, $5::int) AS h
+FROM hold_seats_client($1::bigint, $2::text, $3::bigint[], $4::float8, $5::int,
+                       $6::text, $7::int, true) AS h
 `
 
 type SeatsHoldExactParams struct {
-	EventID    int64
-	Buyer      string
-	SeatIds    []int64
-	TtlSeconds float64
-	BuyerLimit int32
+	EventID     int64
+	Buyer       string
+	SeatIds     []int64
+	TtlSeconds  float64
+	BuyerLimit  int32
+	ClientKey   string
+	ClientLimit int32
 }
 
 type SeatsHoldExactRow struct {
@@ -631,8 +634,9 @@ type SeatsHoldExactRow struct {
 	PriceCents int32
 }
 
-// Holds exactly these seats for the buyer in one round trip: see hold_seats in the
-// migrations for the steps and the answer's statuses.
+// Holds exactly these seats for the buyer in one round trip, the client network within
+// its limit: see hold_seats and hold_seats_client in the migrations for the steps and
+// the answer's statuses.
 func (q *Queries) SeatsHoldExact(ctx context.Context, arg SeatsHoldExactParams) ([]SeatsHoldExactRow, error) {
 	rows, err := q.db.Query(ctx, seatsHoldExact,
 		arg.EventID,
@@ -640,6 +644,8 @@ func (q *Queries) SeatsHoldExact(ctx context.Context, arg SeatsHoldExactParams) 
 		arg.SeatIds,
 		arg.TtlSeconds,
 		arg.BuyerLimit,
+		arg.ClientKey,
+		arg.ClientLimit,
 	)
 	if err != nil {
 		return nil, err

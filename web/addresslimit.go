@@ -1,0 +1,136 @@
+package web
+
+import (
+	"fmt"
+	"net/http"
+	"net/netip"
+	"time"
+
+	"github.com/go-redis/redis_rate/v10"
+	"github.com/labstack/echo/v4"
+
+	"boxoffice/internal/booking"
+	"boxoffice/internal/config"
+	"boxoffice/internal/waitroom"
+)
+
+// Limits per client address, across every instance: what a script gains by opening a
+// session a call. The buyer limits count per session, and a session costs one request;
+// an address is what a script cannot multiply without more machines. So new sessions
+// and waiting-room joins are counted per address and hour, hold calls per address and
+// minute (redis_rate's GCRA, as the per-buyer limit: the allowance refills evenly, and
+// a whole period's worth may come at once), and the seats held at once per address and
+// event are counted by the hold statements themselves (booking:
+// Config.MaxHeldPerClient).
+//
+// An address is the connection's, or what a trusted proxy says in X-Forwarded-For
+// (Echo's IPExtractor, set in New). IPv6 addresses count by their /64: one home or
+// office gets a /64, and can rotate through its 2^64 addresses at will.
+//
+// Like the per-buyer limit these fail open: Redis away, the calls go through (the
+// seats held at once are still counted, in PostgreSQL).
+
+// What refused a call, in a 429 rate_limited answer's limitedBy.
+const (
+	limitedByBuyer    = "buyer"            // seat calls of one buyer (RATE_LIMIT)
+	limitedByAddress  = "address"          // seat calls without a buyer yet, per address
+	limitedBySessions = "address_sessions" // new sessions (buyer ids) per address
+	limitedByJoins    = "address_joins"    // waiting-room joins per address
+	limitedByHolds    = "address_holds"    // hold calls per address
+	limitedBySeats    = "address_seats"    // seats and places held at once per address
+)
+
+// addressWords say, for people, why a call from their address was refused.
+var addressWords = map[string]string{
+	limitedBySessions: "Too many new visitors have come from your internet connection lately " +
+		"(everyone on your network counts together). Try again in a little while, with cookies switched on.",
+	limitedByJoins: "Too many people from your internet connection have joined the waiting room lately " +
+		"(everyone on your network counts together). Try again in a little while.",
+	limitedByHolds: "Too many seat requests have come from your internet connection in the last minute " +
+		"(everyone on your network counts together). Wait a moment and try again.",
+}
+
+// perAddressLimits are the limits per address of cfg, by kind; a limit that is off is
+// left out.
+func perAddressLimits(cfg config.PerAddress) map[string]redis_rate.Limit {
+	out := map[string]redis_rate.Limit{}
+	for kind, l := range map[string]redis_rate.Limit{
+		limitedBySessions: redis_rate.PerHour(cfg.SessionsPerHour),
+		limitedByJoins:    redis_rate.PerHour(cfg.JoinsPerHour),
+		limitedByHolds:    redis_rate.PerMinute(cfg.HoldsPerMinute),
+	} {
+		if l.Rate > 0 {
+			out[kind] = l
+		}
+	}
+	return out
+}
+
+// clientNet is the network a client address counts under: an IPv4 address (or one
+// mapped into IPv6) as it is, an IPv6 address by its /64. Anything else, which the
+// IPExtractor does not give, counts as itself.
+func clientNet(ip string) string {
+	a, err := netip.ParseAddr(ip)
+	if err != nil {
+		return ip
+	}
+	a = a.Unmap().WithZone("")
+	if a.Is4() {
+		return a.String()
+	}
+	p, err := a.Prefix(64)
+	if err != nil {
+		return ip
+	}
+	return p.String()
+}
+
+// clientNet is the network the request comes from.
+func (s *server) clientNet(c echo.Context) string { return clientNet(c.RealIP()) }
+
+// limitAddress counts one call of kind (limitedBySessions, …) from the request's
+// address: past the limit, a 429 rate_limited with Retry-After and words for people.
+func (s *server) limitAddress(c echo.Context, kind string) error {
+	if s.limiter == nil {
+		return nil
+	}
+	limit, on := s.limiter.perAddress[kind]
+	if !on {
+		return nil
+	}
+	wait, ok := s.limiter.allow(c.Request().Context(), kind+":"+s.clientNet(c), limit)
+	if ok {
+		return nil
+	}
+	return &apiError{Status: http.StatusTooManyRequests, Code: "rate_limited", LimitedBy: kind, RetryAfter: wait,
+		Message: addressWords[kind]}
+}
+
+// join is the waiting room's Join, counted against the address's joins.
+func (s *server) join(c echo.Context, ev waitroom.Event, visitor string) (waitroom.Status, error) {
+	if err := s.limitAddress(c, limitedByJoins); err != nil {
+		return waitroom.Status{}, err
+	}
+	return s.Queue.Join(c.Request().Context(), ev, visitor)
+}
+
+// limitHold counts a hold call against the address's and sets the network the hold
+// counts under for the seats held at once.
+func (s *server) limitHold(c echo.Context, req *booking.HoldRequest) error {
+	if err := s.limitAddress(c, limitedByHolds); err != nil {
+		return err
+	}
+	req.Client = s.clientNet(c)
+	return nil
+}
+
+// seatsHeldError is the answer when the address holds all the seats it may at once.
+func seatsHeldError(e *booking.ClientLimitError) *apiError {
+	held := e.Held
+	return &apiError{Status: http.StatusTooManyRequests, Code: "rate_limited", LimitedBy: limitedBySeats,
+		Limit: e.Limit, Held: &held, RetryAfter: max(1, seconds(time.Until(e.NextFree))),
+		Message: fmt.Sprintf("%d seats and places for this event are held from your internet connection right now, "+
+			"the most one connection may hold at once (everyone on your network counts together). "+
+			"Try again when one of those holds is bought or released, or at %s when the first runs out.",
+			e.Held, e.NextFree.UTC().Format("15:04 MST"))}
+}
