@@ -166,7 +166,7 @@ func TestServeSlowClients(t *testing.T) {
 		t.Fatal(err)
 	}
 	control := &http.Server{Handler: http.NotFoundHandler()} // no timeouts
-	go control.Serve(bare)                                    //nolint:errcheck // ends with Close
+	go control.Serve(bare)                                   //nolint:errcheck // ends with Close
 	defer control.Close()
 
 	loris := dialSlow(t, u.Host, slow, 500*time.Millisecond)
