@@ -98,6 +98,11 @@ func (s *server) checkoutOnce(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if fromBrowser(c) { // a new token for the order's session (renewSession)
+		if err := s.renewSession(c); err != nil {
+			return err
+		}
+	}
 	pay := paymentInfoJSON{Provider: s.ProviderName, PayURL: "/api/v1/orders/" + strconv.FormatInt(o.ID, 10) + "/pay"}
 	if s.ProviderName == config.ProviderTest {
 		pay.TestCards = testCards // real providers' cards are theirs to document

@@ -99,7 +99,7 @@ func New(a *app.App) http.Handler {
 		s.limiter = newRateLimiter(a.Redis, a.Config.RedisPrefix, a.Config.RateLimit, a.Config.RateBurst, s.Log)
 	}
 	s.streams = newSeatStreams(StreamOptions{
-		Hub: a.Live, Fragments: s.seatFragments, SessionCookie: app.SessionCookie, Log: s.Log,
+		Hub: a.Live, Fragments: s.seatFragments, SessionCookie: app.CookieName(app.SessionCookie, a.Config.CookieSecure), Log: s.Log,
 		Event: func(ctx context.Context, slug string) (int64, error) {
 			ev, err := s.eventBySlug(ctx, slug)
 			return ev.ID, err
