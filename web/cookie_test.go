@@ -8,8 +8,10 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"boxoffice/internal/app"
+	"boxoffice/internal/demo"
 	"boxoffice/internal/staff"
 )
 
@@ -186,4 +188,73 @@ func (c *client) sessionToken() string {
 		}
 	}
 	return ""
+}
+
+// TestSameSiteCSRF: a state-changing request a browser marks same-site (a sibling
+// subdomain, another port) is never let through on its fetch metadata: it needs the
+// token, checked against the CSRF cookie, for the API and for page forms; same-origin
+// is let through on its metadata alone. With secure cookies a same-site page cannot
+// plant the cookie to match its own token (cookie tossing): the server reads only the
+// __Host- cookie, which a browser takes from this host alone. The same planted cookie
+// against plain cookie names gets through (the negative control).
+func TestSameSiteCSRF(t *testing.T) {
+	t.Parallel()
+	for _, secure := range []bool{true, false} {
+		t.Run("secure="+strconv.FormatBool(secure), func(t *testing.T) {
+			t.Parallel()
+			a := newTestApp(t, func(o *appOptions) { o.Env = map[string]string{"COOKIE_SECURE": strconv.FormatBool(secure)} })
+			seats := firstSeats(t, a.Pool, a.EventID, 4)
+			_, raw, h := rawRequest(t, "GET", a.URL+"/api/v1/session", "", nil)
+			var s sessionJSON
+			if err := json.Unmarshal(raw, &s); err != nil {
+				t.Fatal(err)
+			}
+			csrf := app.CookieName(app.CSRFCookie, secure)
+			ours := csrf + "=" + setCookies(h)[csrf].Value
+			planted := app.CSRFCookie + "=tossed-by-a-sibling-site-0123456789"
+			apiHold := func(seat int64, site, cookie, token string) int {
+				t.Helper()
+				hdr := http.Header{"Sec-Fetch-Site": {site}, "Content-Type": {"application/json"}, "Cookie": {cookie}}
+				if token != "" {
+					hdr.Set(csrfHeader, token)
+				}
+				st, _, _ := rawRequest(t, "POST", a.URL+"/api/v1/events/"+itoa(a.EventID)+"/holds", `{"seatIds": [`+itoa(seat)+`]}`, hdr)
+				return st
+			}
+			formHold := func(seat int64, site, cookie, token string) int {
+				t.Helper()
+				form := url.Values{"seat": {itoa(seat)}}
+				if token != "" {
+					form.Set(csrfForm, token)
+				}
+				hdr := http.Header{"Sec-Fetch-Site": {site}, "Content-Type": {"application/x-www-form-urlencoded"}, "Cookie": {cookie}}
+				st, _, _ := rawRequest(t, "POST", a.URL+"/events/"+demo.DemoSpec(time.Now()).Slug+"/holds", form.Encode(), hdr)
+				return st
+			}
+			for _, hold := range []struct {
+				name string
+				send func(seat int64, site, cookie, token string) int
+			}{{"API", apiHold}, {"form", formHold}} {
+				if st := hold.send(seats[0], "same-site", ours, ""); st != http.StatusForbidden {
+					t.Errorf("%s, same-site without a token: got %d, want 403", hold.name, st)
+				}
+				if st := hold.send(seats[0], "same-site", ours, "wrong"+s.CSRFToken); st != http.StatusForbidden {
+					t.Errorf("%s, same-site with a wrong token: got %d, want 403", hold.name, st)
+				}
+			}
+			if st := apiHold(seats[0], "same-site", ours, s.CSRFToken); st != http.StatusCreated {
+				t.Errorf("same-site with the token: got %d, want 201", st)
+			}
+			if st := formHold(seats[1], "same-origin", "", ""); st != http.StatusSeeOther {
+				t.Errorf("same-origin form without a token: got %d, want 303", st)
+			}
+			want := http.StatusForbidden
+			if !secure {
+				want = http.StatusCreated // the plain cookie name is what lets it through
+			}
+			if st := apiHold(seats[2], "same-site", planted, "tossed-by-a-sibling-site-0123456789"); st != want {
+				t.Errorf("same-site with a planted %s cookie and its token: got %d, want %d", app.CSRFCookie, st, want)
+			}
+		})
+	}
 }
