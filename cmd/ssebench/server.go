@@ -121,7 +121,7 @@ func startBoxoffice(ctx context.Context, dbURL, redisURL, prefix string, eventID
 			ev, err := a.Booking.EventBySlug(ctx, slug)
 			return ev.ID, err
 		},
-		MaxPerIP: 1 << 30, Log: warn,
+		MaxPerIP: 1 << 30, MaxStreams: 1 << 30, Log: warn,
 	})
 	base, stop, err := serve(h)
 	if err != nil {
