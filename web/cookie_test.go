@@ -15,6 +15,17 @@ import (
 	"boxoffice/internal/staff"
 )
 
+// withCookieModes runs test on an app with secure cookies and on one without, in
+// parallel.
+func withCookieModes(t *testing.T, test func(t *testing.T, a *testApp, secure bool)) {
+	for _, secure := range []bool{true, false} {
+		t.Run("secure="+strconv.FormatBool(secure), func(t *testing.T) {
+			t.Parallel()
+			test(t, newTestApp(t, func(o *appOptions) { o.Env = map[string]string{"COOKIE_SECURE": strconv.FormatBool(secure)} }), secure)
+		})
+	}
+}
+
 // setCookies reads the cookies an answer sets, by name.
 func setCookies(h http.Header) map[string]*http.Cookie {
 	out := map[string]*http.Cookie{}
@@ -53,57 +64,53 @@ func rawRequest(t *testing.T, method, url, body string, header http.Header) (int
 // staff cookie stays on /admin.
 func TestHostCookies(t *testing.T) {
 	t.Parallel()
-	for _, secure := range []bool{true, false} {
-		t.Run("secure="+strconv.FormatBool(secure), func(t *testing.T) {
-			t.Parallel()
-			a := newTestApp(t, func(o *appOptions) { o.Env = map[string]string{"COOKIE_SECURE": strconv.FormatBool(secure)} })
-			check := func(ck *http.Cookie, name, path string) {
-				t.Helper()
-				switch {
-				case ck == nil:
-					t.Errorf("cookie %s: not set", name)
-				case ck.Secure != secure || ck.Path != path || ck.Domain != "" || !ck.HttpOnly || ck.Value == "":
-					t.Errorf("cookie %s: got %q, want Secure=%v, Path=%s, no Domain, HttpOnly", name, ck.Raw, secure, path)
-				}
+	withCookieModes(t, func(t *testing.T, a *testApp, secure bool) {
+		check := func(ck *http.Cookie, name, path string) {
+			t.Helper()
+			switch {
+			case ck == nil:
+				t.Errorf("cookie %s: not set", name)
+			case ck.Secure != secure || ck.Path != path || ck.Domain != "" || !ck.HttpOnly || ck.Value == "":
+				t.Errorf("cookie %s: got %q, want Secure=%v, Path=%s, no Domain, HttpOnly", name, ck.Raw, secure, path)
 			}
-			session, csrf, staffName, staffPath := app.SessionCookie, app.CSRFCookie, app.StaffCookie, "/admin"
-			if secure {
-				session, csrf, staffName, staffPath = "__Host-"+session, "__Host-"+csrf, "__Host-"+staffName, "/"
-			}
+		}
+		session, csrf, staffName, staffPath := app.SessionCookie, app.CSRFCookie, app.StaffCookie, "/admin"
+		if secure {
+			session, csrf, staffName, staffPath = "__Host-"+session, "__Host-"+csrf, "__Host-"+staffName, "/"
+		}
 
-			st, raw, h := rawRequest(t, "GET", a.URL+"/api/v1/session", "", nil)
-			var s sessionJSON
-			if st != http.StatusOK || json.Unmarshal(raw, &s) != nil {
-				t.Fatalf("session: got %d %s", st, truncate(raw))
-			}
-			got := setCookies(h)
-			if got[session] == nil || got[csrf] == nil {
-				t.Fatalf("session: got Set-Cookie %v, want %s and %s", h.Values("Set-Cookie"), session, csrf)
-			}
-			check(got[session], session, "/")
-			check(got[csrf], csrf, "/")
-			cookies := session + "=" + got[session].Value + "; " + csrf + "=" + got[csrf].Value
-			hold := `{"seatIds": [` + itoa(firstSeats(t, a.Pool, a.EventID, 1)[0]) + `]}`
-			st, raw, _ = rawRequest(t, "POST", a.URL+"/api/v1/events/"+itoa(a.EventID)+"/holds", hold,
-				http.Header{"Cookie": {cookies}, "X-Csrf-Token": {s.CSRFToken}, "Content-Type": {"application/json"}})
-			if st != http.StatusCreated {
-				t.Errorf("hold with the cookies by their names: got %d %s, want 201", st, truncate(raw))
-			}
+		st, raw, h := rawRequest(t, "GET", a.URL+"/api/v1/session", "", nil)
+		var s sessionJSON
+		if st != http.StatusOK || json.Unmarshal(raw, &s) != nil {
+			t.Fatalf("session: got %d %s", st, truncate(raw))
+		}
+		got := setCookies(h)
+		if got[session] == nil || got[csrf] == nil {
+			t.Fatalf("session: got Set-Cookie %v, want %s and %s", h.Values("Set-Cookie"), session, csrf)
+		}
+		check(got[session], session, "/")
+		check(got[csrf], csrf, "/")
+		cookies := session + "=" + got[session].Value + "; " + csrf + "=" + got[csrf].Value
+		hold := `{"seatIds": [` + itoa(firstSeats(t, a.Pool, a.EventID, 1)[0]) + `]}`
+		st, raw, _ = rawRequest(t, "POST", a.URL+"/api/v1/events/"+itoa(a.EventID)+"/holds", hold,
+			http.Header{"Cookie": {cookies}, "X-Csrf-Token": {s.CSRFToken}, "Content-Type": {"application/json"}})
+		if st != http.StatusCreated {
+			t.Errorf("hold with the cookies by their names: got %d %s, want 201", st, truncate(raw))
+		}
 
-			m := a.addStaff(t, staff.Admin, "Ada Admin")
-			form := url.Values{"email": {m.Email}, "password": {staffPassword}}.Encode()
-			st, _, h = rawRequest(t, "POST", a.URL+"/admin/login", form,
-				http.Header{"Sec-Fetch-Site": {"same-origin"}, "Content-Type": {"application/x-www-form-urlencoded"}})
-			ck := setCookies(h)[staffName]
-			if st != http.StatusSeeOther || ck == nil {
-				t.Fatalf("login: got %d setting %v, want 303 and the staff cookie %s", st, h.Values("Set-Cookie"), staffName)
-			}
-			check(ck, staffName, staffPath)
-			if st, _, _ := rawRequest(t, "GET", a.URL+"/admin", "", http.Header{"Cookie": {staffName + "=" + ck.Value}}); st != http.StatusOK {
-				t.Errorf("admin page with the staff cookie: got %d, want 200", st)
-			}
-		})
-	}
+		m := a.addStaff(t, staff.Admin, "Ada Admin")
+		form := url.Values{"email": {m.Email}, "password": {staffPassword}}.Encode()
+		st, _, h = rawRequest(t, "POST", a.URL+"/admin/login", form,
+			http.Header{"Sec-Fetch-Site": {"same-origin"}, "Content-Type": {"application/x-www-form-urlencoded"}})
+		ck := setCookies(h)[staffName]
+		if st != http.StatusSeeOther || ck == nil {
+			t.Fatalf("login: got %d setting %v, want 303 and the staff cookie %s", st, h.Values("Set-Cookie"), staffName)
+		}
+		check(ck, staffName, staffPath)
+		if st, _, _ := rawRequest(t, "GET", a.URL+"/admin", "", http.Header{"Cookie": {staffName + "=" + ck.Value}}); st != http.StatusOK {
+			t.Errorf("admin page with the staff cookie: got %d, want 200", st)
+		}
+	})
 }
 
 // TestSessionRenewedAtOrder: a session token planted in a buyer's browser before the
@@ -199,62 +206,58 @@ func (c *client) sessionToken() string {
 // against plain cookie names gets through (the negative control).
 func TestSameSiteCSRF(t *testing.T) {
 	t.Parallel()
-	for _, secure := range []bool{true, false} {
-		t.Run("secure="+strconv.FormatBool(secure), func(t *testing.T) {
-			t.Parallel()
-			a := newTestApp(t, func(o *appOptions) { o.Env = map[string]string{"COOKIE_SECURE": strconv.FormatBool(secure)} })
-			seats := firstSeats(t, a.Pool, a.EventID, 4)
-			_, raw, h := rawRequest(t, "GET", a.URL+"/api/v1/session", "", nil)
-			var s sessionJSON
-			if err := json.Unmarshal(raw, &s); err != nil {
-				t.Fatal(err)
+	withCookieModes(t, func(t *testing.T, a *testApp, secure bool) {
+		seats := firstSeats(t, a.Pool, a.EventID, 4)
+		_, raw, h := rawRequest(t, "GET", a.URL+"/api/v1/session", "", nil)
+		var s sessionJSON
+		if err := json.Unmarshal(raw, &s); err != nil {
+			t.Fatal(err)
+		}
+		csrf := app.CookieName(app.CSRFCookie, secure)
+		ours := csrf + "=" + setCookies(h)[csrf].Value
+		planted := app.CSRFCookie + "=tossed-by-a-sibling-site-0123456789"
+		apiHold := func(seat int64, site, cookie, token string) int {
+			t.Helper()
+			hdr := http.Header{"Sec-Fetch-Site": {site}, "Content-Type": {"application/json"}, "Cookie": {cookie}}
+			if token != "" {
+				hdr.Set(csrfHeader, token)
 			}
-			csrf := app.CookieName(app.CSRFCookie, secure)
-			ours := csrf + "=" + setCookies(h)[csrf].Value
-			planted := app.CSRFCookie + "=tossed-by-a-sibling-site-0123456789"
-			apiHold := func(seat int64, site, cookie, token string) int {
-				t.Helper()
-				hdr := http.Header{"Sec-Fetch-Site": {site}, "Content-Type": {"application/json"}, "Cookie": {cookie}}
-				if token != "" {
-					hdr.Set(csrfHeader, token)
-				}
-				st, _, _ := rawRequest(t, "POST", a.URL+"/api/v1/events/"+itoa(a.EventID)+"/holds", `{"seatIds": [`+itoa(seat)+`]}`, hdr)
-				return st
+			st, _, _ := rawRequest(t, "POST", a.URL+"/api/v1/events/"+itoa(a.EventID)+"/holds", `{"seatIds": [`+itoa(seat)+`]}`, hdr)
+			return st
+		}
+		formHold := func(seat int64, site, cookie, token string) int {
+			t.Helper()
+			form := url.Values{"seat": {itoa(seat)}}
+			if token != "" {
+				form.Set(csrfForm, token)
 			}
-			formHold := func(seat int64, site, cookie, token string) int {
-				t.Helper()
-				form := url.Values{"seat": {itoa(seat)}}
-				if token != "" {
-					form.Set(csrfForm, token)
-				}
-				hdr := http.Header{"Sec-Fetch-Site": {site}, "Content-Type": {"application/x-www-form-urlencoded"}, "Cookie": {cookie}}
-				st, _, _ := rawRequest(t, "POST", a.URL+"/events/"+demo.DemoSpec(time.Now()).Slug+"/holds", form.Encode(), hdr)
-				return st
+			hdr := http.Header{"Sec-Fetch-Site": {site}, "Content-Type": {"application/x-www-form-urlencoded"}, "Cookie": {cookie}}
+			st, _, _ := rawRequest(t, "POST", a.URL+"/events/"+demo.DemoSpec(time.Now()).Slug+"/holds", form.Encode(), hdr)
+			return st
+		}
+		for _, hold := range []struct {
+			name string
+			send func(seat int64, site, cookie, token string) int
+		}{{"API", apiHold}, {"form", formHold}} {
+			if st := hold.send(seats[0], "same-site", ours, ""); st != http.StatusForbidden {
+				t.Errorf("%s, same-site without a token: got %d, want 403", hold.name, st)
 			}
-			for _, hold := range []struct {
-				name string
-				send func(seat int64, site, cookie, token string) int
-			}{{"API", apiHold}, {"form", formHold}} {
-				if st := hold.send(seats[0], "same-site", ours, ""); st != http.StatusForbidden {
-					t.Errorf("%s, same-site without a token: got %d, want 403", hold.name, st)
-				}
-				if st := hold.send(seats[0], "same-site", ours, "wrong"+s.CSRFToken); st != http.StatusForbidden {
-					t.Errorf("%s, same-site with a wrong token: got %d, want 403", hold.name, st)
-				}
+			if st := hold.send(seats[0], "same-site", ours, "wrong"+s.CSRFToken); st != http.StatusForbidden {
+				t.Errorf("%s, same-site with a wrong token: got %d, want 403", hold.name, st)
 			}
-			if st := apiHold(seats[0], "same-site", ours, s.CSRFToken); st != http.StatusCreated {
-				t.Errorf("same-site with the token: got %d, want 201", st)
-			}
-			if st := formHold(seats[1], "same-origin", "", ""); st != http.StatusSeeOther {
-				t.Errorf("same-origin form without a token: got %d, want 303", st)
-			}
-			want := http.StatusForbidden
-			if !secure {
-				want = http.StatusCreated // the plain cookie name is what lets it through
-			}
-			if st := apiHold(seats[2], "same-site", planted, "tossed-by-a-sibling-site-0123456789"); st != want {
-				t.Errorf("same-site with a planted %s cookie and its token: got %d, want %d", app.CSRFCookie, st, want)
-			}
-		})
-	}
+		}
+		if st := apiHold(seats[0], "same-site", ours, s.CSRFToken); st != http.StatusCreated {
+			t.Errorf("same-site with the token: got %d, want 201", st)
+		}
+		if st := formHold(seats[1], "same-origin", "", ""); st != http.StatusSeeOther {
+			t.Errorf("same-origin form without a token: got %d, want 303", st)
+		}
+		want := http.StatusForbidden
+		if !secure {
+			want = http.StatusCreated // the plain cookie name is what lets it through
+		}
+		if st := apiHold(seats[2], "same-site", planted, "tossed-by-a-sibling-site-0123456789"); st != want {
+			t.Errorf("same-site with a planted %s cookie and its token: got %d, want %d", app.CSRFCookie, st, want)
+		}
+	})
 }
