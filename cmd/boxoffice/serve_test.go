@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"net/http/cookiejar"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"boxoffice/internal/config"
+	"boxoffice/internal/dbtest"
 	"boxoffice/internal/demo"
 )
 
@@ -215,4 +217,26 @@ func session(t *testing.T, c *http.Client, base string) string {
 		t.Fatalf("session: got %d (%v), want 200 and a token", resp.StatusCode, err)
 	}
 	return s.CSRFToken
+}
+
+// TestSeedRefusesDemoAdminInProduction: in production the seed does not create the
+// demo admin with its public password, and writes nothing; with a password of its
+// own it does.
+func TestSeedRefusesDemoAdminInProduction(t *testing.T) {
+	t.Parallel()
+	p := mustPool(t, dbtest.URL(t))
+	prod := map[string]string{"BASE_URL": "https://tickets.example.com"}
+	getenv := func(k string) string { return prod[k] }
+	err := seedAdmin(t.Context(), p, getenv, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "DEMO_ADMIN_PASSWORD") {
+		t.Errorf("production without DEMO_ADMIN_PASSWORD: got %v, want it refused by name", err)
+	}
+	var n int
+	if err := p.QueryRow(t.Context(), `SELECT count(*) FROM staff`).Scan(&n); err != nil || n != 0 {
+		t.Errorf("after the refusal: %d accounts (%v), want none", n, err)
+	}
+	prod["DEMO_ADMIN_PASSWORD"] = "a password of this site's own"
+	if err := seedAdmin(t.Context(), p, getenv, io.Discard); err != nil {
+		t.Errorf("production with DEMO_ADMIN_PASSWORD: %v", err)
+	}
 }

@@ -59,18 +59,9 @@ func loadEnv(c *Config, getenv func(string) string) []error {
 	}
 	c.MetricsPublicReason = strings.TrimSpace(getenv("METRICS_PUBLIC_REASON"))
 	var why string
-	switch v := getenv("BOXOFFICE_ENV"); {
-	case v == Production:
-		c.Env, why = Production, "BOXOFFICE_ENV=production"
-	case v == Development:
-		c.Env = Development
-	case v == "" && strings.HasPrefix(c.BaseURL, "https://"):
-		c.Env, why = Production, "BASE_URL is https; BOXOFFICE_ENV=development overrides"
-	case v == "":
-		c.Env = Development
-	default:
-		c.Env = Production // refused anyway; judged as strictly as production meanwhile
-		errs = append(errs, fmt.Errorf("BOXOFFICE_ENV=%q: want production or development", v))
+	var err error
+	if c.Env, why, err = Environment(getenv); err != nil {
+		errs = append(errs, err)
 	}
 	if !c.Production() {
 		return errs
@@ -85,6 +76,24 @@ func loadEnv(c *Config, getenv func(string) string) []error {
 		errs = append(errs, &ProductionError{Why: why, Refused: refused})
 	}
 	return errs
+}
+
+// Environment is the environment getenv names: BOXOFFICE_ENV, or else production
+// for an https BASE_URL; why says what made it production. Commands that do not load
+// the whole configuration (seed) ask it too. An unknown BOXOFFICE_ENV is an error,
+// and production meanwhile: judged as strictly.
+func Environment(getenv func(string) string) (env, why string, err error) {
+	switch v := getenv("BOXOFFICE_ENV"); {
+	case v == Production:
+		return Production, "BOXOFFICE_ENV=production", nil
+	case v == Development:
+		return Development, "", nil
+	case v == "" && strings.HasPrefix(strings.TrimSpace(getenv("BASE_URL")), "https://"):
+		return Production, "BASE_URL is https; BOXOFFICE_ENV=development overrides", nil
+	case v == "":
+		return Development, "", nil
+	}
+	return Production, "BOXOFFICE_ENV=" + getenv("BOXOFFICE_ENV"), fmt.Errorf("BOXOFFICE_ENV=%q: want production or development", getenv("BOXOFFICE_ENV"))
 }
 
 // productionRefusals is every setting production refuses, each error naming its
