@@ -42,6 +42,16 @@ FROM holds
 WHERE event_id = @event_id AND id = @id
 FOR UPDATE;
 
+-- name: HoldSeatsHeld :one
+-- How many of these seats the buyer's live hold holds. A batch of holds whose commit
+-- went unanswered committed if and only if its hold has its seats: the hold row and
+-- the claim are written in one transaction.
+SELECT count(*)::int
+FROM seats s JOIN holds h ON h.event_id = s.event_id AND h.id = s.held_by
+WHERE s.event_id = @event_id AND s.held_by = @hold_id AND s.id = ANY(@seat_ids::bigint[])
+  AND s.sold_at IS NULL AND s.hold_expires_at > now()
+  AND h.buyer = @buyer AND h.released_at IS NULL;
+
 -- name: HoldMarkReleased :execrows
 UPDATE holds SET released_at = now()
 WHERE event_id = @event_id AND id = @id AND released_at IS NULL AND sold_at IS NULL;

@@ -80,6 +80,14 @@ WHERE p.id = @id AND p.state = 'succeeded'
   AND (SELECT coalesce(sum(r.amount_cents), 0) FROM refunds r
        WHERE r.payment_id = p.id AND r.state = 'succeeded') >= p.amount_cents;
 
+-- name: PaymentUnmarkRefunded :exec
+-- A refund counted in the payment's full refund failed after all: the payment is kept
+-- again until its succeeded refunds add up to what it took.
+UPDATE payments p SET state = 'succeeded', updated_at = now()
+WHERE p.id = @id AND p.state = 'refunded'
+  AND (SELECT coalesce(sum(r.amount_cents), 0) FROM refunds r
+       WHERE r.payment_id = p.id AND r.state = 'succeeded') < p.amount_cents;
+
 -- name: PaymentTouch :exec
 -- Reconciliation took the payment up: whatever the lookup says, the next pass takes
 -- the others first (a payment that cannot be settled must not hold the front).

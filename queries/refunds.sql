@@ -29,9 +29,36 @@ SELECT * FROM refunds WHERE idempotency_key = @idempotency_key FOR UPDATE;
 
 -- name: RefundSetProviderID :exec
 -- The provider has the refund: its id is recorded, and it is pending until the
--- provider's word (which may have come first: then this changes nothing).
+-- provider's word (which may have come first: then this changes nothing). Only under
+-- the key it was asked for with: a refund made again under a new key meanwhile (the
+-- first failed) is not this one.
 UPDATE refunds SET provider_refund_id = @provider_refund_id, state = 'pending', updated_at = now()
-WHERE id = @id AND state = 'due';
+WHERE id = @id AND state = 'due' AND idempotency_key = @idempotency_key;
+
+-- name: RefundKeyUse :one
+-- The refund is about to be asked for under its key: the key's first use is recorded,
+-- and stale says an earlier use is window_seconds old or more, so that the provider may
+-- have forgotten the key (the refund is looked up before it is asked for again). No
+-- row: the refund is not due.
+WITH old AS (SELECT f.id, f.key_used_at FROM refunds f WHERE f.id = @id AND f.state = 'due' FOR UPDATE)
+UPDATE refunds r SET key_used_at = coalesce(old.key_used_at, now())
+FROM old WHERE r.id = old.id
+RETURNING (old.key_used_at IS NOT NULL
+           AND old.key_used_at <= now() - make_interval(secs => @window_seconds::float8))::bool AS stale;
+
+-- name: RefundReopen :execrows
+-- The provider failed the refund, before or after it succeeded: the buyer is still
+-- owed the money, so it is due again, under a new key (the old one names the failed
+-- refund at the provider), as the refund's next attempt.
+UPDATE refunds
+SET state = 'due', idempotency_key = @idempotency_key, provider_refund_id = NULL, key_used_at = NULL,
+    attempt = attempt + 1, updated_at = now()
+WHERE id = @id AND state <> 'failed';
+
+-- name: RefundGiveUp :execrows
+-- The provider failed the refund once more than booking makes it again: it stays
+-- failed, for a person to settle with the buyer.
+UPDATE refunds SET state = 'failed', updated_at = now() WHERE id = @id AND state <> 'failed';
 
 -- name: RefundSettle :execrows
 -- The provider's word on a refund: succeeded or failed. Only once.

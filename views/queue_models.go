@@ -5,6 +5,9 @@ type QueuePage struct {
 	Page
 	Event  EventHeader
 	Status QueueStatus
+	// Join, if set, is shown instead of the status: the visitor stands nowhere yet and
+	// joins by the form, with a proof of work (proof.templ).
+	Join *QueueJoin
 }
 
 // QueueStatus is the part of the queue page that refreshes itself. With JavaScript

@@ -13,6 +13,9 @@ type SeatsPage struct {
 	GA        []GAForm
 	Legend    Legend
 	Map       SeatMap
+	// Proof, if set, asks the browser for a proof of work before the session's first
+	// hold (proof.templ).
+	Proof *Proof
 }
 
 // Message is the one line the seat page says about the buyer's last request: a seat

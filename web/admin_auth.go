@@ -5,7 +5,9 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/alexedwards/scs/v2"
 	"github.com/labstack/echo/v4"
@@ -148,23 +150,35 @@ func (s *server) showLogin(c echo.Context) error {
 }
 
 // login checks the form, and on success starts a new session under a new token (no
-// fixation: a token planted before login is worth nothing after it).
+// fixation: a token planted before login is worth nothing after it), and keeps the
+// device's token for the account in the browser, so that its next logins are not
+// held up by a stranger's guesses.
 func (s *server) login(c echo.Context) error {
 	email, password := c.FormValue("email"), c.FormValue("password")
 	next := safeNext(c.FormValue("next"))
 	form := views.LoginForm{Email: email, Next: next}
 	ctx := c.Request().Context()
-	m, err := s.Staff.Login(ctx, email, password, c.RealIP())
+	devices := s.devicesOf(c)
+	m, err := s.Staff.Login(ctx, staff.Attempt{Email: email, Password: password, Address: c.RealIP(), Devices: devices})
+	var throttled *staff.ThrottledError
 	switch {
 	case errors.Is(err, staff.ErrBadLogin):
 		form.Error = "Wrong email or password."
 		return render(c, http.StatusUnauthorized, "no-store", views.AdminLogin(loginPage(c), form))
-	case errors.Is(err, staff.ErrThrottled):
-		form.Error = "Too many failed logins. Wait a quarter of an hour, or ask an admin."
-		c.Response().Header().Set("Retry-After", "900")
+	case errors.As(err, &throttled):
+		form.Error = "Too many failed logins for this account from here. Wait " + waitWords(throttled.Wait) +
+			", then try again. A device you have logged in with before is not held up by others' attempts."
+		c.Response().Header().Set("Retry-After", strconv.Itoa(int((throttled.Wait+time.Second-1)/time.Second)))
 		return render(c, http.StatusTooManyRequests, "no-store", views.AdminLogin(loginPage(c), form))
+	case errors.Is(err, staff.ErrBusy):
+		form.Error = "Many logins are being checked at the moment. Please try again in a few seconds."
+		c.Response().Header().Set("Retry-After", "5")
+		return render(c, http.StatusServiceUnavailable, "no-store", views.AdminLogin(loginPage(c), form))
 	case err != nil:
 		return err
+	}
+	if m.Device != "" {
+		s.keepDevice(c, devices, m.Device)
 	}
 	if err := s.StaffSessions.RenewToken(ctx); err != nil {
 		return err

@@ -174,47 +174,6 @@ func TestStaffLogin(t *testing.T) {
 	}
 }
 
-// TestStaffLoginThrottle: after AccountFailures wrong passwords the account's logins
-// are refused for the window, the right password too; another account from another
-// address is not affected.
-func TestStaffLoginThrottle(t *testing.T) {
-	t.Parallel()
-	a := newTestApp(t)
-	m := a.addStaff(t, staff.Door, "Dee")
-	other := a.addStaff(t, staff.Door, "Eve")
-	c := a.newClient(t)
-	for i := range staff.AccountFailures {
-		if st := c.login(m.Email, "wrong password "+itoa(int64(i))); st != http.StatusUnauthorized {
-			t.Fatalf("failure %d: status %d, want 401", i+1, st)
-		}
-	}
-	if st := c.login(m.Email, staffPassword); st != http.StatusTooManyRequests {
-		t.Errorf("right password after %d failures: status %d, want 429", staff.AccountFailures, st)
-	}
-	if st := a.newClient(t).login(other.Email, staffPassword); st != http.StatusSeeOther {
-		t.Errorf("another account: status %d, want 303 (logged in)", st)
-	}
-}
-
-// TestStaffLoginThrottleByAddress: wrong passwords spread over many emails from one
-// address lock that address out after AddressFailures, whatever account it tries next;
-// the failures counted per account stay under that account's own limit throughout.
-func TestStaffLoginThrottleByAddress(t *testing.T) {
-	t.Parallel()
-	a := newTestApp(t)
-	m := a.addStaff(t, staff.BoxOffice, "Bea")
-	c := a.newClient(t)
-	for i := range staff.AddressFailures {
-		email := "guess" + itoa(int64(i%10)) + "@example.com" // two failures each: under the account limit
-		if st := c.login(email, "wrong password"); st != http.StatusUnauthorized {
-			t.Fatalf("failure %d: status %d, want 401", i+1, st)
-		}
-	}
-	if st := c.login(m.Email, staffPassword); st != http.StatusTooManyRequests {
-		t.Errorf("a right password from the address after %d failures: status %d, want 429", staff.AddressFailures, st)
-	}
-}
-
 // TestStaffSessionChangesSeenAtOnce: a logout through one instance, a role change and
 // a disabled account are seen by the very next request on another instance, which
 // had just served the session.

@@ -109,6 +109,7 @@ func (s *server) sendMap(c echo.Context, kind bodyKind) error {
 // (or admission) it already has. The token of an admission is in the answer and in
 // the session; a client without the session cookie sends it back in
 // X-Admission-Token. With the room off, everyone is admitted and needs no token.
+// Every join into a room that is on needs a proof of work (X-Altcha, proof.go).
 func (s *server) joinQueue(c echo.Context) error { return s.answerQueue(c, queueJoin) }
 
 // getQueue says where the session's visitor stands, and keeps the place: a waiter not
@@ -121,6 +122,11 @@ func (s *server) answerQueue(c echo.Context, ask queueAsk) error {
 	ev, err := eventOfPath(s, c)
 	if err != nil {
 		return err
+	}
+	if ask == queueJoin {
+		if err := s.proveJoin(c, ev); err != nil {
+			return err
+		}
 	}
 	st, err := s.queueStatus(c, ev, ask)
 	if err != nil {

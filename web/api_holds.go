@@ -121,8 +121,13 @@ func (s *server) parseHoldRequest(c echo.Context, eventID int64, buyer string) (
 }
 
 // createHold holds seats or places. Sent with an Idempotency-Key, a repeat gets the
-// first answer, the same hold, rather than a second hold.
+// first answer, the same hold, rather than a second hold. A session's first hold needs
+// a proof of work (proof.go), checked before the key is taken: a refusal is never
+// kept as the key's answer.
 func (s *server) createHold(c echo.Context) error {
+	if err := s.proveHold(c); err != nil {
+		return err
+	}
 	return s.idempotent(c, s.createHoldOnce)
 }
 

@@ -57,11 +57,12 @@ func rawRequest(t *testing.T, method, url, body string, header http.Header) (int
 	return resp.StatusCode, b, resp.Header
 }
 
-// TestHostCookies: with COOKIE_SECURE the buyer's session, the CSRF cookie and the
-// staff session go by __Host- names, Secure, Path=/ and without a Domain, as browsers
-// require of the prefix; the server then reads them by those names (a hold and an
-// admin page work with them). Over plain HTTP they keep their plain names and the
-// staff cookie stays on /admin.
+// TestHostCookies: with COOKIE_SECURE the buyer's session, the CSRF cookie, the
+// staff session and the staff's known-device cookie go by __Host- names, Secure,
+// Path=/ and without a Domain, as browsers require of the prefix; the server then
+// reads them by those names (a hold and an admin page work with them). Over plain
+// HTTP they keep their plain names and the staff cookies stay on /admin and
+// /admin/login.
 func TestHostCookies(t *testing.T) {
 	t.Parallel()
 	withCookieModes(t, func(t *testing.T, a *testApp, secure bool) {
@@ -107,6 +108,11 @@ func TestHostCookies(t *testing.T) {
 			t.Fatalf("login: got %d setting %v, want 303 and the staff cookie %s", st, h.Values("Set-Cookie"), staffName)
 		}
 		check(ck, staffName, staffPath)
+		device, devicePath := app.CookieName(app.StaffDeviceCookie, secure), "/admin/login"
+		if secure {
+			devicePath = "/"
+		}
+		check(setCookies(h)[device], device, devicePath)
 		if st, _, _ := rawRequest(t, "GET", a.URL+"/admin", "", http.Header{"Cookie": {staffName + "=" + ck.Value}}); st != http.StatusOK {
 			t.Errorf("admin page with the staff cookie: got %d, want 200", st)
 		}

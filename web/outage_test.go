@@ -329,7 +329,9 @@ func checkOutage(as []loadAnswer) ([]string, map[string]int) {
 			}
 		case a.op == "hold" && a.status == http.StatusConflict && a.code == "seat_unavailable" && a.sent != phaseUp:
 			// The worker's own hold, committed just as the connection was cut and
-			// answered 503: the outcome of a commit cut off is unknown to its client.
+			// answered 503 because PostgreSQL was gone before the hold's outcome could
+			// be read back (booking reads it back when it can): a later hold of that
+			// seat finds it held by the worker's earlier hold.
 			tally["hold lost to own unanswered commit"]++
 		default:
 			report("unexpected answer", a)

@@ -74,6 +74,8 @@ var (
 		"card_declined":   "Card declined",
 		"not_on_sale":     "Not on sale yet",
 		"sales_closed":    "Sales have closed",
+		"proof_required":  "One quick step first",
+		"proof_invalid":   "Please try again",
 	}
 	statusHeadings = map[int]string{
 		http.StatusBadRequest:          "Please check what you sent",

@@ -113,6 +113,9 @@ func (s *server) createHoldForm(c echo.Context) error {
 	if err != nil {
 		return s.holdRefused(c, ev, view, req, err)
 	}
+	if err := s.proveHold(c); err != nil {
+		return s.holdRefused(c, ev, view, req, proofPageError(err, "hold"))
+	}
 	if req.Buyer, err = s.buyer(c); err != nil {
 		return err
 	}

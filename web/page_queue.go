@@ -33,20 +33,62 @@ var queueScript = static.URL("js/queue.js")
 // costs the server one cached read for the whole crowd, and looks at once when the
 // board shows its turn (queue.js). With the room off it sends the browser straight on.
 // Redis away: a 503 page saying the queue is paused, which follows the board and looks
-// again once the board answers.
+// again once the board answers. While joins need a proof of work, the page and its
+// looks never join: a visitor who stands nowhere gets the join form, which the page's
+// script sends once the proof is solved (joinQueueForm).
 func (s *server) showQueue(c echo.Context) error {
-	ev, err := s.eventBySlug(c.Request().Context(), c.Param("slug"))
-	if err != nil {
+	ev, on, err := s.roomOf(c)
+	if !on {
 		return err
 	}
-	seats := seatsURL(ev, "")
-	if !ev.QueueEnabled {
-		return seeOther(c, seats)
-	}
 	ask := queueJoin
-	if isHTMX(c) {
+	switch {
+	case s.proofOn:
+		ask = queueLook
+	case isHTMX(c):
 		ask = queueRejoin
 	}
+	return s.queuePage(c, ev, ask)
+}
+
+// joinQueueForm joins the waiting room from the queue page's form, with the proof the
+// page's widget solved (X-Altcha from htmx, or the form's field). Refused, it says why,
+// with the way back to the queue; joined, it answers as the queue page: the status to
+// htmx, the page itself (by a redirect) to a plain form.
+func (s *server) joinQueueForm(c echo.Context) error {
+	ev, on, err := s.roomOf(c)
+	if !on {
+		return err
+	}
+	if err := s.proveJoin(c, ev); err != nil {
+		return &onwardError{err: proofPageError(err, "join"), next: views.ActionLink{Href: queueURL(ev), Text: "Back to the waiting room"}}
+	}
+	if isHTMX(c) {
+		return s.queuePage(c, ev, queueJoin)
+	}
+	if _, err := s.queueStatus(c, ev, queueJoin); err != nil && !errors.Is(err, waitroom.ErrUnavailable) {
+		return err
+	}
+	return c.Redirect(http.StatusSeeOther, queueURL(ev))
+}
+
+// roomOf is the event of a queue page's address and whether its room is on. With the
+// room off it has answered already, sending the browser on to the seats; err is then
+// what to return.
+func (s *server) roomOf(c echo.Context) (booking.Event, bool, error) {
+	ev, err := s.eventBySlug(c.Request().Context(), c.Param("slug"))
+	if err != nil {
+		return ev, false, err
+	}
+	if !ev.QueueEnabled {
+		return ev, false, seeOther(c, seatsURL(ev, ""))
+	}
+	return ev, true, nil
+}
+
+// queuePage answers the queue page, or to htmx its status, after asking the room.
+func (s *server) queuePage(c echo.Context, ev booking.Event, ask queueAsk) error {
+	seats := seatsURL(ev, "")
 	st, err := s.queueStatus(c, ev, ask)
 	var start int
 	if err == nil {
@@ -74,9 +116,16 @@ func (s *server) showQueue(c echo.Context) error {
 	p := buyerPage(c, "Waiting room: "+ev.Name)
 	p.Refresh = queuePoll
 	p.Scripts = append(p.Scripts, countdownScript, queueScript)
-	return renderPersonal(c, status, views.QueuePageView(views.QueuePage{
-		Page: p, Event: eventHeader(ev, time.Now()), Status: q,
-	}), views.QueueStatusView(q))
+	qp := views.QueuePage{Page: p, Event: eventHeader(ev, time.Now()), Status: q}
+	if s.proofOn {
+		qp.Scripts = append(qp.Scripts, proofScript)
+		if !q.Paused && !st.Admitted && !st.Queued && !st.SoldOut {
+			qp.Join = &views.QueueJoin{Action: queueURL(ev), CSRF: p.CSRFToken, Proof: proofBox("join")}
+			qp.Refresh = "" // nothing changes by itself until the visitor joins
+			return renderPersonal(c, status, views.QueuePageView(qp), views.QueueJoinView(*qp.Join))
+		}
+	}
+	return renderPersonal(c, status, views.QueuePageView(qp), views.QueueStatusView(q))
 }
 
 // queueStatusModel words a place in the queue; start is how many were ahead when the

@@ -53,9 +53,14 @@ func (s *server) showSeats(c echo.Context) error {
 	return render(c, http.StatusOK, personal, views.SeatsPageView(p))
 }
 
-// seatsPage builds the seat page of the session's buyer, saying msg.
+// seatsPage builds the seat page of the session's buyer, saying msg, with the ask
+// for a proof of work while the session has yet to prove (proof.go).
 func (s *server) seatsPage(c echo.Context, ev booking.Event, section string, msg views.Message) (views.SeatsPage, error) {
-	return s.seatsPageFor(c.Request().Context(), ev, section, s.pageBuyer(c), buyerPage(c, "Choose seats: "+ev.Name), msg)
+	p, err := s.seatsPageFor(c.Request().Context(), ev, section, s.pageBuyer(c), buyerPage(c, "Choose seats: "+ev.Name), msg)
+	if p.Proof = s.holdProof(c); p.Proof != nil {
+		p.Scripts = append(p.Scripts, proofScript)
+	}
+	return p, err
 }
 
 // seatsPageFor builds the seat page of a buyer ("" for none yet) in the frame p. The

@@ -47,6 +47,7 @@ func (s *server) routes(e *echo.Echo) {
 	}
 	// buyer pages:
 	e.GET("/events/:slug/queue", s.showQueue, slices.Concat([]echo.MiddlewareFunc{s.pageLookSlots}, buyerPage)...)
+	e.POST("/events/:slug/queue", s.joinQueueForm, buyerPage...) // with a proof of work (proof.go)
 	e.GET("/events/:slug/seats", s.showSeats, seatPage(eventOfSlug)...)
 	e.POST("/events/:slug/holds", s.createHoldForm, seatPage(eventOfSlug)...)
 	e.POST("/holds/:holdId/release", s.releaseHoldForm, buyerPage...)
@@ -64,6 +65,7 @@ func (s *server) routes(e *echo.Echo) {
 	body := middleware.BodyLimit(apiBodyLimit)
 	buyer := []echo.MiddlewareFunc{timed, noStore, body, s.loadSession, s.csrf()}
 	api.GET("/session", s.getSession, buyer...)
+	api.GET("/challenge", s.getChallenge, timed, noStore) // a proof of work to solve (proof.go)
 	api.GET("/events", s.listEvents, timed, gz)
 	api.GET("/events/:id/seatmap", s.getSeatMap, timed) // gzipped by itself: seatmap_body.go
 	api.GET("/events/:id/seatmap/statuses", s.getSeatStatuses, timed)

@@ -22,6 +22,7 @@ import (
 	"boxoffice/internal/checkin"
 	"boxoffice/internal/load"
 	"boxoffice/internal/metrics"
+	"boxoffice/internal/proof"
 	"boxoffice/internal/spent"
 	"boxoffice/internal/staff"
 	"boxoffice/internal/waitroom"
@@ -73,6 +74,10 @@ type server struct {
 	// load hears how long the sale's steps take (step): the waiting room admits
 	// slower while they are past their bound.
 	load *load.Meter
+	// proof issues and checks the proof of work asked, while proofOn, before a queue
+	// join and a session's first hold (proof.go).
+	proof   *proof.Guard
+	proofOn bool
 }
 
 // New returns the HTTP handler of the whole program: every route, its middleware and
@@ -98,6 +103,7 @@ func New(a *app.App) http.Handler {
 	s.boards = newTTLCache[int64, waitroom.Board](boardTTL)
 	if a.Redis != nil {
 		s.limiter = newRateLimiter(a.Redis, a.Config.RedisPrefix, a.Config.RateLimit, a.Config.RateBurst, s.Log)
+		s.proof, s.proofOn = newProofGuard(a), a.Config.ProofOfWork
 	}
 	s.streams = newSeatStreams(StreamOptions{
 		Hub: a.Live, Fragments: s.seatFragments, SessionCookie: app.CookieName(app.SessionCookie, a.Config.CookieSecure), Log: s.Log,

@@ -41,7 +41,7 @@ func TestStaffAdd(t *testing.T) {
 
 	p := mustPool(t, url)
 	svc := staff.New(p)
-	m, err := svc.Login(t.Context(), "ann@example.com", "a long enough password", "127.0.0.1")
+	m, err := svc.Login(t.Context(), staff.Attempt{Email: "ann@example.com", Password: "a long enough password", Address: "127.0.0.1"})
 	if err != nil || m.Role != staff.BoxOffice || m.Name != "Ann Lee" {
 		t.Errorf("login as the new account: %+v, %v", m, err)
 	}
@@ -68,7 +68,7 @@ func TestSeedDemoAdmin(t *testing.T) {
 	if !strings.Contains(out.String(), "http://localhost:8123/admin") || !strings.Contains(out.String(), demoAdminPassword) {
 		t.Errorf("seed says %q: want where and how to log in", out.String())
 	}
-	if _, err := staff.New(p).Login(t.Context(), demoAdminEmail, demoAdminPassword, "127.0.0.1"); err != nil {
+	if _, err := staff.New(p).Login(t.Context(), staff.Attempt{Email: demoAdminEmail, Password: demoAdminPassword, Address: "127.0.0.1"}); err != nil {
 		t.Errorf("demo admin login: %v", err)
 	}
 	out.Reset()

@@ -156,6 +156,9 @@ func (b *buyer) queue(ctx context.Context) bool {
 	var st queueJSON
 	join := func() bool {
 		for {
+			if !b.prove(ctx) { // every join pays, as the queue page's widget does
+				return false
+			}
 			a, ok := b.try(ctx, "join", http.MethodPost, "/api/v1/events/"+s.eventPath+"/queue", nil, &st)
 			if !ok {
 				return false
@@ -353,6 +356,14 @@ func (b *buyer) hold(ctx context.Context) (holdJSON, bool) {
 		case a.Status == http.StatusTooManyRequests && a.Err.Code == "rate_limited":
 			b.fail("hold", a)
 			sleep(ctx, max(a.RetryAfter, time.Second))
+		case a.Status == http.StatusForbidden && a.Err.Code == "proof_required" && attempt == 0:
+			// A session that never joined a queue: its first hold needs a proof, which
+			// the seat page's widget solves; asked again with one.
+			s.count.expected("hold: 403 proof_required, then proved")
+			if !b.prove(ctx) {
+				return h, false
+			}
+			continue
 		default:
 			b.fail("hold", a)
 			return h, false

@@ -21,6 +21,8 @@ type client struct {
 	http *http.Client
 	base string
 	csrf string
+	// proof, if set, goes with the next call in X-Altcha: a solved challenge (prove).
+	proof string
 }
 
 func newClient(base string, rt http.RoundTripper, timeout time.Duration) *client {
@@ -80,6 +82,10 @@ func (c *client) do(ctx context.Context, method, path string, body, out any) (an
 	}
 	if c.csrf != "" {
 		req.Header.Set("X-CSRF-Token", c.csrf)
+	}
+	if c.proof != "" {
+		req.Header.Set("X-Altcha", c.proof)
+		c.proof = ""
 	}
 	start := time.Now()
 	var gotConn time.Time

@@ -55,7 +55,9 @@ func TestImportsNothingOfBoxoffice(t *testing.T) {
 func TestSmallOnsale(t *testing.T) {
 	t.Parallel()
 	p := apptest.New(t, apptest.Options{
-		Env: map[string]string{"HOLD_TTL": "4s", "TIDY_INTERVAL": "500ms", "RATE_LIMIT": "1000", "RATE_BURST": "1000"},
+		// The proof of work on, at its default difficulty: every join pays, as at a
+		// real onsale, through the simulator's own solver.
+		Env: map[string]string{"HOLD_TTL": "4s", "TIDY_INTERVAL": "500ms", "RATE_LIMIT": "1000", "RATE_BURST": "1000", "PROOF_OF_WORK": "on"},
 		// The room pauses (503 queue_paused) when a Redis call takes over its timeout,
 		// 1 s by default. make test runs this next to every other package on two
 		// cores, where a starved Redis call takes that long without anything being

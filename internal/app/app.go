@@ -48,6 +48,9 @@ const (
 	SessionCookie = "boxoffice_session" // the buyer's session
 	StaffCookie   = "boxoffice_staff"   // a staff login, sent only to /admin over plain HTTP
 	CSRFCookie    = "boxoffice_csrf"    // the CSRF token's double
+	// StaffDeviceCookie holds a browser's known-device tokens for staff logins, sent
+	// only to /admin/login over plain HTTP.
+	StaffDeviceCookie = "boxoffice_staff_device"
 )
 
 // CookieName is the name a cookie goes by. With secure cookies it carries the
@@ -173,7 +176,7 @@ func New(ctx context.Context, cfg config.Config, opt Options) (a *App, err error
 	a.publisher = live.NewPublisher(a.Redis, cfg.RedisPrefix, a.Log)
 	a.Booking = booking.New(a.Pool, booking.Config{
 		HoldTTL: cfg.HoldTTL, MaxPerBuyer: cfg.MaxPerBuyer, MapMaxAge: opt.MapMaxAge,
-		ReconcileAfter: cfg.ReconcileAfter, IdempotencyTTL: cfg.IdempotencyTTL,
+		ReconcileAfter: cfg.ReconcileAfter, IdempotencyTTL: cfg.IdempotencyTTL, RefundKeyWindow: cfg.RefundKeyWindow,
 	}, a.publisher, a.Provider, a.Log)
 	a.Booking.SetCounters(a.Metrics)
 
@@ -240,7 +243,9 @@ func New(ctx context.Context, cfg config.Config, opt Options) (a *App, err error
 	a.Sessions.Cookie.SameSite = http.SameSiteLaxMode
 	a.Sessions.Cookie.Secure = cfg.CookieSecure
 
-	a.Staff = staff.New(a.Pool)
+	staffPolicy := staff.DefaultPolicy()
+	staffPolicy.Hashes, staffPolicy.HashWait = cfg.StaffLoginHashes, cfg.StaffLoginWait
+	a.Staff = staff.NewWith(a.Pool, staffPolicy)
 	a.Catalog = catalog.New(a.Pool)
 	a.Door = checkin.New(a.Pool)
 	a.StaffSessions = scs.New()

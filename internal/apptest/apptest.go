@@ -82,6 +82,9 @@ func New(t testing.TB, o Options) *Program {
 		// times to look like a pressing sale: its confirmations wait a second at
 		// most, not production's minutes (jobs' own tests cover the wait).
 		"EMAIL_WAIT": "1s",
+		// The proof of work before joins and first holds is off: the tests that
+		// exercise it turn it on (web/proof_test.go); the rest would each solve it.
+		"PROOF_OF_WORK": "off",
 	}
 	var catcher *mailtest.Catcher
 	if o.Mail {

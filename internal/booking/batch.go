@@ -3,6 +3,7 @@ package booking
 import (
 	"cmp"
 	"context"
+	"errors"
 	"slices"
 	"time"
 
@@ -19,6 +20,13 @@ import (
 // call is still all or nothing under its row locks, and a later call in a batch sees
 // the earlier ones' seats as taken. When idle, a hold runs alone at once: batching
 // never waits for company.
+//
+// A batch whose commit fails may have committed all the same (the connection lost
+// while the commit was on its way back): its calls are then run one by one, and a call
+// the batch had answered "held" first asks whether its hold has its seats, which
+// means the batch committed, and is answered so; run again it would find its own
+// seats taken. A queued call whose request has gone away (its context ended) is
+// answered so and never runs: no one would hear of the seats it held.
 const (
 	maxBatch     = 32
 	batchWorkers = 4
@@ -30,6 +38,27 @@ type exactCall struct {
 	params   db.SeatsHoldExactParams
 	min, max int64 // lowest and highest seat id
 	done     chan exactAnswer
+	// gone is the request's context's Done: closed once no one waits for the hold.
+	gone <-chan struct{}
+	// unsure is the call's "held" answer in a batch whose commit went unanswered.
+	unsure []db.SeatsHoldExactRow
+}
+
+// errGone answers a call whose request went away before it ran.
+var errGone = errors.New("booking: the hold's request went away before it ran")
+
+func newExactCall(p db.SeatsHoldExactParams, gone <-chan struct{}) *exactCall {
+	return &exactCall{params: p, min: slices.Min(p.SeatIds), max: slices.Max(p.SeatIds), done: make(chan exactAnswer, 1), gone: gone}
+}
+
+// left reports whether the call's request went away.
+func (c *exactCall) left() bool {
+	select {
+	case <-c.gone:
+		return true
+	default:
+		return false
+	}
 }
 
 type exactAnswer struct {
@@ -39,7 +68,7 @@ type exactAnswer struct {
 
 // holdExactRows runs one exact hold through the batching workers.
 func (s *Service) holdExactRows(ctx context.Context, p db.SeatsHoldExactParams) ([]db.SeatsHoldExactRow, error) {
-	c := &exactCall{params: p, min: slices.Min(p.SeatIds), max: slices.Max(p.SeatIds), done: make(chan exactAnswer, 1)}
+	c := newExactCall(p, ctx.Done())
 	if t := spent.From(ctx); t != nil {
 		defer func(at time.Time) { t.AddBatched(time.Since(at)) }(time.Now())
 	}
@@ -49,9 +78,13 @@ func (s *Service) holdExactRows(ctx context.Context, p db.SeatsHoldExactParams) 
 		return nil, translate(ctx.Err())
 	}
 	s.ensureWorkers()
-	// Once queued the hold will run (within batchTimeout); the answer is waited for
-	// even if the caller gave up, so that a hold is never made unknown to everyone.
+	// Once queued the hold runs (within batchTimeout) unless the caller has gone by
+	// the time a worker takes it; the answer is waited for even if the caller gave
+	// up, so that a hold is never made unknown to everyone.
 	a := <-c.done
+	if errors.Is(a.err, errGone) {
+		return nil, translate(ctx.Err())
+	}
 	return a.rows, a.err
 }
 
@@ -104,6 +137,7 @@ func (s *Service) exactWorker() {
 // calls in order of their lowest seat and only those whose seats all come after the
 // previous call's, one call per buyer. The others run alone afterwards.
 func (s *Service) runExact(batch []*exactCall) {
+	batch = slices.DeleteFunc(batch, answerGone)
 	slices.SortFunc(batch, func(a, b *exactCall) int { return cmp.Compare(a.min, b.min) })
 	var together, alone []*exactCall
 	buyers := map[string]bool{}
@@ -122,11 +156,42 @@ func (s *Service) runExact(batch []*exactCall) {
 		alone = append(together, alone...)
 	}
 	for _, c := range alone {
+		if answerGone(c) {
+			continue
+		}
 		ctx, cancel := context.WithTimeout(dbgate.First(context.Background()), batchTimeout)
-		rows, err := s.q.SeatsHoldExact(ctx, c.params)
+		c.done <- s.runAlone(ctx, c)
 		cancel()
-		c.done <- exactAnswer{rows: rows, err: translate(err)}
 	}
+}
+
+// answerGone answers a call whose request went away, which then never runs, and
+// reports whether it did.
+func answerGone(c *exactCall) bool {
+	if !c.left() {
+		return false
+	}
+	c.done <- exactAnswer{err: errGone}
+	return true
+}
+
+// runAlone runs one call on its own. A call answered "held" in a batch whose commit
+// went unanswered is answered that, with its hold, if the hold has its seats: the
+// batch committed. If it has none, the batch did not, and the call runs again.
+func (s *Service) runAlone(ctx context.Context, c *exactCall) exactAnswer {
+	if c.unsure != nil {
+		p := c.params
+		n, err := s.q.HoldSeatsHeld(ctx, db.HoldSeatsHeldParams{EventID: p.EventID, HoldID: &c.unsure[0].HoldID, SeatIds: p.SeatIds, Buyer: p.Buyer})
+		if err != nil {
+			return exactAnswer{err: translate(err)} // still unknown, to the buyer too
+		}
+		if int(n) == len(p.SeatIds) {
+			s.log.Info("hold committed in a batch whose commit went unanswered", "event", p.EventID, "hold", c.unsure[0].HoldID)
+			return exactAnswer{rows: c.unsure}
+		}
+	}
+	rows, err := s.q.SeatsHoldExact(ctx, c.params)
+	return exactAnswer{rows: rows, err: translate(err)}
 }
 
 // runTogether runs the calls in one transaction and answers them once it committed.
@@ -162,6 +227,12 @@ func (s *Service) runTogether(calls []*exactCall) error {
 		return failed
 	}
 	if err := tx.Commit(ctx); err != nil {
+		// Committed or not: runAlone finds out for each call that held.
+		for i, c := range calls {
+			if len(answers[i].rows) > 0 && answers[i].rows[0].Status == "held" {
+				c.unsure = answers[i].rows
+			}
+		}
 		return err
 	}
 	s.batches.Add(1)

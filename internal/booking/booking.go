@@ -41,15 +41,23 @@ type Config struct {
 	// IdempotencyTTL is how long the API keeps the answer of a request sent with an
 	// Idempotency-Key.
 	IdempotencyTTL time.Duration
+	// RefundKeyWindow is how long a refund's idempotency key is trusted to make a
+	// retry safe: a refund asked for again later than this after its key's first use
+	// is looked up at the provider first (refund.go). It must stay inside the
+	// provider's own window (Stripe keeps keys 24 hours); zero looks up before every
+	// retry.
+	RefundKeyWindow time.Duration
 }
 
 // DefaultConfig is the sale as buyers expect it: ten minutes to pay, ten seats each;
 // payments looked up after three minutes without a webhook; answers to idempotent
-// requests kept for a day, as Stripe keeps them.
+// requests kept for a day, as Stripe keeps them; a refund retried an hour or more
+// after it was first asked for is looked up first.
 func DefaultConfig() Config {
 	return Config{
 		HoldTTL: 10 * time.Minute, MaxPerBuyer: 10, MapMaxAge: time.Second,
 		ReconcileAfter: 3 * time.Minute, ReconcileBatch: 200, IdempotencyTTL: 24 * time.Hour,
+		RefundKeyWindow: time.Hour,
 	}
 }
 

@@ -245,7 +245,7 @@ func (a *applier) refund(ctx context.Context, p db.Payment, reason string, close
 		return "", nil, err
 	}
 	if a.s.jobs != nil {
-		if err := a.s.jobs.RefundDue(ctx, a.tx, id); err != nil {
+		if err := a.s.jobs.RefundDue(ctx, a.tx, id, 1); err != nil {
 			return "", nil, err
 		}
 	}

@@ -19,8 +19,10 @@ type Jobs interface {
 	// OrderConfirmed queues the order's confirmation email with its tickets.
 	OrderConfirmed(ctx context.Context, tx pgx.Tx, orderID int64) error
 	// RefundDue queues the refund recorded as refundID: the worker calls
-	// Service.RunRefund, which refunds through the provider exactly once.
-	RefundDue(ctx context.Context, tx pgx.Tx, refundID int64) error
+	// Service.RunRefund, which refunds through the provider exactly once. attempt is
+	// the refund's (1, then one more each time the provider failed it and it is made
+	// again): one job per refund and attempt.
+	RefundDue(ctx context.Context, tx pgx.Tx, refundID int64, attempt int) error
 	// OrderRefunded queues the order's refund email.
 	OrderRefunded(ctx context.Context, tx pgx.Tx, orderID int64) error
 	// PaymentRefunded queues the email about one refund that did not end its order

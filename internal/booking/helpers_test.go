@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -37,6 +38,7 @@ type warnings struct {
 	mu    sync.Mutex
 	first []string
 	allow []string // messages a test causes on purpose
+	seen  []string // those of them logged, with their attributes
 }
 
 // expect lets a warning with this message pass: a test that makes it happen on purpose.
@@ -48,22 +50,34 @@ func (w *warnings) expect(msg string) {
 
 func (w *warnings) Enabled(_ context.Context, l slog.Level) bool { return l >= slog.LevelWarn }
 
-func (w *warnings) Handle(_ context.Context, r slog.Record) error {
+// logged returns the lines logged so far with an expected message: the message, then
+// each attribute as key=value.
+func (w *warnings) logged(msg string) []string {
 	w.mu.Lock()
-	allowed := slices.Contains(w.allow, r.Message)
-	w.mu.Unlock()
-	if allowed {
+	defer w.mu.Unlock()
+	var out []string
+	for _, l := range w.seen {
+		if l == msg || strings.HasPrefix(l, msg+" ") {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+func (w *warnings) Handle(_ context.Context, r slog.Record) error {
+	line := r.Message
+	r.Attrs(func(a slog.Attr) bool {
+		line += " " + a.String()
+		return true
+	})
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if slices.Contains(w.allow, r.Message) {
+		w.seen = append(w.seen, line)
 		return nil
 	}
 	if w.n.Add(1) <= 3 {
-		line := r.Message
-		r.Attrs(func(a slog.Attr) bool {
-			line += " " + a.String()
-			return true
-		})
-		w.mu.Lock()
 		w.first = append(w.first, line)
-		w.mu.Unlock()
 	}
 	return nil
 }

@@ -13,7 +13,9 @@ import (
 // The shape follows Stripe's, so that an adapter is a thin mapping: Charge is a
 // PaymentIntent created and confirmed with an Idempotency-Key and the keys in its
 // metadata; LookUp is a PaymentIntent retrieved by id, or searched by the metadata key
-// when the id never reached us; Refund is a Refund created with an Idempotency-Key.
+// when the id never reached us; Refund is a Refund created with an Idempotency-Key;
+// LookUpRefund is a Refund retrieved by id, or found among its PaymentIntent's refunds
+// by the key in its metadata.
 
 // Provider takes, looks up and refunds payments. Each call that moves money carries an
 // idempotency key: the provider acts at most once per key and answers a repeat with the
@@ -35,9 +37,16 @@ type Provider interface {
 	// provider has no record of is PaymentNotFound: nothing was charged. An error means
 	// the provider could not say.
 	LookUp(ctx context.Context, ref PaymentRef) (PaymentStatus, error)
-	// Refund refunds a payment, at most once per req.Key. A pending answer is
-	// confirmed later by the refund's webhook (or a lookup).
+	// Refund refunds a payment, at most once per req.Key while the provider keeps the
+	// key (Stripe: 24 hours; after that a repeat makes a second refund). A pending
+	// answer is confirmed later by the refund's webhook (or a lookup).
 	Refund(ctx context.Context, req RefundRequest) (RefundResult, error)
+	// LookUpRefund reports where one refund stands, found by the provider's refund id
+	// or, when that never reached us, among the payment's refunds by the key it was
+	// asked for under (kept with it, as Refund keeps it), however long ago. A refund
+	// the provider has no record of is RefundNotFound: none was made under that key.
+	// An error means the provider could not say.
+	LookUpRefund(ctx context.Context, ref RefundRef) (RefundStatus, error)
 }
 
 // Definite charge failures: an error from Provider.Charge that wraps one of these
@@ -113,17 +122,34 @@ type RefundRequest struct {
 // RefundState is where a refund stands at the provider.
 type RefundState string
 
-// Refund states at the provider.
+// Refund states at the provider. A refund may fail after it succeeded (Stripe says so
+// of some payment methods): succeeded is not final.
 const (
 	RefundPending   RefundState = "pending"
 	RefundSucceeded RefundState = "succeeded"
 	RefundFailed    RefundState = "failed"
+	RefundNotFound  RefundState = "not_found" // lookups only: no such refund was made
 )
 
 // RefundResult is a provider's answer to a refund.
 type RefundResult struct {
 	RefundID string // the provider's id, "re_…"
 	State    RefundState
+}
+
+// RefundRef names a refund at the provider: by its id when known, else by the
+// idempotency key it was asked for under, among the refunds of PaymentID.
+type RefundRef struct {
+	RefundID  string
+	PaymentID string
+	Key       string
+}
+
+// RefundStatus is a provider's answer to a refund lookup.
+type RefundStatus struct {
+	RefundID    string
+	State       RefundState
+	AmountCents int64
 }
 
 // PaymentEventKind says what a provider event reports.

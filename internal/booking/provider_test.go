@@ -18,10 +18,28 @@ type fakeProvider struct {
 	next      []fakeOutcome // outcomes of the next charges, in order; then fakeOK
 	byKey     map[string]*fakeCharge
 	byID      map[string]*fakeCharge
-	refunds   map[string]string // refund key -> refund id
-	charges   int               // charges taken
-	refundsN  int               // refunds made (not repeats of a key)
-	cannotSay map[string]bool   // payment ids whose lookups fail
+	refunds   map[string]*fakeRefund // by the key the provider still keeps
+	refundsID map[string]*fakeRefund // every refund made, by id
+	nextRe    []fakeRefundOutcome    // outcomes of the next refunds, in order; then fakeRefundDone
+	charges   int                    // charges taken
+	refundsN  int                    // refunds made (not repeats of a key)
+	cannotSay map[string]bool        // payment ids whose lookups fail
+}
+
+// fakeRefundOutcome is what one refund does.
+type fakeRefundOutcome int
+
+const (
+	fakeRefundDone    fakeRefundOutcome = iota // made, and succeeded at once
+	fakeRefundPending                          // made, pending until the test settles it
+	fakeRefundLost                             // made and succeeded, but the answer is lost
+)
+
+// fakeRefund is one refund the provider made.
+type fakeRefund struct {
+	id, key, payment string
+	amount           int64
+	state            RefundState
 }
 
 // fakeOutcome is what one charge does.
@@ -45,7 +63,8 @@ type fakeCharge struct {
 var errFakeTimeout = errors.New("fake provider: timeout")
 
 func newFakeProvider(next ...fakeOutcome) *fakeProvider {
-	return &fakeProvider{next: next, byKey: map[string]*fakeCharge{}, byID: map[string]*fakeCharge{}, refunds: map[string]string{}}
+	return &fakeProvider{next: next, byKey: map[string]*fakeCharge{}, byID: map[string]*fakeCharge{},
+		refunds: map[string]*fakeRefund{}, refundsID: map[string]*fakeRefund{}}
 }
 
 func (p *fakeProvider) Name() string { return "test" }
@@ -94,8 +113,8 @@ func (p *fakeProvider) LookUp(_ context.Context, ref PaymentRef) (PaymentStatus,
 func (p *fakeProvider) Refund(_ context.Context, req RefundRequest) (RefundResult, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if id, ok := p.refunds[req.Key]; ok {
-		return RefundResult{RefundID: id, State: RefundPending}, nil
+	if r, ok := p.refunds[req.Key]; ok {
+		return RefundResult{RefundID: r.id, State: RefundPending}, nil
 	}
 	c := p.byID[req.PaymentID]
 	if c == nil {
@@ -103,12 +122,88 @@ func (p *fakeProvider) Refund(_ context.Context, req RefundRequest) (RefundResul
 		c = &fakeCharge{id: req.PaymentID, state: PaymentSucceeded, req: ChargeRequest{AmountCents: req.AmountCents}}
 		p.byID[c.id] = c
 	}
+	out := fakeRefundDone
+	if len(p.nextRe) > 0 {
+		out, p.nextRe = p.nextRe[0], p.nextRe[1:]
+	}
 	c.refunded += req.AmountCents
-	id := "re_" + rand.Text()
-	p.refunds[req.Key] = id
+	r := &fakeRefund{id: "re_" + rand.Text(), key: req.Key, payment: c.id, amount: req.AmountCents, state: RefundSucceeded}
+	p.refunds[req.Key], p.refundsID[r.id] = r, r
 	p.refundsN++
+	switch out {
+	case fakeRefundPending:
+		r.state = RefundPending
+	case fakeRefundLost:
+		return RefundResult{}, errFakeTimeout
+	}
 	// Done at once, as card refunds often are: booking settles it without a webhook.
-	return RefundResult{RefundID: id, State: RefundSucceeded}, nil
+	return RefundResult{RefundID: r.id, State: r.state}, nil
+}
+
+func (p *fakeProvider) LookUpRefund(_ context.Context, ref RefundRef) (RefundStatus, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	r := p.refundsID[ref.RefundID]
+	for _, x := range p.refundsID {
+		if r == nil && ref.RefundID == "" && x.payment == ref.PaymentID && x.key == ref.Key {
+			r = x
+		}
+	}
+	if r == nil {
+		return RefundStatus{RefundID: ref.RefundID, State: RefundNotFound}, nil
+	}
+	return RefundStatus{RefundID: r.id, State: r.state, AmountCents: r.amount}, nil
+}
+
+// refundNext sets what the next refunds do.
+func (p *fakeProvider) refundNext(outs ...fakeRefundOutcome) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.nextRe = outs
+}
+
+// settleRefund moves a refund to state, as the provider does later on its own (a
+// refund may fail after it succeeded), and returns its webhook.
+func (p *fakeProvider) settleRefund(t *testing.T, id string, state RefundState, o Order) PaymentEvent {
+	t.Helper()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	r := p.refundsID[id]
+	if r == nil {
+		t.Fatalf("no refund %s", id)
+	}
+	if state == RefundFailed && r.state != RefundFailed {
+		p.byID[r.payment].refunded -= r.amount
+	}
+	r.state = state
+	kind := KindRefundSucceeded
+	if state == RefundFailed {
+		kind = KindRefundFailed
+	}
+	return PaymentEvent{ID: "evt_" + rand.Text(), Kind: kind, PaymentID: r.payment, RefundID: r.id, RefundKey: r.key,
+		OrderID: o.ID, EventID: o.EventID, AmountCents: r.amount}
+}
+
+// forgetKeys forgets the refunds' idempotency keys, as a provider does once its
+// window has passed (Stripe: 24 hours): a repeat of a key then makes a new refund.
+func (p *fakeProvider) forgetKeys() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	clear(p.refunds)
+}
+
+// refundsOf returns the refunds made of a payment that did not fail, and what they
+// add up to: what the buyer is paid back.
+func (p *fakeProvider) refundsOf(paymentID string) (n int, cents int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, r := range p.refundsID {
+		if r.payment == paymentID && r.state != RefundFailed {
+			n++
+			cents += r.amount
+		}
+	}
+	return n, cents
 }
 
 // charge returns the charge made for an order (the last one), or fails the test.

@@ -89,7 +89,9 @@ func (s *Service) reconcilePayments(ctx context.Context, age float64, res *Recon
 }
 
 // reconcileRefunds runs the refunds no job has run (lost, or no job queue configured)
-// and settles those whose webhook never came by looking up their payment.
+// and settles those whose webhook never came by looking each up at the provider, by
+// its own id: what the payment has been refunded in all says nothing of one refund
+// among several (an earlier one may account for it while this one is still pending).
 func (s *Service) reconcileRefunds(ctx context.Context, age float64, res *ReconcileResult) error {
 	refunds, err := s.q.RefundsStale(ctx, db.RefundsStaleParams{
 		Provider: s.pay.Name(), AgeSeconds: age, MaxRows: int32(s.cfg.ReconcileBatch),
@@ -114,18 +116,36 @@ func (s *Service) reconcileRefunds(ctx context.Context, age float64, res *Reconc
 			res.Refunds++
 			continue
 		}
-		st, err := s.pay.LookUp(ctx, PaymentRef{PaymentID: *r.ProviderPaymentID})
+		ref := RefundRef{PaymentID: *r.ProviderPaymentID, Key: r.IdempotencyKey}
+		if r.ProviderRefundID != nil {
+			ref.RefundID = *r.ProviderRefundID
+		}
+		st, err := s.pay.LookUpRefund(ctx, ref)
 		res.Looked++
 		if err != nil {
-			s.log.WarnContext(ctx, "payment lookup failed", "refund", r.ID, "err", err)
+			s.log.WarnContext(ctx, "refund lookup failed", "refund", r.ID, "err", err)
 			continue
 		}
-		if st.RefundedCents < int64(r.AmountCents) || r.ProviderRefundID == nil {
+		var kind PaymentEventKind
+		switch st.State {
+		case RefundSucceeded:
+			kind = KindRefundSucceeded
+		case RefundFailed:
+			kind = KindRefundFailed
+		case RefundNotFound:
+			// Pending under an id the provider does not know: not a state booking
+			// makes. Money may be owed: a person must look.
+			s.log.ErrorContext(ctx, "refund pending here, unknown to the provider", "order", r.OrderID, "refund", r.ID, "provider_refund", ref.RefundID)
+			continue
+		default:
 			continue // not through yet: asked again in a later pass
 		}
+		if st.RefundID == "" {
+			st.RefundID = ref.RefundID
+		}
 		if _, err := s.ApplyPayment(ctx, r.Provider, PaymentEvent{
-			ID: "lookup_refund_" + strconv.FormatInt(r.ID, 10), Kind: KindRefundSucceeded,
-			RefundID: *r.ProviderRefundID, RefundKey: r.IdempotencyKey, PaymentID: *r.ProviderPaymentID,
+			ID: "lookup_refund_" + st.RefundID + "_" + string(st.State), Kind: kind,
+			RefundID: st.RefundID, RefundKey: r.IdempotencyKey, PaymentID: *r.ProviderPaymentID,
 			OrderID: r.OrderID, EventID: r.EventID, AmountCents: int64(r.AmountCents),
 		}); err != nil {
 			s.log.WarnContext(ctx, "refund lookup not applied, to be tried again", "refund", r.ID, "err", err)

@@ -2,6 +2,7 @@ package booking
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 
@@ -16,6 +17,25 @@ import (
 // and records the provider's refund id; the refund's webhook (or reconciliation, or a
 // provider that answers "succeeded" at once) settles it. Run twice, or on two
 // instances at once, it asks the provider twice with the same key, which refunds once.
+//
+// The provider keeps a key for a while only (Stripe: 24 hours), and the job retries
+// for days: a retry later than Config.RefundKeyWindow after the key's first use looks
+// the refund up by its key first, and asks again only if none was made under it.
+//
+// A refund the provider fails, whether booking had it pending or succeeded (a refund
+// can fail after it succeeded, and what it marked is then undone), is still owed to
+// the buyer: it is made again under a new key, up to maxRefundAttempts refunds in all,
+// and after that stays failed for a person to settle. Each failure is logged as an
+// error with the order and the refund.
+
+// maxRefundAttempts bounds the refunds made at the provider for one refunds row: a
+// payment method that fails a refund tends to fail the next one too, and a person
+// then pays the buyer back another way.
+const maxRefundAttempts = 3
+
+// errRefundNotDue: the refund moved on while runRefund was at it (another run, or the
+// provider's word, came first).
+var errRefundNotDue = errors.New("refund not due")
 
 // runRefund is RunRefund: see effects.go.
 func (s *Service) runRefund(ctx context.Context, refundID int64) error {
@@ -38,35 +58,64 @@ func (s *Service) runRefund(ctx context.Context, refundID int64) error {
 		// Only a success, which always names its payment, leads to a refund.
 		return fmt.Errorf("refund %d: its payment has no provider id", refundID)
 	}
-	res, err := s.pay.Refund(ctx, RefundRequest{
-		Key: r.IdempotencyKey, PaymentID: *r.ProviderPaymentID, OrderID: r.OrderID, EventID: r.EventID,
-		AmountCents: int64(r.AmountCents), Reason: r.Reason,
-	})
-	if err != nil {
+	res, err := s.askRefund(ctx, r)
+	if errors.Is(err, errRefundNotDue) {
+		return nil
+	} else if err != nil {
 		return fmt.Errorf("refund %d: %w", refundID, err) // the job retries, with the same key
 	}
 	err = s.inTx(ctx, func(tx pgx.Tx, q *db.Queries) error {
 		if _, err := q.OrderLock(ctx, r.OrderID); err != nil {
 			return err
 		}
-		return q.RefundSetProviderID(ctx, db.RefundSetProviderIDParams{ID: r.ID, ProviderRefundID: &res.RefundID})
+		return q.RefundSetProviderID(ctx, db.RefundSetProviderIDParams{
+			ID: r.ID, ProviderRefundID: &res.RefundID, IdempotencyKey: r.IdempotencyKey,
+		})
 	})
-	if err != nil {
+	if err != nil || res.State == RefundPending {
 		return err
 	}
-	if res.State == RefundSucceeded || res.State == RefundFailed {
-		// Settled already: apply it as its webhook would, under an event id of its own,
-		// so that the webhook, when it comes, finds it done.
-		kind := KindRefundSucceeded
-		if res.State == RefundFailed {
-			kind = KindRefundFailed
-		}
-		_, err = s.ApplyPayment(ctx, r.Provider, PaymentEvent{
-			ID: "refund_answer_" + res.RefundID, Kind: kind, RefundID: res.RefundID, RefundKey: r.IdempotencyKey,
-			PaymentID: *r.ProviderPaymentID, OrderID: r.OrderID, EventID: r.EventID, AmountCents: int64(r.AmountCents),
-		})
+	// Settled already: apply it as its webhook would, under an event id of its own,
+	// so that the webhook, when it comes, finds it done.
+	kind := KindRefundSucceeded
+	if res.State == RefundFailed {
+		kind = KindRefundFailed
 	}
+	// A failure makes the refund again under a new key, with a job of its own.
+	_, err = s.ApplyPayment(ctx, r.Provider, PaymentEvent{
+		ID: "refund_answer_" + res.RefundID + "_" + string(res.State), Kind: kind, RefundID: res.RefundID, RefundKey: r.IdempotencyKey,
+		PaymentID: *r.ProviderPaymentID, OrderID: r.OrderID, EventID: r.EventID, AmountCents: int64(r.AmountCents),
+	})
 	return err
+}
+
+// askRefund asks the provider for the refund under its key. The key's first use is
+// recorded before; a use older than Config.RefundKeyWindow may be forgotten by the
+// provider, which would make a second refund of the same key, so the refund is then
+// looked up first and asked for only if none was made under the key.
+func (s *Service) askRefund(ctx context.Context, r db.RefundGetRow) (RefundResult, error) {
+	stale, err := s.q.RefundKeyUse(ctx, db.RefundKeyUseParams{ID: r.ID, WindowSeconds: s.cfg.RefundKeyWindow.Seconds()})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return RefundResult{}, errRefundNotDue
+	} else if err != nil {
+		return RefundResult{}, translate(err)
+	}
+	req := RefundRequest{
+		Key: r.IdempotencyKey, PaymentID: *r.ProviderPaymentID, OrderID: r.OrderID, EventID: r.EventID,
+		AmountCents: int64(r.AmountCents), Reason: r.Reason,
+	}
+	if stale {
+		st, err := s.pay.LookUpRefund(ctx, RefundRef{PaymentID: req.PaymentID, Key: req.Key})
+		if err != nil {
+			return RefundResult{}, fmt.Errorf("look up before asking again: %w", err)
+		}
+		if st.State != RefundNotFound {
+			s.log.InfoContext(ctx, "refund found at the provider under its key, not asked for again",
+				"order", r.OrderID, "refund", r.ID, "provider_refund", st.RefundID, "state", st.State)
+			return RefundResult{RefundID: st.RefundID, State: st.State}, nil
+		}
+	}
+	return s.pay.Refund(ctx, req)
 }
 
 // refundSettled acts on the provider's word on a refund: done, or failed. When an
@@ -87,18 +136,12 @@ func (a *applier) refundSettled(ctx context.Context) (PaymentOutcome, error) {
 		a.s.log.WarnContext(ctx, "refund event names another order than its refund's", "event", a.ev.ID, "refund", r.ID)
 		return OutcomeIgnored, nil
 	}
-	state, outcome := db.RefundStateSucceeded, OutcomeRefunded
 	if a.ev.Kind == KindRefundFailed {
-		state, outcome = db.RefundStateFailed, OutcomeFailed
+		return a.refundFailed(ctx, r)
 	}
-	n, err := a.q.RefundSettle(ctx, db.RefundSettleParams{ID: r.ID, State: state, ProviderRefundID: &a.ev.RefundID})
+	n, err := a.q.RefundSettle(ctx, db.RefundSettleParams{ID: r.ID, State: db.RefundStateSucceeded, ProviderRefundID: &a.ev.RefundID})
 	if err != nil || n == 0 {
 		return OutcomeIgnored, err
-	}
-	if state == db.RefundStateFailed {
-		// Money the buyer is owed and did not get back: a person must look.
-		a.s.log.ErrorContext(ctx, "refund failed at the provider", "order", a.o.ID, "refund", r.ID, "provider_refund", a.ev.RefundID)
-		return outcome, nil
 	}
 	if err := a.q.PaymentMarkRefunded(ctx, r.PaymentID); err != nil {
 		return "", err
@@ -112,11 +155,11 @@ func (a *applier) refundSettled(ctx context.Context) (PaymentOutcome, error) {
 				return "", err
 			}
 		}
-		return outcome, nil
+		return OutcomeRefunded, nil
 	}
 	left, err := a.q.RefundsUnsettledCount(ctx, a.o.ID)
 	if err != nil || left > 0 {
-		return outcome, err
+		return OutcomeRefunded, err
 	}
 	if err := a.q.OrderSetStatus(ctx, db.OrderSetStatusParams{ID: a.o.ID, Status: db.OrderStatusRefunded, StatusReason: a.o.StatusReason}); err != nil {
 		return "", err
@@ -126,5 +169,49 @@ func (a *applier) refundSettled(ctx context.Context) (PaymentOutcome, error) {
 			return "", err
 		}
 	}
-	return outcome, nil
+	return OutcomeRefunded, nil
+}
+
+// refundFailed acts on the provider's word that a refund failed, pending or succeeded
+// as booking had it: the buyer is still owed the money. The refund is made again under
+// a new key, its job queued, or after maxRefundAttempts it stays failed; what its
+// success had marked (its payment refunded in full, its order refunded) is undone, so
+// that the money's books show it owed until it is paid.
+func (a *applier) refundFailed(ctx context.Context, r db.Refund) (PaymentOutcome, error) {
+	attrs := []any{"order", a.o.ID, "refund", r.ID, "provider_refund", a.ev.RefundID, "was", r.State, "attempt", r.Attempt}
+	if r.State == db.RefundStateFailed {
+		return OutcomeIgnored, nil // given up already: a person has it
+	}
+	if r.Attempt >= maxRefundAttempts {
+		if _, err := a.q.RefundGiveUp(ctx, r.ID); err != nil {
+			return "", err
+		}
+		// Money the buyer is owed and did not get back: a person must look.
+		a.s.log.ErrorContext(ctx, "refund failed at the provider again, not made again: the buyer must be paid back by hand", attrs...)
+	} else {
+		if _, err := a.q.RefundReopen(ctx, db.RefundReopenParams{ID: r.ID, IdempotencyKey: "refund_" + rand.Text()}); err != nil {
+			return "", err
+		}
+		if a.s.jobs != nil {
+			if err := a.s.jobs.RefundDue(ctx, a.tx, r.ID, int(r.Attempt)+1); err != nil {
+				return "", err
+			}
+		}
+		a.s.log.ErrorContext(ctx, "refund failed at the provider, made again under a new key", attrs...)
+	}
+	if r.State != db.RefundStateSucceeded {
+		return OutcomeFailed, nil
+	}
+	if err := a.q.PaymentUnmarkRefunded(ctx, r.PaymentID); err != nil {
+		return "", err
+	}
+	if a.o.Status == db.OrderStatusRefunded {
+		// Ended refunded with this refund counted as paid, which it was not: under
+		// way again until it is.
+		err := a.q.OrderSetStatus(ctx, db.OrderSetStatusParams{ID: a.o.ID, Status: db.OrderStatusRefundPending, StatusReason: a.o.StatusReason})
+		if err != nil {
+			return "", err
+		}
+	}
+	return OutcomeFailed, nil
 }

@@ -241,7 +241,7 @@ func (s *Service) recordStaffRefund(ctx context.Context, tx pgx.Tx, q *db.Querie
 		return 0, err
 	}
 	if s.jobs != nil {
-		if err := s.jobs.RefundDue(ctx, tx, id); err != nil {
+		if err := s.jobs.RefundDue(ctx, tx, id, 1); err != nil {
 			return 0, err
 		}
 	}

@@ -52,6 +52,11 @@ type Config struct {
 	// (STAFF_IDLE_TIMEOUT); StaffLifetime ends it however busy (STAFF_SESSION_LIFETIME).
 	StaffIdleTimeout time.Duration
 	StaffLifetime    time.Duration
+	// StaffLoginHashes bounds the staff password hashes computed at once, each 64 MiB
+	// and a core (STAFF_LOGIN_HASHES); a login waits up to StaffLoginWait for one
+	// (STAFF_LOGIN_WAIT), then is asked to try again.
+	StaffLoginHashes int
+	StaffLoginWait   time.Duration
 
 	// Mail and jobs (mail.go): where email goes, what it says it is from, the address
 	// its links start with, and how the job queue works.
@@ -67,6 +72,10 @@ type Config struct {
 	// IdempotencyTTL is how long the answer of a request sent with an
 	// Idempotency-Key is kept for its repeats (IDEMPOTENCY_TTL).
 	IdempotencyTTL time.Duration
+	// RefundKeyWindow is how long after a refund was first asked for a retry trusts
+	// its idempotency key alone; a later retry looks the refund up first
+	// (REFUND_KEY_WINDOW, at most MaxRefundKeyWindow).
+	RefundKeyWindow time.Duration
 	// LatencyBound is the 95th percentile latency of the sale's steps (holds,
 	// checkouts, payments) past which the waiting rooms admit slower than configured
 	// (LATENCY_BOUND; "off": 0, they always admit at the configured rate).
@@ -77,6 +86,11 @@ type Config struct {
 	// EmailSaleRate is how many confirmation emails a second one instance starts
 	// while a sale is on, one at a time (EMAIL_SALE_RATE; "off": 0, no pace).
 	EmailSaleRate int
+
+	// ProofOfWork and ProofMaxNumber: the proof of work asked before a queue join and
+	// a session's first hold, and its difficulty (proof.go).
+	ProofOfWork    bool
+	ProofMaxNumber int
 
 	// The environment and what production mode refuses (production.go), and the
 	// server's own limits (server.go).
@@ -97,6 +111,9 @@ const (
 	// request that never finished (a minute in booking), so that a client retrying
 	// over a few seconds or minutes always gets the first answer.
 	MinIdempotencyTTL = time.Minute
+	// MaxRefundKeyWindow keeps REFUND_KEY_WINDOW inside the provider's own: Stripe
+	// keeps an idempotency key 24 hours, and a repeat after that makes a second refund.
+	MaxRefundKeyWindow = 24 * time.Hour
 	// DefaultLatencyBound is LATENCY_BOUND's default: a step a person does not wait
 	// for, and well past what an unloaded machine answers in (docs/ONSALE.md).
 	DefaultLatencyBound = 250 * time.Millisecond
@@ -178,8 +195,14 @@ func Load(getenv func(string) string) (Config, error) {
 	c.ReconcileInterval = dur("RECONCILE_INTERVAL", time.Minute)
 	c.StaffIdleTimeout = dur("STAFF_IDLE_TIMEOUT", 30*time.Minute)
 	c.StaffLifetime = dur("STAFF_SESSION_LIFETIME", 12*time.Hour)
+	c.StaffLoginHashes = num("STAFF_LOGIN_HASHES", 1)
+	c.StaffLoginWait = dur("STAFF_LOGIN_WAIT", 5*time.Second)
 	c.ReconcileAfter = dur("RECONCILE_AFTER", 3*time.Minute)
 	c.IdempotencyTTL = dur("IDEMPOTENCY_TTL", 24*time.Hour)
+	c.RefundKeyWindow = dur("REFUND_KEY_WINDOW", time.Hour)
+	if c.RefundKeyWindow > MaxRefundKeyWindow {
+		errs = append(errs, fmt.Errorf("REFUND_KEY_WINDOW=%s: want %s or less, inside the provider's idempotency window", c.RefundKeyWindow, MaxRefundKeyWindow))
+	}
 	if v := getenv("LATENCY_BOUND"); v != "off" {
 		c.LatencyBound = dur("LATENCY_BOUND", DefaultLatencyBound)
 	}
@@ -263,6 +286,7 @@ func Load(getenv func(string) string) (Config, error) {
 		}
 	}
 	errs = append(errs, loadMail(&c, getenv)...)
+	errs = append(errs, loadProof(&c, getenv)...)
 	errs = append(errs, loadServer(&c, num, dur)...)
 	errs = append(errs, loadEnv(&c, getenv)...) // last: it judges the settings above
 	return c, errors.Join(errs...)

@@ -41,7 +41,7 @@ func (c Config) DevSecrets() []string {
 // devSecretHarm says what a development secret lets anyone do, by setting.
 var devSecretHarm = map[string]string{
 	"PAYMENT_WEBHOOK_SECRET": "anyone can sign a webhook that marks an order paid; set the provider's signing secret",
-	"ADMISSION_KEYS":         "anyone can sign an admission past the waiting room; set keys of your own (kid:secret, 32 bytes or more)",
+	"ADMISSION_KEYS":         "anyone can sign an admission past the waiting room, or a proof-of-work challenge; set keys of your own (kid:secret, 32 bytes or more)",
 }
 
 // loadEnv decides the environment and, in production, what it refuses. It runs after

@@ -252,6 +252,36 @@ func (q *Queries) HoldMarkSold(ctx context.Context, arg HoldMarkSoldParams) (int
 	return result.RowsAffected(), nil
 }
 
+const holdSeatsHeld = `-- name: HoldSeatsHeld :one
+SELECT count(*)::int
+FROM seats s JOIN holds h ON h.event_id = s.event_id AND h.id = s.held_by
+WHERE s.event_id = $1 AND s.held_by = $2 AND s.id = ANY($3::bigint[])
+  AND s.sold_at IS NULL AND s.hold_expires_at > now()
+  AND h.buyer = $4 AND h.released_at IS NULL
+`
+
+type HoldSeatsHeldParams struct {
+	EventID int64
+	HoldID  *int64
+	SeatIds []int64
+	Buyer   string
+}
+
+// How many of these seats the buyer's live hold holds. A batch of holds whose commit
+// went unanswered committed if and only if its hold has its seats: the hold row and
+// the claim are written in one transaction.
+func (q *Queries) HoldSeatsHeld(ctx context.Context, arg HoldSeatsHeldParams) (int32, error) {
+	row := q.db.QueryRow(ctx, holdSeatsHeld,
+		arg.EventID,
+		arg.HoldID,
+		arg.SeatIds,
+		arg.Buyer,
+	)
+	var column_1 int32
+	err := row.Scan(&column_1)
+	return column_1, err
+}
+
 const holdsGALapsed = `-- name: HoldsGALapsed :many
 SELECT id FROM holds
 WHERE event_id = $1 AND ga_quantity > 0 AND released_at IS NULL AND sold_at IS NULL

@@ -347,6 +347,8 @@ type Refund struct {
 	UpdatedAt        time.Time
 	ByStaff          bool
 	StaffID          *int64
+	KeyUsedAt        *time.Time
+	Attempt          int32
 }
 
 type Seat struct {
@@ -395,11 +397,18 @@ type Staff struct {
 	UpdatedAt    time.Time
 }
 
-type StaffLoginFailure struct {
-	ID   int64
-	Kind string
-	Key  string
-	At   time.Time
+type StaffKnownClient struct {
+	StaffID int64
+	Kind    string
+	Key     string
+	FirstAt time.Time
+	LastAt  time.Time
+}
+
+type StaffLoginThrottle struct {
+	Key      string
+	Failures int32
+	LastAt   time.Time
 }
 
 type Ticket struct {

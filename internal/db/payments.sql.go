@@ -302,6 +302,20 @@ func (q *Queries) PaymentTouch(ctx context.Context, id int64) error {
 	return err
 }
 
+const paymentUnmarkRefunded = `-- name: PaymentUnmarkRefunded :exec
+UPDATE payments p SET state = 'succeeded', updated_at = now()
+WHERE p.id = $1 AND p.state = 'refunded'
+  AND (SELECT coalesce(sum(r.amount_cents), 0) FROM refunds r
+       WHERE r.payment_id = p.id AND r.state = 'succeeded') < p.amount_cents
+`
+
+// A refund counted in the payment's full refund failed after all: the payment is kept
+// again until its succeeded refunds add up to what it took.
+func (q *Queries) PaymentUnmarkRefunded(ctx context.Context, id int64) error {
+	_, err := q.db.Exec(ctx, paymentUnmarkRefunded, id)
+	return err
+}
+
 const paymentsOfOrder = `-- name: PaymentsOfOrder :many
 SELECT id, order_id, provider, idempotency_key, provider_payment_id, amount_cents, state, state_reason, created_at, updated_at FROM payments WHERE order_id = $1 ORDER BY id
 `

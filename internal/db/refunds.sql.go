@@ -42,7 +42,7 @@ func (q *Queries) RefundCreate(ctx context.Context, arg RefundCreateParams) (int
 }
 
 const refundGet = `-- name: RefundGet :one
-SELECT r.id, r.order_id, r.payment_id, r.amount_cents, r.reason, r.idempotency_key, r.provider_refund_id, r.state, r.created_at, r.updated_at, r.by_staff, r.staff_id, p.provider, p.provider_payment_id, o.event_id
+SELECT r.id, r.order_id, r.payment_id, r.amount_cents, r.reason, r.idempotency_key, r.provider_refund_id, r.state, r.created_at, r.updated_at, r.by_staff, r.staff_id, r.key_used_at, r.attempt, p.provider, p.provider_payment_id, o.event_id
 FROM refunds r
 JOIN payments p ON p.id = r.payment_id
 JOIN orders o ON o.id = r.order_id
@@ -62,6 +62,8 @@ type RefundGetRow struct {
 	UpdatedAt         time.Time
 	ByStaff           bool
 	StaffID           *int64
+	KeyUsedAt         *time.Time
+	Attempt           int32
 	Provider          string
 	ProviderPaymentID *string
 	EventID           int64
@@ -85,6 +87,8 @@ func (q *Queries) RefundGet(ctx context.Context, id int64) (RefundGetRow, error)
 		&i.UpdatedAt,
 		&i.ByStaff,
 		&i.StaffID,
+		&i.KeyUsedAt,
+		&i.Attempt,
 		&i.Provider,
 		&i.ProviderPaymentID,
 		&i.EventID,
@@ -92,8 +96,46 @@ func (q *Queries) RefundGet(ctx context.Context, id int64) (RefundGetRow, error)
 	return i, err
 }
 
+const refundGiveUp = `-- name: RefundGiveUp :execrows
+UPDATE refunds SET state = 'failed', updated_at = now() WHERE id = $1 AND state <> 'failed'
+`
+
+// The provider failed the refund once more than booking makes it again: it stays
+// failed, for a person to settle with the buyer.
+func (q *Queries) RefundGiveUp(ctx context.Context, id int64) (int64, error) {
+	result, err := q.db.Exec(ctx, refundGiveUp, id)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const refundKeyUse = `-- name: RefundKeyUse :one
+WITH old AS (SELECT f.id, f.key_used_at FROM refunds f WHERE f.id = $2 AND f.state = 'due' FOR UPDATE)
+UPDATE refunds r SET key_used_at = coalesce(old.key_used_at, now())
+FROM old WHERE r.id = old.id
+RETURNING (old.key_used_at IS NOT NULL
+           AND old.key_used_at <= now() - make_interval(secs => $1::float8))::bool AS stale
+`
+
+type RefundKeyUseParams struct {
+	WindowSeconds float64
+	ID            int64
+}
+
+// The refund is about to be asked for under its key: the key's first use is recorded,
+// and stale says an earlier use is window_seconds old or more, so that the provider may
+// have forgotten the key (the refund is looked up before it is asked for again). No
+// row: the refund is not due.
+func (q *Queries) RefundKeyUse(ctx context.Context, arg RefundKeyUseParams) (bool, error) {
+	row := q.db.QueryRow(ctx, refundKeyUse, arg.WindowSeconds, arg.ID)
+	var stale bool
+	err := row.Scan(&stale)
+	return stale, err
+}
+
 const refundLock = `-- name: RefundLock :one
-SELECT id, order_id, payment_id, amount_cents, reason, idempotency_key, provider_refund_id, state, created_at, updated_at, by_staff, staff_id FROM refunds WHERE id = $1 FOR UPDATE
+SELECT id, order_id, payment_id, amount_cents, reason, idempotency_key, provider_refund_id, state, created_at, updated_at, by_staff, staff_id, key_used_at, attempt FROM refunds WHERE id = $1 FOR UPDATE
 `
 
 func (q *Queries) RefundLock(ctx context.Context, id int64) (Refund, error) {
@@ -112,12 +154,14 @@ func (q *Queries) RefundLock(ctx context.Context, id int64) (Refund, error) {
 		&i.UpdatedAt,
 		&i.ByStaff,
 		&i.StaffID,
+		&i.KeyUsedAt,
+		&i.Attempt,
 	)
 	return i, err
 }
 
 const refundLockByKey = `-- name: RefundLockByKey :one
-SELECT id, order_id, payment_id, amount_cents, reason, idempotency_key, provider_refund_id, state, created_at, updated_at, by_staff, staff_id FROM refunds WHERE idempotency_key = $1 FOR UPDATE
+SELECT id, order_id, payment_id, amount_cents, reason, idempotency_key, provider_refund_id, state, created_at, updated_at, by_staff, staff_id, key_used_at, attempt FROM refunds WHERE idempotency_key = $1 FOR UPDATE
 `
 
 func (q *Queries) RefundLockByKey(ctx context.Context, idempotencyKey string) (Refund, error) {
@@ -136,12 +180,14 @@ func (q *Queries) RefundLockByKey(ctx context.Context, idempotencyKey string) (R
 		&i.UpdatedAt,
 		&i.ByStaff,
 		&i.StaffID,
+		&i.KeyUsedAt,
+		&i.Attempt,
 	)
 	return i, err
 }
 
 const refundLockByProviderID = `-- name: RefundLockByProviderID :one
-SELECT r.id, r.order_id, r.payment_id, r.amount_cents, r.reason, r.idempotency_key, r.provider_refund_id, r.state, r.created_at, r.updated_at, r.by_staff, r.staff_id FROM refunds r JOIN payments p ON p.id = r.payment_id
+SELECT r.id, r.order_id, r.payment_id, r.amount_cents, r.reason, r.idempotency_key, r.provider_refund_id, r.state, r.created_at, r.updated_at, r.by_staff, r.staff_id, r.key_used_at, r.attempt FROM refunds r JOIN payments p ON p.id = r.payment_id
 WHERE p.provider = $1 AND r.provider_refund_id = $2
 FOR UPDATE OF r
 `
@@ -167,24 +213,52 @@ func (q *Queries) RefundLockByProviderID(ctx context.Context, arg RefundLockByPr
 		&i.UpdatedAt,
 		&i.ByStaff,
 		&i.StaffID,
+		&i.KeyUsedAt,
+		&i.Attempt,
 	)
 	return i, err
 }
 
+const refundReopen = `-- name: RefundReopen :execrows
+UPDATE refunds
+SET state = 'due', idempotency_key = $1, provider_refund_id = NULL, key_used_at = NULL,
+    attempt = attempt + 1, updated_at = now()
+WHERE id = $2 AND state <> 'failed'
+`
+
+type RefundReopenParams struct {
+	IdempotencyKey string
+	ID             int64
+}
+
+// The provider failed the refund, before or after it succeeded: the buyer is still
+// owed the money, so it is due again, under a new key (the old one names the failed
+// refund at the provider), as the refund's next attempt.
+func (q *Queries) RefundReopen(ctx context.Context, arg RefundReopenParams) (int64, error) {
+	result, err := q.db.Exec(ctx, refundReopen, arg.IdempotencyKey, arg.ID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const refundSetProviderID = `-- name: RefundSetProviderID :exec
 UPDATE refunds SET provider_refund_id = $1, state = 'pending', updated_at = now()
-WHERE id = $2 AND state = 'due'
+WHERE id = $2 AND state = 'due' AND idempotency_key = $3
 `
 
 type RefundSetProviderIDParams struct {
 	ProviderRefundID *string
 	ID               int64
+	IdempotencyKey   string
 }
 
 // The provider has the refund: its id is recorded, and it is pending until the
-// provider's word (which may have come first: then this changes nothing).
+// provider's word (which may have come first: then this changes nothing). Only under
+// the key it was asked for with: a refund made again under a new key meanwhile (the
+// first failed) is not this one.
 func (q *Queries) RefundSetProviderID(ctx context.Context, arg RefundSetProviderIDParams) error {
-	_, err := q.db.Exec(ctx, refundSetProviderID, arg.ProviderRefundID, arg.ID)
+	_, err := q.db.Exec(ctx, refundSetProviderID, arg.ProviderRefundID, arg.ID, arg.IdempotencyKey)
 	return err
 }
 
@@ -220,7 +294,7 @@ func (q *Queries) RefundTouch(ctx context.Context, id int64) error {
 }
 
 const refundsOfOrder = `-- name: RefundsOfOrder :many
-SELECT id, order_id, payment_id, amount_cents, reason, idempotency_key, provider_refund_id, state, created_at, updated_at, by_staff, staff_id FROM refunds WHERE order_id = $1 ORDER BY id
+SELECT id, order_id, payment_id, amount_cents, reason, idempotency_key, provider_refund_id, state, created_at, updated_at, by_staff, staff_id, key_used_at, attempt FROM refunds WHERE order_id = $1 ORDER BY id
 `
 
 func (q *Queries) RefundsOfOrder(ctx context.Context, orderID int64) ([]Refund, error) {
@@ -245,6 +319,8 @@ func (q *Queries) RefundsOfOrder(ctx context.Context, orderID int64) ([]Refund, 
 			&i.UpdatedAt,
 			&i.ByStaff,
 			&i.StaffID,
+			&i.KeyUsedAt,
+			&i.Attempt,
 		); err != nil {
 			return nil, err
 		}

@@ -94,62 +94,111 @@ func (q *Queries) AuditList(ctx context.Context, arg AuditListParams) ([]AuditLi
 	return items, nil
 }
 
-const loginFailureAdd = `-- name: LoginFailureAdd :exec
-INSERT INTO staff_login_failures (kind, key) VALUES ($1, $2)
+const loginAttemptEnsure = `-- name: LoginAttemptEnsure :exec
+INSERT INTO staff_login_throttle (key)
+SELECT k FROM unnest($1::text[]) AS k ORDER BY k
+ON CONFLICT (key) DO NOTHING
 `
 
-type LoginFailureAddParams struct {
-	Kind string
-	Key  string
-}
-
-func (q *Queries) LoginFailureAdd(ctx context.Context, arg LoginFailureAddParams) error {
-	_, err := q.db.Exec(ctx, loginFailureAdd, arg.Kind, arg.Key)
+// Creates the counters an attempt is to take, in key order; LoginAttemptTake decides.
+func (q *Queries) LoginAttemptEnsure(ctx context.Context, keys []string) error {
+	_, err := q.db.Exec(ctx, loginAttemptEnsure, keys)
 	return err
 }
 
-const loginFailureClear = `-- name: LoginFailureClear :exec
-DELETE FROM staff_login_failures WHERE kind = $1 AND key = $2
+const loginAttemptGiveBack = `-- name: LoginAttemptGiveBack :exec
+UPDATE staff_login_throttle t
+SET failures = CASE WHEN t.key = $1::text THEN 0 ELSE greatest(t.failures - 1, 0) END
+FROM (SELECT key FROM staff_login_throttle WHERE key = ANY($2::text[]) ORDER BY key FOR UPDATE) l
+WHERE t.key = l.key
 `
 
-type LoginFailureClearParams struct {
-	Kind string
-	Key  string
+type LoginAttemptGiveBackParams struct {
+	Reset string
+	Keys  []string
 }
 
-func (q *Queries) LoginFailureClear(ctx context.Context, arg LoginFailureClearParams) error {
-	_, err := q.db.Exec(ctx, loginFailureClear, arg.Kind, arg.Key)
+// An attempt that turned out right, or was never checked, gives its count back; a
+// success clears the counter named reset (the account from this client) outright.
+// Locked in key order, as LoginAttemptTake locks.
+func (q *Queries) LoginAttemptGiveBack(ctx context.Context, arg LoginAttemptGiveBackParams) error {
+	_, err := q.db.Exec(ctx, loginAttemptGiveBack, arg.Reset, arg.Keys)
 	return err
 }
 
-const loginFailureCount = `-- name: LoginFailureCount :one
-SELECT count(*) FROM staff_login_failures
-WHERE kind = $1 AND key = $2 AND at > now() - make_interval(secs => $3::float8)
+const loginAttemptPrune = `-- name: LoginAttemptPrune :execrows
+DELETE FROM staff_login_throttle
+WHERE last_at < now() - make_interval(secs => $1::float8)
 `
 
-type LoginFailureCountParams struct {
-	Kind          string
-	Key           string
-	WindowSeconds float64
-}
-
-func (q *Queries) LoginFailureCount(ctx context.Context, arg LoginFailureCountParams) (int64, error) {
-	row := q.db.QueryRow(ctx, loginFailureCount, arg.Kind, arg.Key, arg.WindowSeconds)
-	var count int64
-	err := row.Scan(&count)
-	return count, err
-}
-
-const loginFailurePrune = `-- name: LoginFailurePrune :execrows
-DELETE FROM staff_login_failures WHERE at < now() - make_interval(secs => $1::float8)
-`
-
-func (q *Queries) LoginFailurePrune(ctx context.Context, windowSeconds float64) (int64, error) {
-	result, err := q.db.Exec(ctx, loginFailurePrune, windowSeconds)
+func (q *Queries) LoginAttemptPrune(ctx context.Context, windowSeconds float64) (int64, error) {
+	result, err := q.db.Exec(ctx, loginAttemptPrune, windowSeconds)
 	if err != nil {
 		return 0, err
 	}
 	return result.RowsAffected(), nil
+}
+
+const loginAttemptTake = `-- name: LoginAttemptTake :one
+WITH want AS (
+    SELECT ($1::text[])[i] AS key, ($2::int[])[i] AS free
+    FROM generate_subscripts($1::text[], 1) AS i
+), locked AS (
+    SELECT t.key, w.free, t.last_at,
+           CASE WHEN t.last_at < clock_timestamp() - make_interval(secs => $3::float8)
+                THEN 0 ELSE t.failures END AS failures
+    FROM staff_login_throttle t JOIN want w ON w.key = t.key
+    ORDER BY t.key
+    FOR UPDATE OF t
+), verdict AS (
+    SELECT count(*) AS present,
+           max(CASE WHEN l.failures >= l.free THEN l.last_at + interval '1 second' *
+               ($4::float8[])[least(l.failures - l.free + 1, cardinality($4::float8[]))] END) AS until
+    FROM locked l
+), taken AS (
+    UPDATE staff_login_throttle t SET failures = l.failures + 1, last_at = clock_timestamp()
+    FROM locked l, verdict v
+    WHERE t.key = l.key AND v.present = cardinality($1::text[])
+      AND (v.until IS NULL OR v.until <= clock_timestamp())
+    RETURNING t.key
+)
+SELECT v.present::int AS present, (SELECT count(*) FROM taken)::int AS taken,
+       greatest(ceil(extract(epoch FROM coalesce(v.until, clock_timestamp()) - clock_timestamp())), 0)::int AS wait_seconds
+FROM verdict v
+`
+
+type LoginAttemptTakeParams struct {
+	Keys          []string
+	Frees         []int32
+	WindowSeconds float64
+	Delays        []float64
+}
+
+type LoginAttemptTakeRow struct {
+	Present     int32
+	Taken       int32
+	WaitSeconds int32
+}
+
+// One login attempt takes every counter in keys, before its password is hashed, or
+// none of them: the verdict. The counters are locked in key order (attempts do not
+// deadlock) and read at their latest, so parallel attempts count one after another.
+// The attempt goes on only if each counter is under its free count (frees, beside
+// keys) or past its delay since its last failure: delays[n] after n failures past the
+// free count, the last one for any more. Failures older than the window are
+// forgotten. present < cardinality(keys): a counter does not exist yet (or was
+// pruned meanwhile) and nothing was taken; unless wait_seconds says another refuses,
+// ensure them and take again.
+func (q *Queries) LoginAttemptTake(ctx context.Context, arg LoginAttemptTakeParams) (LoginAttemptTakeRow, error) {
+	row := q.db.QueryRow(ctx, loginAttemptTake,
+		arg.Keys,
+		arg.Frees,
+		arg.WindowSeconds,
+		arg.Delays,
+	)
+	var i LoginAttemptTakeRow
+	err := row.Scan(&i.Present, &i.Taken, &i.WaitSeconds)
+	return i, err
 }
 
 const staffByEmail = `-- name: StaffByEmail :one
@@ -230,6 +279,74 @@ func (q *Queries) StaffCreate(ctx context.Context, arg StaffCreateParams) (int64
 	return id, err
 }
 
+const staffKnownClient = `-- name: StaffKnownClient :one
+SELECT coalesce((SELECT k.key FROM staff_known_clients k
+                 WHERE k.staff_id = s.id AND k.kind = 'device' AND k.key = ANY($1::text[])
+                   AND k.last_at > now() - make_interval(secs => $2::float8)
+                 ORDER BY k.key LIMIT 1), '')::text AS device,
+       EXISTS (SELECT 1 FROM staff_known_clients k
+               WHERE k.staff_id = s.id AND k.kind = 'address' AND k.key = $3::text
+                 AND k.last_at > now() - make_interval(secs => $2::float8)) AS address_known
+FROM staff s
+WHERE s.email = lower($4)
+`
+
+type StaffKnownClientParams struct {
+	Devices      []string
+	KnownSeconds float64
+	Address      string
+	Email        string
+}
+
+type StaffKnownClientRow struct {
+	Device       string
+	AddressKnown bool
+}
+
+// How the account named email knows this client: the hash of a device token the
+// browser presented and the account has logged in with (empty: none), and whether it has
+// logged in from address; both within known_seconds of their last login.
+func (q *Queries) StaffKnownClient(ctx context.Context, arg StaffKnownClientParams) (StaffKnownClientRow, error) {
+	row := q.db.QueryRow(ctx, staffKnownClient,
+		arg.Devices,
+		arg.KnownSeconds,
+		arg.Address,
+		arg.Email,
+	)
+	var i StaffKnownClientRow
+	err := row.Scan(&i.Device, &i.AddressKnown)
+	return i, err
+}
+
+const staffKnownPrune = `-- name: StaffKnownPrune :execrows
+DELETE FROM staff_known_clients
+WHERE last_at < now() - make_interval(secs => $1::float8)
+`
+
+func (q *Queries) StaffKnownPrune(ctx context.Context, knownSeconds float64) (int64, error) {
+	result, err := q.db.Exec(ctx, staffKnownPrune, knownSeconds)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const staffKnownTouch = `-- name: StaffKnownTouch :exec
+INSERT INTO staff_known_clients (staff_id, kind, key) VALUES ($1, $2, $3)
+ON CONFLICT (staff_id, kind, key) DO UPDATE SET last_at = now()
+`
+
+type StaffKnownTouchParams struct {
+	StaffID int64
+	Kind    string
+	Key     string
+}
+
+func (q *Queries) StaffKnownTouch(ctx context.Context, arg StaffKnownTouchParams) error {
+	_, err := q.db.Exec(ctx, staffKnownTouch, arg.StaffID, arg.Kind, arg.Key)
+	return err
+}
+
 const staffList = `-- name: StaffList :many
 SELECT id, email, name, role, password_hash, auth_epoch, disabled_at, created_at, updated_at FROM staff ORDER BY disabled_at IS NOT NULL, name, id
 `
@@ -264,6 +381,27 @@ func (q *Queries) StaffList(ctx context.Context) ([]Staff, error) {
 	return items, nil
 }
 
+const staffRehash = `-- name: StaffRehash :execrows
+UPDATE staff SET password_hash = $1
+WHERE id = $2 AND password_hash = $3
+`
+
+type StaffRehashParams struct {
+	NewHash string
+	ID      int64
+	OldHash string
+}
+
+// A stored hash under old parameters, replaced once its password verified; a password
+// changed meanwhile stays.
+func (q *Queries) StaffRehash(ctx context.Context, arg StaffRehashParams) (int64, error) {
+	result, err := q.db.Exec(ctx, staffRehash, arg.NewHash, arg.ID, arg.OldHash)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const staffSetDisabled = `-- name: StaffSetDisabled :one
 UPDATE staff
 SET disabled_at = CASE WHEN $1::boolean THEN coalesce(disabled_at, now()) END,
@@ -296,6 +434,7 @@ func (q *Queries) StaffSetDisabled(ctx context.Context, arg StaffSetDisabledPara
 }
 
 const staffSetPassword = `-- name: StaffSetPassword :one
+WITH forget AS (DELETE FROM staff_known_clients WHERE staff_id = $2)
 UPDATE staff SET password_hash = $1, auth_epoch = auth_epoch + 1, updated_at = now()
 WHERE id = $2
 RETURNING id, email, name, role, password_hash, auth_epoch, disabled_at, created_at, updated_at
@@ -306,6 +445,8 @@ type StaffSetPasswordParams struct {
 	ID           int64
 }
 
+// A new password also forgets the devices and addresses the account logged in from:
+// whoever knew the old one is a stranger to the throttle again.
 func (q *Queries) StaffSetPassword(ctx context.Context, arg StaffSetPasswordParams) (Staff, error) {
 	row := q.db.QueryRow(ctx, staffSetPassword, arg.PasswordHash, arg.ID)
 	var i Staff

@@ -1,13 +1,17 @@
 package dbtest
 
 import (
+	"bytes"
 	"errors"
-	"io"
 	"net"
 	"net/url"
+	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // Proxy is a TCP proxy between the code under test and a server, for failure tests:
@@ -23,6 +27,14 @@ type Proxy struct {
 	down   bool
 	closed bool
 	conns  map[net.Conn]struct{} // both sides of every open proxied connection
+	cut    *cut                  // armed by LoseAnswer or LoseMessage
+}
+
+// cut is one armed cut: the connection that first sends text is cut.
+type cut struct {
+	text    []byte
+	forward bool          // the message reaches the server; its answer does not come back
+	done    chan struct{} // closed once the cut is made
 }
 
 // NewProxy starts a proxy on 127.0.0.1 with a free port that forwards to target
@@ -59,6 +71,43 @@ func (p *Proxy) Up() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.down = false
+}
+
+// LoseAnswer arms the proxy to cut the next connection whose client sends a message
+// containing text (a statement, "commit" say): the message reaches the server, and
+// the connection is cut as soon as the server answers, the answer unsent. It is a
+// connection lost after the server acted and before its client heard: a COMMIT whose
+// outcome the client cannot know. The returned channel is closed once the cut is
+// made. The text is looked for in each read of the client's bytes, so it must be
+// short enough to arrive in one (a statement sent on its own does).
+func (p *Proxy) LoseAnswer(text string) <-chan struct{} {
+	return p.arm(text, true)
+}
+
+// LoseMessage is LoseAnswer with the message itself lost: the connection is cut before
+// the server gets it, so the server ends the session without acting on it (a
+// transaction waiting for its COMMIT is rolled back).
+func (p *Proxy) LoseMessage(text string) <-chan struct{} {
+	return p.arm(text, false)
+}
+
+func (p *Proxy) arm(text string, forward bool) <-chan struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.cut = &cut{text: []byte(text), forward: forward, done: make(chan struct{})}
+	return p.cut.done
+}
+
+// take disarms and returns the armed cut if b holds its text.
+func (p *Proxy) take(b []byte) *cut {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	c := p.cut
+	if c == nil || !bytes.Contains(b, c.text) {
+		return nil
+	}
+	p.cut = nil
+	return c
 }
 
 func (p *Proxy) close() {
@@ -108,15 +157,56 @@ func (p *Proxy) handle(client net.Conn) {
 		p.release(client)
 		return
 	}
+	var lost atomic.Pointer[cut] // a LoseAnswer cut of this connection, once its message went
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		_, _ = io.Copy(upstream, client)
+		pipe(client, upstream, func(b []byte) bool {
+			c := p.take(b)
+			switch {
+			case c == nil:
+				return true
+			case c.forward:
+				lost.Store(c) // before the message goes: its answer cannot come first
+				return true
+			}
+			p.release(client, upstream)
+			close(c.done)
+			return false
+		})
 		p.release(client, upstream)
 	}()
-	_, _ = io.Copy(client, upstream)
+	pipe(upstream, client, func([]byte) bool {
+		c := lost.Load()
+		if c == nil {
+			return true
+		}
+		p.release(client, upstream)
+		close(c.done)
+		return false
+	})
 	p.release(client, upstream)
 	<-done
+}
+
+// pipe copies from src to dst until either fails or pass, shown each read before it
+// is written, says to stop.
+func pipe(src, dst net.Conn, pass func([]byte) bool) {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		if n > 0 {
+			if !pass(buf[:n]) {
+				return
+			}
+			if _, werr := dst.Write(buf[:n]); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
 }
 
 // track registers c as open, or closes it when the proxy is down or closed; it reports
@@ -139,6 +229,18 @@ func (p *Proxy) release(cs ...net.Conn) {
 		delete(p.conns, c)
 		_ = c.Close()
 	}
+}
+
+// ProxyFor starts a proxy (NewProxy) in front of the server dbURL names and returns
+// it with dbURL through it (ProxiedURL).
+func ProxyFor(t testing.TB, dbURL string) (*Proxy, string) {
+	t.Helper()
+	cfg, err := pgx.ParseConfig(dbURL)
+	if err != nil {
+		t.Fatalf("dbtest: parse database url: %v", err)
+	}
+	p := NewProxy(t, net.JoinHostPort(cfg.Host, strconv.Itoa(int(cfg.Port))))
+	return p, ProxiedURL(t, dbURL, p)
 }
 
 // ProxiedURL returns the PostgreSQL connection string dbURL with its host and port

@@ -51,15 +51,18 @@ func (PaymentRefundedEmail) InsertOpts() river.InsertOpts {
 	return emailOpts()
 }
 
-// RefundDue refunds one recorded refund through the payment provider.
+// RefundDue refunds one recorded refund through the payment provider. A refund the
+// provider failed is made again as its next attempt, with a job of its own: the job
+// of the attempt before may still be running, or be kept as completed.
 type RefundDue struct {
 	RefundID int64 `json:"refund_id" river:"unique"`
+	Attempt  int   `json:"attempt" river:"unique"`
 }
 
 // Kind names the job in river_job.
 func (RefundDue) Kind() string { return "refund_due" }
 
-// InsertOpts makes one live job per refund. River's default states leave out
+// InsertOpts makes one job per refund and attempt. River's default states leave out
 // cancelled and discarded jobs, so a refund whose job gave up (a provider down for
 // weeks) can be queued again: money must go back, and RunRefund never pays twice.
 func (RefundDue) InsertOpts() river.InsertOpts {
@@ -94,8 +97,8 @@ func emailOpts() river.InsertOpts {
 // had nothing to send) and discarded (it gave up). A replayed webhook, a retried
 // transaction or a second instance asking again for the same email is skipped at
 // insert by River's unique index, for as long as the first job's row is kept
-// (completedRetention, a week); booking asks only when the order changes status, which it
-// does once.
+// (completedRetention, a week); booking asks when the order changes status, which it
+// does once, or again when a refund that had ended it failed and is then paid.
 func emailOnce() river.UniqueOpts {
 	return river.UniqueOpts{ByArgs: true, ByState: rivertype.JobStates()}
 }

@@ -161,9 +161,9 @@ func (q *Queue) OrderConfirmed(ctx context.Context, tx pgx.Tx, orderID int64) er
 	return q.insert(ctx, tx, OrderConfirmedEmail{OrderID: orderID})
 }
 
-// RefundDue queues the refund recorded as refundID, in tx.
-func (q *Queue) RefundDue(ctx context.Context, tx pgx.Tx, refundID int64) error {
-	return q.insert(ctx, tx, RefundDue{RefundID: refundID})
+// RefundDue queues the refund recorded as refundID, at attempt, in tx.
+func (q *Queue) RefundDue(ctx context.Context, tx pgx.Tx, refundID int64, attempt int) error {
+	return q.insert(ctx, tx, RefundDue{RefundID: refundID, Attempt: attempt})
 }
 
 // OrderRefunded queues the order's refund email, in tx.

@@ -243,7 +243,7 @@ func TestRefund(t *testing.T) {
 	h.fake.put(r)
 	h.fake.failRefunds(1)
 	h.inTx(t, true, func(tx pgx.Tx) error {
-		return errors.Join(h.q.RefundDue(t.Context(), tx, 55), h.q.RefundDue(t.Context(), tx, 55),
+		return errors.Join(h.q.RefundDue(t.Context(), tx, 55, 1), h.q.RefundDue(t.Context(), tx, 55, 1),
 			h.q.OrderRefunded(t.Context(), tx, r.Order.ID), h.q.OrderRefunded(t.Context(), tx, r.Order.ID))
 	})
 	h.run(t, h.q)
@@ -462,7 +462,7 @@ func TestRefundNotBehindEmails(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	h.inTx(t, true, func(tx pgx.Tx) error { return h.q.RefundDue(t.Context(), tx, 77) })
+	h.inTx(t, true, func(tx pgx.Tx) error { return h.q.RefundDue(t.Context(), tx, 77, 1) })
 	for deadline := time.Now().Add(30 * time.Second); h.fake.refunds(77) == 0; {
 		if time.Now().After(deadline) {
 			t.Fatalf("the refund did not run within 30 s while the emails held their workers (running: %v)",

@@ -134,55 +134,6 @@ func (p *TestProvider) LookUp(ctx context.Context, ref booking.PaymentRef) (book
 	return booking.PaymentStatus{PaymentID: c.id, State: c.state, AmountCents: c.amount, RefundedCents: c.refunded}, nil
 }
 
-// Refund refunds a succeeded charge, once per req.Key: a repeat answers as the
-// first call did. It answers "pending" and delivers EventRefundUpdated with
-// status "succeeded" right away (whatever the charge's delivery mode); lookups
-// count the refund at once.
-func (p *TestProvider) Refund(ctx context.Context, req booking.RefundRequest) (booking.RefundResult, error) {
-	if err := ctx.Err(); err != nil {
-		return booking.RefundResult{}, err
-	}
-	if req.Key == "" || req.PaymentID == "" || req.AmountCents <= 0 {
-		return booking.RefundResult{}, fmt.Errorf("payment: refund needs a key, a payment and a positive amount, got %q, %q, %d",
-			req.Key, req.PaymentID, req.AmountCents)
-	}
-	p.led.mu.Lock()
-	if r := p.led.refunds[req.Key]; r != nil {
-		p.led.mu.Unlock()
-		return booking.RefundResult{RefundID: r.id, State: booking.RefundPending}, nil
-	}
-	c := p.led.byID[req.PaymentID]
-	var err error
-	switch {
-	case c == nil:
-		err = fmt.Errorf("payment: refund of unknown payment %s", req.PaymentID)
-	case c.state != booking.PaymentSucceeded:
-		err = fmt.Errorf("payment: refund of payment %s, which is %s", req.PaymentID, c.state)
-	case req.AmountCents > c.amount-c.refunded:
-		err = fmt.Errorf("payment: refund of %d cents of payment %s, of which %d are left", req.AmountCents, req.PaymentID, c.amount-c.refunded)
-	}
-	if err != nil {
-		p.led.mu.Unlock()
-		return booking.RefundResult{}, err
-	}
-	r := &refundRecord{id: newID("re_"), payment: c.id, amount: req.AmountCents}
-	ev := Event{
-		ID: newID("evt_"), Type: EventRefundUpdated, PaymentID: c.id, RefundID: r.id, RefundKey: req.Key,
-		RefundState: "succeeded", OrderID: req.OrderID, EventID: req.EventID, AmountCents: req.AmountCents,
-		Created: time.Unix(time.Now().Unix(), 0).UTC(),
-	}
-	if err := p.schedule(ctx, ev, DeliverNormal); err != nil {
-		p.led.mu.Unlock()
-		return booking.RefundResult{}, err
-	}
-	p.led.refunds[req.Key] = r
-	c.refunded += req.AmountCents
-	p.led.mu.Unlock()
-	p.log.LogAttrs(ctx, slog.LevelDebug, "payment: refund",
-		slog.String("refund_id", r.id), slog.String("payment_id", c.id), slog.Int64("amount", req.AmountCents))
-	return booking.RefundResult{RefundID: r.id, State: booking.RefundPending}, nil
-}
-
 // Resend delivers the event that announced how a charge ended, again (the same
 // event id), now: a late webhook on demand, as Stripe's dashboard resends one.
 func (p *TestProvider) Resend(ctx context.Context, paymentID string) error {

@@ -13,8 +13,10 @@ type ledger struct {
 	mu       sync.Mutex
 	byKey    map[string]*chargeRecord
 	byID     map[string]*chargeRecord
-	refunds  map[string]*refundRecord // by idempotency key
+	refunds  map[string]*refundRecord // by idempotency key, while the provider keeps it (ExpireKeys)
+	reByID   map[string]*refundRecord // every refund made, by id
 	perOrder map[int64]int            // charges taken, by boxoffice order id
+	reMode   RefundMode               // what the next refunds do (SetRefundMode)
 }
 
 // chargeRecord is one charge taken (succeeded, or failed at the bank).
@@ -30,15 +32,17 @@ type chargeRecord struct {
 
 // refundRecord is one refund made.
 type refundRecord struct {
-	id      string
-	payment string
-	amount  int64
+	id, key          string
+	payment          string
+	orderID, eventID int64
+	amount           int64
+	state            booking.RefundState
 }
 
 func newLedger() ledger {
 	return ledger{
 		byKey: map[string]*chargeRecord{}, byID: map[string]*chargeRecord{},
-		refunds: map[string]*refundRecord{}, perOrder: map[int64]int{},
+		refunds: map[string]*refundRecord{}, reByID: map[string]*refundRecord{}, perOrder: map[int64]int{},
 	}
 }
 

@@ -102,13 +102,7 @@ func TestChargeFailsLater(t *testing.T) {
 // refund of more than is left, or of no payment, is refused.
 func TestRefund(t *testing.T) {
 	t.Parallel()
-	rc := newReceiver(t, nil)
-	p := newProvider(t, rc, Config{})
-	ch, err := charge(t, p, cardOK, DeliverNormal)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rc.next(t)
+	rc, p, ch := charged(t)
 	req := booking.RefundRequest{Key: "refund_1", PaymentID: ch.PaymentID, OrderID: 1, EventID: 2, AmountCents: 3000}
 	r, err := p.Refund(t.Context(), req)
 	if err != nil || r.State != booking.RefundPending || r.RefundID == "" {

@@ -2,10 +2,12 @@
 // with which role, and what each of them did (the audit log).
 //
 // Passwords are hashed with argon2id (alexedwards/argon2id over x/crypto), their
-// length capped before hashing and the number of hashes at once bounded, so a flood
-// of logins costs bounded memory and CPU. Failed logins are counted in PostgreSQL per
-// account and per address; an unknown email and a wrong password get the same answer
-// after the same work.
+// length capped before hashing and the number of hashes at once bounded (hash.go), so
+// a flood of logins costs bounded memory and CPU and waits its turn. Login attempts
+// are counted in PostgreSQL before the password is hashed, per account and client and
+// per address, so that a stranger's guesses slow the stranger and not the account's
+// owner (login.go); an unknown email and a wrong password get the same answer after
+// the same work.
 package staff
 
 import (
@@ -14,7 +16,6 @@ import (
 	"errors"
 	"fmt"
 	"net/mail"
-	"runtime"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -97,17 +98,9 @@ const (
 	MaxPassword = 256
 )
 
-// Throttle: at most AccountFailures failed logins per email and AddressFailures per
-// client address within FailureWindow; past that every login for it is refused
-// (ErrThrottled) until the window has moved on, right password or not.
-const (
-	AccountFailures = 5
-	AddressFailures = 20
-	FailureWindow   = 15 * time.Minute
-)
-
 // Errors of the service. ErrBadLogin is the one answer to an unknown email, a wrong
-// password and a disabled account alike.
+// password and a disabled account alike; ErrThrottled (a ThrottledError) refuses an
+// attempt before its password is looked at.
 var (
 	ErrBadLogin  = errors.New("staff: wrong email or password")
 	ErrThrottled = errors.New("staff: too many failed logins")
@@ -126,67 +119,28 @@ func (e *InvalidError) Unwrap() error { return ErrInvalid }
 
 // Service is the staff accounts and the audit log.
 type Service struct {
-	pool *pgxpool.Pool
-	q    *db.Queries
-	// hashing bounds the argon2id computations at once: each takes 64 MiB and a core
-	// for tens of milliseconds.
-	hashing chan struct{}
+	pool    *pgxpool.Pool
+	q       *db.Queries
+	policy  Policy
+	delays  []float64
+	hashing *hashSlots
 	params  atomic.Pointer[argon2id.Params]
 	// dummy is a hash of nothing, compared against when the email is unknown, so
 	// that answer takes as long as a wrong password.
 	dummy atomic.Pointer[string]
 }
 
-// New returns the service on pool.
-func New(pool *pgxpool.Pool) *Service {
-	s := &Service{pool: pool, q: db.New(pool),
-		hashing: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)))}
-	s.setParams(argon2id.DefaultParams)
+// New returns the service on pool under DefaultPolicy.
+func New(pool *pgxpool.Pool) *Service { return NewWith(pool, DefaultPolicy()) }
+
+// NewWith returns the service on pool under p.
+func NewWith(pool *pgxpool.Pool, p Policy) *Service {
+	s := &Service{pool: pool, q: db.New(pool), policy: p, delays: p.delays(),
+		hashing: newHashSlots(p.Hashes, p.HashWait)}
+	params := hashParams
+	s.setParams(&params)
 	return s
 }
-
-func (s *Service) setParams(p *argon2id.Params) {
-	dummy, _ := argon2id.CreateHash("boxoffice-dummy-password", p) // only fails if crypto/rand does
-	s.params.Store(p)
-	s.dummy.Store(&dummy)
-}
-
-// SetTestParams makes hashing cheap, for tests that create many accounts. Existing
-// hashes keep their own parameters and still verify.
-func (s *Service) SetTestParams() {
-	s.setParams(&argon2id.Params{Memory: 1024, Iterations: 1, Parallelism: 1, SaltLength: 16, KeyLength: 32})
-}
-
-func (s *Service) hash(ctx context.Context, password string) (string, error) {
-	if err := s.acquire(ctx); err != nil {
-		return "", err
-	}
-	defer s.release()
-	return argon2id.CreateHash(password, s.params.Load())
-}
-
-func (s *Service) compare(ctx context.Context, password, hash string) (bool, error) {
-	if err := s.acquire(ctx); err != nil {
-		return false, err
-	}
-	defer s.release()
-	ok, err := argon2id.ComparePasswordAndHash(password, hash)
-	if err != nil {
-		return false, fmt.Errorf("staff: stored hash: %w", err)
-	}
-	return ok, nil
-}
-
-func (s *Service) acquire(ctx context.Context) error {
-	select {
-	case s.hashing <- struct{}{}:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-func (s *Service) release() { <-s.hashing }
 
 // NewMember is an account to create.
 type NewMember struct {
@@ -225,7 +179,7 @@ func (s *Service) Add(ctx context.Context, m NewMember) (Member, error) {
 	if err := m.check(); err != nil {
 		return Member{}, err
 	}
-	h, err := s.hash(ctx, m.Password)
+	h, err := s.hash(ctx, m.Password, false)
 	if err != nil {
 		return Member{}, err
 	}
@@ -268,62 +222,6 @@ func (s *Service) Count(ctx context.Context) (int64, error) {
 	return n, dberr.Translate(err)
 }
 
-// Login checks an email and password from address. Past the throttle it answers
-// ErrThrottled without looking at the password; otherwise a wrong email, a wrong
-// password and a disabled account all answer ErrBadLogin and count as failures. A
-// success clears the account's failures (not the address's).
-func (s *Service) Login(ctx context.Context, email, password, address string) (Member, error) {
-	email = strings.ToLower(strings.TrimSpace(email))
-	if len(email) > 254 {
-		email = email[:254]
-	}
-	window := FailureWindow.Seconds()
-	nAcct, err := s.q.LoginFailureCount(ctx, db.LoginFailureCountParams{Kind: "account", Key: email, WindowSeconds: window})
-	if err != nil {
-		return Member{}, dberr.Translate(err)
-	}
-	nAddr, err := s.q.LoginFailureCount(ctx, db.LoginFailureCountParams{Kind: "address", Key: address, WindowSeconds: window})
-	if err != nil {
-		return Member{}, dberr.Translate(err)
-	}
-	if nAcct >= AccountFailures || nAddr >= AddressFailures {
-		return Member{}, ErrThrottled
-	}
-
-	fail := func() (Member, error) {
-		err := errors.Join(
-			s.q.LoginFailureAdd(ctx, db.LoginFailureAddParams{Kind: "account", Key: email}),
-			s.q.LoginFailureAdd(ctx, db.LoginFailureAddParams{Kind: "address", Key: address}))
-		if err != nil {
-			return Member{}, dberr.Translate(err)
-		}
-		return Member{}, ErrBadLogin
-	}
-	// Past the cap the password cannot be right: no hash is computed for it.
-	if len(password) > MaxPassword {
-		return fail()
-	}
-	r, err := s.q.StaffByEmail(ctx, email)
-	if errors.Is(err, pgx.ErrNoRows) {
-		// As much work as a wrong password, so the time does not tell.
-		_, _ = s.compare(ctx, password, *s.dummy.Load())
-		return fail()
-	} else if err != nil {
-		return Member{}, dberr.Translate(err)
-	}
-	ok, err := s.compare(ctx, password, r.PasswordHash)
-	if err != nil {
-		return Member{}, err
-	}
-	if !ok || r.DisabledAt != nil {
-		return fail()
-	}
-	if err := s.q.LoginFailureClear(ctx, db.LoginFailureClearParams{Kind: "account", Key: email}); err != nil {
-		return Member{}, dberr.Translate(err)
-	}
-	return member(r), nil
-}
-
 // SetRole changes an account's role; it takes effect on the member's next request.
 func (s *Service) SetRole(ctx context.Context, id int64, role Role) (before, after Member, err error) {
 	if !role.Valid() {
@@ -351,12 +249,13 @@ func (s *Service) SetDisabled(ctx context.Context, id int64, disabled bool) (bef
 	return before, member(r), nil
 }
 
-// SetPassword sets a new password and ends the account's other sessions.
+// SetPassword sets a new password, ends the account's other sessions and forgets the
+// devices and addresses it logged in from.
 func (s *Service) SetPassword(ctx context.Context, id int64, password string) (Member, error) {
 	if err := CheckPassword(password); err != nil {
 		return Member{}, err
 	}
-	h, err := s.hash(ctx, password)
+	h, err := s.hash(ctx, password, false)
 	if err != nil {
 		return Member{}, err
 	}
@@ -434,11 +333,4 @@ func (s *Service) AuditLog(ctx context.Context, beforeID int64, limit int32) ([]
 		out[i] = e
 	}
 	return out, nil
-}
-
-// PruneFailures deletes failed logins older than the window; the login counts only
-// within it, so this only bounds the table.
-func (s *Service) PruneFailures(ctx context.Context) (int64, error) {
-	n, err := s.q.LoginFailurePrune(ctx, FailureWindow.Seconds())
-	return n, dberr.Translate(err)
 }

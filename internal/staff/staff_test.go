@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"boxoffice/internal/dbtest"
 )
 
@@ -33,7 +35,8 @@ func TestRoleMay(t *testing.T) {
 
 // TestAddAndLogin: a bad account is refused naming the field, with nothing written;
 // emails are compared without case; a password over the cap is a wrong password, and
-// counts as a failure like any other.
+// counts as a failure like any other; a success gives its own count back and clears
+// the account's count from this client.
 func TestAddAndLogin(t *testing.T) {
 	t.Parallel()
 	pool := dbtest.Pool(t)
@@ -62,37 +65,61 @@ func TestAddAndLogin(t *testing.T) {
 	if _, err := s.Add(ctx, good); !errors.Is(err, ErrExists) {
 		t.Errorf("the same email again: %v, want ErrExists", err)
 	}
-	if got, err := s.Login(ctx, "ANN@example.com", good.Password, "192.0.2.1"); err != nil || got.ID != m.ID {
-		t.Errorf("login in capitals: %+v, %v", got, err)
-	}
-	if _, err := s.Login(ctx, m.Email, strings.Repeat("y", MaxPassword+1), "192.0.2.1"); !errors.Is(err, ErrBadLogin) {
+	if _, err := s.Login(ctx, Attempt{Email: m.Email, Password: strings.Repeat("y", MaxPassword+1), Address: "192.0.2.1"}); !errors.Is(err, ErrBadLogin) {
 		t.Errorf("an over-long password: %v, want ErrBadLogin", err)
 	}
-	var failures int
-	if err := pool.QueryRow(ctx, `SELECT count(*) FROM staff_login_failures WHERE kind = 'account' AND key = $1`, m.Email).Scan(&failures); err != nil || failures != 1 {
-		t.Errorf("failures counted for the account: %d (%v), want 1", failures, err)
+	if _, err := s.Login(ctx, Attempt{Email: m.Email, Password: "not the password", Address: "192.0.2.1"}); !errors.Is(err, ErrBadLogin) {
+		t.Errorf("a wrong password: %v, want ErrBadLogin", err)
+	}
+	want := map[string]int{"pair:ann@example.com address:192.0.2.1": 2, "address:192.0.2.1": 2, "account:ann@example.com": 2}
+	checkCounters(t, pool, want)
+	if got, err := s.Login(ctx, Attempt{Email: "ANN@example.com", Password: good.Password, Address: "192.0.2.1"}); err != nil || got.ID != m.ID || got.Device == "" {
+		t.Errorf("login in capitals: %+v, %v; want the member and a device token", got, err)
+	}
+	want["pair:ann@example.com address:192.0.2.1"] = 0
+	checkCounters(t, pool, want)
+}
+
+// checkCounters compares the throttle's counters with want.
+func checkCounters(t *testing.T, pool *pgxpool.Pool, want map[string]int) {
+	t.Helper()
+	for key, n := range want {
+		var got int
+		if err := pool.QueryRow(t.Context(), `SELECT failures FROM staff_login_throttle WHERE key = $1`, key).Scan(&got); err != nil || got != n {
+			t.Errorf("counter %q: got %d (%v), want %d", key, got, err, n)
+		}
 	}
 }
 
-// TestPruneFailures: failures past the window go, those within it stay (the
-// throttle counts them).
+// TestPruneFailures: counters quiet for longer than the window go, and so do devices
+// and addresses unused for longer than they stay known; the others stay.
 func TestPruneFailures(t *testing.T) {
 	t.Parallel()
 	pool := dbtest.Pool(t)
 	s := New(pool)
+	s.SetTestParams()
 	ctx := t.Context()
-	if _, err := pool.Exec(ctx, `INSERT INTO staff_login_failures (kind, key, at) VALUES
-		('account', 'old@example.com', now() - interval '16 minutes'),
-		('address', '192.0.2.9', now() - interval '1 day'),
-		('account', 'new@example.com', now() - interval '1 minute')`); err != nil {
+	m, err := s.Add(ctx, NewMember{Email: "pat@example.com", Name: "Pat", Role: Door, Password: "a long enough password"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `INSERT INTO staff_login_throttle (key, failures, last_at) VALUES
+		('account:old@example.com', 3, now() - interval '61 minutes'),
+		('address:192.0.2.9', 30, now() - interval '1 day'),
+		('account:new@example.com', 2, now() - interval '1 minute')`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `INSERT INTO staff_known_clients (staff_id, kind, key, last_at) VALUES
+		($1, 'address', '192.0.2.1', now() - interval '181 days'), ($1, 'address', '192.0.2.2', now())`, m.ID); err != nil {
 		t.Fatal(err)
 	}
 	n, err := s.PruneFailures(ctx)
-	if err != nil || n != 2 {
-		t.Fatalf("pruned %d (%v), want the 2 past the window", n, err)
+	if err != nil || n != 3 {
+		t.Fatalf("pruned %d (%v), want the 2 counters past the window and the address past being known", n, err)
 	}
 	var left string
-	if err := pool.QueryRow(ctx, `SELECT string_agg(key, ',') FROM staff_login_failures`).Scan(&left); err != nil || left != "new@example.com" {
-		t.Errorf("left %q (%v), want the recent one", left, err)
+	if err := pool.QueryRow(ctx, `SELECT (SELECT string_agg(key, ',') FROM staff_login_throttle) || ' ' ||
+		(SELECT string_agg(key, ',') FROM staff_known_clients)`).Scan(&left); err != nil || left != "account:new@example.com 192.0.2.2" {
+		t.Errorf("left %q (%v), want the recent ones", left, err)
 	}
 }

@@ -78,8 +78,8 @@ func (j *Jobs) OrderConfirmed(ctx context.Context, tx pgx.Tx, orderID int64) err
 	return j.insert(ctx, tx, JobOrderConfirmed, orderID)
 }
 
-// RefundDue queues the refund.
-func (j *Jobs) RefundDue(ctx context.Context, tx pgx.Tx, refundID int64) error {
+// RefundDue queues the refund (each attempt a job of its own, as River's are).
+func (j *Jobs) RefundDue(ctx context.Context, tx pgx.Tx, refundID int64, _ int) error {
 	return j.insert(ctx, tx, JobRefundDue, refundID)
 }
 

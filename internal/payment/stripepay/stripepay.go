@@ -9,7 +9,10 @@
 //   - LookUp retrieves the PaymentIntent by id, or searches for it by the key in its
 //     metadata when the id never reached us;
 //   - Refund creates a Refund of the PaymentIntent with the refund's key as its
-//     Idempotency-Key and in its metadata.
+//     Idempotency-Key and in its metadata;
+//   - LookUpRefund retrieves the Refund by id, or finds it among its PaymentIntent's
+//     refunds by the key in its metadata (which outlives Stripe's 24 hours of the
+//     Idempotency-Key).
 //
 // Stripe's webhooks are verified and read by the payment package (payment.Verify),
 // which the test provider's events share: the metadata keys written here are the ones
@@ -244,6 +247,40 @@ func (p *Provider) Refund(ctx context.Context, req booking.RefundRequest) (booki
 		return booking.RefundResult{}, fmt.Errorf("stripe: refund %s: %w", req.PaymentID, err)
 	}
 	return booking.RefundResult{RefundID: r.ID, State: refundState(r.Status)}, nil
+}
+
+// LookUpRefund retrieves the Refund ref.RefundID or, without one, lists the refunds of
+// the PaymentIntent ref.PaymentID for the one whose metadata carries ref.Key. Listing
+// (unlike search) is consistent at once: a refund made is listed. A Refund Stripe
+// does not know is RefundNotFound.
+func (p *Provider) LookUpRefund(ctx context.Context, ref booking.RefundRef) (booking.RefundStatus, error) {
+	if ref.RefundID != "" {
+		params := &stripe.RefundRetrieveParams{}
+		params.Context = ctx
+		r, err := p.sc.V1Refunds.Retrieve(ctx, ref.RefundID, params)
+		if isNotFound(err) {
+			return booking.RefundStatus{RefundID: ref.RefundID, State: booking.RefundNotFound}, nil
+		} else if err != nil {
+			return booking.RefundStatus{}, fmt.Errorf("stripe: look up refund %s: %w", ref.RefundID, err)
+		}
+		return booking.RefundStatus{RefundID: r.ID, State: refundState(r.Status), AmountCents: r.Amount}, nil
+	}
+	if ref.PaymentID == "" || ref.Key == "" {
+		return booking.RefundStatus{}, errors.New("stripe: refund look up needs a refund id, or a payment and a key")
+	}
+	params := &stripe.RefundListParams{PaymentIntent: stripe.String(ref.PaymentID)}
+	params.Context = ctx
+	for r, err := range p.sc.V1Refunds.List(ctx, params) {
+		if isNotFound(err) {
+			break // no such PaymentIntent, so no refund of it
+		} else if err != nil {
+			return booking.RefundStatus{}, fmt.Errorf("stripe: look up refund key %s: %w", ref.Key, err)
+		}
+		if r.Metadata[metaRefundKey] == ref.Key {
+			return booking.RefundStatus{RefundID: r.ID, State: refundState(r.Status), AmountCents: r.Amount}, nil
+		}
+	}
+	return booking.RefundStatus{State: booking.RefundNotFound}, nil
 }
 
 // intentState maps a PaymentIntent's status to booking's.

@@ -3,6 +3,7 @@ package stripepay
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -277,5 +278,71 @@ func TestStates(t *testing.T) {
 		if got := refundState(s); got != want {
 			t.Errorf("refundState(%s) = %s, want %s", s, got, want)
 		}
+	}
+}
+
+// TestLookUpRefund: a refund is retrieved by its id, or found by its key among its
+// PaymentIntent's refunds (over more than one page), also once Stripe has forgotten
+// the key; a pending refund that fails later is seen failed; unknown ones are not
+// found.
+func TestLookUpRefund(t *testing.T) {
+	t.Parallel()
+	f := stripetest.New(t)
+	p := provider(t, f, 0)
+	pi, err := p.Charge(t.Context(), charge("pm_card_visa", "pay_lr"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	refund := func(key string) booking.RefundResult {
+		t.Helper()
+		res, err := p.Refund(t.Context(), booking.RefundRequest{Key: key, PaymentID: pi.PaymentID, OrderID: 7, EventID: 3, AmountCents: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	first := refund("refund_first")
+	for i := range 12 { // the list's default page is 10
+		refund(fmt.Sprintf("refund_%d", i))
+	}
+	f.ForgetKeys()
+
+	st, err := p.LookUpRefund(t.Context(), booking.RefundRef{RefundID: first.RefundID})
+	if want := (booking.RefundStatus{RefundID: first.RefundID, State: booking.RefundSucceeded, AmountCents: 100}); err != nil || st != want {
+		t.Fatalf("by id: got %+v, %v, want %+v", st, err, want)
+	}
+	if r := f.Last(t); r.Method != "GET" || r.Path != "/v1/refunds/"+first.RefundID {
+		t.Errorf("by id: request %+v", r)
+	}
+	st, err = p.LookUpRefund(t.Context(), booking.RefundRef{PaymentID: pi.PaymentID, Key: "refund_first"})
+	if err != nil || st.RefundID != first.RefundID || st.State != booking.RefundSucceeded {
+		t.Fatalf("by key: got %+v, %v, want %s succeeded", st, err, first.RefundID)
+	}
+	if r := f.Last(t); r.Path != "/v1/refunds" || r.Form["payment_intent"] != pi.PaymentID || r.Form["starting_after"] == "" {
+		t.Errorf("by key, the last page: request %+v", r)
+	}
+
+	f.HoldRefunds(true)
+	held := refund("refund_held")
+	if st, _ := p.LookUpRefund(t.Context(), booking.RefundRef{RefundID: held.RefundID}); st.State != booking.RefundPending {
+		t.Errorf("held: got %+v, want pending", st)
+	}
+	f.SettleRefund(held.RefundID, "failed")
+	if st, _ := p.LookUpRefund(t.Context(), booking.RefundRef{PaymentID: pi.PaymentID, Key: "refund_held"}); st.State != booking.RefundFailed {
+		t.Errorf("failed later: got %+v, want failed", st)
+	}
+	if n := f.Refunds(pi.PaymentID); n != 13 {
+		t.Errorf("refunds not failed: got %d, want 13", n)
+	}
+
+	for _, ref := range []booking.RefundRef{
+		{RefundID: "re_unknown"}, {PaymentID: pi.PaymentID, Key: "refund_never"}, {PaymentID: "pi_unknown", Key: "refund_first"},
+	} {
+		if st, err := p.LookUpRefund(t.Context(), ref); err != nil || st.State != booking.RefundNotFound {
+			t.Errorf("%+v: got %+v, %v, want not found", ref, st, err)
+		}
+	}
+	if _, err := p.LookUpRefund(t.Context(), booking.RefundRef{Key: "refund_first"}); err == nil {
+		t.Error("lookup by key without a payment: no error")
 	}
 }

@@ -9,7 +9,10 @@
 // Payment methods choose the outcome: pm_card_visa succeeds, pm_card_processing
 // stays processing, pm_card_chargeDeclined is declined (402 card_error),
 // pm_card_bogus does not exist (400 on payment_method), pm_fail_500 is a 500, and
-// pm_rate_limit a 429. A refund is pending when created and succeeds at once after.
+// pm_rate_limit a 429. A refund is pending when created and succeeds at once after,
+// unless HoldRefunds keeps it pending until SettleRefund; refunds are retrieved by id
+// and listed by PaymentIntent. ForgetKeys plays the end of Stripe's 24-hour
+// idempotency window.
 package stripetest
 
 import (
@@ -20,6 +23,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -46,7 +50,9 @@ type Fake struct {
 	mu         sync.Mutex
 	requests   []Request
 	intents    map[string]map[string]any // by id
+	refunds    map[string]map[string]any // by id, as they stand now
 	byKey      map[string]answer         // by Idempotency-Key
+	holdRe     bool                      // refunds stay pending (HoldRefunds)
 	n          int
 	hookURL    string
 	hookSecret string
@@ -75,12 +81,14 @@ type answer struct {
 // New starts a fake for the test; it stops, after its webhooks are delivered, when the
 // test ends.
 func New(t testing.TB) *Fake {
-	f := &Fake{t: t, intents: map[string]map[string]any{}, byKey: map[string]answer{}}
+	f := &Fake{t: t, intents: map[string]map[string]any{}, refunds: map[string]map[string]any{}, byKey: map[string]answer{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/payment_intents", f.idempotent(f.createIntent))
 	mux.HandleFunc("GET /v1/payment_intents/search", f.searchIntents)
-	mux.HandleFunc("GET /v1/payment_intents/{id}", f.getIntent)
+	mux.HandleFunc("GET /v1/payment_intents/{id}", f.get(f.intents, "intent", "payment_intent"))
 	mux.HandleFunc("POST /v1/refunds", f.idempotent(f.createRefund))
+	mux.HandleFunc("GET /v1/refunds", f.listRefunds)
+	mux.HandleFunc("GET /v1/refunds/{id}", f.get(f.refunds, "id", "refund"))
 	f.Server = httptest.NewServer(f.record(mux))
 	f.URL = f.Server.URL
 	t.Cleanup(f.Server.Close)
@@ -259,15 +267,19 @@ func (f *Fake) createIntent(r *http.Request) (answer, func()) {
 	}
 }
 
-func (f *Fake) getIntent(w http.ResponseWriter, r *http.Request) {
-	f.mu.Lock()
-	pi, ok := f.intents[r.PathValue("id")]
-	f.mu.Unlock()
-	if !ok {
-		writeJSON(w, 404, apiError("invalid_request_error", "resource_missing", "intent", "No such payment_intent", nil))
-		return
+// get answers the object of objects named by the path's id, or Stripe's 404 for one
+// it has no record of, naming param and what.
+func (f *Fake) get(objects map[string]map[string]any, param, what string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		f.mu.Lock()
+		o, ok := objects[r.PathValue("id")]
+		f.mu.Unlock()
+		if !ok {
+			writeJSON(w, 404, apiError("invalid_request_error", "resource_missing", param, "No such "+what, nil))
+			return
+		}
+		writeJSON(w, 200, o)
 	}
-	writeJSON(w, 200, pi)
 }
 
 var searchQuery = regexp.MustCompile(`^metadata\['payment_key'\]:'(.*)'$`)
@@ -304,12 +316,106 @@ func (f *Fake) createRefund(r *http.Request) (answer, func()) {
 		"id": fmt.Sprintf("re_fake%d", f.n), "object": "refund", "amount": amount, "currency": "eur",
 		"payment_intent": pi["id"], "status": "pending", "metadata": metadata(r),
 	}
-	done := map[string]any{}
-	for k, v := range refund {
-		done[k] = v
+	now := with(refund, "status", "succeeded")
+	if f.holdRe {
+		now = with(refund, "status", "pending")
+		f.refunds[refund["id"].(string)] = now
+		return answer{200, refund}, nil
 	}
-	done["status"] = "succeeded"
-	return answer{200, refund}, func() { f.send("refund.updated", done) }
+	f.refunds[refund["id"].(string)] = now
+	return answer{200, refund}, func() { f.send("refund.updated", now) }
+}
+
+// with is a copy of object with key set to v: an answer already given (and kept for
+// its key's repeats) never changes with the object.
+func with(object map[string]any, key string, v any) map[string]any {
+	out := make(map[string]any, len(object))
+	for k, x := range object {
+		out[k] = x
+	}
+	out[key] = v
+	return out
+}
+
+// listRefunds lists the refunds of the PaymentIntent payment_intent, newest first, in
+// pages of limit (10 by default) after starting_after, as Stripe does.
+func (f *Fake) listRefunds(w http.ResponseWriter, r *http.Request) {
+	limit, err := strconv.Atoi(r.Form.Get("limit"))
+	if err != nil || limit <= 0 {
+		limit = 10
+	}
+	var ids []int
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for id, re := range f.refunds {
+		n, _ := strconv.Atoi(strings.TrimPrefix(id, "re_fake"))
+		if re["payment_intent"] == r.Form.Get("payment_intent") {
+			ids = append(ids, n)
+		}
+	}
+	after, _ := strconv.Atoi(strings.TrimPrefix(r.Form.Get("starting_after"), "re_fake"))
+	slices.SortFunc(ids, func(a, b int) int { return b - a })
+	data := []any{}
+	for _, n := range ids {
+		if after == 0 || n < after {
+			data = append(data, f.refunds[fmt.Sprintf("re_fake%d", n)])
+		}
+	}
+	more := len(data) > limit
+	data = data[:min(limit, len(data))]
+	writeJSON(w, 200, map[string]any{"object": "list", "data": data, "has_more": more, "url": "/v1/refunds"})
+}
+
+// HoldRefunds has the refunds made from now on stay pending, with no webhook, until
+// SettleRefund (hold false: they succeed at once again).
+func (f *Fake) HoldRefunds(hold bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.holdRe = hold
+}
+
+// SettleRefund moves a refund to status ("succeeded", "failed", "canceled"), as Stripe
+// does later on its own (a refund may fail after it succeeded), and sends its
+// refund.updated event.
+func (f *Fake) SettleRefund(id, status string) {
+	f.mu.Lock()
+	re, ok := f.refunds[id]
+	if ok {
+		if status != "succeeded" && re["status"] != "failed" && re["status"] != "canceled" {
+			ch := f.intents[re["payment_intent"].(string)]["latest_charge"].(map[string]any)
+			ch["amount_refunded"] = ch["amount_refunded"].(int) - int(re["amount"].(int64))
+		}
+		re = with(re, "status", status)
+		f.refunds[id] = re
+	}
+	f.mu.Unlock()
+	if !ok {
+		f.t.Errorf("stripetest: settle of unknown refund %s", id)
+		return
+	}
+	f.send("refund.updated", re)
+}
+
+// ForgetKeys forgets every Idempotency-Key, as Stripe does 24 hours after a key's
+// first use: a repeat of a key is a new request.
+func (f *Fake) ForgetKeys() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	clear(f.byKey)
+}
+
+// Refunds counts the refunds of a PaymentIntent that did not fail or get cancelled:
+// what the buyer is paid back, one by one.
+func (f *Fake) Refunds(paymentIntent string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := 0
+	for _, re := range f.refunds {
+		if re["payment_intent"] == paymentIntent && re["status"] != "failed" && re["status"] != "canceled" {
+			n++
+		}
+	}
+	return n
 }
 
 // send delivers an event about object to the webhook address, if there is one, in
