@@ -24,7 +24,7 @@ SERVICES = svc_env=$$(.ci/services.sh); eval "$$svc_env"
 # make test also needs nginx (the CDN test) and Chromium (the browser tests).
 TEST_SERVICES = svc_env=$$(.ci/services.sh test); eval "$$svc_env"
 
-.PHONY: help run test verify generate vendor bench bench-holds bench-sse bench-cdn bench-queue onsale services services-stop clean-data
+.PHONY: help run test verify generate vendor bench bench-holds bench-confirm bench-best bench-arrive bench-queue bench-sse bench-cdn onsale services services-stop clean-data
 
 help: ## list the targets
 	@awk 'BEGIN { FS = ":.*## " } /^[a-z][a-z-]*:.*## / { printf "  %-14s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
@@ -48,7 +48,7 @@ test: verify ## verify, then go test -race every package against real services (
 	$(TEST_SERVICES)
 	go test $(TESTFLAGS) $(PKG)
 
-verify: generate ## check generated code is fresh, gofmt, templ fmt, go vet
+verify: generate ## check generated code is fresh, gofmt, templ fmt, go vet, no run ids in code
 	if ! git diff --exit-code --stat -- internal/db views; then
 	  echo 'verify: generated code in internal/db or views is stale: run `make generate` and commit the result' >&2
 	  exit 1
@@ -65,6 +65,15 @@ verify: generate ## check generated code is fresh, gofmt, templ fmt, go vet
 	fi
 	go tool templ fmt -fail views
 	go vet ./...
+	# Comments give the reason in the present tense; run ids (t57i, p44m, r128a) go to
+	# commit messages and docs/runs/. Generated code and tests are not checked.
+	runids=$$(git ls-files -z --cached --others --exclude-standard -- '*.go' 'queries/*.sql' ':!:*_test.go' \
+	  | xargs -0 -r grep -LZ '^// Code generated .* DO NOT EDIT\.$$' \
+	  | xargs -0 -r grep -nE '(^|[^\\[:alnum:]_])[a-z][0-9]{2,3}[a-r]([^[:alnum:]_]|$$)' || true)
+	if [ -n "$$runids" ]; then
+	  printf 'verify: run ids in code (say the reason without them; the run belongs in the commit message or docs/runs/):\n%s\n' "$$runids" >&2
+	  exit 1
+	fi
 
 # templ is a `go tool` in go.mod, so its generator and runtime versions always match.
 generate: ## regenerate sqlc (internal/db) and templ (views) code
@@ -87,21 +96,24 @@ vendor: ## fetch the pinned htmx and ALTCHA scripts again from npm into static/j
 	cp "$$tmp"/altcha-3.2.2/package/dist/external/altcha.css static/js/vendor/altcha-3.2.2.css
 	sha256sum static/js/vendor/*.js static/js/vendor/*.css
 
-bench: ## the benchmark set, each figure next to its ceiling from the same run: holds and confirm vs pgbench, arrivals vs a minimal net/http server, queue vs redis-benchmark, cached page vs static file, SSE vs a minimal hub (~5 min; ARGS go to holdbench)
+bench: ## the benchmark set, each figure next to its ceiling from the same run: holds and confirm vs pgbench, arrivals vs a minimal net/http server, queue vs redis-benchmark, cached page vs static file, SSE vs a minimal hub (a few minutes; ARGS go to bench holds, confirm, best and arrive)
 	$(SERVICES)
 	.ci/bench.sh $(ARGS)
 
-bench-holds: ## start services, then only the hold, confirm and best-available benchmark (cmd/holdbench; ARGS go to it)
-	$(SERVICES)
-	go run ./cmd/holdbench $(ARGS)
-
-bench-sse: ## start services, then run the SSE fan-out benchmark (cmd/ssebench; ARGS go to it)
-	$(SERVICES)
-	go run ./cmd/ssebench $(ARGS)
-
-bench-queue: ## start services, then run the waiting-room benchmark (cmd/queuebench; ARGS go to it)
-	$(SERVICES)
-	go run ./cmd/queuebench $(ARGS)
+# One benchmark of cmd/bench, named by the target: make bench-holds runs `bench holds`.
+BENCH_ONE = $(SERVICES); go run ./cmd/bench $(@:bench-%=%) $(ARGS)
+bench-holds: ## start services, then exact one-seat holds through the API against pgbench (bench holds; ARGS go to it)
+	$(BENCH_ONE)
+bench-confirm: ## start services, then pay + webhook confirmation against pgbench (bench confirm; ARGS go to it)
+	$(BENCH_ONE)
+bench-best: ## start services, then best available with the cheap seats held against a fresh event (bench best; ARGS go to it)
+	$(BENCH_ONE)
+bench-arrive: ## start services, then the crowd's arrivals against a minimal net/http server (bench arrive; ARGS go to it)
+	$(BENCH_ONE)
+bench-queue: ## start services, then the waiting room against redis-benchmark (bench queue; ARGS go to it)
+	$(BENCH_ONE)
+bench-sse: ## start services, then the live map's SSE fan-out against a minimal hub (bench sse; ARGS go to it)
+	$(BENCH_ONE)
 
 bench-cdn: ## the cached event page through the reference nginx next to a static file (wrk)
 	.ci/bench-cdn.sh $(ARGS)
@@ -122,7 +134,7 @@ ONSALE_PORT ?= 18080
 ONSALE_METRICS_PORT ?= 18091
 ONSALE_DB_CONNS ?= 8
 # ONSALE_SIM_PROCS, if set, is the simulator's GOMAXPROCS (the server keeps both
-# cores): 1 makes the crowd cheaper and its own tails longer (docs/ONSALE.md, t59f).
+# cores): 1 makes the crowd cheaper and its own tails longer (docs/BENCHMARKS.md).
 ONSALE_SIM_PROCS ?=
 # Every simulated join solves the server's proof of work (cmd/onsale/proof.go). At
 # the default difficulty the crowd's solving (~4.5 ms of a core a buyer, most of the
@@ -130,7 +142,7 @@ ONSALE_SIM_PROCS ?=
 # buyers do on their own phones. The server's part (the challenge, the check, the
 # replay memory) costs the same at any difficulty.
 ONSALE_PROOF_MAXNUMBER ?= 1000
-onsale: ## start services and a boxoffice with a 50,000-seat onsale, then run the simulated crowd against it (cmd/onsale; ARGS go to it)
+onsale: ## start services and a boxoffice with a 50,000-seat onsale, then run the simulated crowd against it (onsale run, cmd/onsale; ARGS go to it)
 	$(SERVICES)
 	mkdir -p .data/bin
 	go build -o .data/bin/boxoffice ./cmd/boxoffice
@@ -160,7 +172,7 @@ onsale: ## start services and a boxoffice with a 50,000-seat onsale, then run th
 	  kill -0 $$server 2>/dev/null || { tail -20 .data/onsale-server.log >&2; exit 1; }
 	  sleep 0.2
 	done
-	GOMAXPROCS=$(ONSALE_SIM_PROCS) .data/bin/onsale -url http://127.0.0.1:$(ONSALE_PORT) -event "$$slug" -db "$$DATABASE_URL" \
+	GOMAXPROCS=$(ONSALE_SIM_PROCS) .data/bin/onsale run -url http://127.0.0.1:$(ONSALE_PORT) -event "$$slug" -db "$$DATABASE_URL" \
 	  -metrics http://127.0.0.1:$(ONSALE_METRICS_PORT)/metrics \
 	  -max-qty 8 -json .data/onsale.json -svg .data/onsale.svg -trace .data/onsale-trace.csv $(ARGS)
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Measures the reference caching proxy (internal/cdn): requests per second for the
+# Measures the reference caching proxy (deploy/cdn): requests per second for the
 # cached event page through nginx, next to the same nginx serving the same bytes as a
 # static file, in one run. wrk and nginx come from Debian's packages, installed here
 # when missing (not in make test). The two alternate, BOXOFFICE_BENCH_ROUNDS times
@@ -27,5 +27,5 @@ svc_env=$(.ci/services.sh)
 eval "$svc_env"
 log "$(nproc) cores; $(nginx -v 2>&1 || /usr/sbin/nginx -v 2>&1); $(wrk --version 2>&1 | head -n 1)"
 for _ in $(seq "${BOXOFFICE_BENCH_ROUNDS:-3}"); do
-  go test -run '^$' -bench '^BenchmarkProxy$' -benchtime 1x -count 1 "$@" ./internal/cdn
+  go test -run '^$' -bench '^BenchmarkProxy$' -benchtime 1x -count 1 "$@" ./deploy/cdn
 done

@@ -5,7 +5,7 @@
 #   eval "$(.ci/services.sh)"        # or: .ci/services.sh test (the same, for make test)
 #
 # `test` also installs what the tests drive besides the services: nginx (the reference
-# caching proxy, internal/cdn) and Chromium (the browser tests, internal/browsertest).
+# caching proxy, deploy/cdn) and Chromium (the browser tests, internal/browsertest).
 # `tools` installs only those and prints nothing on stdout.
 #
 # It also starts a mail catcher, mailpit (pinned below), unless MAILPIT_URL names one:

@@ -1,4 +1,4 @@
--- The door (issue 8): a ticket checks in once, by one conditional statement, however
+-- The door: a ticket checks in once, by one conditional statement, however
 -- many scanners race; every scan is logged.
 
 -- name: TicketCheckIn :one

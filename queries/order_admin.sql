@@ -1,4 +1,4 @@
--- Orders as the box office sees them (issue 8): search, a staff refund or void of
+-- Orders as the box office sees them: search, a staff refund or void of
 -- some or all of an order's tickets, and the orders export.
 
 -- name: OrderSearch :many

@@ -67,7 +67,8 @@ WHERE o.id = @id AND o.status = 'pending'
 -- snapshot: its payments each with its refund if any (a payment is refunded at most
 -- once), its seats, its standing tier, and its valid tickets once it has been sold.
 -- The order views (checkout and pay answers, each order-page poll, each confirmation
--- email) took up to five statements each, a fifth of an onsale's; docs/ONSALE.md.
+-- email) are frequent at an onsale: at up to five statements each they would be a
+-- fifth of its statements.
 SELECT sqlc.embed(o),
     coalesce((SELECT json_agg(json_build_object(
             'state', p.state, 'provider_id', p.provider_payment_id, 'refund_id', r.id,

@@ -125,9 +125,9 @@ ORDER BY id;
 -- The ids are read through a sub-select so that the plan does not depend on how many
 -- there are. Written as id = ANY(@seat_ids), a plan made for the ids at hand (PostgreSQL's
 -- custom plan) counts them and comes out cheaper than the plan for any ids (the generic
--- plan, which assumes ten), so the prepared statement was planned anew at every call:
--- 0.5 ms of planning for 0.5 ms of work, in make onsale 5.7 s of the database's time
--- for this statement and 3.9 s for SeatClaimUnlocked (pg_stat_statements with
+-- plan, which assumes ten), so the prepared statement would be planned anew at every
+-- call: 0.5 ms of planning for 0.5 ms of work, in make onsale 5.7 s of the database's
+-- time for this statement and 3.9 s for SeatClaimUnlocked (pg_stat_statements with
 -- track_planning). Behind the sub-select neither plan knows the count, the generic
 -- plan is kept from the sixth call on, and both are the same index scan
 -- (TestSeatClaimsKeepTheirPlan).

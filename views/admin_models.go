@@ -139,8 +139,12 @@ type ControlFigures struct {
 	// RateNow is the rate the room admits at while the server holds it below the
 	// setting (its latency past LATENCY_BOUND); empty at the setting.
 	RateNow string
-	Updated string
-	Chart   Chart
+	// Verified: the onsale is for verified buyers; Registered addresses registered
+	// for it, Confirmed of them confirmed.
+	Verified              bool
+	Registered, Confirmed int
+	Updated               string
+	Chart                 Chart
 }
 
 // Control is the control room page.

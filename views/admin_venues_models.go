@@ -125,6 +125,10 @@ type EventEditor struct {
 	QueueSlots   string
 	QueueRate    string
 	QueueMinutes string // the admission's lifetime
+	// VerifiedOnly asks buyers to confirm an email first; Verified says how many
+	// registered and confirmed (an existing event that asks).
+	VerifiedOnly bool
+	Verified     string
 	Published    bool
 	Seats        string // how many seats its inventory has
 	PublicURL    string

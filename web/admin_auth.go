@@ -38,7 +38,8 @@ var errForbiddenRole = &apiError{Status: http.StatusForbidden, Code: "forbidden_
 	Message: "Your role does not give access to this page; ask an admin."}
 
 // requireStaff lets through members whose role is one of roles (an admin always), and
-// puts the member in the context (currentStaff). It must run after loadStaffSession.
+// puts the member in the context (currentStaff). It must run after the staff session
+// is loaded (routeAdmin's session middleware).
 func (s *server) requireStaff(roles ...staff.Role) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {

@@ -14,7 +14,7 @@ import (
 	"boxoffice/views"
 )
 
-// The door (issue 8): a page for phones where the door staff choose their event and
+// The door: a page for phones where the door staff choose their event and
 // gate once, then type or scan ticket codes. The event and gate are kept in the staff
 // session and in the scan form's fields, so a reload or a second tab keeps them.
 

@@ -75,6 +75,13 @@ func (s *server) controlFigures(ctx context.Context, ev booking.Event, prev *con
 			f.RateNow = strconv.FormatFloat(now, 'f', 1, 64)
 		}
 	}
+	if ev.VerifiedOnly {
+		vc, err := s.verifyCounts(ctx, ev)
+		if err != nil {
+			return f, err
+		}
+		f.Verified, f.Registered, f.Confirmed = true, vc.Registered, vc.Confirmed
+	}
 	if s.conflicts != nil && prev != nil {
 		n := s.conflicts()
 		if dt := now.Sub(prev.at).Minutes(); dt > 0 && !prev.at.IsZero() {
@@ -184,7 +191,7 @@ func (s *server) streamControl(c echo.Context) error {
 	}
 }
 
-// pauseQueue and resumeQueue stop and restart admission from an event's room.
+// setQueuePaused stops (paused) or restarts admission from an event's room.
 func (s *server) setQueuePaused(paused bool) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		id, err := pathID(c, "id")

@@ -2,6 +2,7 @@ package web
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"net/http"
 	"net/url"
@@ -13,6 +14,7 @@ import (
 
 	"boxoffice/internal/booking"
 	"boxoffice/internal/catalog"
+	"boxoffice/internal/wording"
 	"boxoffice/views"
 )
 
@@ -105,6 +107,13 @@ func (s *server) renderEvent(c echo.Context, status int, ev catalog.Event, e vie
 	e.ID, e.Venue, e.Published, e.Seats = ev.ID, ev.Venue, ev.Published, strconv.Itoa(ev.Seats)
 	e.PublicURL = "/events/" + ev.Slug
 	e.PublishURL = adminEventURL(ev.ID) + "/publish"
+	if ev.Queue.VerifiedOnly {
+		vc, err := s.verifyCounts(c.Request().Context(), booking.Event{ID: ev.ID, VerifiedOnly: true})
+		if err != nil {
+			return err
+		}
+		e.Verified = fmt.Sprintf("Verified buyers: %s registered, %s confirmed.", wording.Thousands(vc.Registered), wording.Thousands(vc.Confirmed))
+	}
 	return render(c, status, "no-store", views.EventEditorPage(e))
 }
 
@@ -215,6 +224,7 @@ func readEventForm(form url.Values) (catalog.EventInput, error) {
 		}
 	}
 	in.Queue.Enabled = form.Get("queue_enabled") == "on"
+	in.Queue.VerifiedOnly = form.Get("verified_only") == "on"
 	in.Queue.Slots = readInt("queue_slots", "shoppers at a time")
 	minutes := readInt("queue_minutes", "the admission's minutes")
 	if err == nil && (minutes < 1 || minutes > 120) {
@@ -250,6 +260,7 @@ func editorOf(form url.Values) views.EventEditor {
 		SalesCloseAt: form.Get("sales_close_at"), HoldMinutes: form.Get("hold_minutes"),
 		QueueEnabled: form.Get("queue_enabled") == "on", QueueSlots: form.Get("queue_slots"),
 		QueueRate: form.Get("queue_rate"), QueueMinutes: form.Get("queue_minutes"),
+		VerifiedOnly: form.Get("verified_only") == "on",
 	}
 }
 
@@ -260,6 +271,7 @@ func editorOfEvent(ev catalog.Event) views.EventEditor {
 		QueueEnabled: ev.Queue.Enabled, QueueSlots: strconv.Itoa(ev.Queue.Slots),
 		QueueRate:    strconv.FormatFloat(ev.Queue.Rate, 'f', -1, 64),
 		QueueMinutes: strconv.Itoa(int(math.Ceil(ev.Queue.TokenTTL.Minutes()))),
+		VerifiedOnly: ev.Queue.VerifiedOnly,
 	}
 	if !ev.SalesCloseAt.IsZero() {
 		e.SalesCloseAt = ev.SalesCloseAt.UTC().Format(formTime)

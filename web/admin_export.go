@@ -14,7 +14,7 @@ import (
 	"boxoffice/internal/checkin"
 )
 
-// CSV exports of an event's orders and check-ins (issue 8), streamed a page of rows
+// CSV exports of an event's orders and check-ins, streamed a page of rows
 // at a time (encoding/csv) as an attachment. Text that a buyer or staff typed (emails,
 // gate names, codes typed at the door) is guarded against formula injection: a
 // spreadsheet would run a cell starting with =, +, -, @, a tab or a carriage return

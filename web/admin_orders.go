@@ -14,7 +14,7 @@ import (
 	"boxoffice/views"
 )
 
-// The box office's orders (issue 8): search by email, order number or ticket code;
+// The box office's orders: search by email, order number or ticket code;
 // one order with its tickets, payments, refunds and history; refund or void some or
 // all of its tickets; send its confirmation again.
 

@@ -11,6 +11,7 @@ import (
 
 	"boxoffice/internal/app"
 	"boxoffice/internal/booking"
+	"boxoffice/internal/waitroom"
 )
 
 // positionTimeout bounds asking Redis for the queue position of a caller turned away:
@@ -80,11 +81,12 @@ func eventOfOrder(s *server, c echo.Context) (booking.Event, error) {
 }
 
 // admission guards seat selection and checkout during a queued onsale: with the
-// event's room on, a request passes only with a valid admission token for this event
-// and this session's visitor, sent in X-Admission-Token or kept in its cookie. The
-// token is checked by its signature alone, so admitted buyers keep buying while Redis
-// is away. Anyone else is turned back: the API answers 429 not_admitted with the queue
-// position; pages send the browser to the queue page.
+// event's room on, a request passes only with the session's admission to this event
+// (admitted). A token is checked by its signature, and by one Redis read whether its
+// admission has ended, which a Redis that is away does not stop: admitted buyers keep
+// buying. Anyone else is turned back: the API answers 429 not_admitted with the queue
+// position; pages send the browser to the queue page. An onsale for verified buyers
+// first turns away a session that has not confirmed an email for it (verify.go).
 func (s *server) admission(find eventOf) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
@@ -93,19 +95,15 @@ func (s *server) admission(find eventOf) echo.MiddlewareFunc {
 				return err
 			}
 			c.Set(eventContext, ev)
+			if ev.VerifiedOnly && !s.verifiedFor(c, ev.ID) {
+				return s.notVerified(c, ev)
+			}
 			if !ev.QueueEnabled {
 				return next(c)
 			}
 			visitor := s.pageBuyer(c)
-			if visitor != "" {
-				if tok := c.Request().Header.Get(admissionHeader); tok != "" {
-					if _, err := s.Queue.Verify(tok, ev.ID, visitor); err == nil {
-						return next(c)
-					}
-				}
-				if _, _, ok := s.sessionAdmission(c, ev.ID, visitor); ok {
-					return next(c)
-				}
+			if s.admitted(c, ev, visitor) {
+				return next(c)
 			}
 			if !strings.HasPrefix(c.Request().URL.Path, "/api/") {
 				return seeOther(c, queueURL(ev))
@@ -140,3 +138,70 @@ func (s *server) notAdmitted(ctx context.Context, ev booking.Event, visitor stri
 }
 
 func queueURL(ev booking.Event) string { return "/events/" + ev.Slug + "/queue" }
+
+// endedTimeout bounds asking Redis whether an admission has ended: past it the token
+// stands on its signature.
+const endedTimeout = 300 * time.Millisecond
+
+// admitted reports whether the request carries the session's admission to ev: a token
+// for ev and the visitor (in X-Admission-Token, or kept in the admission cookie or
+// the session) whose admission has not ended. An admission ends when its purchase
+// completes or its hold is released (leaveQueue): another round of shopping starts in
+// the queue. A call on a hold (checkout, pay) passes on a live hold of the session,
+// whether its token ran out or not: an admission lasts as long as the hold made with
+// it, so paying is never refused because the token ended mid-hold; and a hold sold or
+// released is not live, so it admits nothing more.
+func (s *server) admitted(c echo.Context, ev booking.Event, visitor string) bool {
+	if visitor == "" {
+		return false
+	}
+	onHold := c.Param("holdId") != "" || c.Param("orderId") != ""
+	if tok := c.Request().Header.Get(admissionHeader); tok != "" {
+		if cl, err := s.Queue.Verify(tok, ev.ID, visitor); err == nil && (onHold || !s.admissionEnded(c, ev.ID, visitor, cl)) {
+			return true
+		}
+	}
+	if cl, _, ok := s.sessionAdmission(c, ev.ID, visitor); ok && (onHold || !s.admissionEnded(c, ev.ID, visitor, cl)) {
+		return true
+	}
+	return onHold && s.onLiveHold(c, visitor)
+}
+
+// admissionEnded reports whether the admission a valid token names has ended early
+// (bought, released). A Redis that does not answer in time says no: the token stands.
+func (s *server) admissionEnded(c echo.Context, eventID int64, visitor string, cl waitroom.Claims) bool {
+	ctx, cancel := context.WithTimeout(c.Request().Context(), endedTimeout)
+	defer cancel()
+	ended, err := s.Queue.Ended(ctx, eventID, visitor, cl.ExpiresAt)
+	return err == nil && ended
+}
+
+// onLiveHold reports whether the hold a call acts on, or the hold of the pending order
+// it pays, is the buyer's and live. It reads the database, so it is asked only of a
+// call whose token did not do.
+func (s *server) onLiveHold(c echo.Context, buyer string) bool {
+	ctx := c.Request().Context()
+	var id booking.HoldID
+	var err error
+	switch {
+	case c.Param("orderId") != "":
+		var oid int64
+		if oid, err = pathID(c, "orderId"); err != nil {
+			return false
+		}
+		o, err := s.Booking.Order(ctx, oid, buyer)
+		if err != nil || o.Status != booking.StatusPending {
+			return false
+		}
+		id = o.HoldID
+	case strings.HasPrefix(c.Request().URL.Path, "/api/"):
+		id, err = pathHoldID(c)
+	default:
+		id, err = pageHoldID(c)
+	}
+	if err != nil {
+		return false
+	}
+	_, err = s.Booking.GetHold(ctx, id, buyer)
+	return err == nil
+}

@@ -18,6 +18,8 @@ type eventJSON struct {
 	SalesCloseAt time.Time `json:"salesCloseAt"`
 	// WaitingRoom says that seat selection goes through the queue (POST …/queue).
 	WaitingRoom bool `json:"waitingRoom"`
+	// VerifiedOnly says that buyers confirm an email first (POST …/verification).
+	VerifiedOnly bool `json:"verifiedOnly"`
 }
 
 type mapSeatJSON struct {
@@ -53,7 +55,7 @@ func (s *server) listEvents(c echo.Context) error {
 	out := make([]eventJSON, len(events))
 	for i, e := range events {
 		out[i] = eventJSON{ID: e.ID, Slug: e.Slug, Name: e.Name, StartsAt: e.StartsAt, Venue: e.Venue, OnsaleAt: e.OnsaleAt,
-			SalesCloseAt: e.SalesCloseAt, WaitingRoom: e.QueueEnabled}
+			SalesCloseAt: e.SalesCloseAt, WaitingRoom: e.QueueEnabled, VerifiedOnly: e.VerifiedOnly}
 	}
 	c.Response().Header().Set("Cache-Control", "public, max-age=10, s-maxage=30, stale-while-revalidate=60")
 	return c.JSON(http.StatusOK, out)

@@ -149,6 +149,7 @@ func (s *server) createHoldOnce(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	s.admissionLasts(c.Request().Context(), eventID, buyer, h.ExpiresAt)
 	return c.JSON(http.StatusCreated, holdView(h))
 }
 

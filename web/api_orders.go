@@ -103,6 +103,9 @@ func (s *server) checkoutOnce(c echo.Context) error {
 			return err
 		}
 	}
+	if o.Status == booking.StatusConfirmed { // a free order: bought at checkout
+		s.leaveQueue(c.Request().Context(), id.Event, buyer)
+	}
 	pay := paymentInfoJSON{Provider: s.ProviderName, PayURL: "/api/v1/orders/" + strconv.FormatInt(o.ID, 10) + "/pay"}
 	if s.ProviderName == config.ProviderTest {
 		pay.TestCards = testCards // real providers' cards are theirs to document

@@ -64,7 +64,7 @@ var (
 	}
 )
 
-// pageHeadings title the error pages; by code first, then by status.
+// codeHeadings and statusHeadings title the error pages; by code first, then by status.
 var (
 	codeHeadings = map[string]string{
 		"hold_expired":    "Your hold has run out",

@@ -124,6 +124,7 @@ func (s *server) createHoldForm(c echo.Context) error {
 	if err != nil {
 		return s.holdRefused(c, ev, view, req, err)
 	}
+	s.admissionLasts(ctx, ev.ID, req.Buyer, h.ExpiresAt)
 	if !isHTMX(c) {
 		return c.Redirect(http.StatusSeeOther, seatsURL(ev, view))
 	}

@@ -80,6 +80,9 @@ func (s *server) roomOf(c echo.Context) (booking.Event, bool, error) {
 	if err != nil {
 		return ev, false, err
 	}
+	if ev.VerifiedOnly && !s.verifiedFor(c, ev.ID) {
+		return ev, false, seeOther(c, verifyURL(ev))
+	}
 	if !ev.QueueEnabled {
 		return ev, false, seeOther(c, seatsURL(ev, ""))
 	}

@@ -40,10 +40,10 @@ const leaveTimeout = 500 * time.Millisecond
 // An admission's token is kept in a cookie of its own, one an event, until the token
 // expires. It needs no keeping on the server: the token is signed and bound to the
 // session's buyer, so a cookie another visitor copies, or a client makes up, verifies
-// for nobody else. In the session it cost every admitted buyer a second session
+// for nobody else. In the session it would cost every admitted buyer a second session
 // write (an INSERT and a commit) at the rate the room admits, while the sale runs:
-// more than a third of the commits PostgreSQL made in a 128/s onsale were session
-// writes (docs/ONSALE.md).
+// more than a third of the commits PostgreSQL makes in a 128/s onsale
+// (docs/BENCHMARKS.md).
 const admissionCookie = "admission-"
 
 func admissionCookieName(eventID int64) string {
@@ -187,17 +187,22 @@ const (
 
 // queueStatus says where the session's visitor stands in the event's queue (see
 // queueAsk). A visitor who lost the place was gone too long, or Redis came back
-// empty. A session already holding a valid admission is admitted without asking
-// Redis, so that admitted buyers are unaffected when it is away. An admission is kept
-// in a cookie, whose requests then need no header. With the room off everyone is
-// admitted, no token needed.
+// empty. A session already holding a valid admission that has not ended is admitted
+// without asking more of Redis, so that admitted buyers are unaffected when it is
+// away. An admission is kept in a cookie, whose requests then need no header. With
+// the room off everyone is admitted, no token needed. An onsale for verified buyers
+// queues only sessions that confirmed an email (errNotVerified): their visitor is the
+// address's buyer id, so one address has one place however many sessions join.
 func (s *server) queueStatus(c echo.Context, ev booking.Event, ask queueAsk) (waitroom.Status, error) {
+	if ev.VerifiedOnly && !s.verifiedFor(c, ev.ID) {
+		return waitroom.Status{}, errNotVerified
+	}
 	qe := app.QueueEvent(ev)
 	if !qe.Settings.Enabled {
 		return waitroom.Status{Admitted: true}, nil
 	}
 	visitor := s.pageBuyer(c)
-	if cl, tok, ok := s.sessionAdmission(c, ev.ID, visitor); ok {
+	if cl, tok, ok := s.sessionAdmission(c, ev.ID, visitor); ok && !s.admissionEnded(c, ev.ID, visitor, cl) {
 		return waitroom.Status{Admitted: true, Token: tok, ExpiresAt: cl.ExpiresAt}, nil
 	}
 	created := false
@@ -245,9 +250,29 @@ func (s *server) askRoom(c echo.Context, qe waitroom.Event, visitor string, ask 
 }
 
 // leaveQueue gives the buyer's slot back (they bought, or released what they held),
-// so that the next in the queue comes in. It never fails the request: a slot not
-// given back lapses with its token.
+// so that the next in the queue comes in, and ends the admission: its token starts no
+// second round. It never fails the request: a slot not given back lapses with its
+// token.
 func (s *server) leaveQueue(ctx context.Context, eventID int64, buyer string) {
+	s.roomCall(ctx, eventID, buyer, "waiting room slot not given back", func(ctx context.Context) error {
+		return s.Queue.Leave(ctx, eventID, buyer)
+	})
+}
+
+// admissionLasts makes the buyer's admission last as long as the hold just made with
+// it: the slot stays taken while they hold seats and pay, and the queue calls hand out
+// tokens that last as long. It never fails the request: an admission not extended
+// still lets its hold be checked out and paid (admitted).
+func (s *server) admissionLasts(ctx context.Context, eventID int64, buyer string, until time.Time) {
+	s.roomCall(ctx, eventID, buyer, "waiting room admission not extended to the hold", func(ctx context.Context) error {
+		return s.Queue.Extend(ctx, eventID, buyer, until)
+	})
+}
+
+// roomCall makes call, a change to the buyer's admission, when the event's room is
+// on, within leaveTimeout: the buyer's answer must not wait on a Redis that hangs.
+// A failure is logged as failed, never returned.
+func (s *server) roomCall(ctx context.Context, eventID int64, buyer, failed string, call func(context.Context) error) {
 	if buyer == "" || s.Queue == nil {
 		return
 	}
@@ -257,8 +282,8 @@ func (s *server) leaveQueue(ctx context.Context, eventID int64, buyer string) {
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), leaveTimeout)
 	defer cancel()
-	if err := s.Queue.Leave(ctx, eventID, buyer); err != nil {
-		s.Log.WarnContext(ctx, "waiting room slot not given back", "event", eventID, "err", err)
+	if err := call(ctx); err != nil {
+		s.Log.WarnContext(ctx, failed, "event", eventID, "err", err)
 	}
 }
 

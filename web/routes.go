@@ -23,8 +23,8 @@ func (s *server) routes(e *echo.Echo) {
 	// Pages, assets and the big JSON (the seat map, the events) go out compressed: a
 	// 2,500-seat section is 780 KB of markup and 38 KB gzipped. The buyer's API calls
 	// answer a few hundred bytes and do without: Echo's middleware resets a compressor
-	// for every answer it wraps, whatever the size, and at an onsale those resets were
-	// 13 % of the server's CPU (docs/ONSALE.md).
+	// for every answer it wraps, whatever the size, and at an onsale those resets take
+	// 13 % of the server's CPU (docs/BENCHMARKS.md).
 	gz := middleware.GzipWithConfig(middleware.GzipConfig{Level: 5, MinLength: 1024})
 
 	// Plumbing.
@@ -83,6 +83,7 @@ func (s *server) routes(e *echo.Echo) {
 	api.GET("/orders/:orderId", s.getOrder, buyer...)
 	api.POST("/orders/:orderId/pay", s.pay, seatCall(eventOfOrder)...)
 	api.POST("/payments/webhook", s.paymentWebhook, timed, noStore, body)
+	s.routeVerify(e, buyerPage, buyer) // verified buyers' registration (verify.go)
 
 	// The admin pages (routes_admin.go): staff sessions and roles.
 	s.routeAdmin(e, timed, gz)

@@ -38,7 +38,7 @@ var (
 )
 
 // adminRoutes is the table of the admin pages. Every route in it is registered behind
-// requireStaff with its roles, and TestAdminRoutesGuarded walks the router to check
+// requireStaff with its roles, and TestAdminAuthorisation walks the router to check
 // that no /admin route exists outside it (but the login and logout, adminOpen).
 func (s *server) adminRoutes() []adminRoute {
 	return []adminRoute{

@@ -22,7 +22,7 @@ import (
 // JSON, 0.6 MB gzipped. Its body is made once for each copy of the map the booking
 // service hands out (a copy is shared by every reader for up to 100 ms, and a CDN
 // asks once a second per edge), and kept both plain and gzipped at BestSpeed: at
-// Echo's middleware's level 5 the compression alone had been 7 % of the server's CPU
+// Echo's middleware's level 5 the compression alone would be 7 % of the server's CPU
 // during make onsale's sale, for one map a second.
 //
 // Only the seats' statuses change during a sale, so the map also comes in two parts:
@@ -157,7 +157,7 @@ func (b *mapBodies) latest(key bodyKey, m booking.SeatMap) *mapBody {
 // mapEncoder writes one event's map as encoding/json writes seatMapJSON, byte for
 // byte (TestMapEncoderAsEncodingJSON), but keeps each seat's JSON but its status from
 // the copy before: in a sale only statuses change, and encoding/json's reflection over
-// 50,000 seats each second had been 6 % of the server's CPU in make onsale (p44d). A
+// 50,000 seats each second would be 6 % of the server's CPU in make onsale. A
 // seat whose name, place or price changed is encoded again, and the layout with it.
 type mapEncoder struct {
 	used time.Time // when a request last asked for the map (mapBodies.mu)

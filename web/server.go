@@ -25,6 +25,7 @@ import (
 	"boxoffice/internal/proof"
 	"boxoffice/internal/spent"
 	"boxoffice/internal/staff"
+	"boxoffice/internal/verification"
 	"boxoffice/internal/waitroom"
 )
 
@@ -78,6 +79,8 @@ type server struct {
 	// join and a session's first hold (proof.go).
 	proof   *proof.Guard
 	proofOn bool
+	// Verify registers and confirms verified buyers' emails (verify.go).
+	Verify *verification.Service
 }
 
 // New returns the HTTP handler of the whole program: every route, its middleware and
@@ -88,7 +91,7 @@ func New(a *app.App) http.Handler {
 		Door:          a.Door,
 		WebhookSecret: a.Config.WebhookSecret, CookieSecure: a.Config.CookieSecure,
 		Queue: a.Queue, ProviderName: "test",
-		looks: make(chan struct{}, 2*runtime.GOMAXPROCS(0)), load: a.Load,
+		looks: make(chan struct{}, 2*runtime.GOMAXPROCS(0)), load: a.Load, Verify: a.Verify,
 	}
 	if a.Provider != nil {
 		s.ProviderName = a.Provider.Name()

@@ -90,7 +90,8 @@ func newSeatStreams(o StreamOptions) *seatStreams {
 }
 
 // NewStreamHandler returns the live seat stream alone, GET /events/{slug}/stream, as
-// the routes table mounts it: for cmd/ssebench, which measures it without the rest.
+// the routes table mounts it: for the SSE benchmark (go run ./cmd/bench sse), which
+// measures it without the rest.
 func NewStreamHandler(o StreamOptions) http.Handler {
 	st := newSeatStreams(o)
 	e := echo.New()

@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+
+	"boxoffice/internal/benchkit"
 )
 
 // Test cards of the built-in payment provider (README: Configuration).
@@ -180,63 +182,23 @@ func (b *buyer) queue(ctx context.Context) bool {
 	defer s.gauge.queued.Add(-1)
 	var took time.Duration // how long the last look took to answer
 	lookedAt := time.Now()
-	nextLook := func() time.Time {
-		d := time.Duration(st.LookAfter) * time.Second
-		if st.PreQueue {
-			d += jitter(b.rng, crowdJitter) // as the page: the pre-queue's looks come due together
-		}
-		return lookedAt.Add(d)
-	}
-	lookAt := nextLook()
+	lookAt := b.nextLook(st, lookedAt)
 	for !st.Admitted {
 		if st.SoldOut {
-			b.outcome = outSoldOut
-			s.count.expected("queue: sold out")
-			return false
+			return b.soldOut("queue: sold out")
 		}
-		// What the page shows: from its look, then from the board, and its pace.
-		eta, pace, places, rate, gone := st.EtaSeconds, s.cfg.Poll, 0, -1.0, st.LikelyGone
-		if st.Position > 0 {
-			places = st.Ahead + 1
-		}
-		if st.PollAfter > 0 {
-			pace = time.Duration(st.PollAfter) * time.Second
-		}
-		drawn := false // a pre-queue page that stands among the board's drawn places
-		if seen := s.qboard.cur.Load(); seen != nil {
-			rate = seen.RatePerSecond
-			if e, p, n, g, ok := fromBoard(st, lookedAt, seen); ok {
-				eta, pace, gone = e, p, g
-				if n > 0 {
-					places = n
-					drawn = st.PreQueue
-				}
-			}
-		}
-		if (!st.PreQueue || drawn) && gone && !b.warned {
-			b.warned, b.warnedFirst = true, len(b.etas) == 0
-		}
-		if (!st.PreQueue || drawn) && eta > 0 && !gone {
-			b.etas = append(b.etas, etaSeen{eta, time.Now(), places, rate})
-		}
+		pace := b.show(st, lookedAt)
 		// counted, as the page counts it, from when the last look went out
-		if !sleep(ctx, max(pace-took, 250*time.Millisecond)) {
-			b.outcome = outCut
+		if !b.pause(ctx, max(pace-took, 250*time.Millisecond)) {
 			return false
 		}
 		took = 0
 		bd := s.qboard.cur.Load()
 		if bd != nil && bd.SoldOut && onBoard(st, bd) {
 			// The page shows sold out from the board; the buyer goes.
-			b.outcome = outSoldOut
-			s.count.expected("queue: sold out")
-			return false
+			return b.soldOut("queue: sold out")
 		}
-		now, spread := mustLook(st, bd)
-		if spread > 0 {
-			lookAt = minTime(lookAt, time.Now().Add(jitter(b.rng, spread)))
-		}
-		if !now && time.Now().Before(lookAt) {
+		if !b.looks(st, bd, &lookAt) {
 			continue // the board was enough
 		}
 		lookedAt = time.Now()
@@ -246,13 +208,7 @@ func (b *buyer) queue(ctx context.Context) bool {
 		}
 		took = a.Took
 		if a.Status != http.StatusOK {
-			b.fail("poll", a)
-			if a.Status != http.StatusServiceUnavailable {
-				return false
-			}
-			// Paused: ask again after Retry-After (the loop's own wait included).
-			if !sleep(ctx, a.RetryAfter-pace) {
-				b.outcome = outCut
+			if !b.pollRefused(ctx, a, pace) {
 				return false
 			}
 			st = queueJSON{Position: -1}
@@ -267,12 +223,90 @@ func (b *buyer) queue(ctx context.Context) bool {
 				return false
 			}
 		}
-		lookAt = nextLook()
+		lookAt = b.nextLook(st, lookedAt)
 	}
 	b.admitted, b.admittedAt = true, time.Now()
 	b.c.http.Transport = s.shopRT // same cookies, the shoppers' connections
 	s.count.event("admit")
 	return true
+}
+
+// show is what the queue page shows between its looks, from its last look (st, at
+// lookedAt) and then from the board: the ETA it shows is recorded, or that the
+// tickets may be gone first. It returns the pace of the page's next refresh.
+func (b *buyer) show(st queueJSON, lookedAt time.Time) time.Duration {
+	s := b.sim
+	eta, pace, places, rate, gone := st.EtaSeconds, s.cfg.Poll, 0, -1.0, st.LikelyGone
+	if st.Position > 0 {
+		places = st.Ahead + 1
+	}
+	if st.PollAfter > 0 {
+		pace = time.Duration(st.PollAfter) * time.Second
+	}
+	drawn := false // a pre-queue page that stands among the board's drawn places
+	if seen := s.qboard.cur.Load(); seen != nil {
+		rate = seen.RatePerSecond
+		if e, p, n, g, ok := fromBoard(st, lookedAt, seen); ok {
+			eta, pace, gone = e, p, g
+			if n > 0 {
+				places = n
+				drawn = st.PreQueue
+			}
+		}
+	}
+	if (!st.PreQueue || drawn) && gone && !b.warned {
+		b.warned, b.warnedFirst = true, len(b.etas) == 0
+	}
+	if (!st.PreQueue || drawn) && eta > 0 && !gone {
+		b.etas = append(b.etas, etaSeen{eta, time.Now(), places, rate})
+	}
+	return pace
+}
+
+// nextLook is when the page looks itself next, after its look at lookedAt answered
+// st.
+func (b *buyer) nextLook(st queueJSON, lookedAt time.Time) time.Time {
+	d := time.Duration(st.LookAfter) * time.Second
+	if st.PreQueue {
+		d += jitter(b.rng, crowdJitter) // as the page: the pre-queue's looks come due together
+	}
+	return lookedAt.Add(d)
+}
+
+// looks says whether the page looks itself now: the board says so, or its look is
+// due (the board's news may bring it forward, into lookAt).
+func (b *buyer) looks(st queueJSON, bd *queueBoardSeen, lookAt *time.Time) bool {
+	now, spread := mustLook(st, bd)
+	if spread > 0 {
+		*lookAt = minTime(*lookAt, time.Now().Add(jitter(b.rng, spread)))
+	}
+	return now || !time.Now().Before(*lookAt)
+}
+
+// pause waits d, as the page does; when the time limit cuts it short, the visit
+// ends.
+func (b *buyer) pause(ctx context.Context, d time.Duration) bool {
+	if !sleep(ctx, d) {
+		b.outcome = outCut
+		return false
+	}
+	return true
+}
+
+// pollRefused counts a look the server refused: a paused queue (503) is asked again
+// after Retry-After (the loop's own wait, pace, included); anything else ends the
+// visit.
+func (b *buyer) pollRefused(ctx context.Context, a answer, pace time.Duration) bool {
+	b.fail("poll", a)
+	return a.Status == http.StatusServiceUnavailable && b.pause(ctx, a.RetryAfter-pace)
+}
+
+// soldOut ends the visit with nothing left to buy, a normal refusal counted under
+// why. It returns false: the visit does not go on.
+func (b *buyer) soldOut(why string) bool {
+	b.outcome = outSoldOut
+	b.sim.count.expected(why)
+	return false
 }
 
 // hold asks for seats the way this buyer likes them (seats of their choice biased to
@@ -292,30 +326,15 @@ func (b *buyer) hold(ctx context.Context) (holdJSON, bool) {
 	}
 	triedGA, triedSeats := false, false
 	for attempt := 0; attempt < 8; attempt++ {
-		var body any
-		switch kind {
-		case "seats":
-			ids := s.seats.pick(b.rng, qty)
-			if ids == nil {
-				kind = "best"
-				continue
-			}
-			body = map[string]any{"seatIds": ids}
-		case "best":
-			body = map[string]any{"quantity": qty, "together": qty > 1 && b.rng.IntN(2) == 0}
-		case "ga":
-			tier := s.seats.gaTier()
-			if tier == 0 { // the map shows no standing place left: as good as sold out
-				triedGA = true
-				if triedSeats {
-					b.outcome = outSoldOut
-					s.count.expected("hold: sold out")
-					return holdJSON{}, false
+		body := b.holdBody(kind, qty)
+		if body == nil { // the map shows none of that kind left
+			if kind == "ga" { // no standing place: as good as sold out
+				if triedGA = true; triedSeats {
+					return holdJSON{}, b.soldOut("hold: sold out")
 				}
-				kind = "best"
-				continue
 			}
-			body = map[string]any{"gaTierId": tier, "quantity": qty}
+			kind = "best"
+			continue
 		}
 		var h holdJSON
 		a, ok := b.try(ctx, "hold", http.MethodPost, "/api/v1/events/"+s.eventPath+"/holds", body, &h)
@@ -343,9 +362,7 @@ func (b *buyer) hold(ctx context.Context) (holdJSON, bool) {
 				triedSeats = true
 			}
 			if triedGA && triedSeats {
-				b.outcome = outSoldOut
-				s.count.expected("hold: sold out")
-				return h, false
+				return h, b.soldOut("hold: sold out")
 			}
 			if kind == "ga" {
 				kind = "best"
@@ -370,88 +387,26 @@ func (b *buyer) hold(ctx context.Context) (holdJSON, bool) {
 		}
 		b.think(ctx)
 	}
-	b.outcome = outSoldOut
-	s.count.expected("hold: gave up after 8 tries")
-	return holdJSON{}, false
+	return holdJSON{}, b.soldOut("hold: gave up after 8 tries")
 }
 
-// pay pays the order: with a declined card for some buyers, half of whom then try a
-// good card; with a late webhook for others.
-func (b *buyer) pay(ctx context.Context) bool {
+// holdBody is what a hold of kind asks for: seats picked from the map, best
+// available, or standing places; nil when the map shows none of that kind left.
+func (b *buyer) holdBody(kind string, qty int) any {
 	s := b.sim
-	card := cardGood
-	if b.rng.Float64() < s.cfg.Decline {
-		card = cardDeclined
-	}
-	delivery := ""
-	if b.rng.Float64() < s.cfg.Late {
-		delivery = "late"
-	}
-	for {
-		b.think(ctx)
-		var p payJSON
-		a, ok := b.try(ctx, "pay", http.MethodPost, "/api/v1/orders/"+strconv.FormatInt(b.orderID, 10)+"/pay",
-			map[string]string{"card": card, "delivery": delivery}, &p)
-		if !ok {
-			return false
+	switch kind {
+	case "seats":
+		if ids := s.seats.pick(b.rng, qty); ids != nil {
+			return map[string]any{"seatIds": ids}
 		}
-		switch {
-		case a.Status == http.StatusAccepted:
-			b.paid = true
-			return true
-		case a.Status == http.StatusPaymentRequired && a.Err.Code == "card_declined":
-			s.count.expected("pay: card declined")
-			if card == cardGood || b.rng.IntN(2) == 0 {
-				b.outcome = outDeclined
-				return false
-			}
-			card = cardGood
-		case a.Status == http.StatusGone:
-			b.outcome = outExpired
-			return false
-		default:
-			b.fail("pay", a)
-			return false
+	case "best":
+		return map[string]any{"quantity": qty, "together": qty > 1 && b.rng.IntN(2) == 0}
+	case "ga":
+		if tier := s.seats.gaTier(); tier != 0 {
+			return map[string]any{"gaTierId": tier, "quantity": qty}
 		}
 	}
-}
-
-// waitTickets polls the order, as its page does, until the payment's webhook has
-// confirmed it (or sent it to a refund), within the ticket wait.
-func (b *buyer) waitTickets(ctx context.Context, places int) {
-	s := b.sim
-	start := time.Now()
-	ctx, cancel := context.WithTimeout(ctx, s.cfg.TicketWait)
-	defer cancel()
-	for {
-		var o orderJSON
-		a, ok := b.try(ctx, "order", http.MethodGet, "/api/v1/orders/"+strconv.FormatInt(b.orderID, 10), nil, &o)
-		if !ok {
-			if errors.Is(ctx.Err(), context.DeadlineExceeded) && b.outcome == outCut {
-				b.outcome = outUnsettled
-			}
-			return
-		}
-		if a.Status != http.StatusOK {
-			b.fail("order", a)
-			return
-		}
-		switch o.Status {
-		case "confirmed":
-			s.latency("tickets", time.Since(start))
-			s.count.event("sale")
-			s.gauge.sold.Add(int64(places))
-			b.outcome = outBought
-			return
-		case "refunded", "refund_pending", "expired":
-			b.outcome = outRefunded
-			return
-		}
-		if !sleep(ctx, s.cfg.OrderPoll) {
-			b.outcome = outUnsettled
-			return
-		}
-	}
+	return nil
 }
 
 // call makes a call that must succeed (2xx); anything else is an error and ends the
@@ -516,19 +471,7 @@ func minTime(a, b time.Time) time.Time {
 }
 
 // sleep waits d or until ctx ends, and reports whether ctx is still alive.
-func sleep(ctx context.Context, d time.Duration) bool {
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
-}
+var sleep = benchkit.Sleep
 
 func errKind(err error) string {
 	var ne net.Error

@@ -66,8 +66,9 @@ func apiViolations(buyers []*buyer, orders map[int]orderJSON, m *board) []string
 	return out
 }
 
-// sqlCheck runs the invariants in SQL. The simulator cannot use the program's own
-// queries (it imports nothing of boxoffice), so the statements are here, read-only.
+// sqlCheck runs the invariants in SQL. The simulator checks the program from
+// outside, as any reader of its database could, so the statements are its own,
+// read-only.
 type sqlCheck struct{ pool *pgxpool.Pool }
 
 func openSQL(ctx context.Context, url string) (*sqlCheck, error) {

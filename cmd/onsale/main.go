@@ -1,9 +1,16 @@
-// Command onsale plays a crowd of buyers against a running boxoffice over HTTP, as
+// Command onsale is the onsale simulation and the tools that read its runs.
+//
+//	onsale run     play a crowd of buyers against a running boxoffice and check it
+//	onsale replot  draw the chart of an earlier run from its JSON report
+//	onsale eta     replay the waits a run's queue showed under other ETA rules
+//	onsale reqlog  say where the server's requests spent their time, from its JSON log
+//
+// `onsale run` plays a crowd of buyers against a running boxoffice over HTTP, as
 // their browsers would, and reports what happened with the figures a capacity plan
 // needs; then it checks, through the API and (given -db) in SQL, that nothing was sold
 // twice and that every paid order has its tickets or its refund.
 //
-//	onsale -url http://127.0.0.1:8080 -event stadium-1234 -buyers 20000 [-db postgres://…] [-metrics http://…/metrics]
+//	onsale run -url http://127.0.0.1:8080 -event stadium-1234 -buyers 20000 [-db postgres://…] [-metrics http://…/metrics]
 //
 // Each buyer has a session of its own (a cookie jar and its CSRF token), arrives on a
 // curve (some early, into the pre-queue; the rest in a burst after the onsale), joins
@@ -13,10 +20,10 @@
 // sometimes abandons, checks out, pays with a test card (some declined, some with a
 // late webhook) and waits for the tickets.
 //
-// It is an outsider: it speaks HTTP (and, for the checks, SQL) and imports nothing of
-// boxoffice. It drives loopback addresses only unless -allow-host names the host, and
-// stops by itself: when every buyer is done, or at -duration, whichever is first
-// (checks then get -settle more).
+// The crowd is an outsider: it speaks HTTP (and, for the checks, SQL) and calls no
+// code of boxoffice. It drives loopback addresses only unless -allow-host names the
+// host, and stops by itself: when every buyer is done, or at -duration, whichever is
+// first (checks then get -settle more).
 //
 // The exit status is 1 when an invariant is broken or a buyer met an answer that is
 // no normal part of an onsale (anything but sold out, a declined card, a lost seat and
@@ -31,33 +38,39 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"runtime/pprof"
-	"syscall"
 	"time"
+
+	"boxoffice/internal/benchkit"
 )
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	switch {
-	case errors.Is(err, errViolations):
-		fmt.Fprintln(os.Stderr, "onsale:", err)
-		os.Exit(1)
-	case err != nil:
-		fmt.Fprintln(os.Stderr, "onsale:", err)
-		os.Exit(2)
+const doc = `onsale simulates an onsale's crowd against boxoffice and reads its runs.`
+
+func main() { benchkit.Main("onsale", doc, commands()...) }
+
+func commands() []benchkit.Command {
+	return []benchkit.Command{
+		{Name: "run", Summary: "play a crowd of buyers against a running boxoffice, report and check", Run: runOnsale},
+		{Name: "replot", Summary: "draw the chart of an earlier run from its JSON report: replot -svg chart.svg report.json", Run: runReplot},
+		{Name: "eta", Summary: "replay the first waits a run's queue showed under other rules for the rate", Run: runETA},
+		{Name: "reqlog", Summary: "where the server's requests spent their time, by route, from its JSON request log", Run: runReqlog},
 	}
 }
 
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+// runOnsale is `onsale run`: an error that is no broken invariant ends it with exit
+// status 2.
+func runOnsale(ctx context.Context, args []string, env benchkit.Env) error {
+	err := simulateAndReport(ctx, args, env.Stdout, env.Stderr)
+	if err != nil && !errors.Is(err, errViolations) && !errors.Is(err, flag.ErrHelp) {
+		return &benchkit.ExitError{Code: 2, Err: err}
+	}
+	return err
+}
+
+func simulateAndReport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cfg, jsonPath, svgPath, err := parseFlags(args, stderr)
 	if err != nil {
 		return err
-	}
-	if cfg.Replot != "" {
-		return replot(cfg.Replot, svgPath)
 	}
 	if cfg.CPUProfile != "" {
 		f, err := os.Create(cfg.CPUProfile)
@@ -76,7 +89,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	r.writeText(stdout)
 	if jsonPath != "" {
-		if err := writeFile(jsonPath, func(w io.Writer) error {
+		if err := benchkit.WriteFile(jsonPath, func(w io.Writer) error {
 			enc := json.NewEncoder(w)
 			enc.SetIndent("", "  ")
 			return enc.Encode(r)
@@ -85,7 +98,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	if svgPath != "" {
-		if err := writeFile(svgPath, r.writeSVG); err != nil {
+		if err := benchkit.WriteFile(svgPath, r.writeSVG); err != nil {
 			return err
 		}
 	}
@@ -96,7 +109,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 }
 
 func parseFlags(args []string, stderr io.Writer) (cfg config, jsonPath, svgPath string, err error) {
-	fs := flag.NewFlagSet("onsale", flag.ContinueOnError)
+	fs := flag.NewFlagSet("onsale run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&cfg.URL, "url", "http://127.0.0.1:8080", "the boxoffice to drive")
 	fs.StringVar(&cfg.Event, "event", "", "the event's slug or id (required)")
@@ -132,16 +145,12 @@ func parseFlags(args []string, stderr io.Writer) (cfg config, jsonPath, svgPath 
 	fs.StringVar(&cfg.Trace, "trace", "", "write one CSV line per buyer to this file (joined, admitted, first ETA)")
 	fs.StringVar(&jsonPath, "json", "", "write the report as JSON to this file")
 	fs.StringVar(&svgPath, "svg", "", "write the chart as SVG to this file")
-	fs.StringVar(&cfg.Replot, "replot", "", "draw the chart of an earlier run from its -json report (to -svg) instead of running")
 	if err = fs.Parse(args); err != nil {
 		return
 	}
 	switch {
-	case cfg.Replot != "":
-		if svgPath == "" {
-			err = errors.New("-replot needs -svg, the chart's file")
-		}
-		return
+	case fs.NArg() > 0:
+		err = fmt.Errorf("unexpected arguments %q", fs.Args())
 	case cfg.Event == "":
 		err = errors.New("-event is required")
 	case cfg.Buyers < 1 || cfg.Buyers > 1_000_000:
@@ -161,29 +170,27 @@ func parseFlags(args []string, stderr io.Writer) (cfg config, jsonPath, svgPath 
 	return
 }
 
-// replot draws the chart of an earlier run from its JSON report.
-func replot(reportPath, svgPath string) error {
+// runReplot is `onsale replot`: it draws the chart of an earlier run from its JSON
+// report.
+func runReplot(_ context.Context, args []string, env benchkit.Env) error {
+	fs := benchkit.FlagSet("onsale", "replot", env)
+	svgPath := fs.String("svg", "", "the chart's file (required)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *svgPath == "" || fs.NArg() != 1 {
+		return errors.New("usage: onsale replot -svg chart.svg report.json (a report of onsale run -json)")
+	}
+	reportPath := fs.Arg(0)
 	b, err := os.ReadFile(reportPath)
 	if err != nil {
 		return err
 	}
 	var r report
 	if err := json.Unmarshal(b, &r); err != nil {
-		return fmt.Errorf("%s: not a report of onsale -json: %w", reportPath, err)
+		return fmt.Errorf("%s: not a report of onsale run -json: %w", reportPath, err)
 	}
-	return writeFile(svgPath, r.writeSVG)
+	return benchkit.WriteFile(*svgPath, r.writeSVG)
 }
 
 func share(f float64) bool { return f >= 0 && f <= 1 }
-
-func writeFile(path string, write func(io.Writer) error) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if err := write(f); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
-}

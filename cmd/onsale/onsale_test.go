@@ -3,14 +3,12 @@ package main
 import (
 	"bytes"
 	"compress/gzip"
-	"context"
 	"encoding/csv"
 	"fmt"
 	"io"
 	"math"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -21,30 +19,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"boxoffice/internal/apptest"
-	"boxoffice/internal/dbtest"
-	"boxoffice/internal/demo"
-	"boxoffice/internal/waitroom"
-	"boxoffice/web"
+	"boxoffice/internal/benchkit"
 )
-
-// TestImportsNothingOfBoxoffice: the simulator is an outsider, so that it measures
-// and checks the program as any client would; only its tests may build the program.
-func TestImportsNothingOfBoxoffice(t *testing.T) {
-	t.Parallel()
-	out, err := exec.Command("go", "list", "-deps", ".").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go list -deps: %v\n%s", err, out)
-	}
-	pkgs := strings.Fields(string(out))
-	if len(pkgs) < 10 {
-		t.Fatalf("go list -deps listed %d packages: %q", len(pkgs), out)
-	}
-	for _, p := range pkgs {
-		if p != "boxoffice/cmd/onsale" && (p == "boxoffice" || strings.HasPrefix(p, "boxoffice/")) {
-			t.Errorf("cmd/onsale depends on %s; want the standard library and third-party modules only", p)
-		}
-	}
-}
 
 // TestSmallOnsale runs the simulator against the whole program, served in-process, on
 // an event of 300 seats and 60 standing places whose onsale is three seconds ahead:
@@ -54,43 +30,30 @@ func TestImportsNothingOfBoxoffice(t *testing.T) {
 // onsale normally gives.
 func TestSmallOnsale(t *testing.T) {
 	t.Parallel()
-	p := apptest.New(t, apptest.Options{
-		// The proof of work on, at its default difficulty: every join pays, as at a
-		// real onsale, through the simulator's own solver.
-		Env: map[string]string{"HOLD_TTL": "4s", "TIDY_INTERVAL": "500ms", "RATE_LIMIT": "1000", "RATE_BURST": "1000", "PROOF_OF_WORK": "on"},
-		// The room pauses (503 queue_paused) when a Redis call takes over its timeout,
-		// 1 s by default. make test runs this next to every other package on two
-		// cores, where a starved Redis call takes that long without anything being
-		// wrong; the room's own tests cover pausing. Here a pause would be noise.
-		Queue: waitroom.Options{Timeout: 3 * time.Second},
-	})
-	now := time.Now()
-	setup, err := pgxpool.New(t.Context(), p.Config.DatabaseURL)
+	// The proof of work on, at its default difficulty: every join pays, as at a real
+	// onsale, through the simulator's own solver.
+	o := apptest.Options{Env: map[string]string{"HOLD_TTL": "4s", "TIDY_INTERVAL": "500ms", "RATE_LIMIT": "1000", "RATE_BURST": "1000", "PROOF_OF_WORK": "on"}}
+	// The room pauses (503 queue_paused) when a Redis call takes over its timeout,
+	// 1 s by default. make test runs this next to every other package on two
+	// cores, where a starved Redis call takes that long without anything being
+	// wrong; the room's own tests cover pausing. Here a pause would be noise.
+	o.Queue.Timeout = 3 * time.Second
+	p := apptest.New(t, o)
+	onsaleAt := time.Now().Add(3 * time.Second).Truncate(time.Second).Add(time.Second)
+	_, err := benchkit.CreateEvent(t.Context(), p.Pool, benchkit.Event{Slug: "sim-small", Seats: 300, OnsaleAt: onsaleAt,
+		Queue: &benchkit.Queue{Slots: 40, Rate: 25, TokenTTL: 20 * time.Second}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	spec := demo.StadiumSpec("sim-small", 300, now.Add(3*time.Second).Truncate(time.Second).Add(time.Second),
-		demo.Queue{Slots: 40, Rate: 25, TokenTTL: 20 * time.Second})
-	_, err = demo.Create(t.Context(), setup, spec)
-	setup.Close()
+	// The program as serve runs it: its handler, and the tidy-up, the admitter and
+	// the job queue in the background.
+	srv, err := benchkit.ServeProgram(t.Context(), p.App, true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(web.New(p.App))
 	t.Cleanup(srv.Close)
 	metricsSrv := httptest.NewServer(p.App.Metrics.Handler())
 	t.Cleanup(metricsSrv.Close)
-	p.Payments.SetWebhookURL(srv.URL + "/api/v1/payments/webhook")
-	bg, stop := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		p.App.Run(bg) // the tidy-up, the admitter and the job queue, as serve runs them
-	}()
-	t.Cleanup(func() {
-		stop()
-		<-done
-	})
 
 	cfg, _, _, err := parseFlags([]string{
 		"-url", srv.URL, "-event", "sim-small", "-buyers", "300", "-seed", "7",
@@ -229,17 +192,14 @@ func checkTrace(t *testing.T, path string, r *report) {
 // so. On the same database before the damage they find nothing.
 func TestCheckerCatchesDoubleSale(t *testing.T) {
 	t.Parallel()
-	url := dbtest.URL(t)
+	p := apptest.New(t, apptest.Options{})
+	url, eventID := p.Config.DatabaseURL, p.EventID
 	ctx := t.Context()
 	pool, err := pgxpool.New(ctx, url)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer pool.Close()
-	eventID, err := demo.Create(ctx, pool, demo.BigSpec("double", 100, time.Now()))
-	if err != nil {
-		t.Fatal(err)
-	}
 	check, err := openSQL(ctx, url)
 	if err != nil {
 		t.Fatal(err)

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"boxoffice/internal/benchkit"
 )
 
 // config is the simulation's settings, from the flags.
@@ -26,7 +28,6 @@ type config struct {
 	AllowHost  string        // a host other than loopback that may be driven
 	CPUProfile string        // where to write the simulator's own CPU profile
 	Trace      string        // where to write one CSV line per buyer (writeTrace)
-	Replot     string        // an earlier run's JSON report, to draw the chart of instead of running
 
 	Early       float64       // share of buyers arriving before the onsale, into the pre-queue
 	EarlyWindow time.Duration // how long before the onsale the early ones arrive
@@ -237,8 +238,16 @@ func simulate(ctx context.Context, cfg config, progress io.Writer) (*report, err
 	if err != nil {
 		return nil, fmt.Errorf("the seat map: %w", err)
 	}
+	buyers, onsale := s.crowd(origin, rt)
+	ended := s.play(ctx, admin, progress, buyers, onsale)
+	return s.check(ctx, admin, progress, db, before, buyers, runSpan{onsale, ended}, first)
+}
 
-	// The crowd: some early, into the pre-queue, the rest in a burst from the onsale.
+// crowd makes the buyers: some arrive early, into the pre-queue, the rest in a burst
+// from the onsale. It starts the sale's clock and returns the onsale (now, if it has
+// passed).
+func (s *sim) crowd(origin string, rt http.RoundTripper) ([]*buyer, time.Time) {
+	cfg := s.cfg
 	now := time.Now()
 	s.start = now
 	s.count = newCounters(now)
@@ -258,8 +267,13 @@ func simulate(ctx context.Context, cfg config, progress io.Writer) (*report, err
 		buyers[i] = &buyer{id: i + 1, arrival: at, sim: s, c: newClient(origin, rt, cfg.Timeout),
 			rng: rand.New(rand.NewPCG(cfg.Seed, uint64(i)+2))}
 	}
+	return buyers, onsale
+}
 
-	runCtx, stopRun := context.WithTimeout(ctx, cfg.Duration)
+// play runs every buyer's visit, and the watch of the sale beside them, until all are
+// done or the time limit; it returns when the buying ended.
+func (s *sim) play(ctx context.Context, admin *client, progress io.Writer, buyers []*buyer, onsale time.Time) time.Time {
+	runCtx, stopRun := context.WithTimeout(ctx, s.cfg.Duration)
 	defer stopRun()
 	watchCtx, stopWatch := context.WithCancel(runCtx)
 	var watch sync.WaitGroup
@@ -277,10 +291,17 @@ func simulate(ctx context.Context, cfg config, progress io.Writer) (*report, err
 	ended := time.Now()
 	stopWatch()
 	watch.Wait()
-	stopRun()
+	return ended
+}
 
-	// Checks, bounded by Settle: paid orders settle (late webhooks), then the map,
-	// the orders and the database must agree.
+// runSpan is the sale's time: from the onsale to the end of the buying.
+type runSpan struct{ onsale, ended time.Time }
+
+// check waits, bounded by Settle, for the paid orders to settle (late webhooks); then
+// the map, the orders and the database must agree. It sums the run up in a report.
+func (s *sim) check(ctx context.Context, admin *client, progress io.Writer, db *sqlCheck, before map[string]float64,
+	buyers []*buyer, span runSpan, first *board) (*report, error) {
+	cfg := s.cfg
 	checkCtx, stopCheck := context.WithTimeout(ctx, cfg.Settle)
 	defer stopCheck()
 	r := &report{}
@@ -307,35 +328,14 @@ func simulate(ctx context.Context, cfg config, progress io.Writer) (*report, err
 			fmt.Fprintf(progress, "metrics: %v (counts not compared)\n", err)
 		}
 	}
-	s.fill(r, buyers, onsale, ended, first)
+	s.fill(r, buyers, span.onsale, span.ended, first)
 	r.Metrics = compareMetrics(before, after, r)
 	if cfg.Trace != "" {
-		if err := writeFile(cfg.Trace, func(w io.Writer) error { return writeTrace(w, buyers, onsale) }); err != nil {
+		if err := benchkit.WriteFile(cfg.Trace, func(w io.Writer) error { return writeTrace(w, buyers, span.onsale) }); err != nil {
 			return r, err
 		}
 	}
 	return r, nil
-}
-
-// follow keeps the event's live stream open, as the seat page of every shopper's
-// browser does, and reads it to nothing: the crowd's map is fetched whole instead. A
-// server keeps the map of an event that someone watches current from its seat changes,
-// and reloads an unwatched one whole when it is a second old: without a watcher, the
-// crowd's fetches would cost it a 50,000-row query a second that no real onsale has.
-func (s *sim) follow(ctx context.Context) {
-	hc := &http.Client{Transport: s.shopRT} // no time limit: a stream lasts
-	for ctx.Err() == nil {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.cfg.URL+"/events/"+s.event.Slug+"/stream", nil)
-		if err != nil {
-			return
-		}
-		req.Header.Set("Accept", "text/event-stream")
-		if resp, err := hc.Do(req); err == nil {
-			_, _ = io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-		}
-		sleep(ctx, time.Second) // as a browser's EventSource retries
-	}
 }
 
 // findEvent finds the event by slug or id in the list of events.
@@ -355,97 +355,6 @@ func (s *sim) findEvent(ctx context.Context, c *client) error {
 		}
 	}
 	return fmt.Errorf("no event %q on sale at %s", s.cfg.Event, s.cfg.URL)
-}
-
-// watch keeps the seat map fresh (every MapEvery), the timeline (a sample a second,
-// the machine's speed in it: speed.go) and the progress line, until ctx ends. The map
-// is fetched apart from the sampling: under load a fetch can take seconds, and the
-// timeline must not wait for it.
-func (s *sim) watch(ctx context.Context, c *client, progress io.Writer, onsale time.Time) {
-	var fetcher sync.WaitGroup
-	defer fetcher.Wait()
-	fetcher.Go(func() { s.follow(ctx) })
-	if s.event.WaitingRoom {
-		// A connection of its own: pages read the board from a CDN's edge, not behind
-		// the crowd's looks in the queue's connection pool.
-		boardRT := &http.Transport{Proxy: nil, MaxConnsPerHost: 1, MaxIdleConnsPerHost: 1, IdleConnTimeout: 30 * time.Second}
-		defer boardRT.CloseIdleConnections()
-		fetcher.Go(func() { s.qboard.follow(ctx, s, newClient(c.base, boardRT, s.cfg.Timeout)) })
-	}
-	if s.cfg.Metrics != "" && s.event.WaitingRoom {
-		fetcher.Go(func() { s.followLimit(ctx, c) })
-	}
-	fetcher.Go(func() { probeSpeed(ctx, &s.probe) })
-	fetcher.Go(func() {
-		t := time.NewTicker(s.cfg.MapEvery)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-			if _, err := s.seats.fetch(ctx, c, s.eventPath); err != nil && ctx.Err() == nil {
-				s.count.unexpected("seat map: " + errKind(err))
-			}
-		}
-	})
-	tick := time.NewTicker(time.Second)
-	defer tick.Stop()
-	lastLine := time.Now()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
-		b := s.seats.cur.Load()
-		sm := sample{T: time.Since(onsale).Seconds(), Queued: s.gauge.queued.Load(), Active: s.gauge.active.Load(),
-			Held: b.held, Sold: b.sold, Available: b.available, GALeft: b.gaRemaining,
-			Limit: math.Float64frombits(s.limit.Load()), ProbeMs: math.Float64frombits(s.probe.Load())}
-		s.tlMu.Lock()
-		s.timeline = append(s.timeline, sm)
-		if time.Now().After(onsale) && s.seatsSoldAt.IsZero() && b.available == 0 && b.held == 0 && b.sold > 0 {
-			s.seatsSoldAt = b.at
-		}
-		if time.Now().After(onsale) && b.available == 0 && b.gaRemaining == 0 {
-			if s.soldOutAt.IsZero() {
-				s.soldOutAt = b.at
-			}
-			if s.allSoldAt.IsZero() && b.held == 0 {
-				s.allSoldAt = b.at
-			}
-		}
-		s.tlMu.Unlock()
-		if time.Since(lastLine) >= s.cfg.Progress {
-			lastLine = time.Now()
-			s.count.mu.Lock()
-			admitted := s.count.total["admit"]
-			s.count.mu.Unlock()
-			fmt.Fprintf(progress, "%+6.0fs  queued %6d  admitted %6d  shopping %5d  holding %5d  sold %6d  seats left %6d (+%d places)  held %5d  errors %d\n",
-				sm.T, sm.Queued, admitted, sm.Active, s.gauge.holding.Load(), s.gauge.sold.Load(), b.available, b.gaRemaining, b.held, s.count.errs.Load())
-		}
-	}
-}
-
-// followLimit reads the server's admission limit every two seconds until ctx ends: the
-// report shows how far below the configured rate the server held its room.
-func (s *sim) followLimit(ctx context.Context, c *client) {
-	t := time.NewTicker(2 * time.Second)
-	defer t.Stop()
-	for {
-		rctx, cancel := context.WithTimeout(ctx, time.Second)
-		v, ok, err := eventGauge(rctx, c.http, s.cfg.Metrics, limitMetric, s.event.ID)
-		cancel()
-		if err == nil && ok {
-			s.limit.Store(math.Float64bits(v))
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
 }
 
 // settle waits, within ctx, until every paid order has its tickets or its refund, and

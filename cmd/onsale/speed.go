@@ -13,13 +13,15 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"boxoffice/internal/benchkit"
 )
 
 // The machine's speed. A virtual machine's cores are not always as fast: on the
 // 2-core machines these runs are made on, with nothing else running, the web
-// package's seat map benchmarks took 1.5 to 2.7 times as long in some 100-ms
-// measurements as in others (docs/ONSALE.md), and two runs of the same code differ
-// by tens of seconds in their sell-out. A run's figures mean little without the speed
+// package's seat map benchmarks take 1.5 to 2.7 times as long in some 100-ms
+// measurements as in others (docs/BENCHMARKS.md), and two runs of the same code
+// differ by tens of seconds in their sell-out. A run's figures mean little without the speed
 // it ran at. So the simulator times a fixed piece of the server's own kind of work
 // (gzip of 128 KB of JSON-like text, as the seat map is compressed) once a second in
 // the CPU time of its own thread: time spent waiting for a core (the sale's own load)
@@ -65,18 +67,13 @@ func probeOnce(zw *gzip.Writer) (time.Duration, bool) {
 // math.Float64bits) to last.
 func probeSpeed(ctx context.Context, last *atomic.Uint64) {
 	zw, _ := gzip.NewWriterLevel(io.Discard, gzip.DefaultCompression) // a valid level: no error
-	t := time.NewTicker(time.Second)
-	defer t.Stop()
-	for {
+	probe := func() {
 		if d, ok := probeOnce(zw); ok {
-			last.Store(math.Float64bits(float64(d) / float64(time.Millisecond)))
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
+			last.Store(math.Float64bits(benchkit.Ms(d)))
 		}
 	}
+	probe()
+	benchkit.Every(ctx, time.Second, probe)
 }
 
 // speedStats sums up the probe's readings over the sale.
@@ -110,7 +107,7 @@ func speedOver(timeline []sample, end float64) *speedStats {
 		return nil
 	}
 	slices.Sort(v)
-	s := speedStats{P10: quantile(v, .1), P50: quantile(v, .5), P90: quantile(v, .9)}
+	s := speedStats{P10: benchkit.Quantile(v, .1), P50: benchkit.Quantile(v, .5), P90: benchkit.Quantile(v, .9)}
 	slow := 0
 	for _, ms := range v {
 		if ms > slowFactor*s.P10 {

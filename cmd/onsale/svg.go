@@ -7,6 +7,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"boxoffice/internal/benchkit"
 )
 
 // chartPanel is one strip of the chart: one quantity over the sale on a scale of its
@@ -46,28 +48,7 @@ func (r *report) writeSVG(w io.Writer) error {
 		_, err := fmt.Fprintf(w, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="60" role="img" aria-label="no samples"><text x="10" y="30">no samples</text></svg>`+"\n", chartWidth)
 		return err
 	}
-	panels := []chartPanel{
-		{title: "waiting in the queue", color: "#d95f02", value: func(s sample) float64 { return float64(s.Queued) }},
-		{title: "shopping (admitted, not done)", color: "#7570b3", value: func(s sample) float64 { return float64(s.Active) }},
-	}
-	for _, s := range tl {
-		if s.Limit > 0 {
-			panels = append(panels, chartPanel{
-				title: "the waiting room's admission limit, a second", color: "#66a61e",
-				value: func(s sample) float64 { return s.Limit },
-				ref:   r.Admission.Configured, refLabel: "configured",
-			})
-			break
-		}
-	}
-	panels = append(panels,
-		chartPanel{title: "seats held", color: "#e7298a", value: func(s sample) float64 { return float64(s.Held) }},
-		chartPanel{
-			title: "seats sold", color: "#1b9e77", value: func(s sample) float64 { return float64(s.Sold) },
-			ref: float64(r.Event.Seats), refLabel: "on sale",
-		},
-	)
-
+	panels := r.chartPanels()
 	t0, t1 := tl[0].T, tl[len(tl)-1].T
 	if t1 <= t0 {
 		t1 = t0 + 1
@@ -77,7 +58,7 @@ func (r *report) writeSVG(w io.Writer) error {
 	height := chartHead + len(panels)*(panelTitle+panelHeight+panelGap) + chartFoot
 
 	var b strings.Builder
-	title := fmt.Sprintf("%s: %s buyers", r.Event.Slug, thousands(float64(r.Buyers)))
+	title := fmt.Sprintf("%s: %s buyers", r.Event.Slug, benchkit.Thousands(float64(r.Buyers)))
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="12" role="img" aria-labelledby="chart-title chart-desc">`+"\n",
 		chartWidth, height, chartWidth, height)
 	fmt.Fprintf(&b, `<title id="chart-title">%s</title>`+"\n", html.EscapeString(title))
@@ -99,7 +80,7 @@ func (r *report) writeSVG(w io.Writer) error {
 		fmt.Fprintf(&b, `<g aria-hidden="true"><text x="%d" y="%d" font-weight="bold" fill="%s">%s</text>`+"\n", chartLeft, top+15, p.color, html.EscapeString(p.title))
 		for v := 0.0; v <= scaleTop+step/2; v += step {
 			fmt.Fprintf(&b, `<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="#e4e4e4"/><text class="scale" x="%d" y="%.1f" text-anchor="end">%s</text>`+"\n",
-				chartLeft, y(v), chartWidth-chartRight, y(v), chartLeft-6, y(v)+4, thousands(v))
+				chartLeft, y(v), chartWidth-chartRight, y(v), chartLeft-6, y(v)+4, benchkit.Thousands(v))
 		}
 		for _, t := range xTicks {
 			fmt.Fprintf(&b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#eee"/>`+"\n", x(t), plotTop, x(t), plotTop+panelHeight)
@@ -107,7 +88,7 @@ func (r *report) writeSVG(w io.Writer) error {
 		fmt.Fprintf(&b, `<rect x="%d" y="%.0f" width="%.0f" height="%d" fill="none" stroke="#999"/>`+"\n", chartLeft, plotTop, pw, panelHeight)
 		if p.ref > 0 {
 			fmt.Fprintf(&b, `<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="%s" stroke-dasharray="6 4" opacity="0.6"/><text x="%d" y="%.1f" text-anchor="end" fill="#555">%s %s</text>`+"\n",
-				chartLeft, y(p.ref), chartWidth-chartRight, y(p.ref), p.color, chartWidth-chartRight-4, y(p.ref)-4, html.EscapeString(p.refLabel), thousands(p.ref))
+				chartLeft, y(p.ref), chartWidth-chartRight, y(p.ref), p.color, chartWidth-chartRight-4, y(p.ref)-4, html.EscapeString(p.refLabel), benchkit.Thousands(p.ref))
 		}
 		markers(&b, r, x, t0, t1, plotTop, top == chartHead)
 		fmt.Fprintf(&b, `<path class="series" d="%s" fill="none" stroke="%s" stroke-width="2"/></g>`+"\n", path(tl, x, func(s sample) float64 { return y(p.value(s)) }), p.color)
@@ -121,6 +102,33 @@ func (r *report) writeSVG(w io.Writer) error {
 	b.WriteString("</svg>\n")
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// chartPanels are the chart's strips: the queue, the shoppers, the room's limit
+// when the server's metrics were read, the seats held and sold.
+func (r *report) chartPanels() []chartPanel {
+	panels := []chartPanel{
+		{title: "waiting in the queue", color: "#d95f02", value: func(s sample) float64 { return float64(s.Queued) }},
+		{title: "shopping (admitted, not done)", color: "#7570b3", value: func(s sample) float64 { return float64(s.Active) }},
+	}
+	for _, s := range r.Timeline {
+		if s.Limit > 0 {
+			panels = append(panels, chartPanel{
+				title: "the waiting room's admission limit, a second", color: "#66a61e",
+				value: func(s sample) float64 { return s.Limit },
+				ref:   r.Admission.Configured, refLabel: "configured",
+			})
+			break
+		}
+	}
+	panels = append(panels,
+		chartPanel{title: "seats held", color: "#e7298a", value: func(s sample) float64 { return float64(s.Held) }},
+		chartPanel{
+			title: "seats sold", color: "#1b9e77", value: func(s sample) float64 { return float64(s.Sold) },
+			ref: float64(r.Event.Seats), refLabel: "on sale",
+		},
+	)
+	return panels
 }
 
 // markers draws the onsale's and the sell-out's dashed lines across one panel,
@@ -165,16 +173,16 @@ func (r *report) chartSummary() string {
 			peakQ, peakQAt = s.Queued, s.T
 		}
 	}
-	parts := []string{fmt.Sprintf("%s seats and %s standing places", thousands(float64(r.Event.Seats)), thousands(float64(r.Event.Places)))}
+	parts := []string{fmt.Sprintf("%s seats and %s standing places", benchkit.Thousands(float64(r.Event.Seats)), benchkit.Thousands(float64(r.Event.Places)))}
 	if peakQ > 0 {
-		parts = append(parts, fmt.Sprintf("the queue peaked at %s (%s)", thousands(float64(peakQ)), secondsLabel(peakQAt)))
+		parts = append(parts, fmt.Sprintf("the queue peaked at %s (%s)", benchkit.Thousands(float64(peakQ)), secondsLabel(peakQAt)))
 	}
 	if r.SoldOutSeconds != nil {
 		parts = append(parts, fmt.Sprintf("sold out %.1f s after the onsale", *r.SoldOutSeconds))
 	} else {
 		parts = append(parts, "not sold out")
 	}
-	parts = append(parts, fmt.Sprintf("%s places sold", thousands(float64(r.Counts.PlacesSold))))
+	parts = append(parts, fmt.Sprintf("%s places sold", benchkit.Thousands(float64(r.Counts.PlacesSold))))
 	return strings.Join(parts, "; ")
 }
 
@@ -229,35 +237,4 @@ func secondsLabel(t float64) string {
 		return "−" + s + " s"
 	}
 	return "0 s"
-}
-
-// thousands writes v (rounded below 100, else to a whole number) with commas between
-// the thousands: "50,000", "2.5".
-func thousands(v float64) string {
-	if v != math.Trunc(v) && math.Abs(v) < 100 {
-		return strconv.FormatFloat(v, 'f', decimals(v), 64)
-	}
-	s := strconv.FormatInt(int64(math.Round(math.Abs(v))), 10)
-	var b strings.Builder
-	if v < 0 {
-		b.WriteString("−")
-	}
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
-}
-
-// decimals is how many decimals v needs, up to two.
-func decimals(v float64) int {
-	for d := 0; d < 2; d++ {
-		p := math.Pow(10, float64(d))
-		if math.Abs(v*p-math.Round(v*p)) < 1e-9 {
-			return d
-		}
-	}
-	return 2
 }

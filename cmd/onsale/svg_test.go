@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"boxoffice/internal/benchkit"
 )
 
 // parsedChart is what a reader of the SVG sees: its name, its description, and per
@@ -231,8 +233,8 @@ func TestChart(t *testing.T) {
 	}
 }
 
-// TestReplot draws the chart of a saved report, as `onsale -replot run.json -svg
-// run.svg` does, the same as the run itself drew it; a file that is no report is
+// TestReplot draws the chart of a saved report, as `onsale replot -svg run.svg
+// run.json` does, the same as the run itself drew it; a file that is no report is
 // refused with its name.
 func TestReplot(t *testing.T) {
 	dir := t.TempDir()
@@ -245,7 +247,11 @@ func TestReplot(t *testing.T) {
 	if err := os.WriteFile(in, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := run(t.Context(), []string{"-replot", in, "-svg", out}, io.Discard, io.Discard); err != nil {
+	env := benchkit.Env{Stdout: io.Discard, Stderr: io.Discard}
+	replot := func(args ...string) error {
+		return benchkit.Dispatch(t.Context(), "onsale", doc, commands(), args, env)
+	}
+	if err := replot("replot", "-svg", out, in); err != nil {
 		t.Fatalf("replot: %v", err)
 	}
 	got, err := os.ReadFile(out)
@@ -259,15 +265,15 @@ func TestReplot(t *testing.T) {
 	if !bytes.Equal(got, want.Bytes()) {
 		t.Errorf("the replotted chart differs from the run's own (%d against %d bytes)", len(got), want.Len())
 	}
-	if err := run(t.Context(), []string{"-replot", in}, io.Discard, io.Discard); err == nil || !strings.Contains(err.Error(), "-svg") {
-		t.Errorf("-replot without -svg: %v, want an error naming -svg", err)
+	if err := replot("replot", in); err == nil || !strings.Contains(err.Error(), "-svg") {
+		t.Errorf("replot without -svg: %v, want an error naming -svg", err)
 	}
 	bad := filepath.Join(dir, "bad.json")
 	if err := os.WriteFile(bad, []byte("not json"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := run(t.Context(), []string{"-replot", bad, "-svg", out}, io.Discard, io.Discard); err == nil || !strings.Contains(err.Error(), bad) {
-		t.Errorf("-replot of a file that is no report: %v, want an error naming it", err)
+	if err := replot("replot", "-svg", out, bad); err == nil || !strings.Contains(err.Error(), bad) {
+		t.Errorf("replot of a file that is no report: %v, want an error naming it", err)
 	}
 }
 
@@ -279,14 +285,6 @@ func TestNiceScale(t *testing.T) {
 		step, top := niceScale(c.hi, 4)
 		if math.Abs(step-c.step) > 1e-9 || math.Abs(top-c.top) > 1e-9 {
 			t.Errorf("niceScale(%v, 4) = %v, %v; want %v, %v", c.hi, step, top, c.step, c.top)
-		}
-	}
-	for _, c := range []struct {
-		v    float64
-		want string
-	}{{0, "0"}, {999, "999"}, {1000, "1,000"}, {52000, "52,000"}, {1234567, "1,234,567"}, {-1500, "−1,500"}, {2.5, "2.5"}, {0.25, "0.25"}} {
-		if got := thousands(c.v); got != c.want {
-			t.Errorf("thousands(%v) = %q, want %q", c.v, got, c.want)
 		}
 	}
 	for _, c := range []struct {

@@ -39,6 +39,7 @@ import (
 	"boxoffice/internal/session"
 	"boxoffice/internal/spent"
 	"boxoffice/internal/staff"
+	"boxoffice/internal/verification"
 	"boxoffice/internal/waitroom"
 )
 
@@ -67,12 +68,12 @@ func CookieName(name string, secure bool) string {
 
 // emailEaseLevel is the load level (Load.Level: the sale's steps' p95 over
 // LATENCY_BOUND) at or above which confirmation emails wait (EMAIL_WAIT): a fifth of
-// the bound, 50 ms at the default, the tail a hold aims for (docs/ONSALE.md). It was
-// half the bound, where emails step aside only before the waiting room has to cut
-// its rate; once the sale's steps took fewer round trips (p44b) the level at 44/s
-// stayed under a half, and the confirmations ran beside the whole sale, a quarter
-// of the server's CPU in its profile. On a quiet day the steps are far under a fifth
-// (and the meter says 0 under 20 steps in its window), so emails go at once.
+// the bound, 50 ms at the default, the tail a hold aims for (docs/BENCHMARKS.md). At
+// half the bound, emails would step aside only just before the waiting room cuts its
+// rate: an onsale at 44 arrivals a second stays under a half, and the confirmations
+// would run beside the whole sale at a quarter of the server's CPU. On a quiet day the
+// steps are far under a fifth (and the meter says 0 under 20 steps in its window), so
+// emails go at once.
 const emailEaseLevel = 0.2
 
 // Options adjust how New builds the program, for benchmarks and tests. The zero value
@@ -132,6 +133,9 @@ type App struct {
 	// Jobs is the job queue (River): booking queues refunds and emails on it in its
 	// transactions; its workers and the periodic reconciliation run in Run.
 	Jobs *jobs.Queue
+	// Verify registers and confirms the addresses of verified buyers, for onsales
+	// that ask for them; its links are signed with the admission keys.
+	Verify *verification.Service
 	// Metrics is the program's own Prometheus registry and counters: web adds the
 	// HTTP series to it, and serve exposes it on METRICS_ADDR, never on the public
 	// handler.
@@ -190,17 +194,19 @@ func New(ctx context.Context, cfg config.Config, opt Options) (a *App, err error
 		return a, err
 	}
 	a.Load = load.New(cfg.LatencyBound)
+	a.Verify = verification.New(a.Pool, verificationKeys(cfg), verification.Options{})
 	a.Jobs, err = jobs.New(a.Pool, a.Booking, a.Mail, jobs.Config{
 		Workers: cfg.JobWorkers, EmailWorkers: cfg.EmailWorkers, ReconcileInterval: cfg.ReconcileInterval,
 		Site:        mail.Site{BaseURL: cfg.BaseURL, MaxPerBuyer: cfg.MaxPerBuyer},
 		StopTimeout: cfg.ShutdownTimeout / 2, TestOnly: opt.JobsTestOnly,
 		Busy: func() bool { return a.Load.Level() >= emailEaseLevel }, EmailWait: cfg.EmailWait,
-		OnSale: a.Load.Active, SaleRate: cfg.EmailSaleRate,
+		OnSale: a.Load.Active, SaleRate: cfg.EmailSaleRate, Verifications: a.Verify,
 	}, a.Log)
 	if err != nil {
 		return a, err
 	}
 	a.Booking.SetJobs(a.Jobs)
+	a.Verify.SetJobs(a.Jobs)
 
 	a.Live = live.NewHub(a.Redis, cfg.RedisPrefix, a.Log, live.HubOptions{
 		Apply: a.Booking.ApplySeatChanges, Reset: a.Booking.ResyncSeatMap, Unwatched: a.Booking.SeatMapUnwatched,
@@ -260,6 +266,17 @@ func New(ctx context.Context, cfg config.Config, opt Options) (a *App, err error
 	a.StaffSessions.Cookie.SameSite = http.SameSiteStrictMode
 	a.StaffSessions.Cookie.Secure = cfg.CookieSecure
 	return a, nil
+}
+
+// verificationKeys are the admission keys, which also sign the verified buyers' links
+// (under a domain string of their own, so that neither kind of token passes for the
+// other).
+func verificationKeys(cfg config.Config) []verification.Key {
+	keys := make([]verification.Key, len(cfg.AdmissionKeys))
+	for i, k := range cfg.AdmissionKeys {
+		keys[i] = verification.Key{ID: k.ID, Secret: k.Secret}
+	}
+	return keys
 }
 
 // newProvider builds the payment provider cfg names; the test provider is also kept

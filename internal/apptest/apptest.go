@@ -103,8 +103,8 @@ func New(t testing.TB, o Options) *Program {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	// Tests run beside others on a loaded machine, where a Redis call now and then
-	// takes longer than the waiting room's production limit of 1 s (a board read
-	// once answered 503 at the 300 ms it was); a test about the limit sets its own.
+	// takes longer than the waiting room's production limit of 1 s (at 300 ms a board
+	// read can answer 503); a test about the limit sets its own.
 	if o.Queue.Timeout == 0 {
 		o.Queue.Timeout = 2 * time.Second
 	}

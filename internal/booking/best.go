@@ -31,8 +31,8 @@ const (
 )
 
 // bestTurns is how many best-available searches of one event run at once. One at a
-// time wasted no search on seats another was claiming, but late in an onsale the
-// searches queued for seconds behind each other (make onsale: hold p50 1.2-4 s in the
+// time wastes no search on seats another is claiming, but late in an onsale the
+// searches queue for seconds behind each other (make onsale: hold p50 1.2-4 s in the
 // last 30 s before the sell-out); two overlap one's commit with the other's search,
 // and step past each other's seats (SKIP LOCKED, spread).
 const bestTurns = 2
@@ -43,8 +43,8 @@ const bestTurns = 2
 // before its transaction, the buyer's and the box office's alike. The searches take the
 // same turns in the database too (BestAvailableLock, across instances), but a search
 // waiting there holds a pool connection meanwhile: when the searches pile up, at the
-// end of an onsale, they took every connection and every other call of the event
-// (exact holds, checkout, pay) waited behind them (hold p50 250 ms in make onsale's
+// end of an onsale, they take every connection and every other call of the event
+// (exact holds, checkout, pay) waits behind them (hold p50 250 ms in make onsale's
 // last half minute). Waiting here costs no connection, so at most bestTurns per
 // instance wait in the database. A hold the seat map can seat takes no turn at all
 // (holdFromMap): the turns are for the searches in the database.
@@ -57,9 +57,9 @@ func (s *Service) bestTurn(ctx context.Context, req HoldRequest) (turn int, done
 // best-available hold), a search that began after it arrived and found nothing for a
 // party no harder than its own answers it (soldOut, and no turn): before it waits,
 // while it waits, as soon as the search is noted, and as its turn comes. At a
-// sell-out most of the holds waiting are answered so (t56d in docs/ONSALE.md: 219 of
-// the slowest 1 % holds, 409s that had waited up to 3 s for a turn only to take a
-// verdict already there).
+// sell-out most of the holds waiting are answered so: otherwise most of make onsale's
+// slowest 1 % of holds are 409s that wait up to 3 s for a turn only to take a verdict
+// already there.
 func (s *Service) waitTurn(ctx context.Context, req HoldRequest, arrived time.Time) (turn int, done func(), soldOut bool, err error) {
 	if len(req.SeatIDs) > 0 || req.GATierID != 0 {
 		return 0, func() {}, false, nil

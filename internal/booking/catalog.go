@@ -71,6 +71,7 @@ type eventFields = struct {
 	QueueSlots           int32
 	QueueRate            float64
 	QueueTokenTtlSeconds int32
+	VerifiedOnly         bool
 	Venue                string
 }
 
@@ -81,7 +82,7 @@ func eventOf[R ~eventFields](row R) Event {
 		ID: r.ID, Slug: r.Slug, Name: r.Name, Venue: r.Venue, StartsAt: r.StartsAt,
 		OnsaleAt: r.OnsaleAt, SalesCloseAt: r.SalesCloseAt,
 		QueueEnabled: r.QueueEnabled, QueueSlots: int(r.QueueSlots), QueueRate: r.QueueRate,
-		QueueTokenTTL: time.Duration(r.QueueTokenTtlSeconds) * time.Second,
+		QueueTokenTTL: time.Duration(r.QueueTokenTtlSeconds) * time.Second, VerifiedOnly: r.VerifiedOnly,
 	}
 }
 

@@ -158,7 +158,7 @@ func (s *Service) OrderEvent(ctx context.Context, orderID int64, buyer string) (
 // orderView reads the order id with what its buyer's view shows (seats, places,
 // valid tickets, the payment under way, refunds) in one statement: an order view is
 // the checkout and pay answers, each order-page poll and each confirmation email, and
-// the pool's connections are what an onsale's steps wait for (docs/ONSALE.md). The
+// the pool's connections are what an onsale's steps wait for (docs/BENCHMARKS.md). The
 // order's row comes with it, for the caller's checks. No order: pgx.ErrNoRows.
 func (s *Service) orderView(ctx context.Context, id int64) (db.Order, Order, error) {
 	row, err := s.q.OrderWithView(ctx, id)
@@ -253,6 +253,6 @@ func paymentsView(o db.Order, pays []viewPayment, out *Order) {
 			}
 		}
 	}
-	// In the order they were made, as before.
+	// In the order they were made.
 	slices.SortFunc(out.Refunds, func(a, b OrderRefund) int { return cmp.Compare(a.ID, b.ID) })
 }

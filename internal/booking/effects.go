@@ -7,9 +7,9 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// CONTRACT (written by the lead for the money work, issue 7): what booking asks of the
-// job queue, and what the queue's workers call back. The implementations may add to
-// it; changing a signature means telling the lead.
+// The contract with the job queue: what booking asks of it, and what its workers call
+// back. An implementation may add to it; a signature changes on both sides at once
+// (internal/jobs implements Jobs and calls the methods below).
 
 // Jobs enqueues the side effects of a state change in the same transaction as the
 // change, so that a committed change always has its effects queued and a rolled-back

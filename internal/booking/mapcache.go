@@ -262,7 +262,7 @@ func (s *Service) ensureMap(ctx context.Context, eventID int64, e *mapEntry) err
 	if s.fedButAged(e) {
 		// Kept current by the feed and only past fedMaxAge, its safety net: readers go on
 		// with it while one reload runs beside them. At an onsale a whole reload can take
-		// longer than a request may wait (a seat map request of make onsale waited 15 s
+		// longer than a request may wait (in make onsale a seat map request can wait 15 s
 		// for one), and the copy the feed keeps is as current as the reload would be.
 		select {
 		case e.loadMu <- struct{}{}:

@@ -12,7 +12,7 @@ import (
 	"boxoffice/internal/db"
 )
 
-// The box office's view of orders (issue 8): search, one order with everything about
+// The box office's view of orders: search, one order with everything about
 // it, and the orders export. Read-only; the changes are in staffrefund.go.
 
 // OrderHit is one order found by SearchOrders.

@@ -4,9 +4,9 @@ import "sync"
 
 // orderOwners remembers whose each order is and of which event: facts fixed when the
 // order is made. The check in front of every pay call (OrderEvent) answers from it
-// without a connection: at an onsale each pay call took one of the pool's
-// connections for that read alone, and the connections are what the sale's steps
-// wait for (docs/ONSALE.md). Checkout fills it with the order it made or found;
+// without a connection: at an onsale a read per pay call would take one of the pool's
+// connections for that alone, and the connections are what the sale's steps wait for
+// (docs/BENCHMARKS.md). Checkout fills it with the order it made or found;
 // OrderEvent with what it read. Only facts are kept, never a verdict: the pay call's
 // own claim locks the order and checks its buyer again.
 //

@@ -14,7 +14,7 @@ import (
 	"boxoffice/internal/staff"
 )
 
-// Staff refunds and voids (issue 8). The box office ends some or all of a confirmed
+// Staff refunds and voids. The box office ends some or all of a confirmed
 // order's tickets in one transaction, under the order's lock (the first lock of every
 // money transaction): the tickets are voided by a conditional statement (only valid
 // ones not used at the door), their seats return to sale by another (only seats still

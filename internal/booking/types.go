@@ -193,6 +193,9 @@ type Event struct {
 	// QueuePaused stops admission (the control room's pause) without turning the
 	// room off: the queue keeps its order. Set by QueuedEvents only.
 	QueuePaused bool
+	// VerifiedOnly: only sessions that confirmed a registered email may queue, hold
+	// and buy, and each confirmed email is one buyer (web/verify.go).
+	VerifiedOnly bool
 }
 
 // Seat statuses on the map.

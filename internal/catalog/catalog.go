@@ -201,6 +201,9 @@ type Queue struct {
 	Slots    int           // concurrent shoppers
 	Rate     float64       // admissions per second
 	TokenTTL time.Duration // how long an admission lasts; whole seconds
+	// VerifiedOnly asks every buyer to confirm a registered email first: one place in
+	// the queue and one buyer limit per email.
+	VerifiedOnly bool
 }
 
 // Default waiting room settings, as the events table's defaults.
@@ -395,12 +398,14 @@ type eventAudit struct {
 	QueueSlots   int       `json:"queueSlots"`
 	QueueRate    float64   `json:"queueRate"`
 	QueueTTL     int       `json:"queueTokenTtlSeconds"`
+	VerifiedOnly bool      `json:"verifiedOnly,omitempty"`
 }
 
 func auditOfEvent(e EventInput) eventAudit {
 	return eventAudit{VenueID: e.VenueID, Slug: e.Slug, Name: e.Name, StartsAt: e.StartsAt.UTC(), OnsaleAt: e.OnsaleAt.UTC(),
 		SalesCloseAt: e.SalesCloseAt.UTC(), HoldMinutes: e.HoldMinutes, Published: e.Published,
-		Queue: e.Queue.Enabled, QueueSlots: e.Queue.Slots, QueueRate: e.Queue.Rate, QueueTTL: int(e.Queue.TokenTTL / time.Second)}
+		Queue: e.Queue.Enabled, QueueSlots: e.Queue.Slots, QueueRate: e.Queue.Rate, QueueTTL: int(e.Queue.TokenTTL / time.Second),
+		VerifiedOnly: e.Queue.VerifiedOnly}
 }
 
 // createEvent inserts the event and copies its venue's layout in tx.
@@ -415,7 +420,7 @@ func createEvent(ctx context.Context, tx pgx.Tx, by Actor, e EventInput) (int64,
 		VenueID: e.VenueID, Slug: e.Slug, Name: e.Name, StartsAt: e.StartsAt, OnsaleAt: e.OnsaleAt,
 		SalesCloseAt: e.closeParam(), HoldMinutes: e.holdParam(), Published: e.Published,
 		QueueEnabled: e.Queue.Enabled, QueueSlots: int32(e.Queue.Slots), QueueRate: e.Queue.Rate,
-		QueueTokenTtlSeconds: int32(e.Queue.TokenTTL / time.Second),
+		QueueTokenTtlSeconds: int32(e.Queue.TokenTTL / time.Second), VerifiedOnly: e.Queue.VerifiedOnly,
 	})
 	if dberr.IsUniqueViolation(err) {
 		return 0, invalid("slug", "another event has the address %q; choose another", e.Slug)
@@ -472,6 +477,7 @@ func (s *Service) UpdateEvent(ctx context.Context, by Actor, id int64, e EventIn
 			ID: id, Name: e.Name, StartsAt: e.StartsAt, OnsaleAt: e.OnsaleAt, SalesCloseAt: e.closeParam(),
 			HoldMinutes: e.holdParam(), QueueEnabled: e.Queue.Enabled, QueueSlots: int32(e.Queue.Slots),
 			QueueRate: e.Queue.Rate, QueueTokenTtlSeconds: int32(e.Queue.TokenTTL / time.Second),
+			VerifiedOnly: e.Queue.VerifiedOnly,
 		}); err != nil {
 			return err
 		}

@@ -1,4 +1,4 @@
-// Package checkin checks tickets in at the door (issue 8). A ticket checks in once, by one
+// Package checkin checks tickets in at the door. A ticket checks in once, by one
 // conditional statement (valid, of this event, not yet in), however many scanners race
 // for it: the statement's row is the verdict, and when there is none one read says
 // why. Every scan is logged, whatever it found, for the check-in export.

@@ -115,7 +115,7 @@ const (
 	// keeps an idempotency key 24 hours, and a repeat after that makes a second refund.
 	MaxRefundKeyWindow = 24 * time.Hour
 	// DefaultLatencyBound is LATENCY_BOUND's default: a step a person does not wait
-	// for, and well past what an unloaded machine answers in (docs/ONSALE.md).
+	// for, and well past what an unloaded machine answers in (docs/BENCHMARKS.md).
 	DefaultLatencyBound = 250 * time.Millisecond
 )
 

@@ -175,7 +175,7 @@ type TicketCheckInRow struct {
 	GaTierName  string
 }
 
-// The door (issue 8): a ticket checks in once, by one conditional statement, however
+// The door: a ticket checks in once, by one conditional statement, however
 // many scanners race; every scan is logged.
 // The check-in: the ticket of this code, of this event, valid and not yet in. No row:
 // one of these is not so (TicketByCode says which).

@@ -13,7 +13,7 @@ import (
 const eventAdminGet = `-- name: EventAdminGet :one
 SELECT e.id, e.venue_id, v.name AS venue, e.slug, e.name, e.starts_at, e.onsale_at, e.sales_close_at,
        e.hold_minutes, e.published, e.queue_enabled, e.queue_slots, e.queue_rate, e.queue_token_ttl_seconds,
-       e.updated_at,
+       e.verified_only, e.updated_at,
        (SELECT count(*) FROM seats s WHERE s.event_id = e.id)::int AS seats
 FROM events e
 JOIN venues v ON v.id = e.venue_id
@@ -35,6 +35,7 @@ type EventAdminGetRow struct {
 	QueueSlots           int32
 	QueueRate            float64
 	QueueTokenTtlSeconds int32
+	VerifiedOnly         bool
 	UpdatedAt            time.Time
 	Seats                int32
 }
@@ -58,6 +59,7 @@ func (q *Queries) EventAdminGet(ctx context.Context, id int64) (EventAdminGetRow
 		&i.QueueSlots,
 		&i.QueueRate,
 		&i.QueueTokenTtlSeconds,
+		&i.VerifiedOnly,
 		&i.UpdatedAt,
 		&i.Seats,
 	)
@@ -67,7 +69,7 @@ func (q *Queries) EventAdminGet(ctx context.Context, id int64) (EventAdminGetRow
 const eventAdminGetForUpdate = `-- name: EventAdminGetForUpdate :one
 SELECT e.id, e.venue_id, v.name AS venue, e.slug, e.name, e.starts_at, e.onsale_at, e.sales_close_at,
        e.hold_minutes, e.published, e.queue_enabled, e.queue_slots, e.queue_rate, e.queue_token_ttl_seconds,
-       e.updated_at,
+       e.verified_only, e.updated_at,
        (SELECT count(*) FROM seats s WHERE s.event_id = e.id)::int AS seats
 FROM events e
 JOIN venues v ON v.id = e.venue_id
@@ -90,6 +92,7 @@ type EventAdminGetForUpdateRow struct {
 	QueueSlots           int32
 	QueueRate            float64
 	QueueTokenTtlSeconds int32
+	VerifiedOnly         bool
 	UpdatedAt            time.Time
 	Seats                int32
 }
@@ -113,6 +116,7 @@ func (q *Queries) EventAdminGetForUpdate(ctx context.Context, id int64) (EventAd
 		&i.QueueSlots,
 		&i.QueueRate,
 		&i.QueueTokenTtlSeconds,
+		&i.VerifiedOnly,
 		&i.UpdatedAt,
 		&i.Seats,
 	)
@@ -184,9 +188,9 @@ func (q *Queries) EventBySlug(ctx context.Context, slug string) (int64, error) {
 
 const eventCreateFull = `-- name: EventCreateFull :one
 INSERT INTO events (venue_id, slug, name, starts_at, onsale_at, sales_close_at, hold_minutes, published,
-                    queue_enabled, queue_slots, queue_rate, queue_token_ttl_seconds)
+                    queue_enabled, queue_slots, queue_rate, queue_token_ttl_seconds, verified_only)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8,
-        $9, $10, $11, $12)
+        $9, $10, $11, $12, $13)
 RETURNING id
 `
 
@@ -203,6 +207,7 @@ type EventCreateFullParams struct {
 	QueueSlots           int32
 	QueueRate            float64
 	QueueTokenTtlSeconds int32
+	VerifiedOnly         bool
 }
 
 // An event with every setting staff can give it (catalog.CreateEvent).
@@ -220,6 +225,7 @@ func (q *Queries) EventCreateFull(ctx context.Context, arg EventCreateFullParams
 		arg.QueueSlots,
 		arg.QueueRate,
 		arg.QueueTokenTtlSeconds,
+		arg.VerifiedOnly,
 	)
 	var id int64
 	err := row.Scan(&id)
@@ -229,7 +235,7 @@ func (q *Queries) EventCreateFull(ctx context.Context, arg EventCreateFullParams
 const eventGet = `-- name: EventGet :one
 SELECT e.id, e.slug, e.name, e.starts_at, e.onsale_at,
        coalesce(e.sales_close_at, e.starts_at)::timestamptz AS sales_close_at,
-       e.queue_enabled, e.queue_slots, e.queue_rate, e.queue_token_ttl_seconds, v.name AS venue
+       e.queue_enabled, e.queue_slots, e.queue_rate, e.queue_token_ttl_seconds, e.verified_only, v.name AS venue
 FROM events e
 JOIN venues v ON v.id = e.venue_id
 WHERE e.id = $1
@@ -246,6 +252,7 @@ type EventGetRow struct {
 	QueueSlots           int32
 	QueueRate            float64
 	QueueTokenTtlSeconds int32
+	VerifiedOnly         bool
 	Venue                string
 }
 
@@ -263,6 +270,7 @@ func (q *Queries) EventGet(ctx context.Context, id int64) (EventGetRow, error) {
 		&i.QueueSlots,
 		&i.QueueRate,
 		&i.QueueTokenTtlSeconds,
+		&i.VerifiedOnly,
 		&i.Venue,
 	)
 	return i, err
@@ -271,7 +279,7 @@ func (q *Queries) EventGet(ctx context.Context, id int64) (EventGetRow, error) {
 const eventGetBySlug = `-- name: EventGetBySlug :one
 SELECT e.id, e.slug, e.name, e.starts_at, e.onsale_at,
        coalesce(e.sales_close_at, e.starts_at)::timestamptz AS sales_close_at,
-       e.queue_enabled, e.queue_slots, e.queue_rate, e.queue_token_ttl_seconds, v.name AS venue
+       e.queue_enabled, e.queue_slots, e.queue_rate, e.queue_token_ttl_seconds, e.verified_only, v.name AS venue
 FROM events e
 JOIN venues v ON v.id = e.venue_id
 WHERE e.slug = $1 AND e.published
@@ -288,6 +296,7 @@ type EventGetBySlugRow struct {
 	QueueSlots           int32
 	QueueRate            float64
 	QueueTokenTtlSeconds int32
+	VerifiedOnly         bool
 	Venue                string
 }
 
@@ -307,6 +316,7 @@ func (q *Queries) EventGetBySlug(ctx context.Context, slug string) (EventGetBySl
 		&i.QueueSlots,
 		&i.QueueRate,
 		&i.QueueTokenTtlSeconds,
+		&i.VerifiedOnly,
 		&i.Venue,
 	)
 	return i, err
@@ -340,7 +350,7 @@ func (q *Queries) EventIDsCurrent(ctx context.Context) ([]int64, error) {
 const eventList = `-- name: EventList :many
 SELECT e.id, e.slug, e.name, e.starts_at, e.onsale_at,
        coalesce(e.sales_close_at, e.starts_at)::timestamptz AS sales_close_at,
-       e.queue_enabled, e.queue_slots, e.queue_rate, e.queue_token_ttl_seconds, v.name AS venue
+       e.queue_enabled, e.queue_slots, e.queue_rate, e.queue_token_ttl_seconds, e.verified_only, v.name AS venue
 FROM events e
 JOIN venues v ON v.id = e.venue_id
 WHERE e.published
@@ -358,6 +368,7 @@ type EventListRow struct {
 	QueueSlots           int32
 	QueueRate            float64
 	QueueTokenTtlSeconds int32
+	VerifiedOnly         bool
 	Venue                string
 }
 
@@ -382,6 +393,7 @@ func (q *Queries) EventList(ctx context.Context) ([]EventListRow, error) {
 			&i.QueueSlots,
 			&i.QueueRate,
 			&i.QueueTokenTtlSeconds,
+			&i.VerifiedOnly,
 			&i.Venue,
 		); err != nil {
 			return nil, err
@@ -463,8 +475,9 @@ const eventUpdate = `-- name: EventUpdate :execrows
 UPDATE events
 SET name = $1, starts_at = $2, onsale_at = $3, sales_close_at = $4,
     hold_minutes = $5, queue_enabled = $6, queue_slots = $7,
-    queue_rate = $8, queue_token_ttl_seconds = $9, updated_at = now()
-WHERE id = $10
+    queue_rate = $8, queue_token_ttl_seconds = $9, verified_only = $10,
+    updated_at = now()
+WHERE id = $11
 `
 
 type EventUpdateParams struct {
@@ -477,6 +490,7 @@ type EventUpdateParams struct {
 	QueueSlots           int32
 	QueueRate            float64
 	QueueTokenTtlSeconds int32
+	VerifiedOnly         bool
 	ID                   int64
 }
 
@@ -492,6 +506,7 @@ func (q *Queries) EventUpdate(ctx context.Context, arg EventUpdateParams) (int64
 		arg.QueueSlots,
 		arg.QueueRate,
 		arg.QueueTokenTtlSeconds,
+		arg.VerifiedOnly,
 		arg.ID,
 	)
 	if err != nil {
@@ -503,7 +518,7 @@ func (q *Queries) EventUpdate(ctx context.Context, arg EventUpdateParams) (int64
 const eventsQueued = `-- name: EventsQueued :many
 SELECT e.id, e.slug, e.name, e.starts_at, e.onsale_at,
        coalesce(e.sales_close_at, e.starts_at)::timestamptz AS sales_close_at,
-       e.queue_enabled, e.queue_slots, e.queue_rate, e.queue_token_ttl_seconds, v.name AS venue
+       e.queue_enabled, e.queue_slots, e.queue_rate, e.queue_token_ttl_seconds, e.verified_only, v.name AS venue
 FROM events e
 JOIN venues v ON v.id = e.venue_id
 WHERE e.queue_enabled AND e.published
@@ -523,6 +538,7 @@ type EventsQueuedRow struct {
 	QueueSlots           int32
 	QueueRate            float64
 	QueueTokenTtlSeconds int32
+	VerifiedOnly         bool
 	Venue                string
 }
 
@@ -548,6 +564,7 @@ func (q *Queries) EventsQueued(ctx context.Context, leadSeconds float64) ([]Even
 			&i.QueueSlots,
 			&i.QueueRate,
 			&i.QueueTokenTtlSeconds,
+			&i.VerifiedOnly,
 			&i.Venue,
 		); err != nil {
 			return nil, err

@@ -208,6 +208,13 @@ type BoxOfficeSale struct {
 	CreatedAt time.Time
 }
 
+type BuyerEmail struct {
+	ID        int64
+	Email     string
+	Buyer     *string
+	CreatedAt time.Time
+}
+
 type Checkin struct {
 	ID       int64
 	At       time.Time
@@ -217,6 +224,17 @@ type Checkin struct {
 	Code     string
 	TicketID *int64
 	Result   string
+}
+
+type EmailRegistration struct {
+	EventID       int64
+	EmailID       int64
+	RegisteredAt  time.Time
+	ConfirmedAt   *time.Time
+	LinkNonce     []byte
+	LinkExpiresAt *time.Time
+	LinksSent     int32
+	LastLinkAt    *time.Time
 }
 
 type Event struct {
@@ -236,6 +254,7 @@ type Event struct {
 	HoldMinutes          *int32
 	UpdatedAt            time.Time
 	QueuePaused          bool
+	VerifiedOnly         bool
 }
 
 type GaStripe struct {

@@ -196,7 +196,7 @@ type OrderSearchRow struct {
 	ValidTickets int32
 }
 
-// Orders as the box office sees them (issue 8): search, a staff refund or void of
+// Orders as the box office sees them: search, a staff refund or void of
 // some or all of an order's tickets, and the orders export.
 // Orders whose email starts with @email (case-insensitively; ” matches none), or
 // with id @order_id, or holding a ticket coded @code: newest first, older than

@@ -261,7 +261,8 @@ type OrderWithViewRow struct {
 // snapshot: its payments each with its refund if any (a payment is refunded at most
 // once), its seats, its standing tier, and its valid tickets once it has been sold.
 // The order views (checkout and pay answers, each order-page poll, each confirmation
-// email) took up to five statements each, a fifth of an onsale's; docs/ONSALE.md.
+// email) are frequent at an onsale: at up to five statements each they would be a
+// fifth of its statements.
 func (q *Queries) OrderWithView(ctx context.Context, id int64) (OrderWithViewRow, error) {
 	row := q.db.QueryRow(ctx, orderWithView, id)
 	var i OrderWithViewRow

@@ -13,9 +13,9 @@
 // except that a call marked Later (work no person's request waits on: a payment's
 // confirmation, the job queue) counts as having asked LaterBy after it did: it lets
 // by the others that came up to that much after it, and never more, so it cannot be
-// starved. (Strictly last, in a run at 128/s, the webhooks' confirmations waited
-// behind the order pages' polls of the very orders they confirm, which grew as they
-// waited, until every webhook timed out and the sale stopped selling.)
+// starved. (Strictly last, at 128 admissions a second, the webhooks' confirmations
+// would wait behind the order pages' polls of the very orders they confirm, which grow
+// as they wait, until every webhook times out and the sale stops selling.)
 //
 // The gate counts calls between the start and the end of pgxpool's Acquire, never
 // connections, so a connection taken out of the pool (Hijack, as River's listener

@@ -82,8 +82,8 @@ func (Reconcile) InsertOpts() river.InsertOpts { return river.InsertOpts{MaxAtte
 // QueueEmail is the queue of the email jobs, apart from the money's (refunds,
 // reconciliation) in River's default queue, each with its own workers. An onsale
 // confirms tens of orders a second and each confirmation mails QR images; in one
-// queue the emails filled every worker for minutes and the money waited behind them
-// (make onsale's run c80b: confirmations 136 s from queued to sent at the median,
+// queue the emails would fill every worker for minutes and the money would wait behind
+// them (in make onsale: confirmations 136 s from queued to sent at the median,
 // reconciliation passes 75–173 s late).
 const QueueEmail = "email"
 

@@ -53,7 +53,7 @@ type Config struct {
 	// (EMAIL_WORKERS; 0: Workers). An email spends most of its time waiting: for the
 	// sale to ease, or for the mail server. After an onsale the confirmations queued
 	// during it go out as fast as the workers fetch them: River fetches a queue at
-	// most every 100 ms, so 4 workers sent about 40 a second (make onsale, p44d).
+	// most every 100 ms, so 4 workers send about 40 a second (make onsale).
 	EmailWorkers int
 	// ReconcileInterval is how often reconciliation runs (RECONCILE_INTERVAL); River's
 	// periodic jobs are meant for a minute or more.
@@ -86,6 +86,8 @@ type Config struct {
 	SaleRate int
 	// PaceClock is the pace's clock (tests); nil: time.Now.
 	PaceClock func() time.Time
+	// Verifications, when set, reads the link emails of verified buyers' registrations.
+	Verifications Verifications
 }
 
 // completedRetention is how long River keeps a completed job's row, which is also how
@@ -114,7 +116,8 @@ func New(pool *pgxpool.Pool, b Booking, m *mail.Mailer, cfg Config, log *slog.Lo
 	if cfg.Busy == nil {
 		cfg.EmailWait = 0
 	}
-	d := deps{booking: b, mailer: m, site: cfg.Site, pool: pool, log: log, busy: cfg.Busy, emailWait: cfg.EmailWait, lastBusy: new(atomic.Int64)}
+	d := deps{booking: b, mailer: m, site: cfg.Site, pool: pool, log: log, busy: cfg.Busy, emailWait: cfg.EmailWait, lastBusy: new(atomic.Int64),
+		verifications: cfg.Verifications}
 	if cfg.OnSale != nil && cfg.SaleRate > 0 {
 		d.onSale, d.salePace, d.paceClock = cfg.OnSale, rate.NewLimiter(rate.Limit(cfg.SaleRate), 1), cfg.PaceClock
 		if d.paceClock == nil {
@@ -126,6 +129,7 @@ func New(pool *pgxpool.Pool, b Booking, m *mail.Mailer, cfg Config, log *slog.Lo
 	river.AddWorker(workers, &refundEmailWorker{deps: d})
 	river.AddWorker(workers, &paymentRefundEmailWorker{deps: d})
 	river.AddWorker(workers, &resendWorker{deps: d})
+	river.AddWorker(workers, &verificationWorker{deps: d})
 	river.AddWorker(workers, &refundWorker{deps: d})
 	river.AddWorker(workers, &reconcileWorker{deps: d, every: cfg.ReconcileInterval})
 
@@ -239,7 +243,8 @@ func (q *Queue) Client() *river.Client[pgx.Tx] { return q.client }
 // not waited for. It is for tests and tools; it asks again every 50 ms.
 func (q *Queue) WaitIdle(ctx context.Context) error {
 	params := river.NewJobListParams().
-		Kinds(OrderConfirmedEmail{}.Kind(), OrderRefundedEmail{}.Kind(), PaymentRefundedEmail{}.Kind(), RefundDue{}.Kind(), OrderConfirmationResend{}.Kind()).
+		Kinds(OrderConfirmedEmail{}.Kind(), OrderRefundedEmail{}.Kind(), PaymentRefundedEmail{}.Kind(), RefundDue{}.Kind(), OrderConfirmationResend{}.Kind(),
+			VerificationEmail{}.Kind()).
 		States(rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRetryable,
 			rivertype.JobStateRunning, rivertype.JobStateScheduled).First(1)
 	tick := time.NewTicker(50 * time.Millisecond)

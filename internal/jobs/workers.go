@@ -37,6 +37,8 @@ type deps struct {
 	onSale    func() bool
 	salePace  *rate.Limiter
 	paceClock func() time.Time
+	// verifications reads the link emails of verified buyers (verify.go).
+	verifications Verifications
 }
 
 // confirmationWorker sends an order's confirmation with its tickets.
@@ -50,8 +52,8 @@ type confirmationWorker struct {
 // cancelled, visibly, not retried.
 //
 // The confirmations wait for the sale because an onsale confirms tens of orders a
-// second and each email draws a QR image per ticket: in make onsale's run c44d they
-// were a quarter of the server's CPU during the sale, in the minutes when the
+// second and each email draws a QR image per ticket: sent at once, they take a
+// quarter of the server's CPU during make onsale's sale, in the minutes when the
 // waiting room cuts its rate if the sale's steps slow down.
 func (w *confirmationWorker) Work(ctx context.Context, job *river.Job[OrderConfirmedEmail]) error {
 	if err := w.easeOff(ctx, job.CreatedAt); err != nil {
@@ -79,9 +81,9 @@ const easePoll = 250 * time.Millisecond
 
 // easeCalm is how long the sale must have been calm (no waiting confirmation told it
 // is busy) before the confirmations go: the load meter's window. The meter's level
-// dips under the mark now and then in a sale; answering each dip sent every waiting
-// worker's email, QR images and all, into the next second of the sale, so that in
-// run p44c the emails still ran beside half of it.
+// dips under the mark now and then in a sale; answering each dip would send every
+// waiting worker's email, QR images and all, into the next second of the sale, and the
+// emails would still run beside half of it.
 const easeCalm = 5 * time.Second
 
 // easeOff waits while the sale is busy or has been within easeCalm, until emailWait
@@ -118,11 +120,11 @@ const pacePoll = 20 * time.Millisecond
 
 // pace lets a confirmation start at once when no sale is on, and otherwise when the
 // sale's pace (Config.SaleRate a second, one at a time) gives it its turn. Without it
-// the workers fetched by River together drew their QR images together: in make
-// onsale's p44m, 16 workers at once took both cores and the pool's connections for a
-// few milliseconds at a time, and the slowest 1 % of holds waited 28 ms for a
-// connection; with the emails at an even 20 a second (p44n) the hold p99 was 35 ms
-// against 67, for the same emails sent during the sale. The turns are asked for every
+// the workers fetched by River together draw their QR images together: in make
+// onsale, 16 workers at once take both cores and the pool's connections for a few
+// milliseconds at a time, and the slowest 1 % of holds wait 28 ms for a connection;
+// with the emails at an even 20 a second the hold p99 is 35 ms against 67, for the
+// same emails sent during the sale. The turns are asked for every
 // pacePoll: a sale that ends lets every waiting confirmation go within it.
 func (d deps) pace(ctx context.Context) error {
 	if d.salePace == nil {

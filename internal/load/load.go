@@ -4,11 +4,10 @@
 // (waitroom.Hooks.Load): a machine of unknown speed, or one shared with other work, is
 // kept below saturation by what it measures, not by a rate guessed in advance.
 //
-// Only the sale's steps count, because they are what the admission rate governs. A
-// first version also counted the waiting pages' waits for a look slot; those follow
-// the waiting crowd (its arrival, the draw), which admitting fewer does not shrink,
-// and in run 41 (docs/ONSALE.md) they held the room at a fifth of its rate through the
-// arrival burst for nothing.
+// Only the sale's steps count, because they are what the admission rate governs. The
+// waiting pages' waits for a look slot do not: those follow the waiting crowd (its
+// arrival, the draw), which admitting fewer does not shrink, and counted they would
+// hold the room at a fifth of its rate through the arrival burst for nothing.
 //
 // The figure is the 95th percentile over the last few seconds, as a share of the bound:
 // the tail, because that is where saturation shows first (queues form before the

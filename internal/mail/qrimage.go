@@ -16,7 +16,7 @@ import (
 // the rest white (more quiet zone).
 //
 // It is go-qrcode's Encode made cheaper: at an onsale every confirmation mails a QR
-// code per ticket, and Encode's were 28 % of the server's CPU during make onsale's
+// code per ticket, and Encode's take 28 % of the server's CPU during make onsale's
 // sale (1.65 ms each: a fresh zlib compressor per image, default compression, and
 // image/png packing a two-colour image pixel by pixel). Here the image is 8-bit
 // paletted (a palette of more than 16 entries: image/png then copies whole rows and
@@ -68,8 +68,8 @@ var qrPalette = func() color.Palette {
 }()
 
 // qrCanvases keeps the images qrPNG draws on: at an onsale the confirmations draw a
-// QR image per ticket, and a fresh 360 × 360 image each was a fifth of the bytes the
-// server allocated during make onsale's sale (p80a).
+// QR image per ticket, and a fresh 360 × 360 image each would be a fifth of the bytes
+// the server allocates during make onsale's sale.
 var qrCanvases sync.Pool
 
 // qrCanvas returns a white side × side image to draw on, kept from before if it can.

@@ -159,8 +159,8 @@ const webhookIdleConns = 64
 // webhookClient is the provider's own client: a 10 s timeout, and up to
 // webhookIdleConns connections kept open between deliveries. Go's default transport
 // keeps 2 a host: at an onsale the provider sends about a hundred webhooks a
-// second, many at once, and every delivery beyond the second opened a connection of
-// its own, which the receiver then accepted, served once and closed (a dial and an
+// second, many at once, and every delivery beyond the second would open a connection
+// of its own, which the receiver then accepts, serves once and closes (a dial and an
 // accept of 0.23 s in a 40-s profile of the server during make onsale).
 func webhookClient() *http.Client {
 	tr := http.DefaultTransport.(*http.Transport).Clone()

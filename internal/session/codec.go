@@ -10,7 +10,7 @@ import (
 
 // Codec is scs's gob codec with the decoding of recent session data remembered. scs
 // decodes a session on every request, and gob builds its decoder afresh each time (a
-// new gob.Decoder learns the types again): at an onsale that was a tenth of the
+// new gob.Decoder learns the types again): at an onsale that is a tenth of the
 // server's CPU, for the same few hundred bytes of a waiting buyer's session every few
 // seconds. The bytes are the key, so a changed session is decoded anew, and what is
 // stored stays gob: sessions written before and after read the same.

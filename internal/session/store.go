@@ -17,20 +17,21 @@ import (
 )
 
 // CacheFor is how long a session read from PostgreSQL is served from memory. Every
-// API call loads its session, and at an onsale that lookup was about a third of the
-// database's work per hold. A change through this process updates the memory at once,
-// and one through another instance is seen here within CacheFor. A buyer's session
-// gets a new token when an order is created (web: renewSession), and its old token is
-// deleted: at once here, and within CacheFor on another instance that served it. What a buyer's session gains later (an admission
-// token, the queue's starting place) is harmless late: an instance that has not seen
-// the token yet sends the buyer to the queue page, which finds the admission in Redis
-// and stores it again. Staff sessions, whose logout must end them everywhere at once,
-// use NewUncachedStore.
+// API call loads its session, and at an onsale that lookup would be about a third of
+// the database's work per hold. A change through this process updates the memory at
+// once, and one through another instance is seen here within CacheFor. A buyer's
+// session gets a new token when an order is created (web: renewSession), and its old
+// token is deleted: at once here, and within CacheFor on another instance that served
+// it. What a buyer's session gains later (an admission token, the queue's starting
+// place) is harmless late: an instance that has not seen the token yet sends the
+// buyer to the queue page, which finds the admission in Redis and stores it again.
+// Staff sessions, whose logout must end them everywhere at once, use
+// NewUncachedStore.
 //
 // It must outlast the pace at which a waiting page looks (waitroom.MaxLook, a minute;
 // between looks the page reads the queue's public board, which needs no session), or
-// a crowd of waiting pages asks PostgreSQL at every look. At 15 s (the queue page's
-// pace before the board) 49,585 of make onsale's statements were session finds, one
+// a crowd of waiting pages asks PostgreSQL at every look. At 15 s, with pages that
+// look every 15 s, about 50,000 of make onsale's statements are session finds, one
 // for nearly every look; at five minutes a waiter far back misses once in five looks.
 const CacheFor = 5 * time.Minute
 
@@ -93,7 +94,7 @@ func (s *Store) FindCtx(ctx context.Context, token string) ([]byte, bool, error)
 // writes that arrive while one is in flight go together as the next batch, one
 // statement for them all (queries/sessions.sql): at an onsale's arrival burst every
 // newcomer's first call writes its session, about 500 a second in make onsale, and
-// one at a time they took as many of the pool's connections and commits from the
+// one at a time they would take as many of the pool's connections and commits from the
 // sale's steps. Alone, a write goes at once. The write commits asynchronously
 // (queries/sessions.sql says why nothing that matters can be lost); it is always a
 // statement of its own, never part of another transaction, which it would make

@@ -21,23 +21,21 @@ import (
 // Additive increase, multiplicative decrease, as TCP does with a congestion window,
 // slowed to the application's lag: the admitted reach their first hold seconds after
 // admission and shop for tens of seconds, so a cut shows in the latency only some 10 to
-// 20 seconds later. A first run (docs/ONSALE.md, run 40) that cut a quarter every 3 s
-// and added back a twentieth of the configured rate a second swung between a tenth and
-// four fifths of it with a period of a minute; the wait shown in the queue, which
-// follows the measured rate, was then right for 7 % of buyers. So: a fifth off at a
-// time, not again within govCutGap, and back by a hundredth of the configured rate a
-// second, which takes about 20 s to climb a fifth back at the rates tried; four
-// hundredths a second while the load is under govIdle. After the arrival burst's cuts
-// (four in 40 s in docs/ONSALE.md's run s44b, to two fifths of the rate) the steps' p95
-// fell to a fifth of the bound, and the climb back at a hundredth took 73 s, which
-// every first ETA of the burst had to absorb; at four, 25 and 17 s (runs s44c, s44d),
-// though a climb that quick also meets the sale's own load again sooner (more cuts
-// after the burst in s44c). A gap of 15 s was tried (run 45), since in run 44 most
-// cuts after the first minute came 9 to 12 s after the one before with the latency
-// back under the bound within 5 s of the second; but it slowed the first descent
-// through the arrival burst, the start stayed overloaded longer and 18 joins and looks
-// were refused as Redis calls ran past their 300 ms. The first minute matters more:
-// 10 s.
+// 20 seconds later. Cutting a quarter every 3 s and adding back a twentieth of the
+// configured rate a second swings between a tenth and four fifths of it with a period
+// of a minute, and the wait shown in the queue, which follows the measured rate, is
+// then right for 7 % of buyers. So: a fifth off at a time, not again within govCutGap,
+// and back by a hundredth of the configured rate a second, about 20 s to climb a fifth
+// back at make onsale's rates; four hundredths a second while the load is under
+// govIdle. After the arrival burst's cuts (about four in 40 s, to two fifths of the
+// rate) the steps' p95 falls to a fifth of the bound; the climb back at a hundredth
+// would take 73 s, which every first ETA of the burst has to absorb, and at four
+// hundredths it takes 17 to 25 s, though a climb that quick also meets the sale's own
+// load again sooner (more cuts after the burst). After the first minute most cuts come
+// 9 to 12 s after the one before, with the latency back under the bound within 5 s of
+// the second; yet a longer gap (15 s) slows the first descent through the arrival
+// burst, the start stays overloaded longer and joins and looks are refused as Redis
+// calls run past their 300 ms. The first minute matters more: 10 s.
 const (
 	govPeriod    = time.Second      // how often the governor reads the load
 	govCutGap    = 10 * time.Second // at least this long between two cuts
@@ -130,16 +128,15 @@ const etaHorizon = time.Minute
 // share over the next etaHorizon if the governor climbs back by govRaise a second, as
 // it does while the application is within its bound.
 //
-// A cut is followed either by the climb back or by more cuts, and the runs see both.
-// At make onsale's 44/s a single cut in the arrival burst (run e44b: 20 % off, back
-// within 22 s) came while most of the crowd was arriving for waits of minutes; from
-// the rate just after the cut, as the room estimated before, 40 % of those arrivals
-// were shown waits more than 20 % too long. Replayed from the run's trace
-// (onsale -trace), the room's first ETAs would have been within ±20 % for 70 % of
-// buyers as shown, 95 % from the climb alone, 97 % from halfway. Live, from halfway,
-// runs e44e and e44f (a cut each at +10 and +11 s) showed 97 and 98 %, where the rule
-// before gives 85 and 87 % on the same buyers. At 80/s, where cuts follow one another,
-// halfway moved it by -5 to +6 points against the rate now (e80a–e80c; docs/ONSALE.md).
+// A cut is followed either by the climb back or by more cuts, and an onsale sees both.
+// At make onsale's 44/s a single cut in the arrival burst (20 % off, back within 22 s)
+// comes while most of the crowd is arriving for waits of minutes; from the rate just
+// after the cut, 40 % of those arrivals would be shown waits more than 20 % too long.
+// Replayed from an onsale's trace (docs/BENCHMARKS.md), the room's first ETAs are
+// within ±20 % for 70 % of buyers from the rate just after the cut, 95 % from the
+// climb alone, 97 % from halfway; live, from halfway, 97 and 98 % against 85 and 87 %
+// from the rate now on the same buyers. At 80/s, where cuts follow one another,
+// halfway moves it by -5 to +6 points against the rate now.
 func expectedShare(now float64) float64 {
 	return (now + ClimbMean(now)) / 2
 }

@@ -14,9 +14,11 @@ func eventTag(eventID int64) string { return "{event:" + strconv.FormatInt(event
 //	admitted  sorted set: admitted visitor → when the admission ends (Redis ms)
 //	state     hash: epoch, token bucket, FIFO sequence, stock, measured rate, admitter fence
 //	rate      hash: second (Redis clock) → admissions in it, the last few seconds only
+//	ended     sorted set: visitor whose admission ended early (bought, released) → the
+//	          end that admission had (Redis ms); its tokens, which end no later, are refused
 func eventKeys(prefix string, eventID int64) []string {
 	p := prefix + eventTag(eventID) + ":wr:"
-	return []string{p + "queue", p + "seen", p + "admitted", p + "state", p + "rate"}
+	return []string{p + "queue", p + "seen", p + "admitted", p + "state", p + "rate", p + "ended"}
 }
 
 // Indexes into eventKeys.
@@ -26,6 +28,7 @@ const (
 	keyAdmitted
 	keyState
 	keyRate
+	keyEnded
 )
 
 // leaseKey names the admitter's lease: one for all events, since one instance admits

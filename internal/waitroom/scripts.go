@@ -3,7 +3,7 @@ package waitroom
 import "github.com/redis/go-redis/v9"
 
 // The per-event scripts take the KEYS of eventKeys: 1 queue, 2 seen, 3 admitted,
-// 4 state, 5 rate. Every time they use is the Redis server's clock (TIME, in ms), read
+// 4 state, 5 rate, 6 ended. Every time they use is the Redis server's clock (TIME, in ms), read
 // inside the script: all instances ask the same clock, so "before the onsale", "last
 // seen", the end of an admission and the token bucket agree across instances whatever
 // the app servers' clocks say. (In Redis Cluster an event lives on one primary, so it
@@ -79,9 +79,9 @@ end
 
 -- unclaimed is how many more the free places can serve: an admission takes a place at
 -- least, and those of this second and the secs before (the rate's per-second counts)
--- may not have held theirs yet. Without it, when holds lapsed after everything was held, the places
--- that came back went to the quickest of a second's admissions, the rest let in to find
--- nothing; now they go to as many from the head of the queue. free < 0: unknown, no bound.
+-- may not have held theirs yet. Without it, when holds lapse after everything is held, the places
+-- that come back would go to the quickest of a second's admissions, the rest let in to find
+-- nothing; with it they go to as many from the head of the queue. free < 0: unknown, no bound.
 local function unclaimed(now, free, secs)
   if free < 0 then return math.huge end
   local from, claimed = math.floor(now / 1000) - secs, 0
@@ -94,7 +94,16 @@ end
 
 -- keep lets the event's keys live idle ms after the last join or tick, then go.
 local function keep(idle)
-  for i = 1, 5 do redis.call('PEXPIRE', KEYS[i], idle) end
+  for i = 1, 6 do redis.call('PEXPIRE', KEYS[i], idle) end
+end
+
+-- later is the end of an admission of v that would end at exp: past the end of v's
+-- admission that ended early, if that one's tokens may still be shown, so that they
+-- stay refused (ended) while the new admission's verify.
+local function later(v, exp)
+  local e = tonumber(redis.call('ZSCORE', KEYS[6], v))
+  if e and exp <= e then return e + 1 end
+  return exp
 end
 `
 
@@ -141,7 +150,7 @@ if now >= drawAt and tonumber(st[2]) ~= 0 and redis.call('ZCARD', KEYS[1]) == 0 
    unclaimed(now, tonumber(st[3]) or -1, tonumber(ARGV[12])) > 0 then
   local tk = refill(now, true, rate, cap)
   if tk >= 1 then
-    exp = now + tonumber(ARGV[9])
+    exp = later(v, now + tonumber(ARGV[9]))
     redis.call('ZADD', KEYS[3], exp, v)
     redis.call('HSET', KEYS[4], 'tokens', tk - 1)
     record(now, 1)
@@ -200,11 +209,29 @@ return {clock(), redis.call('ZCARD', KEYS[1]), st[1] or '', st[2] or '', st[3] o
   st[6] or '', st[7] or '', redis.call('ZCOUNT', KEYS[1], '-inf', '(1'), st[8] or '', st[9] or '', st[10] or ''}
 `)
 
-// leaveScript gives ARGV[1]'s slot (or place) back at once.
+// leaveScript gives ARGV[1]'s slot (or place) back at once. An admission that ends
+// so is noted in ended with the end it had: its tokens are refused from now on
+// (Room.Ended), and a new admission of the visitor ends later than it (later). ARGV[2]
+// is how long ended lives idle (ms).
 var leaveScript = redis.NewScript(`
-redis.call('ZREM', KEYS[3], ARGV[1])
+local exp = redis.call('ZSCORE', KEYS[3], ARGV[1])
+if exp then
+  redis.call('ZADD', KEYS[6], 'GT', exp, ARGV[1])
+  redis.call('PEXPIRE', KEYS[6], ARGV[2])
+  redis.call('ZREM', KEYS[3], ARGV[1])
+end
 redis.call('ZREM', KEYS[1], ARGV[1])
 redis.call('ZREM', KEYS[2], ARGV[1])
+return 1
+`)
+
+// extendScript makes ARGV[1]'s running admission last until at least ARGV[2] (Redis
+// ms): the end of the visitor's hold, so that the slot stays taken while they pay. An
+// admission that has ended (or never began) is left so.
+var extendScript = redis.NewScript(`
+local exp = tonumber(redis.call('ZSCORE', KEYS[3], ARGV[1]))
+if not exp then return 0 end
+if tonumber(ARGV[2]) > exp then redis.call('ZADD', KEYS[3], ARGV[2], ARGV[1]) end
 return 1
 `)
 
@@ -243,6 +270,8 @@ if #stale > 0 then
 end
 -- Slots in use are the admissions still running: one that ended gives its slot back.
 redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
+-- An early end's tokens have all expired once its end has passed: forget it.
+redis.call('ZREMRANGEBYSCORE', KEYS[6], '-inf', now)
 local active = redis.call('ZCARD', KEYS[3])
 
 -- A stock figure from the hook is kept; unknown (-1), the last one kept is used.
@@ -277,7 +306,7 @@ if n > 0 then
   local z = {}
   for i = 1, #r, 2 do
     moved[#moved + 1] = r[i]
-    z[#z + 1] = exp
+    z[#z + 1] = later(r[i], exp)
     z[#z + 1] = r[i]
   end
   if #moved > 0 then

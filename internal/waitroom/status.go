@@ -103,12 +103,12 @@ func figuresOf(ev Event, now, regroup int64, mrate float64, stock, free int64, t
 // every held place come back, the people ahead would still take them all. Its turn, if
 // it comes, comes only as holds lapse, at no rate anyone can tell.
 //
-// Replayed on make onsale's runs at 128/s (t55a, t54a; docs/ONSALE.md) the rule warned
-// 5,451 and 5,440 waiters before any wait was shown them, none of whom was let in; of
-// the buyers let in, 1,360 and 1,549 saw it for a while (516 and 538 of them bought):
-// late in a sale an admission takes fewer places than the ones before, as the seats
-// run out. Counting on the free places alone, or on nine tenths of them, warned twice
-// as many buyers who were let in all the same.
+// Replayed on make onsale's traces at 128/s (docs/BENCHMARKS.md) the rule warns about
+// 5,450 waiters before any wait is shown them, none of whom is let in; of the buyers
+// let in, 1,360 to 1,550 see it for a while (about 520 of them buy): late in a sale an
+// admission takes fewer places than the ones before, as the seats run out. Counting on
+// the free places alone, or on nine tenths of them, warns twice as many buyers who are
+// let in all the same.
 //
 // lastsForMinAdmits is how many admissions the estimate waits for: the places an
 // admission takes vary from none to the most an order allows.
@@ -212,11 +212,10 @@ func (r *Room) status(ev Event, visitor string, rep reply) Status {
 // it every MinPoll when its turn is near, and then looks (Status) for its token:
 // half a second, half a second, and the look. The wait a person sees ends when the
 // page says it is their turn, so every ETA includes it (Board.Notice for the pages
-// that work their wait out from the board). Without it, in make onsale at 128/s
-// (docs/ONSALE.md, run t52a), a fifth of the first ETAs were more than 20 % too short
-// and none too long; the pre-queue's, a few seconds for the first places, were the
-// worst (71 % within ±20 %), and the replay of that run's waits (cmd/etareplay) put
-// them at 95 % with it.
+// that work their wait out from the board). Without it, in make onsale at 128/s, a
+// fifth of the first ETAs are more than 20 % too short and none too long; the
+// pre-queue's, a few seconds for the first places, are the worst (71 % within ±20 %),
+// and the replay of the same waits with it (go run ./cmd/onsale eta) puts them at 95 %.
 const Notice = 1500 * time.Millisecond
 
 // Bounds of PollAfter: DESIGN asks for a refresh at least every MaxPoll.
@@ -256,9 +255,9 @@ const MaxLook = time.Minute
 //     after it, by its place (its number is drawn at the draw).
 //   - Queued with its turn due within half of KeepPlace: at half of KeepPlace. The
 //     board shows it its turn, which it looks at; this look comes only if the turn is
-//     late, with half the place's life to spare. A look a minute made the arrival
-//     burst come back as a burst of looks a minute later, four times the looks of
-//     the minute before, while the sale was at its rate (docs/ONSALE.md, t52h).
+//     late, with half the place's life to spare. A look a minute would make the
+//     arrival burst come back as a burst of looks a minute later, four times the
+//     looks of the minute before, while the sale is at its rate.
 //   - Queued further back, or with no wait to tell (the room paused, all held):
 //     about once a minute, spread from half a minute to a minute and a half by its
 //     number, so that a burst of arrivals does not come back as one.
@@ -270,8 +269,8 @@ func (r *Room) lookAfter(st Status, untilDraw time.Duration) time.Duration {
 		// The draw comes before the next minute's look: after it, at a moment set by
 		// the place, so that the pre-queue's looks come in the order of their turns,
 		// spread over the minute (the board tells a page its turn and, from Drawn,
-		// its position meanwhile). All at the draw, they were a third of the server's
-		// requests in the arrival burst (docs/ONSALE.md, t52e).
+		// its position meanwhile). All at the draw, they would be a third of the
+		// server's requests in the arrival burst (make onsale).
 		return max(untilDraw, 0) + max(time.Duration(st.Place*float64(keep)), MinPoll)
 	case st.PreQueue:
 		return keep
@@ -295,7 +294,8 @@ func etaRate(measured float64, s Settings) float64 {
 
 // ShownRate is the rate the room works a wait out from, given the rate it measured,
 // the rate it admits at now (the governor's) and its configured rate: eta's rule, for
-// cmd/etareplay to replay a run's waits with exactly the rule the room uses.
+// the ETA replay (go run ./cmd/onsale eta) to replay an onsale's waits with exactly
+// the rule the room uses.
 func ShownRate(measured, present, configured float64) float64 {
 	s := Settings{Rate: present, expect: configured * expectedShare(present/configured)}
 	if measured <= 0 {

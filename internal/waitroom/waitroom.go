@@ -42,6 +42,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"boxoffice/internal/keyring"
 )
 
 // Settings are one event's waiting-room knobs (stored on the event in PostgreSQL).
@@ -132,10 +134,7 @@ var (
 
 // Key is one HMAC key; the first of a room's keys signs, the others still verify
 // until they are removed (a token signed by a removed key is refused).
-type Key struct {
-	ID     string
-	Secret []byte
-}
+type Key = keyring.Key
 
 // Stock is what an event has left to sell (Hooks.Stock); -1: not known.
 type Stock struct{ Unsold, Free int }
@@ -169,8 +168,8 @@ type Options struct {
 	// Timeout is each Redis call's limit; past it the queue is paused (default 1 s).
 	// The limit tells a Redis that hangs from one that is slow: at an onsale's
 	// arrival burst, with the machine saturated, a call's wait for a core counts
-	// against it, and at 300 ms a few arrivals and looks a run were turned away as
-	// paused (docs/ONSALE.md).
+	// against it, and at 300 ms a few arrivals and looks an onsale are turned away as
+	// paused (make onsale).
 	Timeout time.Duration
 	// Regroup is how long after Redis was found to have lost an event's queue joins
 	// draw random places, as before an onsale: long enough for every waiting page to
@@ -207,10 +206,9 @@ const (
 	// claimSeconds is how long an admission counts as a claim on a free place, beside
 	// the second it is in: the room lets in no more than the free places less the
 	// claims (the scripts' unclaimed), the free figure being up to a second old. Ten
-	// seconds (t53e) kept out the one buyer in a hundred who would take the last
-	// single seat: one admission every 10 s, each wanting more than one seat, and
-	// 150 s for the last seat while 6,400 waited; a claim that has held counts until
-	// it ages out. With a second, a few places that come back let in a few a second,
+	// seconds would keep out the one buyer in a hundred who takes the last single
+	// seat: one admission every 10 s, each wanting more than one seat, and 150 s for
+	// the last seat while 6,400 wait; a claim that has held counts until it ages out. With a second, a few places that come back let in a few a second,
 	// not the whole rate, and a person who takes longer to choose lets more in.
 	claimSeconds = 1
 	// keyIdle is how long an event's keys outlive its last join or tick.
@@ -252,16 +250,7 @@ type Room struct {
 // each call for its read timeout (seconds) instead of Options.Timeout. The program's
 // client has it (internal/app), and so do the tests' (internal/dbtest).
 func New(rdb *redis.Client, prefix string, keys []Key, hooks Hooks, log *slog.Logger, opt Options) *Room {
-	if len(keys) == 0 {
-		panic("waitroom: no signing key")
-	}
-	ver := make(map[string][]byte, len(keys))
-	for _, k := range keys {
-		if k.ID == "" || len(k.ID) > 255 || len(k.Secret) == 0 {
-			panic(fmt.Sprintf("waitroom: key %q needs an id of 1 to 255 bytes and a secret", k.ID))
-		}
-		ver[k.ID] = k.Secret
-	}
+	ver := keyring.Verifiers("waitroom", keys)
 	if log == nil {
 		log = slog.Default()
 	}
@@ -405,8 +394,38 @@ func (r *Room) Status(ctx context.Context, ev Event, visitor string) (Status, er
 }
 
 // Leave gives the visitor's slot back at once (bought, released), or the place in the
-// queue of a waiter who gave up.
+// queue of a waiter who gave up. An admission left so has ended: its tokens are
+// refused from then on (Ended), so that another round of shopping starts in the queue.
 func (r *Room) Leave(ctx context.Context, eventID int64, visitor string) error {
-	_, err := r.eval(ctx, leaveScript, eventKeys(r.prefix, eventID), visitor)
+	_, err := r.eval(ctx, leaveScript, eventKeys(r.prefix, eventID), visitor, r.idleMS(Settings{}))
+	return err
+}
+
+// Ended reports whether the visitor's admission whose token ends at exp has ended
+// early, by Leave: the token verifies by its signature, but its purchase completed or
+// its hold was released. It costs Redis one read. An error (Redis away) says nothing:
+// the caller lets the token stand, as Verify does.
+func (r *Room) Ended(ctx context.Context, eventID int64, visitor string, exp time.Time) (bool, error) {
+	cctx, cancel := context.WithTimeout(ctx, r.opt.Timeout)
+	defer cancel()
+	end, err := r.rdb.ZScore(cctx, eventKeys(r.prefix, eventID)[keyEnded], visitor).Result()
+	switch {
+	case errors.Is(err, redis.Nil):
+		return false, nil
+	case err != nil:
+		if ctx.Err() != nil {
+			return false, ctx.Err()
+		}
+		return false, fmt.Errorf("%w: %w", ErrUnavailable, err)
+	}
+	return int64(end) >= exp.UnixMilli(), nil
+}
+
+// Extend makes the visitor's running admission last until at least until, the end of
+// the hold they made with it: the slot stays taken while they hold seats and pay, and
+// the queue calls hand out tokens lasting as long. An admission that has ended is
+// left so.
+func (r *Room) Extend(ctx context.Context, eventID int64, visitor string, until time.Time) error {
+	_, err := r.eval(ctx, extendScript, eventKeys(r.prefix, eventID), visitor, until.UnixMilli())
 	return err
 }

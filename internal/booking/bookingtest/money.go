@@ -8,11 +8,11 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// moneyInvariants are the rules of issue 7, "every payment accounted for": no money
+// moneyInvariants are the rules of "every payment accounted for": no money
 // kept without tickets, no tickets without money kept, and nothing left half-way once
 // the jobs have run. A kept charge is a payment that succeeded and has no automatic
 // refund (by_staff false: the refund of a payment that sold nothing, always in full);
-// staff may refund a kept charge in part, ticket by ticket (issue 8), and it stays the
+// staff may refund a kept charge in part, ticket by ticket (staffrefund.go), and it stays the
 // kept charge until its refunds add up to it. A staff void ends tickets with no money
 // back (status_reason 'voided'): what the order paid stays paid, on purpose.
 var moneyInvariants = []invariant{

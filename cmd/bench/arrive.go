@@ -1,0 +1,233 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"boxoffice/internal/benchkit"
+)
+
+// An arrival is what each of the crowd does first at an onsale: it starts a session
+// (GET /api/v1/session) and joins the event's waiting room (POST …/queue). Nobody can
+// be metered before doing so, so the arrivals an instance serves a second is the
+// front door's capacity: what a million people in a minute (16,667 a second) ask of
+// it. The measurement's ceiling, in the same run, is the least an origin can do for
+// an arrival: a minimal net/http server that sets a random cookie and runs the same
+// join in the same Redis (waitroom.Room.Join), without sessions, CSRF or middleware.
+
+// arriveResult is one side of the arrivals' measurement.
+type arriveResult struct {
+	Name       string
+	Window     time.Duration
+	Arrivals   int64            // a session and a join, both answered 200, inside the window
+	Refused    map[string]int64 // any other answer of the join, by "status code"
+	Errors     int64
+	FirstError string
+	P50, P99   time.Duration // a whole arrival: the session and the join
+	CPU        benchkit.CPUUse
+	Queries    *queryReport // -queries: the window's round trips
+}
+
+func (r *arriveResult) rate() float64 { return float64(r.Arrivals) / r.Window.Seconds() }
+
+// arriveQueue is the arrivals' event's waiting room, make onsale's: both sides join a
+// room with these settings.
+var arriveQueue = benchkit.Queue{Slots: 2000, Rate: 128, TokenTTL: 3 * time.Minute}
+
+// arriveTarget is the event the arrivals join.
+type arriveTarget struct {
+	ID       int64
+	OnsaleAt time.Time
+}
+
+// arriveBench is `bench arrive`: the crowd's arrivals through the API, against a
+// minimal net/http server doing the same join in the same Redis.
+type arriveBench struct{}
+
+func (arriveBench) flags(*flag.FlagSet, *options) {}
+func (arriveBench) check(options) []error         { return nil }
+func (arriveBench) sessions(options) int          { return 0 }
+
+func (arriveBench) describe(options) string {
+	return fmt.Sprintf("an event whose waiting room is on (%d slots, %g a second), its onsale an hour ahead: every arrival joins the pre-queue",
+		arriveQueue.Slots, arriveQueue.Rate)
+}
+
+func (arriveBench) prepare(ctx context.Context, srv *server, _ options) ([]event, roundFunc, error) {
+	target, err := srv.arriveEvent(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	return nil, func(ctx context.Context, r *runner, tag string) error {
+		step(fmt.Sprintf("arrive: a new session and a waiting-room join through the API on event %d", target.ID))
+		api, err := runArrivals(ctx, r.srv, r.o, "API arrivals (session + join)", r.srv.URL, target, profileName("arrive", tag))
+		if err != nil {
+			return err
+		}
+		minimal, err := startMinimalFrontDoor(ctx, r.srv, target)
+		if err != nil {
+			return err
+		}
+		step("arrive: the same against a minimal net/http server and the same Redis join")
+		bare, err := runArrivals(ctx, r.srv, r.o, "minimal net/http arrivals (cookie + join)", minimal.URL, target, profileName("arrive-minimal", tag))
+		minimal.Close()
+		if err != nil {
+			return err
+		}
+		r.rep.compare(tag, api, bare, "ratio arrivals API / minimal", api.rate()/bare.rate(), true, "")
+		return nil
+	}, nil
+}
+
+// arriveEvent is an event whose waiting room is on and whose onsale is an hour ahead,
+// so that every arrival joins the pre-queue, as the crowd of an announced onsale does.
+func (s *server) arriveEvent(ctx context.Context) (arriveTarget, error) {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	now := time.Now()
+	q := arriveQueue
+	e := benchkit.Event{Slug: fmt.Sprintf("bench-arrive-%d", now.UnixNano()), Seats: 100,
+		OnsaleAt: now.Add(time.Hour).Truncate(time.Second), Queue: &q}
+	id, err := benchkit.CreateEvent(ctx, s.setup, e)
+	return arriveTarget{ID: id, OnsaleAt: e.OnsaleAt}, err
+}
+
+// roomEvent is the waiting room's view of the arrivals' event.
+func (t arriveTarget) roomEvent() benchkit.RoomEvent {
+	return benchkit.RoomEventOf(t.ID, t.OnsaleAt, arriveQueue)
+}
+
+// runArrivals runs o.clients clients, each arriving again and again (a new session,
+// then the join) for the warm-up and the measured window, against base. An arrival
+// counts when the join answered 200 and put the visitor in the pre-queue.
+func runArrivals(ctx context.Context, srv *server, o options, name, base string, ev arriveTarget, profile string) (*arriveResult, error) {
+	res := &arriveResult{Name: name, Window: o.duration}
+	cl := newAPIClient(base, o.clients)
+	defer cl.Close()
+	join := base + "/api/v1/events/" + strconv.FormatInt(ev.ID, 10) + "/queue"
+	all, w, err := drive(ctx, srv, o, newTiming(o), profile, func(int) func() (call, bool) {
+		var answer bytes.Buffer
+		return func() (call, bool) {
+			c := call{want: http.StatusOK, sent: time.Now()}
+			answer.Reset()
+			b, err := cl.newSession(ctx)
+			if c.err = err; err == nil {
+				c.status, c.err = cl.post(ctx, join, b, nil, &answer)
+			}
+			c.done, c.body, c.key = time.Now(), answer.Bytes(), answerKey(c.status, answer.Bytes())
+			if c.status == http.StatusOK && !inPreQueue(c.body) {
+				c.want, c.key = 0, "200 not in the pre-queue"
+			}
+			return c, true
+		}
+	})
+	res.CPU, res.Queries = w.cpu, w.queries
+	if err != nil {
+		return res, err
+	}
+	res.Arrivals, res.Refused, res.Errors, res.FirstError = all.ok, all.refused, all.errs, errText(all.firstErr)
+	res.P50, res.P99 = benchkit.Percentiles(all.latencies)
+	if res.Arrivals == 0 {
+		return res, fmt.Errorf("%s: no arrival answered (errors %d, first %q; refused %v)", name, res.Errors, res.FirstError, res.Refused)
+	}
+	return res, nil
+}
+
+// minimalPrefix is where the minimal front door's waiting room keeps its keys, under
+// the program's prefix.
+const minimalPrefix = "minimal:"
+
+// queueAnswer is the shape of the minimal join's answer, a little of what
+// boxoffice's queue answer carries.
+type queueAnswer struct {
+	Admitted   bool `json:"admitted"`
+	Position   int  `json:"position"`
+	Ahead      int  `json:"ahead"`
+	Waiting    int  `json:"waiting"`
+	ETASeconds int  `json:"etaSeconds"`
+	PreQueue   bool `json:"preQueue"`
+}
+
+// startMinimalFrontDoor is the ceiling: an arrival done with net/http alone, a random
+// cookie for the session and the waiting room's own join in the same Redis (keys of
+// its own), answered in JSON.
+func startMinimalFrontDoor(ctx context.Context, srv *server, target arriveTarget) (*benchkit.Server, error) {
+	room, err := benchkit.NewRoom(ctx, srv.Redis, srv.Config.RedisPrefix+minimalPrefix)
+	if err != nil {
+		return nil, err
+	}
+	ev := target.roomEvent()
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /api/v1/session", func(w http.ResponseWriter, r *http.Request) {
+		http.SetCookie(w, &http.Cookie{Name: "visitor", Value: rand.Text(), Path: "/", HttpOnly: true, SameSite: http.SameSiteLaxMode})
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "no-store")
+		_ = json.NewEncoder(w).Encode(map[string]string{"csrfToken": rand.Text()})
+	})
+	mux.HandleFunc("POST /api/v1/events/{id}/queue", func(w http.ResponseWriter, r *http.Request) {
+		ck, err := r.Cookie("visitor")
+		if err != nil || r.Header.Get("X-CSRF-Token") == "" {
+			http.Error(w, "no session", http.StatusForbidden)
+			return
+		}
+		st, err := room.Join(r.Context(), ev, ck.Value)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "no-store")
+		_ = json.NewEncoder(w).Encode(queueAnswer{Admitted: st.Admitted, Position: st.Position, Ahead: st.Ahead,
+			Waiting: st.Waiting, ETASeconds: int(st.ETA.Seconds()), PreQueue: st.PreQueue})
+	})
+	return benchkit.Serve(mux)
+}
+
+// inPreQueue says whether a join's answer puts the visitor in the pre-queue, where
+// every arrival an hour before the onsale belongs.
+func inPreQueue(answer []byte) bool {
+	var a struct {
+		PreQueue bool `json:"preQueue"`
+	}
+	return json.Unmarshal(answer, &a) == nil && a.PreQueue
+}
+
+func (r *arriveResult) row(rp *report, tag string) {
+	cell := countsCell(r.Refused, r.Errors)
+	if r.FirstError != "" {
+		cell += " (first: " + r.FirstError + ")"
+	}
+	rp.row(r.Name+tag, rate(r.rate(), "arrivals/s"), cell, "", latency(r.P50, r.P99), "")
+}
+
+func (r *arriveResult) cpuUse() (string, benchkit.CPUUse) { return r.Name, r.CPU }
+
+// millionAMinute is the arrival rate of a million people in one minute.
+const millionAMinute = 1e6 / 60
+
+// details says what an arrival costs the machine, and what a million arrivals in a
+// minute would ask of instances like this one.
+func (r *arriveResult) details(b *strings.Builder) {
+	if r.Arrivals == 0 || !r.CPU.OK {
+		return
+	}
+	per := r.CPU.Machine / r.rate() * 1000
+	fmt.Fprintf(b, "%s: %s arrivals in %.0f s, %.2f ms of the machine's CPU each (bench, its clients included, %.2f ms; PostgreSQL's backends %.2f ms; Redis %.2f ms); "+
+		"a million in a minute (%s a second) is %.1f times this rate.\n\n",
+		r.Name, benchkit.Thousands(r.Arrivals), r.Window.Seconds(), per,
+		r.CPU.Process/r.rate()*1000, r.CPU.Backends/r.rate()*1000, r.CPU.Redis/r.rate()*1000,
+		benchkit.Thousands(math.Round(millionAMinute)), millionAMinute/r.rate())
+	if r.Queries != nil {
+		r.Queries.write(b, float64(r.Arrivals), "arrival")
+		b.WriteString("\n")
+	}
+}
