@@ -30,7 +30,8 @@ type StreamOptions struct {
 	// With ga set, the places left of the event's general-admission tiers come too.
 	Fragments func(ctx context.Context, eventID int64, seatIDs []int64, ga bool) ([]byte, error)
 	// SessionCookie names the cookie whose value the per-session limit counts. The
-	// session itself is never loaded: a stream is public data.
+	// session's data is never read (a stream is public data), only whether the store
+	// has it (Known).
 	SessionCookie string
 	// Known reports whether the server issued a session token that is still live
 	// (the session store has it). Only those count as sessions: a stream with any
