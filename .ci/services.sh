@@ -16,16 +16,91 @@
 # Data lives under .data/ (git-ignored). Running it again reuses what is there. Debian's
 # packages are installed when missing (as root, or through sudo). Everything it says
 # goes to stderr; stdout carries only the export lines.
+#
+# Ports (choose_ports): PostgreSQL 25432, Redis 26379, mailpit's SMTP 21025 and web
+# page 28025, all on 127.0.0.1 and below Linux's ephemeral range (32768-60999), where
+# another program's outgoing connection can hold a port at any moment. Each can be
+# set by BOXOFFICE_PG_PORT, BOXOFFICE_REDIS_PORT, BOXOFFICE_SMTP_PORT and
+# BOXOFFICE_MAIL_PORT; the ports in use are remembered in .data/ports, so a later run
+# (and `stop`) finds the same services. A .data/ from before .data/ports keeps the
+# ports it was made with (its cluster's own, in postgresql.conf).
 set -euo pipefail
 
-top=$(cd "$(dirname "$0")/.." && pwd)
+top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 data="$top/.data"
-pg_port=${BOXOFFICE_PG_PORT:-55432}
-redis_port=${BOXOFFICE_REDIS_PORT:-56379}
-smtp_port=${BOXOFFICE_SMTP_PORT:-51025}
-mail_port=${BOXOFFICE_MAIL_PORT:-58025}
 mailpit_version=v1.33.1 # v1.33.1 builds with our Go; its version check wants the internet: off
 log() { printf 'services: %s\n' "$*" >&2; }
+
+# choose_ports sets pg_port, redis_port, smtp_port and mail_port, each from the first
+# of: its BOXOFFICE_*_PORT variable, .data/ports, the existing cluster's
+# postgresql.conf (PostgreSQL), the ports a .data/ from before .data/ports was made
+# with, the default; then it remembers them in .data/ports.
+choose_ports() {
+  local name value legacy= conf
+  local -A known=()
+  if [ -f "$data/ports" ]; then
+    while IFS='=' read -r name value; do
+      [[ $name =~ ^BOXOFFICE_(PG|REDIS|SMTP|MAIL)_PORT$ && $value =~ ^[0-9]+$ ]] && known[$name]=$value
+    done <"$data/ports"
+  elif [ -d "$data/pg" ] || [ -d "$data/redis" ] || [ -d "$data/mailpit" ]; then
+    legacy=1
+  fi
+  conf="$(pg_root_path)/pg/postgresql.conf"
+  if [ -z "${known[BOXOFFICE_PG_PORT]:-}" ] && [ -r "$conf" ]; then
+    value=$(sed -nE 's/^[[:space:]]*port[[:space:]]*=[[:space:]]*([0-9]+).*/\1/p' "$conf" | tail -n 1)
+    [ -n "$value" ] && known[BOXOFFICE_PG_PORT]=$value
+  fi
+  pg_port=${BOXOFFICE_PG_PORT:-${known[BOXOFFICE_PG_PORT]:-$([ -n "$legacy" ] && echo 55432 || echo 25432)}}
+  redis_port=${BOXOFFICE_REDIS_PORT:-${known[BOXOFFICE_REDIS_PORT]:-$([ -n "$legacy" ] && echo 56379 || echo 26379)}}
+  smtp_port=${BOXOFFICE_SMTP_PORT:-${known[BOXOFFICE_SMTP_PORT]:-$([ -n "$legacy" ] && echo 51025 || echo 21025)}}
+  mail_port=${BOXOFFICE_MAIL_PORT:-${known[BOXOFFICE_MAIL_PORT]:-$([ -n "$legacy" ] && echo 58025 || echo 28025)}}
+  for value in "$pg_port" "$redis_port" "$smtp_port" "$mail_port"; do
+    if ! [[ $value =~ ^[0-9]+$ ]] || [ "$value" -lt 1 ] || [ "$value" -gt 65535 ]; then
+      log "port $value: want a number from 1 to 65535"; exit 2
+    fi
+  done
+  [ -n "$legacy" ] && log "this .data/ keeps the ports it was made with ($pg_port, $redis_port, $smtp_port, $mail_port); make clean-data moves to the new defaults"
+  mkdir -p "$data"
+  printf 'BOXOFFICE_PG_PORT=%s\nBOXOFFICE_REDIS_PORT=%s\nBOXOFFICE_SMTP_PORT=%s\nBOXOFFICE_MAIL_PORT=%s\n' \
+    "$pg_port" "$redis_port" "$smtp_port" "$mail_port" >"$data/ports.new"
+  mv "$data/ports.new" "$data/ports"
+}
+
+# port_holder says who holds 127.0.0.1:$1, if ss can tell: a listener, or an outgoing
+# connection that took it as its local port (any port in the ephemeral range can be).
+port_holder() {
+  command -v ss >/dev/null 2>&1 || return 0
+  local line
+  line=$(ss -Htanp "( sport = :$1 )" 2>/dev/null | grep -v TIME-WAIT | head -n 1) || true
+  [ -n "$line" ] || return 0
+  local state=${line%% *} who
+  who=$(grep -oE 'users:\(\("[^"]+",pid=[0-9]+' <<<"$line" | sed -E 's/users:\(\("([^"]+)",pid=([0-9]+)/\1 (pid \2)/')
+  [ -n "$who" ] || who="a program of another user, which ss cannot name"
+  if [ "$state" = LISTEN ]; then
+    echo "$who listens on it"
+  else
+    echo "a connection ($state) of $who uses it as its local port"
+  fi
+}
+
+# port_free succeeds if nothing holds port $1 (named $2, set by variable $3); else it
+# says who does and what to do, and fails.
+port_free() {
+  local holder
+  holder=$(port_holder "$1")
+  [ -z "$holder" ] && return 0
+  log "cannot start $2 on 127.0.0.1:$1: $holder. Free it, or choose another port with $3=… (remembered in .data/ports)"
+  return 1
+}
+
+# bind_failed explains a service that did not start: the port, who holds it, its log.
+bind_failed() {
+  local holder
+  holder=$(port_holder "$2")
+  log "$1 did not start on 127.0.0.1:$2${holder:+: $holder}; see $4 (another port: $3=…)"
+  tail -n 20 "$4" >&2 2>/dev/null || true
+  exit 1
+}
 
 as_root() {
   if [ "$(id -u)" = 0 ]; then "$@"
@@ -45,6 +120,13 @@ apt_install() {
 }
 
 pg_bindir() { ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1; }
+
+# pg_root_path is where pg_root puts the cluster, without making or changing anything.
+pg_root_path() {
+  local alt
+  alt="/var/tmp/boxoffice-$(printf %s "$top" | md5sum | cut -c1-12)"
+  if [ ! -s "$data/pg/PG_VERSION" ] && [ -s "$alt/pg/PG_VERSION" ]; then echo "$alt"; else echo "$data"; fi
+}
 
 # pg_root is where the cluster, its socket and its log live: .data/ in the work tree,
 # unless (as root) the postgres user cannot reach it, e.g. in a checkout under /root;
@@ -99,8 +181,10 @@ shared_preload_libraries = 'pg_stat_statements'
 CONF
   fi
   if ! "${run[@]}" "$bin/pg_ctl" -D "$dir" status >/dev/null 2>&1; then
+    port_free "$pg_port" PostgreSQL BOXOFFICE_PG_PORT || exit 1
     log "starting PostgreSQL on 127.0.0.1:$pg_port"
-    "${run[@]}" "$bin/pg_ctl" -D "$dir" -l "$root/postgres.log" -w -t 60 start >&2
+    "${run[@]}" "$bin/pg_ctl" -D "$dir" -l "$root/postgres.log" -w -t 60 -o "-p $pg_port" start >&2 \
+      || bind_failed PostgreSQL "$pg_port" BOXOFFICE_PG_PORT "$root/postgres.log"
   fi
   "$bin/psql" -h 127.0.0.1 -p "$pg_port" -U postgres -d postgres -qAt -v ON_ERROR_STOP=1 >&2 <<SQL
 SELECT 'CREATE ROLE boxoffice LOGIN SUPERUSER' WHERE NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'boxoffice')
@@ -120,6 +204,7 @@ start_redis() {
   command -v redis-server >/dev/null 2>&1 || apt_install redis-server
   mkdir -p "$data/redis"
   if ! redis-cli -h 127.0.0.1 -p "$redis_port" ping >/dev/null 2>&1; then
+    port_free "$redis_port" Redis BOXOFFICE_REDIS_PORT || exit 1
     log "starting Redis on 127.0.0.1:$redis_port"
     # No snapshots: a save stalls writes for a second under load, and Redis only mirrors.
     redis-server --daemonize yes --bind 127.0.0.1 --port "$redis_port" --save "" --appendonly no \
@@ -128,6 +213,8 @@ start_redis() {
       redis-cli -h 127.0.0.1 -p "$redis_port" ping >/dev/null 2>&1 && break
       sleep 0.1
     done
+    redis-cli -h 127.0.0.1 -p "$redis_port" ping >/dev/null 2>&1 \
+      || bind_failed Redis "$redis_port" BOXOFFICE_REDIS_PORT "$data/redis/redis.log"
   fi
   REDIS_URL="redis://127.0.0.1:$redis_port/0"
 }
@@ -155,6 +242,8 @@ start_mail() {
         || { log "could not build mailpit: is the Go module proxy reachable?"; exit 1; }
     fi
     mkdir -p "$run"
+    port_free "$smtp_port" "mailpit's SMTP" BOXOFFICE_SMTP_PORT || exit 1
+    port_free "$mail_port" "mailpit's web page" BOXOFFICE_MAIL_PORT || exit 1
     log "starting mailpit: SMTP on 127.0.0.1:$smtp_port, mail readable on http://127.0.0.1:$mail_port"
     setsid "$dir/mailpit" --smtp "127.0.0.1:$smtp_port" --listen "127.0.0.1:$mail_port" \
       --disable-version-check --smtp-disable-rdns --max 20000 --quiet \
@@ -164,7 +253,8 @@ start_mail() {
       http_ok "$mail_port" /livez && break
       sleep 0.1
     done
-    http_ok "$mail_port" /livez || { log "mailpit did not start: see $run/mailpit.log"; tail -n 20 "$run/mailpit.log" >&2; exit 1; }
+    http_ok "$mail_port" /livez \
+      || bind_failed "mailpit (SMTP on $smtp_port)" "$mail_port" "BOXOFFICE_SMTP_PORT or BOXOFFICE_MAIL_PORT" "$run/mailpit.log"
   fi
   MAILPIT_URL="http://127.0.0.1:$mail_port"
   MAILPIT_SMTP_URL="smtp://127.0.0.1:$smtp_port"
@@ -197,21 +287,27 @@ stop() {
   rm -f "$data/mailpit/mailpit.pid"
 }
 
-case "${1:-env}" in
-  stop) stop; exit 0 ;;
-  tools) start_tools; exit 0 ;;
-  test) start_tools ;;
-  env) ;;
-  *) log "usage: $0 [env|test|tools|stop]"; exit 2 ;;
-esac
+main() {
+  case "${1:-env}" in
+    stop) choose_ports; stop; exit 0 ;;
+    tools) start_tools; exit 0 ;;
+    test) start_tools ;;
+    env) ;;
+    *) log "usage: $0 [env|test|tools|stop]"; exit 2 ;;
+  esac
+  choose_ports
+  [ -n "${DATABASE_URL:-}" ] || start_postgres
+  [ -n "${REDIS_URL:-}" ] || start_redis
+  if [ -z "${MAILPIT_URL:-}" ] || [ -z "${MAILPIT_SMTP_URL:-}" ]; then start_mail; fi
+  local bin
+  bin=$(pg_bindir)
+  printf 'export DATABASE_URL=%q\n' "$DATABASE_URL"
+  printf 'export REDIS_URL=%q\n' "$REDIS_URL"
+  printf 'export MAILPIT_URL=%q\n' "$MAILPIT_URL"
+  printf 'export MAILPIT_SMTP_URL=%q\n' "$MAILPIT_SMTP_URL"
+  [ -n "$bin" ] && printf 'export PATH=%q\n' "$bin:$PATH"
+  exit 0
+}
 
-[ -n "${DATABASE_URL:-}" ] || start_postgres
-[ -n "${REDIS_URL:-}" ] || start_redis
-if [ -z "${MAILPIT_URL:-}" ] || [ -z "${MAILPIT_SMTP_URL:-}" ]; then start_mail; fi
-bin=$(pg_bindir)
-printf 'export DATABASE_URL=%q\n' "$DATABASE_URL"
-printf 'export REDIS_URL=%q\n' "$REDIS_URL"
-printf 'export MAILPIT_URL=%q\n' "$MAILPIT_URL"
-printf 'export MAILPIT_SMTP_URL=%q\n' "$MAILPIT_SMTP_URL"
-[ -n "$bin" ] && printf 'export PATH=%q\n' "$bin:$PATH"
-exit 0
+# Sourced (a test of the functions above), it runs nothing.
+[[ ${BASH_SOURCE[0]} != "$0" ]] || main "$@"

@@ -159,7 +159,7 @@ func (s *server) login(c echo.Context) error {
 	next := safeNext(c.FormValue("next"))
 	form := views.LoginForm{Email: email, Next: next}
 	ctx := c.Request().Context()
-	devices := devicesOf(c)
+	devices := s.devicesOf(c)
 	m, err := s.Staff.Login(ctx, staff.Attempt{Email: email, Password: password, Address: c.RealIP(), Devices: devices})
 	var throttled *staff.ThrottledError
 	switch {

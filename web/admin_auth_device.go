@@ -9,6 +9,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"boxoffice/internal/app"
 	"boxoffice/internal/staff"
 )
 
@@ -17,13 +18,23 @@ import (
 // needs it. The account's own record decides how long a device stays known; the
 // cookie lasts as long as browsers let one (400 days).
 const (
-	deviceCookie    = "boxoffice_staff_device"
+	deviceCookie    = app.StaffDeviceCookie // over plain HTTP; deviceCookieOf names it
 	deviceCookieAge = 400 * 24 * time.Hour
 )
 
+// deviceCookieOf is the device cookie's name and path: with secure cookies a __Host-
+// name, which must be Path=/ (app.CookieName).
+func (s *server) deviceCookieOf() (name, path string) {
+	if s.CookieSecure {
+		return app.CookieName(deviceCookie, true), "/"
+	}
+	return deviceCookie, "/admin/login"
+}
+
 // devicesOf is the browser's known-device tokens.
-func devicesOf(c echo.Context) []string {
-	ck, err := c.Cookie(deviceCookie)
+func (s *server) devicesOf(c echo.Context) []string {
+	name, _ := s.deviceCookieOf()
+	ck, err := c.Cookie(name)
 	if err != nil || ck.Value == "" {
 		return nil
 	}
@@ -35,7 +46,8 @@ func devicesOf(c echo.Context) []string {
 func (s *server) keepDevice(c echo.Context, tokens []string, token string) {
 	tokens = append(slices.DeleteFunc(slices.Clone(tokens), func(t string) bool { return t == "" || t == token }), token)
 	tokens = tokens[max(0, len(tokens)-staff.MaxDevices):]
-	c.SetCookie(&http.Cookie{Name: deviceCookie, Value: strings.Join(tokens, "."), Path: "/admin/login",
+	name, path := s.deviceCookieOf()
+	c.SetCookie(&http.Cookie{Name: name, Value: strings.Join(tokens, "."), Path: path,
 		MaxAge: int(deviceCookieAge.Seconds()), HttpOnly: true, Secure: s.StaffSessions.Cookie.Secure,
 		SameSite: http.SameSiteStrictMode})
 }

@@ -98,6 +98,11 @@ func (s *server) checkoutOnce(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if fromBrowser(c) { // a new token for the order's session (renewSession)
+		if err := s.renewSession(c); err != nil {
+			return err
+		}
+	}
 	if o.Status == booking.StatusConfirmed { // a free order: bought at checkout
 		s.leaveQueue(c.Request().Context(), id.Event, buyer)
 	}

@@ -79,6 +79,9 @@ func (s *server) submitCheckout(c echo.Context) error {
 	} else if err != nil {
 		return s.withSeatsLink(ctx, id.Event, err)
 	}
+	if err := s.renewSession(c); err != nil { // the order's session gets a new token
+		return err
+	}
 	if o.Status == booking.StatusConfirmed { // a free order confirms at checkout: nothing to pay
 		s.leaveQueue(ctx, id.Event, buyer)
 		return seeOther(c, orderURL(o.ID))

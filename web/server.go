@@ -5,6 +5,7 @@ package web
 import (
 	"context"
 	"log/slog"
+	"net"
 	"net/http"
 	"runtime"
 	"time"
@@ -109,23 +110,17 @@ func New(a *app.App) http.Handler {
 		s.limiter.perAddress = perAddressLimits(a.Config.PerAddress)
 	}
 	s.streams = newSeatStreams(StreamOptions{
-		Hub: a.Live, Fragments: s.seatFragments, SessionCookie: app.SessionCookie, Log: s.Log,
+		Hub: a.Live, Fragments: s.seatFragments, SessionCookie: app.CookieName(app.SessionCookie, a.Config.CookieSecure), Log: s.Log,
 		Event: func(ctx context.Context, slug string) (int64, error) {
 			ev, err := s.eventBySlug(ctx, slug)
 			return ev.ID, err
 		},
+		Known:         sessionKnown(a.Sessions),
+		MaxPerSession: a.Config.Streams.PerSession, MaxPerIP: a.Config.Streams.PerAddress, MaxStreams: a.Config.Streams.Max,
 	})
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
-	// The client's address (rate limits, stream limits) is the connection's, or the
-	// X-Forwarded-For entry of a proxy on a private or loopback address (the reference
-	// nginx) or in TRUSTED_PROXIES (a public CDN's edges): a client cannot name its own
-	// address, and a CDN's thousands of clients do not share the edge's.
-	trust := make([]echo.TrustOption, 0, len(a.Config.TrustedProxies))
-	for _, n := range a.Config.TrustedProxies {
-		trust = append(trust, echo.TrustIPRange(n))
-	}
-	e.IPExtractor = echo.ExtractIPFromXFFHeader(trust...)
+	e.IPExtractor = clientAddr(a.Config.TrustedProxies)
 	e.HTTPErrorHandler = s.handleError
 
 	e.Use(middleware.RequestID())
@@ -153,6 +148,42 @@ func New(a *app.App) http.Handler {
 
 	s.routes(e)
 	return e
+}
+
+// clientAddr finds a request's client address (rate limits, stream limits): the
+// connection's, or the X-Forwarded-For entry that a proxy on loopback (the reference
+// nginx, the onsale simulator) or in TRUSTED_PROXIES (a CDN's edges, a load
+// balancer's network) put there, read from the right past every trusted hop. A
+// client cannot name its own address, nor can a neighbour on a private network, and
+// a CDN's thousands of clients do not share the edge's.
+func clientAddr(trusted []*net.IPNet) echo.IPExtractor {
+	trust := []echo.TrustOption{echo.TrustLoopback(true), echo.TrustLinkLocal(false), echo.TrustPrivateNet(false)}
+	for _, n := range trusted {
+		trust = append(trust, echo.TrustIPRange(n))
+	}
+	return echo.ExtractIPFromXFFHeader(trust...)
+}
+
+// sessionKnown reports whether a buyer session token is one the server issued and
+// still keeps, for the live stream's counts. A value of another shape than scs's
+// tokens (32 random bytes, base64url: 43 characters) is not looked up.
+func sessionKnown(sm *scs.SessionManager) func(ctx context.Context, token string) bool {
+	if sm == nil {
+		return nil
+	}
+	return func(ctx context.Context, token string) bool {
+		if len(token) != 43 {
+			return false
+		}
+		var found bool
+		var err error
+		if cs, ok := sm.Store.(scs.CtxStore); ok {
+			_, found, err = cs.FindCtx(ctx, token)
+		} else {
+			_, found, err = sm.Store.Find(token)
+		}
+		return err == nil && found
+	}
 }
 
 // httpMetrics counts requests and their latencies into reg, by route pattern

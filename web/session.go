@@ -11,13 +11,15 @@ import (
 	"github.com/alexedwards/scs/v2"
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
+
+	"boxoffice/internal/app"
 )
 
 const (
 	buyerKey    = "buyer"
 	savedFlag   = "session-saved"
 	csrfHeader  = "X-CSRF-Token"
-	csrfCookie  = "boxoffice_csrf"
+	csrfCookie  = app.CSRFCookie // over plain HTTP; s.csrf names it by app.CookieName
 	csrfContext = "csrf"
 	csrfForm    = "_csrf" // the hidden field of buyer forms
 )
@@ -89,6 +91,25 @@ func saveSessionOf(c echo.Context, sm *scs.SessionManager) error {
 	return nil
 }
 
+// renewSession gives the buyer's session a new token, its data kept, and sends the
+// new cookie: called once an order is created, so that a session token planted in the
+// buyer's browser beforehand (session fixation) does not reach the order. scs deletes
+// the old token first; should the new one then fail to save, the request fails
+// before anything is charged.
+func (s *server) renewSession(c echo.Context) error {
+	if err := s.Sessions.RenewToken(c.Request().Context()); err != nil {
+		return err
+	}
+	return s.saveSession(c)
+}
+
+// fromBrowser reports whether a request comes from a browser, which sends fetch
+// metadata with every request. A planted cookie can only be planted in a browser; a
+// script keeps the cookie it was given, and one that lost an answer retries with it.
+func fromBrowser(c echo.Context) bool {
+	return c.Request().Header.Get(echo.HeaderSecFetchSite) != ""
+}
+
 // sessionValues is what the session holds, for telling whether it changed after a
 // save: scs keeps a saved session marked modified, so its status cannot say.
 func sessionValues(ctx context.Context, sm *scs.SessionManager) map[string]any {
@@ -133,7 +154,7 @@ func (s *server) newBuyer(c echo.Context) (b string, created bool, err error) {
 func (s *server) csrf() echo.MiddlewareFunc {
 	return middleware.CSRFWithConfig(middleware.CSRFConfig{
 		TokenLookup:    "header:" + csrfHeader + ",form:" + csrfForm,
-		CookieName:     csrfCookie,
+		CookieName:     app.CookieName(csrfCookie, s.CookieSecure),
 		CookiePath:     "/",
 		CookieHTTPOnly: true,
 		CookieSecure:   s.CookieSecure,

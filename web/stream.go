@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"sync"
 	"time"
@@ -29,14 +30,23 @@ type StreamOptions struct {
 	// With ga set, the places left of the event's general-admission tiers come too.
 	Fragments func(ctx context.Context, eventID int64, seatIDs []int64, ga bool) ([]byte, error)
 	// SessionCookie names the cookie whose value the per-session limit counts. The
-	// session itself is never loaded: a stream is public data.
+	// session's data is never read (a stream is public data), only whether the store
+	// has it (Known).
 	SessionCookie string
+	// Known reports whether the server issued a session token that is still live
+	// (the session store has it). Only those count as sessions: a stream with any
+	// other cookie value counts by its address alone, so that making up cookies
+	// makes up no sessions. Nil: no cookie is taken for a session.
+	Known func(ctx context.Context, token string) bool
 	// MaxPerSession is how many streams one session may hold at once (tabs of one
 	// browser); default 6, the most an HTTP/1.1 browser opens to one host anyway.
 	MaxPerSession int
-	// MaxPerIP is how many streams one client address may hold at once (a household or
-	// office behind one NAT shares it); default 64.
+	// MaxPerIP is how many streams one client address (IPv6: its /64) may hold at
+	// once (a household or office behind one NAT shares it); default 64.
 	MaxPerIP int
+	// MaxStreams is how many streams the instance serves at once, whoever asks: each
+	// is a connection and a goroutine for as long as a page stays open; default 10,000.
+	MaxStreams int
 	// Heartbeat is how often a quiet stream sends a comment, so that proxies keep it
 	// open and a dead client is noticed; default 15 s.
 	Heartbeat time.Duration
@@ -55,6 +65,7 @@ type seatStreams struct {
 	mu        sync.Mutex
 	bySession map[string]int
 	byIP      map[string]int
+	total     int
 }
 
 func newSeatStreams(o StreamOptions) *seatStreams {
@@ -63,6 +74,9 @@ func newSeatStreams(o StreamOptions) *seatStreams {
 	}
 	if o.MaxPerIP <= 0 {
 		o.MaxPerIP = 64
+	}
+	if o.MaxStreams <= 0 {
+		o.MaxStreams = 10_000
 	}
 	if o.Heartbeat <= 0 {
 		o.Heartbeat = 15 * time.Second
@@ -87,9 +101,16 @@ func NewStreamHandler(o StreamOptions) http.Handler {
 	return e
 }
 
-// errTooManyStreams answers a client over its share of streams.
-var errTooManyStreams = &apiError{Status: http.StatusTooManyRequests, Code: "too_many_streams",
-	Message: "Too many live maps are open from here; close some tabs."}
+// Refused streams. The page's EventSource gives up on an answer that is not a stream,
+// and the htmx SSE extension then connects again after 0.5, 1, 2 … 64 s.
+var (
+	// errTooManyStreams answers a client over its share of streams.
+	errTooManyStreams = &apiError{Status: http.StatusTooManyRequests, Code: "too_many_streams", RetryAfter: 10,
+		Message: "Too many live maps are open from here; close some tabs."}
+	// errStreamsFull answers anyone while the instance serves all the streams it may.
+	errStreamsFull = &apiError{Status: http.StatusServiceUnavailable, Code: "streams_full", RetryAfter: 10,
+		Message: "The live seat map is full on this server right now; it reconnects by itself shortly."}
+)
 
 // streamSeats streams an event's seat changes as server-sent events:
 //
@@ -112,14 +133,13 @@ func (st *seatStreams) streamSeats(c echo.Context) error {
 	if since < 0 {
 		since = versionParam(c.QueryParam("v"))
 	}
-	var session string
-	if ck, err := req.Cookie(st.opt.SessionCookie); err == nil && st.opt.SessionCookie != "" {
-		session = ck.Value
+	addr := streamAddr(c.RealIP())
+	if err := st.room(addr); err != nil { // before the session lookup, which may ask the database
+		return err
 	}
-	release, ok := st.admit(session, c.RealIP())
-	if !ok {
-		c.Response().Header().Set("Retry-After", "10")
-		return errTooManyStreams
+	release, err := st.admit(st.session(req), addr)
+	if err != nil {
+		return err
 	}
 	defer release()
 
@@ -248,21 +268,67 @@ func versionParam(s string) int64 {
 	return v
 }
 
-// admit counts a new stream against its session and address, or refuses it. The
-// release it returns must be called when the stream ends.
-func (st *seatStreams) admit(session, ip string) (release func(), ok bool) {
+// session is the request's session token if the server issued it, else "".
+func (st *seatStreams) session(req *http.Request) string {
+	ck, err := req.Cookie(st.opt.SessionCookie)
+	if err != nil || st.opt.SessionCookie == "" || st.opt.Known == nil {
+		return ""
+	}
+	ctx, cancel := context.WithTimeout(req.Context(), 2*time.Second)
+	defer cancel()
+	if !st.opt.Known(ctx, ck.Value) {
+		return ""
+	}
+	return ck.Value
+}
+
+// streamAddr is the address a stream counts under: an IPv4 address, or an IPv6
+// address's /64, which one household or host gets whole.
+func streamAddr(ip string) string {
+	a, err := netip.ParseAddr(ip)
+	switch {
+	case err != nil:
+		return ip
+	case a.Unmap().Is4():
+		return a.Unmap().String()
+	}
+	p, _ := a.Prefix(64)
+	return p.String()
+}
+
+// room refuses a stream at once when its address or the instance has none left.
+func (st *seatStreams) room(addr string) error {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if session != "" && st.bySession[session] >= st.opt.MaxPerSession {
-		return nil, false
+	return st.full("", addr)
+}
+
+// full says which limit a new stream of session and addr would pass, if any; st.mu
+// is held.
+func (st *seatStreams) full(session, addr string) error {
+	switch {
+	case st.total >= st.opt.MaxStreams:
+		return errStreamsFull
+	case session != "" && st.bySession[session] >= st.opt.MaxPerSession, st.byIP[addr] >= st.opt.MaxPerIP:
+		return errTooManyStreams
 	}
-	if st.byIP[ip] >= st.opt.MaxPerIP {
-		return nil, false
+	return nil
+}
+
+// admit counts a new stream against its session ("" for none), its address and the
+// instance, or refuses it. The release it returns must be called when the stream
+// ends.
+func (st *seatStreams) admit(session, addr string) (release func(), err error) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if err := st.full(session, addr); err != nil {
+		return nil, err
 	}
 	if session != "" {
 		st.bySession[session]++
 	}
-	st.byIP[ip]++
+	st.byIP[addr]++
+	st.total++
 	return func() {
 		st.mu.Lock()
 		defer st.mu.Unlock()
@@ -271,8 +337,9 @@ func (st *seatStreams) admit(session, ip string) (release func(), ok bool) {
 				delete(st.bySession, session)
 			}
 		}
-		if st.byIP[ip]--; st.byIP[ip] <= 0 {
-			delete(st.byIP, ip)
+		if st.byIP[addr]--; st.byIP[addr] <= 0 {
+			delete(st.byIP, addr)
 		}
-	}, true
+		st.total--
+	}, nil
 }

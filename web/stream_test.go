@@ -23,9 +23,10 @@ import (
 // set small (the real route is in routes.go; the CDN test streams through it).
 type streamApp struct {
 	*testApp
-	hub    *live.Hub
-	url    string // the stream server
-	synced chan int64
+	hub     *live.Hub
+	url     string // the stream server
+	synced  chan int64
+	streams *seatStreams
 }
 
 func newStreamApp(t *testing.T, o StreamOptions) *streamApp {
@@ -53,7 +54,8 @@ func newStreamApp(t *testing.T, o StreamOptions) *streamApp {
 	o.Log = quiet
 	e := echo.New()
 	e.HTTPErrorHandler = s.handleError
-	e.GET("/events/:slug/stream", newSeatStreams(o).streamSeats)
+	sa.streams = newSeatStreams(o)
+	e.GET("/events/:slug/stream", sa.streams.streamSeats)
 	srv := httptest.NewUnstartedServer(e)
 	// Deadlines for ordinary requests, far shorter than a stream: the stream lifts them.
 	// (Half a second, not less: a stream lifts them once it has found its event and its
@@ -212,7 +214,7 @@ func TestStreamSendsChanges(t *testing.T) {
 // sessions are not affected, and a closed stream frees its place.
 func TestStreamLimits(t *testing.T) {
 	t.Parallel()
-	sa := newStreamApp(t, StreamOptions{MaxPerSession: 2})
+	sa := newStreamApp(t, StreamOptions{MaxPerSession: 2, Known: knownTokens("ann", "bob")})
 	ann := http.Header{"Cookie": {"boxoffice_session=ann"}}
 	a1, _ := sa.open(t, "", ann)
 	if _, code := sa.open(t, "", ann); code != http.StatusOK {

@@ -50,6 +50,7 @@ func startServe(t *testing.T, env map[string]string, specs ...demo.EventSpec) (*
 	setup.Close()
 	all := map[string]string{
 		"DATABASE_URL": dbURL, "REDIS_URL": os.Getenv("REDIS_URL"), "ADDR": "127.0.0.1:0", "LOG_FORMAT": "json",
+		"PROOF_OF_WORK": "off", // as in apptest: web's tests ask for the proof and solve it
 	}
 	maps.Copy(all, env)
 	if all["REDIS_URL"] == "" {

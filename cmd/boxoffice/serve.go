@@ -24,11 +24,8 @@ func serve(ctx context.Context, getenv func(string) string, stdout io.Writer) er
 		return err
 	}
 	log := app.NewLogger(cfg, nil)
-	if cfg.WebhookSecret == config.DevWebhookSecret {
-		log.Warn("PAYMENT_WEBHOOK_SECRET not set: using the development secret")
-	}
-	if len(cfg.AdmissionKeys) > 0 && cfg.AdmissionKeys[0].ID+":"+string(cfg.AdmissionKeys[0].Secret) == config.DevAdmissionKeys {
-		log.Warn("ADMISSION_KEYS not set: signing admission tokens with the development key")
+	for _, name := range cfg.DevSecrets() { // production refuses them (config.Load)
+		log.Warn(name + " not set: using the development secret, which is public")
 	}
 	if n, err := migrations.Up(ctx, cfg.DatabaseURL); err != nil {
 		return err
@@ -66,14 +63,15 @@ func serve(ctx context.Context, getenv func(string) string, stdout io.Writer) er
 			<-bgDone
 			return errors.Join(fmt.Errorf("METRICS_ADDR: %w", err), a.Close(context.WithoutCancel(ctx)))
 		}
-		msrv = &http.Server{Addr: mln.Addr().String(), Handler: a.Metrics.ServeMux(), ReadHeaderTimeout: 10 * time.Second}
+		msrv = httpServer(cfg.HTTP, a.Metrics.ServeMux())
+		msrv.Addr = mln.Addr().String()
 		go func() {
 			if err := msrv.Serve(mln); !errors.Is(err, http.ErrServerClosed) {
 				log.Error("the metrics listener stopped", "err", err)
 			}
 		}()
 	}
-	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	srv := httpServer(cfg.HTTP, handler)
 	// Shutdown waits for connections to go idle, and a live stream never does: end
 	// the streams as shutdown begins.
 	srv.RegisterOnShutdown(a.Live.Close)
@@ -108,6 +106,17 @@ func serve(ctx context.Context, getenv func(string) string, stdout io.Writer) er
 	}
 	<-bgDone
 	return errors.Join(err, a.Close(sctx))
+}
+
+// httpServer is a listener's server with the limits that cut slow clients off: a
+// request's headers, the whole request and an idle connection each get their time,
+// and headers their size. No write timeout: live streams and exports write for as
+// long as they need, and a request's work is bounded by its own deadline (web).
+func httpServer(l config.HTTPLimits, h http.Handler) *http.Server {
+	return &http.Server{
+		Handler: h, ReadHeaderTimeout: l.ReadHeaderTimeout, ReadTimeout: l.ReadTimeout,
+		IdleTimeout: l.IdleTimeout, MaxHeaderBytes: l.MaxHeaderBytes,
+	}
 }
 
 func migrate(ctx context.Context, getenv func(string) string, stdout io.Writer) error {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"boxoffice/internal/config"
 	"boxoffice/internal/staff"
 )
 
@@ -108,6 +109,9 @@ func seedAdmin(ctx context.Context, pool *pgxpool.Pool, getenv func(string) stri
 	}
 	password := getenv("DEMO_ADMIN_PASSWORD")
 	if password == "" {
+		if env, _, _ := config.Environment(getenv); env == config.Production {
+			return errors.New("DEMO_ADMIN_PASSWORD is not set, and production never gets the demo admin's public password: add staff with `boxoffice staff add`, or set one")
+		}
 		password = demoAdminPassword
 	}
 	if _, err := svc.Add(ctx, staff.NewMember{Email: demoAdminEmail, Name: "Demo Admin", Role: staff.Admin, Password: password}); err != nil {

@@ -51,6 +51,7 @@ func TestServeSellsWithStripe(t *testing.T) {
 		"REDIS_PREFIX": "test:serve-stripe:" + strings.TrimSuffix(to, "@boxoffice.test") + ":", "SHUTDOWN_TIMEOUT": "10s",
 		"PAYMENT_PROVIDER": "stripe", "STRIPE_SECRET_KEY": stripetest.SecretKey, "STRIPE_API_URL": fake.URL,
 		"PAYMENT_WEBHOOK_SECRET": secret, "SMTP_URL": catcher.SMTPURL,
+		"PROOF_OF_WORK": "off", // as in apptest: web's tests ask for the proof and solve it
 	}
 	if env["REDIS_URL"] == "" {
 		t.Fatal("REDIS_URL not set: run tests through `make test`")

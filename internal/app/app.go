@@ -43,11 +43,28 @@ import (
 	"boxoffice/internal/waitroom"
 )
 
-// SessionCookie is the name of the buyer's session cookie.
-const SessionCookie = "boxoffice_session"
+// The program's cookies, by their names over plain HTTP; CookieName gives the name
+// each goes by.
+const (
+	SessionCookie = "boxoffice_session" // the buyer's session
+	StaffCookie   = "boxoffice_staff"   // a staff login, sent only to /admin over plain HTTP
+	CSRFCookie    = "boxoffice_csrf"    // the CSRF token's double
+	// StaffDeviceCookie holds a browser's known-device tokens for staff logins, sent
+	// only to /admin/login over plain HTTP.
+	StaffDeviceCookie = "boxoffice_staff_device"
+)
 
-// StaffCookie is the name of the staff session cookie, sent only to /admin.
-const StaffCookie = "boxoffice_staff"
+// CookieName is the name a cookie goes by. With secure cookies it carries the
+// __Host- prefix, which browsers accept only from this very host, over HTTPS, for
+// Path=/ and without a Domain: no other site, not even a subdomain or a neighbour on
+// the same registrable domain, can plant or overwrite it (a planted session is a
+// session fixation; a planted CSRF cookie with its matching token is a forgery).
+func CookieName(name string, secure bool) string {
+	if secure {
+		return "__Host-" + name
+	}
+	return name
+}
 
 // emailEaseLevel is the load level (Load.Level: the sale's steps' p95 over
 // LATENCY_BOUND) at or above which confirmation emails wait (EMAIL_WAIT): a fifth of
@@ -227,7 +244,7 @@ func New(ctx context.Context, cfg config.Config, opt Options) (a *App, err error
 	a.Sessions.Store = a.store
 	a.Sessions.Codec = session.NewCodec()
 	a.Sessions.Lifetime = 24 * time.Hour
-	a.Sessions.Cookie.Name = SessionCookie
+	a.Sessions.Cookie.Name = CookieName(SessionCookie, cfg.CookieSecure)
 	a.Sessions.Cookie.HttpOnly = true
 	a.Sessions.Cookie.SameSite = http.SameSiteLaxMode
 	a.Sessions.Cookie.Secure = cfg.CookieSecure
@@ -241,8 +258,10 @@ func New(ctx context.Context, cfg config.Config, opt Options) (a *App, err error
 	a.StaffSessions.Store = session.NewUncachedStore(a.Pool)
 	a.StaffSessions.IdleTimeout = cfg.StaffIdleTimeout
 	a.StaffSessions.Lifetime = cfg.StaffLifetime
-	a.StaffSessions.Cookie.Name = StaffCookie
-	a.StaffSessions.Cookie.Path = "/admin"
+	a.StaffSessions.Cookie.Name = CookieName(StaffCookie, cfg.CookieSecure)
+	if !cfg.CookieSecure {
+		a.StaffSessions.Cookie.Path = "/admin" // __Host- cookies are Path=/ (its default)
+	}
 	a.StaffSessions.Cookie.HttpOnly = true
 	a.StaffSessions.Cookie.SameSite = http.SameSiteStrictMode
 	a.StaffSessions.Cookie.Secure = cfg.CookieSecure

@@ -28,7 +28,7 @@ type Config struct {
 	PaymentDelivery string        // PAYMENT_DELIVERY: the test provider's default delivery
 	PaymentLate     time.Duration // PAYMENT_LATE_DELAY
 	// PaymentProvider is who takes the money (PAYMENT_PROVIDER): "test", the built-in
-	// test provider (the default), or "stripe".
+	// test provider (the default in development; production must name it), or "stripe".
 	PaymentProvider string
 	StripeSecretKey string        // STRIPE_SECRET_KEY: required with PAYMENT_PROVIDER=stripe
 	StripeAPIURL    string        // STRIPE_API_URL: Stripe's API address, for a local fake; empty is Stripe's own
@@ -47,7 +47,9 @@ type Config struct {
 	PerAddress PerAddress
 	// TrustedProxies are the networks (CIDR) of proxies in front whose
 	// X-Forwarded-For entries name the client (TRUSTED_PROXIES): a public CDN's edge
-	// addresses. Loopback and private networks are always trusted.
+	// addresses, or the private network of a load balancer. Loopback is always
+	// trusted; private networks only when listed, since any neighbour on one could
+	// otherwise name itself any address.
 	TrustedProxies []*net.IPNet
 	// StaffIdleTimeout ends a staff session unused for that long
 	// (STAFF_IDLE_TIMEOUT); StaffLifetime ends it however busy (STAFF_SESSION_LIFETIME).
@@ -92,6 +94,14 @@ type Config struct {
 	// a session's first hold, and its difficulty (proof.go).
 	ProofOfWork    bool
 	ProofMaxNumber int
+
+	// The environment and what production mode refuses (production.go), and the
+	// server's own limits (server.go).
+	Env                 string       // BOXOFFICE_ENV: production or development
+	AllowTestPayments   string       // ALLOW_TEST_PAYMENTS: "staging" lets production take test payments
+	MetricsPublicReason string       // METRICS_PUBLIC_REASON: why METRICS_ADDR listens beyond loopback
+	HTTP                HTTPLimits   // READ_HEADER_TIMEOUT, READ_TIMEOUT, IDLE_TIMEOUT, MAX_HEADER_BYTES
+	Streams             StreamLimits // STREAMS_PER_SESSION, STREAMS_PER_ADDRESS, STREAMS_MAX
 }
 
 // PerAddress is the limits per client address: enough for a household or an office
@@ -320,6 +330,8 @@ func Load(getenv func(string) string) (Config, error) {
 	}
 	errs = append(errs, loadMail(&c, getenv)...)
 	errs = append(errs, loadProof(&c, getenv)...)
+	errs = append(errs, loadServer(&c, num, dur)...)
+	errs = append(errs, loadEnv(&c, getenv)...) // last: it judges the settings above
 	return c, errors.Join(errs...)
 }
 

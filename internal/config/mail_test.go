@@ -77,7 +77,7 @@ func TestMailRejects(t *testing.T) {
 	}
 	c, err := Load(env(map[string]string{
 		"DATABASE_URL": "postgres://x", "REDIS_URL": "redis://y", "SMTP_URL": "smtp://mail.example.com",
-		"MAIL_FROM": "Box office <tickets@example.com>", "BASE_URL": "https://tickets.example.com/",
+		"MAIL_FROM": "Box office <tickets@example.com>", "BASE_URL": "https://tickets.example.com/", "BOXOFFICE_ENV": "development",
 	}))
 	if err != nil || c.MailFrom != `"Box office" <tickets@example.com>` || c.BaseURL != "https://tickets.example.com" {
 		t.Errorf("got from %q base %q (%v), want them read and tidied", c.MailFrom, c.BaseURL, err)

@@ -18,13 +18,15 @@ import (
 
 // CacheFor is how long a session read from PostgreSQL is served from memory. Every
 // API call loads its session, and at an onsale that lookup would be about a third of
-// the database's work per hold. A buyer's session is never renewed or destroyed; a change
-// through this process updates the memory at once, and one through another instance
-// is seen here within CacheFor. What a buyer's session gains later (an admission
-// token, the queue's starting place) is harmless late: an instance that has not seen
-// the token yet sends the buyer to the queue page, which finds the admission in Redis
-// and stores it again. Staff sessions, whose logout must end them everywhere at once,
-// use NewUncachedStore.
+// the database's work per hold. A change through this process updates the memory at
+// once, and one through another instance is seen here within CacheFor. A buyer's
+// session gets a new token when an order is created (web: renewSession), and its old
+// token is deleted: at once here, and within CacheFor on another instance that served
+// it. What a buyer's session gains later (an admission token, the queue's starting
+// place) is harmless late: an instance that has not seen the token yet sends the
+// buyer to the queue page, which finds the admission in Redis and stores it again.
+// Staff sessions, whose logout must end them everywhere at once, use
+// NewUncachedStore.
 //
 // It must outlast the pace at which a waiting page looks (waitroom.MaxLook, a minute;
 // between looks the page reads the queue's public board, which needs no session), or
