@@ -16,7 +16,6 @@ import (
 
 	"boxoffice/internal/dbtest"
 	"boxoffice/internal/demo"
-	"boxoffice/internal/proof"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 )
@@ -50,7 +49,6 @@ func startServe(t *testing.T, env map[string]string, specs ...demo.EventSpec) (*
 	setup.Close()
 	all := map[string]string{
 		"DATABASE_URL": dbURL, "REDIS_URL": os.Getenv("REDIS_URL"), "ADDR": "127.0.0.1:0", "LOG_FORMAT": "json",
-		"PROOF_OF_WORK": "off", // as in apptest: web's tests ask for the proof and solve it
 	}
 	maps.Copy(all, env)
 	if all["REDIS_URL"] == "" {
@@ -190,16 +188,7 @@ func TestServeMetrics(t *testing.T) {
 	}
 	req, _ := http.NewRequest("POST", public+"/api/v1/events/"+strconv.FormatInt(onsaleID, 10)+"/queue", nil)
 	req.Header.Set("X-CSRF-Token", s.CSRFToken)
-	// A join pays a proof of work, solved as the browser's widget does.
-	var ch proof.Challenge
-	if st, body := get(buyer, public+"/api/v1/challenge"); st != http.StatusOK || json.Unmarshal([]byte(body), &ch) != nil {
-		t.Fatalf("challenge: got %d %q", st, body)
-	}
-	solved, err := proof.Solve(ch)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("X-Altcha", solved)
+	req.Header.Set("X-Altcha", solved(t, buyer, public))
 	resp, err := buyer.Do(req)
 	if err != nil {
 		t.Fatal(err)

@@ -20,6 +20,7 @@ import (
 	"boxoffice/internal/config"
 	"boxoffice/internal/dbtest"
 	"boxoffice/internal/demo"
+	"boxoffice/internal/proof"
 )
 
 // TestMain lets a test run the program's own main in a child process: with
@@ -180,6 +181,7 @@ func TestServeSlowClients(t *testing.T) {
 	req, _ := http.NewRequest("POST", srv.URL+"/api/v1/events/"+strconv.FormatInt(ids[0], 10)+"/holds", strings.NewReader(`{"quantity": 1}`))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("X-CSRF-Token", csrf)
+	req.Header.Set("X-Altcha", solved(t, buyer, srv.URL))
 	resp, err := buyer.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -217,6 +219,26 @@ func session(t *testing.T, c *http.Client, base string) string {
 		t.Fatalf("session: got %d (%v), want 200 and a token", resp.StatusCode, err)
 	}
 	return s.CSRFToken
+}
+
+// solved is a solved proof of work, which a queue join and a new session's first
+// hold need, solved as the browser's widget does: for the X-Altcha header.
+func solved(t *testing.T, c *http.Client, base string) string {
+	t.Helper()
+	resp, err := c.Get(base + "/api/v1/challenge")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var ch proof.Challenge
+	if err := json.NewDecoder(resp.Body).Decode(&ch); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("challenge: got %d (%v), want 200 and a challenge", resp.StatusCode, err)
+	}
+	out, err := proof.Solve(ch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 // TestSeedRefusesDemoAdminInProduction: in production the seed does not create the

@@ -20,7 +20,6 @@ import (
 	"boxoffice/internal/demo"
 	"boxoffice/internal/mail/mailtest"
 	"boxoffice/internal/payment/stripepay/stripetest"
-	"boxoffice/internal/proof"
 )
 
 // TestServeSellsWithStripe runs the whole program with PAYMENT_PROVIDER=stripe against
@@ -51,7 +50,6 @@ func TestServeSellsWithStripe(t *testing.T) {
 		"REDIS_PREFIX": "test:serve-stripe:" + strings.TrimSuffix(to, "@boxoffice.test") + ":", "SHUTDOWN_TIMEOUT": "10s",
 		"PAYMENT_PROVIDER": "stripe", "STRIPE_SECRET_KEY": stripetest.SecretKey, "STRIPE_API_URL": fake.URL,
 		"PAYMENT_WEBHOOK_SECRET": secret, "SMTP_URL": catcher.SMTPURL,
-		"PROOF_OF_WORK": "off", // as in apptest: web's tests ask for the proof and solve it
 	}
 	if env["REDIS_URL"] == "" {
 		t.Fatal("REDIS_URL not set: run tests through `make test`")
@@ -197,16 +195,10 @@ func newAPIClient(t *testing.T, base string) *apiClient {
 }
 
 // proved is the header of a solved proof of work, which a new session's first hold
-// needs, solved as the browser's widget does.
+// needs.
 func (c *apiClient) proved() http.Header {
 	c.t.Helper()
-	var ch proof.Challenge
-	c.call("GET", "/api/v1/challenge", "", nil, http.StatusOK, &ch)
-	solved, err := proof.Solve(ch)
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	return http.Header{"X-Altcha": {solved}}
+	return http.Header{"X-Altcha": {solved(c.t, c.http, c.base)}}
 }
 
 // call sends body (JSON, or nothing) and decodes the answer into out, failing the test
