@@ -3,13 +3,13 @@ package web
 import (
 	"fmt"
 	"net/http"
-	"net/netip"
 	"time"
 
 	"github.com/go-redis/redis_rate/v10"
 	"github.com/labstack/echo/v4"
 
 	"boxoffice/internal/booking"
+	"boxoffice/internal/clientnet"
 	"boxoffice/internal/config"
 	"boxoffice/internal/waitroom"
 )
@@ -66,27 +66,8 @@ func perAddressLimits(cfg config.PerAddress) map[string]redis_rate.Limit {
 	return out
 }
 
-// clientNet is the network a client address counts under: an IPv4 address (or one
-// mapped into IPv6) as it is, an IPv6 address by its /64. Anything else, which the
-// IPExtractor does not give, counts as itself.
-func clientNet(ip string) string {
-	a, err := netip.ParseAddr(ip)
-	if err != nil {
-		return ip
-	}
-	a = a.Unmap().WithZone("")
-	if a.Is4() {
-		return a.String()
-	}
-	p, err := a.Prefix(64)
-	if err != nil {
-		return ip
-	}
-	return p.String()
-}
-
 // clientNet is the network the request comes from.
-func (s *server) clientNet(c echo.Context) string { return clientNet(c.RealIP()) }
+func (s *server) clientNet(c echo.Context) string { return clientnet.Key(c.RealIP()) }
 
 // limitAddress counts one call of kind (limitedBySessions, …) from the request's
 // address: past the limit, a 429 rate_limited with Retry-After and words for people.

@@ -11,25 +11,6 @@ import (
 	"time"
 )
 
-func TestClientNet(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct{ ip, want string }{
-		{"203.0.113.7", "203.0.113.7"},
-		{"::ffff:203.0.113.7", "203.0.113.7"},
-		{"2001:db8:1:2:3:4:5:6", "2001:db8:1:2::/64"},
-		{"2001:db8:1:2:ffff:ffff:ffff:ffff", "2001:db8:1:2::/64"},
-		{"2001:db8:1:3::1", "2001:db8:1:3::/64"},
-		{"2001:DB8:1:2::1", "2001:db8:1:2::/64"},
-		{"fe80::1%eth0", "fe80::/64"},
-		{"::1", "::/64"},
-		{"not an address", "not an address"},
-	} {
-		if got := clientNet(tc.ip); got != tc.want {
-			t.Errorf("clientNet(%q): got %q, want %q", tc.ip, got, tc.want)
-		}
-	}
-}
-
 // fromEach sends each request as the CDN edge in front does for a client at the
 // address it returns at that moment: from loopback, which is trusted, naming the
 // client in X-Forwarded-For (fromAddress, for one address at a time).

@@ -6,13 +6,13 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
-	"net/netip"
 	"strconv"
 	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
 
+	"boxoffice/internal/clientnet"
 	"boxoffice/internal/live"
 )
 
@@ -133,7 +133,7 @@ func (st *seatStreams) streamSeats(c echo.Context) error {
 	if since < 0 {
 		since = versionParam(c.QueryParam("v"))
 	}
-	addr := streamAddr(c.RealIP())
+	addr := clientnet.Key(c.RealIP())
 	if err := st.room(addr); err != nil { // before the session lookup, which may ask the database
 		return err
 	}
@@ -280,20 +280,6 @@ func (st *seatStreams) session(req *http.Request) string {
 		return ""
 	}
 	return ck.Value
-}
-
-// streamAddr is the address a stream counts under: an IPv4 address, or an IPv6
-// address's /64, which one household or host gets whole.
-func streamAddr(ip string) string {
-	a, err := netip.ParseAddr(ip)
-	switch {
-	case err != nil:
-		return ip
-	case a.Unmap().Is4():
-		return a.Unmap().String()
-	}
-	p, _ := a.Prefix(64)
-	return p.String()
 }
 
 // room refuses a stream at once when its address or the instance has none left.

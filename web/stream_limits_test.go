@@ -13,6 +13,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"boxoffice/internal/apptest"
+	"boxoffice/internal/clientnet"
 	"boxoffice/internal/demo"
 )
 
@@ -126,16 +127,16 @@ func TestStreamAddr(t *testing.T) {
 		{"2001:db8:1:2::1", "2001:db8:1:2:ffff:ffff:ffff:ffff"},
 		{"192.0.2.1", "::ffff:192.0.2.1"},
 	} {
-		if streamAddr(tc.a) != streamAddr(tc.b) {
-			t.Errorf("%s and %s: got %s and %s, want one address", tc.a, tc.b, streamAddr(tc.a), streamAddr(tc.b))
+		if clientnet.Key(tc.a) != clientnet.Key(tc.b) {
+			t.Errorf("%s and %s: got %s and %s, want one address", tc.a, tc.b, clientnet.Key(tc.a), clientnet.Key(tc.b))
 		}
 	}
 	for _, tc := range []struct{ a, b string }{
 		{"2001:db8:1:2::1", "2001:db8:1:3::1"},
 		{"192.0.2.1", "192.0.2.2"},
 	} {
-		if streamAddr(tc.a) == streamAddr(tc.b) {
-			t.Errorf("%s and %s: both %s, want two addresses", tc.a, tc.b, streamAddr(tc.a))
+		if clientnet.Key(tc.a) == clientnet.Key(tc.b) {
+			t.Errorf("%s and %s: both %s, want two addresses", tc.a, tc.b, clientnet.Key(tc.a))
 		}
 	}
 }

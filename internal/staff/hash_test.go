@@ -113,26 +113,6 @@ func TestOldHashes(t *testing.T) {
 	}
 }
 
-// TestAddressKey: IPv6 counts per /64, IPv4 (also mapped into IPv6) per address.
-func TestAddressKey(t *testing.T) {
-	t.Parallel()
-	for in, want := range map[string]string{
-		"192.0.2.7":                 "192.0.2.7",
-		"::ffff:192.0.2.7":          "192.0.2.7",
-		"2001:db8:1:2::1":           "2001:db8:1:2::/64",
-		"2001:db8:1:2:ffff:1:2:3":   "2001:db8:1:2::/64",
-		"2001:db8:1:3::1":           "2001:db8:1:3::/64",
-		"fe80::1%eth0":              "fe80::/64",
-		"not an address":            "not an address",
-		strings.Repeat("x", 100):    strings.Repeat("x", 64),
-		" 2001:db8:1:2:aaaa::bbbb ": "2001:db8:1:2::/64",
-	} {
-		if got := addressKey(in); got != want {
-			t.Errorf("addressKey(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 // TestRotatingWithinA64: guesses from addresses rotated within one IPv6 /64 are one
 // address to the throttle: past its free count the next is refused, from a new
 // address in the same /64 too, and writes no counter of its own.

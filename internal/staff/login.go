@@ -8,12 +8,12 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"net/netip"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
+	"boxoffice/internal/clientnet"
 	"boxoffice/internal/db"
 	"boxoffice/internal/dberr"
 )
@@ -132,7 +132,7 @@ func (s *Service) Login(ctx context.Context, a Attempt) (LoggedIn, error) {
 	if len(email) > 254 {
 		email = email[:254]
 	}
-	address := addressKey(a.Address)
+	address := clientnet.Key(a.Address)
 	c, err := s.knownClient(ctx, email, address, a.Devices)
 	if err != nil {
 		return LoggedIn{}, err
@@ -271,26 +271,6 @@ func deviceHash(token string) string {
 	}
 	sum := sha256.Sum256([]byte(token))
 	return hex.EncodeToString(sum[:])
-}
-
-// addressKey is the address as the throttle counts it: an IPv6 address by its /64
-// (one subscriber's whole allocation, which it can rotate through at will), an IPv4
-// address (or one mapped into IPv6) by itself. Anything else is kept as given, cut
-// short.
-func addressKey(address string) string {
-	ip, err := netip.ParseAddr(strings.TrimSpace(address))
-	if err != nil {
-		if len(address) > 64 {
-			address = address[:64]
-		}
-		return address
-	}
-	ip = ip.Unmap().WithZone("")
-	if ip.Is4() {
-		return ip.String()
-	}
-	p, _ := ip.Prefix(64) // cannot fail for 64 on an IPv6 address
-	return p.String()
 }
 
 // PruneFailures deletes throttle counters quiet for longer than the window (they
