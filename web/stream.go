@@ -90,17 +90,6 @@ func newSeatStreams(o StreamOptions) *seatStreams {
 	return &seatStreams{opt: o, bySession: map[string]int{}, byIP: map[string]int{}}
 }
 
-// NewStreamHandler returns the live seat stream alone, GET /events/{slug}/stream, as
-// the routes table mounts it: for the SSE benchmark (go run ./cmd/bench sse), which
-// measures it without the rest.
-func NewStreamHandler(o StreamOptions) http.Handler {
-	st := newSeatStreams(o)
-	e := echo.New()
-	e.HideBanner, e.HidePort = true, true
-	e.GET("/events/:slug/stream", st.streamSeats)
-	return e
-}
-
 // Refused streams. The page's EventSource gives up on an answer that is not a stream,
 // and the htmx SSE extension then connects again after 0.5, 1, 2 … 64 s.
 var (
