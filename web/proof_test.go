@@ -280,33 +280,35 @@ func TestProofQueuePage(t *testing.T) {
 	}
 }
 
-// TestProofRedisAway: while Redis, which remembers spent proofs, is away, no proof
-// counts (none can be told from a replay): a first hold is told to send it again in a
-// moment (503 with Retry-After), and holds nothing; a session that proved before
-// keeps holding. Redis back, the same proof counts.
+// TestProofRedisAway: with Redis away, proofs still count, once each on this instance
+// (its own memory of spent solutions decides): a new session's first hold goes
+// through, a proved session holds without one, and the same proof from another session
+// is refused, then and after Redis is back.
 func TestProofRedisAway(t *testing.T) {
 	t.Parallel()
 	proxy, viaProxy := redisProxy(t)
 	a := newTestApp(t, viaProxy, proofOn)
-	seats := firstSeats(t, a.Pool, a.EventID, 3)
-	proved, late := a.newClient(t), a.newClient(t)
+	seats := firstSeats(t, a.Pool, a.EventID, 4)
+	proved, late, replay := a.newClient(t), a.newClient(t), a.newClient(t)
 	if st, e, _ := holdStatus(proved, a.EventID, seats[0], withProof(proved.solve())); st != http.StatusCreated {
 		t.Fatalf("first hold with Redis up: got %d %q, want 201", st, e.Error)
 	}
 	p := late.solve()
 	proxy.Down()
-	st, e, h := holdStatus(late, a.EventID, seats[1], withProof(p))
-	if st != http.StatusServiceUnavailable || e.Error != "proof_unavailable" || h.Get("Retry-After") == "" {
-		t.Errorf("first hold with Redis away: got %d %q (Retry-After %q), want 503 proof_unavailable with Retry-After", st, e.Error, h.Get("Retry-After"))
-	}
-	if !seatFree(t, a.Pool, a.EventID, seats[1]) {
-		t.Error("a hold refused for want of Redis held the seat")
+	if st, e, _ := holdStatus(late, a.EventID, seats[1], withProof(p)); st != http.StatusCreated {
+		t.Errorf("first hold with Redis away: got %d %q, want 201", st, e.Error)
 	}
 	if st, e, _ := holdStatus(proved, a.EventID, seats[2], nil); st != http.StatusCreated {
 		t.Errorf("a proved session with Redis away: got %d %q, want 201", st, e.Error)
 	}
+	if st, e, _ := holdStatus(replay, a.EventID, seats[3], withProof(p)); st != http.StatusForbidden || e.Error != "proof_invalid" {
+		t.Errorf("the same proof from another session, Redis away: got %d %q, want 403 proof_invalid", st, e.Error)
+	}
 	proxy.Up()
-	if st, e, _ := holdStatus(late, a.EventID, seats[1], withProof(p)); st != http.StatusCreated {
-		t.Fatalf("the same proof with Redis back: got %d %q, want 201", st, e.Error)
+	if st, e, _ := holdStatus(replay, a.EventID, seats[3], withProof(p)); st != http.StatusForbidden || e.Error != "proof_invalid" {
+		t.Errorf("the same proof from another session, Redis back: got %d %q, want 403 proof_invalid", st, e.Error)
+	}
+	if !seatFree(t, a.Pool, a.EventID, seats[3]) {
+		t.Error("a hold refused for a spent proof held the seat")
 	}
 }

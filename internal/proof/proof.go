@@ -5,7 +5,8 @@
 // salt and a secret number up to a maximum, signed with HMAC-SHA256; the browser finds
 // the number by trying them all from 0; the expiry travels inside the salt, so the
 // signature covers it. A solution counts once: spent ones are remembered in Redis until
-// their challenge expires, and none counts while Redis cannot say.
+// their challenge expires, and by the instance that accepted them; while Redis is away
+// the instance's own memory decides.
 package proof
 
 import (
@@ -48,10 +49,9 @@ var (
 	ErrExpired   = errors.New("proof: the challenge has expired")
 	ErrWrong     = errors.New("proof: the solution or its signature is wrong")
 	ErrSpent     = errors.New("proof: the solution was spent already")
-	// ErrUnavailable: Redis, which remembers spent solutions, did not answer. The
-	// solution is refused (a replay must never pass) but may well be unspent: sent
-	// again once Redis is back, it counts, or is ErrSpent if the first call got
-	// through after all.
+	// ErrUnavailable: Redis, which remembers spent solutions, did not answer, and
+	// this instance's own memory is full. The solution is refused (a replay must
+	// never pass) but may well be unspent: sent again later, it counts.
 	ErrUnavailable = errors.New("proof: spent solutions cannot be checked now")
 )
 
@@ -85,6 +85,7 @@ type Guard struct {
 	rdb       redis.Cmdable
 	prefix    string
 	now       func() time.Time
+	local     localSpent
 }
 
 // keyLabel separates the keys derived here from other uses of the same secrets.
@@ -116,19 +117,28 @@ func (g *Guard) Challenge() Challenge {
 
 // Verify checks a solved challenge (the widget's payload) and spends it: the same
 // payload is refused from then on. It returns one of the errors above for a payload
-// that does not count. While Redis is away every solution is refused
-// (ErrUnavailable), since none can be told from a replay.
+// that does not count. The instance's own memory refuses what it accepted before,
+// even where a slow Redis would not say in time; Redis refuses what another instance
+// accepted. While Redis is away the instance's memory alone decides, so a solution
+// counts at most once per instance then.
 func (g *Guard) Verify(ctx context.Context, encoded string) error {
 	p, expires, err := g.check(encoded)
 	if err != nil {
 		return err
 	}
+	now := g.now()
+	before, kept := g.local.spend(p.Challenge, expires.Add(memorySlack), now)
+	if before {
+		return ErrSpent
+	}
 	ctx, cancel := context.WithTimeout(ctx, memoryTimeout)
 	defer cancel()
-	fresh, err := g.rdb.SetNX(ctx, g.prefix+p.Challenge, 1, expires.Sub(g.now())+memorySlack).Result()
+	fresh, err := g.rdb.SetNX(ctx, g.prefix+p.Challenge, 1, expires.Sub(now)+memorySlack).Result()
 	switch {
-	case err != nil:
+	case err != nil && !kept:
 		return fmt.Errorf("%w: %w", ErrUnavailable, err)
+	case err != nil:
+		return nil // Redis away: this instance's memory has spent it
 	case !fresh:
 		return ErrSpent
 	}

@@ -183,24 +183,75 @@ func TestOlderKeyVerifies(t *testing.T) {
 	}
 }
 
-// Redis away: no solution counts, since none can be told from a replay; a forged one
-// is refused as forged.
+// Redis away: the instance's own memory decides. A correct solution counts, its replay
+// is refused, and still refused once Redis is back (it never heard of the first); a
+// forged one is refused as forged.
 func TestRedisAway(t *testing.T) {
 	t.Parallel()
-	down := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1})
-	t.Cleanup(func() { _ = down.Close() })
-	g := New(down, "test:", [][]byte{testSecret}, 1000)
+	rdb, prefix := dbtest.Redis(t)
+	proxy := dbtest.NewProxy(t, rdb.Options().Addr)
+	via := redis.NewClient(&redis.Options{Addr: proxy.Addr(), MaxRetries: -1})
+	t.Cleanup(func() { _ = via.Close() })
+	g := New(via, prefix, [][]byte{testSecret}, 1000)
 	p, err := Solve(g.Challenge())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := g.Verify(t.Context(), p); !errors.Is(err, ErrUnavailable) {
-		t.Fatalf("Redis away, a correct solution: got %v, want ErrUnavailable", err)
+	proxy.Down()
+	if err := g.Verify(t.Context(), p); err != nil {
+		t.Fatalf("Redis away, a correct solution: got %v, want nil", err)
+	}
+	if err := g.Verify(t.Context(), p); !errors.Is(err, ErrSpent) {
+		t.Fatalf("Redis away, the same solution again: got %v, want ErrSpent", err)
+	}
+	proxy.Up()
+	if err := g.Verify(t.Context(), p); !errors.Is(err, ErrSpent) {
+		t.Fatalf("Redis back, the solution spent while it was away: got %v, want ErrSpent", err)
 	}
 	m := decode(t, p)
 	m["signature"] = strings.Repeat("1", 64)
 	if err := g.Verify(t.Context(), encode(t, m)); !errors.Is(err, ErrWrong) {
-		t.Fatalf("Redis away, a forged signature: got %v, want ErrWrong", err)
+		t.Fatalf("a forged signature: got %v, want ErrWrong", err)
+	}
+}
+
+// Another instance (a Guard of its own, one Redis) refuses what this one spent: Redis
+// carries the memory between instances.
+func TestSpentAcrossInstances(t *testing.T) {
+	t.Parallel()
+	rdb, prefix := dbtest.Redis(t)
+	a := New(rdb, prefix, [][]byte{testSecret}, 1000)
+	b := New(rdb, prefix, [][]byte{testSecret}, 1000)
+	p, err := Solve(a.Challenge())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Verify(t.Context(), p); err != nil {
+		t.Fatalf("first use: %v", err)
+	}
+	if err := b.Verify(t.Context(), p); !errors.Is(err, ErrSpent) {
+		t.Fatalf("the other instance: got %v, want ErrSpent", err)
+	}
+}
+
+// The instance's memory, full of unexpired solutions, keeps no more: with Redis away
+// a solution is then refused as unavailable rather than let through unremembered.
+func TestLocalMemoryFull(t *testing.T) {
+	t.Parallel()
+	var l localSpent
+	now := time.Now()
+	l.seen = make(map[[32]byte]int64, maxLocal)
+	for i := range maxLocal {
+		var k [32]byte
+		k[0], k[1], k[2] = byte(i), byte(i>>8), byte(i>>16)
+		l.seen[k] = now.Add(time.Minute).Unix()
+	}
+	ch := strings.Repeat("ab", 32)
+	if before, kept := l.spend(ch, now.Add(time.Minute), now); before || kept {
+		t.Fatalf("full memory: got before=%v kept=%v, want false, false", before, kept)
+	}
+	if before, kept := l.spend(ch, now.Add(3*time.Minute), now.Add(2*time.Minute)); before || !kept {
+		t.Fatalf("once the others expired: got before=%v kept=%v, want false, true", before, kept)
 	}
 }
 
