@@ -14,7 +14,7 @@ import (
 
 	"boxoffice/internal/booking"
 	"boxoffice/internal/catalog"
-	"boxoffice/internal/wording"
+	"boxoffice/internal/ordertext"
 	"boxoffice/views"
 )
 
@@ -112,7 +112,7 @@ func (s *server) renderEvent(c echo.Context, status int, ev catalog.Event, e vie
 		if err != nil {
 			return err
 		}
-		e.Verified = fmt.Sprintf("Verified buyers: %s registered, %s confirmed.", wording.Thousands(vc.Registered), wording.Thousands(vc.Confirmed))
+		e.Verified = fmt.Sprintf("Verified buyers: %s registered, %s confirmed.", ordertext.Thousands(vc.Registered), ordertext.Thousands(vc.Confirmed))
 	}
 	return render(c, status, "no-store", views.EventEditorPage(e))
 }

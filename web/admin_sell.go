@@ -13,7 +13,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"boxoffice/internal/booking"
-	"boxoffice/internal/wording"
+	"boxoffice/internal/ordertext"
 	"boxoffice/static"
 	"boxoffice/views"
 )
@@ -422,9 +422,9 @@ func staffSaleView(c echo.Context, ev booking.Event, o booking.Order, rec *booki
 	number := "Order " + strconv.FormatInt(o.ID, 10)
 	p := adminPage(c, number)
 	p.Scripts = append(p.Scripts, static.URL("js/print.js"))
-	lines, _ := wording.OrderLines(o.Seats, o.GA)
-	v := views.StaffSale{AdminPage: p, Number: number, Event: wording.OrderEvent(ev), Lines: lines,
-		Total: wording.Euros(o.AmountCents), SellURL: sellURL(ev.ID, ""), Paid: "Bought online", Buyer: o.Email}
+	lines, _ := ordertext.OrderLines(o.Seats, o.GA)
+	v := views.StaffSale{AdminPage: p, Number: number, Event: ordertext.OrderEvent(ev), Lines: lines,
+		Total: ordertext.Euros(o.AmountCents), SellURL: sellURL(ev.ID, ""), Paid: "Bought online", Buyer: o.Email}
 	if rec != nil {
 		v.Paid = "Paid in cash at the box office"
 		if rec.Method == booking.PayCardPresent {

@@ -11,7 +11,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"boxoffice/internal/booking"
-	"boxoffice/internal/wording"
+	"boxoffice/internal/ordertext"
 	"boxoffice/static"
 	"boxoffice/views"
 )
@@ -118,7 +118,7 @@ func holdPanel(ev booking.Event, section string, holds []booking.Hold, csrf stri
 		total := 0
 		for _, st := range h.Seats {
 			hv.Lines = append(hv.Lines, views.HoldLine{
-				What: wording.SeatLabel(st), Price: priceText(st.PriceCents),
+				What: ordertext.SeatLabel(st), Price: priceText(st.PriceCents),
 			})
 			total += st.PriceCents
 		}

@@ -107,7 +107,7 @@ type Sources struct {
 	Queues func(ctx context.Context) ([]Queue, error)
 	// BestAvailable reads best available's counts (booking.Service.BestAvailableCounts).
 	BestAvailable func() (fromMap, mapMisses int64)
-	// Load is the application's latency as a share of its bound (load.Meter.Level).
+	// Load is the application's latency as a share of its bound (latency.Meter.Level).
 	Load func() float64
 	// DBGate reads the calls waiting for a pooled connection by their place in the
 	// queue (dbgate.Gate.Waiting).

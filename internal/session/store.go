@@ -13,7 +13,7 @@ import (
 
 	"boxoffice/internal/db"
 	"boxoffice/internal/dberr"
-	"boxoffice/internal/spent"
+	"boxoffice/internal/iowait"
 )
 
 // CacheFor is how long a session read from PostgreSQL is served from memory. Every
@@ -102,7 +102,7 @@ func (s *Store) FindCtx(ctx context.Context, token string) ([]byte, bool, error)
 func (s *Store) CommitCtx(ctx context.Context, token string, b []byte, expiry time.Time) error {
 	// The batch runs on no request's context, so the request's tally (its log line's
 	// db_batched) gets the wait for it here, as an exact hold's does.
-	if t := spent.From(ctx); t != nil {
+	if t := iowait.From(ctx); t != nil {
 		defer func(at time.Time) { t.AddBatched(time.Since(at)) }(time.Now())
 	}
 	w := &write{token: token, data: b, expiry: expiry, done: make(chan struct{})}

@@ -155,7 +155,7 @@ type Hooks struct {
 	// with its room on (the metrics' admissions counter).
 	Admitted func(eventID int64, n int)
 	// Load, if set, says how hard this instance is working: below 1 it answers within
-	// its latency bound, at 1 or more it does not (internal/load). While it is past
+	// its latency bound, at 1 or more it does not (internal/latency). While it is past
 	// the bound the room admits slower than configured (governor.go).
 	Load func() float64
 }
