@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
@@ -277,7 +278,7 @@ func saleForm(f url.Values, in sellInput) (booking.Sale, error) {
 		return booking.Sale{}, badRequest("invalid_method", "Choose how the buyer paid: cash or card.")
 	case in.email != "" && !validEmail(in.email):
 		return booking.Sale{}, badRequest("invalid_email", "That email address does not look right; correct it or leave it empty.")
-	case len(in.name) > 200 || !isValidUTF8(in.name) || strings.ContainsRune(in.name, 0):
+	case len(in.name) > 200 || !utf8.ValidString(in.name) || strings.ContainsRune(in.name, 0):
 		return booking.Sale{}, badRequest("invalid_name", "The name must be at most 200 characters of plain text.")
 	}
 	token := f.Get("token")
@@ -360,7 +361,7 @@ func staffHoldForm(f url.Values, in sellInput) (booking.StaffHoldRequest, error)
 	}
 	req := booking.StaffHoldRequest{SeatIDs: seats, Kind: in.kind, Reason: in.reason}
 	switch {
-	case !isValidUTF8(in.reason) || strings.ContainsRune(in.reason, 0):
+	case !utf8.ValidString(in.reason) || strings.ContainsRune(in.reason, 0):
 		return req, badRequest("invalid_reason", "The reason must be plain text.")
 	case in.reason == "":
 		return req, badRequest("invalid_reason", "Say why these seats are held.")
