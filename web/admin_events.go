@@ -78,16 +78,23 @@ func (s *server) createEvent(c echo.Context) error {
 	return c.Redirect(http.StatusSeeOther, adminEventURL(id)+"?saved=1")
 }
 
-// editEvent is an event's form, with publishing.
-func (s *server) editEvent(c echo.Context) error {
+// pathEvent is the event the path names, published or not.
+func (s *server) pathEvent(c echo.Context) (catalog.Event, error) {
 	id, err := pathID(c, "id")
 	if err != nil {
-		return err
+		return catalog.Event{}, err
 	}
 	ev, err := s.Catalog.Event(c.Request().Context(), id)
 	if errors.Is(err, catalog.ErrEventNotFound) {
-		return errAdminEventNotFound
-	} else if err != nil {
+		return catalog.Event{}, errAdminEventNotFound
+	}
+	return ev, err
+}
+
+// editEvent is an event's form, with publishing.
+func (s *server) editEvent(c echo.Context) error {
+	ev, err := s.pathEvent(c)
+	if err != nil {
 		return err
 	}
 	e := editorOfEvent(ev)
@@ -119,17 +126,11 @@ func (s *server) renderEvent(c echo.Context, status int, ev catalog.Event, e vie
 
 // updateEvent changes an event's settings.
 func (s *server) updateEvent(c echo.Context) error {
-	id, err := pathID(c, "id")
+	ev, err := s.pathEvent(c)
 	if err != nil {
 		return err
 	}
-	ctx := c.Request().Context()
-	ev, err := s.Catalog.Event(ctx, id)
-	if errors.Is(err, catalog.ErrEventNotFound) {
-		return errAdminEventNotFound
-	} else if err != nil {
-		return err
-	}
+	ctx, id := c.Request().Context(), ev.ID
 	form, err := c.FormParams()
 	if err != nil {
 		return badRequest("invalid_form", "The form could not be read.")

@@ -107,15 +107,9 @@ func (s *server) staffMapPost(c echo.Context) (booking.Event, url.Values, sellIn
 // are theirs to release.
 func (s *server) sellPage(c echo.Context, ev booking.Event, section string, msg views.Message, in sellInput) (views.StaffSell, error) {
 	ctx := c.Request().Context()
-	m, err := s.Booking.SeatMap(ctx, ev.ID)
+	m, sum, err := s.seatMapOf(ctx, ev.ID, section)
 	if err != nil {
 		return views.StaffSell{}, err
-	}
-	sum := booking.Summarize(m)
-	if section != "" {
-		if _, ok := sum.Section(section); !ok {
-			return views.StaffSell{}, errNoSection
-		}
 	}
 	holds, err := s.Booking.StaffHolds(ctx, ev.ID)
 	if err != nil {

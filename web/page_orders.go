@@ -70,16 +70,13 @@ func (s *server) orderModel(ctx context.Context, c echo.Context, o booking.Order
 		if refundsUnderWay(o.Refunds) {
 			m.PollURL = orderURL(o.ID) // until the extra payment's refund is done
 		}
-	case booking.StatusRefundPending:
-		m.Tone, m.Heading = "problem", "Your payment will be refunded"
-		m.Message = ordertext.RefundCause(o.StatusReason, limit) + "; your payment will be refunded in full."
-		if o.StatusReason == booking.ReasonVoided {
-			voidedWords(&m, o, limit)
+	case booking.StatusRefundPending, booking.StatusRefunded:
+		refund := "has been refunded"
+		if o.Status == booking.StatusRefundPending {
+			refund = "will be refunded"
 		}
-		m.Next = seatsLink(ev)
-	case booking.StatusRefunded:
-		m.Tone, m.Heading = "problem", "Your payment has been refunded"
-		m.Message = ordertext.RefundCause(o.StatusReason, limit) + "; your payment has been refunded in full."
+		m.Tone, m.Heading = "problem", "Your payment "+refund
+		m.Message = ordertext.RefundCause(o.StatusReason, limit) + "; your payment " + refund + " in full."
 		if o.StatusReason == booking.ReasonVoided {
 			voidedWords(&m, o, limit)
 		}
