@@ -1,5 +1,3 @@
-// Package web is boxoffice's HTTP surface and the only package that imports Echo: the
-// routes table, middleware, one file per resource, and the one error handler.
 package web
 
 import (

@@ -3,6 +3,11 @@
 // transaction of conditional statements whose affected rows are the verdict, and it
 // translates database failures into the errors of errors.go. Redis is told about
 // changes only after they commit.
+//
+// It owns the sale's rules and the statements that apply them (through the generated
+// queries of internal/db), and knows nothing of HTTP or pages: it never imports web,
+// views, Echo or the composition root (internal/app). Its callers (web, jobs, checkin,
+// the payment adapters) depend on it, never the other way round.
 package booking
 
 import (

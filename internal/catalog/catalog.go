@@ -6,6 +6,9 @@
 // A venue's layout is kept apart from any event's seats: an event copies the layout's
 // seats, price tiers and standing areas when it is created and owns them from then on.
 // Later edits of the layout change only the events made after them.
+//
+// It imports the generated queries (internal/db) and the audit log (internal/staff),
+// never booking, web or views: what it makes, booking sells through the same tables.
 package catalog
 
 import (

@@ -1,4 +1,7 @@
 // Package config reads boxoffice's settings from the environment, once, at start.
+//
+// It imports only the standard library. No other package reads the environment: each
+// gets its settings as values, through the composition root.
 package config
 
 import (

@@ -7,6 +7,9 @@
 // client, adds to the tally of the context each call runs under, and does nothing
 // (not even a context value) for calls whose context has none, such as the batched
 // exact holds' workers and the background jobs.
+//
+// It imports pgx and go-redis only, for their tracer and hook types, so that the pool,
+// the Redis client and web's request log may all use it.
 package iowait
 
 import (

@@ -12,6 +12,9 @@
 // The figure is the 95th percentile over the last few seconds, as a share of the bound:
 // the tail, because that is where saturation shows first (queues form before the
 // median moves), and a short window, because the room must hear of it within seconds.
+//
+// It imports only the standard library: web feeds it, and the composition root hands
+// its Level to the waiting room, the job queue and the metrics.
 package latency
 
 import (

@@ -6,6 +6,9 @@
 // The series are served on a listener of their own (METRICS_ADDR, Serve), never on
 // the public handler. The counter names are a contract: the onsale simulator scrapes
 // them and compares them with its own report.
+//
+// It imports no package of boxoffice: the domain packages are handed a *Metrics, or
+// are read through the functions of Sources, by the composition root.
 package metrics
 
 import (

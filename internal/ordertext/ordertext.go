@@ -2,6 +2,8 @@
 // order's lines, a ticket's place, why a payment was refunded. The pages (web) and the
 // emails (internal/mail) both word orders, and an email must say what the order page
 // it links to says; views may not import booking, so the wording lives here, once.
+//
+// It imports booking and views only, never web or the generated queries.
 package ordertext
 
 import (

@@ -6,6 +6,8 @@
 // the number by trying them all from 0; the expiry travels inside the salt, so the
 // signature covers it. A solution counts once: spent ones are remembered in Redis until
 // their challenge expires, and none counts while Redis cannot say.
+//
+// It imports only go-redis: web asks it, and it knows nothing of sessions or HTTP.
 package proof
 
 import (

@@ -1,5 +1,8 @@
 // Package session keeps scs sessions in PostgreSQL. Sessions live next to the holds
 // they own, so flushing Redis neither loses a buyer's hold nor logs staff out.
+//
+// It imports the generated queries (internal/db) and scs, never web: web's session
+// middleware uses it.
 package session
 
 import (

@@ -25,6 +25,9 @@
 // they end, but their slots are not counted meanwhile, so for up to one token lifetime
 // the room may have up to Slots more shoppers than configured. We accept that: the
 // alternative is refusing shoppers who were let in.
+//
+// It imports keyring and go-redis only, never PostgreSQL's packages or booking: it
+// decides who may try to buy, never what is sold.
 package waitroom
 
 import (
