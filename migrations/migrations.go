@@ -1,5 +1,7 @@
 // Package migrations embeds the numbered SQL migrations that goose applies and sqlc
 // reads as the schema.
+//
+// It imports no package of boxoffice: the schema is below everything else.
 package migrations
 
 import "embed"

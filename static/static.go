@@ -1,6 +1,8 @@
 // Package static embeds the stylesheets, scripts and images, and serves each under a
 // name that carries a hash of its content, so that browsers and the CDN may keep it
 // forever: a changed file gets a new URL.
+//
+// It imports only the standard library.
 package static
 
 import (

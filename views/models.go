@@ -1,5 +1,8 @@
 // Package views holds the templ components and the plain view models they render. It
 // knows nothing of HTTP or the database: handlers fill the models.
+//
+// It imports only templ and the standard library: never Echo, booking or the database
+// packages.
 package views
 
 // EventCard is one event in a list.

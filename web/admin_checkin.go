@@ -9,7 +9,7 @@ import (
 
 	"boxoffice/internal/booking"
 	"boxoffice/internal/checkin"
-	"boxoffice/internal/wording"
+	"boxoffice/internal/ordertext"
 	"boxoffice/static"
 	"boxoffice/views"
 )
@@ -97,7 +97,7 @@ func (s *server) checkinModel(c echo.Context, eventID int64, gate string) (views
 		if err != nil {
 			return m, err
 		}
-		m.Counts = wording.Thousands(n.CheckedIn) + " of " + wording.Thousands(n.Valid) + " tickets in"
+		m.Counts = ordertext.Thousands(n.CheckedIn) + " of " + ordertext.Thousands(n.Valid) + " tickets in"
 	}
 	return m, nil
 }

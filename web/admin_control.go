@@ -13,8 +13,8 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"boxoffice/internal/booking"
+	"boxoffice/internal/ordertext"
 	"boxoffice/internal/waitroom"
-	"boxoffice/internal/wording"
 	"boxoffice/views"
 )
 
@@ -52,7 +52,7 @@ func (s *server) controlFigures(ctx context.Context, ev booking.Event, prev *con
 		Held:         c.SeatsHeld + c.GAHeld,
 		LiveHolds:    c.LiveHolds,
 		Orders:       c.OrdersConfirmed,
-		Revenue:      wording.Euros(int(c.RevenueCents)),
+		Revenue:      ordertext.Euros(int(c.RevenueCents)),
 		PerMinute:    c.TicketsLastMinute,
 		QueueOn:      c.QueueEnabled,
 		Paused:       c.QueuePaused,

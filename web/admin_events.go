@@ -14,7 +14,7 @@ import (
 
 	"boxoffice/internal/booking"
 	"boxoffice/internal/catalog"
-	"boxoffice/internal/wording"
+	"boxoffice/internal/ordertext"
 	"boxoffice/views"
 )
 
@@ -78,16 +78,23 @@ func (s *server) createEvent(c echo.Context) error {
 	return c.Redirect(http.StatusSeeOther, adminEventURL(id)+"?saved=1")
 }
 
-// editEvent is an event's form, with publishing.
-func (s *server) editEvent(c echo.Context) error {
+// pathEvent is the event the path names, published or not.
+func (s *server) pathEvent(c echo.Context) (catalog.Event, error) {
 	id, err := pathID(c, "id")
 	if err != nil {
-		return err
+		return catalog.Event{}, err
 	}
 	ev, err := s.Catalog.Event(c.Request().Context(), id)
 	if errors.Is(err, catalog.ErrEventNotFound) {
-		return errAdminEventNotFound
-	} else if err != nil {
+		return catalog.Event{}, errAdminEventNotFound
+	}
+	return ev, err
+}
+
+// editEvent is an event's form, with publishing.
+func (s *server) editEvent(c echo.Context) error {
+	ev, err := s.pathEvent(c)
+	if err != nil {
 		return err
 	}
 	e := editorOfEvent(ev)
@@ -112,24 +119,18 @@ func (s *server) renderEvent(c echo.Context, status int, ev catalog.Event, e vie
 		if err != nil {
 			return err
 		}
-		e.Verified = fmt.Sprintf("Verified buyers: %s registered, %s confirmed.", wording.Thousands(vc.Registered), wording.Thousands(vc.Confirmed))
+		e.Verified = fmt.Sprintf("Verified buyers: %s registered, %s confirmed.", ordertext.Thousands(vc.Registered), ordertext.Thousands(vc.Confirmed))
 	}
 	return render(c, status, "no-store", views.EventEditorPage(e))
 }
 
 // updateEvent changes an event's settings.
 func (s *server) updateEvent(c echo.Context) error {
-	id, err := pathID(c, "id")
+	ev, err := s.pathEvent(c)
 	if err != nil {
 		return err
 	}
-	ctx := c.Request().Context()
-	ev, err := s.Catalog.Event(ctx, id)
-	if errors.Is(err, catalog.ErrEventNotFound) {
-		return errAdminEventNotFound
-	} else if err != nil {
-		return err
-	}
+	ctx, id := c.Request().Context(), ev.ID
 	form, err := c.FormParams()
 	if err != nil {
 		return badRequest("invalid_form", "The form could not be read.")

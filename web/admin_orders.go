@@ -10,7 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"boxoffice/internal/booking"
-	"boxoffice/internal/wording"
+	"boxoffice/internal/ordertext"
 	"boxoffice/views"
 )
 
@@ -52,7 +52,7 @@ func (s *server) searchOrders(c echo.Context) error {
 		m.Searched = true
 		for _, o := range res.Orders {
 			m.Results = append(m.Results, views.OrderHit{ID: o.ID, URL: "/admin/orders/" + strconv.FormatInt(o.ID, 10),
-				Event: o.EventName, Email: o.Email, Status: o.Status, Total: wording.Euros(o.AmountCents),
+				Event: o.EventName, Email: o.Email, Status: o.Status, Total: ordertext.Euros(o.AmountCents),
 				Tickets: o.ValidTickets, Created: adminTime(o.CreatedAt)})
 		}
 		if res.Next != 0 {
@@ -111,7 +111,7 @@ func (s *server) adminOrderModel(c echo.Context, id int64) (views.AdminOrder, er
 	ids := strconv.FormatInt(id, 10)
 	m := views.AdminOrder{
 		AdminPage: adminPage(c, "Order "+ids), ID: id, Event: o.EventName, Email: o.Order.Email,
-		Status: o.Order.Status, Reason: o.Order.StatusReason, Total: wording.Euros(o.Order.AmountCents),
+		Status: o.Order.Status, Reason: o.Order.StatusReason, Total: ordertext.Euros(o.Order.AmountCents),
 		Created: adminTime(o.CreatedAt), CanChange: o.Order.Status == booking.StatusConfirmed,
 		Action: "/admin/orders/" + ids + "/refund", Resend: "/admin/orders/" + ids + "/resend",
 	}
@@ -119,7 +119,7 @@ func (s *server) adminOrderModel(c echo.Context, id int64) (views.AdminOrder, er
 		m.Confirmed = adminTime(*o.Confirmed)
 	}
 	for _, t := range o.Tickets {
-		v := views.AdminTicket{ID: t.ID, Code: t.Code, Place: t.Seat, Price: wording.Euros(t.PriceCents), State: "valid"}
+		v := views.AdminTicket{ID: t.ID, Code: t.Code, Place: t.Seat, Price: ordertext.Euros(t.PriceCents), State: "valid"}
 		switch {
 		case t.VoidedAt != nil && t.VoidReason == "refund":
 			v.State = "refunded " + adminTime(*t.VoidedAt)
@@ -134,14 +134,14 @@ func (s *server) adminOrderModel(c echo.Context, id int64) (views.AdminOrder, er
 	}
 	for _, p := range o.Payments {
 		m.Payments = append(m.Payments, views.AdminPayment{Provider: p.Provider, Ref: p.ProviderPaymentID,
-			Amount: wording.Euros(p.AmountCents), State: p.State, At: adminTime(p.CreatedAt)})
+			Amount: ordertext.Euros(p.AmountCents), State: p.State, At: adminTime(p.CreatedAt)})
 	}
 	for _, r := range o.Refunds {
 		reason := r.Reason
 		if r.ByStaff {
 			reason += " (staff)"
 		}
-		m.Refunds = append(m.Refunds, views.AdminRefund{Amount: wording.Euros(r.AmountCents), Reason: reason,
+		m.Refunds = append(m.Refunds, views.AdminRefund{Amount: ordertext.Euros(r.AmountCents), Reason: reason,
 			State: r.State, At: adminTime(r.CreatedAt)})
 	}
 	for _, h := range o.History {

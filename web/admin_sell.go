@@ -9,11 +9,12 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
 	"boxoffice/internal/booking"
-	"boxoffice/internal/wording"
+	"boxoffice/internal/ordertext"
 	"boxoffice/static"
 	"boxoffice/views"
 )
@@ -106,15 +107,9 @@ func (s *server) staffMapPost(c echo.Context) (booking.Event, url.Values, sellIn
 // are theirs to release.
 func (s *server) sellPage(c echo.Context, ev booking.Event, section string, msg views.Message, in sellInput) (views.StaffSell, error) {
 	ctx := c.Request().Context()
-	m, err := s.Booking.SeatMap(ctx, ev.ID)
+	m, sum, err := s.seatMapOf(ctx, ev.ID, section)
 	if err != nil {
 		return views.StaffSell{}, err
-	}
-	sum := booking.Summarize(m)
-	if section != "" {
-		if _, ok := sum.Section(section); !ok {
-			return views.StaffSell{}, errNoSection
-		}
 	}
 	holds, err := s.Booking.StaffHolds(ctx, ev.ID)
 	if err != nil {
@@ -277,7 +272,7 @@ func saleForm(f url.Values, in sellInput) (booking.Sale, error) {
 		return booking.Sale{}, badRequest("invalid_method", "Choose how the buyer paid: cash or card.")
 	case in.email != "" && !validEmail(in.email):
 		return booking.Sale{}, badRequest("invalid_email", "That email address does not look right; correct it or leave it empty.")
-	case len(in.name) > 200 || !isValidUTF8(in.name) || strings.ContainsRune(in.name, 0):
+	case len(in.name) > 200 || !utf8.ValidString(in.name) || strings.ContainsRune(in.name, 0):
 		return booking.Sale{}, badRequest("invalid_name", "The name must be at most 200 characters of plain text.")
 	}
 	token := f.Get("token")
@@ -360,7 +355,7 @@ func staffHoldForm(f url.Values, in sellInput) (booking.StaffHoldRequest, error)
 	}
 	req := booking.StaffHoldRequest{SeatIDs: seats, Kind: in.kind, Reason: in.reason}
 	switch {
-	case !isValidUTF8(in.reason) || strings.ContainsRune(in.reason, 0):
+	case !utf8.ValidString(in.reason) || strings.ContainsRune(in.reason, 0):
 		return req, badRequest("invalid_reason", "The reason must be plain text.")
 	case in.reason == "":
 		return req, badRequest("invalid_reason", "Say why these seats are held.")
@@ -422,9 +417,9 @@ func staffSaleView(c echo.Context, ev booking.Event, o booking.Order, rec *booki
 	number := "Order " + strconv.FormatInt(o.ID, 10)
 	p := adminPage(c, number)
 	p.Scripts = append(p.Scripts, static.URL("js/print.js"))
-	lines, _ := wording.OrderLines(o.Seats, o.GA)
-	v := views.StaffSale{AdminPage: p, Number: number, Event: wording.OrderEvent(ev), Lines: lines,
-		Total: wording.Euros(o.AmountCents), SellURL: sellURL(ev.ID, ""), Paid: "Bought online", Buyer: o.Email}
+	lines, _ := ordertext.OrderLines(o.Seats, o.GA)
+	v := views.StaffSale{AdminPage: p, Number: number, Event: ordertext.OrderEvent(ev), Lines: lines,
+		Total: ordertext.Euros(o.AmountCents), SellURL: sellURL(ev.ID, ""), Paid: "Bought online", Buyer: o.Email}
 	if rec != nil {
 		v.Paid = "Paid in cash at the box office"
 		if rec.Method == booking.PayCardPresent {

@@ -11,8 +11,8 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"boxoffice/internal/catalog"
+	"boxoffice/internal/ordertext"
 	"boxoffice/internal/staff"
-	"boxoffice/internal/wording"
 	"boxoffice/views"
 )
 
@@ -32,7 +32,7 @@ func (s *server) listVenues(c echo.Context) error {
 	p := views.AdminVenues{AdminPage: adminPage(c, "Venues"), CanEdit: currentStaff(c).Role == staff.Admin}
 	for _, v := range venues {
 		p.Venues = append(p.Venues, views.AdminVenueRow{ID: v.ID, Name: v.Name, City: v.City,
-			Seats: wording.Thousands(v.Seats), Standing: wording.Thousands(v.Standing), Events: strconv.Itoa(v.Events),
+			Seats: ordertext.Thousands(v.Seats), Standing: ordertext.Thousands(v.Standing), Events: strconv.Itoa(v.Events),
 			URL: venueURL(v.ID)})
 	}
 	return render(c, http.StatusOK, "no-store", views.AdminVenuesPage(p))
@@ -253,7 +253,7 @@ func previewOf(l catalog.Layout, url string) views.LayoutPreview {
 		if _, ok := tiers[k]; !ok {
 			tiers[k] = len(tiers)
 			p.Legend = append(p.Legend, views.PreviewKey{Class: "tier-" + strconv.Itoa(tiers[k]%previewTiers),
-				Text: st.Tier + ", " + wording.Euros(st.PriceCents)})
+				Text: st.Tier + ", " + ordertext.Euros(st.PriceCents)})
 		}
 		if st.Accessible {
 			accessible++
@@ -326,5 +326,5 @@ func plural(n int, one, many string) string {
 	if n == 1 {
 		return "1 " + one
 	}
-	return wording.Thousands(n) + " " + many
+	return ordertext.Thousands(n) + " " + many
 }

@@ -157,11 +157,14 @@ func (s *server) createHoldOnce(c echo.Context) error {
 }
 
 func holdView(h booking.Hold) holdJSON {
-	out := holdJSON{HoldID: h.ID.String(), Seats: seatsView(h.Seats), ExpiresAt: h.ExpiresAt.UTC()}
-	if h.GA != nil {
-		out.GAPlaces = &gaPlacesJSON{TierID: h.GA.TierID, Name: h.GA.TierName, Quantity: h.GA.Quantity, PriceCents: h.GA.PriceCents}
+	return holdJSON{HoldID: h.ID.String(), Seats: seatsView(h.Seats), GAPlaces: gaPlacesView(h.GA), ExpiresAt: h.ExpiresAt.UTC()}
+}
+
+func gaPlacesView(ga *booking.GAPlaces) *gaPlacesJSON {
+	if ga == nil {
+		return nil
 	}
-	return out
+	return &gaPlacesJSON{TierID: ga.TierID, Name: ga.TierName, Quantity: ga.Quantity, PriceCents: ga.PriceCents}
 }
 
 func seatsView(seats []booking.Seat) []seatJSON {
@@ -180,12 +183,19 @@ func pathHoldID(c echo.Context) (booking.HoldID, error) {
 	return id, nil
 }
 
-func (s *server) getHold(c echo.Context) error {
+// pathHoldOfBuyer is the hold the path names and the session's buyer, whom booking
+// checks it against.
+func (s *server) pathHoldOfBuyer(c echo.Context) (booking.HoldID, string, error) {
 	id, err := pathHoldID(c)
 	if err != nil {
-		return err
+		return id, "", err
 	}
 	buyer, err := s.buyer(c)
+	return id, buyer, err
+}
+
+func (s *server) getHold(c echo.Context) error {
+	id, buyer, err := s.pathHoldOfBuyer(c)
 	if err != nil {
 		return err
 	}
@@ -197,11 +207,7 @@ func (s *server) getHold(c echo.Context) error {
 }
 
 func (s *server) releaseHold(c echo.Context) error {
-	id, err := pathHoldID(c)
-	if err != nil {
-		return err
-	}
-	buyer, err := s.buyer(c)
+	id, buyer, err := s.pathHoldOfBuyer(c)
 	if err != nil {
 		return err
 	}

@@ -76,11 +76,7 @@ func (s *server) checkout(c echo.Context) error {
 }
 
 func (s *server) checkoutOnce(c echo.Context) error {
-	id, err := pathHoldID(c)
-	if err != nil {
-		return err
-	}
-	buyer, err := s.buyer(c)
+	id, buyer, err := s.pathHoldOfBuyer(c)
 	if err != nil {
 		return err
 	}
@@ -113,12 +109,19 @@ func (s *server) checkoutOnce(c echo.Context) error {
 	return c.JSON(http.StatusCreated, checkoutAnswerJSON{OrderID: o.ID, Status: o.Status, AmountCents: o.AmountCents, Payment: pay})
 }
 
-func (s *server) getOrder(c echo.Context) error {
+// pathOrderOfBuyer is the order the path names and the session's buyer, whom booking
+// checks it against.
+func (s *server) pathOrderOfBuyer(c echo.Context) (int64, string, error) {
 	id, err := pathID(c, "orderId")
 	if err != nil {
-		return err
+		return 0, "", err
 	}
 	buyer, err := s.buyer(c)
+	return id, buyer, err
+}
+
+func (s *server) getOrder(c echo.Context) error {
+	id, buyer, err := s.pathOrderOfBuyer(c)
 	if err != nil {
 		return err
 	}
@@ -132,10 +135,8 @@ func (s *server) getOrder(c echo.Context) error {
 func orderView(o booking.Order) orderJSON {
 	out := orderJSON{
 		OrderID: o.ID, EventID: o.EventID, Status: o.Status, StatusReason: o.StatusReason,
-		AmountCents: o.AmountCents, Email: o.Email, Seats: seatsView(o.Seats), Tickets: []ticketJSON{},
-	}
-	if o.GA != nil {
-		out.GAPlaces = &gaPlacesJSON{TierID: o.GA.TierID, Name: o.GA.TierName, Quantity: o.GA.Quantity, PriceCents: o.GA.PriceCents}
+		AmountCents: o.AmountCents, Email: o.Email, Seats: seatsView(o.Seats), GAPlaces: gaPlacesView(o.GA),
+		Tickets: []ticketJSON{},
 	}
 	for _, t := range o.Tickets {
 		out.Tickets = append(out.Tickets, ticketJSON{ID: t.ID, SeatID: t.SeatID, GATierID: t.GATierID, Code: t.Code})
@@ -175,11 +176,7 @@ func (s *server) pay(c echo.Context) error {
 }
 
 func (s *server) payOnce(c echo.Context) error {
-	id, err := pathID(c, "orderId")
-	if err != nil {
-		return err
-	}
-	buyer, err := s.buyer(c)
+	id, buyer, err := s.pathOrderOfBuyer(c)
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -79,6 +80,8 @@ func (s *server) handleError(err error, c echo.Context) {
 	}
 }
 
+// toAPIError is the answer to err: its own if it is an *apiError, the answer to a
+// typed error of booking's, then to a plain error (plainAnswers), then Echo's.
 func (s *server) toAPIError(err error) *apiError {
 	var ae *apiError
 	var unavailable *booking.SeatsUnavailableError
@@ -102,55 +105,51 @@ func (s *server) toAPIError(err error) *apiError {
 			Message: "You can hold or buy at most this many seats for one event."}
 	case errors.As(err, &clientLimit):
 		return seatsHeldError(clientLimit)
-	case errors.Is(err, booking.ErrEventNotFound):
-		return &apiError{Status: http.StatusNotFound, Code: "event_not_found", Message: "No such event."}
-	case errors.Is(err, booking.ErrGATierNotFound):
-		return &apiError{Status: http.StatusNotFound, Code: "ga_tier_not_found", Message: "No such general-admission tier for this event."}
-	case errors.Is(err, booking.ErrHoldNotFound):
-		return &apiError{Status: http.StatusNotFound, Code: "hold_not_found", Message: "No such hold in this session."}
-	case errors.Is(err, booking.ErrOrderNotFound):
-		return &apiError{Status: http.StatusNotFound, Code: "order_not_found", Message: "No such order in this session."}
-	case errors.Is(err, booking.ErrHoldExpired):
-		return &apiError{Status: http.StatusGone, Code: "hold_expired", Message: "This hold has expired or was released; its seats are back on sale."}
 	case errors.As(err, &notOnSale):
 		return &apiError{Status: http.StatusConflict, Code: "not_on_sale", Message: onsaleText(notOnSale.OnsaleAt),
 			OnsaleAt: notOnSale.OnsaleAt.UTC().Format(time.RFC3339)}
-	case errors.Is(err, booking.ErrSalesClosed):
-		return &apiError{Status: http.StatusConflict, Code: "sales_closed", Message: "Sales for this event have closed."}
-	case errors.Is(err, booking.ErrSoldOut):
-		return &apiError{Status: http.StatusConflict, Code: "sold_out", Message: "Not enough seats or places are available."}
-	case errors.Is(err, booking.ErrContended):
-		return &apiError{Status: http.StatusConflict, Code: "busy", Message: "Seats are selling very fast right now; ask again."}
-	case errors.Is(err, booking.ErrPaymentInProgress):
-		return &apiError{Status: http.StatusConflict, Code: "payment_in_progress", Message: "A payment for this order is already under way; wait for its result."}
-	case errors.Is(err, booking.ErrOrderNotPending):
-		return &apiError{Status: http.StatusConflict, Code: "order_not_pending", Message: "This order is not awaiting payment."}
-	case errors.Is(err, booking.ErrCardDeclined):
-		return &apiError{Status: http.StatusPaymentRequired, Code: "card_declined", Message: "The card was declined; try another."}
-	case errors.Is(err, booking.ErrInvalidCard):
-		return badRequest("invalid_card", "That is not a valid card number.")
-	case errors.Is(err, booking.ErrNotCharged), errors.Is(err, booking.ErrNoPayments):
-		return &apiError{Status: http.StatusServiceUnavailable, Code: "payments_unavailable",
-			Message: "Payments cannot be taken right now and nothing was charged; try again shortly."}
-	case errors.Is(err, booking.ErrIdempotencyKeyReused):
-		return &apiError{Status: http.StatusUnprocessableEntity, Code: "idempotency_key_reused",
-			Message: "This Idempotency-Key was used for another request; use a new key for a new request."}
-	case errors.Is(err, booking.ErrIdempotencyKeyInUse):
-		return &apiError{Status: http.StatusConflict, Code: "idempotency_key_in_use", RetryAfter: 1,
-			Message: "The first request with this Idempotency-Key is still running; ask again in a moment."}
-	case errors.Is(err, payment.ErrInvalidEvent):
-		return badRequest("invalid_signature", "The webhook signature or payload is not valid.")
-	case errors.Is(err, waitroom.ErrUnavailable):
-		return errQueuePaused
-	case errors.Is(err, waitroom.ErrInvalidToken):
-		return &apiError{Status: http.StatusTooManyRequests, Code: "not_admitted", RetryAfter: queueRetryAfter,
-			Message: "Wait for your turn in the waiting room: join with POST /api/v1/events/{id}/queue."}
-	case errors.Is(err, booking.ErrUnavailable):
-		return &apiError{Status: http.StatusServiceUnavailable, Code: "unavailable", Message: "The box office is busy for a moment; try again shortly."}
-	case errors.As(err, &he):
+	}
+	for _, p := range plainAnswers {
+		if slices.ContainsFunc(p.errs, func(target error) bool { return errors.Is(err, target) }) {
+			answer := p.answer
+			return &answer
+		}
+	}
+	if errors.As(err, &he) {
 		return fromHTTPError(he)
 	}
 	return &apiError{Status: http.StatusInternalServerError, Code: "internal_error", Message: "Something went wrong on our side."}
+}
+
+// plainAnswers are the answers to the plain (sentinel) errors of booking, payment and
+// the waiting room, the first that err is.
+var plainAnswers = []struct {
+	errs   []error
+	answer apiError
+}{
+	{[]error{booking.ErrEventNotFound}, apiError{Status: http.StatusNotFound, Code: "event_not_found", Message: "No such event."}},
+	{[]error{booking.ErrGATierNotFound}, apiError{Status: http.StatusNotFound, Code: "ga_tier_not_found", Message: "No such general-admission tier for this event."}},
+	{[]error{booking.ErrHoldNotFound}, apiError{Status: http.StatusNotFound, Code: "hold_not_found", Message: "No such hold in this session."}},
+	{[]error{booking.ErrOrderNotFound}, apiError{Status: http.StatusNotFound, Code: "order_not_found", Message: "No such order in this session."}},
+	{[]error{booking.ErrHoldExpired}, apiError{Status: http.StatusGone, Code: "hold_expired", Message: "This hold has expired or was released; its seats are back on sale."}},
+	{[]error{booking.ErrSalesClosed}, apiError{Status: http.StatusConflict, Code: "sales_closed", Message: "Sales for this event have closed."}},
+	{[]error{booking.ErrSoldOut}, apiError{Status: http.StatusConflict, Code: "sold_out", Message: "Not enough seats or places are available."}},
+	{[]error{booking.ErrContended}, apiError{Status: http.StatusConflict, Code: "busy", Message: "Seats are selling very fast right now; ask again."}},
+	{[]error{booking.ErrPaymentInProgress}, apiError{Status: http.StatusConflict, Code: "payment_in_progress", Message: "A payment for this order is already under way; wait for its result."}},
+	{[]error{booking.ErrOrderNotPending}, apiError{Status: http.StatusConflict, Code: "order_not_pending", Message: "This order is not awaiting payment."}},
+	{[]error{booking.ErrCardDeclined}, apiError{Status: http.StatusPaymentRequired, Code: "card_declined", Message: "The card was declined; try another."}},
+	{[]error{booking.ErrInvalidCard}, apiError{Status: http.StatusBadRequest, Code: "invalid_card", Message: "That is not a valid card number."}},
+	{[]error{booking.ErrNotCharged, booking.ErrNoPayments}, apiError{Status: http.StatusServiceUnavailable, Code: "payments_unavailable",
+		Message: "Payments cannot be taken right now and nothing was charged; try again shortly."}},
+	{[]error{booking.ErrIdempotencyKeyReused}, apiError{Status: http.StatusUnprocessableEntity, Code: "idempotency_key_reused",
+		Message: "This Idempotency-Key was used for another request; use a new key for a new request."}},
+	{[]error{booking.ErrIdempotencyKeyInUse}, apiError{Status: http.StatusConflict, Code: "idempotency_key_in_use", RetryAfter: 1,
+		Message: "The first request with this Idempotency-Key is still running; ask again in a moment."}},
+	{[]error{payment.ErrInvalidEvent}, apiError{Status: http.StatusBadRequest, Code: "invalid_signature", Message: "The webhook signature or payload is not valid."}},
+	{[]error{waitroom.ErrUnavailable}, *errQueuePaused},
+	{[]error{waitroom.ErrInvalidToken}, apiError{Status: http.StatusTooManyRequests, Code: "not_admitted", RetryAfter: queueRetryAfter,
+		Message: "Wait for your turn in the waiting room: join with POST /api/v1/events/{id}/queue."}},
+	{[]error{booking.ErrUnavailable}, apiError{Status: http.StatusServiceUnavailable, Code: "unavailable", Message: "The box office is busy for a moment; try again shortly."}},
 }
 
 // fromHTTPError words Echo's own errors (routing, body limit, CSRF) like ours.

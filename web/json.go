@@ -8,6 +8,7 @@ import (
 	"mime"
 	"net/http"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
@@ -70,7 +71,7 @@ func cleanText(field, s string, max int) error {
 	if len(s) > max {
 		return badRequest("invalid_"+field, fmt.Sprintf("%s is longer than %d characters.", field, max))
 	}
-	if strings.ContainsRune(s, 0) || !isValidUTF8(s) {
+	if strings.ContainsRune(s, 0) || !utf8.ValidString(s) {
 		return badRequest("invalid_"+field, fmt.Sprintf("%s contains characters that are not allowed.", field))
 	}
 	return nil

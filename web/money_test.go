@@ -10,7 +10,7 @@ import (
 
 	"boxoffice/internal/booking"
 	"boxoffice/internal/jobs"
-	"boxoffice/internal/wording"
+	"boxoffice/internal/ordertext"
 )
 
 // The money rules of issue 7, each through the API and the provider's webhooks, with
@@ -106,7 +106,7 @@ func TestMoneySecondSuccessRefunded(t *testing.T) {
 	app.prog.WaitJobs(t)
 	msg := app.mailWith(t, "Refund of a further payment for order "+itoa(confirmed.OrderID))
 	for _, want := range []string{"A second payment has been refunded", "your order stands and your tickets are still valid",
-		"further payment of " + wording.Euros(confirmed.AmountCents) + " for it has been refunded in full"} {
+		"further payment of " + ordertext.Euros(confirmed.AmountCents) + " for it has been refunded in full"} {
 		if !strings.Contains(msg.Text, want) {
 			t.Errorf("refund email: got %q:\n%s\nwant it to say %q", msg.Subject, msg.Text, want)
 		}

@@ -15,7 +15,7 @@ import (
 
 	"boxoffice/internal/booking"
 	"boxoffice/internal/config"
-	"boxoffice/internal/wording"
+	"boxoffice/internal/ordertext"
 	"boxoffice/views"
 )
 
@@ -68,7 +68,7 @@ func (s *server) submitCheckout(c echo.Context) error {
 	} else if err != nil {
 		return err
 	}
-	_, total := wording.OrderLines(h.Seats, h.GA)
+	_, total := ordertext.OrderLines(h.Seats, h.GA)
 	form := checkoutForm{Email: strings.TrimSpace(c.FormValue("email")), Card: strings.TrimSpace(c.FormValue("card")), Free: total == 0}
 	if msg, field := checkCheckoutForm(form); msg != "" {
 		return s.checkoutAgain(c, h, form, http.StatusBadRequest, msg, field)
@@ -209,16 +209,16 @@ func (s *server) checkoutModel(c echo.Context, h booking.Hold) (views.Checkout, 
 	if err != nil {
 		return views.Checkout{}, err
 	}
-	lines, total := wording.OrderLines(h.Seats, h.GA)
+	lines, total := ordertext.OrderLines(h.Seats, h.GA)
 	m := views.Checkout{
 		Page:   checkoutPage(c),
 		Action: "/holds/" + h.ID.String() + "/checkout",
-		Event:  wording.OrderEvent(ev),
-		Lines:  lines, Total: wording.Euros(total),
+		Event:  ordertext.OrderEvent(ev),
+		Lines:  lines, Total: ordertext.Euros(total),
 		ExpiresAt:   h.ExpiresAt.UTC().Format(time.RFC3339),
 		ExpiresText: expiryText(h.ExpiresAt, time.Now()),
 		CSRFField:   csrfForm,
-		PayLabel:    "Pay " + wording.Euros(total),
+		PayLabel:    "Pay " + ordertext.Euros(total),
 		Free:        total == 0,
 		SeatsLink:   views.ActionLink{Href: seatsLink(ev).Href, Text: "Change seats"},
 	}

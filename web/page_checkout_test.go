@@ -2,7 +2,7 @@ package web
 
 import (
 	"boxoffice/internal/booking"
-	"boxoffice/internal/wording"
+	"boxoffice/internal/ordertext"
 	"context"
 	"net/http"
 	"net/url"
@@ -141,7 +141,7 @@ func TestCheckoutPage(t *testing.T) {
 	if n := a.doc.Find("table.order-lines tbody tr").Length(); n != 2 {
 		t.Errorf("lines: got %d, want 2 (one per seat)", n)
 	}
-	total := wording.Euros(h.Seats[0].PriceCents + h.Seats[1].PriceCents)
+	total := ordertext.Euros(h.Seats[0].PriceCents + h.Seats[1].PriceCents)
 	if got := a.doc.Find("table.order-lines tfoot .price").Text(); got != total {
 		t.Errorf("total: got %q, want %q", got, total)
 	}
@@ -305,7 +305,7 @@ func TestCheckoutCSRF(t *testing.T) {
 	}
 }
 
-// TestCheckoutWording: expiry and form checks as people read them (amounts: internal/wording).
+// TestCheckoutWording: expiry and form checks as people read them (amounts: internal/ordertext).
 func TestCheckoutWording(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2026, 3, 14, 19, 0, 0, 0, time.UTC)

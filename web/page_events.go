@@ -10,7 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"boxoffice/internal/booking"
-	"boxoffice/internal/wording"
+	"boxoffice/internal/ordertext"
 	"boxoffice/views"
 )
 
@@ -34,7 +34,7 @@ func (s *server) home(c echo.Context) error {
 			continue
 		}
 		h.Events = append(h.Events, views.EventCard{
-			Name: e.Name, Venue: e.Venue, When: wording.When(e),
+			Name: e.Name, Venue: e.Venue, When: ordertext.When(e),
 			OnSale: onSaleText(e, now), URL: eventURL(e),
 		})
 	}
@@ -60,7 +60,7 @@ func (s *server) showEvent(c echo.Context) error {
 		return render(c, http.StatusOK, eventPageCache, views.AvailabilityView(av))
 	}
 	p := page(ev.Name)
-	p.Description = fmt.Sprintf("%s at %s, %s.", ev.Name, ev.Venue, wording.When(ev))
+	p.Description = fmt.Sprintf("%s at %s, %s.", ev.Name, ev.Venue, ordertext.When(ev))
 	now := time.Now()
 	if ev.OnsaleAt.After(now) {
 		p.Scripts = append(p.Scripts, countdownScript)
@@ -121,18 +121,18 @@ func availability(ev booking.Event, m booking.SeatMap, sum booking.MapSummary) v
 	for _, sec := range sum.Sections {
 		av.Sections = append(av.Sections, views.SectionLine{
 			Name: sec.Name, Prices: priceRange(sec.MinPriceCents, sec.MaxPriceCents),
-			Left:      fmt.Sprintf("%s of %s left", wording.Thousands(sec.Available), wording.Thousands(sec.Seats)),
+			Left:      fmt.Sprintf("%s of %s left", ordertext.Thousands(sec.Available), ordertext.Thousands(sec.Seats)),
 			Available: sec.Available, Seats: sec.Seats,
 		})
 	}
 	av.SoldOut = left == 0
-	av.Summary = fmt.Sprintf("%s of %s seats left", wording.Thousands(sum.Available), wording.Thousands(sum.Seats))
+	av.Summary = fmt.Sprintf("%s of %s seats left", ordertext.Thousands(sum.Available), ordertext.Thousands(sum.Seats))
 	if len(m.GATiers) > 0 {
 		ga := 0
 		for _, t := range m.GATiers {
 			ga += t.Remaining
 		}
-		av.Summary += fmt.Sprintf(", and %s standing places", wording.Thousands(ga))
+		av.Summary += fmt.Sprintf(", and %s standing places", ordertext.Thousands(ga))
 	}
 	av.Summary += "."
 	return av
@@ -140,7 +140,7 @@ func availability(ev booking.Event, m booking.SeatMap, sum booking.MapSummary) v
 
 func eventHeader(ev booking.Event, now time.Time) views.EventHeader {
 	return views.EventHeader{
-		Name: ev.Name, Venue: ev.Venue, When: wording.When(ev), OnSale: onSaleText(ev, now),
+		Name: ev.Name, Venue: ev.Venue, When: ordertext.When(ev), OnSale: onSaleText(ev, now),
 		URL: eventURL(ev), SeatsURL: seatsURL(ev, ""),
 	}
 }
@@ -167,9 +167,9 @@ func onSaleText(ev booking.Event, now time.Time) string {
 // Euros, as the checkout charges them (euros).
 func priceText(cents int) string {
 	if cents%100 == 0 {
-		return "€" + wording.Thousands(cents/100)
+		return "€" + ordertext.Thousands(cents/100)
 	}
-	return wording.Euros(cents)
+	return ordertext.Euros(cents)
 }
 
 func priceRange(lo, hi int) string {
@@ -183,5 +183,5 @@ func leftText(n int) string {
 	if n <= 0 {
 		return "sold out"
 	}
-	return wording.Thousands(n) + " left"
+	return ordertext.Thousands(n) + " left"
 }

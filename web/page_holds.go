@@ -12,7 +12,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"boxoffice/internal/booking"
-	"boxoffice/internal/wording"
+	"boxoffice/internal/ordertext"
 	"boxoffice/views"
 )
 
@@ -146,7 +146,7 @@ func heldText(h booking.Hold) string {
 	}
 	names := make([]string, len(h.Seats))
 	for i, st := range h.Seats {
-		names[i] = wording.SeatLabel(st)
+		names[i] = ordertext.SeatLabel(st)
 	}
 	return strings.Join(names, "; ") + ": yours for now." + until
 }

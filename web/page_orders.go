@@ -13,7 +13,7 @@ import (
 	"github.com/skip2/go-qrcode"
 
 	"boxoffice/internal/booking"
-	"boxoffice/internal/wording"
+	"boxoffice/internal/ordertext"
 	"boxoffice/views"
 )
 
@@ -45,12 +45,12 @@ func (s *server) showOrder(c echo.Context) error {
 // orderModel words where an order stands. Tickets are shown for a confirmed order only:
 // a refunded one admits no one.
 func (s *server) orderModel(ctx context.Context, c echo.Context, o booking.Order, ev booking.Event, buyer string) (views.Order, error) {
-	lines, _ := wording.OrderLines(o.Seats, o.GA)
+	lines, _ := ordertext.OrderLines(o.Seats, o.GA)
 	m := views.Order{
 		Page:   buyerPage(c, "Order "+strconv.FormatInt(o.ID, 10)),
 		Number: "Order " + strconv.FormatInt(o.ID, 10),
-		Event:  wording.OrderEvent(ev),
-		Lines:  lines, Total: wording.Euros(o.AmountCents), Email: o.Email,
+		Event:  ordertext.OrderEvent(ev),
+		Lines:  lines, Total: ordertext.Euros(o.AmountCents), Email: o.Email,
 	}
 	limit := s.Booking.Config().MaxPerBuyer
 	switch o.Status {
@@ -61,7 +61,7 @@ func (s *server) orderModel(ctx context.Context, c echo.Context, o booking.Order
 			// The confirmation waits while an onsale is busy (jobs.Config.EmailWait).
 			m.Message += " A copy is on its way to " + o.Email + "; while a sale is busy it can take a few minutes."
 		}
-		tickets, err := ticketViews(o, wording.OrderEvent(ev))
+		tickets, err := ticketViews(o, ordertext.OrderEvent(ev))
 		if err != nil {
 			return m, err
 		}
@@ -70,16 +70,13 @@ func (s *server) orderModel(ctx context.Context, c echo.Context, o booking.Order
 		if refundsUnderWay(o.Refunds) {
 			m.PollURL = orderURL(o.ID) // until the extra payment's refund is done
 		}
-	case booking.StatusRefundPending:
-		m.Tone, m.Heading = "problem", "Your payment will be refunded"
-		m.Message = wording.RefundCause(o.StatusReason, limit) + "; your payment will be refunded in full."
-		if o.StatusReason == booking.ReasonVoided {
-			voidedWords(&m, o, limit)
+	case booking.StatusRefundPending, booking.StatusRefunded:
+		refund := "has been refunded"
+		if o.Status == booking.StatusRefundPending {
+			refund = "will be refunded"
 		}
-		m.Next = seatsLink(ev)
-	case booking.StatusRefunded:
-		m.Tone, m.Heading = "problem", "Your payment has been refunded"
-		m.Message = wording.RefundCause(o.StatusReason, limit) + "; your payment has been refunded in full."
+		m.Tone, m.Heading = "problem", "Your payment "+refund
+		m.Message = ordertext.RefundCause(o.StatusReason, limit) + "; your payment " + refund + " in full."
 		if o.StatusReason == booking.ReasonVoided {
 			voidedWords(&m, o, limit)
 		}
@@ -139,18 +136,18 @@ func (s *server) unpaidOrder(ctx context.Context, m views.Order, o booking.Order
 func refundNotes(refunds []booking.OrderRefund) []string {
 	var out []string
 	for _, r := range refunds {
-		what := "A second payment of " + wording.Euros(r.AmountCents) + " for this order"
+		what := "A second payment of " + ordertext.Euros(r.AmountCents) + " for this order"
 		if r.Reason == booking.ReasonStaffRefund {
 			// Tickets the box office refunded: part of the payment, not a second one.
 			if r.Done {
-				out = append(out, "The box office refunded "+wording.Euros(r.AmountCents)+" for tickets of this order.")
+				out = append(out, "The box office refunded "+ordertext.Euros(r.AmountCents)+" for tickets of this order.")
 			} else {
-				out = append(out, "The box office is refunding "+wording.Euros(r.AmountCents)+" for tickets of this order.")
+				out = append(out, "The box office is refunding "+ordertext.Euros(r.AmountCents)+" for tickets of this order.")
 			}
 			continue
 		}
 		if r.Reason == booking.ReasonOtherPayment {
-			what = "A payment of " + wording.Euros(r.AmountCents) + " made while another payment of this order was under way"
+			what = "A payment of " + ordertext.Euros(r.AmountCents) + " made while another payment of this order was under way"
 		}
 		if r.Done {
 			out = append(out, what+" has been refunded in full.")
@@ -165,7 +162,7 @@ func refundNotes(refunds []booking.OrderRefund) []string {
 // box office settles it in person), and any tickets of it refunded before are noted.
 func voidedWords(m *views.Order, o booking.Order, limit int) {
 	m.Heading = "Your tickets were cancelled"
-	m.Message = wording.RefundCause(o.StatusReason, limit) + ". Ask the box office about your payment."
+	m.Message = ordertext.RefundCause(o.StatusReason, limit) + ". Ask the box office about your payment."
 	m.Notes = refundNotes(o.Refunds)
 }
 
@@ -188,10 +185,10 @@ func ticketViews(o booking.Order, ev views.OrderEvent) ([]views.Ticket, error) {
 			return nil, err
 		}
 		v := views.Ticket{
-			Label: wording.TicketLabel(i, len(o.Tickets)),
+			Label: ordertext.TicketLabel(i, len(o.Tickets)),
 			Code:  t.Code, Event: ev, QR: qr,
 		}
-		v.Place, v.QRName = wording.TicketPlace(o, t)
+		v.Place, v.QRName = ordertext.TicketPlace(o, t)
 		out = append(out, v)
 	}
 	return out, nil

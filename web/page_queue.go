@@ -12,8 +12,8 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"boxoffice/internal/booking"
+	"boxoffice/internal/ordertext"
 	"boxoffice/internal/waitroom"
-	"boxoffice/internal/wording"
 	"boxoffice/static"
 	"boxoffice/views"
 )
@@ -140,7 +140,7 @@ func queueStatusModel(ev booking.Event, st waitroom.Status, start int, now time.
 		DrawAt:   drawTime(cmp.Or(st.DrawAt, ev.OnsaleAt), now),
 		DrawISO:  cmp.Or(st.DrawAt, ev.OnsaleAt).UTC().Format(time.RFC3339),
 		DrawIn:   untilText(cmp.Or(st.DrawAt, ev.OnsaleAt).Sub(now)),
-		Position: wording.Thousands(st.Position),
+		Position: ordertext.Thousands(st.Position),
 		Ahead:    aheadText(st.Ahead),
 		Wait:     waitText(st.ETAMin, st.ETAMax, st.Ahead),
 		Odds:     oddsText(st.SeatsLeft, st.Ahead),
@@ -183,7 +183,7 @@ func aheadText(n int) string {
 	case 1:
 		return "1 person is ahead of you."
 	}
-	return wording.Thousands(n) + " people are ahead of you."
+	return ordertext.Thousands(n) + " people are ahead of you."
 }
 
 // waitText words the estimated wait as the range the room measured.
@@ -231,9 +231,9 @@ func oddsText(left, ahead int) string {
 	case ahead == 1:
 		people = "1 person ahead of you"
 	case ahead > 1:
-		people = wording.Thousands(ahead) + " people ahead of you"
+		people = ordertext.Thousands(ahead) + " people ahead of you"
 	}
-	return fmt.Sprintf("About %s seats left, %s.", wording.Thousands(roughly(left)), people)
+	return fmt.Sprintf("About %s seats left, %s.", ordertext.Thousands(roughly(left)), people)
 }
 
 // roughly rounds to two significant figures: 1,234 is about 1,200.

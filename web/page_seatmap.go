@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"boxoffice/internal/booking"
-	"boxoffice/internal/wording"
+	"boxoffice/internal/ordertext"
 	"boxoffice/views"
 )
 
@@ -157,14 +157,14 @@ func seatMapView(a mapArgs) views.SeatMap {
 	case a.section != "":
 		sec, _ := a.sum.Section(a.section)
 		v.Heading = "Section " + sec.Name
-		v.Summary = fmt.Sprintf("%s of %s seats left in this section.", wording.Thousands(sec.Available), wording.Thousands(sec.Seats))
+		v.Summary = fmt.Sprintf("%s of %s seats left in this section.", ordertext.Thousands(sec.Available), ordertext.Thousands(sec.Seats))
 		if big {
 			v.BackURL = a.url("")
 		}
 		seatRows(&v, a)
 	default:
 		v.Heading = "Seat map"
-		v.Summary = fmt.Sprintf("%s of %s seats left.", wording.Thousands(a.sum.Available), wording.Thousands(a.sum.Seats))
+		v.Summary = fmt.Sprintf("%s of %s seats left.", ordertext.Thousands(a.sum.Available), ordertext.Thousands(a.sum.Seats))
 		seatRows(&v, a)
 	}
 	return v
@@ -175,7 +175,7 @@ func seatMapView(a mapArgs) views.SeatMap {
 func overview(v *views.SeatMap, a mapArgs) {
 	v.Overview = true
 	v.Heading = "Sections"
-	v.Summary = fmt.Sprintf("%s of %s seats left in %d sections.", wording.Thousands(a.sum.Available), wording.Thousands(a.sum.Seats), len(a.sum.Sections))
+	v.Summary = fmt.Sprintf("%s of %s seats left in %d sections.", ordertext.Thousands(a.sum.Available), ordertext.Thousands(a.sum.Seats), len(a.sum.Sections))
 	if len(a.sum.Sections) == 0 {
 		return
 	}
@@ -191,10 +191,10 @@ func overview(v *views.SeatMap, a mapArgs) {
 		v.Sections = append(v.Sections, views.SectionShape{
 			Name: sec.Name, URL: a.url(sec.Name),
 			Label: fmt.Sprintf("Section %s: %s of %s seats left (%d%%), %s", sec.Name,
-				wording.Thousands(sec.Available), wording.Thousands(sec.Seats), pct, priceRange(sec.MinPriceCents, sec.MaxPriceCents)),
+				ordertext.Thousands(sec.Available), ordertext.Thousands(sec.Seats), pct, priceRange(sec.MinPriceCents, sec.MaxPriceCents)),
 			Class: availabilityBand(sec.Available, sec.Seats),
 			X:     x, Y: y, W: w, H: h, TextX: x + w/2, TextY: y + h/2 - 20,
-			Left: fmt.Sprintf("%s left · %d%%", wording.Thousands(sec.Available), pct),
+			Left: fmt.Sprintf("%s left · %d%%", ordertext.Thousands(sec.Available), pct),
 		})
 	}
 	top := minY - pad - stageGap - stageH

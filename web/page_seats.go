@@ -11,7 +11,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"boxoffice/internal/booking"
-	"boxoffice/internal/wording"
+	"boxoffice/internal/ordertext"
 	"boxoffice/static"
 	"boxoffice/views"
 )
@@ -63,19 +63,29 @@ func (s *server) seatsPage(c echo.Context, ev booking.Event, section string, msg
 	return p, err
 }
 
-// seatsPageFor builds the seat page of a buyer ("" for none yet) in the frame p. The
-// map comes from the booking service's cache; only the buyer's own holds are read
-// fresh.
-func (s *server) seatsPageFor(ctx context.Context, ev booking.Event, section, buyer string, p views.Page, msg views.Message) (views.SeatsPage, error) {
-	m, err := s.Booking.SeatMap(ctx, ev.ID)
+// seatMapOf is the event's seat map, from the booking service's cache, with its
+// summary; errNoSection when section is named and is not one of the map's.
+func (s *server) seatMapOf(ctx context.Context, eventID int64, section string) (booking.SeatMap, booking.MapSummary, error) {
+	m, err := s.Booking.SeatMap(ctx, eventID)
 	if err != nil {
-		return views.SeatsPage{}, err
+		return booking.SeatMap{}, booking.MapSummary{}, err
 	}
 	sum := booking.Summarize(m)
 	if section != "" {
 		if _, ok := sum.Section(section); !ok {
-			return views.SeatsPage{}, errNoSection
+			return booking.SeatMap{}, booking.MapSummary{}, errNoSection
 		}
+	}
+	return m, sum, nil
+}
+
+// seatsPageFor builds the seat page of a buyer ("" for none yet) in the frame p. The
+// map comes from the booking service's cache; only the buyer's own holds are read
+// fresh.
+func (s *server) seatsPageFor(ctx context.Context, ev booking.Event, section, buyer string, p views.Page, msg views.Message) (views.SeatsPage, error) {
+	m, sum, err := s.seatMapOf(ctx, ev.ID, section)
+	if err != nil {
+		return views.SeatsPage{}, err
 	}
 	holds, err := s.Booking.BuyerHolds(ctx, ev.ID, buyer)
 	if err != nil {
@@ -118,7 +128,7 @@ func holdPanel(ev booking.Event, section string, holds []booking.Hold, csrf stri
 		total := 0
 		for _, st := range h.Seats {
 			hv.Lines = append(hv.Lines, views.HoldLine{
-				What: wording.SeatLabel(st), Price: priceText(st.PriceCents),
+				What: ordertext.SeatLabel(st), Price: priceText(st.PriceCents),
 			})
 			total += st.PriceCents
 		}

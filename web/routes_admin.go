@@ -10,8 +10,8 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 
 	"boxoffice/internal/booking"
+	"boxoffice/internal/ordertext"
 	"boxoffice/internal/staff"
-	"boxoffice/internal/wording"
 	"boxoffice/views"
 )
 
@@ -129,7 +129,7 @@ func adminHomeView(p views.AdminPage, events []booking.Event, published map[int6
 	now := time.Now()
 	h := views.AdminHome{AdminPage: p}
 	for _, e := range events {
-		ae := views.AdminEvent{ID: e.ID, Name: e.Name, Venue: e.Venue, When: wording.When(e),
+		ae := views.AdminEvent{ID: e.ID, Name: e.Name, Venue: e.Venue, When: ordertext.When(e),
 			OnSale: onSaleText(e, now), Public: eventURL(e), Waiting: e.QueueEnabled, Unpublished: !published[e.ID]}
 		if p.Role == string(staff.Admin) {
 			ae.Edit = adminEventURL(e.ID)

@@ -1,5 +1,3 @@
-// Package web is boxoffice's HTTP surface and the only package that imports Echo: the
-// routes table, middleware, one file per resource, and the one error handler.
 package web
 
 import (
@@ -20,10 +18,10 @@ import (
 	"boxoffice/internal/booking"
 	"boxoffice/internal/catalog"
 	"boxoffice/internal/checkin"
-	"boxoffice/internal/load"
+	"boxoffice/internal/iowait"
+	"boxoffice/internal/latency"
 	"boxoffice/internal/metrics"
 	"boxoffice/internal/proof"
-	"boxoffice/internal/spent"
 	"boxoffice/internal/staff"
 	"boxoffice/internal/verification"
 	"boxoffice/internal/waitroom"
@@ -74,7 +72,7 @@ type server struct {
 	lookWait time.Duration
 	// load hears how long the sale's steps take (step): the waiting room admits
 	// slower while they are past their bound.
-	load *load.Meter
+	load *latency.Meter
 	// proof issues and checks the proof of work asked, while proofOn, before a queue
 	// join and a session's first hold (proof.go).
 	proof   *proof.Guard
@@ -264,10 +262,10 @@ func noStore(next echo.HandlerFunc) echo.HandlerFunc {
 }
 
 // tally gives the request a tally of its waits for connections and its round trips
-// (package spent), which its log line carries.
+// (package iowait), which its log line carries.
 func tally(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		ctx, _ := spent.With(c.Request().Context())
+		ctx, _ := iowait.With(c.Request().Context())
 		c.SetRequest(c.Request().WithContext(ctx))
 		return next(c)
 	}
@@ -296,7 +294,7 @@ func (s *server) requestLogConfig() middleware.RequestLoggerConfig {
 			if kind, ok := c.Get(logHoldKind).(string); ok {
 				attrs = append(attrs, slog.String("hold", kind))
 			}
-			if t := spent.From(c.Request().Context()); t != nil && !t.Empty() {
+			if t := iowait.From(c.Request().Context()); t != nil && !t.Empty() {
 				pg, trips := t.PG()
 				rd, cmds := t.Redis()
 				attrs = append(attrs, slog.Duration("db_wait", t.Acquire()), slog.Duration("db", pg), slog.Int("db_trips", trips),

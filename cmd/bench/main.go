@@ -15,6 +15,9 @@
 // names the Redis. `make bench` runs them all and sums them up (.ci/bench.sh);
 // `bench help <command>` lists a command's flags. pgbench and redis-benchmark must be
 // on PATH.
+//
+// It imports no package of boxoffice but internal/benchkit, which builds and serves the
+// real program (internal/layering checks it).
 package main
 
 import "boxoffice/internal/benchkit"

@@ -8,6 +8,9 @@
 //	boxoffice seed-stadium [-slug s -seats n -onsale-in d …]
 //	                    create a big event with its onsale ahead (make onsale)
 //	boxoffice staff     add or list staff accounts (boxoffice staff help)
+//
+// It is the product's one command: it builds the program through the composition root
+// (internal/app) and imports none of the lab's code (internal/benchkit).
 package main
 
 import (

@@ -28,6 +28,9 @@
 // The exit status is 1 when an invariant is broken or a buyer met an answer that is
 // no normal part of an onsale (anything but sold out, a declined card, a lost seat and
 // "not admitted" before admission), 2 when the run could not be made.
+//
+// It imports no package of boxoffice but internal/benchkit (internal/layering checks
+// it).
 package main
 
 import (

@@ -16,7 +16,7 @@ import (
 	"boxoffice/internal/benchkit"
 )
 
-// entry is one request's log line: what its handler's tally (package spent) adds.
+// entry is one request's log line: what its handler's tally (package iowait) adds.
 type entry struct {
 	Time    time.Time `json:"time"`
 	Msg     string    `json:"msg"`

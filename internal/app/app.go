@@ -29,15 +29,15 @@ import (
 	"boxoffice/internal/checkin"
 	"boxoffice/internal/config"
 	"boxoffice/internal/dbgate"
+	"boxoffice/internal/iowait"
 	"boxoffice/internal/jobs"
+	"boxoffice/internal/latency"
 	"boxoffice/internal/live"
-	"boxoffice/internal/load"
 	"boxoffice/internal/mail"
 	"boxoffice/internal/metrics"
 	"boxoffice/internal/payment"
 	"boxoffice/internal/payment/stripepay"
 	"boxoffice/internal/session"
-	"boxoffice/internal/spent"
 	"boxoffice/internal/staff"
 	"boxoffice/internal/verification"
 	"boxoffice/internal/waitroom"
@@ -127,7 +127,7 @@ type App struct {
 	// Load measures the sale's steps (holds, checkouts, payments; the web server
 	// notes them); the waiting room admits slower while they are past LATENCY_BOUND.
 	// Nil with LATENCY_BOUND=off.
-	Load *load.Meter
+	Load *latency.Meter
 	// Mail sends the buyer's emails, or logs them when SMTP_URL is not set.
 	Mail *mail.Mailer
 	// Jobs is the job queue (River): booking queues refunds and emails on it in its
@@ -169,7 +169,7 @@ func New(ctx context.Context, cfg config.Config, opt Options) (a *App, err error
 	// through, the queue says it is paused), never into hung requests.
 	ropt.ContextTimeoutEnabled = true
 	a.Redis = redis.NewClient(ropt)
-	a.Redis.AddHook(spent.Tracer{}) // a request's Redis time, for its log line
+	a.Redis.AddHook(iowait.Tracer{}) // a request's Redis time, for its log line
 	if opt.RedisHook != nil {
 		a.Redis.AddHook(opt.RedisHook)
 	}
@@ -193,7 +193,7 @@ func New(ctx context.Context, cfg config.Config, opt Options) (a *App, err error
 	if err != nil {
 		return a, err
 	}
-	a.Load = load.New(cfg.LatencyBound)
+	a.Load = latency.New(cfg.LatencyBound)
 	a.Verify = verification.New(a.Pool, verificationKeys(cfg), verification.Options{})
 	a.Jobs, err = jobs.New(a.Pool, a.Booking, a.Mail, jobs.Config{
 		Workers: cfg.JobWorkers, EmailWorkers: cfg.EmailWorkers, ReconcileInterval: cfg.ReconcileInterval,
@@ -370,7 +370,7 @@ func openPool(ctx context.Context, cfg config.Config, adjust func(*pgxpool.Confi
 	pc.HealthCheckPeriod = 5 * time.Second
 	// A request's waits for a connection and its round trips, for its log line; holds
 	// first in the queue for a connection (dbgate).
-	pc.ConnConfig.Tracer = dbgate.Tracer{Inner: spent.Tracer{}, Gate: &dbgate.Gate{}}
+	pc.ConnConfig.Tracer = dbgate.Tracer{Inner: iowait.Tracer{}, Gate: &dbgate.Gate{}}
 	if adjust != nil {
 		adjust(pc)
 	}

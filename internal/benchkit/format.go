@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"boxoffice/internal/ticker"
 )
 
 // Thousands writes v with commas between the thousands ("50,000"), a fraction below
@@ -126,20 +128,9 @@ func Sleep(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-// Every calls f at every tick of a d ticker (after d, 2d, …) until ctx ends: a call
-// that overruns is followed at once by the next, so the rate holds.
-func Every(ctx context.Context, d time.Duration, f func()) {
-	t := time.NewTicker(d)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			f()
-		}
-	}
-}
+// Every is ticker.Every for the commands, which import only the bench kit: f at every
+// tick of a d ticker until ctx ends, an overrunning call followed at once by the next.
+func Every(ctx context.Context, d time.Duration, f func()) { ticker.Every(ctx, d, f) }
 
 // SleepUntil waits for the clock to reach t (Sleep).
 func SleepUntil(ctx context.Context, t time.Time) bool { return Sleep(ctx, time.Until(t)) }

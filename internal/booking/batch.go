@@ -9,7 +9,7 @@ import (
 
 	"boxoffice/internal/db"
 	"boxoffice/internal/dbgate"
-	"boxoffice/internal/spent"
+	"boxoffice/internal/iowait"
 )
 
 // Exact holds that arrive together are run together: a few workers each take every
@@ -69,7 +69,7 @@ type exactAnswer struct {
 // holdExactRows runs one exact hold through the batching workers.
 func (s *Service) holdExactRows(ctx context.Context, p db.SeatsHoldExactParams) ([]db.SeatsHoldExactRow, error) {
 	c := newExactCall(p, ctx.Done())
-	if t := spent.From(ctx); t != nil {
+	if t := iowait.From(ctx); t != nil {
 		defer func(at time.Time) { t.AddBatched(time.Since(at)) }(time.Now())
 	}
 	select {

@@ -3,6 +3,11 @@
 // transaction of conditional statements whose affected rows are the verdict, and it
 // translates database failures into the errors of errors.go. Redis is told about
 // changes only after they commit.
+//
+// It owns the sale's rules and the statements that apply them (through the generated
+// queries of internal/db), and knows nothing of HTTP or pages: it never imports web,
+// views, Echo or the composition root (internal/app). Its callers (web, jobs, checkin,
+// the payment adapters) depend on it, never the other way round.
 package booking
 
 import (
@@ -107,28 +112,23 @@ type Service struct {
 	batches atomic.Int64 // batches of several holds committed together
 }
 
+// orDefault sets a setting left at zero (or below) to its default.
+func orDefault[T int | time.Duration](v *T, def T) {
+	if *v <= 0 {
+		*v = def
+	}
+}
+
 // New returns a Service. notify and provider may be nil: changes then go unannounced,
 // and Pay refuses anything but free orders.
 func New(pool *pgxpool.Pool, cfg Config, notify Notifier, provider Provider, log *slog.Logger) *Service {
 	def := DefaultConfig()
-	if cfg.HoldTTL <= 0 {
-		cfg.HoldTTL = def.HoldTTL
-	}
-	if cfg.MaxPerBuyer <= 0 {
-		cfg.MaxPerBuyer = def.MaxPerBuyer
-	}
-	if cfg.MapMaxAge <= 0 {
-		cfg.MapMaxAge = def.MapMaxAge
-	}
-	if cfg.ReconcileAfter <= 0 {
-		cfg.ReconcileAfter = def.ReconcileAfter
-	}
-	if cfg.ReconcileBatch <= 0 {
-		cfg.ReconcileBatch = def.ReconcileBatch
-	}
-	if cfg.IdempotencyTTL <= 0 {
-		cfg.IdempotencyTTL = def.IdempotencyTTL
-	}
+	orDefault(&cfg.HoldTTL, def.HoldTTL)
+	orDefault(&cfg.MaxPerBuyer, def.MaxPerBuyer)
+	orDefault(&cfg.MapMaxAge, def.MapMaxAge)
+	orDefault(&cfg.ReconcileAfter, def.ReconcileAfter)
+	orDefault(&cfg.ReconcileBatch, def.ReconcileBatch)
+	orDefault(&cfg.IdempotencyTTL, def.IdempotencyTTL)
 	if log == nil {
 		log = slog.Default()
 	}

@@ -117,107 +117,144 @@ func (s *Service) SellAtBoxOffice(ctx context.Context, sl Sale) (o Order, replay
 		return Order{}, false, err
 	}
 	defer done()
-	var row db.Order
-	var sold []int64
-	ga := false
+	var sale saleDone
 	err = s.inTx(ctx, func(tx pgx.Tx, q *db.Queries) error {
-		sold, replayed, ga = nil, false, false
-		// A double submit waits here for the first, then finds its order.
-		if err := q.BuyerLock(ctx, db.BuyerLockParams{Buyer: buyer, EventID: sl.EventID}); err != nil {
-			return err
-		}
-		id, err := q.BoxOfficeSaleByToken(ctx, db.BoxOfficeSaleByTokenParams{EventID: sl.EventID, Token: sl.Token})
-		if err == nil {
-			replayed = true
-			if row, err = q.OrderGet(ctx, id); err != nil {
-				return err
-			}
-			if !sl.made(row) {
-				return ErrSaleFormUsed
-			}
-			return nil
-		} else if !errors.Is(err, pgx.ErrNoRows) {
-			return err
-		}
-
-		h, err := s.saleHold(ctx, tx, q, sl, buyer, turn)
-		if err != nil {
-			return err
-		}
-		amount := 0
-		for _, st := range h.Seats {
-			amount += st.PriceCents
-		}
-		p := db.OrderCreateParams{
-			EventID: sl.EventID, HoldID: h.ID.Seq, Buyer: buyer, Email: sl.Email, SeatIds: seatIDsOf(h.Seats),
-		}
-		if h.GA != nil {
-			amount += h.GA.PriceCents * h.GA.Quantity
-			p.GaTierID, p.GaQuantity = &h.GA.TierID, int32(h.GA.Quantity)
-			ga = true
-		}
-		p.AmountCents = int32(amount)
-		row, err = q.OrderCreate(ctx, p)
-		if errors.Is(err, pgx.ErrNoRows) {
-			if werr := saleWindowError(ctx, q, sl.EventID); werr != nil {
-				return werr
-			}
-		}
-		if err != nil {
-			return err
-		}
-		var paymentID *string
-		if amount > 0 {
-			pid := BoxOfficeProvider + "_" + strconv.FormatInt(row.ID, 10)
-			paymentID = &pid
-			if err := q.PaymentAtBoxOffice(ctx, db.PaymentAtBoxOfficeParams{
-				OrderID: row.ID, IdempotencyKey: pid, ProviderPaymentID: paymentID,
-				AmountCents: int32(amount), Method: sl.Method,
-			}); err != nil {
-				return err
-			}
-		}
-		var reason string
-		sold, reason, err = s.sellUpTo(ctx, tx, q, row, len(row.SeatIds)+int(row.GaQuantity), paymentID, nil)
-		if err != nil {
-			return err
-		}
-		if reason != "" {
-			// The seats were held a moment ago in this transaction: nothing should
-			// take them. Selling nothing is still the safe answer.
-			return fmt.Errorf("box-office sale of order %d sold nothing: %s", row.ID, reason)
-		}
-		if err := q.BoxOfficeSaleRecord(ctx, db.BoxOfficeSaleRecordParams{
-			EventID: sl.EventID, Token: sl.Token, OrderID: row.ID, StaffID: sl.StaffID,
-			Method: sl.Method, BuyerName: sl.BuyerName,
-		}); err != nil {
-			return err
-		}
-		if s.jobs != nil && sl.Email != "" {
-			if err := s.jobs.OrderConfirmed(ctx, tx, row.ID); err != nil {
-				return err
-			}
-		}
-		row, err = q.OrderGet(ctx, row.ID)
-		if err != nil {
-			return err
-		}
-		return staff.Audit(ctx, tx, sl.StaffID, "boxoffice.sale", "order "+strconv.FormatInt(row.ID, 10), nil,
-			map[string]any{"orderId": row.ID, "seatIds": sold, "gaTierId": row.GaTierID, "gaQuantity": row.GaQuantity,
-				"amountCents": amount, "method": sl.Method, "buyerName": sl.BuyerName, "email": sl.Email}, sl.Address)
+		var err error
+		sale, err = s.sellTx(ctx, tx, q, sl, buyer, turn)
+		return err
 	})
 	if err != nil {
 		return Order{}, false, err
 	}
-	if !replayed {
-		s.countConfirmed(row) // a sale like any other for /metrics
+	if !sale.replayed {
+		s.countConfirmed(sale.row) // a sale like any other for /metrics
 	}
-	s.announce(ctx, sl.EventID, sold)
-	if ga {
+	s.announce(ctx, sl.EventID, sale.sold)
+	if sale.ga {
 		s.announceGA(ctx, sl.EventID)
 	}
-	_, o, err = s.orderView(ctx, row.ID)
-	return o, replayed, translate(err)
+	_, o, err = s.orderView(ctx, sale.row.ID)
+	return o, sale.replayed, translate(err)
+}
+
+// saleDone is what a box-office sale's transaction did.
+type saleDone struct {
+	row      db.Order // the sale's order, as committed
+	sold     []int64  // the seats sold
+	ga       bool     // general-admission places were sold
+	replayed bool     // the form sold before: row is that sale's order, nothing more is sold
+}
+
+// sellTx is SellAtBoxOffice's transaction, under the form's buyer lock: the first
+// sale of the form (Token) found again, or the hold, the order, the payment, the sale
+// of the order, the box office's record of it, the email's job and the audit entry.
+func (s *Service) sellTx(ctx context.Context, tx pgx.Tx, q *db.Queries, sl Sale, buyer string, turn int) (saleDone, error) {
+	// A double submit waits here for the first, then finds its order.
+	if err := q.BuyerLock(ctx, db.BuyerLockParams{Buyer: buyer, EventID: sl.EventID}); err != nil {
+		return saleDone{}, err
+	}
+	if row, found, err := saleOfForm(ctx, q, sl); err != nil || found {
+		return saleDone{row: row, replayed: found}, err
+	}
+	h, err := s.saleHold(ctx, tx, q, sl, buyer, turn)
+	if err != nil {
+		return saleDone{}, err
+	}
+	row, amount, err := createSaleOrder(ctx, q, sl, buyer, h)
+	if err != nil {
+		return saleDone{}, err
+	}
+	paymentID, err := payAtBoxOffice(ctx, q, row, amount, sl.Method)
+	if err != nil {
+		return saleDone{}, err
+	}
+	sold, reason, err := s.sellUpTo(ctx, tx, q, row, len(row.SeatIds)+int(row.GaQuantity), paymentID, nil)
+	if err != nil {
+		return saleDone{}, err
+	}
+	if reason != "" {
+		// The seats were held a moment ago in this transaction: nothing should
+		// take them. Selling nothing is still the safe answer.
+		return saleDone{}, fmt.Errorf("box-office sale of order %d sold nothing: %s", row.ID, reason)
+	}
+	if err := q.BoxOfficeSaleRecord(ctx, db.BoxOfficeSaleRecordParams{
+		EventID: sl.EventID, Token: sl.Token, OrderID: row.ID, StaffID: sl.StaffID,
+		Method: sl.Method, BuyerName: sl.BuyerName,
+	}); err != nil {
+		return saleDone{}, err
+	}
+	if s.jobs != nil && sl.Email != "" {
+		if err := s.jobs.OrderConfirmed(ctx, tx, row.ID); err != nil {
+			return saleDone{}, err
+		}
+	}
+	if row, err = q.OrderGet(ctx, row.ID); err != nil {
+		return saleDone{}, err
+	}
+	err = staff.Audit(ctx, tx, sl.StaffID, "boxoffice.sale", OrderSubject(row.ID), nil,
+		map[string]any{"orderId": row.ID, "seatIds": sold, "gaTierId": row.GaTierID, "gaQuantity": row.GaQuantity,
+			"amountCents": amount, "method": sl.Method, "buyerName": sl.BuyerName, "email": sl.Email}, sl.Address)
+	return saleDone{row: row, sold: sold, ga: h.GA != nil}, err
+}
+
+// saleOfForm finds the order the sale's form (Token) made already; found reports
+// whether there is one. ErrSaleFormUsed: it made another sale than this one.
+func saleOfForm(ctx context.Context, q *db.Queries, sl Sale) (row db.Order, found bool, err error) {
+	id, err := q.BoxOfficeSaleByToken(ctx, db.BoxOfficeSaleByTokenParams{EventID: sl.EventID, Token: sl.Token})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return db.Order{}, false, nil
+	} else if err != nil {
+		return db.Order{}, false, err
+	}
+	if row, err = q.OrderGet(ctx, id); err != nil {
+		return db.Order{}, true, err
+	}
+	if !sl.made(row) {
+		return db.Order{}, true, ErrSaleFormUsed
+	}
+	return row, true, nil
+}
+
+// createSaleOrder makes the order of what h holds for the sale, priced as an online
+// checkout prices it, and returns it with its amount. Outside the sales window it
+// makes none: a *NotOnSaleError or ErrSalesClosed.
+func createSaleOrder(ctx context.Context, q *db.Queries, sl Sale, buyer string, h Hold) (db.Order, int, error) {
+	amount := 0
+	for _, st := range h.Seats {
+		amount += st.PriceCents
+	}
+	p := db.OrderCreateParams{
+		EventID: sl.EventID, HoldID: h.ID.Seq, Buyer: buyer, Email: sl.Email, SeatIds: seatIDsOf(h.Seats),
+	}
+	if h.GA != nil {
+		amount += h.GA.PriceCents * h.GA.Quantity
+		p.GaTierID, p.GaQuantity = &h.GA.TierID, int32(h.GA.Quantity)
+	}
+	p.AmountCents = int32(amount)
+	row, err := q.OrderCreate(ctx, p)
+	if errors.Is(err, pgx.ErrNoRows) {
+		if werr := saleWindowError(ctx, q, sl.EventID); werr != nil {
+			return db.Order{}, 0, werr
+		}
+	}
+	return row, amount, err
+}
+
+// payAtBoxOffice records the money taken at the window for the order as a payment
+// that succeeded, and returns the payment's provider id; nil for a free sale, which
+// has no payment.
+func payAtBoxOffice(ctx context.Context, q *db.Queries, row db.Order, amount int, method string) (*string, error) {
+	if amount <= 0 {
+		return nil, nil
+	}
+	pid := BoxOfficeProvider + "_" + strconv.FormatInt(row.ID, 10)
+	if err := q.PaymentAtBoxOffice(ctx, db.PaymentAtBoxOfficeParams{
+		OrderID: row.ID, IdempotencyKey: pid, ProviderPaymentID: &pid,
+		AmountCents: int32(amount), Method: method,
+	}); err != nil {
+		return nil, err
+	}
+	return &pid, nil
 }
 
 // saleHold holds what the sale asks for in its transaction, through the statements of

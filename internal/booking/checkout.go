@@ -47,38 +47,12 @@ func (s *Service) Checkout(ctx context.Context, id HoldID, buyer, email string) 
 		if len(seats.Vals) != int(h.SeatCount) {
 			return ErrHoldExpired
 		}
-		amount := 0
-		ids := make([]int64, len(seats.Vals))
-		view := Order{HoldID: id, Email: email, Status: StatusPending}
-		for i, st := range seats.Vals {
-			ids[i] = st.ID
-			amount += int(st.PriceCents)
-			view.Seats = append(view.Seats, Seat{ID: st.ID, Section: st.Section, Row: st.RowLabel, Number: int(st.Number), PriceCents: int(st.PriceCents)})
-		}
-		if h.GaTierID != nil {
-			t, err := q.GATierGet(ctx, db.GATierGetParams{EventID: id.Event, ID: *h.GaTierID})
-			if err != nil {
-				return err
-			}
-			amount += int(t.PriceCents) * int(h.GaQuantity)
-			view.GA = &GAPlaces{TierID: t.ID, TierName: t.Name, Quantity: int(h.GaQuantity), PriceCents: int(t.PriceCents)}
-		}
+		var view Order
 		var err error
-		o, err = q.OrderCreate(ctx, db.OrderCreateParams{
-			EventID: id.Event, HoldID: id.Seq, Buyer: buyer, Email: email, SeatIds: ids,
-			GaTierID: h.GaTierID, GaQuantity: h.GaQuantity, AmountCents: int32(amount),
-		})
-		if errors.Is(err, pgx.ErrNoRows) {
-			// Not a second checkout (the hold row's lock rules that out): the window.
-			if werr := saleWindowError(ctx, q, id.Event); werr != nil {
-				return werr
-			}
-		}
-		if err != nil {
+		if o, view, err = createOrder(ctx, q, id, h, seats.Vals, buyer, email); err != nil {
 			return err
 		}
 		if o.AmountCents > 0 {
-			view.ID, view.EventID, view.AmountCents = o.ID, o.EventID, int(o.AmountCents)
 			fresh = &view
 			return nil
 		}
@@ -104,6 +78,43 @@ func (s *Service) Checkout(ctx context.Context, id HoldID, buyer, email string) 
 	}
 	_, view, err := s.orderView(ctx, o.ID)
 	return view, translate(err)
+}
+
+// createOrder makes the pending order of the live hold h, whose seats are seats, and
+// returns it with the view that reading it back would give. Outside the event's sales
+// window it makes none: a *NotOnSaleError or ErrSalesClosed.
+func createOrder(ctx context.Context, q *db.Queries, id HoldID, h db.HoldLockRow, seats []db.SeatsOfHoldRow, buyer, email string) (db.Order, Order, error) {
+	amount := 0
+	ids := make([]int64, len(seats))
+	view := Order{HoldID: id, Email: email, Status: StatusPending}
+	for i, st := range seats {
+		ids[i] = st.ID
+		amount += int(st.PriceCents)
+		view.Seats = append(view.Seats, Seat{ID: st.ID, Section: st.Section, Row: st.RowLabel, Number: int(st.Number), PriceCents: int(st.PriceCents)})
+	}
+	if h.GaTierID != nil {
+		t, err := q.GATierGet(ctx, db.GATierGetParams{EventID: id.Event, ID: *h.GaTierID})
+		if err != nil {
+			return db.Order{}, Order{}, err
+		}
+		amount += int(t.PriceCents) * int(h.GaQuantity)
+		view.GA = &GAPlaces{TierID: t.ID, TierName: t.Name, Quantity: int(h.GaQuantity), PriceCents: int(t.PriceCents)}
+	}
+	o, err := q.OrderCreate(ctx, db.OrderCreateParams{
+		EventID: id.Event, HoldID: id.Seq, Buyer: buyer, Email: email, SeatIds: ids,
+		GaTierID: h.GaTierID, GaQuantity: h.GaQuantity, AmountCents: int32(amount),
+	})
+	if errors.Is(err, pgx.ErrNoRows) {
+		// Not a second checkout (the hold row's lock rules that out): the window.
+		if werr := saleWindowError(ctx, q, id.Event); werr != nil {
+			return db.Order{}, Order{}, werr
+		}
+	}
+	if err != nil {
+		return db.Order{}, Order{}, err
+	}
+	view.ID, view.EventID, view.AmountCents = o.ID, o.EventID, int(o.AmountCents)
+	return o, view, nil
 }
 
 // confirmFree sells a free order, with no charge, in the caller's transaction. If it

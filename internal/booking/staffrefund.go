@@ -102,111 +102,9 @@ func (s *Service) StaffRefund(ctx context.Context, req StaffRefundRequest) (Staf
 	var res StaffRefundResult
 	var eventID int64
 	err := s.inTx(ctx, func(tx pgx.Tx, q *db.Queries) error {
-		res = StaffRefundResult{}
-		o, err := q.OrderLock(ctx, req.OrderID)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return ErrOrderNotFound
-		} else if err != nil {
-			return err
-		}
-		eventID = o.EventID
-		if o.Status != db.OrderStatusConfirmed {
-			return ErrOrderNotConfirmed
-		}
-		valid, err := q.TicketsValidOfOrder(ctx, db.TicketsValidOfOrderParams{EventID: o.EventID, OrderID: o.ID})
-		if err != nil {
-			return err
-		}
-		ids := slices.Clone(req.TicketIDs)
-		if len(ids) == 0 {
-			ids = valid
-		}
-		slices.Sort(ids)
-		ids = slices.Compact(ids)
-		var staffID *int64
-		if req.By.StaffID != 0 {
-			staffID = &req.By.StaffID
-		}
-		voided, err := q.TicketsVoid(ctx, db.TicketsVoidParams{
-			EventID: o.EventID, OrderID: o.ID, TicketIds: ids, VoidReason: string(req.Kind), StaffID: staffID,
-		})
-		if err != nil {
-			return err
-		}
-		if len(voided) != len(ids) || len(ids) == 0 {
-			got := map[int64]bool{}
-			for _, v := range voided {
-				got[v.ID] = true
-			}
-			missing := []int64{}
-			for _, id := range ids {
-				if !got[id] {
-					missing = append(missing, id)
-				}
-			}
-			return &TicketsUnavailableError{TicketIDs: missing}
-		}
-		res.Tickets = ids
-		res.Whole = len(voided) == len(valid)
-		ga := map[int64]int{} // places per tier
-		for _, v := range voided {
-			res.AmountCents += int(v.PriceCents)
-			switch {
-			case v.SeatID != nil:
-				res.SeatIDs = append(res.SeatIDs, *v.SeatID)
-			case v.GaTierID != nil:
-				ga[*v.GaTierID]++
-				res.GAPlaces++
-			}
-		}
-		if len(res.SeatIDs) > 0 {
-			freed, err := q.SeatUnsell(ctx, db.SeatUnsellParams{EventID: o.EventID, SeatIds: res.SeatIDs, OrderID: &o.ID})
-			if err != nil {
-				return err
-			}
-			if len(freed) != len(res.SeatIDs) {
-				// A valid ticket whose seat is not sold to its order breaks an invariant
-				// that the unique index and confirm keep; refuse rather than guess.
-				return fmt.Errorf("order %d: %d of %d seats of its valid tickets are not sold to it", o.ID, len(res.SeatIDs)-len(freed), len(res.SeatIDs))
-			}
-		}
-		for tier, n := range ga {
-			if err := giveBackGA(ctx, q, o, tier, n); err != nil {
-				return err
-			}
-		}
-		if err := q.HoldDropPlaces(ctx, db.HoldDropPlacesParams{
-			EventID: o.EventID, ID: o.HoldID, SeatCount: int32(len(res.SeatIDs)), GaQuantity: int32(res.GAPlaces),
-		}); err != nil {
-			return err
-		}
-		var refundID int64
-		if req.Kind == KindRefund {
-			if refundID, err = s.recordStaffRefund(ctx, tx, q, o, res.AmountCents, staffID); err != nil {
-				return err
-			}
-			if refundID != 0 {
-				if err := q.TicketsSetRefund(ctx, db.TicketsSetRefundParams{EventID: o.EventID, RefundID: &refundID, TicketIds: ids}); err != nil {
-					return err
-				}
-			}
-		} else {
-			res.AmountCents = 0
-		}
-		res.Status = string(db.OrderStatusConfirmed)
-		if res.Whole {
-			if res.Status, err = s.endOrder(ctx, tx, q, o, req.Kind); err != nil {
-				return err
-			}
-		} else if err := q.OrderDropPlaces(ctx, db.OrderDropPlacesParams{
-			ID: o.ID, SeatIds: res.SeatIDs, GaQuantity: int32(res.GAPlaces),
-		}); err != nil {
-			return err
-		}
-		before := map[string]any{"status": o.Status, "valid_tickets": valid}
-		after := map[string]any{"status": res.Status, "kind": req.Kind, "tickets": ids, "seats": res.SeatIDs,
-			"ga_places": res.GAPlaces, "amount_cents": res.AmountCents, "refund_id": refundID}
-		return staff.Audit(ctx, tx, req.By.StaffID, "order."+string(req.Kind), OrderSubject(o.ID), before, after, req.By.Address)
+		var err error
+		res, eventID, err = s.endTickets(ctx, tx, q, req)
+		return err
 	})
 	if err != nil {
 		return StaffRefundResult{}, err
@@ -216,6 +114,154 @@ func (s *Service) StaffRefund(ctx context.Context, req StaffRefundRequest) (Staf
 		s.announceGA(ctx, eventID)
 	}
 	return res, nil
+}
+
+// endTickets is StaffRefund's transaction, under the order's lock: the tickets voided,
+// their seats and places given back, the refund recorded, the order's status and the
+// audit entry. It returns what it did and the order's event.
+func (s *Service) endTickets(ctx context.Context, tx pgx.Tx, q *db.Queries, req StaffRefundRequest) (StaffRefundResult, int64, error) {
+	o, err := q.OrderLock(ctx, req.OrderID)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return StaffRefundResult{}, 0, ErrOrderNotFound
+	} else if err != nil {
+		return StaffRefundResult{}, 0, err
+	}
+	if o.Status != db.OrderStatusConfirmed {
+		return StaffRefundResult{}, 0, ErrOrderNotConfirmed
+	}
+	valid, err := q.TicketsValidOfOrder(ctx, db.TicketsValidOfOrderParams{EventID: o.EventID, OrderID: o.ID})
+	if err != nil {
+		return StaffRefundResult{}, 0, err
+	}
+	ids := ticketsToEnd(req.TicketIDs, valid)
+	var staffID *int64
+	if req.By.StaffID != 0 {
+		staffID = &req.By.StaffID
+	}
+	voided, err := voidTickets(ctx, q, o, ids, req.Kind, staffID)
+	if err != nil {
+		return StaffRefundResult{}, 0, err
+	}
+	res := StaffRefundResult{Tickets: ids, Whole: len(voided) == len(valid)}
+	ga := res.count(voided)
+	if err := giveBackPlaces(ctx, q, o, res.SeatIDs, ga, res.GAPlaces); err != nil {
+		return StaffRefundResult{}, 0, err
+	}
+	var refundID int64
+	if req.Kind == KindRefund {
+		if refundID, err = s.refundTickets(ctx, tx, q, o, ids, res.AmountCents, staffID); err != nil {
+			return StaffRefundResult{}, 0, err
+		}
+	} else {
+		res.AmountCents = 0
+	}
+	if res.Status, err = s.orderAfterEnding(ctx, tx, q, o, req.Kind, res); err != nil {
+		return StaffRefundResult{}, 0, err
+	}
+	before := map[string]any{"status": o.Status, "valid_tickets": valid}
+	after := map[string]any{"status": res.Status, "kind": req.Kind, "tickets": ids, "seats": res.SeatIDs,
+		"ga_places": res.GAPlaces, "amount_cents": res.AmountCents, "refund_id": refundID}
+	err = staff.Audit(ctx, tx, req.By.StaffID, "order."+string(req.Kind), OrderSubject(o.ID), before, after, req.By.Address)
+	return res, o.EventID, err
+}
+
+// ticketsToEnd is the tickets asked for, sorted and each once; none asked for is
+// every valid ticket of the order.
+func ticketsToEnd(asked, valid []int64) []int64 {
+	ids := slices.Clone(asked)
+	if len(ids) == 0 {
+		ids = valid
+	}
+	slices.Sort(ids)
+	return slices.Compact(ids)
+}
+
+// voidTickets voids ids, all or nothing: if any is not a valid, unused ticket of the
+// order the error (*TicketsUnavailableError) names those, and the caller rolls back.
+func voidTickets(ctx context.Context, q *db.Queries, o db.Order, ids []int64, kind RefundKind, staffID *int64) ([]db.TicketsVoidRow, error) {
+	voided, err := q.TicketsVoid(ctx, db.TicketsVoidParams{
+		EventID: o.EventID, OrderID: o.ID, TicketIds: ids, VoidReason: string(kind), StaffID: staffID,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(voided) != len(ids) || len(ids) == 0 {
+		got := map[int64]bool{}
+		for _, v := range voided {
+			got[v.ID] = true
+		}
+		missing := []int64{}
+		for _, id := range ids {
+			if !got[id] {
+				missing = append(missing, id)
+			}
+		}
+		return nil, &TicketsUnavailableError{TicketIDs: missing}
+	}
+	return voided, nil
+}
+
+// count adds the voided tickets' prices, seats and places to res, and returns the
+// places per general-admission tier.
+func (res *StaffRefundResult) count(voided []db.TicketsVoidRow) map[int64]int {
+	ga := map[int64]int{}
+	for _, v := range voided {
+		res.AmountCents += int(v.PriceCents)
+		switch {
+		case v.SeatID != nil:
+			res.SeatIDs = append(res.SeatIDs, *v.SeatID)
+		case v.GaTierID != nil:
+			ga[*v.GaTierID]++
+			res.GAPlaces++
+		}
+	}
+	return ga
+}
+
+// giveBackPlaces returns the voided tickets' seats to sale (only seats still sold to
+// the order), their places per tier (ga) to the stripes they came from, and drops
+// them from the order's hold, so that the buyer's limit counts them no more.
+func giveBackPlaces(ctx context.Context, q *db.Queries, o db.Order, seatIDs []int64, ga map[int64]int, gaPlaces int) error {
+	if len(seatIDs) > 0 {
+		freed, err := q.SeatUnsell(ctx, db.SeatUnsellParams{EventID: o.EventID, SeatIds: seatIDs, OrderID: &o.ID})
+		if err != nil {
+			return err
+		}
+		if len(freed) != len(seatIDs) {
+			// A valid ticket whose seat is not sold to its order breaks an invariant
+			// that the unique index and confirm keep; refuse rather than guess.
+			return fmt.Errorf("order %d: %d of %d seats of its valid tickets are not sold to it", o.ID, len(seatIDs)-len(freed), len(seatIDs))
+		}
+	}
+	for tier, n := range ga {
+		if err := giveBackGA(ctx, q, o, tier, n); err != nil {
+			return err
+		}
+	}
+	return q.HoldDropPlaces(ctx, db.HoldDropPlacesParams{
+		EventID: o.EventID, ID: o.HoldID, SeatCount: int32(len(seatIDs)), GaQuantity: int32(gaPlaces),
+	})
+}
+
+// refundTickets records the refund of amount for the tickets ids and marks them with
+// it; it returns the refund's id, 0 when nothing is owed.
+func (s *Service) refundTickets(ctx context.Context, tx pgx.Tx, q *db.Queries, o db.Order, ids []int64, amount int, staffID *int64) (int64, error) {
+	refundID, err := s.recordStaffRefund(ctx, tx, q, o, amount, staffID)
+	if err != nil || refundID == 0 {
+		return 0, err
+	}
+	err = q.TicketsSetRefund(ctx, db.TicketsSetRefundParams{EventID: o.EventID, RefundID: &refundID, TicketIds: ids})
+	return refundID, err
+}
+
+// orderAfterEnding ends the order when no valid ticket is left (endOrder), or else
+// drops the ended seats and places from it; it returns the order's status.
+func (s *Service) orderAfterEnding(ctx context.Context, tx pgx.Tx, q *db.Queries, o db.Order, kind RefundKind, res StaffRefundResult) (string, error) {
+	if res.Whole {
+		return s.endOrder(ctx, tx, q, o, kind)
+	}
+	err := q.OrderDropPlaces(ctx, db.OrderDropPlacesParams{ID: o.ID, SeatIds: res.SeatIDs, GaQuantity: int32(res.GAPlaces)})
+	return string(db.OrderStatusConfirmed), err
 }
 
 // OrderSubject names an order in the audit log.

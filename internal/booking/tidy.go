@@ -7,6 +7,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"boxoffice/internal/db"
+	"boxoffice/internal/ticker"
 )
 
 // TidyResult counts what one tidy-up round freed.
@@ -65,18 +66,11 @@ func (s *Service) Tidy(ctx context.Context) (TidyResult, error) {
 
 // RunTidy tidies every interval until ctx ends.
 func (s *Service) RunTidy(ctx context.Context, interval time.Duration) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	ticker.Every(ctx, interval, func() {
 		res, err := s.Tidy(ctx)
 		if err != nil && ctx.Err() == nil {
 			s.log.WarnContext(ctx, "tidy-up failed", "err", err)
-			continue
+			return
 		}
 		freed := 0
 		for _, ids := range res.Seats {
@@ -85,5 +79,5 @@ func (s *Service) RunTidy(ctx context.Context, interval time.Duration) {
 		if freed > 0 || res.GAHolds > 0 {
 			s.log.InfoContext(ctx, "tidy-up", "seats", freed, "gaHolds", res.GAHolds)
 		}
-	}
+	})
 }

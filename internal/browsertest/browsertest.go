@@ -10,6 +10,8 @@
 // tests end:
 //
 //	func TestMain(m *testing.M) { os.Exit(browsertest.Main(m)) }
+//
+// It imports no package of boxoffice: a test hands it the address of a server it built.
 package browsertest
 
 import (

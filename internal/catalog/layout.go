@@ -133,13 +133,9 @@ func (l Layout) Seats() ([]Seat, error) {
 	names := map[string]bool{}
 	for i, s := range l.Sections {
 		field := fmt.Sprintf("sections[%d]", i)
-		if err := checkName(field+".name", "section", s.Name); err != nil {
+		if err := checkUniqueName(names, field+".name", "section", s.Name); err != nil {
 			return nil, err
 		}
-		if names[s.Name] {
-			return nil, invalid(field+".name", "two sections are called %q", s.Name)
-		}
-		names[s.Name] = true
 		if err := s.validate(field); err != nil {
 			return nil, err
 		}
@@ -150,13 +146,9 @@ func (l Layout) Seats() ([]Seat, error) {
 	}
 	for i, g := range l.GA {
 		field := fmt.Sprintf("ga[%d]", i)
-		if err := checkName(field+".name", "standing area", g.Name); err != nil {
+		if err := checkUniqueName(gaNames, field+".name", "standing area", g.Name); err != nil {
 			return nil, err
 		}
-		if gaNames[g.Name] {
-			return nil, invalid(field+".name", "two standing areas are called %q", g.Name)
-		}
-		gaNames[g.Name] = true
 		if g.Capacity < 1 || g.Capacity > MaxGACapacity {
 			return nil, invalid(field+".capacity", "%s: capacity must be between 1 and %d", g.Name, MaxGACapacity)
 		}
@@ -266,6 +258,19 @@ func checkName(field, what, name string) error {
 	if strings.ContainsFunc(name, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
 		return invalid(field, "the %s's name contains control characters", what)
 	}
+	return nil
+}
+
+// checkUniqueName checks a name as checkName does, and that none of the names seen
+// before it is the same; it adds the name to seen.
+func checkUniqueName(seen map[string]bool, field, what, name string) error {
+	if err := checkName(field, what, name); err != nil {
+		return err
+	}
+	if seen[name] {
+		return invalid(field, "two %ss are called %q", what, name)
+	}
+	seen[name] = true
 	return nil
 }
 

@@ -2,6 +2,9 @@
 // conditional statement (valid, of this event, not yet in), however many scanners race
 // for it: the statement's row is the verdict, and when there is none one read says
 // why. Every scan is logged, whatever it found, for the check-in export.
+//
+// It imports booking (how a seat is named), the generated queries (internal/db) and
+// the audit log (internal/staff), never web or views.
 package checkin
 
 import (

@@ -1,4 +1,7 @@
 // Package config reads boxoffice's settings from the environment, once, at start.
+//
+// It imports only the standard library. No other package reads the environment: each
+// gets its settings as values, through the composition root.
 package config
 
 import (
@@ -171,7 +174,8 @@ const (
 // DevWebhookSecret is the webhook secret used when none is configured.
 const DevWebhookSecret = "whsec_boxoffice_development_only"
 
-// Load reads the configuration through getenv.
+// Load reads the configuration through getenv. Every setting is read before any
+// error is returned, so that one start names every bad setting at once.
 func Load(getenv func(string) string) (Config, error) {
 	c := Config{
 		Addr:            or(getenv("ADDR"), ":8080"),
@@ -187,152 +191,195 @@ func Load(getenv func(string) string) (Config, error) {
 		StripeAPIURL:    getenv("STRIPE_API_URL"),
 		LogFormat:       or(getenv("LOG_FORMAT"), "text"),
 	}
-	var errs []error
-	num := func(name string, def int) int {
-		v := getenv(name)
-		if v == "" {
-			return def
-		}
-		n, err := strconv.Atoi(v)
-		if err != nil || n <= 0 {
-			errs = append(errs, fmt.Errorf("%s=%q: want a positive whole number", name, v))
-		}
-		return n
+	r := &reader{getenv: getenv}
+	r.sizesAndTimes(&c)
+	r.perAddress(&c)
+	r.trust(&c)
+	r.addresses(&c)
+	r.payments(&c)
+	r.errs = append(r.errs, loadMail(&c, getenv)...)
+	r.errs = append(r.errs, loadProof(&c, getenv)...)
+	r.errs = append(r.errs, loadServer(&c, r.num, r.dur)...)
+	r.errs = append(r.errs, loadEnv(&c, getenv)...) // last: it judges the settings above
+	return c, errors.Join(r.errs...)
+}
+
+// reader reads settings through getenv and notes what it refuses, so that Load
+// goes on reading after a bad setting.
+type reader struct {
+	getenv func(string) string
+	errs   []error
+}
+
+func (r *reader) failf(format string, args ...any) {
+	r.errs = append(r.errs, fmt.Errorf(format, args...))
+}
+
+// num reads a positive whole number; def when unset.
+func (r *reader) num(name string, def int) int {
+	return readPositive(r, name, def, strconv.Atoi, "want a positive whole number")
+}
+
+// dur reads a positive duration; def when unset.
+func (r *reader) dur(name string, def time.Duration) time.Duration {
+	return readPositive(r, name, def, time.ParseDuration, "want a duration such as 10m or 500ms")
+}
+
+// off reports whether the setting name is "off": 0, no limit.
+func (r *reader) off(name string) bool { return r.getenv(name) == "off" }
+
+func readPositive[T int | time.Duration](r *reader, name string, def T, parse func(string) (T, error), want string) T {
+	v := r.getenv(name)
+	if v == "" {
+		return def
 	}
-	dur := func(name string, def time.Duration) time.Duration {
-		v := getenv(name)
-		if v == "" {
-			return def
-		}
-		d, err := time.ParseDuration(v)
-		if err != nil || d <= 0 {
-			errs = append(errs, fmt.Errorf("%s=%q: want a duration such as 10m or 500ms", name, v))
-		}
-		return d
+	x, err := parse(v)
+	if err != nil || x <= 0 {
+		r.failf("%s=%q: %s", name, v, want)
 	}
-	c.DBMaxConns = int32(num("DB_MAX_CONNS", 16))
-	c.MaxPerBuyer = num("MAX_SEATS_PER_BUYER", 10)
-	c.HoldTTL = dur("HOLD_TTL", 10*time.Minute)
-	c.TidyInterval = dur("TIDY_INTERVAL", 2*time.Second)
-	c.PaymentLate = dur("PAYMENT_LATE_DELAY", 3*time.Second)
-	c.ShutdownTimeout = dur("SHUTDOWN_TIMEOUT", 10*time.Second)
-	c.RateLimit = num("RATE_LIMIT", 10)
-	c.RateBurst = num("RATE_BURST", 20)
-	c.JobWorkers = num("JOB_WORKERS", 4)
-	c.EmailWorkers = num("EMAIL_WORKERS", 16)
-	c.ReconcileInterval = dur("RECONCILE_INTERVAL", time.Minute)
-	c.StaffIdleTimeout = dur("STAFF_IDLE_TIMEOUT", 30*time.Minute)
-	c.StaffLifetime = dur("STAFF_SESSION_LIFETIME", 12*time.Hour)
-	c.StaffLoginHashes = num("STAFF_LOGIN_HASHES", 1)
-	c.StaffLoginWait = dur("STAFF_LOGIN_WAIT", 5*time.Second)
-	c.ReconcileAfter = dur("RECONCILE_AFTER", 3*time.Minute)
-	c.IdempotencyTTL = dur("IDEMPOTENCY_TTL", 24*time.Hour)
-	c.RefundKeyWindow = dur("REFUND_KEY_WINDOW", time.Hour)
+	return x
+}
+
+// sizesAndTimes reads the pool's size, the holds', the rates', the workers' and the
+// money's numbers and intervals, and checks the money's against their bounds.
+func (r *reader) sizesAndTimes(c *Config) {
+	c.DBMaxConns = int32(r.num("DB_MAX_CONNS", 16))
+	c.MaxPerBuyer = r.num("MAX_SEATS_PER_BUYER", 10)
+	c.HoldTTL = r.dur("HOLD_TTL", 10*time.Minute)
+	c.TidyInterval = r.dur("TIDY_INTERVAL", 2*time.Second)
+	c.PaymentLate = r.dur("PAYMENT_LATE_DELAY", 3*time.Second)
+	c.ShutdownTimeout = r.dur("SHUTDOWN_TIMEOUT", 10*time.Second)
+	c.RateLimit = r.num("RATE_LIMIT", 10)
+	c.RateBurst = r.num("RATE_BURST", 20)
+	c.JobWorkers = r.num("JOB_WORKERS", 4)
+	c.EmailWorkers = r.num("EMAIL_WORKERS", 16)
+	c.ReconcileInterval = r.dur("RECONCILE_INTERVAL", time.Minute)
+	c.StaffIdleTimeout = r.dur("STAFF_IDLE_TIMEOUT", 30*time.Minute)
+	c.StaffLifetime = r.dur("STAFF_SESSION_LIFETIME", 12*time.Hour)
+	c.StaffLoginHashes = r.num("STAFF_LOGIN_HASHES", 1)
+	c.StaffLoginWait = r.dur("STAFF_LOGIN_WAIT", 5*time.Second)
+	c.ReconcileAfter = r.dur("RECONCILE_AFTER", 3*time.Minute)
+	c.IdempotencyTTL = r.dur("IDEMPOTENCY_TTL", 24*time.Hour)
+	c.RefundKeyWindow = r.dur("REFUND_KEY_WINDOW", time.Hour)
 	if c.RefundKeyWindow > MaxRefundKeyWindow {
-		errs = append(errs, fmt.Errorf("REFUND_KEY_WINDOW=%s: want %s or less, inside the provider's idempotency window", c.RefundKeyWindow, MaxRefundKeyWindow))
+		r.failf("REFUND_KEY_WINDOW=%s: want %s or less, inside the provider's idempotency window", c.RefundKeyWindow, MaxRefundKeyWindow)
 	}
-	if v := getenv("LATENCY_BOUND"); v != "off" {
-		c.LatencyBound = dur("LATENCY_BOUND", DefaultLatencyBound)
+	if !r.off("LATENCY_BOUND") {
+		c.LatencyBound = r.dur("LATENCY_BOUND", DefaultLatencyBound)
 	}
-	if v := getenv("EMAIL_WAIT"); v != "off" {
-		c.EmailWait = dur("EMAIL_WAIT", 5*time.Minute)
+	if !r.off("EMAIL_WAIT") {
+		c.EmailWait = r.dur("EMAIL_WAIT", 5*time.Minute)
 	}
-	if v := getenv("EMAIL_SALE_RATE"); v != "off" {
-		c.EmailSaleRate = num("EMAIL_SALE_RATE", 20)
+	if !r.off("EMAIL_SALE_RATE") {
+		c.EmailSaleRate = r.num("EMAIL_SALE_RATE", 20)
 	}
 	if c.ReconcileAfter > 0 && c.ReconcileAfter < MinReconcileAfter {
-		errs = append(errs, fmt.Errorf("RECONCILE_AFTER=%s: want %s or more, well behind a charge's own time limit", c.ReconcileAfter, MinReconcileAfter))
+		r.failf("RECONCILE_AFTER=%s: want %s or more, well behind a charge's own time limit", c.ReconcileAfter, MinReconcileAfter)
 	}
 	if c.IdempotencyTTL > 0 && c.IdempotencyTTL < MinIdempotencyTTL {
-		errs = append(errs, fmt.Errorf("IDEMPOTENCY_TTL=%s: want %s or more", c.IdempotencyTTL, MinIdempotencyTTL))
+		r.failf("IDEMPOTENCY_TTL=%s: want %s or more", c.IdempotencyTTL, MinIdempotencyTTL)
 	}
-	perAddress := func(name string, def int) int {
-		if getenv(name) == "off" {
+}
+
+// perAddress reads the limits per client address (ADDRESS_*). It runs after
+// MAX_SEATS_PER_BUYER is read: an address may hold at least one buyer's basket.
+func (r *reader) perAddress(c *Config) {
+	limit := func(name string, def int) int {
+		if r.off(name) {
 			return 0
 		}
-		return num(name, def)
+		return r.num(name, def)
 	}
 	c.PerAddress = PerAddress{
-		SessionsPerHour: perAddress("ADDRESS_SESSIONS_PER_HOUR", DefaultAddressSessions),
-		JoinsPerHour:    perAddress("ADDRESS_JOINS_PER_HOUR", DefaultAddressJoins),
-		HoldsPerMinute:  perAddress("ADDRESS_HOLDS_PER_MINUTE", DefaultAddressHolds),
-		SeatsHeld:       perAddress("ADDRESS_SEATS_HELD", DefaultAddressSeatsHeld),
+		SessionsPerHour: limit("ADDRESS_SESSIONS_PER_HOUR", DefaultAddressSessions),
+		JoinsPerHour:    limit("ADDRESS_JOINS_PER_HOUR", DefaultAddressJoins),
+		HoldsPerMinute:  limit("ADDRESS_HOLDS_PER_MINUTE", DefaultAddressHolds),
+		SeatsHeld:       limit("ADDRESS_SEATS_HELD", DefaultAddressSeatsHeld),
 	}
 	if n := c.PerAddress.SeatsHeld; n > 0 && n < c.MaxPerBuyer {
-		errs = append(errs, fmt.Errorf("ADDRESS_SEATS_HELD=%d: want at least MAX_SEATS_PER_BUYER (%d), or off", n, c.MaxPerBuyer))
+		r.failf("ADDRESS_SEATS_HELD=%d: want at least MAX_SEATS_PER_BUYER (%d), or off", n, c.MaxPerBuyer)
 	}
-	keys, err := ParseAdmissionKeys(or(getenv("ADMISSION_KEYS"), DevAdmissionKeys))
+}
+
+// trust reads what the server trusts: the admission keys, the proxies whose
+// X-Forwarded-For it believes, and whether cookies need HTTPS.
+func (r *reader) trust(c *Config) {
+	keys, err := ParseAdmissionKeys(or(r.getenv("ADMISSION_KEYS"), DevAdmissionKeys))
 	if err != nil {
-		errs = append(errs, fmt.Errorf("ADMISSION_KEYS: %w", err))
+		r.failf("ADMISSION_KEYS: %w", err)
 	}
 	c.AdmissionKeys = keys
-	for _, s := range strings.Split(getenv("TRUSTED_PROXIES"), ",") {
+	for _, s := range strings.Split(r.getenv("TRUSTED_PROXIES"), ",") {
 		if s = strings.TrimSpace(s); s == "" {
 			continue
 		}
 		_, n, err := net.ParseCIDR(s)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("TRUSTED_PROXIES: %q is not a network such as 203.0.113.0/24", s))
+			r.failf("TRUSTED_PROXIES: %q is not a network such as 203.0.113.0/24", s)
 			continue
 		}
 		c.TrustedProxies = append(c.TrustedProxies, n)
 	}
-	if v := getenv("COOKIE_SECURE"); v != "" {
+	if v := r.getenv("COOKIE_SECURE"); v != "" {
 		b, err := strconv.ParseBool(v)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("COOKIE_SECURE=%q: want true or false", v))
+			r.failf("COOKIE_SECURE=%q: want true or false", v)
 		}
 		c.CookieSecure = b
 	}
+}
+
+// addresses checks the services' URLs, the log format and the listeners' addresses.
+func (r *reader) addresses(c *Config) {
 	if c.DatabaseURL == "" {
-		errs = append(errs, errors.New("DATABASE_URL is not set (make run sets it up)"))
+		r.errs = append(r.errs, errors.New("DATABASE_URL is not set (make run sets it up)"))
 	}
 	if c.RedisURL == "" {
-		errs = append(errs, errors.New("REDIS_URL is not set (make run sets it up)"))
+		r.errs = append(r.errs, errors.New("REDIS_URL is not set (make run sets it up)"))
 	}
 	if c.LogFormat != "json" && c.LogFormat != "text" {
-		errs = append(errs, fmt.Errorf("LOG_FORMAT=%q: want json or text", c.LogFormat))
+		r.failf("LOG_FORMAT=%q: want json or text", c.LogFormat)
 	}
 	if _, _, err := net.SplitHostPort(c.Addr); err != nil {
-		errs = append(errs, fmt.Errorf("ADDR=%q: want host:port or :port", c.Addr))
+		r.failf("ADDR=%q: want host:port or :port", c.Addr)
 	}
 	if c.MetricsAddr != "" {
 		if _, port, err := net.SplitHostPort(c.MetricsAddr); err != nil {
-			errs = append(errs, fmt.Errorf("METRICS_ADDR=%q: want host:port, such as 127.0.0.1:9091", c.MetricsAddr))
+			r.failf("METRICS_ADDR=%q: want host:port, such as 127.0.0.1:9091", c.MetricsAddr)
 		} else if c.MetricsAddr == c.Addr && port != "0" { // port 0: each listener gets a free port of its own
-			errs = append(errs, fmt.Errorf("METRICS_ADDR=%q: the same address as ADDR; metrics are never served on the public listener", c.MetricsAddr))
+			r.failf("METRICS_ADDR=%q: the same address as ADDR; metrics are never served on the public listener", c.MetricsAddr)
 		}
 	}
+}
+
+// payments checks the payment provider's settings and fills in the test provider's
+// webhook address. It runs after ADDR is read: the address defaults to its port.
+func (r *reader) payments(c *Config) {
 	if c.WebhookURL == "" {
 		_, port, _ := net.SplitHostPort(c.Addr)
 		c.WebhookURL = "http://127.0.0.1:" + port + "/api/v1/payments/webhook"
 	} else if u, err := url.Parse(c.WebhookURL); err != nil || u.Host == "" {
-		errs = append(errs, fmt.Errorf("PAYMENT_WEBHOOK_URL=%q: want an absolute URL", c.WebhookURL))
+		r.failf("PAYMENT_WEBHOOK_URL=%q: want an absolute URL", c.WebhookURL)
 	}
 	switch c.PaymentProvider {
 	case ProviderTest:
 	case ProviderStripe:
 		if c.StripeSecretKey == "" {
-			errs = append(errs, errors.New("STRIPE_SECRET_KEY is not set, and PAYMENT_PROVIDER=stripe needs it"))
+			r.errs = append(r.errs, errors.New("STRIPE_SECRET_KEY is not set, and PAYMENT_PROVIDER=stripe needs it"))
 		}
 		// The development secret is public: webhooks signed with it could be forged,
 		// and Stripe's would all be refused.
-		if getenv("PAYMENT_WEBHOOK_SECRET") == "" {
-			errs = append(errs, errors.New("PAYMENT_WEBHOOK_SECRET is not set, and PAYMENT_PROVIDER=stripe needs it: the webhook endpoint's signing secret"))
+		if r.getenv("PAYMENT_WEBHOOK_SECRET") == "" {
+			r.errs = append(r.errs, errors.New("PAYMENT_WEBHOOK_SECRET is not set, and PAYMENT_PROVIDER=stripe needs it: the webhook endpoint's signing secret"))
 		}
 	default:
-		errs = append(errs, fmt.Errorf("PAYMENT_PROVIDER=%q: want test or stripe", c.PaymentProvider))
+		r.failf("PAYMENT_PROVIDER=%q: want test or stripe", c.PaymentProvider)
 	}
 	if c.StripeAPIURL != "" {
 		if u, err := url.Parse(c.StripeAPIURL); err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
-			errs = append(errs, fmt.Errorf("STRIPE_API_URL=%q: want an http(s) URL", c.StripeAPIURL))
+			r.failf("STRIPE_API_URL=%q: want an http(s) URL", c.StripeAPIURL)
 		}
 	}
-	errs = append(errs, loadMail(&c, getenv)...)
-	errs = append(errs, loadProof(&c, getenv)...)
-	errs = append(errs, loadServer(&c, num, dur)...)
-	errs = append(errs, loadEnv(&c, getenv)...) // last: it judges the settings above
-	return c, errors.Join(errs...)
 }
 
 // ParseAdmissionKeys reads "kid:secret[,kid:secret…]". Key ids are short names

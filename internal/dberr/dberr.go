@@ -1,5 +1,7 @@
 // Package dberr tells a database that is down, restarting or out of connections from
 // every other error, so that callers answer 503 with Retry-After instead of 500.
+//
+// It imports only pgconn, so that every package that talks to PostgreSQL may use it.
 package dberr
 
 import (

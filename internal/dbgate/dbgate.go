@@ -20,6 +20,9 @@
 // The gate counts calls between the start and the end of pgxpool's Acquire, never
 // connections, so a connection taken out of the pool (Hijack, as River's listener
 // does) or a call given up while queued leaves nothing behind.
+//
+// It imports only pgx: the pool's tracer and the context marks, nothing of what the
+// calls do.
 package dbgate
 
 import (

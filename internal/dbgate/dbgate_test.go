@@ -12,7 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"boxoffice/internal/dbtest"
-	"boxoffice/internal/spent"
+	"boxoffice/internal/iowait"
 )
 
 // gatedPool is a pool of size conns on a fresh database, behind gate.
@@ -23,7 +23,7 @@ func gatedPool(t *testing.T, conns int32, gate *Gate) *pgxpool.Pool {
 		t.Fatal(err)
 	}
 	cfg.MaxConns = conns
-	cfg.ConnConfig.Tracer = Tracer{Inner: spent.Tracer{}, Gate: gate}
+	cfg.ConnConfig.Tracer = Tracer{Inner: iowait.Tracer{}, Gate: gate}
 	pool, err := pgxpool.NewWithConfig(t.Context(), cfg)
 	if err != nil {
 		t.Fatal(err)

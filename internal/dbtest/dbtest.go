@@ -2,6 +2,9 @@
 // test, cloned from a template, a Redis client with a key prefix of the test's own, and
 // a TCP proxy that can take a connection down. Tests run against the services that
 // `make test` starts (.ci/services.sh), named by DATABASE_URL and REDIS_URL.
+//
+// Only tests import it. It imports the migrations, pgx and go-redis, no domain package:
+// a test builds its own services over what it gives.
 package dbtest
 
 import (

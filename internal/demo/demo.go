@@ -1,5 +1,8 @@
 // Package demo creates venues and events with seats: the demo event that `make run`
 // shows, and the big events that tests and benchmarks sell.
+//
+// It makes them through internal/catalog, as staff would (the generated queries only
+// to move an onsale's time), and imports nothing of the sale (booking) or of HTTP.
 package demo
 
 import (

@@ -13,6 +13,9 @@
 // index, not by a check in Go. The emails are worked in a queue of their own
 // (QueueEmail), so that a refund or a reconciliation pass never waits behind an
 // onsale's thousands of confirmations.
+//
+// It imports booking (whose Jobs it implements and whose effects it runs), mail,
+// verification and the generated queries (the sent_mail claims), never web.
 package jobs
 
 import (

@@ -76,7 +76,7 @@ func (w *confirmationWorker) Timeout(*river.Job[OrderConfirmedEmail]) time.Durat
 }
 
 // easePoll is how often a waiting email asks whether the sale has eased: the load
-// meter's level moves over seconds (load.Window).
+// meter's level moves over seconds (latency.Window).
 const easePoll = 250 * time.Millisecond
 
 // easeCalm is how long the sale must have been calm (no waiting confirmation told it

@@ -1,6 +1,8 @@
 // Package keyring holds the HMAC keys that sign the program's tokens (the waiting
 // room's admissions, the verified buyers' links): the first key signs, every key
 // verifies, so that a key is rotated without refusing what it signed meanwhile.
+//
+// It imports only the standard library.
 package keyring
 
 import (

@@ -1,5 +1,8 @@
 // Package live tells seat maps about seat changes through Redis pub/sub. Messages are
 // hints sent after commit: whoever renders re-reads PostgreSQL (or a cache fed from it).
+//
+// It imports only go-redis: it carries seat ids and versions, never booking's rows, so
+// that booking and web can both use it without importing each other.
 package live
 
 import (

@@ -12,7 +12,7 @@ import (
 	"github.com/a-h/templ"
 
 	"boxoffice/internal/booking"
-	"boxoffice/internal/wording"
+	"boxoffice/internal/ordertext"
 	"boxoffice/views"
 )
 
@@ -41,15 +41,15 @@ func Confirmation(r booking.Receipt, s Site) (Message, error) {
 		return Message{}, fmt.Errorf("order %d is confirmed but has no tickets", o.ID)
 	}
 	host := hostOf(s.BaseURL)
-	lines, _ := wording.OrderLines(o.Seats, o.GA)
+	lines, _ := ordertext.OrderLines(o.Seats, o.GA)
 	m := views.MailConfirmation{
 		Subject:  fmt.Sprintf("Your tickets for %s (order %d)", ev.Name, o.ID),
 		Heading:  "Your tickets for " + ev.Name,
 		Intro:    "Your payment is confirmed. Here are your tickets: show each one's QR code at the door.",
 		Number:   "Order " + strconv.FormatInt(o.ID, 10),
-		Event:    wording.OrderEvent(ev),
+		Event:    ordertext.OrderEvent(ev),
 		Lines:    lines,
-		Total:    wording.Euros(o.AmountCents),
+		Total:    ordertext.Euros(o.AmountCents),
 		OrderURL: orderURL(s.BaseURL, o.ID),
 	}
 	var inline []Inline
@@ -63,10 +63,10 @@ func Confirmation(r booking.Receipt, s Site) (Message, error) {
 			ContentID: cid, Name: fmt.Sprintf("ticket-%d.png", i+1), ContentType: "image/png", Data: png,
 		})
 		mt := views.MailTicket{
-			Label: wording.TicketLabel(i, len(o.Tickets)),
+			Label: ordertext.TicketLabel(i, len(o.Tickets)),
 			Code:  t.Code, QRSrc: "cid:" + cid,
 		}
-		mt.Place, mt.QRName = wording.TicketPlace(o, t)
+		mt.Place, mt.QRName = ordertext.TicketPlace(o, t)
 		m.Tickets = append(m.Tickets, mt)
 	}
 	html, err := render(views.ConfirmationMail(m))
@@ -83,26 +83,8 @@ func Confirmation(r booking.Receipt, s Site) (Message, error) {
 // why in plain words. A confirmed order refunded a further payment: its tickets stay.
 func Refund(r booking.Receipt, s Site) (Message, error) {
 	o, ev := r.Order, r.Event
-	lines, _ := wording.OrderLines(o.Seats, o.GA)
 	heading, message := refundWords(o, s.MaxPerBuyer)
-	m := views.MailRefund{
-		Subject:  fmt.Sprintf("Refund for order %d: %s", o.ID, ev.Name),
-		Heading:  heading,
-		Message:  message,
-		Number:   "Order " + strconv.FormatInt(o.ID, 10),
-		Event:    wording.OrderEvent(ev),
-		Lines:    lines,
-		Total:    wording.Euros(o.AmountCents),
-		OrderURL: orderURL(s.BaseURL, o.ID),
-	}
-	html, err := render(views.RefundMail(m))
-	if err != nil {
-		return Message{}, err
-	}
-	return Message{
-		To: o.Email, Subject: m.Subject, ID: messageID(o.ID, "refund", hostOf(s.BaseURL)), OrderID: o.ID,
-		Text: refundText(m), HTML: html,
-	}, nil
+	return refundMessage(r, s, fmt.Sprintf("Refund for order %d: %s", o.ID, ev.Name), heading, message, "refund")
 }
 
 // ErrNoSuchRefund: the order has no refund of that id.
@@ -119,34 +101,24 @@ func PaymentRefund(r booking.Receipt, refundID int64, s Site) (Message, error) {
 	if i < 0 {
 		return Message{}, fmt.Errorf("order %d, refund %d: %w", o.ID, refundID, ErrNoSuchRefund)
 	}
-	refund := o.Refunds[i]
-	amount := wording.Euros(refund.AmountCents)
-	heading := "A further payment has been refunded"
-	var message string
-	switch o.Status {
-	case booking.StatusConfirmed:
-		heading = "A second payment has been refunded"
-		message = "Your order was already paid, so a further payment of " + amount + " for it has been refunded in full. " +
-			"Nothing else changes: your order stands and your tickets are still valid."
-	case booking.StatusPending:
-		message = wording.RefundCause(refund.Reason, s.MaxPerBuyer) + ", so that payment of " + amount +
-			" has been refunded in full. Your order stands, with the payment you made first."
-	default:
-		message = wording.RefundCause(refund.Reason, s.MaxPerBuyer) + ", so that payment of " + amount +
-			" has been refunded in full."
-	}
-	if refund.Done {
-		message += " It may take a few days to show on your statement."
-	}
-	lines, _ := wording.OrderLines(o.Seats, o.GA)
+	heading, message := paymentRefundWords(o, o.Refunds[i], s.MaxPerBuyer)
+	return refundMessage(r, s, fmt.Sprintf("Refund of a further payment for order %d: %s", o.ID, ev.Name),
+		heading, message, "refund-"+strconv.FormatInt(refundID, 10))
+}
+
+// refundMessage is a refund email about the receipt's order saying heading and
+// message, its Message-ID of the kind given.
+func refundMessage(r booking.Receipt, s Site, subject, heading, message, kind string) (Message, error) {
+	o := r.Order
+	lines, _ := ordertext.OrderLines(o.Seats, o.GA)
 	m := views.MailRefund{
-		Subject:  fmt.Sprintf("Refund of a further payment for order %d: %s", o.ID, ev.Name),
+		Subject:  subject,
 		Heading:  heading,
 		Message:  message,
 		Number:   "Order " + strconv.FormatInt(o.ID, 10),
-		Event:    wording.OrderEvent(ev),
+		Event:    ordertext.OrderEvent(r.Event),
 		Lines:    lines,
-		Total:    wording.Euros(o.AmountCents),
+		Total:    ordertext.Euros(o.AmountCents),
 		OrderURL: orderURL(s.BaseURL, o.ID),
 	}
 	html, err := render(views.RefundMail(m))
@@ -154,9 +126,31 @@ func PaymentRefund(r booking.Receipt, refundID int64, s Site) (Message, error) {
 		return Message{}, err
 	}
 	return Message{
-		To: o.Email, Subject: m.Subject, ID: messageID(o.ID, "refund-"+strconv.FormatInt(refundID, 10), hostOf(s.BaseURL)), OrderID: o.ID,
+		To: o.Email, Subject: m.Subject, ID: messageID(o.ID, kind, hostOf(s.BaseURL)), OrderID: o.ID,
 		Text: refundText(m), HTML: html,
 	}, nil
+}
+
+// paymentRefundWords says where one refund of a further payment stands and why.
+func paymentRefundWords(o booking.Order, refund booking.OrderRefund, maxPerBuyer int) (heading, message string) {
+	amount := ordertext.Euros(refund.AmountCents)
+	heading = "A further payment has been refunded"
+	switch o.Status {
+	case booking.StatusConfirmed:
+		heading = "A second payment has been refunded"
+		message = "Your order was already paid, so a further payment of " + amount + " for it has been refunded in full. " +
+			"Nothing else changes: your order stands and your tickets are still valid."
+	case booking.StatusPending:
+		message = ordertext.RefundCause(refund.Reason, maxPerBuyer) + ", so that payment of " + amount +
+			" has been refunded in full. Your order stands, with the payment you made first."
+	default:
+		message = ordertext.RefundCause(refund.Reason, maxPerBuyer) + ", so that payment of " + amount +
+			" has been refunded in full."
+	}
+	if refund.Done {
+		message += " It may take a few days to show on your statement."
+	}
+	return heading, message
 }
 
 // refundWords says where the refund stands and why. A confirmed order had a further
@@ -169,17 +163,17 @@ func refundWords(o booking.Order, maxPerBuyer int) (heading, message string) {
 	if cents == 0 {
 		cents = o.AmountCents
 	}
-	amount := wording.Euros(cents)
+	amount := ordertext.Euros(cents)
 	switch o.Status {
 	case booking.StatusConfirmed:
 		return "A second payment has been refunded",
 			"Your order was already paid, so a further payment of " + amount + " for it has been refunded in full. Your tickets are still valid."
 	case booking.StatusRefundPending:
 		return "Your payment will be refunded",
-			wording.RefundCause(o.StatusReason, maxPerBuyer) + ", so your payment of " + amount + " will be refunded in full."
+			ordertext.RefundCause(o.StatusReason, maxPerBuyer) + ", so your payment of " + amount + " will be refunded in full."
 	}
 	return "Your payment has been refunded",
-		wording.RefundCause(o.StatusReason, maxPerBuyer) + ", so your payment of " + amount +
+		ordertext.RefundCause(o.StatusReason, maxPerBuyer) + ", so your payment of " + amount +
 			" has been refunded in full. It may take a few days to show on your statement."
 }
 

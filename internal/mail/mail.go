@@ -15,6 +15,9 @@
 // every time it is made for the same order (and refund), so the one duplicate still
 // possible (a crash between the server's acceptance and that record) is recognisably
 // the same message, which the receiving side can drop by its Message-ID.
+//
+// It imports booking (the receipt it words), ordertext and views (the emails' words and
+// templates), never web or the generated queries.
 package mail
 
 import (

@@ -6,6 +6,9 @@
 // The series are served on a listener of their own (METRICS_ADDR, Serve), never on
 // the public handler. The counter names are a contract: the onsale simulator scrapes
 // them and compares them with its own report.
+//
+// It imports no package of boxoffice: the domain packages are handed a *Metrics, or
+// are read through the functions of Sources, by the composition root.
 package metrics
 
 import (
@@ -107,7 +110,7 @@ type Sources struct {
 	Queues func(ctx context.Context) ([]Queue, error)
 	// BestAvailable reads best available's counts (booking.Service.BestAvailableCounts).
 	BestAvailable func() (fromMap, mapMisses int64)
-	// Load is the application's latency as a share of its bound (load.Meter.Level).
+	// Load is the application's latency as a share of its bound (latency.Meter.Level).
 	Load func() float64
 	// DBGate reads the calls waiting for a pooled connection by their place in the
 	// queue (dbgate.Gate.Waiting).

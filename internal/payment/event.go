@@ -9,6 +9,8 @@
 // Signatures are computed and checked by stripe-go's webhook package, so an
 // endpoint that accepts events from the test provider accepts real Stripe
 // events too, and the other way round.
+//
+// It never imports web or the generated queries: money moves through booking.
 package payment
 
 import (

@@ -7,6 +7,8 @@
 // signature covers it. A solution counts once: spent ones are remembered in Redis until
 // their challenge expires, and by the instance that accepted them; while Redis is away
 // the instance's own memory decides.
+//
+// It imports only go-redis: web asks it, and it knows nothing of sessions or HTTP.
 package proof
 
 import (

@@ -1,5 +1,8 @@
 // Package session keeps scs sessions in PostgreSQL. Sessions live next to the holds
 // they own, so flushing Redis neither loses a buyer's hold nor logs staff out.
+//
+// It imports the generated queries (internal/db) and scs, never web: web's session
+// middleware uses it.
 package session
 
 import (
@@ -13,7 +16,8 @@ import (
 
 	"boxoffice/internal/db"
 	"boxoffice/internal/dberr"
-	"boxoffice/internal/spent"
+	"boxoffice/internal/iowait"
+	"boxoffice/internal/ticker"
 )
 
 // CacheFor is how long a session read from PostgreSQL is served from memory. Every
@@ -102,7 +106,7 @@ func (s *Store) FindCtx(ctx context.Context, token string) ([]byte, bool, error)
 func (s *Store) CommitCtx(ctx context.Context, token string, b []byte, expiry time.Time) error {
 	// The batch runs on no request's context, so the request's tally (its log line's
 	// db_batched) gets the wait for it here, as an exact hold's does.
-	if t := spent.From(ctx); t != nil {
+	if t := iowait.From(ctx); t != nil {
 		defer func(at time.Time) { t.AddBatched(time.Since(at)) }(time.Now())
 	}
 	w := &write{token: token, data: b, expiry: expiry, done: make(chan struct{})}
@@ -236,22 +240,15 @@ func (s *Store) Delete(token string) error { return s.DeleteCtx(context.Backgrou
 
 // Cleanup deletes expired sessions every interval until ctx ends.
 func (s *Store) Cleanup(ctx context.Context, interval time.Duration) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			_, _ = s.q.SessionDeleteExpired(ctx)
-			now := time.Now()
-			s.mu.Lock()
-			for k, c := range s.cache {
-				if now.After(c.until) {
-					delete(s.cache, k)
-				}
+	ticker.Every(ctx, interval, func() {
+		_, _ = s.q.SessionDeleteExpired(ctx)
+		now := time.Now()
+		s.mu.Lock()
+		for k, c := range s.cache {
+			if now.After(c.until) {
+				delete(s.cache, k)
 			}
-			s.mu.Unlock()
 		}
-	}
+		s.mu.Unlock()
+	})
 }

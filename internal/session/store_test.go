@@ -11,7 +11,7 @@ import (
 
 	"boxoffice/internal/db"
 	"boxoffice/internal/dbtest"
-	"boxoffice/internal/spent"
+	"boxoffice/internal/iowait"
 	"boxoffice/internal/waitroom"
 )
 
@@ -231,7 +231,7 @@ func TestBatchWritesATokenOnce(t *testing.T) {
 func TestCommitTalliesItsWait(t *testing.T) {
 	t.Parallel()
 	s := NewStore(dbtest.Pool(t))
-	ctx, tally := spent.With(t.Context())
+	ctx, tally := iowait.With(t.Context())
 	if err := s.CommitCtx(ctx, "tallied", []byte("x"), time.Now().Add(time.Hour)); err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,9 @@
 // per address, so that a stranger's guesses slow the stranger and not the account's
 // owner (login.go); an unknown email and a wrong password get the same answer after
 // the same work.
+//
+// It imports the generated queries (internal/db) and clientnet, never booking or web:
+// the other domain packages import it to write the audit log.
 package staff
 
 import (

@@ -8,6 +8,9 @@
 //
 // Addresses are stored normalised (trimmed, lower-case) in PostgreSQL and are never
 // logged: the link email's job carries ids only, and a sending error names no address.
+//
+// It imports the generated queries (internal/db), keyring and mail, never booking or
+// web: booking sees a confirmed address only as a buyer id.
 package verification
 
 import (

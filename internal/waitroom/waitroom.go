@@ -25,6 +25,9 @@
 // they end, but their slots are not counted meanwhile, so for up to one token lifetime
 // the room may have up to Slots more shoppers than configured. We accept that: the
 // alternative is refusing shoppers who were let in.
+//
+// It imports keyring and go-redis only, never PostgreSQL's packages or booking: it
+// decides who may try to buy, never what is sold.
 package waitroom
 
 import (
@@ -155,7 +158,7 @@ type Hooks struct {
 	// with its room on (the metrics' admissions counter).
 	Admitted func(eventID int64, n int)
 	// Load, if set, says how hard this instance is working: below 1 it answers within
-	// its latency bound, at 1 or more it does not (internal/load). While it is past
+	// its latency bound, at 1 or more it does not (internal/latency). While it is past
 	// the bound the room admits slower than configured (governor.go).
 	Load func() float64
 }

@@ -1,5 +1,8 @@
 // Package bookingtest checks, in SQL, the invariants that no sale may break. Race
 // tests run it after every round, and HTTP tests after their sales.
+//
+// It imports only pgx: it reads the tables as they stand, not through booking, so that
+// it checks what booking wrote rather than what booking believes.
 package bookingtest
 
 import (

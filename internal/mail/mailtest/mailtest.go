@@ -2,6 +2,8 @@
 // `make test` starts (.ci/services.sh), named by MAILPIT_URL (its web page and JSON
 // API) and MAILPIT_SMTP_URL (where to send). Tests share it, so each test sends to
 // addresses of its own (Address) and reads only those.
+//
+// It imports only the standard library.
 package mailtest
 
 import (

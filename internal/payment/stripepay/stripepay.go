@@ -17,6 +17,8 @@
 // Stripe's webhooks are verified and read by the payment package (payment.Verify),
 // which the test provider's events share: the metadata keys written here are the ones
 // it reads.
+//
+// It imports booking, payment and stripe-go only.
 package stripepay
 
 import (

@@ -13,6 +13,8 @@
 // unless HoldRefunds keeps it pending until SettleRefund; refunds are retrieved by id
 // and listed by PaymentIntent. ForgetKeys plays the end of Stripe's 24-hour
 // idempotency window.
+//
+// It imports no package of boxoffice: it is Stripe's side of the wire.
 package stripetest
 
 import (

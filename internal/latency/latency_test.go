@@ -1,4 +1,4 @@
-package load
+package latency
 
 import (
 	"testing"

@@ -1,4 +1,4 @@
-// Package load says how hard the application is working, as the admitted buyers feel
+// Package latency says how hard the application is working, as the admitted buyers feel
 // it: how long the steps of the sale take (a hold, a checkout, a payment). The waiting
 // room reads it to admit no faster than the application answers within its bound
 // (waitroom.Hooks.Load): a machine of unknown speed, or one shared with other work, is
@@ -12,7 +12,10 @@
 // The figure is the 95th percentile over the last few seconds, as a share of the bound:
 // the tail, because that is where saturation shows first (queues form before the
 // median moves), and a short window, because the room must hear of it within seconds.
-package load
+//
+// It imports only the standard library: web feeds it, and the composition root hands
+// its Level to the waiting room, the job queue and the metrics.
+package latency
 
 import (
 	"slices"

@@ -1,8 +1,10 @@
-// Package wording says booking's values in words for people: amounts, seats, an
+// Package ordertext says booking's values in words for people: amounts, seats, an
 // order's lines, a ticket's place, why a payment was refunded. The pages (web) and the
 // emails (internal/mail) both word orders, and an email must say what the order page
 // it links to says; views may not import booking, so the wording lives here, once.
-package wording
+//
+// It imports booking and views only, never web or the generated queries.
+package ordertext
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package spent_test
+package iowait_test
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"boxoffice/internal/dbtest"
-	"boxoffice/internal/spent"
+	"boxoffice/internal/iowait"
 )
 
 // tracedPool is a one-connection pool with tracer, as the program's (app.openPool).
@@ -34,12 +34,12 @@ func tracedPool(t *testing.T, tracer pgx.QueryTracer) *pgxpool.Pool {
 // pipeline of two are at least two Redis round trips. Calls under a context without a tally
 // count nowhere, and one request's tally does not see another's calls.
 func TestTallyCountsRoundTrips(t *testing.T) {
-	pool := tracedPool(t, spent.Tracer{})
+	pool := tracedPool(t, iowait.Tracer{})
 	rdb, prefix := dbtest.Redis(t)
-	rdb.AddHook(spent.Tracer{})
+	rdb.AddHook(iowait.Tracer{})
 
-	ctx, tally := spent.With(t.Context())
-	other, otherTally := spent.With(t.Context())
+	ctx, tally := iowait.With(t.Context())
+	other, otherTally := iowait.With(t.Context())
 	if !tally.Empty() {
 		t.Fatal("a new tally is not empty")
 	}
@@ -101,7 +101,7 @@ func TestTallyCountsRoundTrips(t *testing.T) {
 // acquireSignal is the tracer with a signal once an acquisition has begun (its start
 // marked), so that the test releases the held connection only while a call waits.
 type acquireSignal struct {
-	spent.Tracer
+	iowait.Tracer
 	began chan time.Time
 }
 
@@ -127,7 +127,7 @@ func TestTallyCountsTheWaitForAConnection(t *testing.T) {
 	}
 	<-signal.began // this acquisition's own signal
 
-	ctx, tally := spent.With(t.Context())
+	ctx, tally := iowait.With(t.Context())
 	done := make(chan error, 1)
 	start := time.Now()
 	go func() {

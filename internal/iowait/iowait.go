@@ -1,4 +1,4 @@
-// Package spent tallies what one request's work waited for: a pooled PostgreSQL
+// Package iowait tallies what one request's work waited for: a pooled PostgreSQL
 // connection, PostgreSQL round trips, Redis commands. The request log line carries the
 // tally, so that a slow request shows whether it queued for a connection, talked to
 // the database too often, or lost its time elsewhere (the CPU, its own work).
@@ -7,7 +7,10 @@
 // client, adds to the tally of the context each call runs under, and does nothing
 // (not even a context value) for calls whose context has none, such as the batched
 // exact holds' workers and the background jobs.
-package spent
+//
+// It imports pgx and go-redis only, for their tracer and hook types, so that the pool,
+// the Redis client and web's request log may all use it.
+package iowait
 
 import (
 	"context"
