@@ -1,5 +1,6 @@
-// Package session keeps scs sessions in PostgreSQL. Sessions live next to the holds
-// they own, so flushing Redis neither loses a buyer's hold nor logs staff out.
+// Package session keeps scs sessions in PostgreSQL, and builds the buyers' and staff's
+// session managers and names their cookies (cookie.go). Sessions live next to the
+// holds they own, so flushing Redis neither loses a buyer's hold nor logs staff out.
 package session
 
 import (
