@@ -83,7 +83,7 @@ func (s *server) controlFigures(ctx context.Context, ev booking.Event, prev *con
 		f.Verified, f.Registered, f.Confirmed = true, vc.Registered, vc.Confirmed
 	}
 	if prev != nil {
-		n := s.conflicts()
+		n := s.Metrics.HoldConflicts()
 		if dt := now.Sub(prev.at).Minutes(); dt > 0 && !prev.at.IsZero() {
 			f.ConflictRate = strconv.Itoa(int(math.Round((n - prev.conflicts) / dt)))
 		}
@@ -142,7 +142,7 @@ func (s *server) streamControl(c echo.Context) error {
 		return err
 	}
 	done := s.Live.Done()
-	prev := &controlSample{at: time.Now(), conflicts: s.conflicts()}
+	prev := &controlSample{at: time.Now(), conflicts: s.Metrics.HoldConflicts()}
 	tick := time.NewTicker(controlEvery)
 	defer tick.Stop()
 	var buf bytes.Buffer

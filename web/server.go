@@ -123,10 +123,7 @@ func (d Deps) missing() []string {
 // server carries what the handlers use of the program.
 type server struct {
 	Deps
-	// conflicts reads this server's count of holds refused with 409, for the control
-	// room's rate.
-	conflicts func() float64
-	streams   *seatStreams
+	streams *seatStreams
 	// events keeps events for a second, for every page, stream and check that names
 	// one (eventByID, eventBySlug); limiter bounds each buyer's seat calls.
 	events *eventCache
@@ -161,7 +158,7 @@ func newServer(d Deps) (*server, error) {
 		return nil, fmt.Errorf("web.New: Deps without %s: every part is required", strings.Join(m, ", "))
 	}
 	s := &server{
-		Deps: d, conflicts: d.Metrics.HoldConflicts,
+		Deps:   d,
 		looks:  make(chan struct{}, 2*runtime.GOMAXPROCS(0)),
 		events: newEventCache(), boards: newTTLCache[int64, waitroom.Board](boardTTL),
 		limiter: newRateLimiter(d.Redis, d.RedisPrefix, d.RateLimit, d.RateBurst, d.Log),
