@@ -36,6 +36,7 @@ import (
 	"boxoffice/internal/proof"
 	"boxoffice/internal/session"
 	"boxoffice/internal/staff"
+	"boxoffice/internal/ticker"
 	"boxoffice/internal/verification"
 	"boxoffice/internal/waitroom"
 	"boxoffice/web"
@@ -228,18 +229,11 @@ func (a *App) Run(ctx context.Context) {
 // interval until ctx ends: the throttle counts only within the window, so this only
 // keeps the table small. Every instance may do it; the deletes do not conflict.
 func (a *App) pruneLoginFailures(ctx context.Context, interval time.Duration) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if _, err := a.Staff.PruneFailures(ctx); err != nil && ctx.Err() == nil {
-				a.Log.Warn("old failed logins not pruned", "err", err)
-			}
+	ticker.Every(ctx, interval, func() {
+		if _, err := a.Staff.PruneFailures(ctx); err != nil && ctx.Err() == nil {
+			a.Log.Warn("old failed logins not pruned", "err", err)
 		}
-	}
+	})
 }
 
 // Close ends the live streams, stops the job queue if Run left it running, lets the
