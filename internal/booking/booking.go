@@ -77,8 +77,10 @@ type Notifier interface {
 	SeatsChanged(ctx context.Context, eventID int64, seatIDs []int64)
 }
 
-// Service is the booking domain over one PostgreSQL database.
-type Service struct {
+// store is the booking domain's shared state over one PostgreSQL database: the pool
+// and its queries, the rules, the publisher, the payment provider, the job queue, the
+// counters and the caches.
+type store struct {
 	pool   *pgxpool.Pool
 	q      *db.Queries
 	cfg    Config
@@ -119,6 +121,9 @@ func orDefault[T int | time.Duration](v *T, def T) {
 	}
 }
 
+// Service is the booking domain over one store.
+type Service struct{ *store }
+
 // New returns a Service. notify and provider may be nil: changes then go unannounced,
 // and Pay refuses anything but free orders.
 func New(pool *pgxpool.Pool, cfg Config, notify Notifier, provider Provider, log *slog.Logger) *Service {
@@ -132,20 +137,20 @@ func New(pool *pgxpool.Pool, cfg Config, notify Notifier, provider Provider, log
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Service{
+	return &Service{&store{
 		pool: pool, q: db.New(pool), cfg: cfg, notify: notify, pay: provider, log: log,
 		maps:   newMapCache(),
 		exactQ: make(chan *exactCall, 4096),
-	}
+	}}
 }
 
 // Config returns the rules the service runs with.
-func (s *Service) Config() Config { return s.cfg }
+func (s *store) Config() Config { return s.cfg }
 
 // inTx runs fn in a transaction and commits it. A deadlock or serialization failure,
 // which the lock order of the queries should rule out, is retried a few times rather
 // than shown to a buyer.
-func (s *Service) inTx(ctx context.Context, fn func(tx pgx.Tx, q *db.Queries) error) error {
+func (s *store) inTx(ctx context.Context, fn func(tx pgx.Tx, q *db.Queries) error) error {
 	for attempt := 1; ; attempt++ {
 		err := s.tryTx(ctx, fn)
 		if err == nil || attempt == 3 || !isRetryable(err) {
@@ -158,7 +163,7 @@ func (s *Service) inTx(ctx context.Context, fn func(tx pgx.Tx, q *db.Queries) er
 // tryTx runs fn in one transaction, whose begin goes with its first statements
 // (db.LazyTx): a round trip fewer for every step of a sale, each of which holds a
 // pooled connection for all of its round trips.
-func (s *Service) tryTx(ctx context.Context, fn func(tx pgx.Tx, q *db.Queries) error) error {
+func (s *store) tryTx(ctx context.Context, fn func(tx pgx.Tx, q *db.Queries) error) error {
 	tx, err := db.Begin(ctx, s.pool)
 	if err != nil {
 		return err
@@ -175,7 +180,7 @@ func isRetryable(err error) bool {
 	return errors.As(err, &pgErr) && (pgErr.Code == "40P01" || pgErr.Code == "40001")
 }
 
-func (s *Service) announce(ctx context.Context, eventID int64, seatIDs []int64) {
+func (s *store) announce(ctx context.Context, eventID int64, seatIDs []int64) {
 	if len(seatIDs) > 0 {
 		s.noteSeatChanges(eventID, seatIDs)
 	}
@@ -186,7 +191,7 @@ func (s *Service) announce(ctx context.Context, eventID int64, seatIDs []int64) 
 
 // announceGA tells live maps that the event's general-admission places changed, so
 // that the places left on their maps move too.
-func (s *Service) announceGA(ctx context.Context, eventID int64) {
+func (s *store) announceGA(ctx context.Context, eventID int64) {
 	if s.notify != nil {
 		s.notify.SeatsChanged(context.WithoutCancel(ctx), eventID, nil)
 	}

@@ -12,7 +12,7 @@ import (
 )
 
 // Events lists the events, soonest first.
-func (s *Service) Events(ctx context.Context) ([]Event, error) {
+func (s *store) Events(ctx context.Context) ([]Event, error) {
 	rows, err := s.q.EventList(ctx)
 	if err != nil {
 		return nil, translate(err)
@@ -25,7 +25,7 @@ func (s *Service) Events(ctx context.Context) ([]Event, error) {
 }
 
 // Event returns one event.
-func (s *Service) Event(ctx context.Context, id int64) (Event, error) {
+func (s *store) Event(ctx context.Context, id int64) (Event, error) {
 	r, err := s.q.EventGet(ctx, id)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Event{}, ErrEventNotFound
@@ -42,7 +42,7 @@ const queueLead = time.Hour
 // QueuedEvents lists the events the waiting room's admitter works on: room on, and
 // the sale open or opening within the hour, by the database clock. Soonest onsale
 // first.
-func (s *Service) QueuedEvents(ctx context.Context) ([]Event, error) {
+func (s *store) QueuedEvents(ctx context.Context) ([]Event, error) {
 	rows, err := s.q.EventsQueued(ctx, queueLead.Seconds())
 	if err != nil {
 		return nil, translate(err)
@@ -88,7 +88,7 @@ func eventOf[R ~eventFields](row R) Event {
 
 // loadSeatMap reads the event's whole map: about 25 ms of database time for 50,000
 // seats, which is why only the cache (mapcache.go) calls it.
-func (s *Service) loadSeatMap(ctx context.Context, eventID int64) (SeatMap, error) {
+func (s *store) loadSeatMap(ctx context.Context, eventID int64) (SeatMap, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if _, err := s.Event(ctx, eventID); err != nil {
@@ -119,7 +119,7 @@ func mapSeat(r db.SeatMapRow) MapSeat {
 
 // gaTiers reads the event's GA tiers with the places they have left. Never nil, so that
 // a patch can tell "no tiers" from "not read".
-func (s *Service) gaTiers(ctx context.Context, eventID int64) ([]GATier, error) {
+func (s *store) gaTiers(ctx context.Context, eventID int64) ([]GATier, error) {
 	tiers, err := s.q.GATiers(ctx, eventID)
 	if err != nil {
 		return nil, translate(err)

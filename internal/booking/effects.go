@@ -33,7 +33,7 @@ type Jobs interface {
 
 // SetJobs attaches the job queue. It is set once, while the program is built, before
 // any request: the queue's workers need the Service, and the Service the queue.
-func (s *Service) SetJobs(j Jobs) { s.jobs = j }
+func (s *store) SetJobs(j Jobs) { s.jobs = j }
 
 // RunRefund refunds the payment behind refundID through the provider, with the refund's
 // own idempotency key, and records the provider's refund id; run again, it does
@@ -41,7 +41,7 @@ func (s *Service) SetJobs(j Jobs) { s.jobs = j }
 //
 // An error means the refund is still due (the provider could not be reached, or
 // refused): the worker retries with backoff, and the same idempotency key.
-func (s *Service) RunRefund(ctx context.Context, refundID int64) error {
+func (s *store) RunRefund(ctx context.Context, refundID int64) error {
 	return s.runRefund(ctx, refundID) // refund.go
 }
 
@@ -63,7 +63,7 @@ type ReconcileResult struct {
 // (older than that; with no Jobs set this is how refunds happen), settles refunds
 // whose webhook never came, and deletes expired Idempotency-Key answers. A pass does a
 // bounded amount of work; what is left waits for the next.
-func (s *Service) Reconcile(ctx context.Context) (ReconcileResult, error) {
+func (s *store) Reconcile(ctx context.Context) (ReconcileResult, error) {
 	return s.reconcile(ctx) // reconcile.go
 }
 
@@ -77,7 +77,7 @@ type Receipt struct {
 // so only the job workers call it.
 // Its Order has the seats, places and valid tickets (a confirmed order's), the status
 // and reason, and the refunds.
-func (s *Service) Receipt(ctx context.Context, orderID int64) (Receipt, error) {
+func (s *store) Receipt(ctx context.Context, orderID int64) (Receipt, error) {
 	o, order, err := s.orderView(ctx, orderID)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Receipt{}, ErrOrderNotFound

@@ -19,7 +19,7 @@ import (
 // error names the taken seats. Outside the event's sales window nothing is held: a
 // *NotOnSaleError or ErrSalesClosed, decided by the database clock in the claiming
 // statement.
-func (s *Service) hold(ctx context.Context, req HoldRequest) (Hold, error) {
+func (s *store) hold(ctx context.Context, req HoldRequest) (Hold, error) {
 	if err := s.checkHoldRequest(req); err != nil {
 		return Hold{}, err
 	}
@@ -59,7 +59,7 @@ func (s *Service) hold(ctx context.Context, req HoldRequest) (Hold, error) {
 }
 
 // holdPlacesTx is holdPlaces in a transaction of its own, announced once committed.
-func (s *Service) holdPlacesTx(ctx context.Context, req HoldRequest, turn int, chosen []int64) (Hold, error) {
+func (s *store) holdPlacesTx(ctx context.Context, req HoldRequest, turn int, chosen []int64) (Hold, error) {
 	var h Hold
 	err := s.inTx(ctx, func(tx pgx.Tx, q *db.Queries) error {
 		var err error
@@ -86,7 +86,7 @@ var errNoMapChoice = errors.New("booking: no choice from the seat map")
 // and the claim is the conditional statement as ever, so the turns (bestTurn) are left
 // to the searches that need them: a map that cannot be used or shows nothing, or a
 // choice someone else took. errNoMapChoice: nothing was held, try the turn.
-func (s *Service) holdFromMap(ctx context.Context, req HoldRequest) (Hold, error) {
+func (s *store) holdFromMap(ctx context.Context, req HoldRequest) (Hold, error) {
 	ids, release := s.chooseFromMap(req)
 	if ids == nil {
 		return Hold{}, errNoMapChoice
@@ -105,7 +105,7 @@ func (s *Service) holdFromMap(ctx context.Context, req HoldRequest) (Hold, error
 // turn the caller took before the transaction (bestTurn); chosen, when not nil, the
 // seats chosen from the map without a turn (holdFromMap), claimed as they are or not
 // at all (errNoMapChoice).
-func (s *Service) holdPlaces(ctx context.Context, tx pgx.Tx, q *db.Queries, req HoldRequest, limit, turn int, chosen []int64) (Hold, error) {
+func (s *store) holdPlaces(ctx context.Context, tx pgx.Tx, q *db.Queries, req HoldRequest, limit, turn int, chosen []int64) (Hold, error) {
 	client, clientLimit := s.client(req)
 	p := db.HoldCreateParams{
 		EventID: req.EventID, Buyer: req.Buyer,
@@ -171,7 +171,7 @@ func (s *Service) holdPlaces(ctx context.Context, tx pgx.Tx, q *db.Queries, req 
 
 // holdRefusal says why HoldCreate opened no hold: the sales window, the buyer's
 // limit, or the client network's.
-func (s *Service) holdRefusal(ctx context.Context, q *db.Queries, req HoldRequest, limit int) error {
+func (s *store) holdRefusal(ctx context.Context, q *db.Queries, req HoldRequest, limit int) error {
 	if werr := saleWindowError(ctx, q, req.EventID); werr != nil {
 		return werr
 	}
@@ -193,14 +193,14 @@ func (s *Service) holdRefusal(ctx context.Context, q *db.Queries, req HoldReques
 
 // client is the request's network and its limit of places held at once, or nothing
 // when the limit is off.
-func (s *Service) client(req HoldRequest) (string, int32) {
+func (s *store) client(req HoldRequest) (string, int32) {
 	if s.cfg.MaxHeldPerClient <= 0 || req.Client == "" {
 		return "", 0
 	}
 	return req.Client, int32(s.cfg.MaxHeldPerClient)
 }
 
-func (s *Service) checkHoldRequest(req HoldRequest) error {
+func (s *store) checkHoldRequest(req HoldRequest) error {
 	if req.Buyer == "" {
 		return errors.New("hold without a buyer")
 	}
@@ -220,7 +220,7 @@ func (s *Service) checkHoldRequest(req HoldRequest) error {
 // hold_seats function, batched with the holds arriving at the same moment (batch.go):
 // the path an onsale hammers costs one round trip and a share of one commit. If any seat is
 // taken nothing is held and the error names the taken seats.
-func (s *Service) holdExact(ctx context.Context, req HoldRequest) (Hold, error) {
+func (s *store) holdExact(ctx context.Context, req HoldRequest) (Hold, error) {
 	client, clientLimit := s.client(req)
 	rows, err := s.holdExactRows(ctx, db.SeatsHoldExactParams{
 		EventID: req.EventID, Buyer: req.Buyer, SeatIds: req.SeatIDs,
@@ -240,7 +240,7 @@ func (s *Service) holdExact(ctx context.Context, req HoldRequest) (Hold, error) 
 
 // exactVerdict reads hold_seats' answer: the hold, or the error that says why nothing
 // was held.
-func (s *Service) exactVerdict(ctx context.Context, req HoldRequest, rows []db.SeatsHoldExactRow) (Hold, error) {
+func (s *store) exactVerdict(ctx context.Context, req HoldRequest, rows []db.SeatsHoldExactRow) (Hold, error) {
 	if len(rows) == 0 {
 		return Hold{}, errors.New("hold_seats answered nothing")
 	}
@@ -283,7 +283,7 @@ func seatIDsOf(seats []Seat) []int64 {
 }
 
 // missingEventOr tells an unknown event from an unknown seat or tier of a known one.
-func (s *Service) missingEventOr(ctx context.Context, eventID int64, err error) error {
+func (s *store) missingEventOr(ctx context.Context, eventID int64, err error) error {
 	if _, e := s.q.EventGet(ctx, eventID); errors.Is(e, pgx.ErrNoRows) {
 		return ErrEventNotFound
 	} else if e != nil {
@@ -294,7 +294,7 @@ func (s *Service) missingEventOr(ctx context.Context, eventID int64, err error) 
 
 // Release gives a hold's seats and places back at once. Releasing a hold that is
 // already released or lapsed succeeds; a sold hold cannot be released.
-func (s *Service) Release(ctx context.Context, id HoldID, buyer string) error {
+func (s *store) Release(ctx context.Context, id HoldID, buyer string) error {
 	var freed []int64
 	ga := false
 	err := s.inTx(ctx, func(tx pgx.Tx, q *db.Queries) error {
@@ -327,7 +327,7 @@ func (s *Service) Release(ctx context.Context, id HoldID, buyer string) error {
 // releaseLocked gives back the seats (and, with ga, the places) of a hold the caller
 // has locked, by the conditional release, and marks it released. It returns the seats
 // freed, for the caller to announce after commit.
-func (s *Service) releaseLocked(ctx context.Context, q *db.Queries, id HoldID, ga bool) ([]int64, error) {
+func (s *store) releaseLocked(ctx context.Context, q *db.Queries, id HoldID, ga bool) ([]int64, error) {
 	freed, err := q.SeatRelease(ctx, db.SeatReleaseParams{EventID: id.Event, HoldID: &id.Seq})
 	if err != nil {
 		return nil, err
@@ -342,7 +342,7 @@ func (s *Service) releaseLocked(ctx context.Context, q *db.Queries, id HoldID, g
 }
 
 // GetHold returns a live hold of the buyer; a lapsed or released one is ErrHoldExpired.
-func (s *Service) GetHold(ctx context.Context, id HoldID, buyer string) (Hold, error) {
+func (s *store) GetHold(ctx context.Context, id HoldID, buyer string) (Hold, error) {
 	h, err := s.q.HoldGet(ctx, db.HoldGetParams{EventID: id.Event, ID: id.Seq})
 	if errors.Is(err, pgx.ErrNoRows) || (err == nil && h.Buyer != buyer) {
 		return Hold{}, ErrHoldNotFound
