@@ -103,7 +103,7 @@ func (sl Sale) check() error {
 // returns the first sale's order and sells nothing; replayed reports whether it was
 // such a repeat. The sale is audited in its transaction; the live map hears of the
 // seats after commit.
-func (s *store) SellAtBoxOffice(ctx context.Context, sl Sale) (o Order, replayed bool, err error) {
+func (s *Desk) SellAtBoxOffice(ctx context.Context, sl Sale) (o Order, replayed bool, err error) {
 	if err := sl.check(); err != nil {
 		return Order{}, false, err
 	}
@@ -299,7 +299,7 @@ func (sl Sale) made(o db.Order) bool {
 
 // BoxOfficeOrder returns an order of the event for the box office, whoever bought it,
 // with what the box office recorded of its sale (nil if it was sold online).
-func (s *store) BoxOfficeOrder(ctx context.Context, eventID, orderID int64) (Order, *SaleRecord, error) {
+func (s *Desk) BoxOfficeOrder(ctx context.Context, eventID, orderID int64) (Order, *SaleRecord, error) {
 	row, o, err := s.orderView(ctx, orderID)
 	if errors.Is(err, pgx.ErrNoRows) || (err == nil && row.EventID != eventID) {
 		return Order{}, nil, ErrOrderNotFound

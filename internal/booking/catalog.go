@@ -12,7 +12,7 @@ import (
 )
 
 // Events lists the events, soonest first.
-func (s *store) Events(ctx context.Context) ([]Event, error) {
+func (s *Buyer) Events(ctx context.Context) ([]Event, error) {
 	rows, err := s.q.EventList(ctx)
 	if err != nil {
 		return nil, translate(err)
@@ -25,7 +25,11 @@ func (s *store) Events(ctx context.Context) ([]Event, error) {
 }
 
 // Event returns one event.
-func (s *store) Event(ctx context.Context, id int64) (Event, error) {
+func (s *Buyer) Event(ctx context.Context, id int64) (Event, error) { return s.event(ctx, id) }
+
+// event is Event, for every part: the seat map, the desk's order and the emails' receipt
+// name their event too.
+func (s *store) event(ctx context.Context, id int64) (Event, error) {
 	r, err := s.q.EventGet(ctx, id)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Event{}, ErrEventNotFound
@@ -42,7 +46,7 @@ const queueLead = time.Hour
 // QueuedEvents lists the events the waiting room's admitter works on: room on, and
 // the sale open or opening within the hour, by the database clock. Soonest onsale
 // first.
-func (s *store) QueuedEvents(ctx context.Context) ([]Event, error) {
+func (s *Buyer) QueuedEvents(ctx context.Context) ([]Event, error) {
 	rows, err := s.q.EventsQueued(ctx, queueLead.Seconds())
 	if err != nil {
 		return nil, translate(err)
@@ -91,7 +95,7 @@ func eventOf[R ~eventFields](row R) Event {
 func (s *store) loadSeatMap(ctx context.Context, eventID int64) (SeatMap, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	if _, err := s.Event(ctx, eventID); err != nil {
+	if _, err := s.event(ctx, eventID); err != nil {
 		return SeatMap{}, err
 	}
 	m := SeatMap{EventID: eventID, At: time.Now()}

@@ -17,7 +17,7 @@ import (
 // returns the same order. Outside the event's sales window no order is made: a
 // *NotOnSaleError or ErrSalesClosed. A free order (amount 0) is confirmed at once, in
 // the same transaction: there is nothing to charge.
-func (s *store) Checkout(ctx context.Context, id HoldID, buyer, email string) (Order, error) {
+func (s *Buyer) Checkout(ctx context.Context, id HoldID, buyer, email string) (Order, error) {
 	var o db.Order
 	var sold []int64
 	var fresh *Order   // the view of an order this call created, unpaid: known without a read
@@ -133,7 +133,7 @@ func (s *store) confirmFree(ctx context.Context, tx pgx.Tx, q *db.Queries, o db.
 }
 
 // Order returns an order of the buyer, with its seats and tickets.
-func (s *store) Order(ctx context.Context, orderID int64, buyer string) (Order, error) {
+func (s *Buyer) Order(ctx context.Context, orderID int64, buyer string) (Order, error) {
 	o, view, err := s.orderView(ctx, orderID)
 	if errors.Is(err, pgx.ErrNoRows) || (err == nil && o.Buyer != buyer) {
 		return Order{}, ErrOrderNotFound
@@ -148,7 +148,7 @@ func (s *store) Order(ctx context.Context, orderID int64, buyer string) (Order, 
 // order this process checked out or looked up before is answered from memory (an
 // order's event and buyer never change: owners.go); any other in one read. Another
 // buyer's order is not found.
-func (s *store) OrderEvent(ctx context.Context, orderID int64, buyer string) (int64, error) {
+func (s *Buyer) OrderEvent(ctx context.Context, orderID int64, buyer string) (int64, error) {
 	own, ok := s.owners.get(orderID)
 	if !ok {
 		o, err := s.q.OrderGet(ctx, orderID)

@@ -45,7 +45,13 @@ const (
 // The sales window does not apply here, on purpose: the payment was claimed while the
 // sale was open (PaymentClaim carries the window), the money is taken, and selling
 // what was held in time is right even if the webhook arrives after the close.
-func (s *store) ApplyPayment(ctx context.Context, provider string, ev PaymentEvent) (PaymentOutcome, error) {
+func (s *Buyer) ApplyPayment(ctx context.Context, provider string, ev PaymentEvent) (PaymentOutcome, error) {
+	return s.applyPayment(ctx, provider, ev)
+}
+
+// applyPayment is ApplyPayment, for the webhook and for the workers: reconciliation
+// and refunds apply what the provider says as if its webhook had come.
+func (s *store) applyPayment(ctx context.Context, provider string, ev PaymentEvent) (PaymentOutcome, error) {
 	// No buyer's request waits on a confirmation (the provider waits for its answer,
 	// the buyer's order page polls): the requests buyers wait on go first for a
 	// connection.

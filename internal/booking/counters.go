@@ -1,7 +1,6 @@
 package booking
 
 import (
-	"context"
 	"errors"
 
 	"boxoffice/internal/db"
@@ -31,23 +30,8 @@ func (s *store) SetCounters(c Counters) { s.counters = c }
 // holds whose seats came from the seat map the process keeps (the rest the search in
 // the database found), and choices from the map that someone else had taken (the map
 // was behind on them). /metrics reads them at each scrape.
-func (s *store) BestAvailableCounts() (fromMap, mapMisses int64) {
+func (s *Maps) BestAvailableCounts() (fromMap, mapMisses int64) {
 	return s.bestFromMap.Load(), s.bestMapMisses.Load()
-}
-
-// Hold keeps seats or places for a buyer until the hold expires (hold.go), and counts
-// the verdict.
-func (s *store) Hold(ctx context.Context, req HoldRequest) (Hold, error) {
-	h, err := s.hold(ctx, req)
-	if s.counters != nil {
-		switch {
-		case err == nil:
-			s.counters.HoldCreated()
-		case isConflict(err):
-			s.counters.HoldConflict()
-		}
-	}
-	return h, err
 }
 
 // isConflict says whether a hold was refused for want of seats, as the API's 409s:

@@ -41,7 +41,7 @@ func (s *store) SetJobs(j Jobs) { s.jobs = j }
 //
 // An error means the refund is still due (the provider could not be reached, or
 // refused): the worker retries with backoff, and the same idempotency key.
-func (s *store) RunRefund(ctx context.Context, refundID int64) error {
+func (s *Worker) RunRefund(ctx context.Context, refundID int64) error {
 	return s.runRefund(ctx, refundID) // refund.go
 }
 
@@ -63,7 +63,7 @@ type ReconcileResult struct {
 // (older than that; with no Jobs set this is how refunds happen), settles refunds
 // whose webhook never came, and deletes expired Idempotency-Key answers. A pass does a
 // bounded amount of work; what is left waits for the next.
-func (s *store) Reconcile(ctx context.Context) (ReconcileResult, error) {
+func (s *Worker) Reconcile(ctx context.Context) (ReconcileResult, error) {
 	return s.reconcile(ctx) // reconcile.go
 }
 
@@ -77,14 +77,14 @@ type Receipt struct {
 // so only the job workers call it.
 // Its Order has the seats, places and valid tickets (a confirmed order's), the status
 // and reason, and the refunds.
-func (s *store) Receipt(ctx context.Context, orderID int64) (Receipt, error) {
+func (s *Worker) Receipt(ctx context.Context, orderID int64) (Receipt, error) {
 	o, order, err := s.orderView(ctx, orderID)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Receipt{}, ErrOrderNotFound
 	} else if err != nil {
 		return Receipt{}, translate(err)
 	}
-	ev, err := s.Event(ctx, o.EventID)
+	ev, err := s.event(ctx, o.EventID)
 	if err != nil {
 		return Receipt{}, err
 	}

@@ -14,7 +14,22 @@ import (
 	"boxoffice/internal/dbgate"
 )
 
-// hold is Hold (counters.go): it keeps seats or places for a buyer until the hold
+// Hold keeps seats or places for a buyer until the hold expires, and counts the
+// verdict (counters.go).
+func (s *Buyer) Hold(ctx context.Context, req HoldRequest) (Hold, error) {
+	h, err := s.hold(ctx, req)
+	if s.counters != nil {
+		switch {
+		case err == nil:
+			s.counters.HoldCreated()
+		case isConflict(err):
+			s.counters.HoldConflict()
+		}
+	}
+	return h, err
+}
+
+// hold is Hold before it is counted: it keeps seats or places for a buyer until the hold
 // expires. Exact seats are all or nothing: if any is taken, nothing is held and the
 // error names the taken seats. Outside the event's sales window nothing is held: a
 // *NotOnSaleError or ErrSalesClosed, decided by the database clock in the claiming
@@ -294,7 +309,7 @@ func (s *store) missingEventOr(ctx context.Context, eventID int64, err error) er
 
 // Release gives a hold's seats and places back at once. Releasing a hold that is
 // already released or lapsed succeeds; a sold hold cannot be released.
-func (s *store) Release(ctx context.Context, id HoldID, buyer string) error {
+func (s *Buyer) Release(ctx context.Context, id HoldID, buyer string) error {
 	var freed []int64
 	ga := false
 	err := s.inTx(ctx, func(tx pgx.Tx, q *db.Queries) error {
@@ -342,7 +357,7 @@ func (s *store) releaseLocked(ctx context.Context, q *db.Queries, id HoldID, ga 
 }
 
 // GetHold returns a live hold of the buyer; a lapsed or released one is ErrHoldExpired.
-func (s *store) GetHold(ctx context.Context, id HoldID, buyer string) (Hold, error) {
+func (s *Buyer) GetHold(ctx context.Context, id HoldID, buyer string) (Hold, error) {
 	h, err := s.q.HoldGet(ctx, db.HoldGetParams{EventID: id.Event, ID: id.Seq})
 	if errors.Is(err, pgx.ErrNoRows) || (err == nil && h.Buyer != buyer) {
 		return Hold{}, ErrHoldNotFound

@@ -140,7 +140,7 @@ func (c *mapCache) lookup(eventID int64) *mapEntry {
 // SeatMap returns the event's seats and GA tiers with the Version they reflect. Served
 // from the cache: concurrent callers share one load, and a map the live feed keeps
 // current is read without touching the database.
-func (s *store) SeatMap(ctx context.Context, eventID int64) (SeatMap, error) {
+func (s *Maps) SeatMap(ctx context.Context, eventID int64) (SeatMap, error) {
 	e := s.maps.entry(eventID)
 	if err := s.ensureMap(ctx, eventID, e); err != nil {
 		return SeatMap{}, err
@@ -151,7 +151,7 @@ func (s *store) SeatMap(ctx context.Context, eventID int64) (SeatMap, error) {
 // SeatMapSeats returns just these seats of the event's map (unknown ids left out) and
 // all its GA tiers, with the Version they reflect: what a live page re-renders when the
 // feed names changed seats, without copying the whole map.
-func (s *store) SeatMapSeats(ctx context.Context, eventID int64, seatIDs []int64) (SeatMap, error) {
+func (s *Maps) SeatMapSeats(ctx context.Context, eventID int64, seatIDs []int64) (SeatMap, error) {
 	e := s.maps.entry(eventID)
 	if err := s.ensureMap(ctx, eventID, e); err != nil {
 		return SeatMap{}, err
@@ -176,7 +176,7 @@ func (s *store) SeatMapSeats(ctx context.Context, eventID int64, seatIDs []int64
 // no seats, and the publisher may merge it with seat changes), and records version. It
 // is the hub's Apply hook, called in version order before any viewer hears of the
 // change. A failed re-read leaves the map to be reloaded whole by its next reader.
-func (s *store) ApplySeatChanges(ctx context.Context, eventID, version int64, seatIDs []int64) {
+func (s *Maps) ApplySeatChanges(ctx context.Context, eventID, version int64, seatIDs []int64) {
 	e := s.maps.lookup(eventID)
 	if e == nil {
 		return
@@ -220,7 +220,7 @@ func (s *store) ApplySeatChanges(ctx context.Context, eventID, version int64, se
 // vouches that every change up to version has committed. It is the hub's Reset hook,
 // called when the feed starts following the event or may have lost messages; from then
 // on the map is trusted to be fed. On failure the map stays marked for reloading.
-func (s *store) ResyncSeatMap(ctx context.Context, eventID, version int64) {
+func (s *Maps) ResyncSeatMap(ctx context.Context, eventID, version int64) {
 	e := s.maps.entry(eventID)
 	e.mu.Lock()
 	e.fed, e.version, e.stale = true, version, true
@@ -234,7 +234,7 @@ func (s *store) ResyncSeatMap(ctx context.Context, eventID, version int64) {
 
 // SeatMapUnwatched tells the cache that the live feed no longer follows the event: its
 // map falls back to Config.MapMaxAge. It is the hub's Unwatched hook.
-func (s *store) SeatMapUnwatched(eventID int64) {
+func (s *Maps) SeatMapUnwatched(eventID int64) {
 	if e := s.maps.lookup(eventID); e != nil {
 		e.mu.Lock()
 		e.fed = false

@@ -47,7 +47,7 @@ type PayResult struct {
 // minutes by default) must stay well above it.
 const chargeTimeout = 30 * time.Second
 
-func (s *store) Pay(ctx context.Context, orderID int64, buyer string, m PaymentMethod) (PayResult, error) {
+func (s *Buyer) Pay(ctx context.Context, orderID int64, buyer string, m PaymentMethod) (PayResult, error) {
 	o, p, err := s.claimPayment(ctx, orderID, buyer)
 	if errors.Is(err, errFreeOrder) {
 		return s.payFree(ctx, o)

@@ -79,7 +79,7 @@ func (s *store) reconcilePayments(ctx context.Context, age float64, res *Reconci
 		if ev.PaymentID == "" {
 			ev.PaymentID = ref.PaymentID
 		}
-		if _, err := s.ApplyPayment(ctx, p.Provider, ev); err != nil {
+		if _, err := s.applyPayment(ctx, p.Provider, ev); err != nil {
 			s.log.WarnContext(ctx, "payment lookup not applied, to be tried again", "payment", p.ID, "order", p.OrderID, "err", err)
 			continue
 		}
@@ -143,7 +143,7 @@ func (s *store) reconcileRefunds(ctx context.Context, age float64, res *Reconcil
 		if st.RefundID == "" {
 			st.RefundID = ref.RefundID
 		}
-		if _, err := s.ApplyPayment(ctx, r.Provider, PaymentEvent{
+		if _, err := s.applyPayment(ctx, r.Provider, PaymentEvent{
 			ID: "lookup_refund_" + st.RefundID + "_" + string(st.State), Kind: kind,
 			RefundID: st.RefundID, RefundKey: r.IdempotencyKey, PaymentID: *r.ProviderPaymentID,
 			OrderID: r.OrderID, EventID: r.EventID, AmountCents: int64(r.AmountCents),

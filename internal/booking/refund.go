@@ -82,7 +82,7 @@ func (s *store) runRefund(ctx context.Context, refundID int64) error {
 		kind = KindRefundFailed
 	}
 	// A failure makes the refund again under a new key, with a job of its own.
-	_, err = s.ApplyPayment(ctx, r.Provider, PaymentEvent{
+	_, err = s.applyPayment(ctx, r.Provider, PaymentEvent{
 		ID: "refund_answer_" + res.RefundID + "_" + string(res.State), Kind: kind, RefundID: res.RefundID, RefundKey: r.IdempotencyKey,
 		PaymentID: *r.ProviderPaymentID, OrderID: r.OrderID, EventID: r.EventID, AmountCents: int64(r.AmountCents),
 	})

@@ -8,7 +8,7 @@ import (
 )
 
 // EventBySlug returns the event a page URL names.
-func (s *store) EventBySlug(ctx context.Context, slug string) (Event, error) {
+func (s *Buyer) EventBySlug(ctx context.Context, slug string) (Event, error) {
 	if slug == "" || len(slug) > 200 {
 		return Event{}, ErrEventNotFound
 	}

@@ -95,7 +95,7 @@ func (e *TicketsUnavailableError) Error() string {
 
 // StaffRefund ends the tickets of a confirmed order that staff chose, all or nothing:
 // see the comment at the top of this file.
-func (s *store) StaffRefund(ctx context.Context, req StaffRefundRequest) (StaffRefundResult, error) {
+func (s *Desk) StaffRefund(ctx context.Context, req StaffRefundRequest) (StaffRefundResult, error) {
 	if req.Kind != KindRefund && req.Kind != KindVoid {
 		return StaffRefundResult{}, fmt.Errorf("staff refund: unknown kind %q", req.Kind)
 	}
@@ -387,7 +387,7 @@ type ConfirmationResender interface {
 
 // ResendConfirmation queues the confirmation email of a confirmed order again, to its
 // buyer's address, and records who asked in the audit log, in one transaction.
-func (s *store) ResendConfirmation(ctx context.Context, orderID int64, by Actor) error {
+func (s *Desk) ResendConfirmation(ctx context.Context, orderID int64, by Actor) error {
 	r, ok := s.jobs.(ConfirmationResender)
 	if !ok {
 		return ErrNoJobs
