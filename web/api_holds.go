@@ -51,7 +51,7 @@ func (s *server) parseHoldRequest(c echo.Context, eventID int64, buyer string) (
 		return booking.HoldRequest{}, err
 	}
 	req := booking.HoldRequest{EventID: eventID, Buyer: buyer}
-	limit := s.Booking.Config().MaxPerBuyer
+	limit := s.Buyer.Config().MaxPerBuyer
 	kinds := 0
 	if in.SeatIDs != nil {
 		kinds++
@@ -148,7 +148,7 @@ func (s *server) createHoldOnce(c echo.Context) error {
 		return err
 	}
 	c.Set(logHoldKind, req.Kind())
-	h, err := s.Booking.Hold(c.Request().Context(), req)
+	h, err := s.Buyer.Hold(c.Request().Context(), req)
 	if err != nil {
 		return err
 	}
@@ -199,7 +199,7 @@ func (s *server) getHold(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	h, err := s.Booking.GetHold(c.Request().Context(), id, buyer)
+	h, err := s.Buyer.GetHold(c.Request().Context(), id, buyer)
 	if err != nil {
 		return err
 	}
@@ -211,7 +211,7 @@ func (s *server) releaseHold(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := s.Booking.Release(c.Request().Context(), id, buyer); err != nil {
+	if err := s.Buyer.Release(c.Request().Context(), id, buyer); err != nil {
 		return err
 	}
 	s.leaveQueue(c.Request().Context(), id.Event, buyer) // done shopping: the slot goes to the next in the queue

@@ -27,7 +27,7 @@ func (s *server) showOrder(c echo.Context) error {
 	}
 	ctx := c.Request().Context()
 	buyer := s.pageBuyer(c)
-	o, err := s.Booking.Order(ctx, id, buyer)
+	o, err := s.Buyer.Order(ctx, id, buyer)
 	if err != nil {
 		return err
 	}
@@ -52,7 +52,7 @@ func (s *server) orderModel(ctx context.Context, c echo.Context, o booking.Order
 		Event:  ordertext.OrderEvent(ev),
 		Lines:  lines, Total: ordertext.Euros(o.AmountCents), Email: o.Email,
 	}
-	limit := s.Booking.Config().MaxPerBuyer
+	limit := s.Buyer.Config().MaxPerBuyer
 	switch o.Status {
 	case booking.StatusConfirmed:
 		m.Tone, m.Heading = "done", "Your tickets"
@@ -113,7 +113,7 @@ func (s *server) orderModel(ctx context.Context, c echo.Context, o booking.Order
 // unpaidOrder words a pending order that no payment is under way for: it can still be
 // paid while its hold lasts, and is over for good once the hold has run out.
 func (s *server) unpaidOrder(ctx context.Context, m views.Order, o booking.Order, ev booking.Event, buyer string) (views.Order, error) {
-	h, err := s.Booking.GetHold(ctx, o.HoldID, buyer)
+	h, err := s.Buyer.GetHold(ctx, o.HoldID, buyer)
 	if errors.Is(err, booking.ErrHoldExpired) {
 		m.Tone, m.Heading = "problem", "This order was not completed"
 		m.Message = "Your hold ran out before the order was paid, so its seats are back on sale. Nothing has been charged."

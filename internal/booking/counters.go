@@ -23,9 +23,6 @@ type Counters interface {
 	Refunded()
 }
 
-// SetCounters attaches the counters, once, while the program is built.
-func (s *store) SetCounters(c Counters) { s.counters = c }
-
 // BestAvailableCounts says how best available has gone since the service started:
 // holds whose seats came from the seat map the process keeps (the rest the search in
 // the database found), and choices from the map that someone else had taken (the map

@@ -13,13 +13,13 @@ import (
 
 // Jobs enqueues the side effects of a state change in the same transaction as the
 // change, so that a committed change always has its effects queued and a rolled-back
-// one never does. River implements it in production (internal/jobs); nil in a Service
-// means no effects are queued (tests of the seat rules alone).
+// one never does. River implements it in production (internal/jobs); with none set
+// (Services.SetJobs) no effects are queued (tests of the seat rules alone).
 type Jobs interface {
 	// OrderConfirmed queues the order's confirmation email with its tickets.
 	OrderConfirmed(ctx context.Context, tx pgx.Tx, orderID int64) error
 	// RefundDue queues the refund recorded as refundID: the worker calls
-	// Service.RunRefund, which refunds through the provider exactly once. attempt is
+	// Worker.RunRefund, which refunds through the provider exactly once. attempt is
 	// the refund's (1, then one more each time the provider failed it and it is made
 	// again): one job per refund and attempt.
 	RefundDue(ctx context.Context, tx pgx.Tx, refundID int64, attempt int) error
@@ -30,10 +30,6 @@ type Jobs interface {
 	// buyer is told that the extra charge was returned. One per refund.
 	PaymentRefunded(ctx context.Context, tx pgx.Tx, orderID, refundID int64) error
 }
-
-// SetJobs attaches the job queue. It is set once, while the program is built, before
-// any request: the queue's workers need the Service, and the Service the queue.
-func (s *store) SetJobs(j Jobs) { s.jobs = j }
 
 // RunRefund refunds the payment behind refundID through the provider, with the refund's
 // own idempotency key, and records the provider's refund id; run again, it does

@@ -29,21 +29,29 @@ type Maps struct{ *store }
 // reconciliation, the emails' receipts) and the tidy-up of lapsed holds.
 type Worker struct{ *store }
 
-// Service is the booking domain over one store, with every part's methods.
-type Service struct {
-	*store
-	*Buyer
-	*Desk
-	*Maps
-	*Worker
+// Services are booking's parts, over one store.
+type Services struct {
+	Buyer  *Buyer
+	Desk   *Desk
+	Maps   *Maps
+	Worker *Worker
+
+	store *store
 }
 
-// New returns a Service. notify and provider may be nil: changes then go unannounced,
-// and Pay refuses anything but free orders.
-func New(pool *pgxpool.Pool, cfg Config, notify Notifier, provider Provider, log *slog.Logger) *Service {
+// New returns the parts over one store. notify and provider may be nil: changes then
+// go unannounced, and Pay refuses anything but free orders.
+func New(pool *pgxpool.Pool, cfg Config, notify Notifier, provider Provider, log *slog.Logger) *Services {
 	st := newStore(pool, cfg, notify, provider, log)
-	return &Service{st, &Buyer{st}, &Desk{st}, &Maps{st}, &Worker{st}}
+	return &Services{Buyer: &Buyer{st}, Desk: &Desk{st}, Maps: &Maps{st}, Worker: &Worker{st}, store: st}
 }
+
+// SetCounters attaches the counters, once, while the program is built.
+func (s *Services) SetCounters(c Counters) { s.store.counters = c }
+
+// SetJobs attaches the job queue. It is set once, while the program is built, before
+// any request: the queue's workers need the Worker, and booking the queue.
+func (s *Services) SetJobs(j Jobs) { s.store.jobs = j }
 
 // Config returns the rules the service runs with.
 func (s *Buyer) Config() Config { return s.cfg }
