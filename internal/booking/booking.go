@@ -4,6 +4,10 @@
 // translates database failures into the errors of errors.go. Redis is told about
 // changes only after they commit.
 //
+// It is cut by who calls it, over one shared store (services.go): Buyer, the buyer's
+// flow; Desk, the box office's staff; Maps, the seat maps; Worker, the job queue's
+// workers and the tidy-up. New builds all four.
+//
 // It owns the sale's rules and the statements that apply them (through the generated
 // queries of internal/db), and knows nothing of HTTP or pages: it never imports web,
 // views, Echo or the composition root (internal/app). Its callers (web, jobs, checkin,

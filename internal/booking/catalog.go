@@ -7,8 +7,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-
-	"boxoffice/internal/db"
 )
 
 // Events lists the events, soonest first.
@@ -31,6 +29,20 @@ func (s *Buyer) Event(ctx context.Context, id int64) (Event, error) { return s.e
 // name their event too.
 func (s *store) event(ctx context.Context, id int64) (Event, error) {
 	r, err := s.q.EventGet(ctx, id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Event{}, ErrEventNotFound
+	} else if err != nil {
+		return Event{}, translate(err)
+	}
+	return eventOf(r), nil
+}
+
+// EventBySlug returns the event a page URL names.
+func (s *Buyer) EventBySlug(ctx context.Context, slug string) (Event, error) {
+	if slug == "" || len(slug) > 200 {
+		return Event{}, ErrEventNotFound
+	}
+	r, err := s.q.EventGetBySlug(ctx, slug)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Event{}, ErrEventNotFound
 	} else if err != nil {
@@ -88,49 +100,4 @@ func eventOf[R ~eventFields](row R) Event {
 		QueueEnabled: r.QueueEnabled, QueueSlots: int(r.QueueSlots), QueueRate: r.QueueRate,
 		QueueTokenTTL: time.Duration(r.QueueTokenTtlSeconds) * time.Second, VerifiedOnly: r.VerifiedOnly,
 	}
-}
-
-// loadSeatMap reads the event's whole map: about 25 ms of database time for 50,000
-// seats, which is why only the cache (mapcache.go) calls it.
-func (s *store) loadSeatMap(ctx context.Context, eventID int64) (SeatMap, error) {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	if _, err := s.event(ctx, eventID); err != nil {
-		return SeatMap{}, err
-	}
-	m := SeatMap{EventID: eventID, At: time.Now()}
-	rows, err := s.q.SeatMap(ctx, eventID)
-	if err != nil {
-		return SeatMap{}, translate(err)
-	}
-	m.Seats = make([]MapSeat, len(rows))
-	for i, r := range rows {
-		m.Seats[i] = mapSeat(r)
-	}
-	if m.GATiers, err = s.gaTiers(ctx, eventID); err != nil {
-		return SeatMap{}, err
-	}
-	return m, nil
-}
-
-// mapSeat maps a row of the map queries to a MapSeat.
-func mapSeat(r db.SeatMapRow) MapSeat {
-	return MapSeat{
-		ID: r.ID, Section: r.Section, Row: r.RowLabel, Number: int(r.Number), PriceCents: int(r.PriceCents), Rank: int(r.Rank),
-		X: int(r.X), Y: int(r.Y), Accessible: r.Accessible, Status: r.Status,
-	}
-}
-
-// gaTiers reads the event's GA tiers with the places they have left. Never nil, so that
-// a patch can tell "no tiers" from "not read".
-func (s *store) gaTiers(ctx context.Context, eventID int64) ([]GATier, error) {
-	tiers, err := s.q.GATiers(ctx, eventID)
-	if err != nil {
-		return nil, translate(err)
-	}
-	out := make([]GATier, len(tiers))
-	for i, t := range tiers {
-		out[i] = GATier{ID: t.ID, Name: t.Name, PriceCents: int(t.PriceCents), Capacity: int(t.Capacity), Remaining: int(t.Remaining)}
-	}
-	return out, nil
 }
