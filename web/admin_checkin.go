@@ -71,7 +71,7 @@ func (s *server) checkinModel(c echo.Context, eventID int64, gate string) (views
 	p := adminPage(c, "Check-in")
 	p.Scripts = append(p.Scripts, checkinScript)
 	m := views.Checkin{AdminPage: p, Gate: gate}
-	events, err := s.Buyer.Events(ctx)
+	events, err := s.Desk.Events(ctx)
 	if err != nil {
 		return m, err
 	}
@@ -83,7 +83,7 @@ func (s *server) checkinModel(c echo.Context, eventID int64, gate string) (views
 		m.Events = append(m.Events, views.CheckinEvent{ID: e.ID, Name: e.Name, Selected: sel})
 	}
 	if m.EventID == 0 && eventID != 0 {
-		ev, err := s.Buyer.Event(ctx, eventID)
+		ev, err := s.Desk.Event(ctx, eventID)
 		if errors.Is(err, booking.ErrEventNotFound) {
 			return m, nil
 		} else if err != nil {

@@ -59,7 +59,7 @@ func (s *server) searchOrders(c echo.Context) error {
 			m.NextURL = "/admin/orders?" + url.Values{"q": {m.Query}, "before": {strconv.FormatInt(res.Next, 10)}}.Encode()
 		}
 	}
-	events, err := s.Buyer.Events(ctx)
+	events, err := s.Desk.Events(ctx)
 	if err != nil {
 		return err
 	}

@@ -10,7 +10,19 @@ import (
 )
 
 // Events lists the events, soonest first.
-func (s *Buyer) Events(ctx context.Context) ([]Event, error) {
+func (s *Buyer) Events(ctx context.Context) ([]Event, error) { return s.events(ctx) }
+
+// Event returns one event.
+func (s *Buyer) Event(ctx context.Context, id int64) (Event, error) { return s.event(ctx, id) }
+
+// Events lists the events, soonest first, for the admin pages' choices of event.
+func (s *Desk) Events(ctx context.Context) ([]Event, error) { return s.events(ctx) }
+
+// Event returns one event, for the admin pages.
+func (s *Desk) Event(ctx context.Context, id int64) (Event, error) { return s.event(ctx, id) }
+
+// events is Events, for the buyer's pages and the desk's alike.
+func (s *store) events(ctx context.Context) ([]Event, error) {
 	rows, err := s.q.EventList(ctx)
 	if err != nil {
 		return nil, translate(err)
@@ -21,9 +33,6 @@ func (s *Buyer) Events(ctx context.Context) ([]Event, error) {
 	}
 	return out, nil
 }
-
-// Event returns one event.
-func (s *Buyer) Event(ctx context.Context, id int64) (Event, error) { return s.event(ctx, id) }
 
 // event is Event, for every part: the seat map, the desk's order and the emails' receipt
 // name their event too.

@@ -18,9 +18,9 @@ import (
 // Idempotency-Key answers.
 type Buyer struct{ *store }
 
-// Desk is the box office's staff, for web's admin pages: sales at the window, staff
-// holds, refunds, the orders' search, detail and export, resent confirmations, and
-// the control room's figures and queue settings.
+// Desk is the box office's staff, for web's admin pages: the events they choose from,
+// sales at the window, staff holds, refunds, the orders' search, detail and export,
+// resent confirmations, and the control room's figures and queue settings.
 type Desk struct{ *store }
 
 // Maps is the seat maps, for the pages, the live hub and the waiting room: the cache
