@@ -34,6 +34,7 @@ import (
 	"boxoffice/internal/load"
 	"boxoffice/internal/mail"
 	"boxoffice/internal/metrics"
+	"boxoffice/internal/orderlink"
 	"boxoffice/internal/payment"
 	"boxoffice/internal/payment/stripepay"
 	"boxoffice/internal/session"
@@ -136,6 +137,9 @@ type App struct {
 	// Verify registers and confirms the addresses of verified buyers, for onsales
 	// that ask for them; its links are signed with the admission keys.
 	Verify *verification.Service
+	// Links signs the orders' access links (in the emails, read by web), with the
+	// admission keys under a domain of their own.
+	Links *orderlink.Signer
 	// Metrics is the program's own Prometheus registry and counters: web adds the
 	// HTTP series to it, and serve exposes it on METRICS_ADDR, never on the public
 	// handler.
@@ -195,9 +199,10 @@ func New(ctx context.Context, cfg config.Config, opt Options) (a *App, err error
 	}
 	a.Load = load.New(cfg.LatencyBound)
 	a.Verify = verification.New(a.Pool, verificationKeys(cfg), verification.Options{})
+	a.Links = orderlink.New(verificationKeys(cfg))
 	a.Jobs, err = jobs.New(a.Pool, a.Booking, a.Mail, jobs.Config{
 		Workers: cfg.JobWorkers, EmailWorkers: cfg.EmailWorkers, ReconcileInterval: cfg.ReconcileInterval,
-		Site:        mail.Site{BaseURL: cfg.BaseURL, MaxPerBuyer: cfg.MaxPerBuyer},
+		Site:        mail.Site{BaseURL: cfg.BaseURL, MaxPerBuyer: cfg.MaxPerBuyer, Links: a.Links},
 		StopTimeout: cfg.ShutdownTimeout / 2, TestOnly: opt.JobsTestOnly,
 		Busy: func() bool { return a.Load.Level() >= emailEaseLevel }, EmailWait: cfg.EmailWait,
 		OnSale: a.Load.Active, SaleRate: cfg.EmailSaleRate, Verifications: a.Verify,
