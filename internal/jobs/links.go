@@ -80,9 +80,8 @@ type orderListWorker struct {
 	deps
 }
 
-// Work lists the orders as they stand now, in one email. Like the verification
-// emails it is sent without a claim in sent_mail: a second copy after a crash between
-// sending and completing harms nobody, and no error names the address.
+// Work lists the orders as they stand now, in one email, sent as the verification
+// emails are (sendUnclaimed).
 func (w *orderListWorker) Work(ctx context.Context, job *river.Job[OrderListEmail]) error {
 	var rs []booking.Receipt
 	for _, id := range job.Args.OrderIDs {
@@ -100,12 +99,5 @@ func (w *orderListWorker) Work(ctx context.Context, job *river.Job[OrderListEmai
 	} else if err != nil {
 		return err
 	}
-	if err := w.mailer.Send(ctx, msg); err != nil {
-		err = unnamed{err: err, addr: msg.To}
-		if errors.Is(err, mail.ErrPermanent) {
-			return river.JobCancel(err)
-		}
-		return err
-	}
-	return nil
+	return w.sendUnclaimed(ctx, msg)
 }

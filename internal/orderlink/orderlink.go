@@ -86,17 +86,10 @@ func (s *Signer) Parse(token string) (Link, error) {
 		return Link{}, ErrInvalid
 	}
 	payload, sum := raw[:len(raw)-macSize], raw[len(raw)-macSize:]
-	rest := payload[1:]
-	var nums [2]uint64
-	for i := range nums {
-		v, n := binary.Uvarint(rest)
-		if n <= 0 {
-			return Link{}, ErrInvalid
-		}
-		nums[i], rest = v, rest[n:]
-	}
+	order, rest := uvarint(payload[1:])
+	version, rest := uvarint(rest)
 	if len(rest) < 1 || len(rest) != 1+int(rest[0]) {
-		return Link{}, ErrInvalid
+		return Link{}, ErrInvalid // a number cut short leaves nothing for the key id
 	}
 	secret, ok := s.verifiers[string(rest[1:])]
 	if !ok {
@@ -106,10 +99,20 @@ func (s *Signer) Parse(token string) (Link, error) {
 	if !hmac.Equal(sum, keyring.MAC(secret, domain, payload)) {
 		return Link{}, ErrInvalid
 	}
-	if nums[0] == 0 || nums[0] > 1<<62 || nums[1] == 0 || nums[1] > 1<<30 {
+	if order == 0 || order > 1<<62 || version == 0 || version > 1<<30 {
 		return Link{}, ErrInvalid
 	}
-	return Link{OrderID: int64(nums[0]), Version: int(nums[1])}, nil
+	return Link{OrderID: int64(order), Version: int(version)}, nil
+}
+
+// uvarint reads a number off the front of b; one that is not there reads as 0 and
+// leaves nothing.
+func uvarint(b []byte) (uint64, []byte) {
+	v, n := binary.Uvarint(b)
+	if n <= 0 {
+		return 0, nil
+	}
+	return v, b[n:]
 }
 
 // Param is the query parameter that carries a token on the order's addresses.
