@@ -113,16 +113,14 @@ func (s *server) checkoutOnce(c echo.Context) error {
 	return c.JSON(http.StatusCreated, checkoutAnswerJSON{OrderID: o.ID, Status: o.Status, AmountCents: o.AmountCents, Payment: pay})
 }
 
+// getOrder is an order for its session, or for the holder of its access link (the
+// X-Order-Token header or ?t=), who gets no session by it.
 func (s *server) getOrder(c echo.Context) error {
 	id, err := pathID(c, "orderId")
 	if err != nil {
 		return err
 	}
-	buyer, err := s.buyer(c)
-	if err != nil {
-		return err
-	}
-	o, err := s.Booking.Order(c.Request().Context(), id, buyer)
+	o, _, err := s.orderFor(c, id, s.buyer)
 	if err != nil {
 		return err
 	}

@@ -81,6 +81,8 @@ type server struct {
 	proofOn bool
 	// Verify registers and confirms verified buyers' emails (verify.go).
 	Verify *verification.Service
+	// orderLinks signs and reads the orders' access links (order_access.go).
+	orderLinks orderLinks
 }
 
 // New returns the HTTP handler of the whole program: every route, its middleware and
@@ -92,6 +94,7 @@ func New(a *app.App) http.Handler {
 		WebhookSecret: a.Config.WebhookSecret, CookieSecure: a.Config.CookieSecure,
 		Queue: a.Queue, ProviderName: "test",
 		looks: make(chan struct{}, 2*runtime.GOMAXPROCS(0)), load: a.Load, Verify: a.Verify,
+		orderLinks: orderLinks{sign: a.Links, base: a.Config.BaseURL},
 	}
 	if a.Provider != nil {
 		s.ProviderName = a.Provider.Name()
@@ -287,7 +290,7 @@ func (s *server) requestLogConfig() middleware.RequestLoggerConfig {
 				level = slog.LevelError
 			}
 			attrs := []slog.Attr{
-				slog.String("id", v.RequestID), slog.String("method", v.Method), slog.String("uri", v.URI),
+				slog.String("id", v.RequestID), slog.String("method", v.Method), slog.String("uri", redactURI(v.URI)),
 				slog.Int("status", v.Status), slog.Duration("latency", v.Latency),
 			}
 			if v.Error != nil && v.Status >= 500 {
