@@ -97,6 +97,8 @@ func (s *server) showAdminOrder(c echo.Context) error {
 		m.Notice = "Voided: the seats are back on sale; no money goes back."
 	case "resend":
 		m.Notice = "The confirmation is on its way to " + m.Email + " again."
+	default:
+		m.Notice = linkNotices[c.QueryParam("done")] // admin_links.go
 	}
 	return render(c, http.StatusOK, "no-store", views.AdminOrderPage(m))
 }
@@ -118,6 +120,11 @@ func (s *server) adminOrderModel(c echo.Context, id int64) (views.AdminOrder, er
 	if o.Confirmed != nil {
 		m.Confirmed = adminTime(*o.Confirmed)
 	}
+	if m.LinkVersion, err = s.Booking.OrderLinkVersion(c.Request().Context(), id); err != nil {
+		return views.AdminOrder{}, err
+	}
+	m.LinkAction = "/admin/orders/" + ids + "/links/revoke"
+	m.LinkResend = m.Status == booking.StatusConfirmed || m.Status == booking.StatusRefundPending || m.Status == booking.StatusRefunded
 	for _, t := range o.Tickets {
 		v := views.AdminTicket{ID: t.ID, Code: t.Code, Place: t.Seat, Price: ordertext.Euros(t.PriceCents), State: "valid"}
 		switch {

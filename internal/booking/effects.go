@@ -71,6 +71,9 @@ func (s *Service) Reconcile(ctx context.Context) (ReconcileResult, error) {
 type Receipt struct {
 	Order Order
 	Event Event
+	// LinkVersion is the version of the order's access links that opens it now: the
+	// emails' links carry it (OrderByLink).
+	LinkVersion int
 }
 
 // Receipt returns an order with its event, for the emails: not bound to a session,
@@ -88,5 +91,9 @@ func (s *Service) Receipt(ctx context.Context, orderID int64) (Receipt, error) {
 	if err != nil {
 		return Receipt{}, err
 	}
-	return Receipt{Order: order, Event: ev}, nil
+	version, err := s.OrderLinkVersion(ctx, o.ID)
+	if err != nil {
+		return Receipt{}, err
+	}
+	return Receipt{Order: order, Event: ev, LinkVersion: version}, nil
 }
