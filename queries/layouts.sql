@@ -75,3 +75,8 @@ RETURNING id, capacity, stripes;
 -- name: VenueGetForUpdate :one
 -- The venue, locked: edits of one venue, and events created from it, take turns.
 SELECT id, name, city, time_zone, layout FROM venues WHERE id = @id FOR UPDATE;
+
+-- name: VenueTimeZones :many
+-- The time zones the venues are in, each once: the staff's pages that span events
+-- (the audit log) show times in the one zone when all venues share it.
+SELECT DISTINCT time_zone FROM venues ORDER BY time_zone;

@@ -135,3 +135,16 @@ func (s *Service) Events(ctx context.Context) ([]EventSummary, error) {
 	}
 	return out, nil
 }
+
+// HouseZone is the zone of the staff's pages that span events (the audit log, the
+// staff list): the venues' zone when they all share one, else UTC.
+func (s *Service) HouseZone(ctx context.Context) (*time.Location, error) {
+	names, err := db.New(s.pool).VenueTimeZones(ctx)
+	if err != nil {
+		return nil, dberr.Translate(err)
+	}
+	if len(names) != 1 {
+		return time.UTC, nil
+	}
+	return zone.Of(names[0]), nil
+}

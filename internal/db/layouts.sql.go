@@ -296,6 +296,32 @@ func (q *Queries) VenueTiersClear(ctx context.Context, venueID int64) error {
 	return err
 }
 
+const venueTimeZones = `-- name: VenueTimeZones :many
+SELECT DISTINCT time_zone FROM venues ORDER BY time_zone
+`
+
+// The time zones the venues are in, each once: the staff's pages that span events
+// (the audit log) show times in the one zone when all venues share it.
+func (q *Queries) VenueTimeZones(ctx context.Context) ([]string, error) {
+	rows, err := q.db.Query(ctx, venueTimeZones)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []string{}
+	for rows.Next() {
+		var time_zone string
+		if err := rows.Scan(&time_zone); err != nil {
+			return nil, err
+		}
+		items = append(items, time_zone)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const venueUpdate = `-- name: VenueUpdate :exec
 UPDATE venues SET name = $1, city = $2, time_zone = $3 WHERE id = $4
 `

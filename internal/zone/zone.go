@@ -86,6 +86,12 @@ func Clock(t time.Time, loc *time.Location) string {
 	return t.Format("15:04") + " " + Abbrev(t)
 }
 
+// ClockSeconds writes the time of day of a moment to the second: "19:30:05 CET".
+func ClockSeconds(t time.Time, loc *time.Location) string {
+	t = t.In(or(loc))
+	return t.Format(time.TimeOnly) + " " + Abbrev(t)
+}
+
 // Short writes a moment for the staff's tables: "5 Jan 2027, 19:30 CET".
 func Short(t time.Time, loc *time.Location) string {
 	t = t.In(or(loc))
