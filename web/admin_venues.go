@@ -41,9 +41,13 @@ func (s *server) listVenues(c echo.Context) error {
 
 func venueURL(id int64) string { return "/admin/venues/" + strconv.FormatInt(id, 10) }
 
-// newVenue is the empty layout editor.
+// newVenue is the empty layout editor, in the zone the other venues share (else UTC).
 func (s *server) newVenue(c echo.Context) error {
-	e := venueEditor(c, "New venue", "/admin/venues", catalog.VenueInput{})
+	house, err := s.Catalog.HouseZone(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	e := venueEditor(c, "New venue", "/admin/venues", catalog.VenueInput{TimeZone: house.String()})
 	e.Preview.Summary = "Fill in a section or a standing area to see the map."
 	return render(c, http.StatusOK, "no-store", views.VenueEditorPage(e))
 }

@@ -174,4 +174,18 @@ func TestBerlinEventAcrossDST(t *testing.T) {
 	if at, err := time.Parse(time.RFC3339, rows[1][col]); err != nil || !at.Equal(createdAt.Truncate(time.Second)) {
 		t.Errorf("orders CSV created_at %q: got %v, %v; want the stored moment", rows[1][col], at, err)
 	}
+
+	// The box office sees the order, and the audit log its creation, on Berlin's
+	// clocks too: every venue of this program is in Berlin.
+	if txt := admin.page("/admin/orders/"+itoa(co.OrderID), false).doc.Find("main").Text(); !strings.Contains(txt, zone.Short(createdAt, berlin)) {
+		t.Errorf("order admin: want %q in %q", zone.Short(createdAt, berlin), strings.Join(strings.Fields(txt), " "))
+	}
+	var auditAt time.Time
+	if err := a.Pool.QueryRow(t.Context(), `SELECT at FROM audit_log WHERE action = 'event.create' AND subject = $1`,
+		"event:"+itoa(id)).Scan(&auditAt); err != nil {
+		t.Fatal(err)
+	}
+	if txt := admin.page("/admin/audit", false).doc.Find("main").Text(); !strings.Contains(txt, zone.Stamp(auditAt, berlin)) {
+		t.Errorf("audit log: want %q in %q", zone.Stamp(auditAt, berlin), strings.Join(strings.Fields(txt), " ")[:300])
+	}
 }

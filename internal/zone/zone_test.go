@@ -48,11 +48,12 @@ func TestWhenAcrossDST(t *testing.T) {
 	}
 	at := time.Date(2027, 10, 31, 0, 30, 0, 0, time.UTC)
 	for name, got := range map[string]string{
-		"Clock": Clock(at, berlin), "Short": Short(at, berlin), "Day": Day(at, berlin),
+		"Clock": Clock(at, berlin), "ClockSeconds": ClockSeconds(at.Add(time.Hour+5*time.Second), berlin),
+		"Short": Short(at, berlin), "Day": Day(at, berlin),
 		"Stamp": Stamp(at.Add(5*time.Second), berlin), "ISO": ISO(at, berlin), "Form": Form(at, berlin),
 	} {
 		want := map[string]string{
-			"Clock": "02:30 CEST", "Short": "31 Oct 2027, 02:30 CEST", "Day": "Sun 31 Oct 2027",
+			"Clock": "02:30 CEST", "ClockSeconds": "02:30:05 CET", "Short": "31 Oct 2027, 02:30 CEST", "Day": "Sun 31 Oct 2027",
 			"Stamp": "2027-10-31 02:30:05 CEST", "ISO": "2027-10-31T02:30:00+02:00", "Form": "2027-10-31T02:30",
 		}[name]
 		if got != want {
