@@ -73,9 +73,6 @@ func (s *server) clientNet(c echo.Context) string { return clientnet.Key(c.RealI
 // limitAddress counts one call of kind (limitedBySessions, …) from the request's
 // address: past the limit, a 429 rate_limited with Retry-After and words for people.
 func (s *server) limitAddress(c echo.Context, kind string) error {
-	if s.limiter == nil {
-		return nil
-	}
 	limit, on := s.limiter.perAddress[kind]
 	if !on {
 		return nil

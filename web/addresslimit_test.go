@@ -1,6 +1,7 @@
-package web
+package web_test
 
 import (
+	"boxoffice/web"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -70,11 +71,11 @@ func TestAddressLimits(t *testing.T) {
 		}
 		fresh := &client{t: t, http: &http.Client{Transport: home(3)}, base: a.URL}
 		st, raw, h := fresh.raw("GET", "/api/v1/session", nil, nil)
-		wantLimited(t, "a 4th session", st, raw, h, limitedBySessions, 3600)
+		wantLimited(t, "a 4th session", st, raw, h, web.LimitedBySessions, 3600)
 		// A request without the cookie is a new session every time.
 		st, raw, h = fresh.raw("POST", "/api/v1/events/"+itoa(a.EventID)+"/holds", map[string]any{"quantity": 1},
 			http.Header{"Sec-Fetch-Site": {"same-origin"}})
-		wantLimited(t, "a hold without a session cookie", st, raw, h, limitedBySessions, 3600)
+		wantLimited(t, "a hold without a session cookie", st, raw, h, web.LimitedBySessions, 3600)
 		// The sessions there are go on; other addresses start theirs.
 		first.hold(a.EventID, firstSeats(t, a.Pool, a.EventID, 1)...)
 		a.newClientVia(t, at(neighbour), 30*time.Second)
@@ -92,7 +93,7 @@ func TestAddressLimits(t *testing.T) {
 			}
 		}
 		st, raw, h := a.newClientVia(t, home(3), 30*time.Second).raw("POST", path, nil, nil)
-		wantLimited(t, "a 4th join", st, raw, h, limitedByJoins, 3600)
+		wantLimited(t, "a 4th join", st, raw, h, web.LimitedByJoins, 3600)
 		if st := a.newClientVia(t, at(neighbour), 30*time.Second).do("POST", path, nil, nil); st != http.StatusOK {
 			t.Errorf("a join from another address: got status %d, want 200", st)
 		}
@@ -108,7 +109,7 @@ func TestAddressLimits(t *testing.T) {
 		}
 		st, raw, h := a.newClientVia(t, home(1), 30*time.Second).raw("POST", "/api/v1/events/"+itoa(a.EventID)+"/holds",
 			map[string]any{"seatIds": seats[3:4]}, nil)
-		wantLimited(t, "a 4th hold call", st, raw, h, limitedByHolds, 60)
+		wantLimited(t, "a 4th hold call", st, raw, h, web.LimitedByHolds, 60)
 		if !seatFree(t, a.Pool, a.EventID, seats[3]) {
 			t.Errorf("seat %d: got held by a refused call, want free", seats[3])
 		}
@@ -123,7 +124,7 @@ func TestAddressLimits(t *testing.T) {
 		h := first.hold(a.EventID, seats[:10]...)
 		second := a.newClientVia(t, home(1), 30*time.Second)
 		st, raw, hdr := second.raw("POST", "/api/v1/events/"+itoa(a.EventID)+"/holds", map[string]any{"quantity": 1}, nil)
-		wantLimited(t, "an 11th seat from the address", st, raw, hdr, limitedBySeats, 600)
+		wantLimited(t, "an 11th seat from the address", st, raw, hdr, web.LimitedBySeats, 600)
 
 		// The seat page says it in words, with the status.
 		b := a.newBrowser(t)

@@ -9,7 +9,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"boxoffice/internal/app"
+	"boxoffice/internal/session"
 	"boxoffice/internal/staff"
 )
 
@@ -18,15 +18,15 @@ import (
 // needs it. The account's own record decides how long a device stays known; the
 // cookie lasts as long as browsers let one (400 days).
 const (
-	deviceCookie    = app.StaffDeviceCookie // over plain HTTP; deviceCookieOf names it
+	deviceCookie    = "boxoffice_staff_device" // over plain HTTP; deviceCookieOf names it
 	deviceCookieAge = 400 * 24 * time.Hour
 )
 
 // deviceCookieOf is the device cookie's name and path: with secure cookies a __Host-
-// name, which must be Path=/ (app.CookieName).
+// name, which must be Path=/ (session.CookieName).
 func (s *server) deviceCookieOf() (name, path string) {
 	if s.CookieSecure {
-		return app.CookieName(deviceCookie, true), "/"
+		return session.CookieName(deviceCookie, true), "/"
 	}
 	return deviceCookie, "/admin/login"
 }

@@ -1,4 +1,4 @@
-package web
+package web_test
 
 import (
 	"net/http"
@@ -12,31 +12,26 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"boxoffice/internal/staff"
+	"boxoffice/web"
 )
 
 // adminRouteTable lists every /admin route of the router with the roles the routes
 // table gives it, and fails the test for a route outside both the table and
 // adminOpen: a route registered any other way would have no role check.
-func adminRouteTable(t *testing.T, a *testApp) []adminRoute {
+func adminRouteTable(t *testing.T, a *testApp) []web.AdminRoute {
 	t.Helper()
-	e, ok := New(a.App).(*echo.Echo)
+	e, ok := a.App.Handler.(*echo.Echo)
 	if !ok {
-		t.Fatal("web.New is no longer an *echo.Echo: update this test")
+		t.Fatal("the handler is no longer an *echo.Echo: update this test")
 	}
-	table := map[string]adminRoute{}
-	for _, r := range (&server{}).adminRoutes() {
-		table[r.method+" "+r.path] = r
-		if r.method == http.MethodGet && !adminStreams[r.path] {
-			table["HEAD "+r.path] = adminRoute{method: http.MethodHead, path: r.path, roles: r.roles}
-		}
-	}
-	var out []adminRoute
+	table, open := web.AdminRoutes()
+	var out []web.AdminRoute
 	for _, r := range e.Routes() {
 		if r.Path != "/admin" && !strings.HasPrefix(r.Path, "/admin/") {
 			continue
 		}
 		key := r.Method + " " + r.Path
-		if adminOpen[key] {
+		if open[key] {
 			continue
 		}
 		tr, ok := table[key]
@@ -72,14 +67,14 @@ func TestAdminAuthorisation(t *testing.T) {
 		clients[role], _ = a.staffClient(t, role)
 	}
 	for _, r := range routes {
-		path := concrete(r.path)
-		name := r.method + " " + path
+		path := concrete(r.Path)
+		name := r.Method + " " + path
 		form := url.Values{"_csrf": {anonymous.csrf}}
 
 		// No staff session.
-		st := anonymous.pageRequest(r.method, path, formFor(r.method, form), false)
+		st := anonymous.pageRequest(r.Method, path, formFor(r.Method, form), false)
 		switch {
-		case r.method == http.MethodGet || r.method == http.MethodHead:
+		case r.Method == http.MethodGet || r.Method == http.MethodHead:
 			if st.status != http.StatusSeeOther || !strings.HasPrefix(st.header.Get("Location"), "/admin/login?next=") {
 				t.Errorf("%s as a buyer: status %d to %q, want 303 to the login", name, st.status, st.header.Get("Location"))
 			}
@@ -89,8 +84,8 @@ func TestAdminAuthorisation(t *testing.T) {
 
 		for _, role := range staff.Roles {
 			c := clients[role]
-			a := c.pageRequest(r.method, path, formFor(r.method, url.Values{"_csrf": {c.csrf}}), false)
-			allowed := role.May(r.roles...)
+			a := c.pageRequest(r.Method, path, formFor(r.Method, url.Values{"_csrf": {c.csrf}}), false)
+			allowed := role.May(r.Roles...)
 			switch {
 			case a.status >= 500:
 				t.Errorf("%s as %s: status %d", name, role, a.status)
@@ -102,9 +97,9 @@ func TestAdminAuthorisation(t *testing.T) {
 			}
 		}
 
-		if r.method != http.MethodGet && r.method != http.MethodHead {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			c := clients[staff.Admin]
-			a := c.pageRequest(r.method, path, url.Values{"x": {"1"}}, false) // no _csrf field, no header
+			a := c.pageRequest(r.Method, path, url.Values{"x": {"1"}}, false) // no _csrf field, no header
 			if a.status != http.StatusForbidden || !strings.Contains(a.body, "form has expired") {
 				t.Errorf("%s as admin without the CSRF token: status %d, want 403 csrf_failed", name, a.status)
 			}

@@ -65,7 +65,7 @@ func (s *server) controlFigures(ctx context.Context, ev booking.Event, prev *con
 	if f.Capacity > 0 {
 		f.SoldPct = 100 * f.Sold / f.Capacity
 	}
-	if s.Queue != nil && c.QueueEnabled {
+	if c.QueueEnabled {
 		qc, err := s.Queue.Counts(ctx, ev.ID)
 		if err != nil {
 			f.QueueError = "The waiting room does not answer (Redis): its figures are unknown; admitted shoppers carry on."
@@ -83,8 +83,8 @@ func (s *server) controlFigures(ctx context.Context, ev booking.Event, prev *con
 		}
 		f.Verified, f.Registered, f.Confirmed = true, vc.Registered, vc.Confirmed
 	}
-	if s.conflicts != nil && prev != nil {
-		n := s.conflicts()
+	if prev != nil {
+		n := s.Metrics.HoldConflicts()
 		if dt := now.Sub(prev.at).Minutes(); dt > 0 && !prev.at.IsZero() {
 			f.ConflictRate = strconv.Itoa(int(math.Round((n - prev.conflicts) / dt)))
 		}
@@ -142,14 +142,8 @@ func (s *server) streamControl(c echo.Context) error {
 	if ok, err := startSSE(c, controlEvery); !ok {
 		return err
 	}
-	var done <-chan struct{}
-	if s.streams != nil && s.streams.opt.Hub != nil {
-		done = s.streams.opt.Hub.Done()
-	}
-	prev := &controlSample{}
-	if s.conflicts != nil {
-		prev.at, prev.conflicts = time.Now(), s.conflicts()
-	}
+	done := s.Live.Done()
+	prev := &controlSample{at: time.Now(), conflicts: s.Metrics.HoldConflicts()}
 	tick := time.NewTicker(controlEvery)
 	defer tick.Stop()
 	var buf bytes.Buffer

@@ -1,4 +1,4 @@
-package web
+package web_test
 
 import (
 	"encoding/json"
@@ -11,6 +11,7 @@ import (
 
 	"boxoffice/internal/catalog"
 	"boxoffice/internal/staff"
+	"boxoffice/web"
 )
 
 // smallVenue stores a venue of 20 seats and 50 standing places through the catalog.
@@ -34,8 +35,8 @@ func eventFormValues(csrf string, venue int64, slug string) url.Values {
 	now := time.Now().UTC()
 	return url.Values{
 		"_csrf": {csrf}, "venue": {strconv.FormatInt(venue, 10)}, "name": {"Quiet <i>Night</i>"}, "slug": {slug},
-		"starts_at":      {now.Add(72 * time.Hour).Format(formTime)},
-		"onsale_at":      {now.Add(-time.Hour).Format(formTime)},
+		"starts_at":      {now.Add(72 * time.Hour).Format(web.FormTime)},
+		"onsale_at":      {now.Add(-time.Hour).Format(web.FormTime)},
 		"sales_close_at": {""}, "hold_minutes": {"7"},
 		"queue_slots": {"100"}, "queue_rate": {"5"}, "queue_minutes": {"10"},
 	}
@@ -171,8 +172,8 @@ func TestEventFormBadInput(t *testing.T) {
 		{"hold 0", "hold_minutes", "0", "between 1 and 60"},
 		{"hold 61", "hold_minutes", "61", "between 1 and 60"},
 		{"hold text", "hold_minutes", "ten", "whole number"},
-		{"close before onsale", "sales_close_at", now.Add(-2 * time.Hour).Format(formTime), "close after they open"},
-		{"close after start", "sales_close_at", now.Add(100 * time.Hour).Format(formTime), "when the event starts or before"},
+		{"close before onsale", "sales_close_at", now.Add(-2 * time.Hour).Format(web.FormTime), "close after they open"},
+		{"close after start", "sales_close_at", now.Add(100 * time.Hour).Format(web.FormTime), "when the event starts or before"},
 		{"bad date", "starts_at", "tomorrow", "not a date and time"},
 		{"no slots", "queue_slots", "0", "at least 1"},
 		{"rate zero", "queue_rate", "0", "above 0"},

@@ -1,4 +1,4 @@
-package web
+package web_test
 
 import (
 	"context"
@@ -8,19 +8,19 @@ import (
 	"testing"
 	"time"
 
-	"boxoffice/internal/apptest"
 	"boxoffice/internal/booking/bookingtest"
 	"boxoffice/internal/mail/mailtest"
 	"boxoffice/internal/staff"
+	"boxoffice/web"
 )
 
 // buyAs buys seats as a new buyer with email and waits for the confirmation; it
 // returns the order with its tickets.
-func (a *testApp) buyAs(t *testing.T, email string, seats ...int64) orderJSON {
+func (a *testApp) buyAs(t *testing.T, email string, seats ...int64) web.OrderJSON {
 	t.Helper()
 	c := a.newClient(t)
 	h := c.hold(a.EventID, seats...)
-	var co checkoutAnswerJSON
+	var co web.CheckoutAnswerJSON
 	if st := c.do("POST", "/api/v1/holds/"+h.HoldID+"/checkout", map[string]string{"email": email}, &co); st != http.StatusCreated {
 		t.Fatalf("checkout: status %d", st)
 	}
@@ -31,7 +31,7 @@ func (a *testApp) buyAs(t *testing.T, email string, seats ...int64) orderJSON {
 // runJobs works the program's River queue until the test ends.
 func (a *testApp) runJobs(t *testing.T) {
 	t.Helper()
-	(&apptest.Program{App: a.App}).RunJobs(t)
+	a.App.RunJobs(t)
 }
 
 // waitJobs waits until every email and refund queued so far is worked.
@@ -140,7 +140,7 @@ func TestBuyerPageAfterStaffRefund(t *testing.T) {
 	seats := firstSeats(t, a.Pool, a.EventID, 3)
 	buyer := a.newClient(t)
 	h := buyer.hold(a.EventID, seats...)
-	var co checkoutAnswerJSON
+	var co web.CheckoutAnswerJSON
 	if st := buyer.do("POST", "/api/v1/holds/"+h.HoldID+"/checkout", map[string]string{"email": "page@example.com"}, &co); st != http.StatusCreated {
 		t.Fatalf("checkout: %d", st)
 	}

@@ -9,7 +9,6 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"boxoffice/internal/app"
 	"boxoffice/internal/booking"
 	"boxoffice/internal/waitroom"
 )
@@ -124,7 +123,7 @@ func (s *server) notAdmitted(ctx context.Context, ev booking.Event, visitor stri
 	}
 	ctx, cancel := context.WithTimeout(ctx, positionTimeout)
 	defer cancel()
-	st, err := s.Queue.Status(ctx, app.QueueEvent(ev), visitor)
+	st, err := s.Queue.Status(ctx, ev.Room(), visitor)
 	switch {
 	case err != nil:
 	case st.Admitted:

@@ -1,4 +1,4 @@
-package web
+package web_test
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"boxoffice/internal/dbtest"
+	"boxoffice/web"
 )
 
 // An admission's life through HTTP: it ends with its purchase or its release (the
@@ -38,7 +39,7 @@ func TestAdmissionEnds(t *testing.T) {
 			if tok == "" {
 				t.Fatal("joining: want admitted with a token")
 			}
-			withToken := http.Header{admissionHeader: {tok}}
+			withToken := http.Header{web.AdmissionHeader: {tok}}
 			h := c.hold(a.EventID, seats[0])
 			if st, e, _ := holdStatus(c, a.EventID, seats[1], withToken); st != http.StatusCreated {
 				t.Fatalf("control, another seat before the end: got %d %q, want 201", st, e.Error)
@@ -70,7 +71,7 @@ func TestAdmissionEnds(t *testing.T) {
 			if !again.Admitted || again.Token == "" || again.Token == tok {
 				t.Fatalf("joining again: got %+v, want admitted with a new token", again)
 			}
-			if st, e, _ := holdStatus(c, a.EventID, seats[3], http.Header{admissionHeader: {again.Token}}); st != http.StatusCreated {
+			if st, e, _ := holdStatus(c, a.EventID, seats[3], http.Header{web.AdmissionHeader: {again.Token}}); st != http.StatusCreated {
 				t.Errorf("the new round's token: got %d %q, want 201", st, e.Error)
 			}
 		})

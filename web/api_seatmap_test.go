@@ -1,6 +1,7 @@
-package web
+package web_test
 
 import (
+	"boxoffice/web"
 	"encoding/json"
 	"net/http"
 	"testing"
@@ -16,22 +17,22 @@ func TestSeatMapInParts(t *testing.T) {
 	c := app.newClient(t)
 	base := "/api/v1/events/" + itoa(app.EventID) + "/seatmap"
 	var st struct {
-		Layout   string       `json:"layout"`
-		Statuses string       `json:"statuses"`
-		GATiers  []gaTierJSON `json:"gaTiers"`
+		Layout   string           `json:"layout"`
+		Statuses string           `json:"statuses"`
+		GATiers  []web.GATierJSON `json:"gaTiers"`
 	}
 	statuses := func() {
 		t.Helper()
 		code, raw, h := c.raw("GET", base+"/statuses", nil, nil)
-		if code != http.StatusOK || h.Get("Cache-Control") != mapCacheControl {
-			t.Fatalf("statuses: got %d, Cache-Control %q; want 200, %q", code, h.Get("Cache-Control"), mapCacheControl)
+		if code != http.StatusOK || h.Get("Cache-Control") != web.MapCacheControl {
+			t.Fatalf("statuses: got %d, Cache-Control %q; want 200, %q", code, h.Get("Cache-Control"), web.MapCacheControl)
 		}
 		if err := json.Unmarshal(raw, &st); err != nil {
 			t.Fatalf("statuses: %v: %.200s", err, raw)
 		}
 	}
 	statuses()
-	var whole seatMapJSON
+	var whole web.SeatMapJSON
 	if code := c.do("GET", base, nil, &whole); code != http.StatusOK {
 		t.Fatalf("seat map: got %d", code)
 	}
@@ -41,8 +42,8 @@ func TestSeatMapInParts(t *testing.T) {
 	}
 
 	var lay struct {
-		Layout string        `json:"layout"`
-		Seats  []mapSeatJSON `json:"seats"`
+		Layout string            `json:"layout"`
+		Seats  []web.MapSeatJSON `json:"seats"`
 	}
 	code, raw, h := c.raw("GET", base+"/layout?v="+st.Layout, nil, nil)
 	if code != http.StatusOK || h.Get("Cache-Control") != "public, max-age=31536000, immutable" || h.Get("ETag") != `W/"`+st.Layout+`"` {
@@ -66,8 +67,8 @@ func TestSeatMapInParts(t *testing.T) {
 		cache      string
 	}{
 		{"revalidated", base + "/layout?v=" + st.Layout, http.Header{"If-None-Match": {`W/"` + st.Layout + `"`}}, http.StatusNotModified, "public, max-age=31536000, immutable"},
-		{"without its id", base + "/layout", nil, http.StatusOK, mapCacheControl},
-		{"by an id it no longer has", base + "/layout?v=0123456789abcdef", nil, http.StatusOK, mapCacheControl},
+		{"without its id", base + "/layout", nil, http.StatusOK, web.MapCacheControl},
+		{"by an id it no longer has", base + "/layout?v=0123456789abcdef", nil, http.StatusOK, web.MapCacheControl},
 	} {
 		code, raw, h := c.raw("GET", tc.path, nil, tc.header)
 		if code != tc.status || h.Get("Cache-Control") != tc.cache || (code == http.StatusNotModified && len(raw) != 0) {

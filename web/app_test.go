@@ -1,4 +1,4 @@
-package web
+package web_test
 
 import (
 	"bytes"
@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/cookiejar"
-	"net/http/httptest"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,16 +16,16 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
 
-	"boxoffice/internal/app"
 	"boxoffice/internal/apptest"
 	"boxoffice/internal/booking"
 	"boxoffice/internal/payment"
+	"boxoffice/web"
 )
 
 const testSecret = apptest.WebhookSecret
 
 // testApp is the whole program on a fresh database and Redis prefix, built by the
-// production composition root (internal/app) and served by httptest.
+// production composition root (internal/app, handler and all) and served by httptest.
 type testApp struct {
 	URL      string
 	Pool     *pgxpool.Pool
@@ -35,7 +34,7 @@ type testApp struct {
 	Redis    *redis.Client
 	Prefix   string
 	EventID  int64 // the demo event: ~2,000 seats and a GA tier
-	App      *app.App
+	App      *apptest.Program
 	cheap    *sync.Once // staff password hashing made cheap (admin_helpers_test.go)
 }
 
@@ -52,11 +51,8 @@ func newTestApp(t *testing.T, opts ...func(*appOptions)) *testApp {
 		o.Log = slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
 	p := apptest.New(t, o)
-	srv := httptest.NewServer(New(p.App))
-	t.Cleanup(srv.Close) // before the program closes: cleanups run last-in first-out
-	p.Payments.SetWebhookURL(srv.URL + "/api/v1/payments/webhook")
-	return &testApp{URL: srv.URL, Pool: p.Pool, Booking: p.Booking, Provider: p.Payments, Redis: p.Redis,
-		Prefix: p.Prefix, EventID: p.EventID, App: p.App, cheap: new(sync.Once)}
+	return &testApp{URL: p.Serve(t), Pool: p.Pool, Booking: p.Booking, Provider: p.Payments, Redis: p.Redis,
+		Prefix: p.Prefix, EventID: p.EventID, App: p, cheap: new(sync.Once)}
 }
 
 type testWriter struct{ t *testing.T }
@@ -158,15 +154,15 @@ func TestEndToEnd(t *testing.T) {
 	t.Parallel()
 	app := newTestApp(t)
 	c := app.newClient(t)
-	var m seatMapJSON
+	var m web.SeatMapJSON
 	if st := c.do("GET", "/api/v1/events/"+itoa(app.EventID)+"/seatmap", nil, &m); st != 200 || len(m.Seats) < 1000 || len(m.GATiers) != 1 {
 		t.Fatalf("seatmap: status %d, %d seats, %d GA tiers", st, len(m.Seats), len(m.GATiers))
 	}
-	var h holdJSON
+	var h web.HoldJSON
 	if st := c.do("POST", "/api/v1/events/"+itoa(app.EventID)+"/holds", map[string]any{"seatIds": []int64{m.Seats[0].ID, m.Seats[1].ID}}, &h); st != 201 {
 		t.Fatalf("hold: got status %d, want 201", st)
 	}
-	var co checkoutAnswerJSON
+	var co web.CheckoutAnswerJSON
 	if st := c.do("POST", "/api/v1/holds/"+h.HoldID+"/checkout", map[string]string{"email": "ada@example.com"}, &co); st != 201 {
 		t.Fatalf("checkout: got status %d, want 201", st)
 	}
@@ -183,10 +179,10 @@ func TestEndToEnd(t *testing.T) {
 }
 
 // waitOrder polls the order until it has the wanted status, with a deadline.
-func waitOrder(t testing.TB, c *client, id int64, want string) orderJSON {
+func waitOrder(t testing.TB, c *client, id int64, want string) web.OrderJSON {
 	t.Helper()
 	deadline := time.Now().Add(15 * time.Second)
-	var o orderJSON
+	var o web.OrderJSON
 	for {
 		if st := c.do("GET", "/api/v1/orders/"+itoa(id), nil, &o); st != 200 {
 			t.Fatalf("order %d: got status %d", id, st)

@@ -1,4 +1,4 @@
-package web
+package web_test
 
 import (
 	"encoding/json"
@@ -10,9 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"boxoffice/internal/app"
 	"boxoffice/internal/demo"
+	"boxoffice/internal/session"
 	"boxoffice/internal/staff"
+	"boxoffice/web"
 )
 
 // withCookieModes runs test on an app with secure cookies and on one without, in
@@ -75,23 +76,23 @@ func TestHostCookies(t *testing.T) {
 				t.Errorf("cookie %s: got %q, want Secure=%v, Path=%s, no Domain, HttpOnly", name, ck.Raw, secure, path)
 			}
 		}
-		session, csrf, staffName, staffPath := app.SessionCookie, app.CSRFCookie, app.StaffCookie, "/admin"
+		buyer, csrf, staffName, staffPath := session.BuyerCookie, web.CSRFCookie, session.StaffCookie, "/admin"
 		if secure {
-			session, csrf, staffName, staffPath = "__Host-"+session, "__Host-"+csrf, "__Host-"+staffName, "/"
+			buyer, csrf, staffName, staffPath = "__Host-"+buyer, "__Host-"+csrf, "__Host-"+staffName, "/"
 		}
 
 		st, raw, h := rawRequest(t, "GET", a.URL+"/api/v1/session", "", nil)
-		var s sessionJSON
+		var s web.SessionJSON
 		if st != http.StatusOK || json.Unmarshal(raw, &s) != nil {
 			t.Fatalf("session: got %d %s", st, truncate(raw))
 		}
 		got := setCookies(h)
-		if got[session] == nil || got[csrf] == nil {
-			t.Fatalf("session: got Set-Cookie %v, want %s and %s", h.Values("Set-Cookie"), session, csrf)
+		if got[buyer] == nil || got[csrf] == nil {
+			t.Fatalf("session: got Set-Cookie %v, want %s and %s", h.Values("Set-Cookie"), buyer, csrf)
 		}
-		check(got[session], session, "/")
+		check(got[buyer], buyer, "/")
 		check(got[csrf], csrf, "/")
-		cookies := session + "=" + got[session].Value + "; " + csrf + "=" + got[csrf].Value
+		cookies := buyer + "=" + got[buyer].Value + "; " + csrf + "=" + got[csrf].Value
 		hold := `{"seatIds": [` + itoa(firstSeats(t, a.Pool, a.EventID, 1)[0]) + `]}`
 		st, raw, _ = rawRequest(t, "POST", a.URL+"/api/v1/events/"+itoa(a.EventID)+"/holds", hold,
 			http.Header{"Cookie": {cookies}, "X-Csrf-Token": {s.CSRFToken}, "Content-Type": {"application/json"}})
@@ -108,7 +109,7 @@ func TestHostCookies(t *testing.T) {
 			t.Fatalf("login: got %d setting %v, want 303 and the staff cookie %s", st, h.Values("Set-Cookie"), staffName)
 		}
 		check(ck, staffName, staffPath)
-		device, devicePath := app.CookieName(app.StaffDeviceCookie, secure), "/admin/login"
+		device, devicePath := session.CookieName(web.DeviceCookie, secure), "/admin/login"
 		if secure {
 			devicePath = "/"
 		}
@@ -130,7 +131,7 @@ func TestSessionRenewedAtOrder(t *testing.T) {
 	seats := firstSeats(t, a.Pool, a.EventID, 3)
 	order := func(token string, id int64) int {
 		t.Helper()
-		st, _, _ := rawRequest(t, "GET", a.URL+"/api/v1/orders/"+itoa(id), "", http.Header{"Cookie": {app.SessionCookie + "=" + token}})
+		st, _, _ := rawRequest(t, "GET", a.URL+"/api/v1/orders/"+itoa(id), "", http.Header{"Cookie": {session.BuyerCookie + "=" + token}})
 		return st
 	}
 	// planted is a victim whose browser carries the attacker's session token.
@@ -138,19 +139,19 @@ func TestSessionRenewedAtOrder(t *testing.T) {
 		attacker := a.newClient(t)
 		token = attacker.sessionToken()
 		victim = a.newClient(t)
-		victim.http.Jar.SetCookies(mustURL(a.URL), []*http.Cookie{{Name: app.SessionCookie, Value: token, Path: "/"}})
+		victim.http.Jar.SetCookies(mustURL(a.URL), []*http.Cookie{{Name: session.BuyerCookie, Value: token, Path: "/"}})
 		return victim, token
 	}
 
 	victim, token := planted()
 	h := victim.hold(a.EventID, seats[0])
-	var co checkoutAnswerJSON
+	var co web.CheckoutAnswerJSON
 	st, raw, hdr := victim.raw("POST", "/api/v1/holds/"+h.HoldID+"/checkout", map[string]string{"email": "ada@example.com"},
 		http.Header{"Sec-Fetch-Site": {"same-origin"}})
 	if st != http.StatusCreated || json.Unmarshal(raw, &co) != nil {
 		t.Fatalf("checkout: got %d %s, want 201", st, truncate(raw))
 	}
-	renewed := setCookies(hdr)[app.SessionCookie]
+	renewed := setCookies(hdr)[session.BuyerCookie]
 	if renewed == nil || renewed.Value == token || victim.sessionToken() != renewed.Value {
 		t.Fatalf("API checkout from a browser: got Set-Cookie %v, want a new session token", hdr.Values("Set-Cookie"))
 	}
@@ -185,8 +186,8 @@ func TestSessionRenewedAtOrder(t *testing.T) {
 	body := map[string]string{"email": "ada@example.com"}
 	first, raw1, _ := script.raw("POST", "/api/v1/holds/"+h.HoldID+"/checkout", body, key)
 	again, raw2, hdr := script.raw("POST", "/api/v1/holds/"+h.HoldID+"/checkout", body, key)
-	if first != http.StatusCreated || again != first || string(raw1) != string(raw2) || hdr.Get(replayedHeader) != "true" {
-		t.Errorf("a script's checkout and its repeat: got %d then %d (replayed %q), want 201 twice, the same answer", first, again, hdr.Get(replayedHeader))
+	if first != http.StatusCreated || again != first || string(raw1) != string(raw2) || hdr.Get(web.ReplayedHeader) != "true" {
+		t.Errorf("a script's checkout and its repeat: got %d then %d (replayed %q), want 201 twice, the same answer", first, again, hdr.Get(web.ReplayedHeader))
 	}
 	if script.sessionToken() != before {
 		t.Errorf("a script's session token changed at checkout; want it kept")
@@ -196,7 +197,7 @@ func TestSessionRenewedAtOrder(t *testing.T) {
 // sessionToken is the client's buyer session token in its cookie jar.
 func (c *client) sessionToken() string {
 	for _, ck := range c.http.Jar.Cookies(mustURL(c.base)) {
-		if ck.Name == app.SessionCookie {
+		if ck.Name == session.BuyerCookie {
 			return ck.Value
 		}
 	}
@@ -215,18 +216,18 @@ func TestSameSiteCSRF(t *testing.T) {
 	withCookieModes(t, func(t *testing.T, a *testApp, secure bool) {
 		seats := firstSeats(t, a.Pool, a.EventID, 4)
 		_, raw, h := rawRequest(t, "GET", a.URL+"/api/v1/session", "", nil)
-		var s sessionJSON
+		var s web.SessionJSON
 		if err := json.Unmarshal(raw, &s); err != nil {
 			t.Fatal(err)
 		}
-		csrf := app.CookieName(app.CSRFCookie, secure)
+		csrf := session.CookieName(web.CSRFCookie, secure)
 		ours := csrf + "=" + setCookies(h)[csrf].Value
-		planted := app.CSRFCookie + "=tossed-by-a-sibling-site-0123456789"
+		planted := web.CSRFCookie + "=tossed-by-a-sibling-site-0123456789"
 		apiHold := func(seat int64, site, cookie, token string) int {
 			t.Helper()
 			hdr := http.Header{"Sec-Fetch-Site": {site}, "Content-Type": {"application/json"}, "Cookie": {cookie}}
 			if token != "" {
-				hdr.Set(csrfHeader, token)
+				hdr.Set(web.CSRFHeader, token)
 			}
 			st, _, _ := rawRequest(t, "POST", a.URL+"/api/v1/events/"+itoa(a.EventID)+"/holds", `{"seatIds": [`+itoa(seat)+`]}`, hdr)
 			return st
@@ -235,7 +236,7 @@ func TestSameSiteCSRF(t *testing.T) {
 			t.Helper()
 			form := url.Values{"seat": {itoa(seat)}}
 			if token != "" {
-				form.Set(csrfForm, token)
+				form.Set(web.CSRFForm, token)
 			}
 			hdr := http.Header{"Sec-Fetch-Site": {site}, "Content-Type": {"application/x-www-form-urlencoded"}, "Cookie": {cookie}}
 			st, _, _ := rawRequest(t, "POST", a.URL+"/events/"+demo.DemoSpec(time.Now()).Slug+"/holds", form.Encode(), hdr)
@@ -263,7 +264,7 @@ func TestSameSiteCSRF(t *testing.T) {
 			want = http.StatusCreated // the plain cookie name is what lets it through
 		}
 		if st := apiHold(seats[2], "same-site", planted, "tossed-by-a-sibling-site-0123456789"); st != want {
-			t.Errorf("same-site with a planted %s cookie and its token: got %d, want %d", app.CSRFCookie, st, want)
+			t.Errorf("same-site with a planted %s cookie and its token: got %d, want %d", web.CSRFCookie, st, want)
 		}
 	})
 }

@@ -7,5 +7,6 @@
 // /api/v1; errors are returned, never written, and handleError decides the answer.
 //
 // It never imports the generated queries (internal/db): the domain packages own the
-// SQL. Nor does it import the composition root (internal/app), which builds it.
+// SQL. Nor does it import the composition root (internal/app), which builds it with New
+// from the parts it uses (Deps).
 package web

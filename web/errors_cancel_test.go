@@ -1,15 +1,13 @@
-package web
+package web_test
 
 import (
+	"boxoffice/internal/apptest"
 	"context"
 	"log/slog"
 	"net/http/httptest"
-	"strings"
 	"testing"
 
 	"github.com/labstack/echo/v4"
-
-	"boxoffice/internal/app"
 )
 
 // TestClientGoneIsNot500: a handler that fails because its client hung up is logged
@@ -17,15 +15,14 @@ import (
 func TestClientGoneIsNot500(t *testing.T) {
 	t.Parallel()
 	var buf lockedBuffer
-	h := New(&app.App{Log: slog.New(slog.NewJSONHandler(&buf, nil))})
-	e := h.(*echo.Echo)
+	p := apptest.New(t, apptest.Options{Log: slog.New(slog.NewJSONHandler(&buf, nil))})
+	e := p.Handler.(*echo.Echo)
 	e.GET("/test-gone", func(c echo.Context) error { return c.Request().Context().Err() })
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	rec := httptest.NewRecorder()
 	e.ServeHTTP(rec, httptest.NewRequest("GET", "/test-gone", nil).WithContext(ctx))
-	log := buf.String()
-	if !strings.Contains(log, `"status":499`) || strings.Contains(log, `"level":"ERROR"`) {
-		t.Errorf("log %q: want status 499 at info level", log)
+	if line := requestLine(t, &buf, "/test-gone"); line.Status != 499 || line.Level != "INFO" {
+		t.Errorf("got log line %+v, want status 499 at level INFO", line)
 	}
 }

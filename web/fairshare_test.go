@@ -1,4 +1,4 @@
-package web
+package web_test
 
 import (
 	"context"
@@ -15,6 +15,8 @@ import (
 
 	"boxoffice/internal/booking"
 	"boxoffice/internal/config"
+	"boxoffice/internal/metrics"
+	"boxoffice/web"
 )
 
 // The proof that one address gets no more than its share of an event: a household's
@@ -92,7 +94,7 @@ func fairShareRun(t *testing.T, env map[string]string) (int, map[string]int) {
 	holds := "/api/v1/events/" + itoa(a.EventID) + "/holds"
 
 	honest := make([]*client, 5)
-	held := make([]holdJSON, 5)
+	held := make([]web.HoldJSON, 5)
 	for i := range honest {
 		honest[i] = a.newClientVia(t, at(household(uint64(i+1))), 30*time.Second)
 		held[i] = honest[i].hold(a.EventID, all[2*i], all[2*i+1])
@@ -103,9 +105,12 @@ func fairShareRun(t *testing.T, env map[string]string) (int, map[string]int) {
 	noCookie := http.Header{"Sec-Fetch-Site": {"same-origin"}}
 	// The server as a peer reaches it straight, not through the edge: the same program
 	// (its Redis, its database), its metrics left to the one the edge reaches.
-	bare := *a.App
-	bare.Metrics = nil
-	peer := New(&bare)
+	deps := a.App.WebDeps()
+	deps.Metrics = metrics.New() // a registry of its own: the HTTP series register once per registry
+	peer, err := web.New(deps)
+	if err != nil {
+		t.Fatal(err)
+	}
 	const loops, calls = 2, 15
 	scripts := []func(loop, call int){
 		func(loop, call int) { // a fresh session for each call, exact seats from the far end
@@ -116,7 +121,7 @@ func fairShareRun(t *testing.T, env map[string]string) (int, map[string]int) {
 				tally.add(st, raw, h, err)
 				return
 			}
-			var s sessionJSON
+			var s web.SessionJSON
 			_ = json.Unmarshal(raw, &s)
 			c.csrf = s.CSRFToken
 			end := len(all) - 10*(loop*calls+call)
@@ -188,7 +193,7 @@ func TestFairShare(t *testing.T) {
 	if places > share {
 		t.Errorf("the script holds %d places, want at most the address's share of %d", places, share)
 	}
-	if answers["429 "+limitedBySeats] == 0 {
+	if answers["429 "+web.LimitedBySeats] == 0 {
 		t.Errorf("the script was never refused for the seats held at once (%v): the share was not reached", answers)
 	}
 }

@@ -1,4 +1,4 @@
-package web
+package web_test
 
 import (
 	"bytes"
@@ -17,6 +17,7 @@ import (
 
 	"boxoffice/internal/booking"
 	"boxoffice/internal/demo"
+	"boxoffice/web"
 )
 
 // errorBody is an error answer as a client reads it. It is not apiError on purpose: a
@@ -77,7 +78,7 @@ func (c *client) send(ctx context.Context, method, path string, body any, header
 		req.Header.Set("Content-Type", "application/json")
 	}
 	if c.csrf != "" {
-		req.Header.Set(csrfHeader, c.csrf)
+		req.Header.Set(web.CSRFHeader, c.csrf)
 	}
 	for k, v := range header {
 		req.Header[k] = v
@@ -95,9 +96,9 @@ func (c *client) send(ctx context.Context, method, path string, body any, header
 }
 
 // hold holds exactly these seats, or stops the test.
-func (c *client) hold(eventID int64, seats ...int64) holdJSON {
+func (c *client) hold(eventID int64, seats ...int64) web.HoldJSON {
 	c.t.Helper()
-	var h holdJSON
+	var h web.HoldJSON
 	if st := c.do("POST", "/api/v1/events/"+itoa(eventID)+"/holds", map[string]any{"seatIds": seats}, &h); st != http.StatusCreated {
 		c.t.Fatalf("hold %v: got status %d, want 201", seats, st)
 	}
@@ -105,9 +106,9 @@ func (c *client) hold(eventID int64, seats ...int64) holdJSON {
 }
 
 // checkout checks a hold out, or stops the test.
-func (c *client) checkout(holdID string) checkoutAnswerJSON {
+func (c *client) checkout(holdID string) web.CheckoutAnswerJSON {
 	c.t.Helper()
-	var co checkoutAnswerJSON
+	var co web.CheckoutAnswerJSON
 	if st := c.do("POST", "/api/v1/holds/"+holdID+"/checkout", map[string]string{"email": "ada@example.com"}, &co); st != http.StatusCreated {
 		c.t.Fatalf("checkout %s: got status %d, want 201", holdID, st)
 	}

@@ -1,4 +1,4 @@
-package web
+package web_test
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 
 	"boxoffice/internal/booking"
 	"boxoffice/internal/booking/bookingtest"
+	"boxoffice/web"
 )
 
 // holdAnswer is one hold attempt of the race as the buyer saw it.
@@ -22,7 +23,7 @@ type holdAnswer struct {
 	buyer  int
 	asked  []int64
 	status int
-	hold   holdJSON
+	hold   web.HoldJSON
 	err    errorBody
 	fail   error // transport failure or unreadable answer
 }

@@ -1,4 +1,4 @@
-package web
+package web_test
 
 import (
 	"bytes"
@@ -9,14 +9,14 @@ import (
 	"sync"
 	"testing"
 
-	"boxoffice/internal/booking"
 	"boxoffice/internal/booking/bookingtest"
+	"boxoffice/web"
 )
 
 // keyed sends a POST with an Idempotency-Key and returns the status, body and headers.
 func (c *client) keyed(path, key string, body any) (int, []byte, http.Header) {
 	c.t.Helper()
-	st, raw, hdr, err := c.send(context.Background(), "POST", path, body, http.Header{idempotencyHeader: {key}})
+	st, raw, hdr, err := c.send(context.Background(), "POST", path, body, http.Header{web.IdempotencyHeader: {key}})
 	if err != nil {
 		c.t.Fatal(err)
 	}
@@ -37,11 +37,11 @@ func TestIdempotencyKey(t *testing.T) {
 
 	st1, first, _ := c.keyed(holds, "hold-1", body)
 	st2, again, hdr := c.keyed(holds, "hold-1", body)
-	if st1 != http.StatusCreated || st2 != st1 || !bytes.Equal(first, again) || hdr.Get(replayedHeader) != "true" {
+	if st1 != http.StatusCreated || st2 != st1 || !bytes.Equal(first, again) || hdr.Get(web.ReplayedHeader) != "true" {
 		t.Fatalf("hold and its repeat: got %d %s and %d %s (replayed %q), want 201 twice, the same body",
-			st1, truncate(first), st2, truncate(again), hdr.Get(replayedHeader))
+			st1, truncate(first), st2, truncate(again), hdr.Get(web.ReplayedHeader))
 	}
-	var h holdJSON
+	var h web.HoldJSON
 	if err := json.Unmarshal(first, &h); err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +80,7 @@ func TestIdempotencyKey(t *testing.T) {
 	if st1 != http.StatusCreated || st2 != st1 || !bytes.Equal(first, again) {
 		t.Fatalf("checkout and its repeat: got %d and %d, want 201 twice, the same body", st1, st2)
 	}
-	var co checkoutAnswerJSON
+	var co web.CheckoutAnswerJSON
 	if err := json.Unmarshal(first, &co); err != nil {
 		t.Fatal(err)
 	}
@@ -124,14 +124,14 @@ func TestIdempotencyKeyConcurrent(t *testing.T) {
 				<-start
 				var hdr http.Header
 				if keyed {
-					hdr = http.Header{idempotencyHeader: {"same"}}
+					hdr = http.Header{web.IdempotencyHeader: {"same"}}
 				}
 				st, raw, _, err := c.send(context.Background(), "POST", holds, body, hdr)
 				if err != nil {
 					return
 				}
 				answers[i] = st
-				var h holdJSON
+				var h web.HoldJSON
 				if json.Unmarshal(raw, &h) == nil {
 					ids[i] = h.HoldID
 				}
@@ -158,33 +158,4 @@ func TestIdempotencyKeyConcurrent(t *testing.T) {
 		}
 	}
 	bookingtest.CheckMoney(t, app.Pool, app.EventID)
-}
-
-// TestKeepAnswer: final answers are kept for replay; our failures and "ask again"
-// answers are not, whether they come as an apiError or as the domain's error (a busy
-// best-available search is booking.ErrContended until the error handler words it).
-func TestKeepAnswer(t *testing.T) {
-	t.Parallel()
-	s := &server{}
-	for _, tc := range []struct {
-		name   string
-		status int
-		err    error
-		want   bool
-	}{
-		{"created", http.StatusCreated, nil, true},
-		{"seat taken", http.StatusConflict, &booking.SeatsUnavailableError{SeatIDs: []int64{1}}, true},
-		{"busy, from booking", http.StatusConflict, booking.ErrContended, false},
-		{"unavailable", http.StatusServiceUnavailable, booking.ErrUnavailable, false},
-		{"rate limited", http.StatusTooManyRequests, nil, false},
-		{"not written", 0, nil, false},
-	} {
-		code := ""
-		if tc.err != nil {
-			code = s.toAPIError(tc.err).Code
-		}
-		if got := keepAnswer(tc.status, code); got != tc.want {
-			t.Errorf("%s: got keep %v, want %v", tc.name, got, tc.want)
-		}
-	}
 }

@@ -1,4 +1,4 @@
-package web
+package web_test
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"boxoffice/internal/booking/bookingtest"
 	"boxoffice/internal/jobs"
 	"boxoffice/internal/mail/mailtest"
+	"boxoffice/web"
 )
 
 // moneyApp is the program as it runs in production, job queue included: refunds and
@@ -36,16 +37,16 @@ func newMoneyApp(t *testing.T, opts ...func(*appOptions)) *moneyApp {
 	if _, err := app.Pool.Exec(context.Background(), txLogSQL); err != nil {
 		t.Fatal(err)
 	}
-	prog := &apptest.Program{App: app.App, EventID: app.EventID, Prefix: app.Prefix}
+	prog := app.App
 	prog.RunJobs(t) // stops before the program closes: cleanups run last-in first-out
 	return &moneyApp{testApp: app, prog: prog, mail: mailtest.New(t), to: mailtest.Address(t)}
 }
 
 // checkout checks a hold out for c with the test's own address, as client.checkout
 // does with a shared one.
-func (a *moneyApp) checkout(c *client, holdID string) checkoutAnswerJSON {
+func (a *moneyApp) checkout(c *client, holdID string) web.CheckoutAnswerJSON {
 	c.t.Helper()
-	var co checkoutAnswerJSON
+	var co web.CheckoutAnswerJSON
 	if st := c.do("POST", "/api/v1/holds/"+holdID+"/checkout", map[string]string{"email": a.to}, &co); st != http.StatusCreated {
 		c.t.Fatalf("checkout %s: got status %d, want 201", holdID, st)
 	}
@@ -320,14 +321,14 @@ func paymentOf(t *testing.T, pool *pgxpool.Pool, orderID int64) (providerID, key
 
 // payAs pays an order with card, simulating delivery, and returns the status and the
 // answer (or the error code).
-func (c *client) payAs(orderID int64, card, delivery string, header http.Header) (int, payAnswerJSON, string) {
+func (c *client) payAs(orderID int64, card, delivery string, header http.Header) (int, web.PayAnswerJSON, string) {
 	c.t.Helper()
 	st, raw, _, err := c.send(context.Background(), "POST", "/api/v1/orders/"+itoa(orderID)+"/pay",
 		map[string]string{"card": card, "delivery": delivery}, header)
 	if err != nil {
 		c.t.Fatal(err)
 	}
-	var ans payAnswerJSON
+	var ans web.PayAnswerJSON
 	if st >= 400 {
 		e, perr := parseError(raw)
 		if perr != nil {
@@ -342,9 +343,9 @@ func (c *client) payAs(orderID int64, card, delivery string, header http.Header)
 }
 
 // order reads an order through the API.
-func (c *client) order(id int64) orderJSON {
+func (c *client) order(id int64) web.OrderJSON {
 	c.t.Helper()
-	var o orderJSON
+	var o web.OrderJSON
 	if st := c.do("GET", "/api/v1/orders/"+itoa(id), nil, &o); st != http.StatusOK {
 		c.t.Fatalf("order %d: got status %d, want 200", id, st)
 	}
@@ -354,7 +355,7 @@ func (c *client) order(id int64) orderJSON {
 // orderNote is the text of the order page's status, as the buyer reads it.
 func (c *client) orderNote(id int64) string {
 	c.t.Helper()
-	p := c.page(orderURL(id), false)
+	p := c.page(web.OrderURL(id), false)
 	if p.status != http.StatusOK {
 		c.t.Fatalf("order page %d: got status %d, want 200", id, p.status)
 	}
@@ -377,7 +378,7 @@ func soldAndHeld(t *testing.T, pool *pgxpool.Pool, eventID int64, orderIDs []int
 // not a speed requirement. It is generous because a job that failed once under a
 // loaded machine (make test runs every package at once on two cores) is retried after
 // River's backoff, 16 s for a second retry.
-func waitOrderWhere(t *testing.T, c *client, id int64, what string, cond func(orderJSON) bool) orderJSON {
+func waitOrderWhere(t *testing.T, c *client, id int64, what string, cond func(web.OrderJSON) bool) web.OrderJSON {
 	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	for {
@@ -393,8 +394,8 @@ func waitOrderWhere(t *testing.T, c *client, id int64, what string, cond func(or
 }
 
 // refundsDone reports whether an order has n refunds, all done.
-func refundsDone(n int) func(orderJSON) bool {
-	return func(o orderJSON) bool {
+func refundsDone(n int) func(web.OrderJSON) bool {
+	return func(o web.OrderJSON) bool {
 		if len(o.Refunds) != n {
 			return false
 		}

@@ -1,9 +1,8 @@
-package web
+package web_test
 
 import (
 	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"testing"
 
 	"boxoffice/internal/apptest"
@@ -72,8 +71,7 @@ func newStripeApp(t *testing.T, fake *stripetest.Fake, opts ...func(*appOptions)
 		f(&o)
 	}
 	p := apptest.New(t, o)
-	srv := httptest.NewServer(New(p.App))
-	t.Cleanup(srv.Close) // before the program closes: cleanups run last-in first-out
-	fake.SendWebhooks(srv.URL+"/api/v1/payments/webhook", apptest.WebhookSecret)
-	return &testApp{URL: srv.URL, Pool: p.Pool, Booking: p.Booking, Redis: p.Redis, Prefix: p.Prefix, EventID: p.EventID, App: p.App}
+	url := p.Serve(t)
+	fake.SendWebhooks(url+"/api/v1/payments/webhook", apptest.WebhookSecret)
+	return &testApp{URL: url, Pool: p.Pool, Booking: p.Booking, Redis: p.Redis, Prefix: p.Prefix, EventID: p.EventID, App: p}
 }

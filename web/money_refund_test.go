@@ -1,4 +1,4 @@
-package web
+package web_test
 
 import (
 	"context"
@@ -9,13 +9,14 @@ import (
 	"boxoffice/internal/booking/bookingtest"
 	"boxoffice/internal/dbtest"
 	"boxoffice/internal/payment"
+	"boxoffice/web"
 )
 
 // Refunds the provider does not settle at once, or settles and then fails, through the
 // production program: the test provider's webhooks and River's jobs.
 
 // paidOrder checks out and pays n seats for c and waits for the order's confirmation.
-func (a *moneyApp) paidOrder(t *testing.T, c *client, n int) orderJSON {
+func (a *moneyApp) paidOrder(t *testing.T, c *client, n int) web.OrderJSON {
 	t.Helper()
 	co := a.checkout(c, c.hold(a.EventID, firstSeats(t, a.Pool, a.EventID, n)...).HoldID)
 	c.pay(co.OrderID, "")

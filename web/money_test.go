@@ -1,4 +1,4 @@
-package web
+package web_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"boxoffice/internal/booking"
 	"boxoffice/internal/jobs"
 	"boxoffice/internal/ordertext"
+	"boxoffice/web"
 )
 
 // The money rules of issue 7, each through the API and the provider's webhooks, with
@@ -74,7 +75,7 @@ func TestMoneySecondSuccessRefunded(t *testing.T) {
 	c := app.newClient(t)
 	seats := firstSeats(t, app.Pool, app.EventID, 4)
 	ctx := context.Background()
-	elsewhere := func(co checkoutAnswerJSON) string { // a payment booking did not start
+	elsewhere := func(co web.CheckoutAnswerJSON) string { // a payment booking did not start
 		t.Helper()
 		res, err := app.Provider.Charge(ctx, booking.ChargeRequest{
 			Key: "elsewhere_" + rand.Text(), OrderID: co.OrderID, EventID: app.EventID,
@@ -241,7 +242,7 @@ func TestMoneyPayAgainAfterFailure(t *testing.T) {
 	if st, ans, _ := c.payAs(async.OrderID, cardFailLater, "", nil); st != http.StatusAccepted || ans.Status != booking.PayProcessing {
 		t.Fatalf("card that fails later: got %d %+v, want 202 processing", st, ans)
 	}
-	waitOrderWhere(t, c, async.OrderID, "the failure", func(o orderJSON) bool { return o.StatusReason == booking.ReasonPaymentFailed })
+	waitOrderWhere(t, c, async.OrderID, "the failure", func(o web.OrderJSON) bool { return o.StatusReason == booking.ReasonPaymentFailed })
 	if note := c.orderNote(async.OrderID); !strings.Contains(note, "did not go through") {
 		t.Errorf("order page: got %q, want it to say the payment did not go through", note)
 	}

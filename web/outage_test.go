@@ -1,4 +1,4 @@
-package web
+package web_test
 
 import (
 	"context"
@@ -17,6 +17,7 @@ import (
 	"boxoffice/internal/booking"
 	"boxoffice/internal/booking/bookingtest"
 	"boxoffice/internal/dbtest"
+	"boxoffice/web"
 )
 
 // Phases of the outage, as a request sees them when it is sent and when it is answered.
@@ -184,7 +185,7 @@ func TestDatabaseOutage(t *testing.T) {
 				}
 				switch {
 				case a.op == "hold" && st == http.StatusCreated:
-					var h holdJSON
+					var h web.HoldJSON
 					if err := json.Unmarshal(raw, &h); err != nil {
 						a.fail = err
 					}
@@ -374,7 +375,7 @@ func TestRedisKeysLost(t *testing.T) {
 		t.Fatalf("keys left under %s: %v (%v)", app.Prefix, left, err)
 	}
 
-	var got holdJSON
+	var got web.HoldJSON
 	if st := c.do("GET", "/api/v1/holds/"+h.HoldID, nil, &got); st != http.StatusOK || len(got.Seats) != 2 {
 		t.Fatalf("hold after losing Redis: got status %d with %d seats, want 200 with 2", st, len(got.Seats))
 	}

@@ -1,11 +1,8 @@
-package web
+package web_test
 
 import (
 	"errors"
-	"io"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"regexp"
 	"slices"
@@ -15,11 +12,11 @@ import (
 	"time"
 
 	"github.com/PuerkitoBio/goquery"
-	"github.com/labstack/echo/v4"
 	"github.com/skip2/go-qrcode"
 
 	"boxoffice/internal/booking"
 	"boxoffice/internal/payment"
+	"boxoffice/web"
 )
 
 // TestPagePurchase buys seats and standing places through the pages alone, as a
@@ -32,17 +29,17 @@ func TestPagePurchase(t *testing.T) {
 		o.Env = map[string]string{"PAYMENT_DELIVERY": "late", "PAYMENT_LATE_DELAY": "3s"}
 	})
 	c := app.newClient(t)
-	var m seatMapJSON
+	var m web.SeatMapJSON
 	if st := c.do("GET", "/api/v1/events/"+itoa(app.EventID)+"/seatmap", nil, &m); st != http.StatusOK || len(m.GATiers) == 0 {
 		t.Fatalf("seat map: got status %d with %d GA tiers", st, len(m.GATiers))
 	}
 	seats := c.hold(app.EventID, firstSeats(t, app.Pool, app.EventID, 2)...)
-	var ga holdJSON
+	var ga web.HoldJSON
 	if st := c.do("POST", "/api/v1/events/"+itoa(app.EventID)+"/holds", map[string]any{"gaTierId": m.GATiers[0].ID, "quantity": 2}, &ga); st != http.StatusCreated {
 		t.Fatalf("GA hold: got status %d, want 201", st)
 	}
 
-	for _, h := range []holdJSON{seats, ga} {
+	for _, h := range []web.HoldJSON{seats, ga} {
 		action, form := checkoutFormOf(t, c.page("/holds/"+h.HoldID+"/checkout", false))
 		form.Set("email", " ada@example.com ")
 		form.Set("card", "4242 4242 4242 4242")
@@ -122,7 +119,7 @@ func pollOrderPage(t *testing.T, c *client, path string) pageAnswer {
 
 // checkTickets checks the tickets on a page against the order: one per ticket, each
 // with the QR code of its code and the seat or tier it admits to.
-func checkTickets(t *testing.T, doc *goquery.Document, o orderJSON, seated bool) {
+func checkTickets(t *testing.T, doc *goquery.Document, o web.OrderJSON, seated bool) {
 	t.Helper()
 	tickets := doc.Find("article.ticket")
 	if tickets.Length() != len(o.Tickets) || len(o.Tickets) == 0 {
@@ -138,7 +135,7 @@ func checkTickets(t *testing.T, doc *goquery.Document, o orderJSON, seated bool)
 		}
 		place := s.Find(".ticket-place").Text()
 		if seated {
-			st := o.Seats[slices.IndexFunc(o.Seats, func(st seatJSON) bool { return st.ID == o.Tickets[i].SeatID })]
+			st := o.Seats[slices.IndexFunc(o.Seats, func(st web.SeatJSON) bool { return st.ID == o.Tickets[i].SeatID })]
 			for _, want := range []string{st.Section, st.Row, strconv.Itoa(st.Number)} {
 				if !strings.Contains(place, want) {
 					t.Errorf("ticket %d: place %q lacks %q", i, place, want)
@@ -201,7 +198,7 @@ func TestOrderLapsedRefund(t *testing.T) {
 		t.Fatalf("late payment: got outcome %q, want refund_pending", got)
 	}
 	for _, htmx := range []bool{false, true} {
-		p := a.page(orderURL(co.OrderID), htmx)
+		p := a.page(web.OrderURL(co.OrderID), htmx)
 		if p.status != http.StatusOK {
 			t.Fatalf("order page: got status %d, want 200", p.status)
 		}
@@ -226,12 +223,12 @@ func TestOrderUnpaid(t *testing.T) {
 	h := c.hold(app.EventID, firstSeats(t, app.Pool, app.EventID, 1)...)
 	co := c.checkout(h.HoldID)
 
-	p := c.page(orderURL(co.OrderID), false)
+	p := c.page(web.OrderURL(co.OrderID), false)
 	if href, _ := p.doc.Find(".order-note a").Attr("href"); p.status != http.StatusOK || href != "/holds/"+h.HoldID+"/checkout" {
 		t.Errorf("unpaid order: got status %d and link %q, want 200 and a link to pay", p.status, href)
 	}
 	lapse(t, app.Pool, h.HoldID)
-	p = c.page(orderURL(co.OrderID), false)
+	p = c.page(web.OrderURL(co.OrderID), false)
 	if txt := p.doc.Find(".order-note").Text(); !strings.Contains(txt, "Nothing has been charged") {
 		t.Errorf("unpaid order of a lapsed hold: got %q, want it to say nothing was charged", strings.TrimSpace(txt))
 	}
@@ -260,11 +257,11 @@ func TestOrderPagesOtherSession(t *testing.T) {
 		path string
 		htmx bool
 	}{
-		{"another session's order", b, orderURL(co.OrderID), false},
-		{"another session's order (htmx)", b, orderURL(co.OrderID), true},
+		{"another session's order", b, web.OrderURL(co.OrderID), false},
+		{"another session's order (htmx)", b, web.OrderURL(co.OrderID), true},
 		{"another session's checkout", b, "/holds/" + h.HoldID + "/checkout", false},
-		{"order without a session", stranger, orderURL(co.OrderID), false},
-		{"no such order", a, orderURL(co.OrderID + 1000), false},
+		{"order without a session", stranger, web.OrderURL(co.OrderID), false},
+		{"no such order", a, web.OrderURL(co.OrderID + 1000), false},
 		{"order address that names none", a, "/orders/abc", false},
 		{"hold address that names none", a, "/holds/abc/checkout", false},
 	} {
@@ -288,46 +285,10 @@ func TestOrderPagesOtherSession(t *testing.T) {
 	}
 }
 
-// TestErrorPages: a failure on our side shows the request id and never its cause, as a
-// page, a fragment for htmx, or JSON under the API; an unknown page is a page.
-func TestErrorPages(t *testing.T) {
+// TestUnknownPage: an address that names nothing is answered with a page in words, or
+// its fragment for htmx.
+func TestUnknownPage(t *testing.T) {
 	t.Parallel()
-	s := &server{Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	e := echo.New()
-	for _, tc := range []struct {
-		path  string
-		htmx  bool
-		ctype string
-	}{
-		{"/orders/1", false, "text/html"},
-		{"/orders/1", true, "text/html"},
-		{"/api/v1/orders/1", false, "application/json"},
-	} {
-		req := httptest.NewRequest("GET", tc.path, nil)
-		if tc.htmx {
-			req.Header.Set("HX-Request", "true")
-		}
-		rec := httptest.NewRecorder()
-		c := e.NewContext(req, rec)
-		c.Response().Header().Set(echo.HeaderXRequestID, "req-4711")
-		s.handleError(errors.New("pq: secret cause at db.go:42"), c)
-		body := rec.Body.String()
-		if rec.Code != http.StatusInternalServerError || !strings.HasPrefix(rec.Header().Get("Content-Type"), tc.ctype) {
-			t.Errorf("%s (htmx %v): got %d %s, want 500 %s", tc.path, tc.htmx, rec.Code, rec.Header().Get("Content-Type"), tc.ctype)
-		}
-		if !strings.Contains(body, "Something went wrong on our side") || strings.Contains(body, "secret cause") {
-			t.Errorf("%s (htmx %v): got %q, want the human message and not the cause", tc.path, tc.htmx, body)
-		}
-		if tc.ctype == "text/html" {
-			if !strings.Contains(body, "req-4711") {
-				t.Errorf("%s (htmx %v): the request id is not shown", tc.path, tc.htmx)
-			}
-			if got := strings.Contains(body, "<html"); got != !tc.htmx {
-				t.Errorf("%s (htmx %v): whole page is %v, want %v", tc.path, tc.htmx, got, !tc.htmx)
-			}
-		}
-	}
-
 	app := newTestApp(t)
 	c := app.newClient(t)
 	for _, htmx := range []bool{false, true} {

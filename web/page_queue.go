@@ -44,7 +44,7 @@ func (s *server) showQueue(c echo.Context) error {
 	}
 	ask := queueJoin
 	switch {
-	case s.proofOn:
+	case s.ProofOfWork:
 		ask = queueLook
 	case isHTMX(c):
 		ask = queueRejoin
@@ -121,7 +121,7 @@ func (s *server) queuePage(c echo.Context, ev booking.Event, ask queueAsk) error
 	p.Refresh = queuePoll
 	p.Scripts = append(p.Scripts, countdownScript, queueScript)
 	qp := views.QueuePage{Page: p, Event: eventHeader(ev, time.Now()), Status: q}
-	if s.proofOn {
+	if s.ProofOfWork {
 		qp.Scripts = append(qp.Scripts, proofScript)
 		if !q.Paused && !st.Admitted && !st.Queued && !st.SoldOut {
 			qp.Join = &views.QueueJoin{Action: queueURL(ev), CSRF: p.CSRFToken, Proof: proofBox("join")}

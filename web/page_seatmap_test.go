@@ -45,7 +45,7 @@ func BenchmarkSeatMapRender(b *testing.B) {
 	}
 	cfg := booking.DefaultConfig()
 	cfg.MapMaxAge = time.Hour // measure rendering, not reloading the map
-	s := &server{Booking: booking.New(pool, cfg, nil, nil, nil)}
+	s := &server{Deps: Deps{Booking: booking.New(pool, cfg, nil, nil, nil)}}
 	ev, err := s.Booking.Event(ctx, id)
 	if err != nil {
 		b.Fatal(err)

@@ -1,4 +1,4 @@
-package web
+package web_test
 
 import (
 	"bytes"
@@ -16,6 +16,7 @@ import (
 	"github.com/PuerkitoBio/goquery"
 
 	"boxoffice/internal/demo"
+	"boxoffice/web"
 )
 
 // browser is a person at a browser without JavaScript: cookies, forms posted as forms
@@ -420,8 +421,8 @@ func TestBigVenueSections(t *testing.T) {
 	if st != http.StatusOK {
 		t.Fatalf("section S02: got status %d, want 200", st)
 	}
-	if gz := gzipLen(t, body); gz > seatPageBudget {
-		t.Errorf("section S02: %d bytes gzipped, want at most %d", gz, seatPageBudget)
+	if gz := web.GzipLen(t, body); gz > web.SeatPageBudget {
+		t.Errorf("section S02: %d bytes gzipped, want at most %d", gz, web.SeatPageBudget)
 	}
 	doc = parseHTML(t, body)
 	seats := doc.Find(`svg.map g.seat`)
@@ -458,12 +459,14 @@ func TestSeatFragments(t *testing.T) {
 	app := newTestApp(t)
 	seats := firstSeats(t, app.Pool, app.EventID, 2)
 	app.newClient(t).hold(app.EventID, seats[0])
-	s := &server{Booking: app.Booking}
+	s, err := web.NewServer(app.App.WebDeps())
+	if err != nil {
+		t.Fatal(err)
+	}
 	var body []byte
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		var err error
-		if body, err = s.seatFragments(t.Context(), app.EventID, []int64{seats[0], seats[1], 99999999}, false); err != nil {
+		if body, err = s.SeatFragments(t.Context(), app.EventID, []int64{seats[0], seats[1], 99999999}, false); err != nil {
 			t.Fatal(err)
 		}
 		if bytes.Contains(body, []byte(`class="seat held"`)) || time.Now().After(deadline) {
@@ -490,7 +493,7 @@ func TestSeatFragments(t *testing.T) {
 
 	// A general-admission change: the places left of each tier come in the same
 	// rendering, to replace the page's count out of band.
-	body, err := s.seatFragments(t.Context(), app.EventID, nil, true)
+	body, err = s.SeatFragments(t.Context(), app.EventID, nil, true)
 	if err != nil {
 		t.Fatal(err)
 	}

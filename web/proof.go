@@ -6,7 +6,6 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"boxoffice/internal/app"
 	"boxoffice/internal/booking"
 	"boxoffice/internal/proof"
 	"boxoffice/static"
@@ -50,21 +49,9 @@ func proofInvalid(err error) *apiError {
 // proofRetryAfter is the Retry-After, in seconds, while spent proofs cannot be checked.
 const proofRetryAfter = 2
 
-// newProofGuard builds the guard, its keys derived from the admission keys.
-func newProofGuard(a *app.App) *proof.Guard {
-	secrets := make([][]byte, len(a.Config.AdmissionKeys))
-	for i, k := range a.Config.AdmissionKeys {
-		secrets[i] = k.Secret
-	}
-	return proof.New(a.Redis, a.Config.RedisPrefix, secrets, a.Config.ProofMaxNumber)
-}
-
 // getChallenge hands out a fresh challenge, to the widget and to programs.
 func (s *server) getChallenge(c echo.Context) error {
-	if s.proof == nil {
-		return echo.ErrNotFound
-	}
-	return c.JSON(http.StatusOK, s.proof.Challenge())
+	return c.JSON(http.StatusOK, s.Proof.Challenge())
 }
 
 // spendProof checks the request's proof (the header, else the form field), spends it
@@ -79,7 +66,7 @@ func (s *server) spendProof(c echo.Context) error {
 		return errProofRequired
 	}
 	ctx := c.Request().Context()
-	if err := s.proof.Verify(ctx, p); err != nil {
+	if err := s.Proof.Verify(ctx, p); err != nil {
 		return proofInvalid(err)
 	}
 	s.Sessions.Put(ctx, provedKey, true)
@@ -88,7 +75,7 @@ func (s *server) spendProof(c echo.Context) error {
 
 // proveHold asks for a proof before a hold, unless the session has proved already.
 func (s *server) proveHold(c echo.Context) error {
-	if !s.proofOn || s.proved(c) {
+	if !s.ProofOfWork || s.proved(c) {
 		return nil
 	}
 	return s.spendProof(c)
@@ -97,7 +84,7 @@ func (s *server) proveHold(c echo.Context) error {
 // proveJoin asks for a proof before every join of a waiting room that is on (with it
 // off, a join changes nothing and the first hold asks instead).
 func (s *server) proveJoin(c echo.Context, ev booking.Event) error {
-	if !s.proofOn || !ev.QueueEnabled {
+	if !s.ProofOfWork || !ev.QueueEnabled {
 		return nil
 	}
 	return s.spendProof(c)
@@ -146,7 +133,7 @@ func proofBox(what string) views.Proof {
 // holdProof is the seat page's ask, for a session that has yet to prove; nil when none
 // is needed.
 func (s *server) holdProof(c echo.Context) *views.Proof {
-	if !s.proofOn || s.proved(c) {
+	if !s.ProofOfWork || s.proved(c) {
 		return nil
 	}
 	p := proofBox("hold")

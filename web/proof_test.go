@@ -1,4 +1,4 @@
-package web
+package web_test
 
 import (
 	"encoding/json"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"boxoffice/internal/proof"
+	"boxoffice/web"
 )
 
 // The proof of work in front of queue joins and a session's first hold: refused
@@ -205,11 +206,11 @@ func TestProofSeatPage(t *testing.T) {
 	b := a.newBrowser(t)
 	doc, token := b.page("/events/" + demoSlug + "/seats")
 	box := doc.Find("[data-proof]")
-	checkAttrs(t, "proof box", box, map[string]string{"data-proof-challenge": "/api/v1/challenge", "data-proof-worker": proofWorker, "data-proof-module": proofModule})
+	web.CheckAttrs(t, "proof box", box, map[string]string{"data-proof-challenge": "/api/v1/challenge", "data-proof-worker": web.ProofWorker, "data-proof-module": web.ProofModule})
 	if got := box.Find("noscript").Text(); !strings.Contains(got, "Holding seats needs JavaScript") {
 		t.Errorf("the box without script: got %q, want what to do", got)
 	}
-	if doc.Find(`script[src="`+proofScript+`"]`).Length() != 1 {
+	if doc.Find(`script[src="`+web.ProofScript+`"]`).Length() != 1 {
 		t.Error("the seat page does not load proof.js")
 	}
 

@@ -10,7 +10,6 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"boxoffice/internal/app"
 	"boxoffice/internal/booking"
 	"boxoffice/internal/waitroom"
 )
@@ -130,9 +129,6 @@ func newEventCache() *eventCache {
 
 // eventByID is the event, at most eventCacheTTL old.
 func (s *server) eventByID(ctx context.Context, id int64) (booking.Event, error) {
-	if s.events == nil {
-		return s.Booking.Event(ctx, id)
-	}
 	return s.events.byID.get(ctx, id, func(ctx context.Context) (booking.Event, error) {
 		ev, err := s.Booking.Event(ctx, id)
 		if err == nil {
@@ -144,9 +140,6 @@ func (s *server) eventByID(ctx context.Context, id int64) (booking.Event, error)
 
 // eventBySlug is the event of a page address, at most eventCacheTTL old.
 func (s *server) eventBySlug(ctx context.Context, slug string) (booking.Event, error) {
-	if s.events == nil {
-		return s.Booking.EventBySlug(ctx, slug)
-	}
 	return s.events.bySlug.get(ctx, slug, func(ctx context.Context) (booking.Event, error) {
 		ev, err := s.Booking.EventBySlug(ctx, slug)
 		if err == nil {
@@ -197,7 +190,7 @@ func (s *server) queueStatus(c echo.Context, ev booking.Event, ask queueAsk) (wa
 	if ev.VerifiedOnly && !s.verifiedFor(c, ev.ID) {
 		return waitroom.Status{}, errNotVerified
 	}
-	qe := app.QueueEvent(ev)
+	qe := ev.Room()
 	if !qe.Settings.Enabled {
 		return waitroom.Status{Admitted: true}, nil
 	}
@@ -276,7 +269,7 @@ func (s *server) admissionLasts(ctx context.Context, eventID int64, buyer string
 // on, within leaveTimeout: the buyer's answer must not wait on a Redis that hangs.
 // A failure is logged as failed, never returned.
 func (s *server) roomCall(ctx context.Context, eventID int64, buyer, failed string, call func(context.Context) error) {
-	if buyer == "" || s.Queue == nil {
+	if buyer == "" {
 		return
 	}
 	ev, err := s.eventByID(ctx, eventID)

@@ -7,7 +7,6 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"boxoffice/internal/app"
 	"boxoffice/internal/waitroom"
 )
 
@@ -78,7 +77,7 @@ func (s *server) getBoard(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	qe := app.QueueEvent(ev)
+	qe := ev.Room()
 	if !qe.Settings.Enabled {
 		return errNoWaitingRoom
 	}

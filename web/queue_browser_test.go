@@ -1,4 +1,4 @@
-package web
+package web_test
 
 import (
 	"context"
@@ -17,6 +17,7 @@ import (
 
 	"boxoffice/internal/browsertest"
 	"boxoffice/internal/waitroom"
+	"boxoffice/web"
 )
 
 // requestCounter stands between the browser and a test app and counts what the queue
@@ -103,8 +104,8 @@ func TestBrowserQueueFollowsBoard(t *testing.T) {
 	}
 	waitJS(t, ctx, "the page to say the browser is first, from the board",
 		`document.querySelector('#queue [data-q="position"]').textContent === "You are number 1 in the queue"`, browsertest.Timeout)
-	if got := js[string](t, ctx, `document.querySelector('#queue [data-q="ahead"]').textContent`); got != aheadText(0) {
-		t.Errorf("people ahead: got %q, want %q", got, aheadText(0))
+	if got := js[string](t, ctx, `document.querySelector('#queue [data-q="ahead"]').textContent`); got != web.AheadText(0) {
+		t.Errorf("people ahead: got %q, want %q", got, web.AheadText(0))
 	}
 	if got := js[string](t, ctx, `(p => p.value + "/" + p.max + " " + p.textContent)(document.querySelector('#queue progress'))`); got != "1/1 100%" {
 		t.Errorf("progress: got %q, want 1/1 100%% (the one ahead at the join has gone in)", got)
@@ -158,7 +159,7 @@ func TestBrowserQueueShowsAllHeldFromBoard(t *testing.T) {
 		if q := c.queue("POST", ev); !q.Admitted {
 			t.Fatalf("shopper: got %+v, want admitted", q)
 		}
-		var ga holdJSON
+		var ga web.HoldJSON
 		if st := c.do("POST", "/api/v1/events/"+itoa(ev)+"/holds", map[string]any{"gaTierId": tier, "quantity": 5}, &ga); st != http.StatusCreated {
 			t.Fatalf("standing places: got %d, want 201", st)
 		}
@@ -230,7 +231,7 @@ func TestBrowserQueueWordsAsServer(t *testing.T) {
 			for _, left := range []int{0, 7, 99, 100, 1234, 49999} {
 				cases = append(cases, wordCase{ahead, left, w[0], w[1]})
 				lo, hi := time.Duration(w[0]*float64(time.Second)), time.Duration(w[1]*float64(time.Second))
-				want = append(want, aheadText(ahead)+"|"+waitText(lo, hi, ahead)+"|"+oddsText(left, ahead))
+				want = append(want, web.AheadText(ahead)+"|"+web.WaitText(lo, hi, ahead)+"|"+web.OddsText(left, ahead))
 			}
 		}
 	}

@@ -1,24 +1,21 @@
-package web
+package web_test
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/PuerkitoBio/goquery"
-	"github.com/labstack/echo/v4"
 
-	"boxoffice/internal/app"
-	"boxoffice/internal/apptest"
 	"boxoffice/internal/booking"
+	"boxoffice/internal/session"
 	"boxoffice/internal/waitroom"
+	"boxoffice/web"
 )
 
 // The waiting room through HTTP: the queue calls, the admission check in front of seat
@@ -44,7 +41,7 @@ func roomOn(t testing.TB, a *testApp, eventID int64, slots int, rate float64, tt
 // runQueue starts the admitter until the test ends.
 func runQueue(t testing.TB, a *testApp) {
 	t.Helper()
-	(&apptest.Program{App: a.App}).RunQueue(t)
+	a.App.RunQueue(t)
 }
 
 // noRedirects makes the client show redirects rather than follow them.
@@ -54,9 +51,9 @@ func (c *client) noRedirects() *client {
 }
 
 // queue joins (POST) or looks (GET) and returns the answer, or stops the test.
-func (c *client) queue(method string, eventID int64) queueJSON {
+func (c *client) queue(method string, eventID int64) web.QueueJSON {
 	c.t.Helper()
-	var q queueJSON
+	var q web.QueueJSON
 	if st := c.do(method, "/api/v1/events/"+itoa(eventID)+"/queue", nil, &q); st != http.StatusOK {
 		c.t.Fatalf("%s queue: got status %d, want 200", method, st)
 	}
@@ -64,7 +61,7 @@ func (c *client) queue(method string, eventID int64) queueJSON {
 }
 
 // waitAdmitted asks GET queue until the client is admitted, with a deadline.
-func waitAdmitted(t testing.TB, c *client, eventID int64, within time.Duration) queueJSON {
+func waitAdmitted(t testing.TB, c *client, eventID int64, within time.Duration) web.QueueJSON {
 	t.Helper()
 	deadline := time.Now().Add(within)
 	for {
@@ -99,12 +96,12 @@ func visitorOf(t testing.TB, a *testApp, c *client) string {
 	t.Helper()
 	u, _ := url.Parse(a.URL)
 	for _, ck := range c.http.Jar.Cookies(u) {
-		if ck.Name == app.SessionCookie {
+		if ck.Name == session.BuyerCookie {
 			ctx, err := a.App.Sessions.Load(context.Background(), ck.Value)
 			if err != nil {
 				t.Fatal(err)
 			}
-			return a.App.Sessions.GetString(ctx, buyerKey)
+			return a.App.Sessions.GetString(ctx, web.BuyerKey)
 		}
 	}
 	t.Fatal("no session cookie")
@@ -145,7 +142,7 @@ func TestQueueAdmitsAtOnce(t *testing.T) {
 	roomOn(t, a, a.EventID, 5, 100, time.Minute)
 	seats := firstSeats(t, a.Pool, a.EventID, 3)
 	c := a.newClient(t)
-	var events []eventJSON
+	var events []web.EventJSON
 	if st := c.do("GET", "/api/v1/events", nil, &events); st != http.StatusOK || len(events) != 1 ||
 		!events[0].WaitingRoom || !events[0].SalesCloseAt.Equal(events[0].StartsAt) {
 		t.Errorf("events: got %d %+v, want the event with waitingRoom and sales closing at its start", st, events)
@@ -171,11 +168,11 @@ func TestQueueAdmitsAtOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	minted, err := a.App.Queue.Join(t.Context(), app.QueueEvent(ev), visitorOf(t, a, other))
+	minted, err := a.App.Queue.Join(t.Context(), ev.Room(), visitorOf(t, a, other))
 	if err != nil || !minted.Admitted {
 		t.Fatalf("minting an admission: got %+v, %v", minted, err)
 	}
-	if st, e, _ := holdStatus(other, a.EventID, seats[1], http.Header{admissionHeader: {minted.Token}}); st != http.StatusCreated {
+	if st, e, _ := holdStatus(other, a.EventID, seats[1], http.Header{web.AdmissionHeader: {minted.Token}}); st != http.StatusCreated {
 		t.Errorf("hold with the token in X-Admission-Token: got %d %q, want 201", st, e.Error)
 	}
 	if st, _, _ := holdStatus(other, a.EventID, seats[2], nil); st != http.StatusTooManyRequests {
@@ -289,7 +286,7 @@ func TestAdmissionRefusesTokens(t *testing.T) {
 	for name, token := range map[string]string{
 		"another session's": tok, "another event's": elsewhere, "a forged": string(forged), "an empty": "",
 	} {
-		hdr := http.Header{admissionHeader: {token}}
+		hdr := http.Header{web.AdmissionHeader: {token}}
 		if st, e, _ := holdStatus(thief, a.EventID, seats[0], hdr); st != http.StatusTooManyRequests || e.Error != "not_admitted" {
 			t.Errorf("hold with %s token: got %d %q, want 429 not_admitted", name, st, e.Error)
 		}
@@ -297,7 +294,7 @@ func TestAdmissionRefusesTokens(t *testing.T) {
 	// Checkout is guarded too: the guard turns the thief back before the handler would
 	// say the hold is not theirs.
 	h := owner.hold(a.EventID, seats[1])
-	st, raw, _ := thief.raw("POST", "/api/v1/holds/"+h.HoldID+"/checkout", map[string]string{"email": "x@example.com"}, http.Header{admissionHeader: {tok}})
+	st, raw, _ := thief.raw("POST", "/api/v1/holds/"+h.HoldID+"/checkout", map[string]string{"email": "x@example.com"}, http.Header{web.AdmissionHeader: {tok}})
 	if e, _ := parseError(raw); st != http.StatusTooManyRequests || e.Error != "not_admitted" {
 		t.Errorf("checkout with another session's token: got %d %q, want 429 not_admitted", st, e.Error)
 	}
@@ -317,19 +314,19 @@ func TestQueueAllHeld(t *testing.T) {
 	seats := firstSeats(t, a.Pool, ev, 10)
 	tier := count(t, a.Pool, `SELECT id FROM ga_tiers WHERE event_id = $1`, ev)
 	first, second, third := a.newClient(t), a.newClient(t), a.newClient(t).noRedirects()
-	var holds []holdJSON
+	var holds []web.HoldJSON
 	for i, c := range []*client{first, second} {
 		if q := c.queue("POST", ev); !q.Admitted {
 			t.Fatalf("buyer %d: got %+v, want admitted", i+1, q)
 		}
 		holds = append(holds, c.hold(ev, seats[5*i:5*i+5]...))
-		var h holdJSON
+		var h web.HoldJSON
 		if st := c.do("POST", "/api/v1/events/"+itoa(ev)+"/holds", map[string]any{"gaTierId": tier, "quantity": 5}, &h); st != http.StatusCreated {
 			t.Fatalf("buyer %d, standing places: got %d, want 201", i+1, st)
 		}
 	}
 	third.queue("POST", ev)
-	var q queueJSON
+	var q web.QueueJSON
 	// The room counts from a seat map up to a few seconds old (booking.stockMaxAge).
 	for deadline := time.Now().Add(15 * time.Second); !q.AllHeld; time.Sleep(50 * time.Millisecond) {
 		if time.Now().After(deadline) {
@@ -355,61 +352,6 @@ func TestQueueAllHeld(t *testing.T) {
 		t.Fatalf("release: got %d, want 204", st)
 	}
 	waitAdmitted(t, third, ev, 15*time.Second)
-}
-
-// TestLookSlots: a waiting page's look is served only when one of the look slots is
-// free; it waits for one (and gives up with its client), while everything else goes
-// by, and after maxLookWait goes ahead anyway. The queue page itself, a first visit,
-// is never held back; its htmx look is.
-func TestLookSlots(t *testing.T) {
-	t.Parallel()
-	s := &server{looks: make(chan struct{}, 1), lookWait: time.Hour} // no look goes ahead unasked
-	served := make(chan string, 4)
-	h := func(c echo.Context) error { served <- c.Request().URL.Path; return nil }
-	call := func(mw echo.MiddlewareFunc, ctx context.Context, htmx bool) chan error {
-		req := httptest.NewRequest(http.MethodGet, "/look", nil).WithContext(ctx)
-		if htmx {
-			req.Header.Set("HX-Request", "true")
-		}
-		done := make(chan error, 1)
-		go func() { done <- mw(h)(echo.New().NewContext(req, httptest.NewRecorder())) }()
-		return done
-	}
-	s.looks <- struct{}{} // every slot taken
-
-	ctx, cancel := context.WithCancel(t.Context())
-	gone := call(s.lookSlots, ctx, false)
-	waiting := call(s.lookSlots, t.Context(), false)
-	pageLook := call(s.pageLookSlots, t.Context(), true)
-	if err := <-call(s.pageLookSlots, t.Context(), false); err != nil || len(served) != 1 {
-		t.Fatalf("the queue page itself: got %v with %d served, want it served at once", err, len(served))
-	}
-	<-served
-	select {
-	case <-served:
-		t.Fatal("a look was served with every slot taken")
-	case <-time.After(50 * time.Millisecond):
-	}
-	cancel()
-	if err := <-gone; !errors.Is(err, context.Canceled) {
-		t.Errorf("a look whose client left: got %v, want context.Canceled", err)
-	}
-	<-s.looks // a slot comes free: the two looks left go in, one after the other
-	for _, done := range []chan error{waiting, pageLook} {
-		if err := <-done; err != nil {
-			t.Errorf("look: got %v, want served", err)
-		}
-	}
-	if n := len(served); n != 2 {
-		t.Errorf("got %d looks served, want 2", n)
-	}
-
-	// With every slot taken for good, a look still goes ahead after lookWait.
-	s.looks <- struct{}{}
-	s.lookWait = time.Millisecond
-	if err := <-call(s.lookSlots, t.Context(), false); err != nil || len(served) != 3 {
-		t.Errorf("a look with every slot taken past maxLookWait: got %v with %d served, want it served", err, len(served))
-	}
 }
 
 // TestQueueBoard: the event's board is public (no session, no cookie, cacheable for a
@@ -445,7 +387,7 @@ func TestQueueBoard(t *testing.T) {
 			q2.PollAfterSeconds, q2.LookAfterSeconds)
 	}
 
-	readBoard := func() boardJSON {
+	readBoard := func() web.BoardJSON {
 		t.Helper()
 		fresh := b.newClient(t) // no session, no cookie
 		st, raw, h := fresh.raw("GET", boardURL, nil, nil)
@@ -453,7 +395,7 @@ func TestQueueBoard(t *testing.T) {
 			t.Fatalf("board: got %d, Cache-Control %q, Set-Cookie %q; want 200, public, no cookie: %s",
 				st, h.Get("Cache-Control"), h.Get("Set-Cookie"), truncate(raw))
 		}
-		var bj boardJSON
+		var bj web.BoardJSON
 		if err := json.Unmarshal(raw, &bj); err != nil {
 			t.Fatal(err)
 		}
@@ -510,13 +452,13 @@ func TestQueueAdmissionCookie(t *testing.T) {
 	if !q.Admitted {
 		t.Fatalf("join with a free slot: got %+v, want admitted", q)
 	}
-	ck := cookie(c, admissionCookieName(a.EventID))
+	ck := cookie(c, web.AdmissionCookieName(a.EventID))
 	if ck == nil || ck.Value != q.Token {
 		t.Fatalf("admission cookie: got %v, want the answer's token", ck)
 	}
 	var data []byte
 	if err := a.Pool.QueryRow(t.Context(), "SELECT data FROM sessions WHERE token = $1",
-		cookie(c, app.SessionCookie).Value).Scan(&data); err != nil {
+		cookie(c, session.BuyerCookie).Value).Scan(&data); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(string(data), "admission:") {
@@ -539,15 +481,15 @@ func TestQueueAdmissionCookie(t *testing.T) {
 	}
 	old := a.newClient(t)
 	old.do("GET", "/api/v1/session", nil, nil)
-	minted, err := a.App.Queue.Join(t.Context(), app.QueueEvent(ev), visitorOf(t, a, old))
+	minted, err := a.App.Queue.Join(t.Context(), ev.Room(), visitorOf(t, a, old))
 	if err != nil || !minted.Admitted {
 		t.Fatalf("minting an admission: got %+v, %v", minted, err)
 	}
-	ctx, err := a.App.Sessions.Load(context.Background(), cookie(old, app.SessionCookie).Value)
+	ctx, err := a.App.Sessions.Load(context.Background(), cookie(old, session.BuyerCookie).Value)
 	if err != nil {
 		t.Fatal(err)
 	}
-	a.App.Sessions.Put(ctx, admissionKey(a.EventID), minted.Token)
+	a.App.Sessions.Put(ctx, web.AdmissionKey(a.EventID), minted.Token)
 	if _, _, err := a.App.Sessions.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -2,10 +2,13 @@ package web
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
+	"reflect"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/alexedwards/scs/v2"
@@ -13,13 +16,15 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/redis/go-redis/v9"
 
-	"boxoffice/internal/app"
 	"boxoffice/internal/booking"
 	"boxoffice/internal/catalog"
 	"boxoffice/internal/checkin"
+	"boxoffice/internal/config"
 	"boxoffice/internal/iowait"
 	"boxoffice/internal/latency"
+	"boxoffice/internal/live"
 	"boxoffice/internal/metrics"
 	"boxoffice/internal/proof"
 	"boxoffice/internal/staff"
@@ -35,32 +40,88 @@ const (
 	retryAfter     = "2"              // seconds, when the database is briefly away
 )
 
-// server carries what the handlers use of the program.
-type server struct {
-	Booking  *booking.Service
-	Sessions *scs.SessionManager
-	// Staff and StaffSessions are the box office's accounts and their logins.
+// Deps are what the handler uses of the program, built by the composition root
+// (internal/app). Every pointer, func and interface field is required: New refuses
+// Deps with one left nil, naming it, so that a handler never starts without a part
+// that only some request would find missing.
+type Deps struct {
+	Settings
+	Log *slog.Logger
+	// Metrics is the program's registry and counters: New adds the HTTP series to
+	// it, and the control room reads the holds refused with 409 from it.
+	Metrics *metrics.Metrics
+	// Ready reports whether the program's stores answer, for /readyz.
+	Ready   func(ctx context.Context) error
+	Booking *booking.Service
+	// Sessions are the buyers' sessions; Staff and StaffSessions the box office's
+	// accounts and their logins.
+	Sessions      *scs.SessionManager
 	Staff         *staff.Service
 	StaffSessions *scs.SessionManager
-	// conflicts reads this server's count of holds refused with 409, for the control
-	// room's rate; nil without metrics.
-	conflicts func() float64
 	// Catalog is venues, layouts and events, for the admin pages.
 	Catalog *catalog.Service
 	// Door checks tickets in.
-	Door          *checkin.Service
-	Log           *slog.Logger
+	Door *checkin.Service
+	// Verify registers and confirms verified buyers' emails (verify.go).
+	Verify *verification.Service
+	// Queue is the waiting room in front of onsales.
+	Queue *waitroom.Room
+	// Live is the process's one live hub: every seat stream is a watcher of it.
+	Live *live.Hub
+	// Load hears how long the sale's steps take (step): the waiting room admits
+	// slower while they are past their bound.
+	Load *latency.Meter
+	// Proof issues and checks the proof of work asked, while ProofOfWork, before a
+	// queue join and a session's first hold (proof.go).
+	Proof *proof.Guard
+	// Redis keeps the rate limits' counts, shared by every instance.
+	Redis *redis.Client
+}
+
+// Settings are the configured values the handler reads.
+type Settings struct {
+	CookieSecure  bool
 	WebhookSecret string
 	// ProviderName names the payment provider whose webhooks arrive ("test",
 	// "stripe"): its events are recorded under it.
 	ProviderName string
-	CookieSecure bool
-	ready        func(ctx context.Context) error
-	streams      *seatStreams
-	// Queue is the waiting room; events keeps events for a second, for every page,
-	// stream and check that names one (eventByID, eventBySlug); limiter bounds each
-	// buyer's seat calls.
-	Queue  *waitroom.Room
+	// RedisPrefix goes before the rate limits' keys.
+	RedisPrefix string
+	// RateLimit and RateBurst bound each buyer's seat calls; PerAddress bounds what
+	// one client address may do; Streams bound the live seat streams.
+	RateLimit, RateBurst int
+	PerAddress           config.PerAddress
+	Streams              config.StreamLimits
+	// TrustedProxies are the networks whose X-Forwarded-For is believed (clientAddr).
+	TrustedProxies []*net.IPNet
+	// ProofOfWork asks the proof of work before queue joins and first holds.
+	ProofOfWork bool
+}
+
+// missing names the required Deps left nil.
+func (d Deps) missing() []string {
+	var out []string
+	v := reflect.ValueOf(d)
+	for i := range v.NumField() {
+		switch f := v.Field(i); f.Kind() {
+		case reflect.Pointer, reflect.Func, reflect.Interface:
+			if f.IsNil() {
+				out = append(out, v.Type().Field(i).Name)
+			}
+		}
+	}
+	if d.ProviderName == "" {
+		out = append(out, "ProviderName")
+	}
+	return out
+}
+
+// server carries what the handlers use of the program.
+type server struct {
+	Deps
+	streams *seatStreams
+	// events keeps events for a second, for every page, stream and check that names
+	// one (eventByID, eventBySlug); limiter bounds each buyer's seat calls.
 	events *eventCache
 	boards *ttlCache[int64, waitroom.Board] // the events' queue boards, by id
 	// mapBodies keeps the seat maps' encoded answers (seatmap_body.go).
@@ -70,68 +131,62 @@ type server struct {
 	// waits for a slot (lookSlots; 0: maxLookWait).
 	looks    chan struct{}
 	lookWait time.Duration
-	// load hears how long the sale's steps take (step): the waiting room admits
-	// slower while they are past their bound.
-	load *latency.Meter
-	// proof issues and checks the proof of work asked, while proofOn, before a queue
-	// join and a session's first hold (proof.go).
-	proof   *proof.Guard
-	proofOn bool
-	// Verify registers and confirms verified buyers' emails (verify.go).
-	Verify *verification.Service
 }
 
 // New returns the HTTP handler of the whole program: every route, its middleware and
-// the one error handler. Echo stays inside this package.
-func New(a *app.App) http.Handler {
+// the one error handler. Echo stays inside this package. It fails only on Deps with
+// a required part missing, or on metrics that cannot be registered.
+func New(d Deps) (http.Handler, error) {
+	s, err := newServer(d)
+	if err != nil {
+		return nil, err
+	}
+	e, err := s.handler()
+	if err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// newServer checks d and builds the server the handlers run on.
+func newServer(d Deps) (*server, error) {
+	if m := d.missing(); len(m) > 0 {
+		return nil, fmt.Errorf("web.New: Deps without %s: every part is required", strings.Join(m, ", "))
+	}
 	s := &server{
-		Booking: a.Booking, Sessions: a.Sessions, Log: a.Log, Staff: a.Staff, StaffSessions: a.StaffSessions, Catalog: a.Catalog,
-		Door:          a.Door,
-		WebhookSecret: a.Config.WebhookSecret, CookieSecure: a.Config.CookieSecure,
-		Queue: a.Queue, ProviderName: "test",
-		looks: make(chan struct{}, 2*runtime.GOMAXPROCS(0)), load: a.Load, Verify: a.Verify,
+		Deps:   d,
+		looks:  make(chan struct{}, 2*runtime.GOMAXPROCS(0)),
+		events: newEventCache(), boards: newTTLCache[int64, waitroom.Board](boardTTL),
+		limiter: newRateLimiter(d.Redis, d.RedisPrefix, d.RateLimit, d.RateBurst, d.Log),
 	}
-	if a.Provider != nil {
-		s.ProviderName = a.Provider.Name()
-	}
-	if a.Pool != nil && a.Redis != nil {
-		s.ready = a.Ready
-	}
-	if s.Log == nil {
-		s.Log = slog.Default()
-	}
-	s.events = newEventCache()
-	s.boards = newTTLCache[int64, waitroom.Board](boardTTL)
-	if a.Redis != nil {
-		s.limiter = newRateLimiter(a.Redis, a.Config.RedisPrefix, a.Config.RateLimit, a.Config.RateBurst, s.Log)
-		s.proof, s.proofOn = newProofGuard(a), a.Config.ProofOfWork
-		s.limiter.perAddress = perAddressLimits(a.Config.PerAddress)
-	}
+	s.limiter.perAddress = perAddressLimits(d.PerAddress)
 	s.streams = newSeatStreams(StreamOptions{
-		Hub: a.Live, Fragments: s.seatFragments, SessionCookie: app.CookieName(app.SessionCookie, a.Config.CookieSecure), Log: s.Log,
+		Hub: d.Live, Fragments: s.seatFragments, SessionCookie: d.Sessions.Cookie.Name, Log: s.Log,
 		Event: func(ctx context.Context, slug string) (int64, error) {
 			ev, err := s.eventBySlug(ctx, slug)
 			return ev.ID, err
 		},
-		Known:         sessionKnown(a.Sessions),
-		MaxPerSession: a.Config.Streams.PerSession, MaxPerIP: a.Config.Streams.PerAddress, MaxStreams: a.Config.Streams.Max,
+		Known:         sessionKnown(d.Sessions),
+		MaxPerSession: d.Streams.PerSession, MaxPerIP: d.Streams.PerAddress, MaxStreams: d.Streams.Max,
 	})
+	return s, nil
+}
+
+// handler is the server's routes, their middleware and the one error handler.
+func (s *server) handler() (*echo.Echo, error) {
+	// Outside the request logger, which hands errors to handleError: by the time the
+	// counts are taken, the status is the one that went out.
+	countHTTP, err := httpMetrics(s.Metrics.Registry)
+	if err != nil {
+		return nil, fmt.Errorf("web.New: HTTP metrics: %w", err)
+	}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
-	e.IPExtractor = clientAddr(a.Config.TrustedProxies)
+	e.IPExtractor = clientAddr(s.TrustedProxies)
 	e.HTTPErrorHandler = s.handleError
 
 	e.Use(middleware.RequestID())
-	if a.Metrics != nil {
-		s.conflicts = a.Metrics.HoldConflicts
-		// Outside the request logger, which hands errors to handleError: by the
-		// time the counts are taken, the status is the one that went out.
-		if mw, err := httpMetrics(a.Metrics.Registry); err != nil {
-			s.Log.Error("HTTP metrics not counted", "err", err)
-		} else {
-			e.Use(mw)
-		}
-	}
+	e.Use(countHTTP)
 	e.Use(tally)
 	e.Use(middleware.RequestLoggerWithConfig(s.requestLogConfig()))
 	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{DisableStackAll: true}))
@@ -145,7 +200,7 @@ func New(a *app.App) http.Handler {
 	}))
 
 	s.routes(e)
-	return e
+	return e, nil
 }
 
 // clientAddr finds a request's client address (rate limits, stream limits): the
@@ -166,9 +221,6 @@ func clientAddr(trusted []*net.IPNet) echo.IPExtractor {
 // still keeps, for the live stream's counts. A value of another shape than scs's
 // tokens (32 random bytes, base64url: 43 characters) is not looked up.
 func sessionKnown(sm *scs.SessionManager) func(ctx context.Context, token string) bool {
-	if sm == nil {
-		return nil
-	}
 	return func(ctx context.Context, token string) bool {
 		if len(token) != 43 {
 			return false
@@ -239,16 +291,13 @@ func deadline(d time.Duration) echo.MiddlewareFunc {
 // its route to its answer, refusals and errors included, since a buyer waits for
 // those too.
 func (s *server) step(next echo.HandlerFunc) echo.HandlerFunc {
-	if s.load == nil {
-		return next
-	}
 	return func(c echo.Context) error {
 		if m := c.Request().Method; m == http.MethodGet || m == http.MethodHead {
 			return next(c)
 		}
 		start := time.Now()
 		err := next(c)
-		s.load.Step(time.Since(start))
+		s.Load.Step(time.Since(start))
 		return err
 	}
 }
@@ -262,7 +311,7 @@ func noStore(next echo.HandlerFunc) echo.HandlerFunc {
 }
 
 // tally gives the request a tally of its waits for connections and its round trips
-// (package iowait), which its log line carries.
+// (package spent), which its log line carries.
 func tally(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		ctx, _ := iowait.With(c.Request().Context())
@@ -314,12 +363,10 @@ func (s *server) healthz(c echo.Context) error {
 func (s *server) readyz(c echo.Context) error {
 	ctx, cancel := context.WithTimeout(c.Request().Context(), 2*time.Second)
 	defer cancel()
-	if s.ready != nil {
-		if err := s.ready(ctx); err != nil {
-			s.Log.WarnContext(ctx, "not ready", "err", err)
-			c.Response().Header().Set("Retry-After", retryAfter)
-			return c.String(http.StatusServiceUnavailable, "not ready\n")
-		}
+	if err := s.Ready(ctx); err != nil {
+		s.Log.WarnContext(ctx, "not ready", "err", err)
+		c.Response().Header().Set("Retry-After", retryAfter)
+		return c.String(http.StatusServiceUnavailable, "not ready\n")
 	}
 	return c.String(http.StatusOK, "ready\n")
 }

@@ -12,14 +12,16 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
-	"boxoffice/internal/app"
+	"boxoffice/internal/session"
 )
 
 const (
-	buyerKey    = "buyer"
-	savedFlag   = "session-saved"
-	csrfHeader  = "X-CSRF-Token"
-	csrfCookie  = app.CSRFCookie // over plain HTTP; s.csrf names it by app.CookieName
+	buyerKey   = "buyer"
+	savedFlag  = "session-saved"
+	csrfHeader = "X-CSRF-Token"
+	// csrfCookie is the CSRF token's double, by its name over plain HTTP; s.csrf
+	// names it by session.CookieName.
+	csrfCookie  = "boxoffice_csrf"
 	csrfContext = "csrf"
 	csrfForm    = "_csrf" // the hidden field of buyer forms
 )
@@ -154,7 +156,7 @@ func (s *server) newBuyer(c echo.Context) (b string, created bool, err error) {
 func (s *server) csrf() echo.MiddlewareFunc {
 	return middleware.CSRFWithConfig(middleware.CSRFConfig{
 		TokenLookup:    "header:" + csrfHeader + ",form:" + csrfForm,
-		CookieName:     app.CookieName(csrfCookie, s.CookieSecure),
+		CookieName:     session.CookieName(csrfCookie, s.CookieSecure),
 		CookiePath:     "/",
 		CookieHTTPOnly: true,
 		CookieSecure:   s.CookieSecure,

@@ -1,4 +1,4 @@
-package web
+package web_test
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"boxoffice/internal/apptest"
 	"boxoffice/internal/clientnet"
 	"boxoffice/internal/demo"
+	"boxoffice/web"
 )
 
 // knownTokens is a StreamOptions.Known that knows these session tokens.
@@ -34,7 +35,7 @@ func sessionHeader(token string) http.Header {
 // as one.
 func TestStreamCountsIssuedSessions(t *testing.T) {
 	t.Parallel()
-	sa := newStreamApp(t, StreamOptions{MaxPerSession: 1, MaxPerIP: 4, Known: knownTokens("ann")})
+	sa := newStreamApp(t, web.StreamOptions{MaxPerSession: 1, MaxPerIP: 4, Known: knownTokens("ann")})
 	if _, code := sa.open(t, "", sessionHeader("ann")); code != http.StatusOK {
 		t.Fatalf("ann's stream: got %d, want 200", code)
 	}
@@ -56,14 +57,11 @@ func TestStreamCountsIssuedSessions(t *testing.T) {
 	if admitted != 1 {
 		t.Errorf("ten more made-up cookies from the address with 3 of its 4 streams open: %d admitted, want 1", admitted)
 	}
-	sa.streams.mu.Lock()
-	sessions := len(sa.streams.bySession)
-	sa.streams.mu.Unlock()
-	if sessions != 1 {
+	if sessions := sa.streams.Sessions(); sessions != 1 {
 		t.Errorf("sessions counted: got %d, want 1 (ann's)", sessions)
 	}
 
-	raw := newStreamApp(t, StreamOptions{MaxPerSession: 1, MaxPerIP: 4, Known: func(context.Context, string) bool { return true }})
+	raw := newStreamApp(t, web.StreamOptions{MaxPerSession: 1, MaxPerIP: 4, Known: func(context.Context, string) bool { return true }})
 	raw.open(t, "", sessionHeader("zed"))
 	if _, code := raw.open(t, "", sessionHeader("zed")); code != http.StatusTooManyRequests {
 		t.Errorf("negative control, every cookie a session: the made-up cookie's second stream got %d, want 429", code)
@@ -83,7 +81,7 @@ func TestStreamInstanceCap(t *testing.T) {
 	}{{"capped at 3", 3, http.StatusServiceUnavailable}, {"default cap", 0, http.StatusOK}} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			sa := newStreamApp(t, StreamOptions{MaxStreams: tc.max, Known: knownTokens("a", "b", "c", "d")})
+			sa := newStreamApp(t, web.StreamOptions{MaxStreams: tc.max, Known: knownTokens("a", "b", "c", "d")})
 			first, _ := sa.open(t, "", sessionHeader("a"))
 			sa.open(t, "", sessionHeader("b"))
 			sa.open(t, "", sessionHeader("c"))
@@ -101,7 +99,7 @@ func TestStreamInstanceCap(t *testing.T) {
 				return
 			}
 			body, _ := io.ReadAll(res.Body)
-			if !strings.Contains(string(body), errStreamsFull.Message) || res.Header.Get("Retry-After") != "10" {
+			if !strings.Contains(string(body), web.ErrStreamsFull.Message) || res.Header.Get("Retry-After") != "10" {
 				t.Errorf("fourth stream: got %s, Retry-After %q; want the words of streams_full and 10", truncate(body), res.Header.Get("Retry-After"))
 			}
 			first.cancel()
@@ -200,7 +198,7 @@ func httptestRequest(ctx context.Context, path string) *http.Request {
 func TestTrustedProxies(t *testing.T) {
 	t.Parallel()
 	p := apptest.New(t, apptest.Options{Env: map[string]string{"STREAMS_PER_ADDRESS": "1", "TRUSTED_PROXIES": "10.9.0.0/16"}})
-	h := New(p.App)
+	h := p.Handler
 
 	if code := openFrom(t, h, "10.1.2.3:4000", "198.51.100.1"); code != http.StatusOK {
 		t.Fatalf("first stream from a private peer: got %d, want 200", code)
@@ -235,7 +233,7 @@ func TestTrustedProxies(t *testing.T) {
 		t.Errorf("negative control: Echo's default took %s, want the forged 198.51.100.2", got)
 	}
 	var nets []*net.IPNet
-	if got := clientAddr(nets)(req); got != "10.1.2.3" {
-		t.Errorf("clientAddr: got %s, want the peer 10.1.2.3", got)
+	if got := web.ClientAddr(nets)(req); got != "10.1.2.3" {
+		t.Errorf("web.ClientAddr: got %s, want the peer 10.1.2.3", got)
 	}
 }

@@ -1,4 +1,4 @@
-package web
+package web_test
 
 import (
 	"bufio"
@@ -11,25 +11,25 @@ import (
 	"testing"
 	"time"
 
-	"github.com/labstack/echo/v4"
-
 	"boxoffice/internal/booking"
 	"boxoffice/internal/demo"
 	"boxoffice/internal/live"
+	"boxoffice/web"
 )
 
-// streamApp is the test app with a live hub feeding its seat map cache and the stream
-// endpoint served on a test-only Echo instance, so that its limits and heartbeat can be
-// set small (the real route is in routes.go; the CDN test streams through it).
+// streamApp is the test app with a live hub of its own feeding its seat map cache and
+// the stream endpoint served alone (web.NewStreamServer, on the server the program's
+// Deps build), so that its limits and heartbeat can be set small (the real route is in
+// routes.go; the CDN test streams through it).
 type streamApp struct {
 	*testApp
 	hub     *live.Hub
 	url     string // the stream server
 	synced  chan int64
-	streams *seatStreams
+	streams *web.SeatStreams
 }
 
-func newStreamApp(t *testing.T, o StreamOptions) *streamApp {
+func newStreamApp(t *testing.T, o web.StreamOptions) *streamApp {
 	t.Helper()
 	a := newTestApp(t)
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -44,19 +44,13 @@ func newStreamApp(t *testing.T, o StreamOptions) *streamApp {
 		Unwatched: a.Booking.SeatMapUnwatched,
 	})
 	o.Hub = sa.hub
-	o.Event = func(ctx context.Context, slug string) (int64, error) {
-		ev, err := a.Booking.EventBySlug(ctx, slug)
-		return ev.ID, err
-	}
-	s := &server{Booking: a.Booking, Log: quiet}
-	o.Fragments = s.seatFragments
-	o.SessionCookie = "boxoffice_session"
 	o.Log = quiet
-	e := echo.New()
-	e.HTTPErrorHandler = s.handleError
-	sa.streams = newSeatStreams(o)
-	e.GET("/events/:slug/stream", sa.streams.streamSeats)
-	srv := httptest.NewUnstartedServer(e)
+	h, streams, err := web.NewStreamServer(a.App.WebDeps(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sa.streams = streams
+	srv := httptest.NewUnstartedServer(h)
 	// Deadlines for ordinary requests, far shorter than a stream: the stream lifts them.
 	// (Half a second, not less: a stream lifts them once it has found its event and its
 	// place, which under the whole suite's load took past 100 ms, and the stream was
@@ -176,7 +170,7 @@ func (sa *streamApp) holdSeat(t *testing.T, buyer string, seat int64) {
 // cannot vouch for gets a reset.
 func TestStreamSendsChanges(t *testing.T) {
 	t.Parallel()
-	sa := newStreamApp(t, StreamOptions{})
+	sa := newStreamApp(t, web.StreamOptions{})
 	m, err := sa.Booking.SeatMap(t.Context(), sa.EventID)
 	if err != nil {
 		t.Fatal(err)
@@ -214,7 +208,7 @@ func TestStreamSendsChanges(t *testing.T) {
 // sessions are not affected, and a closed stream frees its place.
 func TestStreamLimits(t *testing.T) {
 	t.Parallel()
-	sa := newStreamApp(t, StreamOptions{MaxPerSession: 2, Known: knownTokens("ann", "bob")})
+	sa := newStreamApp(t, web.StreamOptions{MaxPerSession: 2, Known: knownTokens("ann", "bob")})
 	ann := http.Header{"Cookie": {"boxoffice_session=ann"}}
 	a1, _ := sa.open(t, "", ann)
 	if _, code := sa.open(t, "", ann); code != http.StatusOK {
@@ -244,7 +238,7 @@ func TestStreamLimits(t *testing.T) {
 // write timeouts (500 ms here), and end when the hub closes.
 func TestStreamEnds(t *testing.T) {
 	t.Parallel()
-	sa := newStreamApp(t, StreamOptions{Heartbeat: 20 * time.Millisecond})
+	sa := newStreamApp(t, web.StreamOptions{Heartbeat: 20 * time.Millisecond})
 	s, _ := sa.open(t, "", nil)
 	pings := 0
 	deadline := time.After(10 * time.Second)
@@ -278,7 +272,7 @@ func TestStreamEnds(t *testing.T) {
 // confirms the order, the stream carries the seat as sold.
 func TestStreamSendsSale(t *testing.T) {
 	t.Parallel()
-	sa := newStreamApp(t, StreamOptions{})
+	sa := newStreamApp(t, web.StreamOptions{})
 	m, err := sa.Booking.SeatMap(t.Context(), sa.EventID)
 	if err != nil {
 		t.Fatal(err)

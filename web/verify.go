@@ -82,11 +82,9 @@ func (s *server) register(c echo.Context, ev booking.Event, email string) error 
 	if _, err := verification.Normalise(email); err != nil {
 		return badRequest("invalid_email", "Type one email address, such as name@example.com.")
 	}
-	if s.limiter != nil {
-		if wait, ok := s.limiter.allow(c.Request().Context(), "verify:"+s.clientNet(c), registerLimit); !ok {
-			return &apiError{Status: http.StatusTooManyRequests, Code: "rate_limited", RetryAfter: wait,
-				Message: "Too many emails were registered from your network lately; try again " + untilText(time.Duration(wait)*time.Second) + "."}
-		}
+	if wait, ok := s.limiter.allow(c.Request().Context(), "verify:"+s.clientNet(c), registerLimit); !ok {
+		return &apiError{Status: http.StatusTooManyRequests, Code: "rate_limited", RetryAfter: wait,
+			Message: "Too many emails were registered from your network lately; try again " + untilText(time.Duration(wait)*time.Second) + "."}
 	}
 	return s.Verify.Register(c.Request().Context(), ev.ID, email)
 }
@@ -260,7 +258,7 @@ func (s *server) confirmEmail(c echo.Context) error {
 // verifyCounts are an onsale's registrations for the box office; zero when it does
 // not ask for verified buyers.
 func (s *server) verifyCounts(ctx context.Context, ev booking.Event) (verification.Counts, error) {
-	if !ev.VerifiedOnly || s.Verify == nil {
+	if !ev.VerifiedOnly {
 		return verification.Counts{}, nil
 	}
 	return s.Verify.Counts(ctx, ev.ID)

@@ -1,4 +1,4 @@
-package web
+package web_test
 
 import (
 	"context"
@@ -11,11 +11,11 @@ import (
 
 	"github.com/PuerkitoBio/goquery"
 
-	"boxoffice/internal/app"
-	"boxoffice/internal/apptest"
 	"boxoffice/internal/mail"
 	"boxoffice/internal/mail/mailtest"
+	"boxoffice/internal/session"
 	"boxoffice/internal/staff"
+	"boxoffice/web"
 )
 
 // Verified buyers through HTTP: registering, the link by email (mailpit), one place in
@@ -35,7 +35,7 @@ func verifiedOnly(t testing.TB, a *testApp, eventID int64) {
 func newMailApp(t *testing.T, opts ...func(*appOptions)) (*testApp, *mailtest.Catcher) {
 	t.Helper()
 	a := newTestApp(t, append(opts, func(o *appOptions) { o.Mail = true })...)
-	(&apptest.Program{App: a.App}).RunJobs(t)
+	a.App.RunJobs(t)
 	return a, mailtest.New(t)
 }
 
@@ -70,7 +70,7 @@ func (c *client) verifyEmail(catcher *mailtest.Catcher, eventID int64, addr stri
 	c.t.Helper()
 	c.registerEmail(eventID, addr)
 	tok := linkIn(c.t, catcher, addr, n)
-	var out confirmedJSON
+	var out web.ConfirmedJSON
 	if st := c.do("POST", "/api/v1/verification/confirm", map[string]string{"token": tok}, &out); st != http.StatusOK || out.EventID != eventID {
 		c.t.Fatalf("confirm %s: got %d %+v, want 200 for event %d", addr, st, out, eventID)
 	}
@@ -245,7 +245,7 @@ func sessionCookie(t testing.TB, a *testApp, c *client) string {
 	t.Helper()
 	u, _ := url.Parse(a.URL)
 	for _, ck := range c.http.Jar.Cookies(u) {
-		if ck.Name == app.SessionCookie {
+		if ck.Name == session.BuyerCookie {
 			return ck.Value
 		}
 	}
@@ -262,7 +262,7 @@ func TestVerifyRegisterLimit(t *testing.T) {
 	c := a.newClient(t)
 	path := "/api/v1/events/" + itoa(a.EventID) + "/verification"
 	from := func(ip string) http.Header { return http.Header{"X-Forwarded-For": {ip}} }
-	for i := range registerLimit.Burst {
+	for i := range web.RegisterLimit.Burst {
 		if st, raw, _ := c.raw("POST", path, map[string]string{"email": "limit" + itoa(int64(i)) + "@boxoffice.test"}, from("203.0.113.7")); st != http.StatusAccepted {
 			t.Fatalf("registration %d: got %d %s, want 202", i+1, st, raw)
 		}

@@ -1,4 +1,4 @@
-package web
+package web_test
 
 import (
 	"bytes"
@@ -16,11 +16,12 @@ import (
 	"boxoffice/internal/booking"
 	"boxoffice/internal/booking/bookingtest"
 	"boxoffice/internal/payment"
+	"boxoffice/web"
 )
 
 // paidEvent is the provider's success (or failure) event for an order, as the test
 // provider would send it.
-func paidEvent(eventID int64, co checkoutAnswerJSON, typ string) payment.Event {
+func paidEvent(eventID int64, co web.CheckoutAnswerJSON, typ string) payment.Event {
 	return payment.Event{
 		ID: "evt_" + rand.Text(), Type: typ, PaymentID: "pi_" + rand.Text(),
 		OrderID: co.OrderID, EventID: eventID, AmountCents: int64(co.AmountCents),
@@ -62,7 +63,7 @@ func deliver(t *testing.T, base string, ev payment.Event) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var ans webhookAnswerJSON
+	var ans web.WebhookAnswerJSON
 	if st != http.StatusOK || json.Unmarshal(raw, &ans) != nil || !ans.Received {
 		t.Fatalf("webhook %s: got %d %s, want 200 and received", ev.ID, st, truncate(raw))
 	}
@@ -130,7 +131,7 @@ func TestWebhookConfirmsOnce(t *testing.T) {
 		wg.Go(func() {
 			<-start
 			st, raw, err := webhook(context.Background(), app.URL, body, sig)
-			var ans webhookAnswerJSON
+			var ans web.WebhookAnswerJSON
 			if err != nil || st != http.StatusOK || json.Unmarshal(raw, &ans) != nil {
 				outcomes[i] = "failed: " + http.StatusText(st) + " " + truncate(raw)
 				return
@@ -157,7 +158,7 @@ func TestWebhookConfirmsOnce(t *testing.T) {
 		t.Errorf("failure after success: got outcome %q, want ignored", got)
 	}
 	checkSoldOnce(t, app.Pool, first.OrderID, 2, 2)
-	var o orderJSON
+	var o web.OrderJSON
 	if st := c.do("GET", "/api/v1/orders/"+itoa(first.OrderID), nil, &o); st != http.StatusOK || o.Status != booking.StatusConfirmed || len(o.Tickets) != 2 {
 		t.Errorf("order after a late failure: got %d %q with %d tickets, want 200 confirmed with 2", st, o.Status, len(o.Tickets))
 	}
@@ -213,7 +214,7 @@ func TestWebhookRefusesForgeries(t *testing.T) {
 			}
 		})
 	}
-	var o orderJSON
+	var o web.OrderJSON
 	if st := c.do("GET", "/api/v1/orders/"+itoa(co.OrderID), nil, &o); st != http.StatusOK || o.Status != booking.StatusPending {
 		t.Errorf("order after forgeries: got %d %q, want 200 pending", st, o.Status)
 	}
@@ -261,7 +262,7 @@ func TestProviderDeliveries(t *testing.T) {
 	for i, m := range modes {
 		t.Run(m.delivery, func(t *testing.T) {
 			checkSoldOnce(t, app.Pool, orders[i], 2, m.events)
-			var o orderJSON
+			var o web.OrderJSON
 			if st := c.do("GET", "/api/v1/orders/"+itoa(orders[i]), nil, &o); st != http.StatusOK || o.Status != booking.StatusConfirmed || len(o.Tickets) != 2 {
 				t.Errorf("got %d %q with %d tickets, want 200 confirmed with 2", st, o.Status, len(o.Tickets))
 			}

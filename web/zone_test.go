@@ -1,4 +1,4 @@
-package web
+package web_test
 
 import (
 	"net/http"
@@ -15,9 +15,6 @@ import (
 	"boxoffice/internal/staff"
 	"boxoffice/internal/zone"
 )
-
-// formTime is how a datetime-local field writes a time (zone.Form in UTC).
-const formTime = "2006-01-02T15:04"
 
 // lastSunday is the last Sunday of the month: the day Europe's clocks change.
 func lastSunday(year int, month time.Month) time.Time {
@@ -47,7 +44,7 @@ func berlinVenue(t *testing.T, c *client) int64 {
 	if err != nil {
 		t.Fatalf("save venue: sent to %q", loc)
 	}
-	if p := c.page(venueURL(id), false); p.doc.Find("#venue-zone").AttrOr("value", "") != "Europe/Berlin" ||
+	if p := c.page("/admin/venues/"+itoa(id), false); p.doc.Find("#venue-zone").AttrOr("value", "") != "Europe/Berlin" ||
 		p.doc.Find("#venue-zones option[value='Europe/Berlin']").Length() != 1 {
 		t.Errorf("venue page: got zone %q, want Europe/Berlin, offered in the list", p.doc.Find("#venue-zone").AttrOr("value", ""))
 	}
@@ -63,7 +60,7 @@ func TestVenueZoneRefused(t *testing.T) {
 	id := berlinVenue(t, c)
 	before := catalogState(t, a.Pool)
 	for _, bad := range []string{"Europe/Nowhere", "Local", "../../etc/passwd", "CET; DROP TABLE venues"} {
-		for _, path := range []string{"/admin/venues", venueURL(id)} {
+		for _, path := range []string{"/admin/venues", "/admin/venues/" + itoa(id)} {
 			form := venueForm(c.csrf, "Spree Hall")
 			form.Set("time_zone", bad)
 			form.Set("action", "save")

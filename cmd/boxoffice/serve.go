@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"time"
@@ -15,78 +16,34 @@ import (
 	"boxoffice/internal/config"
 	"boxoffice/internal/demo"
 	"boxoffice/migrations"
-	"boxoffice/web"
 )
 
+// serve runs the server until ctx ends: it migrates, builds the program through the
+// composition root, starts its background work, and serves the handler (and the
+// metrics on a listener of their own) until shutdown.
 func serve(ctx context.Context, getenv func(string) string, stdout io.Writer) error {
-	cfg, err := config.Load(getenv)
+	cfg, log, err := prepare(ctx, getenv)
 	if err != nil {
 		return err
-	}
-	log := app.NewLogger(cfg, nil)
-	for _, name := range cfg.DevSecrets() { // production refuses them (config.Load)
-		log.Warn(name + " not set: using the development secret, which is public")
-	}
-	if n, err := migrations.Up(ctx, cfg.DatabaseURL); err != nil {
-		return err
-	} else if n > 0 {
-		log.Info("migrated", "applied", n)
 	}
 	a, err := app.New(ctx, cfg, app.Options{Log: log})
 	if err != nil {
 		return err
 	}
-	handler := web.New(a)
-
-	bg, stopBG := context.WithCancel(ctx)
-	defer stopBG()
-	bgDone := make(chan struct{})
-	go func() {
-		defer close(bgDone)
-		a.Run(bg)
-	}()
-
-	ln, err := net.Listen("tcp", cfg.Addr)
+	stopBG, bgDone := background(ctx, a)
+	ln, msrv, err := listen(cfg, a)
 	if err != nil {
 		stopBG()
 		<-bgDone
 		return errors.Join(err, a.Close(context.WithoutCancel(ctx)))
 	}
-	// The metrics have a listener of their own, never a route of the public handler:
-	// they tell anyone who can read them how the sale goes.
-	var msrv *http.Server
-	if cfg.MetricsAddr != "" {
-		mln, err := net.Listen("tcp", cfg.MetricsAddr)
-		if err != nil {
-			ln.Close()
-			stopBG()
-			<-bgDone
-			return errors.Join(fmt.Errorf("METRICS_ADDR: %w", err), a.Close(context.WithoutCancel(ctx)))
-		}
-		msrv = httpServer(cfg.HTTP, a.Metrics.ServeMux())
-		msrv.Addr = mln.Addr().String()
-		go func() {
-			if err := msrv.Serve(mln); !errors.Is(err, http.ErrServerClosed) {
-				log.Error("the metrics listener stopped", "err", err)
-			}
-		}()
-	}
-	srv := httpServer(cfg.HTTP, handler)
+	srv := httpServer(cfg.HTTP, a.Handler)
 	// Shutdown waits for connections to go idle, and a live stream never does: end
 	// the streams as shutdown begins.
 	srv.RegisterOnShutdown(a.Live.Close)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
-	_, port, _ := net.SplitHostPort(ln.Addr().String())
-	fmt.Fprintf(stdout, "boxoffice is serving on http://localhost:%s (Ctrl-C stops it)\n", port)
-	if cfg.SMTP.Enabled() {
-		fmt.Fprintf(stdout, "email goes through %s, from %s; its links start %s\n", cfg.SMTP, cfg.MailFrom, cfg.BaseURL)
-	} else {
-		fmt.Fprintln(stdout, "email is written to the log, not sent: set SMTP_URL to send it")
-	}
-	if msrv != nil {
-		fmt.Fprintf(stdout, "metrics: http://%s/metrics (not public)\n", msrv.Addr)
-	}
+	announce(stdout, cfg, ln.Addr(), msrv)
 
 	select {
 	case err = <-served: // the listener failed
@@ -106,6 +63,78 @@ func serve(ctx context.Context, getenv func(string) string, stdout io.Writer) er
 	}
 	<-bgDone
 	return errors.Join(err, a.Close(sctx))
+}
+
+// prepare loads the configuration, warns of development secrets and migrates the
+// database.
+func prepare(ctx context.Context, getenv func(string) string) (config.Config, *slog.Logger, error) {
+	cfg, err := config.Load(getenv)
+	if err != nil {
+		return cfg, nil, err
+	}
+	log := app.NewLogger(cfg, nil)
+	for _, name := range cfg.DevSecrets() { // production refuses them (config.Load)
+		log.Warn(name + " not set: using the development secret, which is public")
+	}
+	if n, err := migrations.Up(ctx, cfg.DatabaseURL); err != nil {
+		return cfg, nil, err
+	} else if n > 0 {
+		log.Info("migrated", "applied", n)
+	}
+	return cfg, log, nil
+}
+
+// background runs the program's background work (App.Run) until stop; done closes
+// once it has stopped.
+func background(ctx context.Context, a *app.App) (stop context.CancelFunc, done <-chan struct{}) {
+	bg, stop := context.WithCancel(ctx)
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		a.Run(bg)
+	}()
+	return stop, finished
+}
+
+// listen opens the public listener on ADDR and, with METRICS_ADDR, serves the metrics
+// on a listener of their own, never a route of the public handler: they tell anyone
+// who can read them how the sale goes.
+func listen(cfg config.Config, a *app.App) (net.Listener, *http.Server, error) {
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return nil, nil, err
+	}
+	if cfg.MetricsAddr == "" {
+		return ln, nil, nil
+	}
+	mln, err := net.Listen("tcp", cfg.MetricsAddr)
+	if err != nil {
+		ln.Close()
+		return nil, nil, fmt.Errorf("METRICS_ADDR: %w", err)
+	}
+	msrv := httpServer(cfg.HTTP, a.Metrics.ServeMux())
+	msrv.Addr = mln.Addr().String()
+	go func() {
+		if err := msrv.Serve(mln); !errors.Is(err, http.ErrServerClosed) {
+			a.Log.Error("the metrics listener stopped", "err", err)
+		}
+	}()
+	return ln, msrv, nil
+}
+
+// announce tells the operator where the server serves, where its email goes and where
+// its metrics are.
+func announce(stdout io.Writer, cfg config.Config, addr net.Addr, msrv *http.Server) {
+	_, port, _ := net.SplitHostPort(addr.String())
+	fmt.Fprintf(stdout, "boxoffice is serving on http://localhost:%s (Ctrl-C stops it)\n", port)
+	if cfg.SMTP.Enabled() {
+		fmt.Fprintf(stdout, "email goes through %s, from %s; its links start %s\n", cfg.SMTP, cfg.MailFrom, cfg.BaseURL)
+	} else {
+		fmt.Fprintln(stdout, "email is written to the log, not sent: set SMTP_URL to send it")
+	}
+	if msrv != nil {
+		fmt.Fprintf(stdout, "metrics: http://%s/metrics (not public)\n", msrv.Addr)
+	}
 }
 
 // httpServer is a listener's server with the limits that cut slow clients off: a

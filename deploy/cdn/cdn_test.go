@@ -20,10 +20,9 @@ import (
 	"time"
 
 	"boxoffice/deploy/cdn"
-	"boxoffice/internal/app"
 	"boxoffice/internal/apptest"
 	"boxoffice/internal/demo"
-	"boxoffice/web"
+	"boxoffice/internal/session"
 )
 
 // stack is the real program on a fresh database with the demo event, and the reference
@@ -36,7 +35,7 @@ type stack struct {
 	// OriginRequests counts the requests that reached boxoffice, through the proxy or not.
 	OriginRequests *atomic.Int64
 	// App is the program behind the origin, to change what it serves.
-	App *app.App
+	App *apptest.Program
 }
 
 // requireNginx fails the test when nginx is missing (make test installs it), unless
@@ -51,15 +50,15 @@ func requireNginx(t testing.TB) {
 	}
 }
 
-// newStack builds the program through the production composition root (app.New, then
-// web.New), as web's own tests do, and starts nginx in front of it.
+// newStack builds the program through the production composition root (app.New,
+// handler and all), as web's own tests do, and starts nginx in front of it.
 func newStack(t testing.TB, proxy cdn.Config) *stack {
 	t.Helper()
 	requireNginx(t)
 	ctx := context.Background()
 	prog := apptest.New(t, apptest.Options{})
 	eventID, spec := prog.EventID, demo.DemoSpec(time.Now())
-	h, count := web.New(prog.App), new(atomic.Int64)
+	h, count := prog.Handler, new(atomic.Int64)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		count.Add(1)
 		h.ServeHTTP(w, r)
@@ -83,7 +82,7 @@ func newStack(t testing.TB, proxy cdn.Config) *stack {
 			t.Logf("proxy access log:\n%s", logs)
 		}
 	})
-	return &stack{Origin: srv.URL, Proxy: p, EventID: eventID, Slug: spec.Slug, OriginRequests: count, App: prog.App}
+	return &stack{Origin: srv.URL, Proxy: p, EventID: eventID, Slug: spec.Slug, OriginRequests: count, App: prog}
 }
 
 // answer is one HTTP exchange, read whole.
@@ -287,7 +286,7 @@ func TestPersonalRoutesBypassCache(t *testing.T) {
 	}
 
 	// The cache files hold headers and bodies as nginx stored them.
-	secrets := []string{"Set-Cookie", app.SessionCookie, "boxoffice_csrf", a.token, b.token, h.HoldID}
+	secrets := []string{"Set-Cookie", session.BuyerCookie, "boxoffice_csrf", a.token, b.token, h.HoldID}
 	for _, u := range []*buyer{a, b} {
 		ur, _ := http.NewRequest("GET", base+"/", nil)
 		for _, c := range u.http.Jar.Cookies(ur.URL) {

@@ -1,13 +1,14 @@
 // Package apptest builds the real program for a test: a fresh database with the demo
 // event, a Redis key prefix of its own, the settings a test runs with, and app.New,
-// the production composition root. The caller adds the handler (web.New): web's own
-// tests use this package, and it cannot import web.
+// the production composition root, handler and all (Program.Handler, Program.Serve).
+// web's whole-program tests use it from package web_test.
 package apptest
 
 import (
 	"context"
 	"io"
 	"log/slog"
+	"net/http/httptest"
 	"strconv"
 	"testing"
 	"time"
@@ -45,7 +46,7 @@ type Options struct {
 	Mail bool
 }
 
-// Program is the program under test.
+// Program is the program under test; its Handler is the one `boxoffice serve` serves.
 type Program struct {
 	*app.App
 	// EventID is the demo event: ~2,000 seats and a GA tier.
@@ -127,6 +128,19 @@ func New(t testing.TB, o Options) *Program {
 		_ = a.Close(ctx)
 	})
 	return &Program{App: a, EventID: eventID, Prefix: prefix, Mail: catcher}
+}
+
+// Serve serves the program's handler on a loopback port until the test ends (and
+// before the program closes), the test payment provider's webhooks sent to it, and
+// returns its URL.
+func (p *Program) Serve(t testing.TB) string {
+	t.Helper()
+	srv := httptest.NewServer(p.Handler)
+	t.Cleanup(srv.Close) // cleanups run last-in first-out: before the program closes
+	if p.Payments != nil {
+		p.Payments.SetWebhookURL(srv.URL + "/api/v1/payments/webhook")
+	}
+	return srv.URL
 }
 
 // RunJobs works the job queue (refunds, emails, reconciliation), as App.Run does in a

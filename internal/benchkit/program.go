@@ -16,7 +16,6 @@ import (
 
 	"boxoffice/internal/app"
 	"boxoffice/internal/config"
-	"boxoffice/web"
 )
 
 // Server serves a handler on a loopback port until Close.
@@ -73,7 +72,7 @@ type ProgramOptions struct {
 }
 
 // Program is the real program, built by the composition root as `boxoffice serve`
-// builds it (app.New, then web.New), served on a loopback port.
+// builds it (app.New, which builds the handler too), served on a loopback port.
 type Program struct {
 	*app.App
 	// URL is the program's origin, http://127.0.0.1:port.
@@ -134,7 +133,7 @@ func ServeProgram(ctx context.Context, a *app.App, background bool) (*Program, e
 }
 
 func serveProgram(ctx context.Context, a *app.App, ln net.Listener, background bool) *Program {
-	p := &Program{App: a, http: serveOn(ln, web.New(a))}
+	p := &Program{App: a, http: serveOn(ln, a.Handler)}
 	p.URL = p.http.URL
 	if a.Payments != nil {
 		a.Payments.SetWebhookURL(p.URL + "/api/v1/payments/webhook")

@@ -16,18 +16,15 @@ import (
 
 	"boxoffice/internal/apptest"
 	"boxoffice/internal/browsertest"
-	"boxoffice/web"
 )
 
 func TestMain(m *testing.M) { os.Exit(browsertest.Main(m)) }
 
-// newServer is the real program (app.New, web.New) on a fresh database with the demo
-// event, as web's tests build it.
+// newServer is the real program (app.New, handler and all) on a fresh database with
+// the demo event, as web's tests build it.
 func newServer(t *testing.T) string {
 	t.Helper()
-	srv := httptest.NewServer(web.New(apptest.New(t, apptest.Options{}).App))
-	t.Cleanup(srv.Close)
-	return srv.URL
+	return apptest.New(t, apptest.Options{}).Serve(t)
 }
 
 // TestHomePage loads the real home page: its title, its heading, htmx loaded, and not

@@ -8,7 +8,8 @@ import (
 )
 
 // rule forbids some packages to import others. Patterns are import paths; one that
-// ends in /... stands for the path and every package below it, as go list reads it.
+// ends in /... stands for the path and every package below it, as go list reads it;
+// "..." alone stands for every import, "std" for the standard library's.
 type rule struct {
 	from   []string // the importing packages
 	except []string // packages of from the rule does not bind
@@ -32,6 +33,36 @@ var rules = []rule{
 		tests:  true,
 		why:    "the bench kit is the lab's: the product never depends on it",
 	},
+	{
+		from: []string{"boxoffice/..."}, except: []string{"boxoffice/cmd/boxoffice", "boxoffice/internal/apptest", "boxoffice/internal/benchkit"},
+		forbid: []string{"boxoffice/internal/app"},
+		tests:  true,
+		why:    "the composition root sits on top: only serve, apptest and the bench kit build the program",
+	},
+	{
+		from: []string{"boxoffice/..."}, except: []string{"boxoffice/web", "boxoffice/internal/app"},
+		forbid: []string{"boxoffice/web"},
+		tests:  true,
+		why:    "the handler is built by the composition root (App.Handler): no domain package, command or test builds one of its own",
+	},
+	{
+		from: []string{"boxoffice/web/...", "boxoffice/views/...", "boxoffice/cmd/...", "boxoffice/deploy/...",
+			"boxoffice/internal/app", "boxoffice/internal/apptest", "boxoffice/internal/benchkit"},
+		forbid: []string{"boxoffice/internal/db"},
+		tests:  true,
+		why:    "generated SQL stays behind the domain packages, which own their transactions and translate its errors",
+	},
+	{
+		from: []string{"boxoffice/views/..."}, forbid: []string{"..."}, allow: []string{"std", "github.com/a-h/templ/..."},
+		tests: true,
+		why:   "views are templ components over plain view models: no HTTP, no database, no domain package",
+	},
+	{
+		from: []string{"boxoffice/..."}, except: []string{"boxoffice/web"},
+		forbid: []string{"github.com/labstack/..."},
+		tests:  true,
+		why:    "web is the only package that imports Echo, so that its v5 is a move within one package",
+	},
 }
 
 // pkg is a package and what it and its tests import.
@@ -53,23 +84,45 @@ func TestLayers(t *testing.T) {
 	}
 }
 
-// TestLayersCatch feeds the check packages that break each rule, and the same
-// packages within it: the first must be caught, the second not.
+// TestLayersCatch feeds the check packages that break each rule, one at a time, and
+// the packages as they are meant to be: each of the first must be caught, naming the
+// import, and none of the second.
 func TestLayersCatch(t *testing.T) {
 	t.Parallel()
-	bad := []pkg{
-		{path: "boxoffice/cmd/onsale", imports: []string{"fmt", "boxoffice/internal/benchkit", "boxoffice/internal/waitroom"}},
-		{path: "boxoffice/cmd/bench", testImports: []string{"boxoffice/internal/dbtest"}},
-		{path: "boxoffice/web", imports: []string{"boxoffice/internal/benchkit"}},
-	}
-	got := violations(bad, rules)
-	if len(got) != 3 || !strings.Contains(got[0], "internal/waitroom") || !strings.Contains(got[1], "internal/dbtest") || !strings.Contains(got[2], "boxoffice/web") {
-		t.Errorf("got %q, want the three imports named", got)
+	for _, tc := range []struct {
+		bad  pkg
+		want string // the import named
+		n    int    // rules broken
+	}{
+		{pkg{path: "boxoffice/cmd/onsale", imports: []string{"fmt", "boxoffice/internal/benchkit", "boxoffice/internal/waitroom"}}, "internal/waitroom", 1},
+		{pkg{path: "boxoffice/cmd/bench", testImports: []string{"boxoffice/internal/dbtest"}}, "internal/dbtest", 1},
+		{pkg{path: "boxoffice/web", imports: []string{"boxoffice/internal/benchkit"}}, "internal/benchkit", 1},
+		{pkg{path: "boxoffice/web", imports: []string{"boxoffice/internal/app"}}, "internal/app", 1},
+		{pkg{path: "boxoffice/web", testImports: []string{"boxoffice/internal/app"}}, "internal/app", 1},
+		{pkg{path: "boxoffice/web", imports: []string{"boxoffice/internal/db"}}, "internal/db", 1},
+		{pkg{path: "boxoffice/cmd/boxoffice", imports: []string{"boxoffice/internal/db"}}, "internal/db", 1},
+		{pkg{path: "boxoffice/internal/booking", imports: []string{"boxoffice/web"}}, "boxoffice/web", 1},
+		{pkg{path: "boxoffice/cmd/boxoffice", imports: []string{"boxoffice/web"}}, "boxoffice/web", 1},
+		{pkg{path: "boxoffice/internal/catalog", testImports: []string{"boxoffice/internal/app"}}, "internal/app", 1},
+		{pkg{path: "boxoffice/views", imports: []string{"boxoffice/internal/booking"}}, "internal/booking", 1},
+		{pkg{path: "boxoffice/views", imports: []string{"github.com/labstack/echo/v4"}}, "labstack/echo", 2},
+		{pkg{path: "boxoffice/views", imports: []string{"golang.org/x/text/language"}}, "golang.org/x/text", 1},
+		{pkg{path: "boxoffice/internal/booking", imports: []string{"github.com/labstack/echo/v4/middleware"}}, "labstack/echo", 1},
+	} {
+		got := violations([]pkg{tc.bad}, rules)
+		if len(got) != tc.n || !strings.Contains(got[0], tc.bad.path+" imports ") || !strings.Contains(got[0], tc.want) {
+			t.Errorf("%s importing %s: got %q, want %d rule(s) naming it", tc.bad.path, tc.want, got, tc.n)
+		}
 	}
 	good := []pkg{
 		{path: "boxoffice/cmd/onsale", imports: []string{"fmt", "boxoffice/internal/benchkit"}, testImports: []string{"boxoffice/internal/apptest"}},
-		{path: "boxoffice/cmd/boxoffice", imports: []string{"boxoffice/internal/app", "boxoffice/web"}},
-		{path: "boxoffice/internal/benchkit", imports: []string{"boxoffice/internal/app", "boxoffice/web"}},
+		{path: "boxoffice/cmd/boxoffice", imports: []string{"boxoffice/internal/app", "boxoffice/internal/config"}},
+		{path: "boxoffice/internal/benchkit", imports: []string{"boxoffice/internal/app"}},
+		{path: "boxoffice/internal/app", imports: []string{"boxoffice/web", "boxoffice/internal/booking"}},
+		{path: "boxoffice/web", imports: []string{"boxoffice/internal/booking", "boxoffice/internal/session", "boxoffice/views", "github.com/labstack/echo/v4"},
+			testImports: []string{"boxoffice/internal/apptest", "boxoffice/web", "github.com/labstack/echo/v4"}},
+		{path: "boxoffice/views", imports: []string{"encoding/json", "strconv", "github.com/a-h/templ", "github.com/a-h/templ/runtime"}},
+		{path: "boxoffice/internal/booking", imports: []string{"boxoffice/internal/db", "github.com/jackc/pgx/v5"}},
 	}
 	if got := violations(good, rules); len(got) != 0 {
 		t.Errorf("got %q, want none", got)
@@ -119,6 +172,13 @@ func violations(pkgs []pkg, rules []rule) []string {
 
 func matchAny(patterns []string, path string) bool {
 	return slices.ContainsFunc(patterns, func(pat string) bool {
+		switch pat {
+		case "...":
+			return true
+		case "std": // no dot in the first element: golang.org/x/… and github.com/… are not
+			first, _, _ := strings.Cut(path, "/")
+			return !strings.Contains(first, ".") && first != "boxoffice"
+		}
 		if base, ok := strings.CutSuffix(pat, "/..."); ok {
 			return path == base || strings.HasPrefix(path, base+"/")
 		}

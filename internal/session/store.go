@@ -1,5 +1,6 @@
-// Package session keeps scs sessions in PostgreSQL. Sessions live next to the holds
-// they own, so flushing Redis neither loses a buyer's hold nor logs staff out.
+// Package session keeps scs sessions in PostgreSQL, and builds the buyers' and staff's
+// session managers and names their cookies (cookie.go). Sessions live next to the
+// holds they own, so flushing Redis neither loses a buyer's hold nor logs staff out.
 //
 // It imports the generated queries (internal/db) and scs, never web: web's session
 // middleware uses it.
@@ -17,7 +18,6 @@ import (
 	"boxoffice/internal/db"
 	"boxoffice/internal/dberr"
 	"boxoffice/internal/iowait"
-	"boxoffice/internal/ticker"
 )
 
 // CacheFor is how long a session read from PostgreSQL is served from memory. Every
@@ -240,15 +240,22 @@ func (s *Store) Delete(token string) error { return s.DeleteCtx(context.Backgrou
 
 // Cleanup deletes expired sessions every interval until ctx ends.
 func (s *Store) Cleanup(ctx context.Context, interval time.Duration) {
-	ticker.Every(ctx, interval, func() {
-		_, _ = s.q.SessionDeleteExpired(ctx)
-		now := time.Now()
-		s.mu.Lock()
-		for k, c := range s.cache {
-			if now.After(c.until) {
-				delete(s.cache, k)
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			_, _ = s.q.SessionDeleteExpired(ctx)
+			now := time.Now()
+			s.mu.Lock()
+			for k, c := range s.cache {
+				if now.After(c.until) {
+					delete(s.cache, k)
+				}
 			}
+			s.mu.Unlock()
 		}
-		s.mu.Unlock()
-	})
+	}
 }
