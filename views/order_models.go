@@ -7,7 +7,7 @@ package views
 // OrderEvent is the event a hold or an order is for.
 type OrderEvent struct {
 	Name  string
-	When  string // "Sat 14 Mar 2026, 19:30 UTC"
+	When  string // on the venue's clocks: "Sat 14 Mar 2026, 19:30 CET"
 	Venue string
 }
 

@@ -35,7 +35,7 @@ const (
 	AdmissionHeader   = admissionHeader
 	ReplayedHeader    = replayedHeader
 	MapCacheControl   = mapCacheControl
-	FormTime          = formTime
+	FormTime          = "2006-01-02T15:04" // a datetime-local field's value
 	LimitedBySessions = limitedBySessions
 	LimitedBySeats    = limitedBySeats
 	IdempotencyHeader = idempotencyHeader

@@ -142,10 +142,10 @@ func (s *server) unpaidOrder(ctx context.Context, m views.Order, o booking.Order
 		return m, err
 	}
 	m.Tone, m.Heading = "problem", "Not paid yet"
-	m.Message = "This order has not been paid yet. Your seats are held until " + expiryText(h.ExpiresAt, time.Now()) + "."
+	m.Message = "This order has not been paid yet. Your seats are held until " + expiryText(h.ExpiresAt, ev.Zone, time.Now()) + "."
 	if o.StatusReason == booking.ReasonPaymentFailed {
 		m.Message = "Your last payment did not go through and nothing was charged. Your seats are held until " +
-			expiryText(h.ExpiresAt, time.Now()) + "."
+			expiryText(h.ExpiresAt, ev.Zone, time.Now()) + "."
 	}
 	m.Next = views.ActionLink{Href: "/holds/" + o.HoldID.String() + "/checkout", Text: "Pay now"}
 	return m, nil

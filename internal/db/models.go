@@ -460,6 +460,7 @@ type Venue struct {
 	City      string
 	CreatedAt time.Time
 	Layout    []byte
+	TimeZone  string
 }
 
 type VenueGaArea struct {
