@@ -3,6 +3,7 @@ module boxoffice
 go 1.26.8
 
 require (
+	codeberg.org/go-pdf/fpdf v0.12.0
 	github.com/IBM/pgxpoolprometheus v1.1.3
 	github.com/PuerkitoBio/goquery v1.14.0
 	github.com/a-h/templ v0.3.1100

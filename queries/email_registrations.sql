@@ -22,7 +22,8 @@ RETURNING links_sent;
 
 -- name: RegistrationLinkGet :one
 -- What the link email of a registration says, as it stands now.
-SELECT b.email, e.name AS event_name, r.link_nonce, r.link_expires_at, r.links_sent
+SELECT b.email, e.name AS event_name, r.link_nonce, r.link_expires_at, r.links_sent,
+       (SELECT v.time_zone FROM venues v WHERE v.id = e.venue_id) AS time_zone
 FROM email_registrations r
 JOIN buyer_emails b ON b.id = r.email_id
 JOIN events e ON e.id = r.event_id

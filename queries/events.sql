@@ -1,5 +1,5 @@
 -- name: VenueCreate :one
-INSERT INTO venues (name, city) VALUES (@name, @city) RETURNING id;
+INSERT INTO venues (name, city, time_zone) VALUES (@name, @city, @time_zone) RETURNING id;
 
 -- name: EventOnsaleReschedule :one
 -- Moves an event's onsale to a later moment, as the demo seed does for the waiting
@@ -20,7 +20,7 @@ SELECT id FROM events WHERE slug = @slug;
 -- The published events: the public pages' and the API's list.
 SELECT e.id, e.slug, e.name, e.starts_at, e.onsale_at,
        coalesce(e.sales_close_at, e.starts_at)::timestamptz AS sales_close_at,
-       e.queue_enabled, e.queue_slots, e.queue_rate, e.queue_token_ttl_seconds, e.verified_only, v.name AS venue
+       e.queue_enabled, e.queue_slots, e.queue_rate, e.queue_token_ttl_seconds, e.verified_only, v.name AS venue, v.time_zone
 FROM events e
 JOIN venues v ON v.id = e.venue_id
 WHERE e.published
@@ -29,7 +29,7 @@ ORDER BY e.starts_at, e.id;
 -- name: EventGet :one
 SELECT e.id, e.slug, e.name, e.starts_at, e.onsale_at,
        coalesce(e.sales_close_at, e.starts_at)::timestamptz AS sales_close_at,
-       e.queue_enabled, e.queue_slots, e.queue_rate, e.queue_token_ttl_seconds, e.verified_only, v.name AS venue
+       e.queue_enabled, e.queue_slots, e.queue_rate, e.queue_token_ttl_seconds, e.verified_only, v.name AS venue, v.time_zone
 FROM events e
 JOIN venues v ON v.id = e.venue_id
 WHERE e.id = @id;
@@ -39,7 +39,7 @@ WHERE e.id = @id;
 -- address.
 SELECT e.id, e.slug, e.name, e.starts_at, e.onsale_at,
        coalesce(e.sales_close_at, e.starts_at)::timestamptz AS sales_close_at,
-       e.queue_enabled, e.queue_slots, e.queue_rate, e.queue_token_ttl_seconds, e.verified_only, v.name AS venue
+       e.queue_enabled, e.queue_slots, e.queue_rate, e.queue_token_ttl_seconds, e.verified_only, v.name AS venue, v.time_zone
 FROM events e
 JOIN venues v ON v.id = e.venue_id
 WHERE e.slug = @slug AND e.published;
@@ -49,7 +49,7 @@ WHERE e.slug = @slug AND e.published;
 -- the admitter's work. Decided by the database clock.
 SELECT e.id, e.slug, e.name, e.starts_at, e.onsale_at,
        coalesce(e.sales_close_at, e.starts_at)::timestamptz AS sales_close_at,
-       e.queue_enabled, e.queue_slots, e.queue_rate, e.queue_token_ttl_seconds, e.verified_only, v.name AS venue
+       e.queue_enabled, e.queue_slots, e.queue_rate, e.queue_token_ttl_seconds, e.verified_only, v.name AS venue, v.time_zone
 FROM events e
 JOIN venues v ON v.id = e.venue_id
 WHERE e.queue_enabled AND e.published
@@ -92,7 +92,7 @@ UPDATE events SET published = @published, updated_at = now() WHERE id = @id;
 
 -- name: EventAdminGet :one
 -- An event as staff edit it, published or not.
-SELECT e.id, e.venue_id, v.name AS venue, e.slug, e.name, e.starts_at, e.onsale_at, e.sales_close_at,
+SELECT e.id, e.venue_id, v.name AS venue, v.time_zone, e.slug, e.name, e.starts_at, e.onsale_at, e.sales_close_at,
        e.hold_minutes, e.published, e.queue_enabled, e.queue_slots, e.queue_rate, e.queue_token_ttl_seconds,
        e.verified_only, e.updated_at,
        (SELECT count(*) FROM seats s WHERE s.event_id = e.id)::int AS seats
@@ -102,7 +102,7 @@ WHERE e.id = @id;
 
 -- name: EventAdminGetForUpdate :one
 -- EventAdminGet, the event row locked: edits of one event take turns.
-SELECT e.id, e.venue_id, v.name AS venue, e.slug, e.name, e.starts_at, e.onsale_at, e.sales_close_at,
+SELECT e.id, e.venue_id, v.name AS venue, v.time_zone, e.slug, e.name, e.starts_at, e.onsale_at, e.sales_close_at,
        e.hold_minutes, e.published, e.queue_enabled, e.queue_slots, e.queue_rate, e.queue_token_ttl_seconds,
        e.verified_only, e.updated_at,
        (SELECT count(*) FROM seats s WHERE s.event_id = e.id)::int AS seats
@@ -115,7 +115,7 @@ FOR UPDATE OF e;
 -- Every event, published or not, soonest first.
 SELECT e.id, e.slug, e.name, e.starts_at, e.onsale_at,
        coalesce(e.sales_close_at, e.starts_at)::timestamptz AS sales_close_at,
-       e.queue_enabled, e.published, v.name AS venue
+       e.queue_enabled, e.published, v.name AS venue, v.time_zone
 FROM events e
 JOIN venues v ON v.id = e.venue_id
 ORDER BY e.starts_at, e.id;

@@ -6,7 +6,7 @@
 UPDATE venues SET layout = @layout WHERE id = @id;
 
 -- name: VenueUpdate :exec
-UPDATE venues SET name = @name, city = @city WHERE id = @id;
+UPDATE venues SET name = @name, city = @city, time_zone = @time_zone WHERE id = @id;
 
 -- name: VenueLayoutClear :exec
 -- Drops a venue's generated layout before it is generated again; events keep their
@@ -32,11 +32,11 @@ INSERT INTO venue_ga_areas (venue_id, name, price_cents, capacity, stripes)
 VALUES (@venue_id, @name, @price_cents, @capacity, @stripes);
 
 -- name: VenueGet :one
-SELECT id, name, city, layout FROM venues WHERE id = @id;
+SELECT id, name, city, time_zone, layout FROM venues WHERE id = @id;
 
 -- name: VenueList :many
 -- Every venue with the size of its layout and how many events it has.
-SELECT v.id, v.name, v.city,
+SELECT v.id, v.name, v.city, v.time_zone,
        (SELECT count(*) FROM venue_seats s WHERE s.venue_id = v.id)::int AS seats,
        (SELECT coalesce(sum(g.capacity), 0) FROM venue_ga_areas g WHERE g.venue_id = v.id)::int AS standing,
        (SELECT count(*) FROM events e WHERE e.venue_id = v.id)::int AS events
@@ -74,4 +74,9 @@ RETURNING id, capacity, stripes;
 
 -- name: VenueGetForUpdate :one
 -- The venue, locked: edits of one venue, and events created from it, take turns.
-SELECT id, name, city, layout FROM venues WHERE id = @id FOR UPDATE;
+SELECT id, name, city, time_zone, layout FROM venues WHERE id = @id FOR UPDATE;
+
+-- name: VenueTimeZones :many
+-- The time zones the venues are in, each once: the staff's pages that span events
+-- (the audit log) show times in the one zone when all venues share it.
+SELECT DISTINCT time_zone FROM venues ORDER BY time_zone;

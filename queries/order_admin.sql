@@ -6,7 +6,8 @@
 -- with id @order_id, or holding a ticket coded @code: newest first, older than
 -- @before_id when it is not 0, @max_rows at most.
 SELECT o.id, o.event_id, e.name AS event_name, o.email, o.status, o.amount_cents, o.created_at,
-       (SELECT count(*) FROM tickets t WHERE t.event_id = o.event_id AND t.order_id = o.id AND t.voided_at IS NULL)::int AS valid_tickets
+       (SELECT count(*) FROM tickets t WHERE t.event_id = o.event_id AND t.order_id = o.id AND t.voided_at IS NULL)::int AS valid_tickets,
+       (SELECT v.time_zone FROM venues v WHERE v.id = e.venue_id) AS time_zone
 FROM orders o JOIN events e ON e.id = o.event_id
 WHERE (o.id = @order_id::bigint
        OR (@email::text <> '' AND lower(o.email) LIKE @email::text || '%')

@@ -54,6 +54,13 @@ type AdminOrder struct {
 	Payments  []AdminPayment
 	Refunds   []AdminRefund
 	History   []AdminHistory
+
+	// LinkAction is the form's address for revoking the order's access links;
+	// LinkVersion is their version now (1 until first revoked), and LinkResend says a
+	// new link may be sent (the order was paid).
+	LinkAction  string
+	LinkVersion int
+	LinkResend  bool
 }
 
 // AdminTicket is one ticket of an order.

@@ -37,7 +37,8 @@ type StaffHoldForm struct {
 	Action    string // the hold button's formaction
 	Kinds     []Option
 	Reason    string
-	ReleaseAt string // as typed: YYYY-MM-DDTHH:MM, UTC
+	ReleaseAt string // as typed: YYYY-MM-DDTHH:MM, on the venue's clocks
+	Zone      string // the venue's zone, "Europe/Berlin"
 }
 
 // StaffHoldView is one staff hold in force, with its release button.

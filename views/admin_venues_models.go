@@ -24,6 +24,9 @@ type VenueEditor struct {
 	Action  string // where the form saves
 	Name    string
 	City    string
+	// TimeZone is the venue's IANA zone; Zones are the names the form offers.
+	TimeZone string
+	Zones    []string
 	// Sections and GA are what was typed, and one blank of each to add another.
 	Sections []SectionFields
 	GA       []GAFields
@@ -117,14 +120,19 @@ type EventEditor struct {
 	Venue        string
 	Name         string
 	Slug         string
-	StartsAt     string // datetime-local, UTC
+	StartsAt     string // datetime-local, on the venue's clocks
 	OnsaleAt     string
 	SalesCloseAt string
-	HoldMinutes  string
-	QueueEnabled bool
-	QueueSlots   string
-	QueueRate    string
-	QueueMinutes string // the admission's lifetime
+	// Zone names the zone the times are typed in ("Europe/Berlin"); the texts say
+	// an existing event's times back with their abbreviation, which tells the two
+	// passes of an hour the clocks go back over apart.
+	Zone                              string
+	StartsText, OnsaleText, CloseText string
+	HoldMinutes                       string
+	QueueEnabled                      bool
+	QueueSlots                        string
+	QueueRate                         string
+	QueueMinutes                      string // the admission's lifetime
 	// VerifiedOnly asks buyers to confirm an email first; Verified says how many
 	// registered and confirmed (an existing event that asks).
 	VerifiedOnly bool

@@ -13,10 +13,15 @@ type MailConfirmation struct {
 	Event   OrderEvent
 	Lines   []OrderLine
 	Total   string
-	// OrderURL is the order page. It shows the tickets only in the browser that bought
-	// them, so the email carries the tickets themselves as well.
+	// OrderURL is the order page, through the order's access link: it opens the
+	// tickets on any device. The email carries the tickets themselves as well, for a
+	// phone at the door without a connection.
 	OrderURL string
-	Tickets  []MailTicket
+	// PDFURL and CalendarURL are the tickets as PDF and the event's calendar entry,
+	// through the same link.
+	PDFURL      string
+	CalendarURL string
+	Tickets     []MailTicket
 }
 
 // MailTicket is one ticket in an email: what it admits to, its code, and its QR code as

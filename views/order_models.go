@@ -7,7 +7,7 @@ package views
 // OrderEvent is the event a hold or an order is for.
 type OrderEvent struct {
 	Name  string
-	When  string // "Sat 14 Mar 2026, 19:30 UTC"
+	When  string // on the venue's clocks: "Sat 14 Mar 2026, 19:30 CET"
 	Venue string
 }
 
@@ -77,6 +77,12 @@ type Order struct {
 	Total   string
 	Email   string
 	Tickets []Ticket
+	// PDFURL and CalendarURL are the tickets as PDF and the event's calendar entry
+	// (a confirmed order's), at addresses that work for whoever reached the page.
+	PDFURL      string
+	CalendarURL string
+	// FindURL is the page that sends a buyer the links of their orders.
+	FindURL string
 }
 
 // Ticket is one printable ticket: what it admits to and the QR code the door scans.

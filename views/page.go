@@ -26,6 +26,9 @@ type Page struct {
 	// CSRFToken is set on pages about one buyer only (never on a public, cacheable
 	// page); htmx sends it on every request the page makes.
 	CSRFToken string
+	// Private marks a page about one order: search engines are asked not to index it,
+	// and it sends no Referer (its address may carry the order's access token).
+	Private bool
 }
 
 // htmxConfig keeps htmx within a strict Content-Security-Policy: no <style> element of

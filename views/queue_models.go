@@ -28,7 +28,7 @@ type QueueStatus struct {
 	// LikelyGone: more people are ahead than the unsold places are likely to serve
 	// (waitroom.Status.LikelyGone): no wait is shown, but why.
 	LikelyGone bool
-	DrawAt     string // when the draw is, e.g. "10:00 UTC"
+	DrawAt     string // when the draw is, on the venue's clocks, e.g. "10:00 CET"
 	DrawISO    string // the same, for the live countdown
 	DrawIn     string // how far ahead it is, e.g. "in 5 minutes"
 	Position   string // e.g. "3,401"

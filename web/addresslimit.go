@@ -12,6 +12,7 @@ import (
 	"boxoffice/internal/clientnet"
 	"boxoffice/internal/config"
 	"boxoffice/internal/waitroom"
+	"boxoffice/internal/zone"
 )
 
 // Limits per client address, across every instance: what a script gains by opening a
@@ -103,12 +104,13 @@ func (s *server) limitHold(c echo.Context, req *booking.HoldRequest) error {
 }
 
 // seatsHeldError is the answer when the address holds all the seats it may at once.
-func seatsHeldError(e *booking.ClientLimitError) *apiError {
+// Its time is on the clocks of the event's zone loc.
+func seatsHeldError(e *booking.ClientLimitError, loc *time.Location) *apiError {
 	held := e.Held
 	return &apiError{Status: http.StatusTooManyRequests, Code: "rate_limited", LimitedBy: limitedBySeats,
 		Limit: e.Limit, Held: &held, RetryAfter: max(1, seconds(time.Until(e.NextFree))),
 		Message: fmt.Sprintf("%d seats and places for this event are held from your internet connection right now, "+
 			"the most one connection may hold at once (everyone on your network counts together). "+
 			"Try again when one of those holds is bought or released, or at %s when the first runs out.",
-			e.Held, e.NextFree.UTC().Format("15:04 MST"))}
+			e.Held, zone.Clock(e.NextFree, loc))}
 }

@@ -88,8 +88,8 @@ func TestBrowserVenueEditor(t *testing.T) {
 	}
 	// The event form, started from the venue, fits the phone too.
 	browsertest.Do(t, ctx, chromedp.Click(chromedp.CSS(`a[href^="/admin/events/new?venue="]`)), chromedp.WaitVisible(chromedp.CSS("#event-name")))
-	if sel := js[string](t, ctx, `document.getElementById("event-venue").selectedOptions[0].textContent`); sel != "Riverside Hall" {
-		t.Errorf("new event from the venue: venue %q chosen, want Riverside Hall", sel)
+	if sel := js[string](t, ctx, `document.getElementById("event-venue").selectedOptions[0].textContent`); sel != "Riverside Hall (Europe/Berlin)" {
+		t.Errorf("new event from the venue: venue %q chosen, want Riverside Hall in the demo hall's zone", sel)
 	}
 	if over := js[float64](t, ctx, `document.documentElement.scrollWidth - window.innerWidth`); over > 1 {
 		t.Errorf("event form on a phone: %.0f CSS px wider than the screen", over)

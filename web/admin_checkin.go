@@ -10,6 +10,7 @@ import (
 	"boxoffice/internal/booking"
 	"boxoffice/internal/checkin"
 	"boxoffice/internal/ordertext"
+	"boxoffice/internal/zone"
 	"boxoffice/static"
 	"boxoffice/views"
 )
@@ -130,20 +131,27 @@ func (s *server) checkIn(c echo.Context) error {
 		s.StaffSessions.Put(ctx, checkinEventKey, eventID)
 		s.StaffSessions.Put(ctx, checkinGateKey, gate)
 	}
-	return s.checkinAnswer(c, eventID, gate, http.StatusOK, checkinResult(ans))
+	loc := time.UTC
+	if ans.Result == checkin.Used { // says when, on the venue's clocks
+		if ev, err := s.eventByID(ctx, eventID); err == nil {
+			loc = ev.Zone
+		}
+	}
+	return s.checkinAnswer(c, eventID, gate, http.StatusOK, checkinResult(ans, loc))
 }
 
-// checkinResult words an answer for the person at the door.
-func checkinResult(a checkin.Answer) views.CheckinResult {
+// checkinResult words an answer for the person at the door, its times on the clocks
+// of the event's zone loc.
+func checkinResult(a checkin.Answer, loc *time.Location) views.CheckinResult {
 	r := views.CheckinResult{Code: a.Code}
 	switch a.Result {
 	case checkin.Valid:
 		r.Tone, r.Headline, r.Detail = "valid", "Valid: let them in", a.Place
 	case checkin.Used:
 		r.Tone, r.Headline = "used", "Already used"
-		r.Detail = "Checked in at " + a.At.UTC().Format("15:04 UTC") + " at gate " + a.Gate
-		if day := "2006-01-02"; a.At.UTC().Format(day) != time.Now().UTC().Format(day) {
-			r.Detail = "Checked in on " + adminTime(a.At) + " at gate " + a.Gate
+		r.Detail = "Checked in at " + zone.Clock(a.At, loc) + " at gate " + a.Gate
+		if zone.Day(a.At, loc) != zone.Day(time.Now(), loc) {
+			r.Detail = "Checked in on " + adminTime(a.At, loc) + " at gate " + a.Gate
 		}
 	case checkin.Void:
 		r.Tone, r.Headline, r.Detail = "void", "Void: do not let in", "This ticket was refunded or cancelled."

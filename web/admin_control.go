@@ -15,6 +15,7 @@ import (
 	"boxoffice/internal/booking"
 	"boxoffice/internal/ordertext"
 	"boxoffice/internal/waitroom"
+	"boxoffice/internal/zone"
 	"boxoffice/views"
 )
 
@@ -59,7 +60,7 @@ func (s *server) controlFigures(ctx context.Context, ev booking.Event, prev *con
 		Slots:        c.QueueSlots,
 		RateSetting:  strconv.FormatFloat(c.QueueRate, 'f', -1, 64),
 		ConflictRate: "–",
-		Updated:      now.UTC().Format("15:04:05 UTC"),
+		Updated:      zone.ClockSeconds(now, ev.Zone),
 	}
 	if f.Capacity > 0 {
 		f.SoldPct = 100 * f.Sold / f.Capacity
@@ -101,7 +102,7 @@ func (s *server) controlFigures(ctx context.Context, ev booking.Event, prev *con
 	for _, m := range byMinute {
 		inWindow += m.Tickets
 	}
-	f.Chart = salesChart(byMinute, max(0, f.Sold-inWindow), f.Capacity, from, now)
+	f.Chart = salesChart(byMinute, max(0, f.Sold-inWindow), f.Capacity, from, now, ev.Zone)
 	return f, nil
 }
 

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -15,25 +16,27 @@ import (
 	"boxoffice/internal/booking"
 	"boxoffice/internal/catalog"
 	"boxoffice/internal/ordertext"
+	"boxoffice/internal/zone"
 	"boxoffice/views"
 )
 
 // errAdminEventNotFound answers an id that names no event.
 var errAdminEventNotFound = &apiError{Status: http.StatusNotFound, Code: "event_not_found", Message: "No such event."}
 
-// formTime is how a datetime-local field writes a time; the admin pages speak UTC.
-const formTime = "2006-01-02T15:04"
-
 func adminEventURL(id int64) string { return "/admin/events/" + strconv.FormatInt(id, 10) }
 
-// newEvent is the empty event form; ?venue= preselects a venue.
+// newEvent is the empty event form; ?venue= preselects a venue, and its zone the times.
 func (s *server) newEvent(c echo.Context) error {
-	now := time.Now().UTC().Truncate(time.Hour)
+	venue, _ := strconv.ParseInt(c.QueryParam("venue"), 10, 64)
+	loc, err := s.venueZone(c.Request().Context(), venue)
+	if err != nil {
+		return err
+	}
+	now := time.Now().Truncate(time.Hour)
 	e := views.EventEditor{
-		StartsAt: now.Add(30 * 24 * time.Hour).Format(formTime), OnsaleAt: now.Add(24 * time.Hour).Format(formTime),
+		StartsAt: zone.Form(now.Add(30*24*time.Hour), loc), OnsaleAt: zone.Form(now.Add(24*time.Hour), loc),
 		QueueSlots: "500", QueueRate: "50", QueueMinutes: "15",
 	}
-	venue, _ := strconv.ParseInt(c.QueryParam("venue"), 10, 64)
 	return s.eventForm(c, http.StatusOK, e, venue)
 }
 
@@ -43,8 +46,13 @@ func (s *server) eventForm(c echo.Context, status int, e views.EventEditor, venu
 	if err != nil {
 		return err
 	}
+	e.Zone = "the venue's time zone"
 	for _, v := range venues {
-		e.Venues = append(e.Venues, views.Option{Value: strconv.FormatInt(v.ID, 10), Label: v.Name, Selected: v.ID == venue})
+		e.Venues = append(e.Venues, views.Option{Value: strconv.FormatInt(v.ID, 10), Label: v.Name + " (" + v.TimeZone + ")",
+			Selected: v.ID == venue})
+		if v.ID == venue {
+			e.Zone = v.TimeZone
+		}
 	}
 	e.AdminPage, e.Heading, e.Action = adminPage(c, "New event"), "New event", "/admin/events"
 	return render(c, status, "no-store", views.EventEditorPage(e))
@@ -57,8 +65,12 @@ func (s *server) createEvent(c echo.Context) error {
 	if err != nil {
 		return badRequest("invalid_form", "The form could not be read.")
 	}
-	in, ferr := readEventForm(form)
 	venue, verr := strconv.ParseInt(form.Get("venue"), 10, 64)
+	loc, err := s.venueZone(c.Request().Context(), venue)
+	if err != nil {
+		return err
+	}
+	in, ferr := readEventForm(form, loc)
 	if ferr == nil && (verr != nil || venue <= 0) {
 		ferr = &catalog.InvalidError{Field: "venueId", Message: "choose a venue"}
 	}
@@ -112,6 +124,11 @@ func (s *server) editEvent(c echo.Context) error {
 func (s *server) renderEvent(c echo.Context, status int, ev catalog.Event, e views.EventEditor) error {
 	e.AdminPage, e.Heading, e.Action = adminPage(c, ev.Name), ev.Name, adminEventURL(ev.ID)
 	e.ID, e.Venue, e.Published, e.Seats = ev.ID, ev.Venue, ev.Published, strconv.Itoa(ev.Seats)
+	e.Zone = ev.Zone.String()
+	e.StartsText, e.OnsaleText = zone.When(ev.StartsAt, ev.Zone), zone.When(ev.OnsaleAt, ev.Zone)
+	if !ev.SalesCloseAt.IsZero() {
+		e.CloseText = zone.When(ev.SalesCloseAt, ev.Zone)
+	}
 	e.PublicURL = "/events/" + ev.Slug
 	e.PublishURL = adminEventURL(ev.ID) + "/publish"
 	if ev.Queue.VerifiedOnly {
@@ -135,7 +152,7 @@ func (s *server) updateEvent(c echo.Context) error {
 	if err != nil {
 		return badRequest("invalid_form", "The form could not be read.")
 	}
-	in, ferr := readEventForm(form)
+	in, ferr := readEventForm(form, ev.Zone)
 	if ferr == nil {
 		ferr = s.Catalog.UpdateEvent(ctx, s.actor(c), id, in)
 	}
@@ -180,9 +197,10 @@ func (s *server) actor(c echo.Context) catalog.Actor {
 	return catalog.Actor{StaffID: currentStaff(c).ID, Address: c.RealIP()}
 }
 
-// readEventForm reads the settings common to new and existing events. Numbers and
-// times that cannot be read are input errors like any other.
-func readEventForm(form url.Values) (catalog.EventInput, error) {
+// readEventForm reads the settings common to new and existing events, the times as
+// wall-clock times in the venue's zone loc. Numbers and times that cannot be read, and
+// times the clocks skip there, are input errors like any other.
+func readEventForm(form url.Values, loc *time.Location) (catalog.EventInput, error) {
 	for key, vals := range form {
 		for _, v := range vals {
 			if err := cleanText("field", v, 1000); err != nil {
@@ -197,8 +215,11 @@ func readEventForm(form url.Values) (catalog.EventInput, error) {
 		if err != nil || (optional && v == "") {
 			return time.Time{}
 		}
-		t, perr := parseFormTime(v)
-		if perr != nil {
+		t, _, perr := zone.ParseForm(v, loc)
+		var gap *zone.GapError
+		if errors.As(perr, &gap) {
+			err = &catalog.InvalidError{Field: field, Message: "for " + label + ", " + gap.Error()}
+		} else if perr != nil {
 			err = &catalog.InvalidError{Field: field, Message: label + " is not a date and time such as 2026-12-31T20:00"}
 		}
 		return t
@@ -245,15 +266,6 @@ func readEventForm(form url.Values) (catalog.EventInput, error) {
 	return in, err
 }
 
-// parseFormTime reads a datetime-local value, with or without seconds, as UTC.
-func parseFormTime(v string) (time.Time, error) {
-	t, err := time.ParseInLocation(formTime, v, time.UTC)
-	if err != nil {
-		t, err = time.ParseInLocation(formTime+":05", v, time.UTC)
-	}
-	return t, err
-}
-
 // editorOf fills the form with what was typed, to show it again with its error.
 func editorOf(form url.Values) views.EventEditor {
 	return views.EventEditor{
@@ -268,14 +280,14 @@ func editorOf(form url.Values) views.EventEditor {
 // editorOfEvent fills the form with an event's settings.
 func editorOfEvent(ev catalog.Event) views.EventEditor {
 	e := views.EventEditor{
-		Name: ev.Name, Slug: ev.Slug, StartsAt: ev.StartsAt.UTC().Format(formTime), OnsaleAt: ev.OnsaleAt.UTC().Format(formTime),
+		Name: ev.Name, Slug: ev.Slug, StartsAt: zone.Form(ev.StartsAt, ev.Zone), OnsaleAt: zone.Form(ev.OnsaleAt, ev.Zone),
 		QueueEnabled: ev.Queue.Enabled, QueueSlots: strconv.Itoa(ev.Queue.Slots),
 		QueueRate:    strconv.FormatFloat(ev.Queue.Rate, 'f', -1, 64),
 		QueueMinutes: strconv.Itoa(int(math.Ceil(ev.Queue.TokenTTL.Minutes()))),
 		VerifiedOnly: ev.Queue.VerifiedOnly,
 	}
 	if !ev.SalesCloseAt.IsZero() {
-		e.SalesCloseAt = ev.SalesCloseAt.UTC().Format(formTime)
+		e.SalesCloseAt = zone.Form(ev.SalesCloseAt, ev.Zone)
 	}
 	if ev.HoldMinutes != 0 {
 		e.HoldMinutes = strconv.Itoa(ev.HoldMinutes)
@@ -292,9 +304,24 @@ func (s *server) adminEvents(c echo.Context) ([]booking.Event, map[int64]bool, e
 	events := make([]booking.Event, len(list))
 	published := make(map[int64]bool, len(list))
 	for i, e := range list {
-		events[i] = booking.Event{ID: e.ID, Slug: e.Slug, Name: e.Name, Venue: e.Venue, StartsAt: e.StartsAt,
+		events[i] = booking.Event{ID: e.ID, Slug: e.Slug, Name: e.Name, Venue: e.Venue, Zone: e.Zone, StartsAt: e.StartsAt,
 			OnsaleAt: e.OnsaleAt, SalesCloseAt: e.SalesCloseAt, QueueEnabled: e.QueueEnabled}
 		published[e.ID] = e.Published
 	}
 	return events, published, nil
+}
+
+// venueZone is the time zone of the venue id, in which a new event's times are typed;
+// UTC for no venue or an unknown one (the catalog then refuses the event).
+func (s *server) venueZone(ctx context.Context, id int64) (*time.Location, error) {
+	if id <= 0 {
+		return time.UTC, nil
+	}
+	v, err := s.Catalog.Venue(ctx, id)
+	if errors.Is(err, catalog.ErrVenueNotFound) {
+		return time.UTC, nil
+	} else if err != nil {
+		return nil, err
+	}
+	return zone.Of(v.TimeZone), nil
 }

@@ -12,6 +12,7 @@ import (
 
 	"boxoffice/internal/booking"
 	"boxoffice/internal/checkin"
+	"boxoffice/internal/zone"
 )
 
 // CSV exports of an event's orders and check-ins, streamed a page of rows
@@ -28,12 +29,13 @@ func csvSafe(s string) string {
 	return s
 }
 
-// csvTime is a moment in a CSV cell: RFC 3339 in UTC, "" for none.
-func csvTime(t *time.Time) string {
+// csvTime is a moment in a CSV cell: RFC 3339 on the clocks of the event's zone loc,
+// its offset written out, "" for none. The last column of every row names the zone.
+func csvTime(t *time.Time, loc *time.Location) string {
 	if t == nil || t.IsZero() {
 		return ""
 	}
-	return t.UTC().Format(time.RFC3339)
+	return zone.ISO(*t, loc)
 }
 
 // startExport begins one of the event's CSV files ("<name>-<slug>.csv"). A HEAD asks
@@ -64,14 +66,14 @@ func (s *server) exportOrders(c echo.Context) error {
 		return err
 	}
 	w, err := s.startExport(c, ev, "orders", "event.export_orders", []string{"order", "email", "status", "reason",
-		"amount_cents", "refunded_cents", "valid_tickets", "void_tickets", "created_at", "confirmed_at"})
+		"amount_cents", "refunded_cents", "valid_tickets", "void_tickets", "created_at", "confirmed_at", "time_zone"})
 	if w == nil || err != nil {
 		return err
 	}
 	err = s.Desk.ExportOrders(c.Request().Context(), ev.ID, func(o booking.ExportOrder) error {
 		return w.Write([]string{strconv.FormatInt(o.ID, 10), csvSafe(o.Email), o.Status, o.StatusReason,
 			strconv.Itoa(o.AmountCents), strconv.Itoa(o.RefundedCents), strconv.Itoa(o.ValidTickets),
-			strconv.Itoa(o.VoidTickets), csvTime(&o.CreatedAt), csvTime(o.ConfirmedAt)})
+			strconv.Itoa(o.VoidTickets), csvTime(&o.CreatedAt, ev.Zone), csvTime(o.ConfirmedAt, ev.Zone), ev.Zone.String()})
 	})
 	return finishCSV(s, c, w, err)
 }
@@ -83,7 +85,7 @@ func (s *server) exportCheckins(c echo.Context) error {
 		return err
 	}
 	w, err := s.startExport(c, ev, "checkins", "event.export_checkins",
-		[]string{"scan", "at", "gate", "code", "result", "staff", "ticket", "order"})
+		[]string{"scan", "at", "gate", "code", "result", "staff", "ticket", "order", "time_zone"})
 	if w == nil || err != nil {
 		return err
 	}
@@ -95,8 +97,8 @@ func (s *server) exportCheckins(c echo.Context) error {
 		if e.OrderID != 0 {
 			order = strconv.FormatInt(e.OrderID, 10)
 		}
-		return w.Write([]string{strconv.FormatInt(e.ID, 10), csvTime(&e.At), csvSafe(e.Gate), csvSafe(e.Code),
-			string(e.Result), csvSafe(e.StaffName), ticket, order})
+		return w.Write([]string{strconv.FormatInt(e.ID, 10), csvTime(&e.At, ev.Zone), csvSafe(e.Gate), csvSafe(e.Code),
+			string(e.Result), csvSafe(e.StaffName), ticket, order, ev.Zone.String()})
 	})
 	return finishCSV(s, c, w, err)
 }

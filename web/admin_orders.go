@@ -11,6 +11,7 @@ import (
 
 	"boxoffice/internal/booking"
 	"boxoffice/internal/ordertext"
+	"boxoffice/internal/zone"
 	"boxoffice/views"
 )
 
@@ -24,8 +25,9 @@ const ordersPerPage = 25
 // errAdminOrderNotFound answers an order number that names no order.
 var errAdminOrderNotFound = &apiError{Status: http.StatusNotFound, Code: "order_not_found", Message: "No order has this number."}
 
-// adminTime is how the admin pages show a moment: in UTC, as the event pages do.
-func adminTime(t time.Time) string { return t.UTC().Format("2 Jan 2006, 15:04 UTC") }
+// adminTime is how the admin pages show a moment of an event: on the clocks of its
+// venue's zone loc, as the event pages do.
+func adminTime(t time.Time, loc *time.Location) string { return zone.Short(t, loc) }
 
 // searchOrders is the order search, with each event's exports below it.
 func (s *server) searchOrders(c echo.Context) error {
@@ -53,7 +55,7 @@ func (s *server) searchOrders(c echo.Context) error {
 		for _, o := range res.Orders {
 			m.Results = append(m.Results, views.OrderHit{ID: o.ID, URL: "/admin/orders/" + strconv.FormatInt(o.ID, 10),
 				Event: o.EventName, Email: o.Email, Status: o.Status, Total: ordertext.Euros(o.AmountCents),
-				Tickets: o.ValidTickets, Created: adminTime(o.CreatedAt)})
+				Tickets: o.ValidTickets, Created: adminTime(o.CreatedAt, o.Zone)})
 		}
 		if res.Next != 0 {
 			m.NextURL = "/admin/orders?" + url.Values{"q": {m.Query}, "before": {strconv.FormatInt(res.Next, 10)}}.Encode()
@@ -97,6 +99,8 @@ func (s *server) showAdminOrder(c echo.Context) error {
 		m.Notice = "Voided: the seats are back on sale; no money goes back."
 	case "resend":
 		m.Notice = "The confirmation is on its way to " + m.Email + " again."
+	default:
+		m.Notice = linkNotices[c.QueryParam("done")] // admin_links.go
 	}
 	return render(c, http.StatusOK, "no-store", views.AdminOrderPage(m))
 }
@@ -112,21 +116,26 @@ func (s *server) adminOrderModel(c echo.Context, id int64) (views.AdminOrder, er
 	m := views.AdminOrder{
 		AdminPage: adminPage(c, "Order "+ids), ID: id, Event: o.EventName, Email: o.Order.Email,
 		Status: o.Order.Status, Reason: o.Order.StatusReason, Total: ordertext.Euros(o.Order.AmountCents),
-		Created: adminTime(o.CreatedAt), CanChange: o.Order.Status == booking.StatusConfirmed,
+		Created: adminTime(o.CreatedAt, o.Zone), CanChange: o.Order.Status == booking.StatusConfirmed,
 		Action: "/admin/orders/" + ids + "/refund", Resend: "/admin/orders/" + ids + "/resend",
 	}
 	if o.Confirmed != nil {
-		m.Confirmed = adminTime(*o.Confirmed)
+		m.Confirmed = adminTime(*o.Confirmed, o.Zone)
 	}
+	if m.LinkVersion, err = s.Desk.OrderLinkVersion(c.Request().Context(), id); err != nil {
+		return views.AdminOrder{}, err
+	}
+	m.LinkAction = "/admin/orders/" + ids + "/links/revoke"
+	m.LinkResend = m.Status == booking.StatusConfirmed || m.Status == booking.StatusRefundPending || m.Status == booking.StatusRefunded
 	for _, t := range o.Tickets {
 		v := views.AdminTicket{ID: t.ID, Code: t.Code, Place: t.Seat, Price: ordertext.Euros(t.PriceCents), State: "valid"}
 		switch {
 		case t.VoidedAt != nil && t.VoidReason == "refund":
-			v.State = "refunded " + adminTime(*t.VoidedAt)
+			v.State = "refunded " + adminTime(*t.VoidedAt, o.Zone)
 		case t.VoidedAt != nil:
-			v.State = "voided " + adminTime(*t.VoidedAt)
+			v.State = "voided " + adminTime(*t.VoidedAt, o.Zone)
 		case t.CheckedInAt != nil:
-			v.State = "checked in " + adminTime(*t.CheckedInAt) + " at gate " + t.Gate
+			v.State = "checked in " + adminTime(*t.CheckedInAt, o.Zone) + " at gate " + t.Gate
 		default:
 			v.Usable = true
 		}
@@ -134,7 +143,7 @@ func (s *server) adminOrderModel(c echo.Context, id int64) (views.AdminOrder, er
 	}
 	for _, p := range o.Payments {
 		m.Payments = append(m.Payments, views.AdminPayment{Provider: p.Provider, Ref: p.ProviderPaymentID,
-			Amount: ordertext.Euros(p.AmountCents), State: p.State, At: adminTime(p.CreatedAt)})
+			Amount: ordertext.Euros(p.AmountCents), State: p.State, At: adminTime(p.CreatedAt, o.Zone)})
 	}
 	for _, r := range o.Refunds {
 		reason := r.Reason
@@ -142,10 +151,10 @@ func (s *server) adminOrderModel(c echo.Context, id int64) (views.AdminOrder, er
 			reason += " (staff)"
 		}
 		m.Refunds = append(m.Refunds, views.AdminRefund{Amount: ordertext.Euros(r.AmountCents), Reason: reason,
-			State: r.State, At: adminTime(r.CreatedAt)})
+			State: r.State, At: adminTime(r.CreatedAt, o.Zone)})
 	}
 	for _, h := range o.History {
-		m.History = append(m.History, views.AdminHistory{At: adminTime(h.At), Action: h.Action, Who: h.StaffName, Detail: h.After})
+		m.History = append(m.History, views.AdminHistory{At: adminTime(h.At, o.Zone), Action: h.Action, Who: h.StaffName, Detail: h.After})
 	}
 	return m, nil
 }

@@ -18,7 +18,12 @@ import (
 // returns the order with its tickets.
 func (a *testApp) buyAs(t *testing.T, email string, seats ...int64) web.OrderJSON {
 	t.Helper()
-	c := a.newClient(t)
+	return a.buyWith(t, a.newClient(t), email, seats...)
+}
+
+// buyWith is buyAs in c's session.
+func (a *testApp) buyWith(t *testing.T, c *client, email string, seats ...int64) web.OrderJSON {
+	t.Helper()
 	h := c.hold(a.EventID, seats...)
 	var co web.CheckoutAnswerJSON
 	if st := c.do("POST", "/api/v1/holds/"+h.HoldID+"/checkout", map[string]string{"email": email}, &co); st != http.StatusCreated {

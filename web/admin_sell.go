@@ -15,6 +15,7 @@ import (
 
 	"boxoffice/internal/booking"
 	"boxoffice/internal/ordertext"
+	"boxoffice/internal/zone"
 	"boxoffice/static"
 	"boxoffice/views"
 )
@@ -132,7 +133,7 @@ func (s *server) sellPage(c echo.Context, ev booking.Event, section string, msg 
 			staff: &staffMap{pageURL: func(sec string) string { return sellURL(ev.ID, sec) }, formAction: sellURL(ev.ID, "")}}),
 		Sale: views.SaleForm{Action: sellURL(ev.ID, ""), Token: rand.Text(), Name: in.name, Email: in.email,
 			Quantity: in.quantity, GAQuantity: in.gaQuantity},
-		Hold: views.StaffHoldForm{Action: staffHoldsURL(ev.ID), Reason: in.reason, ReleaseAt: in.releaseAt},
+		Hold: views.StaffHoldForm{Action: staffHoldsURL(ev.ID), Reason: in.reason, ReleaseAt: in.releaseAt, Zone: ev.Zone.String()},
 	}
 	for _, m := range []struct{ value, label string }{{booking.PayCash, "Cash"}, {booking.PayCardPresent, "Card, present"}} {
 		out.Sale.Methods = append(out.Sale.Methods, views.Option{Value: m.value, Label: m.label,
@@ -178,11 +179,11 @@ func staffHoldView(ev booking.Event, h booking.StaffHold, csrf string) views.Sta
 	}
 	v := views.StaffHoldView{
 		Kind: holdKindText(h.Kind), Reason: h.Reason, Seats: strings.Join(names, ", "),
-		Until: "Until released", By: "Held by " + h.StaffName + ", " + h.CreatedAt.UTC().Format("2 Jan 15:04 MST"),
+		Until: "Until released", By: "Held by " + h.StaffName + ", " + zone.Short(h.CreatedAt, ev.Zone),
 		ReleaseURL: staffHoldsURL(ev.ID) + "/" + strconv.FormatInt(h.ID.Seq, 10) + "/release", CSRF: csrf,
 	}
 	if !h.ReleaseAt.IsZero() {
-		v.Until = "Released automatically at " + h.ReleaseAt.UTC().Format("Mon 2 Jan 2006, 15:04 MST")
+		v.Until = "Released automatically at " + zone.When(h.ReleaseAt, ev.Zone)
 	}
 	return v
 }
@@ -286,7 +287,7 @@ func saleForm(f url.Values, in sellInput) (booking.Sale, error) {
 // sellRefused shows the staff map again with why a sale or a staff hold was refused,
 // under the status the refusal deserves. Failures on our side go to the error handler.
 func (s *server) sellRefused(c echo.Context, ev booking.Event, in sellInput, err error) error {
-	ae := s.toAPIError(sellError(err))
+	ae := s.toAPIError(inZone(sellError(err), ev.Zone))
 	if ae.Status >= 500 || ae.Status < 400 || errors.Is(err, booking.ErrEventNotFound) {
 		return err
 	}
@@ -334,7 +335,7 @@ func (s *server) holdSeatsForStaff(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	req, err := staffHoldForm(f, in)
+	req, err := staffHoldForm(f, in, ev.Zone)
 	if err != nil {
 		return s.sellRefused(c, ev, in, err)
 	}
@@ -347,8 +348,8 @@ func (s *server) holdSeatsForStaff(c echo.Context) error {
 }
 
 // staffHoldForm checks the staff-hold form; anything wrong is a 400 that says what.
-// The release time is read as UTC, as the page says.
-func staffHoldForm(f url.Values, in sellInput) (booking.StaffHoldRequest, error) {
+// The release time is read on the clocks of the event's zone loc, as the page says.
+func staffHoldForm(f url.Values, in sellInput, loc *time.Location) (booking.StaffHoldRequest, error) {
 	seats, err := seatForm(f, booking.MaxStaffHoldSeats)
 	if err != nil {
 		return booking.StaffHoldRequest{}, err
@@ -361,11 +362,11 @@ func staffHoldForm(f url.Values, in sellInput) (booking.StaffHoldRequest, error)
 		return req, badRequest("invalid_reason", "Say why these seats are held.")
 	}
 	if in.releaseAt != "" {
-		at, err := time.ParseInLocation("2006-01-02T15:04", in.releaseAt, time.UTC)
-		if err != nil {
-			at, err = time.ParseInLocation("2006-01-02T15:04:05", in.releaseAt, time.UTC)
-		}
-		if err != nil {
+		at, _, err := zone.ParseForm(in.releaseAt, loc)
+		var gap *zone.GapError
+		if errors.As(err, &gap) {
+			return req, badRequest("invalid_release_at", "The release time "+gap.Error()+".")
+		} else if err != nil {
 			return req, badRequest("invalid_release_at", "The release time must be a date and time, like 2026-12-24T18:00.")
 		}
 		req.ReleaseAt = at
@@ -426,7 +427,7 @@ func staffSaleView(c echo.Context, ev booking.Event, o booking.Order, rec *booki
 			v.Paid = "Paid by card at the box office"
 		}
 		v.Buyer = strings.TrimSpace(strings.Join([]string{rec.BuyerName, o.Email}, " "))
-		v.SoldBy = "Sold by " + rec.StaffName + ", " + rec.At.UTC().Format("Mon 2 Jan 2006, 15:04 MST")
+		v.SoldBy = "Sold by " + rec.StaffName + ", " + zone.When(rec.At, ev.Zone)
 	}
 	if o.Status != booking.StatusConfirmed {
 		return v, nil // a refunded or unpaid order admits no one: no tickets to print

@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
-	"time"
 
 	"github.com/labstack/echo/v4"
 
 	"boxoffice/internal/staff"
+	"boxoffice/internal/zone"
 	"boxoffice/views"
 )
 
@@ -31,6 +31,10 @@ func (s *server) staffView(c echo.Context, status int, notice, problem string, f
 	if err != nil {
 		return err
 	}
+	loc, err := s.Catalog.HouseZone(c.Request().Context())
+	if err != nil {
+		return err
+	}
 	me := currentStaff(c)
 	v := views.StaffList{AdminPage: adminPage(c, "Staff"), Roles: roleOptions(), Form: form, Notice: notice, Error: problem}
 	if v.Form.Role == "" {
@@ -38,7 +42,7 @@ func (s *server) staffView(c echo.Context, status int, notice, problem string, f
 	}
 	for _, m := range members {
 		v.Members = append(v.Members, views.StaffRow{ID: m.ID, Email: m.Email, Name: m.Name, Role: string(m.Role),
-			Disabled: m.Disabled, Self: m.ID == me.ID, Since: m.CreatedAt.Format("2 Jan 2006")})
+			Disabled: m.Disabled, Self: m.ID == me.ID, Since: zone.Day(m.CreatedAt, loc)})
 	}
 	return render(c, status, "no-store", views.AdminStaffPage(v))
 }
@@ -151,13 +155,17 @@ func (s *server) showAudit(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	loc, err := s.Catalog.HouseZone(c.Request().Context())
+	if err != nil {
+		return err
+	}
 	v := views.AuditLog{AdminPage: adminPage(c, "Audit log")}
 	for _, e := range entries {
 		who := e.StaffName
 		if e.StaffID == 0 {
 			who = "system"
 		}
-		v.Entries = append(v.Entries, views.AuditRow{At: e.At.UTC().Format(time.DateTime + " MST"), Who: who,
+		v.Entries = append(v.Entries, views.AuditRow{At: zone.Stamp(e.At, loc), Who: who,
 			Action: e.Action, Subject: e.Subject, Before: e.Before, After: e.After, Address: e.Address})
 	}
 	if len(entries) == auditPageSize {

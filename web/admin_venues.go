@@ -13,6 +13,7 @@ import (
 	"boxoffice/internal/catalog"
 	"boxoffice/internal/ordertext"
 	"boxoffice/internal/staff"
+	"boxoffice/internal/zone"
 	"boxoffice/views"
 )
 
@@ -40,9 +41,13 @@ func (s *server) listVenues(c echo.Context) error {
 
 func venueURL(id int64) string { return "/admin/venues/" + strconv.FormatInt(id, 10) }
 
-// newVenue is the empty layout editor.
+// newVenue is the empty layout editor, in the zone the other venues share (else UTC).
 func (s *server) newVenue(c echo.Context) error {
-	e := venueEditor(c, "New venue", "/admin/venues", catalog.VenueInput{})
+	house, err := s.Catalog.HouseZone(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	e := venueEditor(c, "New venue", "/admin/venues", catalog.VenueInput{TimeZone: house.String()})
 	e.Preview.Summary = "Fill in a section or a standing area to see the map."
 	return render(c, http.StatusOK, "no-store", views.VenueEditorPage(e))
 }
@@ -169,7 +174,7 @@ func readVenueForm(form url.Values) (catalog.VenueInput, catalog.LayoutForm, err
 			}
 		}
 	}
-	in := catalog.VenueInput{Name: form.Get("name"), City: form.Get("city")}
+	in := catalog.VenueInput{Name: form.Get("name"), City: form.Get("city"), TimeZone: form.Get("time_zone")}
 	for i := 0; form.Has(fmt.Sprintf("s%d.name", i)); i++ {
 		if i >= catalog.MaxSections+1 {
 			return in, lf, badRequest("too_many_sections", fmt.Sprintf("A venue has at most %d sections.", catalog.MaxSections))
@@ -195,6 +200,7 @@ func readVenueForm(form url.Values) (catalog.VenueInput, catalog.LayoutForm, err
 func venueEditor(c echo.Context, heading, action string, v catalog.VenueInput) views.VenueEditor {
 	lf := v.Layout.Form()
 	e := views.VenueEditor{AdminPage: adminPage(c, heading), Heading: heading, Action: action, Name: v.Name, City: v.City,
+		TimeZone: v.TimeZone, Zones: zone.Names(),
 		CanEdit: currentStaff(c).Role == staff.Admin, Sections: sectionFields(lf), GA: gaFields(lf)}
 	e.Preview.URL = action
 	return e

@@ -13,6 +13,8 @@ type eventJSON struct {
 	Name     string    `json:"name"`
 	StartsAt time.Time `json:"startsAt"`
 	Venue    string    `json:"venue"`
+	// TimeZone is the venue's IANA zone, in which front ends show the times.
+	TimeZone string    `json:"timeZone"`
 	OnsaleAt time.Time `json:"onsaleAt"`
 	// SalesCloseAt is when holds, checkout and payment stop (by default the start).
 	SalesCloseAt time.Time `json:"salesCloseAt"`
@@ -54,8 +56,8 @@ func (s *server) listEvents(c echo.Context) error {
 	}
 	out := make([]eventJSON, len(events))
 	for i, e := range events {
-		out[i] = eventJSON{ID: e.ID, Slug: e.Slug, Name: e.Name, StartsAt: e.StartsAt, Venue: e.Venue, OnsaleAt: e.OnsaleAt,
-			SalesCloseAt: e.SalesCloseAt, WaitingRoom: e.QueueEnabled, VerifiedOnly: e.VerifiedOnly}
+		out[i] = eventJSON{ID: e.ID, Slug: e.Slug, Name: e.Name, StartsAt: e.StartsAt, Venue: e.Venue, TimeZone: e.Zone.String(),
+			OnsaleAt: e.OnsaleAt, SalesCloseAt: e.SalesCloseAt, WaitingRoom: e.QueueEnabled, VerifiedOnly: e.VerifiedOnly}
 	}
 	c.Response().Header().Set("Cache-Control", "public, max-age=10, s-maxage=30, stale-while-revalidate=60")
 	return c.JSON(http.StatusOK, out)

@@ -120,12 +120,14 @@ func (s *server) pathOrderOfBuyer(c echo.Context) (int64, string, error) {
 	return id, buyer, err
 }
 
+// getOrder is an order for its session, or for the holder of its access link (the
+// X-Order-Token header or ?t=), who gets no session by it.
 func (s *server) getOrder(c echo.Context) error {
-	id, buyer, err := s.pathOrderOfBuyer(c)
+	id, err := pathID(c, "orderId")
 	if err != nil {
 		return err
 	}
-	o, err := s.Buyer.Order(c.Request().Context(), id, buyer)
+	o, _, err := s.orderFor(c, id, s.buyer)
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"boxoffice/internal/booking"
+	"boxoffice/internal/zone"
 	"boxoffice/views"
 )
 
@@ -20,7 +21,9 @@ const (
 // salesChart draws tickets sold per minute (bars, left axis) and the share of the
 // house sold (line, right axis) over the window ending at now: server-rendered SVG,
 // readable without script, described in words for screen readers.
-func salesChart(byMinute []booking.MinuteCount, soldBefore, capacity int, from, now time.Time) views.Chart {
+//
+// Its times are on the clocks of the event's zone loc.
+func salesChart(byMinute []booking.MinuteCount, soldBefore, capacity int, from, now time.Time, loc *time.Location) views.Chart {
 	from = from.Truncate(time.Minute)
 	minutes := int(now.Sub(from)/time.Minute) + 1
 	minutes = max(1, min(minutes, 24*60))
@@ -53,7 +56,7 @@ func salesChart(byMinute []booking.MinuteCount, soldBefore, capacity int, from, 
 			h := plotH * float64(n) / float64(yMax)
 			c.Bars = append(c.Bars, views.ChartBar{X: f1(x + bw*0.1), Y: f1(float64(chartH-chartBot) - h),
 				W: f1(max(bw*0.8, 0.5)), H: f1(h),
-				Label: fmt.Sprintf("%s: %d", from.Add(time.Duration(i)*time.Minute).UTC().Format("15:04"), n)})
+				Label: fmt.Sprintf("%s: %d", zone.Clock(from.Add(time.Duration(i)*time.Minute), loc), n)})
 		}
 		cum += n
 		if capacity > 0 {
@@ -74,15 +77,15 @@ func salesChart(byMinute []booking.MinuteCount, soldBefore, capacity int, from, 
 	step := max(1, minutes/6)
 	for i := 0; i < minutes; i += step {
 		c.XTicks = append(c.XTicks, views.ChartTick{Pos: f1(float64(chartLeft) + float64(i)*bw),
-			Label: from.Add(time.Duration(i) * time.Minute).UTC().Format("15:04")})
+			Label: from.Add(time.Duration(i) * time.Minute).In(loc).Format("15:04")})
 	}
 	c.Title = "Tickets sold per minute"
 	switch {
 	case total == 0:
-		c.Desc = fmt.Sprintf("No tickets sold since %s UTC.", from.UTC().Format("15:04"))
+		c.Desc = fmt.Sprintf("No tickets sold since %s.", zone.Clock(from, loc))
 	default:
-		c.Desc = fmt.Sprintf("%d tickets sold since %s UTC, at most %d in one minute (%s UTC).",
-			total, from.UTC().Format("15:04"), peak, from.Add(time.Duration(peakAt)*time.Minute).UTC().Format("15:04"))
+		c.Desc = fmt.Sprintf("%d tickets sold since %s, at most %d in one minute (%s).",
+			total, zone.Clock(from, loc), peak, zone.Clock(from.Add(time.Duration(peakAt)*time.Minute), loc))
 	}
 	if capacity > 0 {
 		c.Desc += fmt.Sprintf(" %d of %d sold (%d%%).", min(cum, capacity), capacity, 100*min(cum, capacity)/capacity)

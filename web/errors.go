@@ -14,6 +14,7 @@ import (
 	"boxoffice/internal/booking"
 	"boxoffice/internal/payment"
 	"boxoffice/internal/waitroom"
+	"boxoffice/internal/zone"
 )
 
 // apiError is every error answer: {"error": code, "message": text, ...details}.
@@ -80,9 +81,32 @@ func (s *server) handleError(err error, c echo.Context) {
 	}
 }
 
+// zonedError is an error about one event, with the event's time zone: the answer
+// writes the times it names (an onsale, a hold that runs out) on the venue's clocks.
+type zonedError struct {
+	err error
+	loc *time.Location
+}
+
+func (e *zonedError) Error() string { return e.err.Error() }
+func (e *zonedError) Unwrap() error { return e.err }
+
+// inZone is err about an event in the zone loc; nil stays nil.
+func inZone(err error, loc *time.Location) error {
+	if err == nil {
+		return nil
+	}
+	return &zonedError{err: err, loc: loc}
+}
+
 // toAPIError is the answer to err: its own if it is an *apiError, the answer to a
-// typed error of booking's, then to a plain error (plainAnswers), then Echo's.
+// typed error of booking's, then to a plain error (plainAnswers), then Echo's. Times
+// are written in the zone inZone gave err, else in UTC.
 func (s *server) toAPIError(err error) *apiError {
+	loc := time.UTC
+	if z := (*zonedError)(nil); errors.As(err, &z) {
+		loc = z.loc
+	}
 	var ae *apiError
 	var unavailable *booking.SeatsUnavailableError
 	var unknown *booking.UnknownSeatsError
@@ -104,9 +128,9 @@ func (s *server) toAPIError(err error) *apiError {
 		return &apiError{Status: http.StatusConflict, Code: "limit_exceeded", Limit: limit.Limit, Held: &held,
 			Message: "You can hold or buy at most this many seats for one event."}
 	case errors.As(err, &clientLimit):
-		return seatsHeldError(clientLimit)
+		return seatsHeldError(clientLimit, loc)
 	case errors.As(err, &notOnSale):
-		return &apiError{Status: http.StatusConflict, Code: "not_on_sale", Message: onsaleText(notOnSale.OnsaleAt),
+		return &apiError{Status: http.StatusConflict, Code: "not_on_sale", Message: onsaleText(notOnSale.OnsaleAt, loc),
 			OnsaleAt: notOnSale.OnsaleAt.UTC().Format(time.RFC3339)}
 	}
 	for _, p := range plainAnswers {
@@ -177,7 +201,7 @@ func fromHTTPError(he *echo.HTTPError) *apiError {
 	return &apiError{Status: he.Code, Code: code, Message: msg}
 }
 
-// onsaleText says when tickets go on sale, as the event pages write times.
-func onsaleText(at time.Time) string {
-	return "Tickets go on sale on " + at.UTC().Format("Mon 2 Jan 2006, 15:04 MST") + "."
+// onsaleText says when tickets go on sale, in the event's zone loc.
+func onsaleText(at time.Time, loc *time.Location) string {
+	return "Tickets go on sale on " + zone.When(at, loc) + "."
 }

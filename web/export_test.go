@@ -35,7 +35,7 @@ const (
 	AdmissionHeader   = admissionHeader
 	ReplayedHeader    = replayedHeader
 	MapCacheControl   = mapCacheControl
-	FormTime          = formTime
+	FormTime          = "2006-01-02T15:04" // a datetime-local field's value
 	LimitedBySessions = limitedBySessions
 	LimitedBySeats    = limitedBySeats
 	IdempotencyHeader = idempotencyHeader
@@ -136,3 +136,24 @@ func AdminRoutes() (table map[string]AdminRoute, open map[string]bool) {
 	}
 	return table, adminOpen
 }
+
+// The order files' paths below an order's page.
+const (
+	PDFSuffix = pdfSuffix
+	ICSSuffix = icsSuffix
+)
+
+// The orders' access links as the tests send and read them.
+const (
+	OrderTokenHeader = orderTokenHeader
+	TicketsPath      = ticketsPath
+)
+
+// OrderLinksAnswer is the one answer to a "find my tickets" ask.
+type OrderLinksAnswer = orderLinksAnswer
+
+// The limits of "find my tickets".
+var (
+	TicketsPerEmail   = ticketsPerEmail
+	TicketsPerAddress = ticketsPerAddress
+)

@@ -16,6 +16,7 @@ import (
 	"boxoffice/internal/booking"
 	"boxoffice/internal/config"
 	"boxoffice/internal/ordertext"
+	"boxoffice/internal/zone"
 	"boxoffice/views"
 )
 
@@ -74,7 +75,7 @@ func (s *server) submitCheckout(c echo.Context) error {
 		return s.checkoutAgain(c, h, form, http.StatusBadRequest, msg, field)
 	}
 	o, err := s.Buyer.Checkout(ctx, id, buyer, form.Email)
-	if msg := saleWindowText(err); msg != "" {
+	if msg := s.saleWindowText(ctx, id.Event, err); msg != "" {
 		return s.checkoutAgain(c, h, form, http.StatusConflict, msg, "")
 	} else if err != nil {
 		return s.withSeatsLink(ctx, id.Event, err)
@@ -90,7 +91,7 @@ func (s *server) submitCheckout(c echo.Context) error {
 	if err == nil {
 		s.leaveQueue(ctx, id.Event, buyer) // bought: the slot goes to the next in the queue
 	}
-	if msg := saleWindowText(err); msg != "" {
+	if msg := s.saleWindowText(ctx, id.Event, err); msg != "" {
 		return s.checkoutAgain(c, h, form, http.StatusConflict, msg, "")
 	}
 	switch {
@@ -108,12 +109,16 @@ func (s *server) submitCheckout(c echo.Context) error {
 }
 
 // saleWindowText words a refusal by the event's sales window for the checkout form,
-// or is "" for any other error.
-func saleWindowText(err error) string {
+// or is "" for any other error. An onsale ahead is written in the event's zone.
+func (s *server) saleWindowText(ctx context.Context, eventID int64, err error) string {
 	var notOnSale *booking.NotOnSaleError
 	switch {
 	case errors.As(err, &notOnSale):
-		return onsaleText(notOnSale.OnsaleAt) + " Nothing has been charged."
+		loc := time.UTC
+		if ev, everr := s.eventByID(ctx, eventID); everr == nil {
+			loc = ev.Zone
+		}
+		return onsaleText(notOnSale.OnsaleAt, loc) + " Nothing has been charged."
 	case errors.Is(err, booking.ErrSalesClosed):
 		return "Sales for this event have closed, so this order cannot be paid. Nothing has been charged."
 	}
@@ -216,7 +221,7 @@ func (s *server) checkoutModel(c echo.Context, h booking.Hold) (views.Checkout, 
 		Event:  ordertext.OrderEvent(ev),
 		Lines:  lines, Total: ordertext.Euros(total),
 		ExpiresAt:   h.ExpiresAt.UTC().Format(time.RFC3339),
-		ExpiresText: expiryText(h.ExpiresAt, time.Now()),
+		ExpiresText: expiryText(h.ExpiresAt, ev.Zone, time.Now()),
 		CSRFField:   csrfForm,
 		PayLabel:    "Pay " + ordertext.Euros(total),
 		Free:        total == 0,
@@ -246,10 +251,11 @@ func seatsLink(ev booking.Event) views.ActionLink {
 	return views.ActionLink{Href: seatsURL(ev, ""), Text: "Choose seats again"}
 }
 
-// expiryText says until when a hold lasts, for people without the countdown script.
-func expiryText(expires, now time.Time) string {
+// expiryText says until when a hold lasts, for people without the countdown script, on
+// the clocks of the event's zone loc.
+func expiryText(expires time.Time, loc *time.Location, now time.Time) string {
 	left := expires.Sub(now).Round(time.Minute)
-	at := expires.UTC().Format("15:04 MST")
+	at := zone.Clock(expires, loc)
 	switch {
 	case left < time.Minute:
 		return at + " (less than a minute from now)"

@@ -17,7 +17,7 @@ func TestCheckoutWording(t *testing.T) {
 		{65 * time.Second, "19:01 UTC (about a minute from now)"},
 		{10 * time.Minute, "19:10 UTC (about 10 minutes from now)"},
 	} {
-		if got := expiryText(now.Add(tc.left), now); got != tc.want {
+		if got := expiryText(now.Add(tc.left), time.UTC, now); got != tc.want {
 			t.Errorf("expiryText(+%v): got %q, want %q", tc.left, got, tc.want)
 		}
 	}

@@ -3,6 +3,7 @@ package web_test
 import (
 	"boxoffice/internal/booking"
 	"boxoffice/internal/ordertext"
+	"boxoffice/internal/zone"
 	"boxoffice/web"
 	"context"
 	"net/http"
@@ -136,8 +137,8 @@ func TestCheckoutPage(t *testing.T) {
 	if got, err := time.Parse(time.RFC3339, exp); err != nil || !got.Equal(h.ExpiresAt.Truncate(time.Second)) {
 		t.Errorf("data-expires-at: got %q, want %s", exp, h.ExpiresAt.Format(time.RFC3339))
 	}
-	if txt := a.doc.Find(".hold-expiry time").Text(); !strings.Contains(txt, h.ExpiresAt.UTC().Format("15:04")) {
-		t.Errorf("expiry for people without JavaScript: got %q, want the time %s", txt, h.ExpiresAt.UTC().Format("15:04"))
+	if txt, want := a.doc.Find(".hold-expiry time").Text(), zone.Clock(h.ExpiresAt, zone.Of("Europe/Berlin")); !strings.Contains(txt, want) {
+		t.Errorf("expiry for people without JavaScript: got %q, want the time %s", txt, want)
 	}
 	if n := a.doc.Find("table.order-lines tbody tr").Length(); n != 2 {
 		t.Errorf("lines: got %d, want 2 (one per seat)", n)

@@ -11,6 +11,7 @@ import (
 
 	"boxoffice/internal/booking"
 	"boxoffice/internal/ordertext"
+	"boxoffice/internal/zone"
 	"boxoffice/views"
 )
 
@@ -158,7 +159,7 @@ func seatsURL(ev booking.Event, section string) string {
 
 func onSaleText(ev booking.Event, now time.Time) string {
 	if ev.OnsaleAt.After(now) {
-		return "On sale from " + ev.OnsaleAt.UTC().Format("2 Jan 2006, 15:04 MST")
+		return "On sale from " + zone.Short(ev.OnsaleAt, ev.Zone)
 	}
 	return "On sale now"
 }

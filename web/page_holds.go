@@ -13,6 +13,7 @@ import (
 
 	"boxoffice/internal/booking"
 	"boxoffice/internal/ordertext"
+	"boxoffice/internal/zone"
 	"boxoffice/views"
 )
 
@@ -135,12 +136,12 @@ func (s *server) createHoldForm(c echo.Context) error {
 	for i, st := range h.Seats {
 		ids[i] = st.ID
 	}
-	return s.holdAnswer(c, ev, view, http.StatusOK, views.Message{Text: heldText(h)}, ids, booking.SeatHeld)
+	return s.holdAnswer(c, ev, view, http.StatusOK, views.Message{Text: heldText(h, ev.Zone)}, ids, booking.SeatHeld)
 }
 
-// heldText confirms a hold in words.
-func heldText(h booking.Hold) string {
-	until := " Held until " + h.ExpiresAt.UTC().Format("15:04 MST") + "."
+// heldText confirms a hold in words, its end on the clocks of the event's zone loc.
+func heldText(h booking.Hold, loc *time.Location) string {
+	until := " Held until " + zone.Clock(h.ExpiresAt, loc) + "."
 	if h.GA != nil {
 		return fmt.Sprintf("%d × %s: yours for now.", h.GA.Quantity, h.GA.TierName) + until
 	}
@@ -154,7 +155,7 @@ func heldText(h booking.Hold) string {
 // holdRefused says on the seat page why a hold was refused, with the status the API
 // gives the same refusal. Failures on our side go to the error handler.
 func (s *server) holdRefused(c echo.Context, ev booking.Event, view string, req booking.HoldRequest, err error) error {
-	ae := s.toAPIError(err)
+	ae := s.toAPIError(inZone(err, ev.Zone))
 	switch {
 	case errors.Is(err, booking.ErrEventNotFound), ae.Status >= 500 || ae.Status < 400:
 		return err

@@ -19,15 +19,15 @@ import (
 
 // showOrder is the order page: it waits for the payment's confirmation, then shows the
 // tickets. htmx polls the same address for the status fragment while the order may
-// still change. Only the session that placed the order sees it.
+// still change. The session that placed the order sees it, and so does anyone with
+// its access link (order_access.go).
 func (s *server) showOrder(c echo.Context) error {
-	id, err := booking.ParseID(c.Param("orderId"))
+	id, err := orderIDParam(c)
 	if err != nil {
-		return booking.ErrOrderNotFound // an address that cannot name an order names none
+		return err
 	}
 	ctx := c.Request().Context()
-	buyer := s.pageBuyer(c)
-	o, err := s.Buyer.Order(ctx, id, buyer)
+	o, acc, err := s.orderFor(c, id, s.pageBuyerOf)
 	if err != nil {
 		return err
 	}
@@ -35,7 +35,7 @@ func (s *server) showOrder(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	m, err := s.orderModel(ctx, c, o, ev, buyer)
+	m, err := s.orderModel(ctx, c, o, ev, acc)
 	if err != nil {
 		return err
 	}
@@ -43,21 +43,29 @@ func (s *server) showOrder(c echo.Context) error {
 }
 
 // orderModel words where an order stands. Tickets are shown for a confirmed order only:
-// a refunded one admits no one.
-func (s *server) orderModel(ctx context.Context, c echo.Context, o booking.Order, ev booking.Event, buyer string) (views.Order, error) {
+// a refunded one admits no one. Reached through an access link, the page carries no
+// CSRF token and offers nothing that changes the order.
+func (s *server) orderModel(ctx context.Context, c echo.Context, o booking.Order, ev booking.Event, acc orderAccess) (views.Order, error) {
 	lines, _ := ordertext.OrderLines(o.Seats, o.GA)
+	title := "Order " + strconv.FormatInt(o.ID, 10)
 	m := views.Order{
-		Page:   buyerPage(c, "Order "+strconv.FormatInt(o.ID, 10)),
-		Number: "Order " + strconv.FormatInt(o.ID, 10),
+		Page:   buyerPage(c, title),
+		Number: title,
 		Event:  ordertext.OrderEvent(ev),
 		Lines:  lines, Total: ordertext.Euros(o.AmountCents), Email: o.Email,
+		FindURL: ticketsPath,
 	}
+	if acc.token != "" {
+		m.Page = page(title)
+	}
+	m.Page.Private = true
 	limit := s.Buyer.Config().MaxPerBuyer
 	switch o.Status {
 	case booking.StatusConfirmed:
 		m.Tone, m.Heading = "done", "Your tickets"
 		m.Message = "Your payment is confirmed. Show each ticket's QR code at the door, on your phone or printed: print this page for one ticket per sheet."
-		if o.Email != "" {
+		m.PDFURL, m.CalendarURL = acc.path(o.ID, pdfSuffix), acc.path(o.ID, icsSuffix)
+		if o.Email != "" && acc.buyer != "" {
 			// The confirmation waits while an onsale is busy (jobs.Config.EmailWait).
 			m.Message += " A copy is on its way to " + o.Email + "; while a sale is busy it can take a few minutes."
 		}
@@ -68,7 +76,7 @@ func (s *server) orderModel(ctx context.Context, c echo.Context, o booking.Order
 		m.Tickets = tickets
 		m.Notes = refundNotes(o.Refunds)
 		if refundsUnderWay(o.Refunds) {
-			m.PollURL = orderURL(o.ID) // until the extra payment's refund is done
+			m.PollURL = acc.path(o.ID, "") // until the extra payment's refund is done
 		}
 	case booking.StatusRefundPending, booking.StatusRefunded:
 		refund := "has been refunded"
@@ -86,28 +94,39 @@ func (s *server) orderModel(ctx context.Context, c echo.Context, o booking.Order
 		m.Message = "Your hold ran out before the order was paid, so its seats are back on sale. Nothing has been charged."
 		m.Next = seatsLink(ev)
 	case booking.StatusPending:
-		if o.PaymentUnderWay && o.StatusReason == booking.ReasonPaymentUnknown {
-			// The charge's answer was lost: reconciliation asks the provider.
-			m.Tone, m.Heading = "waiting", "Your payment is being checked"
-			m.Message = "We could not confirm whether your payment went through, so we are checking with the payment " +
-				"provider. You will not be charged twice: no other payment for this order can start meanwhile. " +
-				"Your tickets, or your refund, will appear here."
-			m.PollURL = orderURL(o.ID)
-			break
-		}
-		if o.PaymentUnderWay {
-			// Charged: only the provider's word (its webhook, or a lookup) ends this.
-			m.Tone, m.Heading = "waiting", "Confirming your payment…"
-			m.Message = "Your payment is being confirmed; this usually takes a few seconds. Your tickets will appear here."
-			m.PollURL = orderURL(o.ID)
-			break
-		}
-		return s.unpaidOrder(ctx, m, o, ev, buyer)
+		return s.pendingOrder(ctx, m, o, ev, acc)
 	default:
 		m.Tone, m.Heading = "problem", "This order cannot be used"
 		m.Message = "This order is closed. If you paid for it, your payment will be refunded in full."
 	}
 	return m, nil
+}
+
+// pendingOrder words an order not paid yet: a payment under way or being checked (the
+// page polls), or none, when the buying session may pay while its hold lasts.
+func (s *server) pendingOrder(ctx context.Context, m views.Order, o booking.Order, ev booking.Event, acc orderAccess) (views.Order, error) {
+	if o.PaymentUnderWay && o.StatusReason == booking.ReasonPaymentUnknown {
+		// The charge's answer was lost: reconciliation asks the provider.
+		m.Tone, m.Heading = "waiting", "Your payment is being checked"
+		m.Message = "We could not confirm whether your payment went through, so we are checking with the payment " +
+			"provider. You will not be charged twice: no other payment for this order can start meanwhile. " +
+			"Your tickets, or your refund, will appear here."
+		m.PollURL = acc.path(o.ID, "")
+		return m, nil
+	}
+	if o.PaymentUnderWay {
+		// Charged: only the provider's word (its webhook, or a lookup) ends this.
+		m.Tone, m.Heading = "waiting", "Confirming your payment…"
+		m.Message = "Your payment is being confirmed; this usually takes a few seconds. Your tickets will appear here."
+		m.PollURL = acc.path(o.ID, "")
+		return m, nil
+	}
+	if acc.buyer == "" { // through a link: paying is for the session that ordered
+		m.Tone, m.Heading = "problem", "Not paid yet"
+		m.Message = "This order has not been paid yet."
+		return m, nil
+	}
+	return s.unpaidOrder(ctx, m, o, ev, acc.buyer)
 }
 
 // unpaidOrder words a pending order that no payment is under way for: it can still be
@@ -123,10 +142,10 @@ func (s *server) unpaidOrder(ctx context.Context, m views.Order, o booking.Order
 		return m, err
 	}
 	m.Tone, m.Heading = "problem", "Not paid yet"
-	m.Message = "This order has not been paid yet. Your seats are held until " + expiryText(h.ExpiresAt, time.Now()) + "."
+	m.Message = "This order has not been paid yet. Your seats are held until " + expiryText(h.ExpiresAt, ev.Zone, time.Now()) + "."
 	if o.StatusReason == booking.ReasonPaymentFailed {
 		m.Message = "Your last payment did not go through and nothing was charged. Your seats are held until " +
-			expiryText(h.ExpiresAt, time.Now()) + "."
+			expiryText(h.ExpiresAt, ev.Zone, time.Now()) + "."
 	}
 	m.Next = views.ActionLink{Href: "/holds/" + o.HoldID.String() + "/checkout", Text: "Pay now"}
 	return m, nil

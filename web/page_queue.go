@@ -14,6 +14,7 @@ import (
 	"boxoffice/internal/booking"
 	"boxoffice/internal/ordertext"
 	"boxoffice/internal/waitroom"
+	"boxoffice/internal/zone"
 	"boxoffice/static"
 	"boxoffice/views"
 )
@@ -137,7 +138,7 @@ func queueStatusModel(ev booking.Event, st waitroom.Status, start int, now time.
 	q := views.QueueStatus{
 		URL: queueURL(ev), SeatsURL: seatsURL(ev, ""), BoardURL: boardURL(ev),
 		Admitted: st.Admitted, SoldOut: st.SoldOut, PreQueue: st.PreQueue, AllHeld: st.AllHeld, LikelyGone: st.LikelyGone,
-		DrawAt:   drawTime(cmp.Or(st.DrawAt, ev.OnsaleAt), now),
+		DrawAt:   drawTime(cmp.Or(st.DrawAt, ev.OnsaleAt), now, ev.Zone),
 		DrawISO:  cmp.Or(st.DrawAt, ev.OnsaleAt).UTC().Format(time.RFC3339),
 		DrawIn:   untilText(cmp.Or(st.DrawAt, ev.OnsaleAt).Sub(now)),
 		Position: ordertext.Thousands(st.Position),
@@ -163,14 +164,13 @@ func boardURL(ev booking.Event) string {
 	return "/api/v1/events/" + strconv.FormatInt(ev.ID, 10) + "/queue/board"
 }
 
-// drawTime says when the pre-queue's order is drawn: the time alone on the day,
-// with the date before.
-func drawTime(at, now time.Time) string {
-	at, now = at.UTC(), now.UTC()
-	if at.YearDay() == now.YearDay() && at.Year() == now.Year() {
-		return at.Format("15:04 MST")
+// drawTime says when the pre-queue's order is drawn, on the clocks of the event's
+// zone loc: the time alone on the day, with the date before.
+func drawTime(at, now time.Time, loc *time.Location) string {
+	if zone.Day(at, loc) == zone.Day(now, loc) {
+		return zone.Clock(at, loc)
 	}
-	return at.Format("Mon 2 Jan, 15:04 MST")
+	return zone.When(at, loc)
 }
 
 // aheadText says how many people are ahead. The texts of aheadText, waitText, oddsText

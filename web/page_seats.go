@@ -121,7 +121,7 @@ func holdPanel(ev booking.Event, section string, holds []booking.Hold, csrf stri
 		hv := views.HoldView{
 			ID:          h.ID.String(),
 			ExpiresAt:   h.ExpiresAt.UTC().Format(time.RFC3339),
-			ExpiresText: expiryText(h.ExpiresAt, now),
+			ExpiresText: expiryText(h.ExpiresAt, ev.Zone, now),
 			CheckoutURL: "/holds/" + h.ID.String() + "/checkout",
 			ReleaseURL:  "/holds/" + h.ID.String() + "/release",
 		}

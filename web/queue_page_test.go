@@ -16,6 +16,7 @@ import (
 
 	"boxoffice/internal/booking/bookingtest"
 	"boxoffice/internal/dbtest"
+	"boxoffice/internal/zone"
 	"boxoffice/web"
 )
 
@@ -163,8 +164,9 @@ func TestQueuePreQueue(t *testing.T) {
 		t.Fatalf("join before the onsale: got %+v, want the pre-queue", q)
 	}
 	_, body, _ := c.raw("GET", "/events/"+demoSlug+"/queue", nil, nil)
-	want := "your place is drawn at random at " + onsale.UTC().Format("15:04 MST")
-	if !strings.Contains(string(body), want) && !strings.Contains(string(body), onsale.UTC().Format("Mon 2 Jan, 15:04 MST")) {
+	berlin := zone.Of("Europe/Berlin") // the demo hall's
+	want := "your place is drawn at random at " + zone.Clock(onsale, berlin)
+	if !strings.Contains(string(body), want) && !strings.Contains(string(body), zone.When(onsale, berlin)) {
 		t.Errorf("pre-queue page: want it to say %q", want)
 	}
 	// Before the draw the page has no number yet: it follows the board for the draw,

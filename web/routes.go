@@ -53,7 +53,13 @@ func (s *server) routes(e *echo.Echo) {
 	e.POST("/holds/:holdId/release", s.releaseHoldForm, buyerPage...)
 	getHead(e, "/holds/:holdId/checkout", s.showCheckout, seatPage(eventOfHold)...)
 	e.POST("/holds/:holdId/checkout", s.submitCheckout, seatPage(eventOfHold)...)
-	getHead(e, "/orders/:orderId", s.showOrder, buyerPage...)
+	// An order's page and files: its session or its access link (order_access.go).
+	orderPage := slices.Concat([]echo.MiddlewareFunc{orderPrivacy}, buyerPage)
+	getHead(e, "/orders/:orderId", s.showOrder, orderPage...)
+	getHead(e, "/orders/:orderId"+pdfSuffix, s.ticketsPDF, orderPage...)
+	getHead(e, "/orders/:orderId"+icsSuffix, s.eventICS, orderPage...)
+	getHead(e, ticketsPath, s.showFindTickets, buyerPage...) // tickets.go
+	e.POST(ticketsPath, s.submitFindTickets, buyerPage...)
 
 	// The live stream: no deadline, session or CSRF; no gzip (see stream.go).
 	e.GET("/events/:slug/stream", s.streams.streamSeats)
@@ -80,7 +86,8 @@ func (s *server) routes(e *echo.Echo) {
 	api.GET("/holds/:holdId", s.getHold, buyer...)
 	api.DELETE("/holds/:holdId", s.releaseHold, buyer...)
 	api.POST("/holds/:holdId/checkout", s.checkout, seatCall(eventOfHold)...)
-	api.GET("/orders/:orderId", s.getOrder, buyer...)
+	api.GET("/orders/:orderId", s.getOrder, slices.Concat([]echo.MiddlewareFunc{orderPrivacy}, buyer)...)
+	api.POST("/order-links", s.postOrderLinks, buyer...) // tickets.go
 	api.POST("/orders/:orderId/pay", s.pay, seatCall(eventOfOrder)...)
 	api.POST("/payments/webhook", s.paymentWebhook, timed, noStore, body)
 	s.routeVerify(e, buyerPage, buyer) // verified buyers' registration (verify.go)

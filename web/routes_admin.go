@@ -80,6 +80,7 @@ func (s *server) adminRoutes() []adminRoute {
 		{http.MethodGet, "/admin/orders/:id", s.showAdminOrder, boxOffice},
 		{http.MethodPost, "/admin/orders/:id/refund", s.refundOrder, boxOffice},
 		{http.MethodPost, "/admin/orders/:id/resend", s.resendConfirmation, boxOffice},
+		{http.MethodPost, "/admin/orders/:id/links/revoke", s.revokeOrderLinks, boxOffice},
 		{http.MethodGet, "/admin/checkin", s.showCheckin, door},
 		{http.MethodPost, "/admin/checkin", s.checkIn, door},
 		{http.MethodGet, "/admin/events/:id/orders.csv", s.exportOrders, boxOffice},

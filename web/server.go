@@ -26,6 +26,7 @@ import (
 	"boxoffice/internal/latency"
 	"boxoffice/internal/live"
 	"boxoffice/internal/metrics"
+	"boxoffice/internal/orderlink"
 	"boxoffice/internal/proof"
 	"boxoffice/internal/staff"
 	"boxoffice/internal/verification"
@@ -79,6 +80,8 @@ type Deps struct {
 	Proof *proof.Guard
 	// Redis keeps the rate limits' counts, shared by every instance.
 	Redis *redis.Client
+	// Links signs and reads the orders' access links (order_access.go).
+	Links *orderlink.Signer
 }
 
 // Settings are the configured values the handler reads.
@@ -99,6 +102,8 @@ type Settings struct {
 	TrustedProxies []*net.IPNet
 	// ProofOfWork asks the proof of work before queue joins and first holds.
 	ProofOfWork bool
+	// BaseURL is the site's public address, which the orders' access links start with.
+	BaseURL string
 }
 
 // missing names the required Deps left nil.
@@ -134,6 +139,8 @@ type server struct {
 	// waits for a slot (lookSlots; 0: maxLookWait).
 	looks    chan struct{}
 	lookWait time.Duration
+	// orderLinks signs and reads the orders' access links (order_access.go).
+	orderLinks orderLinks
 }
 
 // New returns the HTTP handler of the whole program: every route, its middleware and
@@ -160,7 +167,8 @@ func newServer(d Deps) (*server, error) {
 		Deps:   d,
 		looks:  make(chan struct{}, 2*runtime.GOMAXPROCS(0)),
 		events: newEventCache(), boards: newTTLCache[int64, waitroom.Board](boardTTL),
-		limiter: newRateLimiter(d.Redis, d.RedisPrefix, d.RateLimit, d.RateBurst, d.Log),
+		limiter:    newRateLimiter(d.Redis, d.RedisPrefix, d.RateLimit, d.RateBurst, d.Log),
+		orderLinks: orderLinks{sign: d.Links, base: d.BaseURL},
 	}
 	s.limiter.perAddress = perAddressLimits(d.PerAddress)
 	s.streams = newSeatStreams(StreamOptions{
@@ -337,7 +345,7 @@ func (s *server) requestLogConfig() middleware.RequestLoggerConfig {
 				level = slog.LevelError
 			}
 			attrs := []slog.Attr{
-				slog.String("id", v.RequestID), slog.String("method", v.Method), slog.String("uri", v.URI),
+				slog.String("id", v.RequestID), slog.String("method", v.Method), slog.String("uri", redactURI(v.URI)),
 				slog.Int("status", v.Status), slog.Duration("latency", v.Latency),
 			}
 			if v.Error != nil && v.Status >= 500 {

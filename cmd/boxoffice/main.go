@@ -20,6 +20,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	_ "time/tzdata" // venues' time zones load on a machine without a zoneinfo database
 )
 
 func main() {

@@ -159,3 +159,44 @@ func TestStreamIsNotBuffered(t *testing.T) {
 		t.Fatalf("stream: got %q (%v) while the origin held the answer open, want %q", buf, err, want)
 	}
 }
+
+// TestAccessLogKeepsNoTokens: the proxy's access log writes an address that carries an
+// order's access token or a verification token without its query, and any other as
+// it came.
+func TestAccessLogKeepsNoTokens(t *testing.T) {
+	t.Parallel()
+	requireNginx(t)
+	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "private, no-store")
+	}))
+	t.Cleanup(origin.Close)
+	dir := t.TempDir()
+	p, err := cdn.Start(t.Context(), cdn.Config{Origin: strings.TrimPrefix(origin.URL, "http://"), Dir: dir, AccessLog: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Close() })
+	for _, path := range []string{"/orders/1?t=s3cr3t-1", "/orders/1/tickets.pdf?x=1&t=s3cr3t-2", "/verify?token=s3cr3t-3", "/events/x?section=A"} {
+		fetch(t, nil, "GET", p.URL+path, nil, "")
+	}
+	// nginx writes a request's line once its answer is out: wait for the four.
+	var log string
+	for deadline := time.Now().Add(5 * time.Second); strings.Count(log, "\n") < 4 && time.Now().Before(deadline); {
+		raw, err := os.ReadFile(filepath.Join(dir, "access.log"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if log = string(raw); strings.Count(log, "\n") < 4 {
+			time.Sleep(10 * time.Millisecond) // polling the file, under the deadline
+		}
+	}
+	for _, want := range []string{`"GET /orders/1?REDACTED HTTP/1.1"`, `"GET /orders/1/tickets.pdf?REDACTED HTTP/1.1"`,
+		`"GET /verify?REDACTED HTTP/1.1"`, `"GET /events/x?section=A HTTP/1.1"`} {
+		if !strings.Contains(log, want) {
+			t.Errorf("access log lacks %s:\n%s", want, log)
+		}
+	}
+	if strings.Contains(log, "s3cr3t") {
+		t.Errorf("access log keeps a token:\n%s", log)
+	}
+}

@@ -32,6 +32,7 @@ import (
 	"boxoffice/internal/live"
 	"boxoffice/internal/mail"
 	"boxoffice/internal/metrics"
+	"boxoffice/internal/orderlink"
 	"boxoffice/internal/payment"
 	"boxoffice/internal/proof"
 	"boxoffice/internal/session"
@@ -109,6 +110,9 @@ type App struct {
 	// Proof is the proof of work asked before queue joins and first holds
 	// (PROOF_OF_WORK), its keys derived from the admission keys.
 	Proof *proof.Guard
+	// Links signs the orders' access links (in the emails, read by web), with the
+	// admission keys under a domain of their own.
+	Links *orderlink.Signer
 	// Mail sends the buyer's emails, or logs them when SMTP_URL is not set.
 	Mail *mail.Mailer
 	// Jobs is the job queue (River): booking queues refunds and emails on it in its
@@ -173,12 +177,12 @@ func (a *App) WebDeps() web.Deps {
 			CookieSecure: cfg.CookieSecure, WebhookSecret: cfg.WebhookSecret, ProviderName: a.Provider.Name(),
 			RedisPrefix: cfg.RedisPrefix, RateLimit: cfg.RateLimit, RateBurst: cfg.RateBurst,
 			PerAddress: cfg.PerAddress, Streams: cfg.Streams, TrustedProxies: cfg.TrustedProxies,
-			ProofOfWork: cfg.ProofOfWork,
+			ProofOfWork: cfg.ProofOfWork, BaseURL: cfg.BaseURL,
 		},
 		Log: a.Log, Metrics: a.Metrics, Ready: a.Ready,
 		Buyer: a.Booking.Buyer, Desk: a.Booking.Desk, Maps: a.Booking.Maps, Sessions: a.Sessions, Staff: a.Staff, StaffSessions: a.StaffSessions,
 		Catalog: a.Catalog, Door: a.Door, Verify: a.Verify, Queue: a.Queue, Live: a.Live, Load: a.Load,
-		Proof: a.Proof, Redis: a.Redis,
+		Proof: a.Proof, Redis: a.Redis, Links: a.Links,
 	}
 }
 

@@ -21,6 +21,7 @@ import (
 	"boxoffice/internal/latency"
 	"boxoffice/internal/live"
 	"boxoffice/internal/mail"
+	"boxoffice/internal/orderlink"
 	"boxoffice/internal/payment"
 	"boxoffice/internal/payment/stripepay"
 	"boxoffice/internal/proof"
@@ -87,9 +88,10 @@ func (a *App) buildJobs(testOnly bool) error {
 	}
 	a.Load = latency.New(cfg.LatencyBound)
 	a.Verify = verification.New(a.Pool, verificationKeys(cfg), verification.Options{})
+	a.Links = orderlink.New(verificationKeys(cfg))
 	a.Jobs, err = jobs.New(a.Pool, a.Booking.Worker, a.Mail, jobs.Config{
 		Workers: cfg.JobWorkers, EmailWorkers: cfg.EmailWorkers, ReconcileInterval: cfg.ReconcileInterval,
-		Site:        mail.Site{BaseURL: cfg.BaseURL, MaxPerBuyer: cfg.MaxPerBuyer},
+		Site:        mail.Site{BaseURL: cfg.BaseURL, MaxPerBuyer: cfg.MaxPerBuyer, Links: a.Links},
 		StopTimeout: cfg.ShutdownTimeout / 2, TestOnly: testOnly,
 		Busy: func() bool { return a.Load.Level() >= emailEaseLevel }, EmailWait: cfg.EmailWait,
 		OnSale: a.Load.Active, SaleRate: cfg.EmailSaleRate, Verifications: a.Verify,

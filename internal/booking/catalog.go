@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"boxoffice/internal/zone"
 )
 
 // Events lists the events, soonest first.
@@ -98,13 +100,14 @@ type eventFields = struct {
 	QueueTokenTtlSeconds int32
 	VerifiedOnly         bool
 	Venue                string
+	TimeZone             string
 }
 
 // eventOf maps any of the queries' event rows to an Event.
 func eventOf[R ~eventFields](row R) Event {
 	r := eventFields(row)
 	return Event{
-		ID: r.ID, Slug: r.Slug, Name: r.Name, Venue: r.Venue, StartsAt: r.StartsAt,
+		ID: r.ID, Slug: r.Slug, Name: r.Name, Venue: r.Venue, Zone: zone.Of(r.TimeZone), StartsAt: r.StartsAt,
 		OnsaleAt: r.OnsaleAt, SalesCloseAt: r.SalesCloseAt,
 		QueueEnabled: r.QueueEnabled, QueueSlots: int(r.QueueSlots), QueueRate: r.QueueRate,
 		QueueTokenTTL: time.Duration(r.QueueTokenTtlSeconds) * time.Second, VerifiedOnly: r.VerifiedOnly,

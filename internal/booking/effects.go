@@ -67,6 +67,9 @@ func (s *Worker) Reconcile(ctx context.Context) (ReconcileResult, error) {
 type Receipt struct {
 	Order Order
 	Event Event
+	// LinkVersion is the version of the order's access links that opens it now: the
+	// emails' links carry it (OrderByLink).
+	LinkVersion int
 }
 
 // Receipt returns an order with its event, for the emails: not bound to a session,
@@ -84,5 +87,9 @@ func (s *Worker) Receipt(ctx context.Context, orderID int64) (Receipt, error) {
 	if err != nil {
 		return Receipt{}, err
 	}
-	return Receipt{Order: order, Event: ev}, nil
+	version, err := s.linkVersion(ctx, o.ID)
+	if err != nil {
+		return Receipt{}, err
+	}
+	return Receipt{Order: order, Event: ev, LinkVersion: version}, nil
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"boxoffice/internal/db"
+	"boxoffice/internal/zone"
 )
 
 // The box office's view of orders: search, one order with everything about
@@ -20,6 +21,7 @@ type OrderHit struct {
 	ID           int64
 	EventID      int64
 	EventName    string
+	Zone         *time.Location // the event's
 	Email        string
 	Status       string
 	AmountCents  int
@@ -61,7 +63,7 @@ func (s *Desk) SearchOrders(ctx context.Context, query string, before int64, per
 			out.Next = out.Orders[i-1].ID
 			break
 		}
-		out.Orders = append(out.Orders, OrderHit{ID: r.ID, EventID: r.EventID, EventName: r.EventName, Email: r.Email,
+		out.Orders = append(out.Orders, OrderHit{ID: r.ID, EventID: r.EventID, EventName: r.EventName, Zone: zone.Of(r.TimeZone), Email: r.Email,
 			Status: string(r.Status), AmountCents: int(r.AmountCents), CreatedAt: r.CreatedAt, ValidTickets: int(r.ValidTickets)})
 	}
 	return out, nil
@@ -116,6 +118,7 @@ type AdminOrder struct {
 	// what it owns is in Tickets, payments and refunds below.
 	Order     Order
 	EventName string
+	Zone      *time.Location // the event's
 	CreatedAt time.Time
 	Confirmed *time.Time
 	Tickets   []AdminTicket
@@ -141,7 +144,7 @@ func (s *Desk) OrderAdmin(ctx context.Context, id int64) (AdminOrder, error) {
 	if err != nil {
 		return AdminOrder{}, err
 	}
-	out := AdminOrder{Order: view, EventName: ev.Name, CreatedAt: o.CreatedAt, Confirmed: o.ConfirmedAt}
+	out := AdminOrder{Order: view, EventName: ev.Name, Zone: ev.Zone, CreatedAt: o.CreatedAt, Confirmed: o.ConfirmedAt}
 	tickets, err := s.q.TicketsOfOrderAdmin(ctx, db.TicketsOfOrderAdminParams{EventID: o.EventID, OrderID: o.ID})
 	if err != nil {
 		return AdminOrder{}, translate(err)

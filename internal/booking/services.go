@@ -14,13 +14,14 @@ import (
 
 // Buyer is the buyer's flow, for web's buyer pages and JSON API: the events and their
 // pages' reads, holds (Hold, Release, GetHold, BuyerHolds), checkout, payment and the
-// provider's webhooks, orders as their buyer sees them, and the API's
-// Idempotency-Key answers.
+// provider's webhooks, orders as their buyer sees them or their access link opens
+// them, the list of an address's orders, and the API's Idempotency-Key answers.
 type Buyer struct{ *store }
 
 // Desk is the box office's staff, for web's admin pages: the events they choose from,
 // sales at the window, staff holds, refunds, the orders' search, detail and export,
-// resent confirmations, and the control room's figures and queue settings.
+// resent confirmations, revoked access links, and the control room's figures and
+// queue settings.
 type Desk struct{ *store }
 
 // Maps is the seat maps, for the pages, the live hub and the waiting room: the cache

@@ -175,10 +175,13 @@ type Ticket struct {
 // Event is a performance on sale, with its sales window and its waiting room's
 // settings.
 type Event struct {
-	ID       int64
-	Slug     string
-	Name     string
-	Venue    string
+	ID    int64
+	Slug  string
+	Name  string
+	Venue string
+	// Zone is the venue's time zone: every time of the event is shown in it
+	// (zone.When). Never nil when read from the database.
+	Zone     *time.Location
 	StartsAt time.Time
 	// OnsaleAt and SalesCloseAt bound the sale: holds, checkouts and payments are
 	// refused before OnsaleAt and from SalesCloseAt on (the event's start unless set

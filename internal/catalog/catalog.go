@@ -7,8 +7,9 @@
 // seats, price tiers and standing areas when it is created and owns them from then on.
 // Later edits of the layout change only the events made after them.
 //
-// It imports the generated queries (internal/db) and the audit log (internal/staff),
-// never booking, web or views: what it makes, booking sells through the same tables.
+// It imports the generated queries (internal/db), the audit log (internal/staff) and
+// the time zones (internal/zone), never booking, web or views: what it makes, booking
+// sells through the same tables.
 package catalog
 
 import (

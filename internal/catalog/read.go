@@ -10,6 +10,7 @@ import (
 
 	"boxoffice/internal/db"
 	"boxoffice/internal/dberr"
+	"boxoffice/internal/zone"
 )
 
 // VenueSummary is a venue in the list.
@@ -17,6 +18,7 @@ type VenueSummary struct {
 	ID       int64
 	Name     string
 	City     string
+	TimeZone string
 	Seats    int
 	Standing int
 	Events   int
@@ -30,7 +32,7 @@ func (s *Service) Venues(ctx context.Context) ([]VenueSummary, error) {
 	}
 	out := make([]VenueSummary, len(rows))
 	for i, r := range rows {
-		out[i] = VenueSummary{ID: r.ID, Name: r.Name, City: r.City, Seats: int(r.Seats), Standing: int(r.Standing), Events: int(r.Events)}
+		out[i] = VenueSummary{ID: r.ID, Name: r.Name, City: r.City, TimeZone: r.TimeZone, Seats: int(r.Seats), Standing: int(r.Standing), Events: int(r.Events)}
 	}
 	return out, nil
 }
@@ -51,7 +53,7 @@ func (s *Service) Venue(ctx context.Context, id int64) (Venue, error) {
 	} else if err != nil {
 		return Venue{}, dberr.Translate(err)
 	}
-	v := Venue{ID: r.ID, VenueInput: VenueInput{Name: r.Name, City: r.City}}
+	v := Venue{ID: r.ID, VenueInput: VenueInput{Name: r.Name, City: r.City, TimeZone: r.TimeZone}}
 	// A venue made before layouts were kept (or by hand) has none: an empty layout.
 	_ = json.Unmarshal(r.Layout, &v.Layout)
 	return v, nil
@@ -62,6 +64,7 @@ type Event struct {
 	ID           int64
 	VenueID      int64
 	Venue        string
+	Zone         *time.Location // the venue's: the form's times are typed in it
 	Slug         string
 	Name         string
 	StartsAt     time.Time
@@ -92,7 +95,7 @@ func (s *Service) Event(ctx context.Context, id int64) (Event, error) {
 }
 
 func eventOfRow(r db.EventAdminGetRow) Event {
-	e := Event{ID: r.ID, VenueID: r.VenueID, Venue: r.Venue, Slug: r.Slug, Name: r.Name, StartsAt: r.StartsAt,
+	e := Event{ID: r.ID, VenueID: r.VenueID, Venue: r.Venue, Zone: zone.Of(r.TimeZone), Slug: r.Slug, Name: r.Name, StartsAt: r.StartsAt,
 		OnsaleAt: r.OnsaleAt, Published: r.Published, UpdatedAt: r.UpdatedAt, Seats: int(r.Seats),
 		Queue: Queue{Enabled: r.QueueEnabled, Slots: int(r.QueueSlots), Rate: r.QueueRate,
 			TokenTTL: time.Duration(r.QueueTokenTtlSeconds) * time.Second, VerifiedOnly: r.VerifiedOnly}}
@@ -111,6 +114,7 @@ type EventSummary struct {
 	Slug         string
 	Name         string
 	Venue        string
+	Zone         *time.Location
 	StartsAt     time.Time
 	OnsaleAt     time.Time
 	SalesCloseAt time.Time
@@ -126,8 +130,21 @@ func (s *Service) Events(ctx context.Context) ([]EventSummary, error) {
 	}
 	out := make([]EventSummary, len(rows))
 	for i, r := range rows {
-		out[i] = EventSummary{ID: r.ID, Slug: r.Slug, Name: r.Name, Venue: r.Venue, StartsAt: r.StartsAt,
+		out[i] = EventSummary{ID: r.ID, Slug: r.Slug, Name: r.Name, Venue: r.Venue, Zone: zone.Of(r.TimeZone), StartsAt: r.StartsAt,
 			OnsaleAt: r.OnsaleAt, SalesCloseAt: r.SalesCloseAt, QueueEnabled: r.QueueEnabled, Published: r.Published}
 	}
 	return out, nil
+}
+
+// HouseZone is the zone of the staff's pages that span events (the audit log, the
+// staff list): the venues' zone when they all share one, else UTC.
+func (s *Service) HouseZone(ctx context.Context) (*time.Location, error) {
+	names, err := db.New(s.pool).VenueTimeZones(ctx)
+	if err != nil {
+		return nil, dberr.Translate(err)
+	}
+	if len(names) != 1 {
+		return time.UTC, nil
+	}
+	return zone.Of(names[0]), nil
 }

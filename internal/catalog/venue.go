@@ -11,13 +11,25 @@ import (
 	"boxoffice/internal/db"
 	"boxoffice/internal/dberr"
 	"boxoffice/internal/staff"
+	"boxoffice/internal/zone"
 )
 
 // VenueInput is a venue with its layout.
 type VenueInput struct {
-	Name   string
-	City   string
-	Layout Layout
+	Name string
+	City string
+	// TimeZone is the venue's IANA time zone ("Europe/Berlin"), in which its events'
+	// times are shown and typed; "" is UTC.
+	TimeZone string
+	Layout   Layout
+}
+
+// timeZone is the venue's zone as stored: its name, UTC for none.
+func (v VenueInput) timeZone() string {
+	if tz := strings.TrimSpace(v.TimeZone); tz != "" {
+		return tz
+	}
+	return "UTC"
 }
 
 func (v VenueInput) validate() ([]Seat, error) {
@@ -28,6 +40,9 @@ func (v VenueInput) validate() ([]Seat, error) {
 	if len([]rune(v.City)) > maxNameLen {
 		return nil, invalid("city", "the city is longer than %d characters", maxNameLen)
 	}
+	if _, err := zone.Load(v.timeZone()); err != nil {
+		return nil, invalid("timeZone", "%q is not a time zone: choose one such as Europe/Berlin from the list", v.timeZone())
+	}
 	return v.Layout.Seats()
 }
 
@@ -36,13 +51,14 @@ func (v VenueInput) validate() ([]Seat, error) {
 type venueAudit struct {
 	Name     string   `json:"name"`
 	City     string   `json:"city"`
+	TimeZone string   `json:"timeZone"`
 	Sections []string `json:"sections"`
 	Seats    int      `json:"seats"`
 	Standing int      `json:"standing"`
 }
 
 func auditOfVenue(v VenueInput) venueAudit {
-	a := venueAudit{Name: v.Name, City: v.City, Seats: v.Layout.SeatCount(), Standing: v.Layout.Capacity(), Sections: []string{}}
+	a := venueAudit{Name: v.Name, City: v.City, TimeZone: v.timeZone(), Seats: v.Layout.SeatCount(), Standing: v.Layout.Capacity(), Sections: []string{}}
 	for _, s := range v.Layout.Sections {
 		a.Sections = append(a.Sections, s.Name)
 	}
@@ -80,9 +96,10 @@ func (s *Service) UpdateVenue(ctx context.Context, by Actor, id int64, v VenueIn
 		} else if err != nil {
 			return err
 		}
-		before := VenueInput{Name: old.Name, City: old.City}
+		before := VenueInput{Name: old.Name, City: old.City, TimeZone: old.TimeZone}
 		_ = json.Unmarshal(old.Layout, &before.Layout)
-		if err := q.VenueUpdate(ctx, db.VenueUpdateParams{ID: id, Name: strings.TrimSpace(v.Name), City: strings.TrimSpace(v.City)}); err != nil {
+		if err := q.VenueUpdate(ctx, db.VenueUpdateParams{ID: id, Name: strings.TrimSpace(v.Name), City: strings.TrimSpace(v.City),
+			TimeZone: v.timeZone()}); err != nil {
 			return err
 		}
 		for _, clear := range []func(context.Context, int64) error{q.VenueLayoutClear, q.VenueGAClear, q.VenueTiersClear} {
@@ -101,7 +118,7 @@ func (s *Service) UpdateVenue(ctx context.Context, by Actor, id int64, v VenueIn
 // createVenue inserts the venue and its generated layout in tx, with its audit entry.
 func createVenue(ctx context.Context, tx pgx.Tx, by Actor, v VenueInput, seats []Seat) (int64, error) {
 	q := db.New(tx)
-	id, err := q.VenueCreate(ctx, db.VenueCreateParams{Name: strings.TrimSpace(v.Name), City: strings.TrimSpace(v.City)})
+	id, err := q.VenueCreate(ctx, db.VenueCreateParams{Name: strings.TrimSpace(v.Name), City: strings.TrimSpace(v.City), TimeZone: v.timeZone()})
 	if err != nil {
 		return 0, err
 	}

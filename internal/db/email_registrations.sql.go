@@ -127,7 +127,8 @@ func (q *Queries) RegistrationLink(ctx context.Context, arg RegistrationLinkPara
 }
 
 const registrationLinkGet = `-- name: RegistrationLinkGet :one
-SELECT b.email, e.name AS event_name, r.link_nonce, r.link_expires_at, r.links_sent
+SELECT b.email, e.name AS event_name, r.link_nonce, r.link_expires_at, r.links_sent,
+       (SELECT v.time_zone FROM venues v WHERE v.id = e.venue_id) AS time_zone
 FROM email_registrations r
 JOIN buyer_emails b ON b.id = r.email_id
 JOIN events e ON e.id = r.event_id
@@ -145,6 +146,7 @@ type RegistrationLinkGetRow struct {
 	LinkNonce     []byte
 	LinkExpiresAt *time.Time
 	LinksSent     int32
+	TimeZone      string
 }
 
 // What the link email of a registration says, as it stands now.
@@ -157,6 +159,7 @@ func (q *Queries) RegistrationLinkGet(ctx context.Context, arg RegistrationLinkG
 		&i.LinkNonce,
 		&i.LinkExpiresAt,
 		&i.LinksSent,
+		&i.TimeZone,
 	)
 	return i, err
 }

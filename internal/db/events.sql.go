@@ -11,7 +11,7 @@ import (
 )
 
 const eventAdminGet = `-- name: EventAdminGet :one
-SELECT e.id, e.venue_id, v.name AS venue, e.slug, e.name, e.starts_at, e.onsale_at, e.sales_close_at,
+SELECT e.id, e.venue_id, v.name AS venue, v.time_zone, e.slug, e.name, e.starts_at, e.onsale_at, e.sales_close_at,
        e.hold_minutes, e.published, e.queue_enabled, e.queue_slots, e.queue_rate, e.queue_token_ttl_seconds,
        e.verified_only, e.updated_at,
        (SELECT count(*) FROM seats s WHERE s.event_id = e.id)::int AS seats
@@ -24,6 +24,7 @@ type EventAdminGetRow struct {
 	ID                   int64
 	VenueID              int64
 	Venue                string
+	TimeZone             string
 	Slug                 string
 	Name                 string
 	StartsAt             time.Time
@@ -48,6 +49,7 @@ func (q *Queries) EventAdminGet(ctx context.Context, id int64) (EventAdminGetRow
 		&i.ID,
 		&i.VenueID,
 		&i.Venue,
+		&i.TimeZone,
 		&i.Slug,
 		&i.Name,
 		&i.StartsAt,
@@ -67,7 +69,7 @@ func (q *Queries) EventAdminGet(ctx context.Context, id int64) (EventAdminGetRow
 }
 
 const eventAdminGetForUpdate = `-- name: EventAdminGetForUpdate :one
-SELECT e.id, e.venue_id, v.name AS venue, e.slug, e.name, e.starts_at, e.onsale_at, e.sales_close_at,
+SELECT e.id, e.venue_id, v.name AS venue, v.time_zone, e.slug, e.name, e.starts_at, e.onsale_at, e.sales_close_at,
        e.hold_minutes, e.published, e.queue_enabled, e.queue_slots, e.queue_rate, e.queue_token_ttl_seconds,
        e.verified_only, e.updated_at,
        (SELECT count(*) FROM seats s WHERE s.event_id = e.id)::int AS seats
@@ -81,6 +83,7 @@ type EventAdminGetForUpdateRow struct {
 	ID                   int64
 	VenueID              int64
 	Venue                string
+	TimeZone             string
 	Slug                 string
 	Name                 string
 	StartsAt             time.Time
@@ -105,6 +108,7 @@ func (q *Queries) EventAdminGetForUpdate(ctx context.Context, id int64) (EventAd
 		&i.ID,
 		&i.VenueID,
 		&i.Venue,
+		&i.TimeZone,
 		&i.Slug,
 		&i.Name,
 		&i.StartsAt,
@@ -126,7 +130,7 @@ func (q *Queries) EventAdminGetForUpdate(ctx context.Context, id int64) (EventAd
 const eventAdminList = `-- name: EventAdminList :many
 SELECT e.id, e.slug, e.name, e.starts_at, e.onsale_at,
        coalesce(e.sales_close_at, e.starts_at)::timestamptz AS sales_close_at,
-       e.queue_enabled, e.published, v.name AS venue
+       e.queue_enabled, e.published, v.name AS venue, v.time_zone
 FROM events e
 JOIN venues v ON v.id = e.venue_id
 ORDER BY e.starts_at, e.id
@@ -142,6 +146,7 @@ type EventAdminListRow struct {
 	QueueEnabled bool
 	Published    bool
 	Venue        string
+	TimeZone     string
 }
 
 // Every event, published or not, soonest first.
@@ -164,6 +169,7 @@ func (q *Queries) EventAdminList(ctx context.Context) ([]EventAdminListRow, erro
 			&i.QueueEnabled,
 			&i.Published,
 			&i.Venue,
+			&i.TimeZone,
 		); err != nil {
 			return nil, err
 		}
@@ -235,7 +241,7 @@ func (q *Queries) EventCreateFull(ctx context.Context, arg EventCreateFullParams
 const eventGet = `-- name: EventGet :one
 SELECT e.id, e.slug, e.name, e.starts_at, e.onsale_at,
        coalesce(e.sales_close_at, e.starts_at)::timestamptz AS sales_close_at,
-       e.queue_enabled, e.queue_slots, e.queue_rate, e.queue_token_ttl_seconds, e.verified_only, v.name AS venue
+       e.queue_enabled, e.queue_slots, e.queue_rate, e.queue_token_ttl_seconds, e.verified_only, v.name AS venue, v.time_zone
 FROM events e
 JOIN venues v ON v.id = e.venue_id
 WHERE e.id = $1
@@ -254,6 +260,7 @@ type EventGetRow struct {
 	QueueTokenTtlSeconds int32
 	VerifiedOnly         bool
 	Venue                string
+	TimeZone             string
 }
 
 func (q *Queries) EventGet(ctx context.Context, id int64) (EventGetRow, error) {
@@ -272,6 +279,7 @@ func (q *Queries) EventGet(ctx context.Context, id int64) (EventGetRow, error) {
 		&i.QueueTokenTtlSeconds,
 		&i.VerifiedOnly,
 		&i.Venue,
+		&i.TimeZone,
 	)
 	return i, err
 }
@@ -279,7 +287,7 @@ func (q *Queries) EventGet(ctx context.Context, id int64) (EventGetRow, error) {
 const eventGetBySlug = `-- name: EventGetBySlug :one
 SELECT e.id, e.slug, e.name, e.starts_at, e.onsale_at,
        coalesce(e.sales_close_at, e.starts_at)::timestamptz AS sales_close_at,
-       e.queue_enabled, e.queue_slots, e.queue_rate, e.queue_token_ttl_seconds, e.verified_only, v.name AS venue
+       e.queue_enabled, e.queue_slots, e.queue_rate, e.queue_token_ttl_seconds, e.verified_only, v.name AS venue, v.time_zone
 FROM events e
 JOIN venues v ON v.id = e.venue_id
 WHERE e.slug = $1 AND e.published
@@ -298,6 +306,7 @@ type EventGetBySlugRow struct {
 	QueueTokenTtlSeconds int32
 	VerifiedOnly         bool
 	Venue                string
+	TimeZone             string
 }
 
 // EventGet by a page's address, in one round trip. An unpublished event has no public
@@ -318,6 +327,7 @@ func (q *Queries) EventGetBySlug(ctx context.Context, slug string) (EventGetBySl
 		&i.QueueTokenTtlSeconds,
 		&i.VerifiedOnly,
 		&i.Venue,
+		&i.TimeZone,
 	)
 	return i, err
 }
@@ -350,7 +360,7 @@ func (q *Queries) EventIDsCurrent(ctx context.Context) ([]int64, error) {
 const eventList = `-- name: EventList :many
 SELECT e.id, e.slug, e.name, e.starts_at, e.onsale_at,
        coalesce(e.sales_close_at, e.starts_at)::timestamptz AS sales_close_at,
-       e.queue_enabled, e.queue_slots, e.queue_rate, e.queue_token_ttl_seconds, e.verified_only, v.name AS venue
+       e.queue_enabled, e.queue_slots, e.queue_rate, e.queue_token_ttl_seconds, e.verified_only, v.name AS venue, v.time_zone
 FROM events e
 JOIN venues v ON v.id = e.venue_id
 WHERE e.published
@@ -370,6 +380,7 @@ type EventListRow struct {
 	QueueTokenTtlSeconds int32
 	VerifiedOnly         bool
 	Venue                string
+	TimeZone             string
 }
 
 // The published events: the public pages' and the API's list.
@@ -395,6 +406,7 @@ func (q *Queries) EventList(ctx context.Context) ([]EventListRow, error) {
 			&i.QueueTokenTtlSeconds,
 			&i.VerifiedOnly,
 			&i.Venue,
+			&i.TimeZone,
 		); err != nil {
 			return nil, err
 		}
@@ -518,7 +530,7 @@ func (q *Queries) EventUpdate(ctx context.Context, arg EventUpdateParams) (int64
 const eventsQueued = `-- name: EventsQueued :many
 SELECT e.id, e.slug, e.name, e.starts_at, e.onsale_at,
        coalesce(e.sales_close_at, e.starts_at)::timestamptz AS sales_close_at,
-       e.queue_enabled, e.queue_slots, e.queue_rate, e.queue_token_ttl_seconds, e.verified_only, v.name AS venue
+       e.queue_enabled, e.queue_slots, e.queue_rate, e.queue_token_ttl_seconds, e.verified_only, v.name AS venue, v.time_zone
 FROM events e
 JOIN venues v ON v.id = e.venue_id
 WHERE e.queue_enabled AND e.published
@@ -540,6 +552,7 @@ type EventsQueuedRow struct {
 	QueueTokenTtlSeconds int32
 	VerifiedOnly         bool
 	Venue                string
+	TimeZone             string
 }
 
 // The events whose waiting room is on and whose sale is open, or opens within lead:
@@ -566,6 +579,7 @@ func (q *Queries) EventsQueued(ctx context.Context, leadSeconds float64) ([]Even
 			&i.QueueTokenTtlSeconds,
 			&i.VerifiedOnly,
 			&i.Venue,
+			&i.TimeZone,
 		); err != nil {
 			return nil, err
 		}
@@ -578,16 +592,17 @@ func (q *Queries) EventsQueued(ctx context.Context, leadSeconds float64) ([]Even
 }
 
 const venueCreate = `-- name: VenueCreate :one
-INSERT INTO venues (name, city) VALUES ($1, $2) RETURNING id
+INSERT INTO venues (name, city, time_zone) VALUES ($1, $2, $3) RETURNING id
 `
 
 type VenueCreateParams struct {
-	Name string
-	City string
+	Name     string
+	City     string
+	TimeZone string
 }
 
 func (q *Queries) VenueCreate(ctx context.Context, arg VenueCreateParams) (int64, error) {
-	row := q.db.QueryRow(ctx, venueCreate, arg.Name, arg.City)
+	row := q.db.QueryRow(ctx, venueCreate, arg.Name, arg.City, arg.TimeZone)
 	var id int64
 	err := row.Scan(&id)
 	return id, err

@@ -129,14 +129,15 @@ func (q *Queries) VenueGAClear(ctx context.Context, venueID int64) error {
 }
 
 const venueGet = `-- name: VenueGet :one
-SELECT id, name, city, layout FROM venues WHERE id = $1
+SELECT id, name, city, time_zone, layout FROM venues WHERE id = $1
 `
 
 type VenueGetRow struct {
-	ID     int64
-	Name   string
-	City   string
-	Layout []byte
+	ID       int64
+	Name     string
+	City     string
+	TimeZone string
+	Layout   []byte
 }
 
 func (q *Queries) VenueGet(ctx context.Context, id int64) (VenueGetRow, error) {
@@ -146,20 +147,22 @@ func (q *Queries) VenueGet(ctx context.Context, id int64) (VenueGetRow, error) {
 		&i.ID,
 		&i.Name,
 		&i.City,
+		&i.TimeZone,
 		&i.Layout,
 	)
 	return i, err
 }
 
 const venueGetForUpdate = `-- name: VenueGetForUpdate :one
-SELECT id, name, city, layout FROM venues WHERE id = $1 FOR UPDATE
+SELECT id, name, city, time_zone, layout FROM venues WHERE id = $1 FOR UPDATE
 `
 
 type VenueGetForUpdateRow struct {
-	ID     int64
-	Name   string
-	City   string
-	Layout []byte
+	ID       int64
+	Name     string
+	City     string
+	TimeZone string
+	Layout   []byte
 }
 
 // The venue, locked: edits of one venue, and events created from it, take turns.
@@ -170,6 +173,7 @@ func (q *Queries) VenueGetForUpdate(ctx context.Context, id int64) (VenueGetForU
 		&i.ID,
 		&i.Name,
 		&i.City,
+		&i.TimeZone,
 		&i.Layout,
 	)
 	return i, err
@@ -205,7 +209,7 @@ func (q *Queries) VenueLayoutSet(ctx context.Context, arg VenueLayoutSetParams) 
 }
 
 const venueList = `-- name: VenueList :many
-SELECT v.id, v.name, v.city,
+SELECT v.id, v.name, v.city, v.time_zone,
        (SELECT count(*) FROM venue_seats s WHERE s.venue_id = v.id)::int AS seats,
        (SELECT coalesce(sum(g.capacity), 0) FROM venue_ga_areas g WHERE g.venue_id = v.id)::int AS standing,
        (SELECT count(*) FROM events e WHERE e.venue_id = v.id)::int AS events
@@ -217,6 +221,7 @@ type VenueListRow struct {
 	ID       int64
 	Name     string
 	City     string
+	TimeZone string
 	Seats    int32
 	Standing int32
 	Events   int32
@@ -236,6 +241,7 @@ func (q *Queries) VenueList(ctx context.Context) ([]VenueListRow, error) {
 			&i.ID,
 			&i.Name,
 			&i.City,
+			&i.TimeZone,
 			&i.Seats,
 			&i.Standing,
 			&i.Events,
@@ -290,17 +296,49 @@ func (q *Queries) VenueTiersClear(ctx context.Context, venueID int64) error {
 	return err
 }
 
+const venueTimeZones = `-- name: VenueTimeZones :many
+SELECT DISTINCT time_zone FROM venues ORDER BY time_zone
+`
+
+// The time zones the venues are in, each once: the staff's pages that span events
+// (the audit log) show times in the one zone when all venues share it.
+func (q *Queries) VenueTimeZones(ctx context.Context) ([]string, error) {
+	rows, err := q.db.Query(ctx, venueTimeZones)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []string{}
+	for rows.Next() {
+		var time_zone string
+		if err := rows.Scan(&time_zone); err != nil {
+			return nil, err
+		}
+		items = append(items, time_zone)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const venueUpdate = `-- name: VenueUpdate :exec
-UPDATE venues SET name = $1, city = $2 WHERE id = $3
+UPDATE venues SET name = $1, city = $2, time_zone = $3 WHERE id = $4
 `
 
 type VenueUpdateParams struct {
-	Name string
-	City string
-	ID   int64
+	Name     string
+	City     string
+	TimeZone string
+	ID       int64
 }
 
 func (q *Queries) VenueUpdate(ctx context.Context, arg VenueUpdateParams) error {
-	_, err := q.db.Exec(ctx, venueUpdate, arg.Name, arg.City, arg.ID)
+	_, err := q.db.Exec(ctx, venueUpdate,
+		arg.Name,
+		arg.City,
+		arg.TimeZone,
+		arg.ID,
+	)
 	return err
 }

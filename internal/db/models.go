@@ -326,6 +326,12 @@ type Order struct {
 	ConfirmedAt  *time.Time
 }
 
+type OrderLink struct {
+	OrderID   int64
+	Version   int32
+	RevokedAt time.Time
+}
+
 type Payment struct {
 	ID                int64
 	OrderID           int64
@@ -454,6 +460,7 @@ type Venue struct {
 	City      string
 	CreatedAt time.Time
 	Layout    []byte
+	TimeZone  string
 }
 
 type VenueGaArea struct {

@@ -167,7 +167,8 @@ func (q *Queries) OrderDropPlaces(ctx context.Context, arg OrderDropPlacesParams
 const orderSearch = `-- name: OrderSearch :many
 
 SELECT o.id, o.event_id, e.name AS event_name, o.email, o.status, o.amount_cents, o.created_at,
-       (SELECT count(*) FROM tickets t WHERE t.event_id = o.event_id AND t.order_id = o.id AND t.voided_at IS NULL)::int AS valid_tickets
+       (SELECT count(*) FROM tickets t WHERE t.event_id = o.event_id AND t.order_id = o.id AND t.voided_at IS NULL)::int AS valid_tickets,
+       (SELECT v.time_zone FROM venues v WHERE v.id = e.venue_id) AS time_zone
 FROM orders o JOIN events e ON e.id = o.event_id
 WHERE (o.id = $1::bigint
        OR ($2::text <> '' AND lower(o.email) LIKE $2::text || '%')
@@ -194,6 +195,7 @@ type OrderSearchRow struct {
 	AmountCents  int32
 	CreatedAt    time.Time
 	ValidTickets int32
+	TimeZone     string
 }
 
 // Orders as the box office sees them: search, a staff refund or void of
@@ -225,6 +227,7 @@ func (q *Queries) OrderSearch(ctx context.Context, arg OrderSearchParams) ([]Ord
 			&i.AmountCents,
 			&i.CreatedAt,
 			&i.ValidTickets,
+			&i.TimeZone,
 		); err != nil {
 			return nil, err
 		}

@@ -47,6 +47,7 @@ type EventSpec struct {
 	Name     string
 	Venue    string
 	City     string
+	TimeZone string // the venue's IANA zone; "" is UTC
 	StartsAt time.Time
 	OnsaleAt time.Time
 	// SalesCloseAt ends the sale; zero: at StartsAt.
@@ -77,7 +78,7 @@ func (e EventSpec) Seats() int {
 // a standing tier.
 func DemoSpec(now time.Time) EventSpec {
 	return EventSpec{
-		Slug: "demo-night", Name: "Demo Night: The Boxoffice Orchestra", Venue: "Boxoffice Hall", City: "Berlin",
+		Slug: "demo-night", Name: "Demo Night: The Boxoffice Orchestra", Venue: "Boxoffice Hall", City: "Berlin", TimeZone: "Europe/Berlin",
 		StartsAt: now.Add(30 * 24 * time.Hour).Truncate(time.Hour), OnsaleAt: now.Add(-time.Hour).Truncate(time.Hour),
 		Sections: []Section{
 			{Name: "Stalls", Rows: 20, SeatsPerRow: 40, Prices: []RowPrice{{0, "Premium", 9500}, {8, "Standard", 6500}}},
@@ -97,7 +98,7 @@ const OnsaleSlug = "onsale-night"
 // tier.
 func OnsaleSpec(now time.Time) EventSpec {
 	return EventSpec{
-		Slug: OnsaleSlug, Name: "Onsale Night: The Waiting Room Quartet", Venue: "Queue Street Theatre", City: "Berlin",
+		Slug: OnsaleSlug, Name: "Onsale Night: The Waiting Room Quartet", Venue: "Queue Street Theatre", City: "Berlin", TimeZone: "Europe/Berlin",
 		StartsAt: now.Add(14 * 24 * time.Hour).Truncate(time.Hour), OnsaleAt: OnsaleTime(now),
 		Queue: &Queue{Slots: 50, Rate: 2, TokenTTL: 15 * time.Minute},
 		Sections: []Section{
@@ -179,7 +180,7 @@ func Reschedule(ctx context.Context, pool *pgxpool.Pool, eventID int64, onsaleAt
 // transaction, through the catalog: the venue gets the spec's layout (curved rows,
 // the last row's end seats wheelchair spaces) and the event its copy.
 func Create(ctx context.Context, pool *pgxpool.Pool, spec EventSpec) (int64, error) {
-	v := catalog.VenueInput{Name: spec.Venue, City: spec.City}
+	v := catalog.VenueInput{Name: spec.Venue, City: spec.City, TimeZone: spec.TimeZone}
 	for _, sec := range spec.Sections {
 		cs := catalog.Section{Name: sec.Name, Curved: true}
 		for r := range sec.Rows {

@@ -133,6 +133,8 @@ func New(pool *pgxpool.Pool, b Booking, m *mail.Mailer, cfg Config, log *slog.Lo
 	river.AddWorker(workers, &paymentRefundEmailWorker{deps: d})
 	river.AddWorker(workers, &resendWorker{deps: d})
 	river.AddWorker(workers, &verificationWorker{deps: d})
+	river.AddWorker(workers, &orderLinkWorker{deps: d})
+	river.AddWorker(workers, &orderListWorker{deps: d})
 	river.AddWorker(workers, &refundWorker{deps: d})
 	river.AddWorker(workers, &reconcileWorker{deps: d, every: cfg.ReconcileInterval})
 
@@ -247,7 +249,7 @@ func (q *Queue) Client() *river.Client[pgx.Tx] { return q.client }
 func (q *Queue) WaitIdle(ctx context.Context) error {
 	params := river.NewJobListParams().
 		Kinds(OrderConfirmedEmail{}.Kind(), OrderRefundedEmail{}.Kind(), PaymentRefundedEmail{}.Kind(), RefundDue{}.Kind(), OrderConfirmationResend{}.Kind(),
-			VerificationEmail{}.Kind()).
+			VerificationEmail{}.Kind(), OrderLinkEmail{}.Kind(), OrderListEmail{}.Kind()).
 		States(rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRetryable,
 			rivertype.JobStateRunning, rivertype.JobStateScheduled).First(1)
 	tick := time.NewTicker(50 * time.Millisecond)

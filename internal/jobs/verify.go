@@ -63,7 +63,14 @@ func (w *verificationWorker) Work(ctx context.Context, job *river.Job[Verificati
 	} else if err != nil {
 		return err
 	}
-	if err := w.mailer.Send(ctx, msg); err != nil {
+	return w.sendUnclaimed(ctx, msg)
+}
+
+// sendUnclaimed sends an email that needs no claim in sent_mail (a second copy harms
+// nobody) and whose errors must not name its address, since River logs and keeps
+// them. A server that refuses the address for good cancels the job.
+func (d deps) sendUnclaimed(ctx context.Context, msg mail.Message) error {
+	if err := d.mailer.Send(ctx, msg); err != nil {
 		err = unnamed{err: err, addr: msg.To}
 		if errors.Is(err, mail.ErrPermanent) {
 			return river.JobCancel(err)

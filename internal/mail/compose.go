@@ -12,7 +12,9 @@ import (
 	"github.com/a-h/templ"
 
 	"boxoffice/internal/booking"
+	"boxoffice/internal/orderlink"
 	"boxoffice/internal/ordertext"
+	"boxoffice/internal/qrimage"
 	"boxoffice/views"
 )
 
@@ -23,6 +25,10 @@ type Site struct {
 	BaseURL string
 	// MaxPerBuyer is the per-buyer limit, for wording a refund that it caused.
 	MaxPerBuyer int
+	// Links signs the orders' access links, which open an order on any device. Nil,
+	// the emails link to the order page as it is, which opens only in the browser that
+	// bought.
+	Links *orderlink.Signer
 }
 
 // qrPixels is the side of a ticket's QR code image: shown at 180 CSS pixels, sharp on
@@ -50,11 +56,12 @@ func Confirmation(r booking.Receipt, s Site) (Message, error) {
 		Event:    ordertext.OrderEvent(ev),
 		Lines:    lines,
 		Total:    ordertext.Euros(o.AmountCents),
-		OrderURL: orderURL(s.BaseURL, o.ID),
+		OrderURL: s.orderURL(r, ""),
+		PDFURL:   s.orderURL(r, "/tickets.pdf"), CalendarURL: s.orderURL(r, "/event.ics"),
 	}
 	var inline []Inline
 	for i, t := range o.Tickets {
-		png, err := qrPNG(t.Code, qrPixels)
+		png, err := qrimage.PNG(t.Code, qrPixels)
 		if err != nil {
 			return Message{}, fmt.Errorf("QR code of ticket %d: %w", t.ID, err)
 		}
@@ -119,7 +126,7 @@ func refundMessage(r booking.Receipt, s Site, subject, heading, message, kind st
 		Event:    ordertext.OrderEvent(r.Event),
 		Lines:    lines,
 		Total:    ordertext.Euros(o.AmountCents),
-		OrderURL: orderURL(s.BaseURL, o.ID),
+		OrderURL: s.orderURL(r, ""),
 	}
 	html, err := render(views.RefundMail(m))
 	if err != nil {
@@ -182,8 +189,13 @@ func messageID(orderID int64, kind, host string) string {
 	return fmt.Sprintf("order-%d.%s@%s", orderID, kind, host)
 }
 
-func orderURL(base string, id int64) string {
-	return base + "/orders/" + strconv.FormatInt(id, 10)
+// orderURL is the address of the receipt's order page (suffix "") or of one of its
+// files ("/tickets.pdf"), with the order's access link when the site signs them.
+func (s Site) orderURL(r booking.Receipt, suffix string) string {
+	if s.Links == nil {
+		return s.BaseURL + "/orders/" + strconv.FormatInt(r.Order.ID, 10) + suffix
+	}
+	return s.BaseURL + s.Links.Path(orderlink.Link{OrderID: r.Order.ID, Version: r.LinkVersion}, suffix)
 }
 
 // hostOf is BASE_URL's host name, "localhost" if it has none.

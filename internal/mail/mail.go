@@ -17,7 +17,7 @@
 // the same message, which the receiving side can drop by its Message-ID.
 //
 // It imports booking (the receipt it words), ordertext and views (the emails' words and
-// templates), never web or the generated queries.
+// templates) and zone (times on the venue's clocks), never web or the generated queries.
 package mail
 
 import (

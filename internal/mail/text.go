@@ -23,8 +23,9 @@ func confirmationText(m views.MailConfirmation) string {
 		fmt.Fprintf(&b, "  Code: %s\n", t.Code)
 	}
 	fmt.Fprintf(&b, "\nEach ticket's QR code is in this email as a picture; mail programs that show "+
-		"HTML show them with the tickets. Your order page shows them too, in the browser you bought "+
-		"the tickets with:\n%s\n", m.OrderURL)
+		"HTML show them with the tickets. Your order page shows them too, on any device (keep the "+
+		"link to yourself: it opens your tickets):\n%s\n", m.OrderURL)
+	fmt.Fprintf(&b, "\nTickets as PDF:\n%s\n\nAdd to your calendar:\n%s\n", m.PDFURL, m.CalendarURL)
 	return b.String()
 }
 
@@ -32,7 +33,7 @@ func refundText(m views.MailRefund) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s\n\n%s\n\n", m.Heading, m.Message)
 	writeOrder(&b, m.Number, m.Event, m.Lines, m.Total)
-	fmt.Fprintf(&b, "\nYour order page, in the browser you ordered with:\n%s\n", m.OrderURL)
+	fmt.Fprintf(&b, "\nYour order page:\n%s\n", m.OrderURL)
 	return b.String()
 }
 

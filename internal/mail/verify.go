@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"boxoffice/internal/zone"
 )
 
 // VerificationLink is what the email confirming a buyer's address for an onsale says.
@@ -15,6 +17,7 @@ type VerificationLink struct {
 	Link      int   // which of the registration's links this is
 	URL       string
 	Expires   time.Time
+	Zone      *time.Location // the event's venue's: Expires is written on its clocks
 }
 
 // Verification is the email carrying the link that confirms an address for an
@@ -29,7 +32,7 @@ func Verification(v VerificationLink, s Site) Message {
 	b.WriteString("waiting room and one ticket limit. Open this link in the browser you will buy\n")
 	b.WriteString("with, and press Confirm:\n\n")
 	b.WriteString(v.URL + "\n\n")
-	fmt.Fprintf(&b, "The link works once, until %s. Opened in another browser or\n", v.Expires.UTC().Format("Mon 2 Jan 2006, 15:04 MST"))
+	fmt.Fprintf(&b, "The link works once, until %s. Opened in another browser or\n", zone.When(v.Expires, v.Zone))
 	b.WriteString("device, ask for a new link there: every browser you confirm in shares your one\n")
 	b.WriteString("place and one limit.\n\n")
 	b.WriteString("If you did not ask for this, do nothing: without the link nothing is confirmed.\n")

@@ -3,7 +3,7 @@
 // emails (internal/mail) both word orders, and an email must say what the order page
 // it links to says; views may not import booking, so the wording lives here, once.
 //
-// It imports booking and views only, never web or the generated queries.
+// It imports booking, views and zone only, never web or the generated queries.
 package ordertext
 
 import (
@@ -11,6 +11,7 @@ import (
 	"strconv"
 
 	"boxoffice/internal/booking"
+	"boxoffice/internal/zone"
 	"boxoffice/views"
 )
 
@@ -40,9 +41,9 @@ func Thousands(n int) string {
 	return s
 }
 
-// When says when an event starts, in UTC: "Thu 31 Dec 2026, 20:00 UTC".
+// When says when an event starts, on its venue's clocks: "Thu 31 Dec 2026, 20:00 CET".
 func When(ev booking.Event) string {
-	return ev.StartsAt.UTC().Format("Mon 2 Jan 2006, 15:04 MST")
+	return zone.When(ev.StartsAt, ev.Zone)
 }
 
 // SeatLabel names a seat: "Stalls, row F, seat 12".

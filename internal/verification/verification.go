@@ -9,8 +9,8 @@
 // Addresses are stored normalised (trimmed, lower-case) in PostgreSQL and are never
 // logged: the link email's job carries ids only, and a sending error names no address.
 //
-// It imports the generated queries (internal/db), keyring and mail, never booking or
-// web: booking sees a confirmed address only as a buyer id.
+// It imports the generated queries (internal/db), keyring, mail and zone, never booking
+// or web: booking sees a confirmed address only as a buyer id.
 package verification
 
 import (
@@ -30,6 +30,7 @@ import (
 	"boxoffice/internal/dberr"
 	"boxoffice/internal/keyring"
 	boxmail "boxoffice/internal/mail"
+	"boxoffice/internal/zone"
 )
 
 // Errors.
@@ -154,7 +155,7 @@ func (s *Service) LinkMail(ctx context.Context, eventID, emailID int64, site box
 	tok := s.sign(link{eventID: eventID, emailID: emailID, expires: *r.LinkExpiresAt, nonce: r.LinkNonce})
 	return boxmail.Verification(boxmail.VerificationLink{
 		To: r.Email, EventID: eventID, EventName: r.EventName, EmailID: emailID, Link: int(r.LinksSent),
-		URL: strings.TrimRight(site.BaseURL, "/") + "/verify?token=" + tok, Expires: *r.LinkExpiresAt,
+		URL: strings.TrimRight(site.BaseURL, "/") + "/verify?token=" + tok, Expires: *r.LinkExpiresAt, Zone: zone.Of(r.TimeZone),
 	}, site), nil
 }
 

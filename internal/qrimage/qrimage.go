@@ -1,4 +1,6 @@
-package mail
+// Package qrimage draws the QR codes of ticket codes as PNG images, for the emails
+// (attached, shown inline) and the PDF tickets.
+package qrimage
 
 import (
 	"bytes"
@@ -11,7 +13,7 @@ import (
 	"github.com/skip2/go-qrcode"
 )
 
-// qrPNG draws a ticket code's QR code (high error correction, so that a creased or
+// PNG draws a ticket code's QR code (high error correction, so that a creased or
 // smudged printout still scans) as a side × side PNG: whole pixels per module, centred,
 // the rest white (more quiet zone).
 //
@@ -22,7 +24,7 @@ import (
 // paletted (a palette of more than 16 entries: image/png then copies whole rows and
 // skips the filters, which do not help a palette image), compressed at BestSpeed with
 // pooled encoder buffers: 0.40 ms, and a few kilobytes either way.
-func qrPNG(code string, side int) ([]byte, error) {
+func PNG(code string, side int) ([]byte, error) {
 	q, err := qrcode.New(code, qrcode.High)
 	if err != nil {
 		return nil, err
@@ -67,7 +69,7 @@ var qrPalette = func() color.Palette {
 	return p
 }()
 
-// qrCanvases keeps the images qrPNG draws on: at an onsale the confirmations draw a
+// qrCanvases keeps the images PNG draws on: at an onsale the confirmations draw a
 // QR image per ticket, and a fresh 360 × 360 image each would be a fifth of the bytes
 // the server allocates during make onsale's sale.
 var qrCanvases sync.Pool

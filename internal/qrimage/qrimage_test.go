@@ -1,4 +1,4 @@
-package mail
+package qrimage
 
 import (
 	"bytes"
@@ -8,15 +8,18 @@ import (
 	"github.com/skip2/go-qrcode"
 )
 
-// TestQRPNG: the PNG is side × side and shows the QR code's every module (quiet zone
+// qrPixels is the side the emails draw QR codes at (internal/mail).
+const qrPixels = 360
+
+// TestPNG: the PNG is side × side and shows the QR code's every module (quiet zone
 // included) in the right colour at its place, whole pixels per module, centred; the
 // margin beyond is white. Every pixel is checked, and a small code is drawn again
 // after a larger one: the images are drawn on reused canvases, which must start white.
-func TestQRPNG(t *testing.T) {
+func TestPNG(t *testing.T) {
 	t.Parallel()
 	small, large := "BXO-7F3K-9QJ2-M4TZ-88AD", "a longer ticket code, to make a bigger QR version: 0123456789"
 	for _, code := range []string{small, large, small} {
-		data, err := qrPNG(code, qrPixels)
+		data, err := PNG(code, qrPixels)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -50,17 +53,17 @@ func TestQRPNG(t *testing.T) {
 	}
 }
 
-// BenchmarkQRPNG against BenchmarkQRLibraryEncode (go-qrcode's own Encode): the ratio
+// BenchmarkPNG against BenchmarkLibraryEncode (go-qrcode's own Encode): the ratio
 // is what drawing the QR images ourselves saves each confirmation email.
-func BenchmarkQRPNG(b *testing.B) {
+func BenchmarkPNG(b *testing.B) {
 	for b.Loop() {
-		if _, err := qrPNG("BXO-7F3K-9QJ2-M4TZ-88AD", qrPixels); err != nil {
+		if _, err := PNG("BXO-7F3K-9QJ2-M4TZ-88AD", qrPixels); err != nil {
 			b.Fatal(err)
 		}
 	}
 }
 
-func BenchmarkQRLibraryEncode(b *testing.B) {
+func BenchmarkLibraryEncode(b *testing.B) {
 	for b.Loop() {
 		if _, err := qrcode.Encode("BXO-7F3K-9QJ2-M4TZ-88AD", qrcode.High, qrPixels); err != nil {
 			b.Fatal(err)
