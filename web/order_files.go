@@ -15,7 +15,6 @@ import (
 	"boxoffice/internal/ical"
 	"boxoffice/internal/ordertext"
 	"boxoffice/internal/ticketpdf"
-	"boxoffice/views"
 )
 
 // An order's files: its tickets as PDF and its event as a calendar entry, for the
@@ -78,7 +77,7 @@ func (s *server) ticketsPDF(c echo.Context) error {
 // function that will take the venue's zone.
 func ticketDocument(o booking.Order, ev booking.Event) ticketpdf.Document {
 	d := ticketpdf.Document{
-		Event: ev.Name, Venue: ev.Venue, When: views.EventTime(ev.StartsAt, time.UTC),
+		Event: ev.Name, Venue: ev.Venue, When: ordertext.When(ev),
 		Order: "Order " + strconv.FormatInt(o.ID, 10),
 	}
 	for i, t := range o.Tickets {

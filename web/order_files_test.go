@@ -10,6 +10,7 @@ import (
 
 	"boxoffice/internal/mail/mailtest"
 	"boxoffice/internal/ticketpdf/pdftest"
+	"boxoffice/internal/zone"
 )
 
 // An order's files through HTTP: the tickets as PDF (one page and one QR image a
@@ -31,6 +32,17 @@ func TestOrderPDF(t *testing.T) {
 	if st := standing.do("POST", "/api/v1/events/"+itoa(a.EventID)+"/holds", map[string]any{"gaTierId": tier, "quantity": 1}, &ga); st != http.StatusCreated {
 		t.Fatalf("standing place: got %d, want 201", st)
 	}
+	// The ticket says when on the venue's clocks, as every page does.
+	var startsAt time.Time
+	var tz string
+	if err := a.Pool.QueryRow(t.Context(), `SELECT e.starts_at, v.time_zone FROM events e JOIN venues v ON v.id = e.venue_id WHERE e.id = $1`, a.EventID).Scan(&startsAt, &tz); err != nil {
+		t.Fatal(err)
+	}
+	loc, err := time.LoadLocation(tz)
+	if err != nil {
+		t.Fatal(err)
+	}
+	when := zone.When(startsAt, loc)
 	var orders []web.OrderJSON
 	for buyer, id := range map[*client]string{c: h.HoldID, standing: ga.HoldID} {
 		var co web.CheckoutAnswerJSON
@@ -78,7 +90,7 @@ func TestOrderPDF(t *testing.T) {
 		}
 		for i, tk := range want.Tickets {
 			text := strings.ReplaceAll(doc.Text[i], "\n", " ")
-			for _, s := range []string{tk.Code, "Order " + itoa(want.OrderID), "UTC", "Demo Night"} {
+			for _, s := range []string{tk.Code, "Order " + itoa(want.OrderID), when, "Demo Night"} {
 				if !strings.Contains(text, s) {
 					t.Errorf("%s: page %d lacks %q: %s", name, i+1, s, text)
 				}

@@ -24,7 +24,7 @@ import (
 var dejaVuSans []byte
 
 // Document is an order's tickets, worded for people (the caller formats the time in
-// the event's zone: views.EventTime).
+// the event's venue's zone: ordertext.When).
 type Document struct {
 	Event string
 	When  string
