@@ -29,9 +29,7 @@ FROM (SELECT @event_id::bigint AS event_id, @buyer::text AS buyer, @seat_count::
              sqlc.narg(ga_tier_id)::bigint AS ga_tier_id, @ga_quantity::int AS ga_quantity,
              @ttl_seconds::float8 AS ttl_seconds, @buyer_limit::int AS buyer_limit,
              @client_key::text AS client_key, @client_limit::int AS client_limit) p
-WHERE EXISTS (SELECT 1 FROM events e
-              WHERE e.id = p.event_id AND e.published
-                AND now() >= e.onsale_at AND now() < coalesce(e.sales_close_at, e.starts_at))
+WHERE EXISTS (SELECT 1 FROM events e WHERE e.id = p.event_id AND event_on_sale(e))
   AND buyer_places(p.event_id, p.buyer, 0)::int + p.seat_count + p.ga_quantity <= p.buyer_limit
   AND (p.client_key = '' OR p.client_limit <= 0
        OR (client_places(p.event_id, p.client_key)).held + p.seat_count + p.ga_quantity <= p.client_limit)
@@ -49,14 +47,14 @@ FROM client_places(@event_id::bigint, @client_key::text) c;
 
 -- name: HoldGet :one
 SELECT id, event_id, buyer, seat_count, ga_tier_id, ga_quantity, expires_at, released_at, sold_at,
-       (expires_at > now())::bool AS live
+       hold_is_live(holds) AS live
 FROM holds
 WHERE event_id = @event_id AND id = @id;
 
 -- name: HoldLock :one
 -- The hold row, locked: checkout, release and confirm of one hold take turns on it.
 SELECT id, event_id, buyer, seat_count, ga_tier_id, ga_quantity, expires_at, released_at, sold_at,
-       (expires_at > now())::bool AS live
+       hold_is_live(holds) AS live
 FROM holds
 WHERE event_id = @event_id AND id = @id
 FOR UPDATE;
@@ -68,8 +66,7 @@ FOR UPDATE;
 SELECT count(*)::int
 FROM seats s JOIN holds h ON h.event_id = s.event_id AND h.id = s.held_by
 WHERE s.event_id = @event_id AND s.held_by = @hold_id AND s.id = ANY(@seat_ids::bigint[])
-  AND s.sold_at IS NULL AND s.hold_expires_at > now()
-  AND h.buyer = @buyer AND h.released_at IS NULL;
+  AND seat_is_held(s) AND h.buyer = @buyer AND h.released_at IS NULL;
 
 -- name: HoldMarkReleased :execrows
 UPDATE holds SET released_at = now()
@@ -83,8 +80,7 @@ WHERE event_id = @event_id AND id = @id AND sold_at IS NULL;
 -- GA holds past their expiry whose places have not been given back, locked; holds busy
 -- in another transaction (a confirm, say) are left for the next round.
 SELECT id FROM holds
-WHERE event_id = @event_id AND ga_quantity > 0 AND released_at IS NULL AND sold_at IS NULL
-  AND expires_at <= now()
+WHERE event_id = @event_id AND ga_quantity > 0 AND hold_lapsed(holds)
 ORDER BY id
 LIMIT @max_holds::int
 FOR UPDATE SKIP LOCKED;

@@ -129,9 +129,7 @@ FROM (SELECT $1::bigint AS event_id, $2::text AS buyer, $3::int AS seat_count,
              $4::bigint AS ga_tier_id, $5::int AS ga_quantity,
              $6::float8 AS ttl_seconds, $7::int AS buyer_limit,
              $8::text AS client_key, $9::int AS client_limit) p
-WHERE EXISTS (SELECT 1 FROM events e
-              WHERE e.id = p.event_id AND e.published
-                AND now() >= e.onsale_at AND now() < coalesce(e.sales_close_at, e.starts_at))
+WHERE EXISTS (SELECT 1 FROM events e WHERE e.id = p.event_id AND event_on_sale(e))
   AND buyer_places(p.event_id, p.buyer, 0)::int + p.seat_count + p.ga_quantity <= p.buyer_limit
   AND (p.client_key = '' OR p.client_limit <= 0
        OR (client_places(p.event_id, p.client_key)).held + p.seat_count + p.ga_quantity <= p.client_limit)
@@ -182,7 +180,7 @@ func (q *Queries) HoldCreate(ctx context.Context, arg HoldCreateParams) (HoldCre
 
 const holdGet = `-- name: HoldGet :one
 SELECT id, event_id, buyer, seat_count, ga_tier_id, ga_quantity, expires_at, released_at, sold_at,
-       (expires_at > now())::bool AS live
+       hold_is_live(holds) AS live
 FROM holds
 WHERE event_id = $1 AND id = $2
 `
@@ -225,7 +223,7 @@ func (q *Queries) HoldGet(ctx context.Context, arg HoldGetParams) (HoldGetRow, e
 
 const holdLock = `-- name: HoldLock :one
 SELECT id, event_id, buyer, seat_count, ga_tier_id, ga_quantity, expires_at, released_at, sold_at,
-       (expires_at > now())::bool AS live
+       hold_is_live(holds) AS live
 FROM holds
 WHERE event_id = $1 AND id = $2
 FOR UPDATE
@@ -308,8 +306,7 @@ const holdSeatsHeld = `-- name: HoldSeatsHeld :one
 SELECT count(*)::int
 FROM seats s JOIN holds h ON h.event_id = s.event_id AND h.id = s.held_by
 WHERE s.event_id = $1 AND s.held_by = $2 AND s.id = ANY($3::bigint[])
-  AND s.sold_at IS NULL AND s.hold_expires_at > now()
-  AND h.buyer = $4 AND h.released_at IS NULL
+  AND seat_is_held(s) AND h.buyer = $4 AND h.released_at IS NULL
 `
 
 type HoldSeatsHeldParams struct {
@@ -336,8 +333,7 @@ func (q *Queries) HoldSeatsHeld(ctx context.Context, arg HoldSeatsHeldParams) (i
 
 const holdsGALapsed = `-- name: HoldsGALapsed :many
 SELECT id FROM holds
-WHERE event_id = $1 AND ga_quantity > 0 AND released_at IS NULL AND sold_at IS NULL
-  AND expires_at <= now()
+WHERE event_id = $1 AND ga_quantity > 0 AND hold_lapsed(holds)
 ORDER BY id
 LIMIT $2::int
 FOR UPDATE SKIP LOCKED
