@@ -22,6 +22,22 @@ var (
 	gooseDown      = "-- +goose Down"
 )
 
+// migrated is a database migrated from nothing by Up, and a connection to it closed
+// when the test ends.
+func migrated(t *testing.T) (string, *pgx.Conn) {
+	t.Helper()
+	dbURL := emptyDatabase(t)
+	if _, err := migrations.Up(t.Context(), dbURL); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := pgx.Connect(t.Context(), dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	return dbURL, conn
+}
+
 // functionBodies reads the functions a SQL text creates: their bodies by name, the
 // last one for a name created twice, and how many times each name is created.
 func functionBodies(text string) (bodies map[string]string, created map[string]int) {
@@ -89,16 +105,7 @@ func liveBodies(t *testing.T, conn *pgx.Conn) (bodies map[string]string, counts 
 // over time) lives in the folder, so a reader finds its current body there.
 func TestFunctionsHaveOneHome(t *testing.T) {
 	t.Parallel()
-	dbURL := emptyDatabase(t)
-	if _, err := migrations.Up(t.Context(), dbURL); err != nil {
-		t.Fatal(err)
-	}
-	conn, err := pgx.Connect(t.Context(), dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(context.Background())
-
+	_, conn := migrated(t)
 	want := folderBodies(t)
 	live, counts := liveBodies(t, conn)
 	for _, name := range slices.Sorted(maps.Keys(want)) {
@@ -143,15 +150,7 @@ func TestFunctionsHaveOneHome(t *testing.T) {
 func TestFunctionsAppliedAgain(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	dbURL := emptyDatabase(t)
-	if _, err := migrations.Up(ctx, dbURL); err != nil {
-		t.Fatal(err)
-	}
-	conn, err := pgx.Connect(ctx, dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(context.Background())
+	dbURL, conn := migrated(t)
 	want := folderBodies(t)["hold_seats"]
 	body := func() (src string, xmin uint32) {
 		t.Helper()
