@@ -8,4 +8,5 @@ var StatementText = map[string]string{
 	"SeatTidyLapsed": seatTidyLapsed, "SeatsOfHold": seatsOfHold, "SeatsOfHolds": seatsOfHolds,
 	"HoldSeatsHeld": holdSeatsHeld, "HoldsGALapsed": holdsGALapsed, "HoldsOfBuyer": holdsOfBuyer,
 	"StaffHoldsOfEvent": staffHoldsOfEvent, "ControlCounts": controlCounts,
+	"HoldCreate": holdCreate, "BuyerWithinLimit": buyerWithinLimit,
 }
