@@ -20,10 +20,11 @@ import (
 const lockKey int64 = 0x626f786f_6d6967 // "boxomig"
 
 // Up applies every pending migration to the database at databaseURL: ours (goose, the
-// SQL files in this folder), then River's job tables (rivermigrate), which our code
-// depends on and which depend on nothing of ours. It holds a PostgreSQL session lock
-// while it works, so two instances starting at once cannot migrate at the same time:
-// the second waits, then finds nothing to do. applied counts both kinds.
+// SQL files in this folder), then the function files (FunctionsDir) when they changed
+// or a migration ran, then River's job tables (rivermigrate), which our code depends
+// on and which depend on nothing of ours. It holds a PostgreSQL session lock while it
+// works, so two instances starting at once cannot migrate at the same time: the second
+// waits, then finds nothing to do. applied counts the migrations of both kinds.
 func Up(ctx context.Context, databaseURL string) (applied int, err error) {
 	// The lock lives on a connection of its own and ends with it, even if this
 	// process dies half-way.
@@ -60,6 +61,9 @@ func Up(ctx context.Context, databaseURL string) (applied int, err error) {
 	results, err := p.Up(ctx)
 	if err != nil {
 		return len(results), fmt.Errorf("migrate: %w", err)
+	}
+	if _, err := applyFunctions(ctx, conn, len(results) > 0); err != nil {
+		return len(results), fmt.Errorf("functions: %w", err)
 	}
 
 	m, err := rivermigrate.New(riverpgxv5.New(pool), nil)

@@ -106,15 +106,7 @@ func emptyDatabase(t *testing.T) string {
 // puts the default back and drops its helper.
 func TestSaleTablesStatistics(t *testing.T) {
 	t.Parallel()
-	dbURL := emptyDatabase(t)
-	if _, err := migrations.Up(t.Context(), dbURL); err != nil {
-		t.Fatal(err)
-	}
-	conn, err := pgx.Connect(t.Context(), dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(context.Background())
+	dbURL, conn := migrated(t)
 	targets := func() (sale, seats map[int]int) {
 		t.Helper()
 		sale, seats = map[int]int{}, map[int]int{}

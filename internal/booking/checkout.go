@@ -41,7 +41,7 @@ func (s *Service) Checkout(ctx context.Context, id HoldID, buyer, email string) 
 			o = existing.Val
 			return nil
 		}
-		if !h.Live || h.ReleasedAt != nil || h.SoldAt != nil {
+		if !h.Live {
 			return ErrHoldExpired
 		}
 		if len(seats.Vals) != int(h.SeatCount) {
