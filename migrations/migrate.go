@@ -54,7 +54,12 @@ func Up(ctx context.Context, databaseURL string) (applied int, err error) {
 	if err != nil {
 		return 0, fmt.Errorf("migration lock: %w", err)
 	}
-	p, err := goose.NewProvider(goose.DialectPostgres, db, FS, goose.WithSessionLocker(locker))
+	// Out of order: a database that took a later-numbered migration first (a
+	// release built while another migration was written beside it) still takes the
+	// earlier one, rather than refusing to start. The numbered migrations are
+	// independent of one another's order past the ones they build on, which are
+	// always older releases.
+	p, err := goose.NewProvider(goose.DialectPostgres, db, FS, goose.WithSessionLocker(locker), goose.WithAllowOutofOrder(true))
 	if err != nil {
 		return 0, fmt.Errorf("migrations: %w", err)
 	}
