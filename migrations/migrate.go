@@ -20,10 +20,11 @@ import (
 const lockKey int64 = 0x626f786f_6d6967 // "boxomig"
 
 // Up applies every pending migration to the database at databaseURL: ours (goose, the
-// SQL files in this folder), then River's job tables (rivermigrate), which our code
-// depends on and which depend on nothing of ours. It holds a PostgreSQL session lock
-// while it works, so two instances starting at once cannot migrate at the same time:
-// the second waits, then finds nothing to do. applied counts both kinds.
+// SQL files in this folder), then the function files (FunctionsDir) when they changed
+// or a migration ran, then River's job tables (rivermigrate), which our code depends
+// on and which depend on nothing of ours. It holds a PostgreSQL session lock while it
+// works, so two instances starting at once cannot migrate at the same time: the second
+// waits, then finds nothing to do. applied counts the migrations of both kinds.
 func Up(ctx context.Context, databaseURL string) (applied int, err error) {
 	// The lock lives on a connection of its own and ends with it, even if this
 	// process dies half-way.
@@ -53,13 +54,21 @@ func Up(ctx context.Context, databaseURL string) (applied int, err error) {
 	if err != nil {
 		return 0, fmt.Errorf("migration lock: %w", err)
 	}
-	p, err := goose.NewProvider(goose.DialectPostgres, db, FS, goose.WithSessionLocker(locker))
+	// Out of order: a database that took a later-numbered migration first (a
+	// release built while another migration was written beside it) still takes the
+	// earlier one, rather than refusing to start. The numbered migrations are
+	// independent of one another's order past the ones they build on, which are
+	// always older releases.
+	p, err := goose.NewProvider(goose.DialectPostgres, db, FS, goose.WithSessionLocker(locker), goose.WithAllowOutofOrder(true))
 	if err != nil {
 		return 0, fmt.Errorf("migrations: %w", err)
 	}
 	results, err := p.Up(ctx)
 	if err != nil {
 		return len(results), fmt.Errorf("migrate: %w", err)
+	}
+	if _, err := applyFunctions(ctx, conn, len(results) > 0); err != nil {
+		return len(results), fmt.Errorf("functions: %w", err)
 	}
 
 	m, err := rivermigrate.New(riverpgxv5.New(pool), nil)

@@ -8,7 +8,7 @@ SELECT h.id, h.expires_at, h.ga_quantity, h.ga_tier_id,
 FROM holds h
 LEFT JOIN ga_tiers t ON t.event_id = h.event_id AND t.id = h.ga_tier_id
 WHERE h.event_id = @event_id AND h.buyer = @buyer
-  AND h.released_at IS NULL AND h.sold_at IS NULL AND h.expires_at > now()
+  AND hold_is_live(h)
 ORDER BY h.id;
 
 -- name: SeatsOfHolds :many
@@ -17,5 +17,5 @@ ORDER BY h.id;
 SELECT held_by::bigint AS hold_id, id, section, row_label, number, price_cents
 FROM seats
 WHERE event_id = @event_id AND held_by = ANY(@hold_ids::bigint[])
-  AND sold_at IS NULL AND hold_expires_at > now()
+  AND seat_is_held(seats)
 ORDER BY held_by, id;

@@ -3,13 +3,12 @@
 SELECT
     (SELECT count(*) FROM seats s WHERE s.event_id = e.id)::bigint AS seats,
     (SELECT count(*) FROM seats s WHERE s.event_id = e.id AND s.sold_at IS NOT NULL)::bigint AS seats_sold,
-    (SELECT count(*) FROM seats s WHERE s.event_id = e.id AND s.held_by IS NOT NULL AND s.hold_expires_at > now())::bigint AS seats_held,
+    (SELECT count(*) FROM seats s WHERE s.event_id = e.id AND seat_is_held(s))::bigint AS seats_held,
     (SELECT coalesce(sum(g.capacity), 0) FROM ga_tiers g WHERE g.event_id = e.id)::bigint AS ga_capacity,
     (SELECT count(*) FROM tickets t WHERE t.event_id = e.id AND t.ga_tier_id IS NOT NULL AND t.voided_at IS NULL)::bigint AS ga_sold,
     (SELECT coalesce(sum(h.ga_quantity), 0) FROM holds h WHERE h.event_id = e.id AND h.ga_quantity > 0
-        AND h.released_at IS NULL AND h.sold_at IS NULL AND h.expires_at > now())::bigint AS ga_held,
-    (SELECT count(*) FROM holds h WHERE h.event_id = e.id AND h.released_at IS NULL AND h.sold_at IS NULL
-        AND h.expires_at > now())::bigint AS live_holds,
+        AND hold_is_live(h))::bigint AS ga_held,
+    (SELECT count(*) FROM holds h WHERE h.event_id = e.id AND hold_is_live(h))::bigint AS live_holds,
     (SELECT count(*) FROM orders o WHERE o.event_id = e.id AND o.status = 'confirmed')::bigint AS orders_confirmed,
     (SELECT coalesce(sum(o.amount_cents), 0) FROM orders o WHERE o.event_id = e.id AND o.status = 'confirmed')::bigint AS revenue_cents,
     (SELECT count(*) FROM tickets t WHERE t.event_id = e.id AND t.created_at > now() - interval '1 minute')::bigint AS tickets_last_minute,

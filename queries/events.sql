@@ -7,10 +7,10 @@ INSERT INTO venues (name, city, time_zone) VALUES (@name, @city, @time_zone) RET
 -- has passed, it has no order, and no hold that is neither released, sold nor lapsed.
 -- No row: it was left as it was.
 UPDATE events e SET onsale_at = @onsale_at
-WHERE e.id = @id AND e.onsale_at <= now() AND @onsale_at::timestamptz < coalesce(e.sales_close_at, e.starts_at)
+WHERE e.id = @id AND e.onsale_at <= now() AND @onsale_at::timestamptz < event_sales_close(e)
   AND NOT EXISTS (SELECT 1 FROM orders o WHERE o.event_id = e.id)
   AND NOT EXISTS (SELECT 1 FROM holds h
-                  WHERE h.event_id = e.id AND h.released_at IS NULL AND h.sold_at IS NULL AND h.expires_at > now())
+                  WHERE h.event_id = e.id AND hold_is_live(h))
 RETURNING e.onsale_at;
 
 -- name: EventBySlug :one
@@ -19,7 +19,7 @@ SELECT id FROM events WHERE slug = @slug;
 -- name: EventList :many
 -- The published events: the public pages' and the API's list.
 SELECT e.id, e.slug, e.name, e.starts_at, e.onsale_at,
-       coalesce(e.sales_close_at, e.starts_at)::timestamptz AS sales_close_at,
+       event_sales_close(e) AS sales_close_at,
        e.queue_enabled, e.queue_slots, e.queue_rate, e.queue_token_ttl_seconds, e.verified_only, v.name AS venue, v.time_zone
 FROM events e
 JOIN venues v ON v.id = e.venue_id
@@ -28,7 +28,7 @@ ORDER BY e.starts_at, e.id;
 
 -- name: EventGet :one
 SELECT e.id, e.slug, e.name, e.starts_at, e.onsale_at,
-       coalesce(e.sales_close_at, e.starts_at)::timestamptz AS sales_close_at,
+       event_sales_close(e) AS sales_close_at,
        e.queue_enabled, e.queue_slots, e.queue_rate, e.queue_token_ttl_seconds, e.verified_only, v.name AS venue, v.time_zone
 FROM events e
 JOIN venues v ON v.id = e.venue_id
@@ -38,7 +38,7 @@ WHERE e.id = @id;
 -- EventGet by a page's address, in one round trip. An unpublished event has no public
 -- address.
 SELECT e.id, e.slug, e.name, e.starts_at, e.onsale_at,
-       coalesce(e.sales_close_at, e.starts_at)::timestamptz AS sales_close_at,
+       event_sales_close(e) AS sales_close_at,
        e.queue_enabled, e.queue_slots, e.queue_rate, e.queue_token_ttl_seconds, e.verified_only, v.name AS venue, v.time_zone
 FROM events e
 JOIN venues v ON v.id = e.venue_id
@@ -48,23 +48,22 @@ WHERE e.slug = @slug AND e.published;
 -- The events whose waiting room is on and whose sale is open, or opens within lead:
 -- the admitter's work. Decided by the database clock.
 SELECT e.id, e.slug, e.name, e.starts_at, e.onsale_at,
-       coalesce(e.sales_close_at, e.starts_at)::timestamptz AS sales_close_at,
+       event_sales_close(e) AS sales_close_at,
        e.queue_enabled, e.queue_slots, e.queue_rate, e.queue_token_ttl_seconds, e.verified_only, v.name AS venue, v.time_zone
 FROM events e
 JOIN venues v ON v.id = e.venue_id
 WHERE e.queue_enabled AND e.published
   AND e.onsale_at <= now() + make_interval(secs => @lead_seconds::float8)
-  AND now() < coalesce(e.sales_close_at, e.starts_at)
+  AND now() < event_sales_close(e)
 ORDER BY e.onsale_at, e.id;
 
 -- name: EventSaleWindow :one
 -- Where the database clock stands in the event's sales window. Read only after a
 -- statement that carries the window refused, to say why; inside that statement's
 -- transaction it sees the same now(). An unpublished event's sale is closed.
-SELECT onsale_at, (now() < onsale_at)::bool AS before_onsale,
-       (NOT published OR now() >= coalesce(sales_close_at, starts_at))::bool AS closed
-FROM events
-WHERE id = @id;
+SELECT e.onsale_at, event_sale_state(e) AS state
+FROM events e
+WHERE e.id = @id;
 
 -- name: EventIDsCurrent :many
 -- Events whose holds may still need tidying: not long past.
@@ -114,7 +113,7 @@ FOR UPDATE OF e;
 -- name: EventAdminList :many
 -- Every event, published or not, soonest first.
 SELECT e.id, e.slug, e.name, e.starts_at, e.onsale_at,
-       coalesce(e.sales_close_at, e.starts_at)::timestamptz AS sales_close_at,
+       event_sales_close(e) AS sales_close_at,
        e.queue_enabled, e.published, v.name AS venue, v.time_zone
 FROM events e
 JOIN venues v ON v.id = e.venue_id

@@ -13,50 +13,72 @@ SELECT pg_advisory_xact_lock(hashtextextended(@buyer::text, @event_id::bigint));
 SELECT pg_advisory_xact_lock(hashtextextended('client/' || @client_key::text, @event_id::bigint));
 
 -- name: HoldCreate :one
--- Opens a hold if the event's sale is open, the buyer stays within the per-event limit
--- and the client network (client_key; empty: none) within its limit of seats held at
--- once (client_limit; 0: none); no row means one of these (EventSaleWindow,
--- BuyerPlaces and ClientPlaces tell which). Run after ClientLock and BuyerLock: the
--- counts then include every earlier request of the network and of the buyer. This is the
--- window's verdict for best available and general admission: their claims follow in
--- the same transaction, whose now() is this statement's, and nothing is claimed
--- without this row.
-INSERT INTO holds (event_id, buyer, seat_count, ga_tier_id, ga_quantity, expires_at, client_key)
-SELECT p.event_id, p.buyer, p.seat_count, p.ga_tier_id, p.ga_quantity,
-       now() + make_interval(secs => coalesce((SELECT e.hold_minutes * 60 FROM events e WHERE e.id = p.event_id), p.ttl_seconds)),
-       nullif(p.client_key, '')
-FROM (SELECT @event_id::bigint AS event_id, @buyer::text AS buyer, @seat_count::int AS seat_count,
-             sqlc.narg(ga_tier_id)::bigint AS ga_tier_id, @ga_quantity::int AS ga_quantity,
-             @ttl_seconds::float8 AS ttl_seconds, @buyer_limit::int AS buyer_limit,
-             @client_key::text AS client_key, @client_limit::int AS client_limit) p
-WHERE EXISTS (SELECT 1 FROM events e
-              WHERE e.id = p.event_id AND e.published
-                AND now() >= e.onsale_at AND now() < coalesce(e.sales_close_at, e.starts_at))
-  AND buyer_places(p.event_id, p.buyer, 0)::int + p.seat_count + p.ga_quantity <= p.buyer_limit
-  AND (p.client_key = '' OR p.client_limit <= 0
-       OR (client_places(p.event_id, p.client_key)).held + p.seat_count + p.ga_quantity <= p.client_limit)
-RETURNING id, expires_at;
+-- Opens a hold if the event's sale is open (event_on_sale), the buyer stays within the
+-- per-event limit (buyer_places) and the client network (client_key; empty: none)
+-- within its limit of seats held at once (client_places, client_limit; 0: none). Run
+-- after ClientLock and BuyerLock: the counts then include every earlier request of the
+-- network and of the buyer. This is the verdict for best available and general
+-- admission: their claims follow in the same transaction, whose now() is this
+-- statement's, and nothing is claimed without the hold. It answers one row either way,
+-- as hold_seats does: verdict 'held' with the hold (id, expires_at); or, with nothing
+-- written (id 0), 'unknown' (no such event), 'not_on_sale' (expires_at: the onsale
+-- time), 'closed', 'limit' (held: what the buyer has) or 'client_limit' (held: what
+-- the network holds; expires_at: when its first hold lapses).
+WITH p AS (
+    SELECT @event_id::bigint AS event_id, @buyer::text AS buyer, @seat_count::int AS seat_count,
+           sqlc.narg(ga_tier_id)::bigint AS ga_tier_id, @ga_quantity::int AS ga_quantity,
+           @ttl_seconds::float8 AS ttl_seconds, @buyer_limit::int AS buyer_limit,
+           @client_key::text AS client_key, @client_limit::int AS client_limit
+), v AS (
+    SELECT p.*, e.onsale_at, coalesce(e.hold_minutes * 60, p.ttl_seconds) AS ttl,
+           b.held AS buyer_held, c.held AS client_held, coalesce(c.next_free, now()) AS next_free,
+           CASE WHEN e.id IS NULL THEN 'unknown'
+                WHEN NOT event_on_sale(e) THEN event_sale_state(e)
+                WHEN b.held + p.seat_count + p.ga_quantity > p.buyer_limit THEN 'limit'
+                WHEN c.held + p.seat_count + p.ga_quantity > p.client_limit THEN 'client_limit'
+                ELSE 'held' END AS verdict
+    FROM p
+    LEFT JOIN events e ON e.id = p.event_id
+    CROSS JOIN LATERAL buyer_places(p.event_id, p.buyer, 0) AS b(held)
+    LEFT JOIN LATERAL (SELECT * FROM client_places(p.event_id, p.client_key)
+                       WHERE p.client_key <> '' AND p.client_limit > 0) c ON true
+), made AS (
+    INSERT INTO holds (event_id, buyer, seat_count, ga_tier_id, ga_quantity, expires_at, client_key)
+    SELECT v.event_id, v.buyer, v.seat_count, v.ga_tier_id, v.ga_quantity,
+           now() + make_interval(secs => v.ttl), nullif(v.client_key, '')
+    FROM v
+    WHERE v.verdict = 'held'
+    RETURNING id, expires_at
+)
+SELECT v.verdict::text AS verdict, coalesce(made.id, 0)::bigint AS id,
+       (CASE v.verdict WHEN 'held' THEN made.expires_at WHEN 'not_on_sale' THEN v.onsale_at
+                       WHEN 'client_limit' THEN v.next_free ELSE 'epoch' END)::timestamptz AS expires_at,
+       (CASE v.verdict WHEN 'client_limit' THEN v.client_held ELSE v.buyer_held END)::int AS held
+FROM v LEFT JOIN made ON true;
 
 -- name: BuyerPlaces :one
 -- How many seats and GA places the buyer holds or owns on the event, apart from one hold.
 SELECT buyer_places(@event_id::bigint, @buyer::text, @except_hold_id::bigint)::int;
 
--- name: ClientPlaces :one
--- How many seats and GA places the client network holds on the event now, and when
--- the first of its holds lapses (now, if it holds none).
-SELECT c.held::int AS held, coalesce(c.next_free, now())::timestamptz AS next_free
-FROM client_places(@event_id::bigint, @client_key::text) c;
+-- name: BuyerWithinLimit :one
+-- Whether the buyer may have asked more seats and places on the event without passing
+-- buyer_limit, apart from one hold (except_hold_id): the sale's verdict on the limit,
+-- run after BuyerLock; held is what buyer_places counts.
+SELECT b.held::int AS held, (b.held + @asked::int <= @buyer_limit::int)::bool AS within
+FROM buyer_places(@event_id::bigint, @buyer::text, @except_hold_id::bigint) AS b(held);
 
 -- name: HoldGet :one
+-- The hold row; live is hold_is_live (migrations/functions/hold_live.sql), the one
+-- test of a hold in force: callers read it rather than the row's times.
 SELECT id, event_id, buyer, seat_count, ga_tier_id, ga_quantity, expires_at, released_at, sold_at,
-       (expires_at > now())::bool AS live
+       hold_is_live(holds) AS live
 FROM holds
 WHERE event_id = @event_id AND id = @id;
 
 -- name: HoldLock :one
 -- The hold row, locked: checkout, release and confirm of one hold take turns on it.
 SELECT id, event_id, buyer, seat_count, ga_tier_id, ga_quantity, expires_at, released_at, sold_at,
-       (expires_at > now())::bool AS live
+       hold_is_live(holds) AS live
 FROM holds
 WHERE event_id = @event_id AND id = @id
 FOR UPDATE;
@@ -68,8 +90,7 @@ FOR UPDATE;
 SELECT count(*)::int
 FROM seats s JOIN holds h ON h.event_id = s.event_id AND h.id = s.held_by
 WHERE s.event_id = @event_id AND s.held_by = @hold_id AND s.id = ANY(@seat_ids::bigint[])
-  AND s.sold_at IS NULL AND s.hold_expires_at > now()
-  AND h.buyer = @buyer AND h.released_at IS NULL;
+  AND seat_is_held(s) AND h.buyer = @buyer AND h.released_at IS NULL;
 
 -- name: HoldMarkReleased :execrows
 UPDATE holds SET released_at = now()
@@ -83,8 +104,7 @@ WHERE event_id = @event_id AND id = @id AND sold_at IS NULL;
 -- GA holds past their expiry whose places have not been given back, locked; holds busy
 -- in another transaction (a confirm, say) are left for the next round.
 SELECT id FROM holds
-WHERE event_id = @event_id AND ga_quantity > 0 AND released_at IS NULL AND sold_at IS NULL
-  AND expires_at <= now()
+WHERE event_id = @event_id AND ga_quantity > 0 AND hold_lapsed(holds)
 ORDER BY id
 LIMIT @max_holds::int
 FOR UPDATE SKIP LOCKED;

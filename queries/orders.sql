@@ -5,8 +5,7 @@
 INSERT INTO orders (event_id, hold_id, buyer, email, seat_ids, ga_tier_id, ga_quantity, amount_cents)
 SELECT @event_id::bigint, @hold_id::bigint, @buyer::text, @email::text, @seat_ids::bigint[],
        sqlc.narg(ga_tier_id)::bigint, @ga_quantity::int, @amount_cents::int
-WHERE EXISTS (SELECT 1 FROM events e
-              WHERE e.id = @event_id::bigint AND now() >= e.onsale_at AND now() < coalesce(e.sales_close_at, e.starts_at))
+WHERE EXISTS (SELECT 1 FROM events e WHERE e.id = @event_id::bigint AND event_on_sale(e))
 ON CONFLICT (event_id, hold_id) DO NOTHING
 RETURNING *;
 
@@ -46,7 +45,7 @@ WHERE id = @id AND status = 'pending';
 SELECT o.id
 FROM orders o
 JOIN holds h ON h.event_id = o.event_id AND h.id = o.hold_id
-WHERE o.status = 'pending' AND h.sold_at IS NULL AND (h.expires_at <= now() OR h.released_at IS NOT NULL)
+WHERE o.status = 'pending' AND h.sold_at IS NULL AND NOT hold_is_live(h)
   AND NOT EXISTS (SELECT 1 FROM payments p WHERE p.order_id = o.id AND p.state IN ('pending', 'unknown'))
 ORDER BY o.id
 LIMIT @max_rows::int;
@@ -58,8 +57,7 @@ LIMIT @max_rows::int;
 UPDATE orders o SET status = 'expired', status_reason = 'hold_lapsed', updated_at = now()
 WHERE o.id = @id AND o.status = 'pending'
   AND EXISTS (SELECT 1 FROM holds h
-              WHERE h.event_id = o.event_id AND h.id = o.hold_id AND h.sold_at IS NULL
-                AND (h.expires_at <= now() OR h.released_at IS NOT NULL))
+              WHERE h.event_id = o.event_id AND h.id = o.hold_id AND h.sold_at IS NULL AND NOT hold_is_live(h))
   AND NOT EXISTS (SELECT 1 FROM payments p WHERE p.order_id = o.id AND p.state IN ('pending', 'unknown'));
 
 -- name: OrderWithView :one

@@ -16,11 +16,8 @@ INSERT INTO payments (order_id, provider, idempotency_key, amount_cents)
 SELECT o.id, @provider::text, @idempotency_key::text, o.amount_cents
 FROM orders o
 WHERE o.id = @order_id AND o.status = 'pending'
-  AND EXISTS (SELECT 1 FROM holds h
-              WHERE h.event_id = o.event_id AND h.id = o.hold_id
-                AND h.expires_at > now() AND h.released_at IS NULL AND h.sold_at IS NULL)
-  AND EXISTS (SELECT 1 FROM events e
-              WHERE e.id = o.event_id AND now() >= e.onsale_at AND now() < coalesce(e.sales_close_at, e.starts_at))
+  AND EXISTS (SELECT 1 FROM holds h WHERE h.event_id = o.event_id AND h.id = o.hold_id AND hold_is_live(h))
+  AND EXISTS (SELECT 1 FROM events e WHERE e.id = o.event_id AND event_on_sale(e))
   AND NOT EXISTS (SELECT 1 FROM payments p WHERE p.order_id = o.id AND p.state IN ('pending', 'unknown'))
 ON CONFLICT (order_id) WHERE state IN ('pending', 'unknown') DO NOTHING
 RETURNING *;

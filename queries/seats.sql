@@ -7,7 +7,7 @@
 WITH target AS (
     SELECT id FROM seats
     WHERE event_id = @event_id AND id = ANY((SELECT @seat_ids::bigint[])::bigint[])
-      AND sold_at IS NULL AND (held_by IS NULL OR hold_expires_at <= now())
+      AND seat_is_free(seats)
     ORDER BY id
     FOR UPDATE
 )
@@ -15,7 +15,7 @@ UPDATE seats s
 SET held_by = @hold_id, hold_expires_at = @expires_at
 FROM target
 WHERE s.event_id = @event_id AND s.id = target.id
-  AND s.sold_at IS NULL AND (s.held_by IS NULL OR s.hold_expires_at <= now())
+  AND seat_is_free(s)
 RETURNING s.id, s.section, s.row_label, s.number, s.price_cents;
 
 -- name: SeatClaimUnlocked :many
@@ -26,7 +26,7 @@ RETURNING s.id, s.section, s.row_label, s.number, s.price_cents;
 WITH target AS (
     SELECT id FROM seats
     WHERE event_id = @event_id AND id = ANY((SELECT @seat_ids::bigint[])::bigint[])
-      AND sold_at IS NULL AND (held_by IS NULL OR hold_expires_at <= now())
+      AND seat_is_free(seats)
     ORDER BY id
     FOR UPDATE SKIP LOCKED
 ), complete AS (
@@ -52,7 +52,7 @@ WITH free AS (
      LIMIT @seat_limit::int)
     UNION ALL
     (SELECT l.section, l.row_label, l.price_cents, l.rank FROM seats l
-     WHERE l.event_id = @event_id AND l.held_by IS NOT NULL AND l.hold_expires_at <= now()
+     WHERE l.event_id = @event_id AND seat_hold_lapsed(l)
      ORDER BY l.hold_expires_at
      LIMIT @seat_limit::int)
 ), candidate AS (
@@ -63,10 +63,10 @@ WITH free AS (
     LIMIT @row_limit::int
 )
 SELECT s.id, s.section, s.row_label, s.number, s.price_cents, s.rank,
-       (s.sold_at IS NULL AND (s.held_by IS NULL OR s.hold_expires_at <= now()))::bool AS free
+       seat_is_free(s) AS free
 FROM candidate c
 JOIN seats s ON s.event_id = @event_id AND s.section = c.section AND s.row_label = c.row_label
-WHERE s.sold_at IS NULL AND (s.held_by IS NULL OR s.hold_expires_at <= now())
+WHERE seat_is_free(s)
 ORDER BY c.best_price, c.best_rank, s.section, s.row_label, s.number;
 
 -- name: SeatBestRowsInSection :many
@@ -78,7 +78,7 @@ WITH free AS (
      LIMIT @seat_limit::int)
     UNION ALL
     (SELECT l.section, l.row_label, l.price_cents, l.rank FROM seats l
-     WHERE l.event_id = @event_id AND l.held_by IS NOT NULL AND l.hold_expires_at <= now()
+     WHERE l.event_id = @event_id AND seat_hold_lapsed(l)
        AND l.section = @section
      ORDER BY l.hold_expires_at
      LIMIT @seat_limit::int)
@@ -90,10 +90,10 @@ WITH free AS (
     LIMIT @row_limit::int
 )
 SELECT s.id, s.section, s.row_label, s.number, s.price_cents, s.rank,
-       (s.sold_at IS NULL AND (s.held_by IS NULL OR s.hold_expires_at <= now()))::bool AS free
+       seat_is_free(s) AS free
 FROM candidate c
 JOIN seats s ON s.event_id = @event_id AND s.section = c.section AND s.row_label = c.row_label
-WHERE s.sold_at IS NULL AND (s.held_by IS NULL OR s.hold_expires_at <= now())
+WHERE seat_is_free(s)
 ORDER BY c.best_price, c.best_rank, s.section, s.row_label, s.number;
 
 -- name: SeatRelease :many
@@ -107,7 +107,7 @@ RETURNING id;
 -- The seats a hold still has: none once it lapsed, whatever the tidy-up did.
 SELECT id, section, row_label, number, price_cents
 FROM seats
-WHERE event_id = @event_id AND held_by = @hold_id AND sold_at IS NULL AND hold_expires_at > now()
+WHERE event_id = @event_id AND held_by = @hold_id AND seat_is_held(seats)
 ORDER BY id;
 
 -- name: SeatsByIDs :many
@@ -141,9 +141,7 @@ UPDATE seats s
 SET sold_at = coalesce(s.sold_at, now()), order_id = @order_id, held_by = NULL, hold_expires_at = NULL
 FROM target
 WHERE s.event_id = @event_id AND s.id = target.id
-  AND (s.order_id = @order_id
-       OR (s.sold_at IS NULL
-           AND (s.held_by IS NULL OR s.held_by = @hold_id OR s.hold_expires_at <= now())))
+  AND (s.order_id = @order_id OR s.held_by = @hold_id OR seat_is_free(s))
 RETURNING s.id;
 
 -- name: SeatTidyLapsed :many
@@ -152,7 +150,7 @@ RETURNING s.id;
 -- Seats another transaction is working on are skipped, never waited for.
 WITH lapsed AS (
     SELECT id FROM seats
-    WHERE event_id = @event_id AND held_by IS NOT NULL AND hold_expires_at <= now()
+    WHERE event_id = @event_id AND seat_hold_lapsed(seats)
     ORDER BY id
     LIMIT @max_seats::int
     FOR UPDATE SKIP LOCKED
@@ -160,7 +158,7 @@ WITH lapsed AS (
 UPDATE seats s
 SET held_by = NULL, hold_expires_at = NULL
 FROM lapsed
-WHERE s.event_id = @event_id AND s.id = lapsed.id AND s.hold_expires_at <= now()
+WHERE s.event_id = @event_id AND s.id = lapsed.id AND seat_hold_lapsed(s)
 RETURNING s.id;
 
 -- name: SeatMap :many
@@ -168,7 +166,7 @@ RETURNING s.id;
 SELECT id, section, row_label, number, price_cents, rank, x, y, accessible,
        (CASE
             WHEN sold_at IS NOT NULL THEN 'sold'
-            WHEN held_by IS NOT NULL AND hold_expires_at > now() THEN 'held'
+            WHEN seat_is_held(seats) THEN 'held'
             ELSE 'available'
         END)::text AS status
 FROM seats
@@ -181,7 +179,7 @@ ORDER BY section, row_label, number;
 SELECT id, section, row_label, number, price_cents, rank, x, y, accessible,
        (CASE
             WHEN sold_at IS NOT NULL THEN 'sold'
-            WHEN held_by IS NOT NULL AND hold_expires_at > now() THEN 'held'
+            WHEN seat_is_held(seats) THEN 'held'
             ELSE 'available'
         END)::text AS status
 FROM seats
@@ -189,8 +187,8 @@ WHERE event_id = @event_id AND id = ANY(@seat_ids::bigint[]);
 
 -- name: SeatsHoldExact :many
 -- Holds exactly these seats for the buyer in one round trip, the client network within
--- its limit: see hold_seats and hold_seats_client in the migrations for the steps and
--- the answer's statuses.
+-- its limit: see migrations/functions/hold_seats.sql and hold_seats_client.sql for the
+-- steps and the answer's statuses.
 SELECT h.status::text AS status, coalesce(h.hold_id, 0)::bigint AS hold_id,
        coalesce(h.expires_at, 'epoch')::timestamptz AS expires_at, h.held::int AS held,
        coalesce(h.seat_id, 0)::bigint AS seat_id, coalesce(h.section, '')::text AS section,

@@ -16,7 +16,7 @@ RETURNING id, expires_at;
 -- A staff hold's row, locked: its release by hand and its lapse take turns on it. A
 -- buyer's hold is not a staff hold and is not found.
 SELECT id, kind, reason, staff_id, seat_count, expires_at, released_at, sold_at,
-       (expires_at > now())::bool AS live
+       hold_is_live(holds) AS live
 FROM holds
 WHERE event_id = @event_id AND id = @id AND kind <> 'buyer'
 FOR UPDATE;
@@ -27,8 +27,7 @@ FOR UPDATE;
 SELECT h.id, h.kind, h.reason, h.expires_at, h.created_at, coalesce(m.name, '')::text AS staff_name,
        s.id AS seat_id, s.section, s.row_label, s.number, s.price_cents
 FROM holds h
-JOIN seats s ON s.event_id = h.event_id AND s.held_by = h.id AND s.sold_at IS NULL AND s.hold_expires_at > now()
+JOIN seats s ON s.event_id = h.event_id AND s.held_by = h.id AND seat_is_held(s)
 LEFT JOIN staff m ON m.id = h.staff_id
-WHERE h.event_id = @event_id AND h.kind <> 'buyer' AND h.released_at IS NULL AND h.sold_at IS NULL
-  AND h.expires_at > now()
+WHERE h.event_id = @event_id AND h.kind <> 'buyer' AND hold_is_live(h)
 ORDER BY h.id, s.id;

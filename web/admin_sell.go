@@ -188,26 +188,15 @@ func staffHoldView(ev booking.Event, h booking.StaffHold, csrf string) views.Sta
 	return v
 }
 
-// seatForm reads the ticked seats of the staff map's form: at most max, each once.
-func seatForm(f url.Values, max int) ([]int64, error) {
-	seats := f["seat"]
-	switch {
-	case len(seats) == 0:
-		return nil, badRequest("nothing_asked", "Tick at least one seat on the map first (or, to sell, give a number).")
-	case len(seats) > max:
-		return nil, badRequest("too_many_seats", fmt.Sprintf("Choose at most %d seats at once.", max))
-	}
-	seen := make(map[int64]bool, len(seats))
-	ids := make([]int64, 0, len(seats))
-	for _, v := range seats {
+// seatForm decodes the ticked seats of the staff map's form; how many, and each once,
+// is booking's to judge (Sale, StaffHoldRequest).
+func seatForm(f url.Values) ([]int64, error) {
+	ids := make([]int64, 0, len(f["seat"]))
+	for _, v := range f["seat"] {
 		id, err := booking.ParseID(v)
 		if err != nil {
 			return nil, badRequest("invalid_seat_ids", "That is not a seat of this map.")
 		}
-		if seen[id] {
-			return nil, badRequest("duplicate_seat", "The same seat was sent twice.")
-		}
-		seen[id] = true
 		ids = append(ids, id)
 	}
 	return ids, nil
@@ -234,8 +223,9 @@ func (s *server) sellSeats(c echo.Context) error {
 	return c.Redirect(http.StatusSeeOther, saleURL(ev.ID, o.ID))
 }
 
-// saleForm checks the sale form: ticked seats, or a number of best seats, or of
-// standing places of a tier; anything wrong is a 400 that says what.
+// saleForm decodes the sale form: ticked seats, or a number of best seats, or of
+// standing places of a tier; booking judges the numbers and seats (Sale), the form's
+// own fields are checked here. Anything wrong is a 400 that says what.
 func saleForm(f url.Values, in sellInput) (booking.Sale, error) {
 	var sale booking.Sale
 	asked := 0
@@ -249,7 +239,7 @@ func saleForm(f url.Values, in sellInput) (booking.Sale, error) {
 	case asked > 1:
 		return sale, badRequest("invalid_request", "Tick seats, or give a number of best seats, or of standing places: one of them.")
 	case in.quantity != "":
-		if sale.Quantity, err = formQuantity(in.quantity, "seats", booking.MaxSaleSeats); err != nil {
+		if sale.Quantity, err = formNumber(in.quantity, "seats"); err != nil {
 			return sale, err
 		}
 		if err := cleanText("section", in.section, 100); err != nil {
@@ -257,14 +247,14 @@ func saleForm(f url.Values, in sellInput) (booking.Sale, error) {
 		}
 		sale.Section, sale.Together = in.section, true
 	case in.gaQuantity != "":
-		if sale.Quantity, err = formQuantity(in.gaQuantity, "places", booking.MaxSaleSeats); err != nil {
+		if sale.Quantity, err = formNumber(in.gaQuantity, "places"); err != nil {
 			return sale, err
 		}
 		if sale.GATierID, err = booking.ParseID(in.gaTier); err != nil {
 			return sale, badRequest("invalid_ga_tier", "That is not a standing tier of this event.")
 		}
 	default:
-		if sale.SeatIDs, err = seatForm(f, booking.MaxSaleSeats); err != nil {
+		if sale.SeatIDs, err = seatForm(f); err != nil {
 			return sale, err
 		}
 	}
@@ -315,10 +305,7 @@ func (s *server) sellRefused(c echo.Context, ev booking.Event, in sellInput, err
 
 // sellError words the booking errors only staff pages meet.
 func sellError(err error) error {
-	var invalid *booking.InvalidError
 	switch {
-	case errors.As(err, &invalid) && invalid.Reason != "":
-		return badRequest("invalid_request", strings.ToUpper(invalid.Reason[:1])+invalid.Reason[1:]+".")
 	case errors.Is(err, booking.ErrReleaseInPast):
 		return badRequest("release_in_past", "The release time has passed; choose a later one, or none.")
 	case errors.Is(err, booking.ErrSaleFormUsed):
@@ -350,7 +337,7 @@ func (s *server) holdSeatsForStaff(c echo.Context) error {
 // staffHoldForm checks the staff-hold form; anything wrong is a 400 that says what.
 // The release time is read on the clocks of the event's zone loc, as the page says.
 func staffHoldForm(f url.Values, in sellInput, loc *time.Location) (booking.StaffHoldRequest, error) {
-	seats, err := seatForm(f, booking.MaxStaffHoldSeats)
+	seats, err := seatForm(f)
 	if err != nil {
 		return booking.StaffHoldRequest{}, err
 	}

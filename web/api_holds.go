@@ -1,7 +1,6 @@
 package web
 
 import (
-	"fmt"
 	"net/http"
 	"time"
 
@@ -40,78 +39,36 @@ type holdJSON struct {
 	ExpiresAt time.Time     `json:"expiresAt"`
 }
 
-// maxSeatIDs bounds a hold request before anything else looks at it.
-const maxSeatIDs = 100
-
-// parseHoldRequest turns the body into one of the three kinds of hold, or a 400 that
-// says what is wrong.
-func (s *server) parseHoldRequest(c echo.Context, eventID int64, buyer string) (booking.HoldRequest, error) {
+// parseHoldRequest decodes the body into a hold request: which of the three kinds it
+// asks for is the JSON's shape (exactly one of seatIds, quantity without gaTierId, or
+// gaTierId), and the rest is booking's to judge (Buyer.CheckHold), which the
+// handler asks before anything else.
+func parseHoldRequest(c echo.Context, eventID int64, buyer string) (booking.HoldRequest, error) {
 	var in holdRequestJSON
 	if err := decodeJSON(c, &in); err != nil {
 		return booking.HoldRequest{}, err
 	}
-	req := booking.HoldRequest{EventID: eventID, Buyer: buyer}
-	limit := s.Buyer.Config().MaxPerBuyer
+	req := booking.HoldRequest{EventID: eventID, Buyer: buyer, SeatIDs: in.SeatIDs}
 	kinds := 0
-	if in.SeatIDs != nil {
-		kinds++
-	}
-	if in.GATierID != nil {
-		kinds++
-	}
-	if in.Quantity != nil && in.GATierID == nil {
-		kinds++
+	for _, sent := range []bool{in.SeatIDs != nil, in.GATierID != nil, in.Quantity != nil && in.GATierID == nil} {
+		if sent {
+			kinds++
+		}
 	}
 	if kinds != 1 {
 		return req, badRequest("invalid_request", `Send one of {"seatIds": [...]}, {"quantity": n}, or {"gaTierId": t, "quantity": n}.`)
 	}
-	switch {
-	case in.SeatIDs != nil:
-		if in.Section != nil || in.Together != nil || in.Quantity != nil {
-			return req, badRequest("invalid_request", "section, together and quantity go with best available, not with seatIds.")
-		}
-		if len(in.SeatIDs) == 0 {
-			return req, badRequest("invalid_seat_ids", "seatIds is empty.")
-		}
-		if len(in.SeatIDs) > limit || len(in.SeatIDs) > maxSeatIDs {
-			return req, badRequest("too_many_seats", fmt.Sprintf("At most %d seats per hold.", limit))
-		}
-		seen := make(map[int64]bool, len(in.SeatIDs))
-		for _, id := range in.SeatIDs {
-			if id <= 0 {
-				return req, badRequest("invalid_seat_ids", "Seat ids are positive whole numbers.")
-			}
-			if seen[id] {
-				return req, badRequest("duplicate_seat", fmt.Sprintf("Seat %d is listed twice.", id))
-			}
-			seen[id] = true
-		}
-		req.SeatIDs = in.SeatIDs
-	case in.GATierID != nil:
-		if in.Section != nil || in.Together != nil {
-			return req, badRequest("invalid_request", "section and together do not apply to general admission.")
-		}
+	if in.GATierID != nil {
+		// An id is a positive whole number, as in a path: 0 would read as no tier.
 		if *in.GATierID <= 0 {
 			return req, badRequest("invalid_ga_tier", "gaTierId is a positive whole number.")
-		}
-		if in.Quantity == nil {
-			return req, badRequest("invalid_quantity", "Say how many places: quantity.")
 		}
 		req.GATierID = *in.GATierID
 	}
 	if in.Quantity != nil {
-		if *in.Quantity < 1 || *in.Quantity > limit {
-			return req, badRequest("invalid_quantity", fmt.Sprintf("quantity must be 1 to %d.", limit))
-		}
 		req.Quantity = *in.Quantity
 	}
 	if in.Section != nil {
-		if *in.Section == "" {
-			return req, badRequest("invalid_section", "section is empty.")
-		}
-		if err := cleanText("section", *in.Section, 100); err != nil {
-			return req, err
-		}
 		req.Section = *in.Section
 	}
 	if in.Together != nil {
@@ -140,8 +97,11 @@ func (s *server) createHoldOnce(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	req, err := s.parseHoldRequest(c, eventID, buyer)
+	req, err := parseHoldRequest(c, eventID, buyer)
 	if err != nil {
+		return err
+	}
+	if err := s.Buyer.CheckHold(req); err != nil {
 		return err
 	}
 	if err := s.limitHold(c, &req); err != nil {

@@ -45,6 +45,19 @@ func badRequest(code, message string) *apiError {
 	return &apiError{Status: http.StatusBadRequest, Code: code, Message: message}
 }
 
+// invalidRequest is the 400 of a request booking refused as malformed: its code, and
+// its reason as a sentence.
+func invalidRequest(e *booking.InvalidError) *apiError {
+	code, msg := e.Code, e.Reason
+	if code == "" {
+		code = "invalid_request"
+	}
+	if msg != "" {
+		msg = strings.ToUpper(msg[:1]) + msg[1:] + "."
+	}
+	return badRequest(code, msg)
+}
+
 // handleError is the one place that turns an error into an answer. Causes of a 5xx are
 // logged with the request id and never shown.
 func (s *server) handleError(err error, c echo.Context) {
@@ -113,10 +126,13 @@ func (s *server) toAPIError(err error) *apiError {
 	var limit *booking.LimitError
 	var clientLimit *booking.ClientLimitError
 	var notOnSale *booking.NotOnSaleError
+	var invalid *booking.InvalidError
 	var he *echo.HTTPError
 	switch {
 	case errors.As(err, &ae):
 		return ae
+	case errors.As(err, &invalid):
+		return invalidRequest(invalid)
 	case errors.As(err, &unavailable):
 		return &apiError{Status: http.StatusConflict, Code: "seat_unavailable",
 			Message: "Some of these seats were just taken; pick others.", ConflictingSeatIDs: unavailable.SeatIDs}

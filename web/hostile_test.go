@@ -148,7 +148,8 @@ func TestHostileInputs(t *testing.T) {
 		{name: "email of 300 characters", c: a, method: "POST", path: "/api/v1/holds/" + held.HoldID + "/checkout", body: map[string]string{"email": strings.Repeat("a", 288) + "@example.com"}, status: 400, code: "invalid_email"},
 		{name: "unknown field in checkout", c: a, method: "POST", path: "/api/v1/holds/" + held.HoldID + "/checkout", body: map[string]string{"email": "ada@example.com", "amountCents": "0"}, status: 400, code: "unknown_field"},
 		{name: "NUL in section", c: a, method: "POST", path: ev + "/holds", body: map[string]any{"quantity": 2, "section": "Stalls\x00"}, status: 400, code: "invalid_section"},
-		{name: "empty section", c: a, method: "POST", path: ev + "/holds", body: map[string]any{"quantity": 2, "section": ""}, status: 400, code: "invalid_section"},
+		{name: "section of 101 characters", c: a, method: "POST", path: ev + "/holds", body: map[string]any{"quantity": 2, "section": strings.Repeat("s", 101)}, status: 400, code: "invalid_section"},
+		{name: "gaTierId 0", c: a, method: "POST", path: ev + "/holds", body: map[string]any{"gaTierId": 0, "quantity": 2}, status: 400, code: "invalid_ga_tier"},
 
 		// Quantities and general admission.
 		{name: "unknown GA tier", c: a, method: "POST", path: ev + "/holds", body: map[string]any{"gaTierId": 9_000_000_000, "quantity": 2}, status: 404, code: "ga_tier_not_found"},

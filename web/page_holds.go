@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -21,11 +22,12 @@ import (
 // change event of a seat being unticked, which asks for nothing.
 var errNothingAsked = badRequest("nothing_asked", "Choose at least one seat, or how many seats or places you want.")
 
-// parseHoldForm reads the seat page's hold forms: ticked seats (seat, repeated), best
-// available (quantity, section, together), or general admission (ga_tier and
-// ga_quantity); view is the section the page showed, to go back to. Anything wrong is a
-// 400 that says what, before anything is held.
-func parseHoldForm(f url.Values, limit int) (req booking.HoldRequest, view string, err error) {
+// parseHoldForm decodes the seat page's hold forms: ticked seats (seat, repeated),
+// best available (quantity, section, together), or general admission (ga_tier and
+// ga_quantity); view is the section the page showed, to go back to. Which kind a form
+// asks for is which of its fields are filled (none: errNothingAsked); what it asks is
+// booking's to judge (Buyer.CheckHold), which the handler asks before anything else.
+func parseHoldForm(f url.Values) (req booking.HoldRequest, view string, err error) {
 	view = f.Get("view")
 	if err := cleanText("view", view, 100); err != nil {
 		return req, "", err
@@ -46,16 +48,13 @@ func parseHoldForm(f url.Values, limit int) (req booking.HoldRequest, view strin
 		if req.GATierID, err = booking.ParseID(tier); err != nil {
 			return req, view, badRequest("invalid_ga_tier", "That is not a standing tier of this event.")
 		}
-		req.Quantity, err = formQuantity(f.Get("ga_quantity"), "places", limit)
+		req.Quantity, err = formNumber(f.Get("ga_quantity"), "places")
 		return req, view, err
 	case qty != "":
-		if req.Quantity, err = formQuantity(qty, "seats", limit); err != nil {
+		if req.Quantity, err = formNumber(qty, "seats"); err != nil {
 			return req, view, err
 		}
 		req.Section = f.Get("section")
-		if err := cleanText("section", req.Section, 100); err != nil {
-			return req, view, err
-		}
 		switch f.Get("together") {
 		case "", "off", "false":
 		default:
@@ -63,30 +62,25 @@ func parseHoldForm(f url.Values, limit int) (req booking.HoldRequest, view strin
 		}
 		return req, view, nil
 	}
-	if len(seats) > limit || len(seats) > maxSeatIDs {
-		return req, view, badRequest("too_many_seats", fmt.Sprintf("You can hold at most %d seats at once.", min(limit, maxSeatIDs)))
-	}
-	seen := make(map[int64]bool, len(seats))
+	req.SeatIDs = make([]int64, 0, len(seats))
 	for _, v := range seats {
 		id, err := booking.ParseID(v)
 		if err != nil {
 			return req, view, badRequest("invalid_seat_ids", "That is not a seat of this map.")
 		}
-		if seen[id] {
-			return req, view, badRequest("duplicate_seat", "The same seat was sent twice.")
-		}
-		seen[id] = true
 		req.SeatIDs = append(req.SeatIDs, id)
 	}
 	return req, view, nil
 }
 
-func formQuantity(v, what string, limit int) (int, error) {
-	n, err := booking.ParseID(strings.TrimSpace(v))
-	if err != nil || n > int64(limit) {
-		return 0, badRequest("invalid_quantity", fmt.Sprintf("Choose from 1 to %d %s.", limit, what))
+// formNumber decodes a form's count of seats or places: a whole number, of any size
+// booking may then refuse.
+func formNumber(v, what string) (int, error) {
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil {
+		return 0, badRequest("invalid_quantity", "Give the number of "+what+" as a whole number.")
 	}
-	return int(n), nil
+	return n, nil
 }
 
 // createHoldForm holds what a seat page form asks for. Without JavaScript it sends
@@ -107,9 +101,12 @@ func (s *server) createHoldForm(c echo.Context) error {
 		}
 		return badRequest("invalid_form", "The form could not be read.")
 	}
-	req, view, err := parseHoldForm(form, s.Buyer.Config().MaxPerBuyer)
+	req, view, err := parseHoldForm(form)
 	if errors.Is(err, errNothingAsked) && isHTMX(c) {
 		return c.NoContent(http.StatusNoContent)
+	}
+	if err == nil {
+		err = s.Buyer.CheckHold(req)
 	}
 	if err != nil {
 		return s.holdRefused(c, ev, view, req, err)

@@ -46,7 +46,7 @@ var claimSpec = pgbenchSpec{Name: "pgbench, the same UPDATE", Script: pgbenchScr
 
 // decomposeSpecs (-decompose) run, with pgbench, what the server sends PostgreSQL for
 // one exact hold: the same UPDATE in the prepared protocol pgx uses, hold_seats() (the
-// hold's one statement; migrations/00002_hold_seats.sql) with a new buyer each time,
+// hold's one statement; migrations/functions/hold_seats.sql) with a new buyer each time,
 // and that plus the session lookup every request makes. The API against these tells
 // the time spent in SQL from the time spent in Go, HTTP and round trips.
 var decomposeSpecs = []pgbenchSpec{

@@ -41,7 +41,7 @@ func (s *Buyer) Checkout(ctx context.Context, id HoldID, buyer, email string) (O
 			o = existing.Val
 			return nil
 		}
-		if !h.Live || h.ReleasedAt != nil || h.SoldAt != nil {
+		if !h.Live {
 			return ErrHoldExpired
 		}
 		if len(seats.Vals) != int(h.SeatCount) {

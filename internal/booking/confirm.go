@@ -310,11 +310,12 @@ func (s *store) sellUpTo(ctx context.Context, tx pgx.Tx, q *db.Queries, o db.Ord
 	h := pl.HoldLock(db.HoldLockParams{EventID: o.EventID, ID: o.HoldID})
 	pl.BuyerLock(db.BuyerLockParams{Buyer: o.Buyer, EventID: o.EventID})
 	pl.Savepoint(saleSavepoint)
-	// The buyer's limit, checked in every case and after the buyer's lock (a fresh
-	// count): not only when the hold lapsed, because "lapsed" is judged by this
-	// transaction's now(), which may be earlier than that of a hold the buyer made
-	// meanwhile, which counted this one as lapsed already.
-	others := pl.BuyerPlaces(db.BuyerPlacesParams{EventID: o.EventID, Buyer: o.Buyer, ExceptHoldID: o.HoldID})
+	// The buyer's limit, the database's verdict (BuyerWithinLimit), in every case and
+	// after the buyer's lock (a fresh count): not only when the hold lapsed, because
+	// "lapsed" is judged by this transaction's now(), which may be earlier than that of
+	// a hold the buyer made meanwhile, which counted this one as lapsed already.
+	within := pl.BuyerWithinLimit(db.BuyerWithinLimitParams{EventID: o.EventID, Buyer: o.Buyer, ExceptHoldID: o.HoldID,
+		Asked: int32(len(o.SeatIds)) + o.GaQuantity, BuyerLimit: int32(limit)})
 	seats := &db.Rows[int64]{}
 	if len(o.SeatIds) > 0 {
 		seats = pl.SeatSell(db.SeatSellParams{EventID: o.EventID, SeatIds: o.SeatIds, OrderID: &o.ID, HoldID: &o.HoldID})
@@ -337,7 +338,7 @@ func (s *store) sellUpTo(ctx context.Context, tx pgx.Tx, q *db.Queries, o db.Ord
 		}
 		return nil, reason, nil
 	}
-	if int(others.Val)+len(o.SeatIds)+int(o.GaQuantity) > limit {
+	if !within.Val.Within {
 		return undo(ReasonBuyerLimit)
 	}
 	if len(seats.Vals) != len(o.SeatIds) {

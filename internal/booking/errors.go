@@ -86,10 +86,12 @@ func (e *ClientLimitError) Error() string {
 // translate maps database outages to ErrUnavailable; see dberr.Translate.
 func translate(err error) error { return dberr.Translate(err) }
 
-// InvalidError says what is wrong with a staff request, in words for the person who
-// sent it; it unwraps to its kind (ErrInvalidSale, ErrInvalidStaffHold).
+// InvalidError says what is wrong with a request, in words for the person who sent
+// it; it unwraps to its kind (ErrInvalidHold, ErrInvalidSale, ErrInvalidStaffHold).
 type InvalidError struct {
-	Kind   error
+	Kind error
+	// Code names the fault for programs ("too_many_seats"); empty: "invalid_request".
+	Code   string
 	Reason string // a sentence without its full stop: "a seat is named twice"
 }
 

@@ -33,9 +33,12 @@ func (s *Buyer) Hold(ctx context.Context, req HoldRequest) (Hold, error) {
 // expires. Exact seats are all or nothing: if any is taken, nothing is held and the
 // error names the taken seats. Outside the event's sales window nothing is held: a
 // *NotOnSaleError or ErrSalesClosed, decided by the database clock in the claiming
-// statement.
+// statement. A request CheckHold refuses holds nothing: an *InvalidError.
 func (s *store) hold(ctx context.Context, req HoldRequest) (Hold, error) {
-	if err := s.checkHoldRequest(req); err != nil {
+	if req.Buyer == "" {
+		return Hold{}, errors.New("hold without a buyer")
+	}
+	if err := s.checkHold(req); err != nil {
 		return Hold{}, err
 	}
 	// A hold is the step a buyer waits on with the seat map in front of them: its
@@ -158,10 +161,13 @@ func (s *store) holdPlaces(ctx context.Context, tx pgx.Tx, q *db.Queries, req Ho
 		}
 		tier = tierRow.Val
 	}
-	if !created.Found {
-		return Hold{}, s.holdRefusal(ctx, q, req, limit)
-	}
 	row := created.Val
+	if !created.Found {
+		return Hold{}, errors.New("HoldCreate answered nothing")
+	}
+	if err := s.refusal(row.Verdict, row.ExpiresAt, int(row.Held), limit); err != nil {
+		return Hold{}, err
+	}
 	var err error
 	h := Hold{ID: HoldID{Event: req.EventID, Seq: row.ID}, ExpiresAt: row.ExpiresAt}
 	if req.GATierID != 0 {
@@ -184,26 +190,27 @@ func (s *store) holdPlaces(ctx context.Context, tx pgx.Tx, q *db.Queries, req Ho
 	return h, err
 }
 
-// holdRefusal says why HoldCreate opened no hold: the sales window, the buyer's
-// limit, or the client network's.
-func (s *store) holdRefusal(ctx context.Context, q *db.Queries, req HoldRequest, limit int) error {
-	if werr := saleWindowError(ctx, q, req.EventID); werr != nil {
-		return werr
+// refusal is the error that says why a holding statement (hold_seats, HoldCreate)
+// held nothing, read from its status: the sales window, the buyer's limit or the
+// client network's; nil for 'held'. at and held are the statement's expires_at and
+// held, which say when the sale opens or the network's first hold lapses, and what the
+// buyer or the network has. limit is the buyer limit the statement was given.
+func (s *store) refusal(status string, at time.Time, held, limit int) error {
+	switch status {
+	case "held":
+		return nil
+	case "unknown":
+		return ErrEventNotFound
+	case "not_on_sale":
+		return &NotOnSaleError{OnsaleAt: at}
+	case "closed":
+		return ErrSalesClosed
+	case "limit":
+		return &LimitError{Limit: limit, Held: held}
+	case "client_limit":
+		return &ClientLimitError{Limit: s.cfg.MaxHeldPerClient, Held: held, NextFree: at}
 	}
-	held, err := q.BuyerPlaces(ctx, db.BuyerPlacesParams{EventID: req.EventID, Buyer: req.Buyer})
-	if err != nil {
-		return err
-	}
-	asked := req.Quantity
-	client, clientLimit := s.client(req)
-	if int(held)+asked > limit || clientLimit == 0 {
-		return &LimitError{Limit: limit, Held: int(held)}
-	}
-	c, err := q.ClientPlaces(ctx, db.ClientPlacesParams{EventID: req.EventID, ClientKey: client})
-	if err != nil {
-		return err
-	}
-	return &ClientLimitError{Limit: int(clientLimit), Held: int(c.Held), NextFree: c.NextFree}
+	return fmt.Errorf("the hold answered %q", status)
 }
 
 // client is the request's network and its limit of places held at once, or nothing
@@ -213,22 +220,6 @@ func (s *store) client(req HoldRequest) (string, int32) {
 		return "", 0
 	}
 	return req.Client, int32(s.cfg.MaxHeldPerClient)
-}
-
-func (s *store) checkHoldRequest(req HoldRequest) error {
-	if req.Buyer == "" {
-		return errors.New("hold without a buyer")
-	}
-	if n := len(req.SeatIDs); n > 0 {
-		if n > s.cfg.MaxPerBuyer {
-			return &LimitError{Limit: s.cfg.MaxPerBuyer}
-		}
-		return nil
-	}
-	if req.Quantity < 1 || req.Quantity > s.cfg.MaxPerBuyer {
-		return &LimitError{Limit: s.cfg.MaxPerBuyer}
-	}
-	return nil
 }
 
 // holdExact holds exactly the asked-for seats, all or nothing, in one call of the
@@ -264,22 +255,13 @@ func (s *store) exactVerdict(ctx context.Context, req HoldRequest, rows []db.Sea
 		ids = append(ids, r.SeatID)
 	}
 	switch rows[0].Status {
-	case "not_on_sale":
-		return Hold{}, &NotOnSaleError{OnsaleAt: rows[0].ExpiresAt} // hold_seats says when in expires_at
-	case "closed":
-		return Hold{}, ErrSalesClosed
-	case "limit":
-		return Hold{}, &LimitError{Limit: s.cfg.MaxPerBuyer, Held: int(rows[0].Held)}
-	case "client_limit":
-		// hold_seats_client says when the network's first hold lapses in expires_at.
-		return Hold{}, &ClientLimitError{Limit: s.cfg.MaxHeldPerClient, Held: int(rows[0].Held), NextFree: rows[0].ExpiresAt}
-	case "unknown":
+	case "unknown": // hold_seats' unknown are seats
 		return Hold{}, s.missingEventOr(ctx, req.EventID, &UnknownSeatsError{SeatIDs: ids})
 	case "taken":
 		return Hold{}, &SeatsUnavailableError{SeatIDs: ids}
-	case "held":
-	default:
-		return Hold{}, fmt.Errorf("hold_seats answered %q", rows[0].Status)
+	}
+	if err := s.refusal(rows[0].Status, rows[0].ExpiresAt, int(rows[0].Held), s.cfg.MaxPerBuyer); err != nil {
+		return Hold{}, err
 	}
 	h := Hold{ID: HoldID{Event: req.EventID, Seq: rows[0].HoldID}, ExpiresAt: rows[0].ExpiresAt}
 	for _, r := range rows {
@@ -364,7 +346,7 @@ func (s *Buyer) GetHold(ctx context.Context, id HoldID, buyer string) (Hold, err
 	} else if err != nil {
 		return Hold{}, translate(err)
 	}
-	if !h.Live || h.ReleasedAt != nil || h.SoldAt != nil {
+	if !h.Live {
 		return Hold{}, ErrHoldExpired
 	}
 	out := Hold{ID: id, ExpiresAt: h.ExpiresAt}

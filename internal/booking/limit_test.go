@@ -108,12 +108,23 @@ func TestBuyerLimitAllowance(t *testing.T) {
 		t.Parallel()
 		f := newFixture(t, limitSpec(), DefaultConfig())
 		seats := f.rowSeats(t, "Floor", "A")
-		_, err := f.svc.Buyer.Hold(t.Context(), HoldRequest{EventID: f.event, Buyer: "a", SeatIDs: seats[:11]})
-		wantLimit(t, "11 exact seats", err)
-		_, err = f.svc.Buyer.Hold(t.Context(), HoldRequest{EventID: f.event, Buyer: "a", Quantity: 11})
-		wantLimit(t, "best available for 11", err)
-		_, err = f.svc.Buyer.Hold(t.Context(), HoldRequest{EventID: f.event, Buyer: "a", GATierID: f.tier, Quantity: 11})
-		wantLimit(t, "11 GA places", err)
+		// A request for more than the limit is malformed (CheckHold), whatever the
+		// buyer has: refused before the database is asked.
+		for _, r := range []struct {
+			what string
+			req  HoldRequest
+			code string
+		}{
+			{"11 exact seats", HoldRequest{SeatIDs: seats[:11]}, "too_many_seats"},
+			{"best available for 11", HoldRequest{Quantity: 11}, "invalid_quantity"},
+			{"11 GA places", HoldRequest{GATierID: f.tier, Quantity: 11}, "invalid_quantity"},
+		} {
+			r.req.EventID, r.req.Buyer = f.event, "a"
+			var inv *InvalidError
+			if _, err := f.svc.Buyer.Hold(t.Context(), r.req); !errors.As(err, &inv) || inv.Code != r.code {
+				t.Errorf("%s: got %v, want an *InvalidError %s", r.what, err, r.code)
+			}
+		}
 		f.hold(t, "a", seats[:10]...)
 	})
 

@@ -139,7 +139,7 @@ func (s *store) claimPayment(ctx context.Context, orderID int64, buyer string) (
 		if err != nil {
 			return err
 		}
-		if !h.Live || h.ReleasedAt != nil || h.SoldAt != nil {
+		if !h.Live {
 			// Do not take money for seats whose hold has run out: they may be someone
 			// else's by now.
 			return ErrHoldExpired
@@ -199,7 +199,7 @@ func (s *store) payFree(ctx context.Context, o db.Order) (PayResult, error) {
 		if err != nil {
 			return err
 		}
-		if !h.Live || h.ReleasedAt != nil {
+		if !h.Live {
 			return ErrHoldExpired
 		}
 		if werr := saleWindowError(ctx, q, o.EventID); werr != nil {

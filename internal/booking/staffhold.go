@@ -177,7 +177,7 @@ func (s *Desk) ReleaseStaffHold(ctx context.Context, id HoldID, staffID int64, a
 		} else if err != nil {
 			return err
 		}
-		if h.ReleasedAt != nil || h.SoldAt != nil || !h.Live {
+		if !h.Live {
 			return nil
 		}
 		if freed, err = s.releaseLocked(ctx, q, id, false); err != nil { // staff holds are seats only

@@ -69,8 +69,10 @@ type Hold struct {
 	ExpiresAt time.Time
 }
 
-// HoldRequest asks for a hold: exact seats (SeatIDs), best available (Quantity, with
-// Section and Together), or general admission (GATierID and Quantity).
+// HoldRequest asks for a hold: exact seats (SeatIDs, when not nil, and nothing else),
+// best available (Quantity, with Section and Together; an empty Section is any), or
+// general admission (GATierID and Quantity). Buyer.CheckHold says what is wrong with
+// one.
 type HoldRequest struct {
 	EventID int64
 	Buyer   string

@@ -10,7 +10,8 @@ import (
 )
 
 // The sales window. Every statement that starts a sale carries the window in its own
-// condition, checked by the database clock: hold_seats (exact holds), HoldCreate (best
+// condition, checked by the database clock with event_on_sale
+// (migrations/functions/sales_window.sql): hold_seats (exact holds), HoldCreate (best
 // available and general admission, whose claims follow in its transaction),
 // OrderCreate (checkout) and PaymentClaim (pay). When one of them refuses,
 // saleWindowError reads the event afterwards to say why; the verdict was already the
@@ -27,9 +28,9 @@ func saleWindowError(ctx context.Context, q *db.Queries, eventID int64) error {
 		return ErrEventNotFound
 	case err != nil:
 		return err
-	case w.BeforeOnsale:
+	case w.State == "not_on_sale":
 		return &NotOnSaleError{OnsaleAt: w.OnsaleAt}
-	case w.Closed:
+	case w.State == "closed":
 		return ErrSalesClosed
 	}
 	return nil

@@ -17,7 +17,7 @@ SELECT h.id, h.expires_at, h.ga_quantity, h.ga_tier_id,
 FROM holds h
 LEFT JOIN ga_tiers t ON t.event_id = h.event_id AND t.id = h.ga_tier_id
 WHERE h.event_id = $1 AND h.buyer = $2
-  AND h.released_at IS NULL AND h.sold_at IS NULL AND h.expires_at > now()
+  AND hold_is_live(h)
 ORDER BY h.id
 `
 
@@ -69,7 +69,7 @@ const seatsOfHolds = `-- name: SeatsOfHolds :many
 SELECT held_by::bigint AS hold_id, id, section, row_label, number, price_cents
 FROM seats
 WHERE event_id = $1 AND held_by = ANY($2::bigint[])
-  AND sold_at IS NULL AND hold_expires_at > now()
+  AND seat_is_held(seats)
 ORDER BY held_by, id
 `
 

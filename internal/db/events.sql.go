@@ -129,7 +129,7 @@ func (q *Queries) EventAdminGetForUpdate(ctx context.Context, id int64) (EventAd
 
 const eventAdminList = `-- name: EventAdminList :many
 SELECT e.id, e.slug, e.name, e.starts_at, e.onsale_at,
-       coalesce(e.sales_close_at, e.starts_at)::timestamptz AS sales_close_at,
+       event_sales_close(e) AS sales_close_at,
        e.queue_enabled, e.published, v.name AS venue, v.time_zone
 FROM events e
 JOIN venues v ON v.id = e.venue_id
@@ -240,7 +240,7 @@ func (q *Queries) EventCreateFull(ctx context.Context, arg EventCreateFullParams
 
 const eventGet = `-- name: EventGet :one
 SELECT e.id, e.slug, e.name, e.starts_at, e.onsale_at,
-       coalesce(e.sales_close_at, e.starts_at)::timestamptz AS sales_close_at,
+       event_sales_close(e) AS sales_close_at,
        e.queue_enabled, e.queue_slots, e.queue_rate, e.queue_token_ttl_seconds, e.verified_only, v.name AS venue, v.time_zone
 FROM events e
 JOIN venues v ON v.id = e.venue_id
@@ -286,7 +286,7 @@ func (q *Queries) EventGet(ctx context.Context, id int64) (EventGetRow, error) {
 
 const eventGetBySlug = `-- name: EventGetBySlug :one
 SELECT e.id, e.slug, e.name, e.starts_at, e.onsale_at,
-       coalesce(e.sales_close_at, e.starts_at)::timestamptz AS sales_close_at,
+       event_sales_close(e) AS sales_close_at,
        e.queue_enabled, e.queue_slots, e.queue_rate, e.queue_token_ttl_seconds, e.verified_only, v.name AS venue, v.time_zone
 FROM events e
 JOIN venues v ON v.id = e.venue_id
@@ -359,7 +359,7 @@ func (q *Queries) EventIDsCurrent(ctx context.Context) ([]int64, error) {
 
 const eventList = `-- name: EventList :many
 SELECT e.id, e.slug, e.name, e.starts_at, e.onsale_at,
-       coalesce(e.sales_close_at, e.starts_at)::timestamptz AS sales_close_at,
+       event_sales_close(e) AS sales_close_at,
        e.queue_enabled, e.queue_slots, e.queue_rate, e.queue_token_ttl_seconds, e.verified_only, v.name AS venue, v.time_zone
 FROM events e
 JOIN venues v ON v.id = e.venue_id
@@ -420,10 +420,10 @@ func (q *Queries) EventList(ctx context.Context) ([]EventListRow, error) {
 
 const eventOnsaleReschedule = `-- name: EventOnsaleReschedule :one
 UPDATE events e SET onsale_at = $1
-WHERE e.id = $2 AND e.onsale_at <= now() AND $1::timestamptz < coalesce(e.sales_close_at, e.starts_at)
+WHERE e.id = $2 AND e.onsale_at <= now() AND $1::timestamptz < event_sales_close(e)
   AND NOT EXISTS (SELECT 1 FROM orders o WHERE o.event_id = e.id)
   AND NOT EXISTS (SELECT 1 FROM holds h
-                  WHERE h.event_id = e.id AND h.released_at IS NULL AND h.sold_at IS NULL AND h.expires_at > now())
+                  WHERE h.event_id = e.id AND hold_is_live(h))
 RETURNING e.onsale_at
 `
 
@@ -461,16 +461,14 @@ func (q *Queries) EventPublishSet(ctx context.Context, arg EventPublishSetParams
 }
 
 const eventSaleWindow = `-- name: EventSaleWindow :one
-SELECT onsale_at, (now() < onsale_at)::bool AS before_onsale,
-       (NOT published OR now() >= coalesce(sales_close_at, starts_at))::bool AS closed
-FROM events
-WHERE id = $1
+SELECT e.onsale_at, event_sale_state(e) AS state
+FROM events e
+WHERE e.id = $1
 `
 
 type EventSaleWindowRow struct {
-	OnsaleAt     time.Time
-	BeforeOnsale bool
-	Closed       bool
+	OnsaleAt time.Time
+	State    string
 }
 
 // Where the database clock stands in the event's sales window. Read only after a
@@ -479,7 +477,7 @@ type EventSaleWindowRow struct {
 func (q *Queries) EventSaleWindow(ctx context.Context, id int64) (EventSaleWindowRow, error) {
 	row := q.db.QueryRow(ctx, eventSaleWindow, id)
 	var i EventSaleWindowRow
-	err := row.Scan(&i.OnsaleAt, &i.BeforeOnsale, &i.Closed)
+	err := row.Scan(&i.OnsaleAt, &i.State)
 	return i, err
 }
 
@@ -529,13 +527,13 @@ func (q *Queries) EventUpdate(ctx context.Context, arg EventUpdateParams) (int64
 
 const eventsQueued = `-- name: EventsQueued :many
 SELECT e.id, e.slug, e.name, e.starts_at, e.onsale_at,
-       coalesce(e.sales_close_at, e.starts_at)::timestamptz AS sales_close_at,
+       event_sales_close(e) AS sales_close_at,
        e.queue_enabled, e.queue_slots, e.queue_rate, e.queue_token_ttl_seconds, e.verified_only, v.name AS venue, v.time_zone
 FROM events e
 JOIN venues v ON v.id = e.venue_id
 WHERE e.queue_enabled AND e.published
   AND e.onsale_at <= now() + make_interval(secs => $1::float8)
-  AND now() < coalesce(e.sales_close_at, e.starts_at)
+  AND now() < event_sales_close(e)
 ORDER BY e.onsale_at, e.id
 `
 

@@ -64,6 +64,40 @@ func (q *Queries) BuyerPlaces(ctx context.Context, arg BuyerPlacesParams) (int32
 	return column_1, err
 }
 
+const buyerWithinLimit = `-- name: BuyerWithinLimit :one
+SELECT b.held::int AS held, (b.held + $1::int <= $2::int)::bool AS within
+FROM buyer_places($3::bigint, $4::text, $5::bigint) AS b(held)
+`
+
+type BuyerWithinLimitParams struct {
+	Asked        int32
+	BuyerLimit   int32
+	EventID      int64
+	Buyer        string
+	ExceptHoldID int64
+}
+
+type BuyerWithinLimitRow struct {
+	Held   int32
+	Within bool
+}
+
+// Whether the buyer may have asked more seats and places on the event without passing
+// buyer_limit, apart from one hold (except_hold_id): the sale's verdict on the limit,
+// run after BuyerLock; held is what buyer_places counts.
+func (q *Queries) BuyerWithinLimit(ctx context.Context, arg BuyerWithinLimitParams) (BuyerWithinLimitRow, error) {
+	row := q.db.QueryRow(ctx, buyerWithinLimit,
+		arg.Asked,
+		arg.BuyerLimit,
+		arg.EventID,
+		arg.Buyer,
+		arg.ExceptHoldID,
+	)
+	var i BuyerWithinLimitRow
+	err := row.Scan(&i.Held, &i.Within)
+	return i, err
+}
+
 const clientLock = `-- name: ClientLock :exec
 SELECT pg_advisory_xact_lock(hashtextextended('client/' || $1::text, $2::bigint))
 `
@@ -82,30 +116,6 @@ func (q *Queries) ClientLock(ctx context.Context, arg ClientLockParams) error {
 	return err
 }
 
-const clientPlaces = `-- name: ClientPlaces :one
-SELECT c.held::int AS held, coalesce(c.next_free, now())::timestamptz AS next_free
-FROM client_places($1::bigint, $2::text) c
-`
-
-type ClientPlacesParams struct {
-	EventID   int64
-	ClientKey string
-}
-
-type ClientPlacesRow struct {
-	Held     int32
-	NextFree time.Time
-}
-
-// How many seats and GA places the client network holds on the event now, and when
-// the first of its holds lapses (now, if it holds none).
-func (q *Queries) ClientPlaces(ctx context.Context, arg ClientPlacesParams) (ClientPlacesRow, error) {
-	row := q.db.QueryRow(ctx, clientPlaces, arg.EventID, arg.ClientKey)
-	var i ClientPlacesRow
-	err := row.Scan(&i.Held, &i.NextFree)
-	return i, err
-}
-
 const gAPlacesHeld = `-- name: GAPlacesHeld :one
 SELECT coalesce(sum(ga_quantity), 0)::int FROM holds
 WHERE event_id = $1 AND ga_quantity > 0 AND released_at IS NULL AND sold_at IS NULL
@@ -121,21 +131,37 @@ func (q *Queries) GAPlacesHeld(ctx context.Context, eventID int64) (int32, error
 }
 
 const holdCreate = `-- name: HoldCreate :one
-INSERT INTO holds (event_id, buyer, seat_count, ga_tier_id, ga_quantity, expires_at, client_key)
-SELECT p.event_id, p.buyer, p.seat_count, p.ga_tier_id, p.ga_quantity,
-       now() + make_interval(secs => coalesce((SELECT e.hold_minutes * 60 FROM events e WHERE e.id = p.event_id), p.ttl_seconds)),
-       nullif(p.client_key, '')
-FROM (SELECT $1::bigint AS event_id, $2::text AS buyer, $3::int AS seat_count,
-             $4::bigint AS ga_tier_id, $5::int AS ga_quantity,
-             $6::float8 AS ttl_seconds, $7::int AS buyer_limit,
-             $8::text AS client_key, $9::int AS client_limit) p
-WHERE EXISTS (SELECT 1 FROM events e
-              WHERE e.id = p.event_id AND e.published
-                AND now() >= e.onsale_at AND now() < coalesce(e.sales_close_at, e.starts_at))
-  AND buyer_places(p.event_id, p.buyer, 0)::int + p.seat_count + p.ga_quantity <= p.buyer_limit
-  AND (p.client_key = '' OR p.client_limit <= 0
-       OR (client_places(p.event_id, p.client_key)).held + p.seat_count + p.ga_quantity <= p.client_limit)
-RETURNING id, expires_at
+WITH p AS (
+    SELECT $1::bigint AS event_id, $2::text AS buyer, $3::int AS seat_count,
+           $4::bigint AS ga_tier_id, $5::int AS ga_quantity,
+           $6::float8 AS ttl_seconds, $7::int AS buyer_limit,
+           $8::text AS client_key, $9::int AS client_limit
+), v AS (
+    SELECT p.event_id, p.buyer, p.seat_count, p.ga_tier_id, p.ga_quantity, p.ttl_seconds, p.buyer_limit, p.client_key, p.client_limit, e.onsale_at, coalesce(e.hold_minutes * 60, p.ttl_seconds) AS ttl,
+           b.held AS buyer_held, c.held AS client_held, coalesce(c.next_free, now()) AS next_free,
+           CASE WHEN e.id IS NULL THEN 'unknown'
+                WHEN NOT event_on_sale(e) THEN event_sale_state(e)
+                WHEN b.held + p.seat_count + p.ga_quantity > p.buyer_limit THEN 'limit'
+                WHEN c.held + p.seat_count + p.ga_quantity > p.client_limit THEN 'client_limit'
+                ELSE 'held' END AS verdict
+    FROM p
+    LEFT JOIN events e ON e.id = p.event_id
+    CROSS JOIN LATERAL buyer_places(p.event_id, p.buyer, 0) AS b(held)
+    LEFT JOIN LATERAL (SELECT held, next_free FROM client_places(p.event_id, p.client_key)
+                       WHERE p.client_key <> '' AND p.client_limit > 0) c ON true
+), made AS (
+    INSERT INTO holds (event_id, buyer, seat_count, ga_tier_id, ga_quantity, expires_at, client_key)
+    SELECT v.event_id, v.buyer, v.seat_count, v.ga_tier_id, v.ga_quantity,
+           now() + make_interval(secs => v.ttl), nullif(v.client_key, '')
+    FROM v
+    WHERE v.verdict = 'held'
+    RETURNING id, expires_at
+)
+SELECT v.verdict::text AS verdict, coalesce(made.id, 0)::bigint AS id,
+       (CASE v.verdict WHEN 'held' THEN made.expires_at WHEN 'not_on_sale' THEN v.onsale_at
+                       WHEN 'client_limit' THEN v.next_free ELSE 'epoch' END)::timestamptz AS expires_at,
+       (CASE v.verdict WHEN 'client_limit' THEN v.client_held ELSE v.buyer_held END)::int AS held
+FROM v LEFT JOIN made ON true
 `
 
 type HoldCreateParams struct {
@@ -151,18 +177,23 @@ type HoldCreateParams struct {
 }
 
 type HoldCreateRow struct {
+	Verdict   string
 	ID        int64
 	ExpiresAt time.Time
+	Held      int32
 }
 
-// Opens a hold if the event's sale is open, the buyer stays within the per-event limit
-// and the client network (client_key; empty: none) within its limit of seats held at
-// once (client_limit; 0: none); no row means one of these (EventSaleWindow,
-// BuyerPlaces and ClientPlaces tell which). Run after ClientLock and BuyerLock: the
-// counts then include every earlier request of the network and of the buyer. This is the
-// window's verdict for best available and general admission: their claims follow in
-// the same transaction, whose now() is this statement's, and nothing is claimed
-// without this row.
+// Opens a hold if the event's sale is open (event_on_sale), the buyer stays within the
+// per-event limit (buyer_places) and the client network (client_key; empty: none)
+// within its limit of seats held at once (client_places, client_limit; 0: none). Run
+// after ClientLock and BuyerLock: the counts then include every earlier request of the
+// network and of the buyer. This is the verdict for best available and general
+// admission: their claims follow in the same transaction, whose now() is this
+// statement's, and nothing is claimed without the hold. It answers one row either way,
+// as hold_seats does: verdict 'held' with the hold (id, expires_at); or, with nothing
+// written (id 0), 'unknown' (no such event), 'not_on_sale' (expires_at: the onsale
+// time), 'closed', 'limit' (held: what the buyer has) or 'client_limit' (held: what
+// the network holds; expires_at: when its first hold lapses).
 func (q *Queries) HoldCreate(ctx context.Context, arg HoldCreateParams) (HoldCreateRow, error) {
 	row := q.db.QueryRow(ctx, holdCreate,
 		arg.EventID,
@@ -176,13 +207,18 @@ func (q *Queries) HoldCreate(ctx context.Context, arg HoldCreateParams) (HoldCre
 		arg.ClientLimit,
 	)
 	var i HoldCreateRow
-	err := row.Scan(&i.ID, &i.ExpiresAt)
+	err := row.Scan(
+		&i.Verdict,
+		&i.ID,
+		&i.ExpiresAt,
+		&i.Held,
+	)
 	return i, err
 }
 
 const holdGet = `-- name: HoldGet :one
 SELECT id, event_id, buyer, seat_count, ga_tier_id, ga_quantity, expires_at, released_at, sold_at,
-       (expires_at > now())::bool AS live
+       hold_is_live(holds) AS live
 FROM holds
 WHERE event_id = $1 AND id = $2
 `
@@ -205,6 +241,8 @@ type HoldGetRow struct {
 	Live       bool
 }
 
+// The hold row; live is hold_is_live (migrations/functions/hold_live.sql), the one
+// test of a hold in force: callers read it rather than the row's times.
 func (q *Queries) HoldGet(ctx context.Context, arg HoldGetParams) (HoldGetRow, error) {
 	row := q.db.QueryRow(ctx, holdGet, arg.EventID, arg.ID)
 	var i HoldGetRow
@@ -225,7 +263,7 @@ func (q *Queries) HoldGet(ctx context.Context, arg HoldGetParams) (HoldGetRow, e
 
 const holdLock = `-- name: HoldLock :one
 SELECT id, event_id, buyer, seat_count, ga_tier_id, ga_quantity, expires_at, released_at, sold_at,
-       (expires_at > now())::bool AS live
+       hold_is_live(holds) AS live
 FROM holds
 WHERE event_id = $1 AND id = $2
 FOR UPDATE
@@ -308,8 +346,7 @@ const holdSeatsHeld = `-- name: HoldSeatsHeld :one
 SELECT count(*)::int
 FROM seats s JOIN holds h ON h.event_id = s.event_id AND h.id = s.held_by
 WHERE s.event_id = $1 AND s.held_by = $2 AND s.id = ANY($3::bigint[])
-  AND s.sold_at IS NULL AND s.hold_expires_at > now()
-  AND h.buyer = $4 AND h.released_at IS NULL
+  AND seat_is_held(s) AND h.buyer = $4 AND h.released_at IS NULL
 `
 
 type HoldSeatsHeldParams struct {
@@ -336,8 +373,7 @@ func (q *Queries) HoldSeatsHeld(ctx context.Context, arg HoldSeatsHeldParams) (i
 
 const holdsGALapsed = `-- name: HoldsGALapsed :many
 SELECT id FROM holds
-WHERE event_id = $1 AND ga_quantity > 0 AND released_at IS NULL AND sold_at IS NULL
-  AND expires_at <= now()
+WHERE event_id = $1 AND ga_quantity > 0 AND hold_lapsed(holds)
 ORDER BY id
 LIMIT $2::int
 FOR UPDATE SKIP LOCKED

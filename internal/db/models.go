@@ -257,6 +257,12 @@ type Event struct {
 	VerifiedOnly         bool
 }
 
+type FunctionFile struct {
+	One       bool
+	Hash      string
+	AppliedAt time.Time
+}
+
 type GaStripe struct {
 	EventID   int64
 	TierID    int64

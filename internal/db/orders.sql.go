@@ -64,8 +64,7 @@ const orderCreate = `-- name: OrderCreate :one
 INSERT INTO orders (event_id, hold_id, buyer, email, seat_ids, ga_tier_id, ga_quantity, amount_cents)
 SELECT $1::bigint, $2::bigint, $3::text, $4::text, $5::bigint[],
        $6::bigint, $7::int, $8::int
-WHERE EXISTS (SELECT 1 FROM events e
-              WHERE e.id = $1::bigint AND now() >= e.onsale_at AND now() < coalesce(e.sales_close_at, e.starts_at))
+WHERE EXISTS (SELECT 1 FROM events e WHERE e.id = $1::bigint AND event_on_sale(e))
 ON CONFLICT (event_id, hold_id) DO NOTHING
 RETURNING id, event_id, hold_id, buyer, email, seat_ids, ga_tier_id, ga_quantity, amount_cents, status, status_reason, payment_id, created_at, updated_at, confirmed_at
 `
@@ -120,8 +119,7 @@ const orderExpire = `-- name: OrderExpire :execrows
 UPDATE orders o SET status = 'expired', status_reason = 'hold_lapsed', updated_at = now()
 WHERE o.id = $1 AND o.status = 'pending'
   AND EXISTS (SELECT 1 FROM holds h
-              WHERE h.event_id = o.event_id AND h.id = o.hold_id AND h.sold_at IS NULL
-                AND (h.expires_at <= now() OR h.released_at IS NOT NULL))
+              WHERE h.event_id = o.event_id AND h.id = o.hold_id AND h.sold_at IS NULL AND NOT hold_is_live(h))
   AND NOT EXISTS (SELECT 1 FROM payments p WHERE p.order_id = o.id AND p.state IN ('pending', 'unknown'))
 `
 
@@ -295,7 +293,7 @@ const ordersLapsed = `-- name: OrdersLapsed :many
 SELECT o.id
 FROM orders o
 JOIN holds h ON h.event_id = o.event_id AND h.id = o.hold_id
-WHERE o.status = 'pending' AND h.sold_at IS NULL AND (h.expires_at <= now() OR h.released_at IS NOT NULL)
+WHERE o.status = 'pending' AND h.sold_at IS NULL AND NOT hold_is_live(h)
   AND NOT EXISTS (SELECT 1 FROM payments p WHERE p.order_id = o.id AND p.state IN ('pending', 'unknown'))
 ORDER BY o.id
 LIMIT $1::int

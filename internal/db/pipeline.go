@@ -146,9 +146,9 @@ func (p *Pipeline) SeatClaimUnlocked(arg SeatClaimUnlockedParams) *Rows[SeatClai
 	return queueRows(p, pgx.RowToStructByPos[SeatClaimUnlockedRow], func(q *Queries) { q.SeatClaimUnlocked(recording, arg) })
 }
 
-// BuyerPlaces queues Queries.BuyerPlaces.
-func (p *Pipeline) BuyerPlaces(arg BuyerPlacesParams) *Row[int32] {
-	return queueRow(p, pgx.RowTo[int32], func(q *Queries) { q.BuyerPlaces(recording, arg) })
+// BuyerWithinLimit queues Queries.BuyerWithinLimit.
+func (p *Pipeline) BuyerWithinLimit(arg BuyerWithinLimitParams) *Row[BuyerWithinLimitRow] {
+	return queueRow(p, pgx.RowToStructByPos[BuyerWithinLimitRow], func(q *Queries) { q.BuyerWithinLimit(recording, arg) })
 }
 
 // SeatSell queues Queries.SeatSell.

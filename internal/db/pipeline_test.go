@@ -172,14 +172,14 @@ func TestPipelineAnswersAsQueries(t *testing.T) {
 				p.BuyerLock(db.BuyerLockParams{Buyer: o.Buyer, EventID: eventID})
 				return func(pgx.Tx) any { return nil }
 			}},
-		{"BuyerPlaces",
+		{"BuyerWithinLimit",
 			func(tx pgx.Tx) (any, error) {
 				q := db.New(tx)
-				v, err := q.BuyerPlaces(ctx, db.BuyerPlacesParams{EventID: eventID, Buyer: o.Buyer, ExceptHoldID: 0})
-				return db.Row[int32]{Val: v, Found: true}, err
+				v, err := q.BuyerWithinLimit(ctx, db.BuyerWithinLimitParams{EventID: eventID, Buyer: o.Buyer, Asked: 2, BuyerLimit: 3})
+				return db.Row[db.BuyerWithinLimitRow]{Val: v, Found: true}, err
 			},
 			func(p *db.Pipeline) func(pgx.Tx) any {
-				r := p.BuyerPlaces(db.BuyerPlacesParams{EventID: eventID, Buyer: o.Buyer, ExceptHoldID: 0})
+				r := p.BuyerWithinLimit(db.BuyerWithinLimitParams{EventID: eventID, Buyer: o.Buyer, Asked: 2, BuyerLimit: 3})
 				return func(pgx.Tx) any { return *r }
 			}},
 		{"SeatSell",

@@ -101,9 +101,9 @@ func plansOf(t *testing.T, tx pgx.Tx, prefix string) (text string, generic, cust
 	return text, generic, custom
 }
 
-// hold_seats (migrations 00015) reads the asked-for seats' ids through a sub-select for
-// the same reason, inside PL/pgSQL, whose statements' plans PostgreSQL keeps in the
-// same cache as a client's. Those plans are not in pg_prepared_statements, so the test
+// hold_seats (migrations/functions/hold_seats.sql) reads the asked-for seats' ids
+// through a sub-select for the same reason, inside PL/pgSQL, whose statements' plans
+// PostgreSQL keeps in the same cache as a client's. Those plans are not in pg_prepared_statements, so the test
 // counts them with pg_stat_statements (track = all counts the statements inside a
 // function, track_planning their plans): eight holds of two seats, and the lock of
 // the seats and their claim must have been planned at most six times each. The

@@ -18,7 +18,7 @@ WITH free AS (
      LIMIT $2::int)
     UNION ALL
     (SELECT l.section, l.row_label, l.price_cents, l.rank FROM seats l
-     WHERE l.event_id = $1 AND l.held_by IS NOT NULL AND l.hold_expires_at <= now()
+     WHERE l.event_id = $1 AND seat_hold_lapsed(l)
      ORDER BY l.hold_expires_at
      LIMIT $2::int)
 ), candidate AS (
@@ -29,10 +29,10 @@ WITH free AS (
     LIMIT $3::int
 )
 SELECT s.id, s.section, s.row_label, s.number, s.price_cents, s.rank,
-       (s.sold_at IS NULL AND (s.held_by IS NULL OR s.hold_expires_at <= now()))::bool AS free
+       seat_is_free(s) AS free
 FROM candidate c
 JOIN seats s ON s.event_id = $1 AND s.section = c.section AND s.row_label = c.row_label
-WHERE s.sold_at IS NULL AND (s.held_by IS NULL OR s.hold_expires_at <= now())
+WHERE seat_is_free(s)
 ORDER BY c.best_price, c.best_rank, s.section, s.row_label, s.number
 `
 
@@ -94,7 +94,7 @@ WITH free AS (
      LIMIT $3::int)
     UNION ALL
     (SELECT l.section, l.row_label, l.price_cents, l.rank FROM seats l
-     WHERE l.event_id = $1 AND l.held_by IS NOT NULL AND l.hold_expires_at <= now()
+     WHERE l.event_id = $1 AND seat_hold_lapsed(l)
        AND l.section = $2
      ORDER BY l.hold_expires_at
      LIMIT $3::int)
@@ -106,10 +106,10 @@ WITH free AS (
     LIMIT $4::int
 )
 SELECT s.id, s.section, s.row_label, s.number, s.price_cents, s.rank,
-       (s.sold_at IS NULL AND (s.held_by IS NULL OR s.hold_expires_at <= now()))::bool AS free
+       seat_is_free(s) AS free
 FROM candidate c
 JOIN seats s ON s.event_id = $1 AND s.section = c.section AND s.row_label = c.row_label
-WHERE s.sold_at IS NULL AND (s.held_by IS NULL OR s.hold_expires_at <= now())
+WHERE seat_is_free(s)
 ORDER BY c.best_price, c.best_rank, s.section, s.row_label, s.number
 `
 
@@ -168,7 +168,7 @@ const seatClaimUnlocked = `-- name: SeatClaimUnlocked :many
 WITH target AS (
     SELECT id FROM seats
     WHERE event_id = $3 AND id = ANY((SELECT $4::bigint[])::bigint[])
-      AND sold_at IS NULL AND (held_by IS NULL OR hold_expires_at <= now())
+      AND seat_is_free(seats)
     ORDER BY id
     FOR UPDATE SKIP LOCKED
 ), complete AS (
@@ -235,7 +235,7 @@ const seatHold = `-- name: SeatHold :many
 WITH target AS (
     SELECT id FROM seats
     WHERE event_id = $3 AND id = ANY((SELECT $4::bigint[])::bigint[])
-      AND sold_at IS NULL AND (held_by IS NULL OR hold_expires_at <= now())
+      AND seat_is_free(seats)
     ORDER BY id
     FOR UPDATE
 )
@@ -243,7 +243,7 @@ UPDATE seats s
 SET held_by = $1, hold_expires_at = $2
 FROM target
 WHERE s.event_id = $3 AND s.id = target.id
-  AND s.sold_at IS NULL AND (s.held_by IS NULL OR s.hold_expires_at <= now())
+  AND seat_is_free(s)
 RETURNING s.id, s.section, s.row_label, s.number, s.price_cents
 `
 
@@ -302,7 +302,7 @@ const seatMap = `-- name: SeatMap :many
 SELECT id, section, row_label, number, price_cents, rank, x, y, accessible,
        (CASE
             WHEN sold_at IS NOT NULL THEN 'sold'
-            WHEN held_by IS NOT NULL AND hold_expires_at > now() THEN 'held'
+            WHEN seat_is_held(seats) THEN 'held'
             ELSE 'available'
         END)::text AS status
 FROM seats
@@ -359,7 +359,7 @@ const seatMapByIDs = `-- name: SeatMapByIDs :many
 SELECT id, section, row_label, number, price_cents, rank, x, y, accessible,
        (CASE
             WHEN sold_at IS NOT NULL THEN 'sold'
-            WHEN held_by IS NOT NULL AND hold_expires_at > now() THEN 'held'
+            WHEN seat_is_held(seats) THEN 'held'
             ELSE 'available'
         END)::text AS status
 FROM seats
@@ -461,9 +461,7 @@ UPDATE seats s
 SET sold_at = coalesce(s.sold_at, now()), order_id = $1, held_by = NULL, hold_expires_at = NULL
 FROM target
 WHERE s.event_id = $2 AND s.id = target.id
-  AND (s.order_id = $1
-       OR (s.sold_at IS NULL
-           AND (s.held_by IS NULL OR s.held_by = $3 OR s.hold_expires_at <= now())))
+  AND (s.order_id = $1 OR s.held_by = $3 OR seat_is_free(s))
 RETURNING s.id
 `
 
@@ -516,7 +514,7 @@ func (q *Queries) SeatSell(ctx context.Context, arg SeatSellParams) ([]int64, er
 const seatTidyLapsed = `-- name: SeatTidyLapsed :many
 WITH lapsed AS (
     SELECT id FROM seats
-    WHERE event_id = $1 AND held_by IS NOT NULL AND hold_expires_at <= now()
+    WHERE event_id = $1 AND seat_hold_lapsed(seats)
     ORDER BY id
     LIMIT $2::int
     FOR UPDATE SKIP LOCKED
@@ -524,7 +522,7 @@ WITH lapsed AS (
 UPDATE seats s
 SET held_by = NULL, hold_expires_at = NULL
 FROM lapsed
-WHERE s.event_id = $1 AND s.id = lapsed.id AND s.hold_expires_at <= now()
+WHERE s.event_id = $1 AND s.id = lapsed.id AND seat_hold_lapsed(s)
 RETURNING s.id
 `
 
@@ -635,8 +633,8 @@ type SeatsHoldExactRow struct {
 }
 
 // Holds exactly these seats for the buyer in one round trip, the client network within
-// its limit: see hold_seats and hold_seats_client in the migrations for the steps and
-// the answer's statuses.
+// its limit: see migrations/functions/hold_seats.sql and hold_seats_client.sql for the
+// steps and the answer's statuses.
 func (q *Queries) SeatsHoldExact(ctx context.Context, arg SeatsHoldExactParams) ([]SeatsHoldExactRow, error) {
 	rows, err := q.db.Query(ctx, seatsHoldExact,
 		arg.EventID,
@@ -678,7 +676,7 @@ func (q *Queries) SeatsHoldExact(ctx context.Context, arg SeatsHoldExactParams) 
 const seatsOfHold = `-- name: SeatsOfHold :many
 SELECT id, section, row_label, number, price_cents
 FROM seats
-WHERE event_id = $1 AND held_by = $2 AND sold_at IS NULL AND hold_expires_at > now()
+WHERE event_id = $1 AND held_by = $2 AND seat_is_held(seats)
 ORDER BY id
 `
 

@@ -57,7 +57,7 @@ func (q *Queries) StaffHoldCreate(ctx context.Context, arg StaffHoldCreateParams
 
 const staffHoldLock = `-- name: StaffHoldLock :one
 SELECT id, kind, reason, staff_id, seat_count, expires_at, released_at, sold_at,
-       (expires_at > now())::bool AS live
+       hold_is_live(holds) AS live
 FROM holds
 WHERE event_id = $1 AND id = $2 AND kind <> 'buyer'
 FOR UPDATE
@@ -103,10 +103,9 @@ const staffHoldsOfEvent = `-- name: StaffHoldsOfEvent :many
 SELECT h.id, h.kind, h.reason, h.expires_at, h.created_at, coalesce(m.name, '')::text AS staff_name,
        s.id AS seat_id, s.section, s.row_label, s.number, s.price_cents
 FROM holds h
-JOIN seats s ON s.event_id = h.event_id AND s.held_by = h.id AND s.sold_at IS NULL AND s.hold_expires_at > now()
+JOIN seats s ON s.event_id = h.event_id AND s.held_by = h.id AND seat_is_held(s)
 LEFT JOIN staff m ON m.id = h.staff_id
-WHERE h.event_id = $1 AND h.kind <> 'buyer' AND h.released_at IS NULL AND h.sold_at IS NULL
-  AND h.expires_at > now()
+WHERE h.event_id = $1 AND h.kind <> 'buyer' AND hold_is_live(h)
 ORDER BY h.id, s.id
 `
 

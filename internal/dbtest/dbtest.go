@@ -178,17 +178,23 @@ func ensureTemplate() (string, error) {
 	return name, nil
 }
 
-// migrationsHash is the first 8 hex digits of a SHA-256 over the names and contents of
-// the embedded migration files, in the lexical order fs.WalkDir visits them, and the
+// migrationsHash is the first 8 hex digits of a SHA-256 over the embedded migration
+// files (filesHash), the function files under migrations/functions among them, and the
 // version of River's migrations that migrations.Up applies after them.
 func migrationsHash() (string, error) {
+	return filesHash(migrations.FS, migrations.RiverVersion())
+}
+
+// filesHash hashes the names and contents of every file of fsys, in the lexical order
+// fs.WalkDir visits them (subfolders included), and River's version.
+func filesHash(fsys fs.FS, river int) (string, error) {
 	h := sha256.New()
-	fmt.Fprintf(h, "river\x00%d\x00", migrations.RiverVersion())
-	err := fs.WalkDir(migrations.FS, ".", func(path string, d fs.DirEntry, err error) error {
+	fmt.Fprintf(h, "river\x00%d\x00", river)
+	err := fs.WalkDir(fsys, ".", func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
-		b, err := fs.ReadFile(migrations.FS, path)
+		b, err := fs.ReadFile(fsys, path)
 		if err != nil {
 			return err
 		}
