@@ -72,7 +72,7 @@ func (s *server) checkinModel(c echo.Context, eventID int64, gate string) (views
 	p := adminPage(c, "Check-in")
 	p.Scripts = append(p.Scripts, checkinScript)
 	m := views.Checkin{AdminPage: p, Gate: gate}
-	events, err := s.Booking.Events(ctx)
+	events, err := s.Desk.Events(ctx)
 	if err != nil {
 		return m, err
 	}
@@ -84,7 +84,7 @@ func (s *server) checkinModel(c echo.Context, eventID int64, gate string) (views
 		m.Events = append(m.Events, views.CheckinEvent{ID: e.ID, Name: e.Name, Selected: sel})
 	}
 	if m.EventID == 0 && eventID != 0 {
-		ev, err := s.Booking.Event(ctx, eventID)
+		ev, err := s.Desk.Event(ctx, eventID)
 		if errors.Is(err, booking.ErrEventNotFound) {
 			return m, nil
 		} else if err != nil {

@@ -42,7 +42,7 @@ type controlSample struct {
 // sample, for the 409 rate.
 func (s *server) controlFigures(ctx context.Context, ev booking.Event, prev *controlSample) (views.ControlFigures, error) {
 	now := time.Now()
-	c, err := s.Booking.Control(ctx, ev.ID)
+	c, err := s.Desk.Control(ctx, ev.ID)
 	if err != nil {
 		return views.ControlFigures{}, err
 	}
@@ -94,7 +94,7 @@ func (s *server) controlFigures(ctx context.Context, ev booking.Event, prev *con
 	if ev.OnsaleAt.After(from) && ev.OnsaleAt.Before(now) {
 		from = ev.OnsaleAt
 	}
-	byMinute, err := s.Booking.TicketsByMinute(ctx, ev.ID, from.Truncate(time.Minute))
+	byMinute, err := s.Desk.TicketsByMinute(ctx, ev.ID, from.Truncate(time.Minute))
 	if err != nil {
 		return f, err
 	}
@@ -193,7 +193,7 @@ func (s *server) setQueuePaused(paused bool) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		qc, err := s.Booking.SetQueuePaused(c.Request().Context(), id, paused)
+		qc, err := s.Desk.SetQueuePaused(c.Request().Context(), id, paused)
 		if err != nil {
 			return err
 		}
@@ -220,7 +220,7 @@ func (s *server) setQueueRate(c echo.Context) error {
 		return &apiError{Status: http.StatusUnprocessableEntity, Code: "invalid_rate",
 			Message: "The admission rate must be a number of shoppers a second, such as 50."}
 	}
-	qc, err := s.Booking.SetQueueRate(c.Request().Context(), id, rate)
+	qc, err := s.Desk.SetQueueRate(c.Request().Context(), id, rate)
 	if errors.Is(err, booking.ErrInvalidRate) {
 		return &apiError{Status: http.StatusUnprocessableEntity, Code: "invalid_rate",
 			Message: fmt.Sprintf("The admission rate must be above 0 and at most %d a second.", booking.MaxQueueRate)}

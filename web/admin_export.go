@@ -70,7 +70,7 @@ func (s *server) exportOrders(c echo.Context) error {
 	if w == nil || err != nil {
 		return err
 	}
-	err = s.Booking.ExportOrders(c.Request().Context(), ev.ID, func(o booking.ExportOrder) error {
+	err = s.Desk.ExportOrders(c.Request().Context(), ev.ID, func(o booking.ExportOrder) error {
 		return w.Write([]string{strconv.FormatInt(o.ID, 10), csvSafe(o.Email), o.Status, o.StatusReason,
 			strconv.Itoa(o.AmountCents), strconv.Itoa(o.RefundedCents), strconv.Itoa(o.ValidTickets),
 			strconv.Itoa(o.VoidTickets), csvTime(&o.CreatedAt, ev.Zone), csvTime(o.ConfirmedAt, ev.Zone), ev.Zone.String()})

@@ -10,7 +10,7 @@ import (
 	"boxoffice/internal/booking"
 )
 
-// The box office revokes an order's access links (booking.RevokeOrderLinks): every
+// The box office revokes an order's access links (booking.Desk.RevokeOrderLinks): every
 // link sent before stops working at once, and, if staff choose, the buyer is sent a
 // link that works.
 
@@ -28,7 +28,7 @@ func (s *server) revokeOrderLinks(c echo.Context) error {
 		return err
 	}
 	resend := c.FormValue("resend") == "1"
-	_, err = s.Booking.RevokeOrderLinks(c.Request().Context(), id, resend, booking.Actor{StaffID: currentStaff(c).ID, Address: c.RealIP()})
+	_, err = s.Desk.RevokeOrderLinks(c.Request().Context(), id, resend, booking.Actor{StaffID: currentStaff(c).ID, Address: c.RealIP()})
 	switch {
 	case errors.Is(err, booking.ErrOrderNotFound):
 		return errAdminOrderNotFound

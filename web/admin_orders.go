@@ -47,7 +47,7 @@ func (s *server) searchOrders(c echo.Context) error {
 	case len(m.Query) > booking.MaxSearchQuery:
 		m.Error, status = "Search for an email, an order number or a ticket code: that is too long to be one.", http.StatusBadRequest
 	case m.Query != "":
-		res, err := s.Booking.SearchOrders(ctx, m.Query, before, ordersPerPage)
+		res, err := s.Desk.SearchOrders(ctx, m.Query, before, ordersPerPage)
 		if err != nil {
 			return err
 		}
@@ -61,7 +61,7 @@ func (s *server) searchOrders(c echo.Context) error {
 			m.NextURL = "/admin/orders?" + url.Values{"q": {m.Query}, "before": {strconv.FormatInt(res.Next, 10)}}.Encode()
 		}
 	}
-	events, err := s.Booking.Events(ctx)
+	events, err := s.Desk.Events(ctx)
 	if err != nil {
 		return err
 	}
@@ -106,7 +106,7 @@ func (s *server) showAdminOrder(c echo.Context) error {
 }
 
 func (s *server) adminOrderModel(c echo.Context, id int64) (views.AdminOrder, error) {
-	o, err := s.Booking.OrderAdmin(c.Request().Context(), id)
+	o, err := s.Desk.OrderAdmin(c.Request().Context(), id)
 	if errors.Is(err, booking.ErrOrderNotFound) {
 		return views.AdminOrder{}, errAdminOrderNotFound
 	} else if err != nil {
@@ -122,7 +122,7 @@ func (s *server) adminOrderModel(c echo.Context, id int64) (views.AdminOrder, er
 	if o.Confirmed != nil {
 		m.Confirmed = adminTime(*o.Confirmed, o.Zone)
 	}
-	if m.LinkVersion, err = s.Booking.OrderLinkVersion(c.Request().Context(), id); err != nil {
+	if m.LinkVersion, err = s.Desk.OrderLinkVersion(c.Request().Context(), id); err != nil {
 		return views.AdminOrder{}, err
 	}
 	m.LinkAction = "/admin/orders/" + ids + "/links/revoke"
@@ -189,7 +189,7 @@ func (s *server) refundOrder(c echo.Context) error {
 		}
 		req.TicketIDs = append(req.TicketIDs, t)
 	}
-	_, err = s.Booking.StaffRefund(c.Request().Context(), req)
+	_, err = s.Desk.StaffRefund(c.Request().Context(), req)
 	var unavailable *booking.TicketsUnavailableError
 	switch {
 	case errors.Is(err, booking.ErrOrderNotFound):
@@ -216,7 +216,7 @@ func (s *server) resendConfirmation(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	err = s.Booking.ResendConfirmation(c.Request().Context(), id, booking.Actor{StaffID: currentStaff(c).ID, Address: c.RealIP()})
+	err = s.Desk.ResendConfirmation(c.Request().Context(), id, booking.Actor{StaffID: currentStaff(c).ID, Address: c.RealIP()})
 	switch {
 	case errors.Is(err, booking.ErrOrderNotFound):
 		return errAdminOrderNotFound

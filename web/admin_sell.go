@@ -112,7 +112,7 @@ func (s *server) sellPage(c echo.Context, ev booking.Event, section string, msg 
 	if err != nil {
 		return views.StaffSell{}, err
 	}
-	holds, err := s.Booking.StaffHolds(ctx, ev.ID)
+	holds, err := s.Desk.StaffHolds(ctx, ev.ID)
 	if err != nil {
 		return views.StaffSell{}, err
 	}
@@ -216,7 +216,7 @@ func (s *server) sellSeats(c echo.Context) error {
 	}
 	m := currentStaff(c)
 	sale.EventID, sale.StaffID, sale.Address = ev.ID, m.ID, c.RealIP()
-	o, _, err := s.Booking.SellAtBoxOffice(c.Request().Context(), sale)
+	o, _, err := s.Desk.SellAtBoxOffice(c.Request().Context(), sale)
 	if err != nil {
 		return s.sellRefused(c, ev, in, err)
 	}
@@ -328,7 +328,7 @@ func (s *server) holdSeatsForStaff(c echo.Context) error {
 	}
 	m := currentStaff(c)
 	req.EventID, req.StaffID, req.Address = ev.ID, m.ID, c.RealIP()
-	if _, err := s.Booking.HoldForStaff(c.Request().Context(), req); err != nil {
+	if _, err := s.Desk.HoldForStaff(c.Request().Context(), req); err != nil {
 		return s.sellRefused(c, ev, in, err)
 	}
 	return c.Redirect(http.StatusSeeOther, sellURL(ev.ID, in.view)+"#staff-holds")
@@ -372,7 +372,7 @@ func (s *server) releaseStaffHold(c echo.Context) error {
 		return booking.ErrHoldNotFound
 	}
 	id := booking.HoldID{Event: ev.ID, Seq: seq}
-	if err := s.Booking.ReleaseStaffHold(c.Request().Context(), id, currentStaff(c).ID, c.RealIP()); err != nil {
+	if err := s.Desk.ReleaseStaffHold(c.Request().Context(), id, currentStaff(c).ID, c.RealIP()); err != nil {
 		return err
 	}
 	return c.Redirect(http.StatusSeeOther, sellURL(ev.ID, "")+"#staff-holds")
@@ -390,7 +390,7 @@ func (s *server) showSale(c echo.Context) error {
 		return booking.ErrOrderNotFound
 	}
 	ctx := c.Request().Context()
-	o, rec, err := s.Booking.BoxOfficeOrder(ctx, ev.ID, orderID)
+	o, rec, err := s.Desk.BoxOfficeOrder(ctx, ev.ID, orderID)
 	if err != nil {
 		return err
 	}

@@ -72,7 +72,7 @@ func eventOfOrder(s *server, c echo.Context) (booking.Event, error) {
 	}
 	// The order's event alone, not its whole view: this runs in front of every pay
 	// call, and answers from memory for an order this process checked out.
-	eventID, err := s.Booking.OrderEvent(c.Request().Context(), id, buyer)
+	eventID, err := s.Buyer.OrderEvent(c.Request().Context(), id, buyer)
 	if err != nil {
 		return booking.Event{}, err
 	}
@@ -188,7 +188,7 @@ func (s *server) onLiveHold(c echo.Context, buyer string) bool {
 		if oid, err = pathID(c, "orderId"); err != nil {
 			return false
 		}
-		o, err := s.Booking.Order(ctx, oid, buyer)
+		o, err := s.Buyer.Order(ctx, oid, buyer)
 		if err != nil || o.Status != booking.StatusPending {
 			return false
 		}
@@ -201,6 +201,6 @@ func (s *server) onLiveHold(c echo.Context, buyer string) bool {
 	if err != nil {
 		return false
 	}
-	_, err = s.Booking.GetHold(ctx, id, buyer)
+	_, err = s.Buyer.GetHold(ctx, id, buyer)
 	return err == nil
 }

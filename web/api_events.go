@@ -50,7 +50,7 @@ type seatMapJSON struct {
 }
 
 func (s *server) listEvents(c echo.Context) error {
-	events, err := s.Booking.Events(c.Request().Context())
+	events, err := s.Buyer.Events(c.Request().Context())
 	if err != nil {
 		return err
 	}
@@ -85,7 +85,7 @@ func (s *server) sendMap(c echo.Context, kind bodyKind) error {
 	if err != nil {
 		return err
 	}
-	m, err := s.Booking.SeatMap(c.Request().Context(), id)
+	m, err := s.Maps.SeatMap(c.Request().Context(), id)
 	if err != nil {
 		return err
 	}

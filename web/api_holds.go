@@ -41,7 +41,7 @@ type holdJSON struct {
 
 // parseHoldRequest decodes the body into a hold request: which of the three kinds it
 // asks for is the JSON's shape (exactly one of seatIds, quantity without gaTierId, or
-// gaTierId), and the rest is booking's to judge (Service.CheckHold), which the
+// gaTierId), and the rest is booking's to judge (Buyer.CheckHold), which the
 // handler asks before anything else.
 func parseHoldRequest(c echo.Context, eventID int64, buyer string) (booking.HoldRequest, error) {
 	var in holdRequestJSON
@@ -101,14 +101,14 @@ func (s *server) createHoldOnce(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := s.Booking.CheckHold(req); err != nil {
+	if err := s.Buyer.CheckHold(req); err != nil {
 		return err
 	}
 	if err := s.limitHold(c, &req); err != nil {
 		return err
 	}
 	c.Set(logHoldKind, req.Kind())
-	h, err := s.Booking.Hold(c.Request().Context(), req)
+	h, err := s.Buyer.Hold(c.Request().Context(), req)
 	if err != nil {
 		return err
 	}
@@ -159,7 +159,7 @@ func (s *server) getHold(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	h, err := s.Booking.GetHold(c.Request().Context(), id, buyer)
+	h, err := s.Buyer.GetHold(c.Request().Context(), id, buyer)
 	if err != nil {
 		return err
 	}
@@ -171,7 +171,7 @@ func (s *server) releaseHold(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := s.Booking.Release(c.Request().Context(), id, buyer); err != nil {
+	if err := s.Buyer.Release(c.Request().Context(), id, buyer); err != nil {
 		return err
 	}
 	s.leaveQueue(c.Request().Context(), id.Event, buyer) // done shopping: the slot goes to the next in the queue

@@ -90,7 +90,7 @@ func (s *server) checkoutOnce(c echo.Context) error {
 	if !validEmail(in.Email) {
 		return badRequest("invalid_email", "email must be a plain address such as ada@example.com.")
 	}
-	o, err := s.Booking.Checkout(c.Request().Context(), id, buyer, in.Email)
+	o, err := s.Buyer.Checkout(c.Request().Context(), id, buyer, in.Email)
 	if err != nil {
 		return err
 	}
@@ -194,7 +194,7 @@ func (s *server) payOnce(c echo.Context) error {
 		return badRequest("invalid_delivery",
 			`delivery is one of "", "late", "twice", "out_of_order", "none", "timeout", "lost", "error".`)
 	}
-	res, err := s.Booking.Pay(c.Request().Context(), id, buyer, booking.PaymentMethod{Method: in.Card, Simulate: string(delivery)})
+	res, err := s.Buyer.Pay(c.Request().Context(), id, buyer, booking.PaymentMethod{Method: in.Card, Simulate: string(delivery)})
 	if err != nil {
 		return err
 	}

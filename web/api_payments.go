@@ -34,7 +34,7 @@ func (s *server) paymentWebhook(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	outcome, err := s.Booking.ApplyPayment(c.Request().Context(), s.ProviderName, ev.Booking())
+	outcome, err := s.Buyer.ApplyPayment(c.Request().Context(), s.ProviderName, ev.Booking())
 	if err != nil {
 		return err
 	}

@@ -29,7 +29,7 @@ const testSecret = apptest.WebhookSecret
 type testApp struct {
 	URL      string
 	Pool     *pgxpool.Pool
-	Booking  *booking.Service
+	Booking  *booking.Services
 	Provider *payment.TestProvider
 	Redis    *redis.Client
 	Prefix   string

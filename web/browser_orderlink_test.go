@@ -53,7 +53,7 @@ func TestBrowserOrderLinkOnAnotherDevice(t *testing.T) {
 	noConsoleErrors(t, phone)
 
 	notFound(t, br.NewContext(t), a.URL+forge(b.link), "a forged link")
-	if _, err := a.Booking.RevokeOrderLinks(t.Context(), b.order.OrderID, true, booking.Actor{}); err != nil {
+	if _, err := a.Booking.Desk.RevokeOrderLinks(t.Context(), b.order.OrderID, true, booking.Actor{}); err != nil {
 		t.Fatal(err)
 	}
 	notFound(t, br.NewContext(t), a.URL+b.link, "the revoked link")

@@ -18,7 +18,7 @@ func TestDepsRequired(t *testing.T) {
 	if err == nil {
 		t.Fatal("empty Deps: got a handler, want an error")
 	}
-	for _, name := range []string{"Log", "Metrics", "Ready", "Booking", "Sessions", "Staff", "StaffSessions",
+	for _, name := range []string{"Log", "Metrics", "Ready", "Buyer", "Desk", "Maps", "Sessions", "Staff", "StaffSessions",
 		"Catalog", "Door", "Verify", "Queue", "Live", "Load", "Proof", "Redis", "ProviderName"} {
 		if !strings.Contains(err.Error(), " "+name+",") && !strings.Contains(err.Error(), " "+name+":") {
 			t.Errorf("empty Deps: got %q, want %s named", err, name)

@@ -12,7 +12,7 @@ import (
 )
 
 // TestHoldRefusalsSayBookingsWords: a malformed hold is judged by booking alone. For
-// each, the API answers 400 with the code and the words Service.CheckHold gives the same
+// each, the API answers 400 with the code and the words Buyer.CheckHold gives the same
 // request (asked of the service directly), and the seat page's form says the same
 // words; nothing is held.
 func TestHoldRefusalsSayBookingsWords(t *testing.T) {
@@ -52,7 +52,7 @@ func TestHoldRefusalsSayBookingsWords(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var inv *booking.InvalidError
-			if err := app.Booking.CheckHold(tc.req); !errors.As(err, &inv) {
+			if err := app.Booking.Buyer.CheckHold(tc.req); !errors.As(err, &inv) {
 				t.Fatalf("booking: got %v, want an *InvalidError (the case is not one booking refuses)", err)
 			}
 			words := strings.ToUpper(inv.Reason[:1]) + inv.Reason[1:] + "."

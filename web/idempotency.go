@@ -45,7 +45,7 @@ func (s *server) idempotent(c echo.Context, h echo.HandlerFunc) error {
 	}
 	c.Request().Body = io.NopCloser(bytes.NewReader(body))
 	ctx := c.Request().Context()
-	first, err := s.Booking.BeginIdempotent(ctx, buyer, key, requestHash(c.Request(), body))
+	first, err := s.Buyer.BeginIdempotent(ctx, buyer, key, requestHash(c.Request(), body))
 	if err != nil {
 		return err
 	}
@@ -73,7 +73,7 @@ func (s *server) idempotent(c echo.Context, h echo.HandlerFunc) error {
 	if !keepAnswer(status, code) {
 		status = 0 // gives the key back
 	}
-	if err := s.Booking.FinishIdempotent(context.WithoutCancel(ctx), buyer, key, status, answer); err != nil {
+	if err := s.Buyer.FinishIdempotent(context.WithoutCancel(ctx), buyer, key, status, answer); err != nil {
 		// The key stays taken by a request that never finished; repeats of it run
 		// again once it is stale (booking: a minute).
 		s.Log.WarnContext(ctx, "idempotent answer not kept", "key", key, "err", err)

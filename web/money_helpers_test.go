@@ -286,7 +286,7 @@ func (a *moneyApp) reconcile(t *testing.T, orderIDs ...int64) {
 			}
 		}
 	}
-	if _, err := a.Booking.Reconcile(ctx); err != nil {
+	if _, err := a.Booking.Worker.Reconcile(ctx); err != nil {
 		t.Fatalf("reconcile: %v", err)
 	}
 	// The periodic job's pass may have taken some of these payments first (each pass

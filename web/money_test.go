@@ -188,7 +188,7 @@ func TestMoneyLostWebhook(t *testing.T) {
 	app := newMoneyApp(t, func(o *appOptions) {
 		o.Env = map[string]string{"RECONCILE_AFTER": "90m", "IDEMPOTENCY_TTL": "2h"}
 	})
-	if cfg := app.Booking.Config(); cfg.ReconcileAfter != 90*time.Minute || cfg.IdempotencyTTL != 2*time.Hour {
+	if cfg := app.Booking.Buyer.Config(); cfg.ReconcileAfter != 90*time.Minute || cfg.IdempotencyTTL != 2*time.Hour {
 		t.Fatalf("booking runs with %s and %s, want RECONCILE_AFTER and IDEMPOTENCY_TTL: 90m and 2h", cfg.ReconcileAfter, cfg.IdempotencyTTL)
 	}
 	c := app.newClient(t)
@@ -201,7 +201,7 @@ func TestMoneyLostWebhook(t *testing.T) {
 	if _, err := app.Pool.Exec(context.Background(), `UPDATE payments SET updated_at = now() - interval '1 hour' WHERE order_id = $1`, co.OrderID); err != nil {
 		t.Fatal(err)
 	}
-	if res, err := app.Booking.Reconcile(context.Background()); err != nil || res.Looked != 0 {
+	if res, err := app.Booking.Worker.Reconcile(context.Background()); err != nil || res.Looked != 0 {
 		t.Fatalf("reconcile before RECONCILE_AFTER: got %+v, %v, want nothing looked up", res, err)
 	}
 	if n := count(t, app.Pool, `SELECT count(*) FROM payments WHERE order_id = $1 AND updated_at < now() - interval '59 minutes'`, co.OrderID); n != 1 {

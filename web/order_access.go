@@ -75,7 +75,7 @@ func (s *server) orderByLink(ctx context.Context, id int64, token string) (booki
 	if err != nil || l.OrderID != id {
 		return booking.Order{}, booking.ErrOrderNotFound
 	}
-	return s.Booking.OrderByLink(ctx, id, l.Version)
+	return s.Buyer.OrderByLink(ctx, id, l.Version)
 }
 
 // orderFor is the order id as the request may see it: through its access link, or
@@ -95,7 +95,7 @@ func (s *server) orderFor(c echo.Context, id int64, buyer func(echo.Context) (st
 	if err != nil {
 		return booking.Order{}, orderAccess{}, err
 	}
-	o, err := s.Booking.Order(ctx, id, b)
+	o, err := s.Buyer.Order(ctx, id, b)
 	return o, orderAccess{buyer: b}, err
 }
 
@@ -123,7 +123,7 @@ func (s *server) orderLinkURL(ctx context.Context, o booking.Order, acc orderAcc
 	if acc.token != "" || s.orderLinks.sign == nil {
 		return s.orderLinks.base + acc.path(o.ID, suffix), nil
 	}
-	v, err := s.Booking.OrderLinkVersion(ctx, o.ID)
+	v, err := s.Buyer.OrderLinkVersion(ctx, o.ID)
 	if err != nil {
 		return "", err
 	}

@@ -131,7 +131,7 @@ func TestOrderCalendar(t *testing.T) {
 			props[k] = v
 		}
 	}
-	ev, err := a.Booking.Event(t.Context(), a.EventID)
+	ev, err := a.Booking.Buyer.Event(t.Context(), a.EventID)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -39,7 +39,7 @@ func (s *server) showCheckout(c echo.Context) error {
 		return err
 	}
 	buyer := s.pageBuyer(c)
-	h, err := s.Booking.GetHold(c.Request().Context(), id, buyer)
+	h, err := s.Buyer.GetHold(c.Request().Context(), id, buyer)
 	if errors.Is(err, booking.ErrHoldExpired) {
 		return s.holdOver(c, id, buyer, err)
 	} else if err != nil {
@@ -63,7 +63,7 @@ func (s *server) submitCheckout(c echo.Context) error {
 	}
 	ctx := c.Request().Context()
 	buyer := s.pageBuyer(c)
-	h, err := s.Booking.GetHold(ctx, id, buyer)
+	h, err := s.Buyer.GetHold(ctx, id, buyer)
 	if errors.Is(err, booking.ErrHoldExpired) {
 		return s.holdOver(c, id, buyer, err)
 	} else if err != nil {
@@ -74,7 +74,7 @@ func (s *server) submitCheckout(c echo.Context) error {
 	if msg, field := checkCheckoutForm(form); msg != "" {
 		return s.checkoutAgain(c, h, form, http.StatusBadRequest, msg, field)
 	}
-	o, err := s.Booking.Checkout(ctx, id, buyer, form.Email)
+	o, err := s.Buyer.Checkout(ctx, id, buyer, form.Email)
 	if msg := s.saleWindowText(ctx, id.Event, err); msg != "" {
 		return s.checkoutAgain(c, h, form, http.StatusConflict, msg, "")
 	} else if err != nil {
@@ -87,7 +87,7 @@ func (s *server) submitCheckout(c echo.Context) error {
 		s.leaveQueue(ctx, id.Event, buyer)
 		return seeOther(c, orderURL(o.ID))
 	}
-	_, err = s.Booking.Pay(ctx, o.ID, buyer, booking.PaymentMethod{Method: form.Card})
+	_, err = s.Buyer.Pay(ctx, o.ID, buyer, booking.PaymentMethod{Method: form.Card})
 	if err == nil {
 		s.leaveQueue(ctx, id.Event, buyer) // bought: the slot goes to the next in the queue
 	}
@@ -130,7 +130,7 @@ func (s *server) saleWindowText(ctx context.Context, eventID int64, err error) s
 // finds the hold's order (email unused) or reports the hold expired.
 func (s *server) holdOver(c echo.Context, id booking.HoldID, buyer string, expired error) error {
 	ctx := c.Request().Context()
-	o, err := s.Booking.Checkout(ctx, id, buyer, "")
+	o, err := s.Buyer.Checkout(ctx, id, buyer, "")
 	if err != nil {
 		return s.withSeatsLink(ctx, id.Event, err)
 	}

@@ -255,7 +255,7 @@ func TestCheckoutExpiredHold(t *testing.T) {
 	c := app.newClient(t)
 	h := c.hold(app.EventID, firstSeats(t, app.Pool, app.EventID, 1)...)
 	lapse(t, app.Pool, h.HoldID)
-	ev, err := app.Booking.Event(t.Context(), app.EventID)
+	ev, err := app.Booking.Buyer.Event(t.Context(), app.EventID)
 	if err != nil {
 		t.Fatal(err)
 	}

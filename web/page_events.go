@@ -24,7 +24,7 @@ const eventPageCache = "public, max-age=5, s-maxage=10"
 
 // home lists the upcoming events. Public: no session, nothing about the viewer.
 func (s *server) home(c echo.Context) error {
-	events, err := s.Booking.Events(c.Request().Context())
+	events, err := s.Buyer.Events(c.Request().Context())
 	if err != nil {
 		return err
 	}
@@ -51,7 +51,7 @@ func (s *server) showEvent(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	m, err := s.Booking.SeatMap(ctx, ev.ID)
+	m, err := s.Maps.SeatMap(ctx, ev.ID)
 	if err != nil {
 		return err
 	}

@@ -26,7 +26,7 @@ var errNothingAsked = badRequest("nothing_asked", "Choose at least one seat, or 
 // best available (quantity, section, together), or general admission (ga_tier and
 // ga_quantity); view is the section the page showed, to go back to. Which kind a form
 // asks for is which of its fields are filled (none: errNothingAsked); what it asks is
-// booking's to judge (Service.CheckHold), which the handler asks before anything else.
+// booking's to judge (Buyer.CheckHold), which the handler asks before anything else.
 func parseHoldForm(f url.Values) (req booking.HoldRequest, view string, err error) {
 	view = f.Get("view")
 	if err := cleanText("view", view, 100); err != nil {
@@ -106,7 +106,7 @@ func (s *server) createHoldForm(c echo.Context) error {
 		return c.NoContent(http.StatusNoContent)
 	}
 	if err == nil {
-		err = s.Booking.CheckHold(req)
+		err = s.Buyer.CheckHold(req)
 	}
 	if err != nil {
 		return s.holdRefused(c, ev, view, req, err)
@@ -121,7 +121,7 @@ func (s *server) createHoldForm(c echo.Context) error {
 		return s.holdRefused(c, ev, view, req, err)
 	}
 	req.EventID = ev.ID
-	h, err := s.Booking.Hold(ctx, req)
+	h, err := s.Buyer.Hold(ctx, req)
 	if err != nil {
 		return s.holdRefused(c, ev, view, req, err)
 	}
@@ -184,7 +184,7 @@ func (s *server) takenSeats(ctx context.Context, eventID int64, err error) ([]in
 	if !errors.As(err, &unavailable) {
 		return nil, nil, nil
 	}
-	m, merr := s.Booking.SeatMapSeats(ctx, eventID, unavailable.SeatIDs)
+	m, merr := s.Maps.SeatMapSeats(ctx, eventID, unavailable.SeatIDs)
 	if merr != nil {
 		return nil, nil, merr
 	}
@@ -229,11 +229,11 @@ func (s *server) releaseHoldForm(c echo.Context) error {
 	if buyer == "" {
 		return booking.ErrHoldNotFound // a session that never held anything owns nothing
 	}
-	h, err := s.Booking.GetHold(ctx, id, buyer)
+	h, err := s.Buyer.GetHold(ctx, id, buyer)
 	if err != nil && !errors.Is(err, booking.ErrHoldExpired) {
 		return err
 	}
-	if err := s.Booking.Release(ctx, id, buyer); err != nil {
+	if err := s.Buyer.Release(ctx, id, buyer); err != nil {
 		return err
 	}
 	s.leaveQueue(ctx, id.Event, buyer) // done shopping: the slot goes to the next in the queue
@@ -256,11 +256,11 @@ func (s *server) releaseHoldForm(c echo.Context) error {
 // a map a moment old) and the places left, all out of band.
 func (s *server) holdAnswer(c echo.Context, ev booking.Event, view string, status int, msg views.Message, seatIDs []int64, known string) error {
 	ctx := c.Request().Context()
-	m, err := s.Booking.SeatMapSeats(ctx, ev.ID, seatIDs) // these seats and the GA tiers: no copy of the whole map
+	m, err := s.Maps.SeatMapSeats(ctx, ev.ID, seatIDs) // these seats and the GA tiers: no copy of the whole map
 	if err != nil {
 		return err
 	}
-	holds, err := s.Booking.BuyerHolds(ctx, ev.ID, s.pageBuyer(c))
+	holds, err := s.Buyer.BuyerHolds(ctx, ev.ID, s.pageBuyer(c))
 	if err != nil {
 		return err
 	}
@@ -270,6 +270,6 @@ func (s *server) holdAnswer(c echo.Context, ev booking.Event, view string, statu
 	return render(c, status, personal, views.HoldAnswerView(views.HoldAnswer{
 		Message: msg, Panel: &panel,
 		Seats: seatsOfMap(m, seatIDs, known, seatStyle{mine: mine}),
-		GA:    gaForms(ev, m, csrf, s.Booking.Config().MaxPerBuyer),
+		GA:    gaForms(ev, m, csrf, s.Buyer.Config().MaxPerBuyer),
 	}))
 }

@@ -59,7 +59,7 @@ func (s *server) orderModel(ctx context.Context, c echo.Context, o booking.Order
 		m.Page = page(title)
 	}
 	m.Page.Private = true
-	limit := s.Booking.Config().MaxPerBuyer
+	limit := s.Buyer.Config().MaxPerBuyer
 	switch o.Status {
 	case booking.StatusConfirmed:
 		m.Tone, m.Heading = "done", "Your tickets"
@@ -132,7 +132,7 @@ func (s *server) pendingOrder(ctx context.Context, m views.Order, o booking.Orde
 // unpaidOrder words a pending order that no payment is under way for: it can still be
 // paid while its hold lasts, and is over for good once the hold has run out.
 func (s *server) unpaidOrder(ctx context.Context, m views.Order, o booking.Order, ev booking.Event, buyer string) (views.Order, error) {
-	h, err := s.Booking.GetHold(ctx, o.HoldID, buyer)
+	h, err := s.Buyer.GetHold(ctx, o.HoldID, buyer)
 	if errors.Is(err, booking.ErrHoldExpired) {
 		m.Tone, m.Heading = "problem", "This order was not completed"
 		m.Message = "Your hold ran out before the order was paid, so its seats are back on sale. Nothing has been charged."

@@ -45,8 +45,9 @@ func BenchmarkSeatMapRender(b *testing.B) {
 	}
 	cfg := booking.DefaultConfig()
 	cfg.MapMaxAge = time.Hour // measure rendering, not reloading the map
-	s := &server{Deps: Deps{Booking: booking.New(pool, cfg, nil, nil, nil)}}
-	ev, err := s.Booking.Event(ctx, id)
+	bk := booking.New(pool, cfg, nil, nil, nil)
+	s := &server{Deps: Deps{Buyer: bk.Buyer, Maps: bk.Maps}}
+	ev, err := bk.Buyer.Event(ctx, id)
 	if err != nil {
 		b.Fatal(err)
 	}

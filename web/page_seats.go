@@ -33,7 +33,7 @@ func (s *server) showSeats(c echo.Context) error {
 	if isHTMX(c) {
 		switch c.Request().Header.Get("HX-Target") {
 		case "hold-panel":
-			holds, err := s.Booking.BuyerHolds(ctx, ev.ID, s.pageBuyer(c))
+			holds, err := s.Buyer.BuyerHolds(ctx, ev.ID, s.pageBuyer(c))
 			if err != nil {
 				return err
 			}
@@ -66,7 +66,7 @@ func (s *server) seatsPage(c echo.Context, ev booking.Event, section string, msg
 // seatMapOf is the event's seat map, from the booking service's cache, with its
 // summary; errNoSection when section is named and is not one of the map's.
 func (s *server) seatMapOf(ctx context.Context, eventID int64, section string) (booking.SeatMap, booking.MapSummary, error) {
-	m, err := s.Booking.SeatMap(ctx, eventID)
+	m, err := s.Maps.SeatMap(ctx, eventID)
 	if err != nil {
 		return booking.SeatMap{}, booking.MapSummary{}, err
 	}
@@ -87,14 +87,14 @@ func (s *server) seatsPageFor(ctx context.Context, ev booking.Event, section, bu
 	if err != nil {
 		return views.SeatsPage{}, err
 	}
-	holds, err := s.Booking.BuyerHolds(ctx, ev.ID, buyer)
+	holds, err := s.Buyer.BuyerHolds(ctx, ev.ID, buyer)
 	if err != nil {
 		return views.SeatsPage{}, err
 	}
 	now := time.Now()
 	p.Scripts = append(p.Scripts, countdownScript, static.URL("js/seats.js"))
 	panel, mine := holdPanel(ev, section, holds, p.CSRFToken, now)
-	limit := s.Booking.Config().MaxPerBuyer
+	limit := s.Buyer.Config().MaxPerBuyer
 	return views.SeatsPage{
 		Page: p, Event: eventHeader(ev, now), StreamURL: streamURL(ev, m), PageURL: seatsURL(ev, section),
 		Message: msg, Holds: panel,
@@ -189,7 +189,7 @@ func legend(sum booking.MapSummary) views.Legend {
 // is held, not "yours"): one rendering serves every viewer of the batch, and the page's
 // script marks the viewer's own seats again.
 func (s *server) seatFragments(ctx context.Context, eventID int64, seatIDs []int64, ga bool) ([]byte, error) {
-	m, err := s.Booking.SeatMapSeats(ctx, eventID, seatIDs)
+	m, err := s.Maps.SeatMapSeats(ctx, eventID, seatIDs)
 	if err != nil {
 		return nil, err
 	}

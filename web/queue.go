@@ -130,7 +130,7 @@ func newEventCache() *eventCache {
 // eventByID is the event, at most eventCacheTTL old.
 func (s *server) eventByID(ctx context.Context, id int64) (booking.Event, error) {
 	return s.events.byID.get(ctx, id, func(ctx context.Context) (booking.Event, error) {
-		ev, err := s.Booking.Event(ctx, id)
+		ev, err := s.Buyer.Event(ctx, id)
 		if err == nil {
 			s.events.bySlug.put(ev.Slug, ev)
 		}
@@ -141,7 +141,7 @@ func (s *server) eventByID(ctx context.Context, id int64) (booking.Event, error)
 // eventBySlug is the event of a page address, at most eventCacheTTL old.
 func (s *server) eventBySlug(ctx context.Context, slug string) (booking.Event, error) {
 	return s.events.bySlug.get(ctx, slug, func(ctx context.Context) (booking.Event, error) {
-		ev, err := s.Booking.EventBySlug(ctx, slug)
+		ev, err := s.Buyer.EventBySlug(ctx, slug)
 		if err == nil {
 			s.events.byID.put(ev.ID, ev)
 		}

@@ -164,7 +164,7 @@ func TestQueueAdmitsAtOnce(t *testing.T) {
 	if st, e, _ := holdStatus(other, a.EventID, seats[1], nil); st != http.StatusTooManyRequests || e.Error != "not_admitted" {
 		t.Fatalf("hold before joining: got %d %q, want 429 not_admitted", st, e.Error)
 	}
-	ev, err := a.Booking.Event(t.Context(), a.EventID)
+	ev, err := a.Booking.Buyer.Event(t.Context(), a.EventID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -475,7 +475,7 @@ func TestQueueAdmissionCookie(t *testing.T) {
 	}
 
 	// A session admitted before the cookie: the token kept in the session.
-	ev, err := a.Booking.Event(t.Context(), a.EventID)
+	ev, err := a.Booking.Buyer.Event(t.Context(), a.EventID)
 	if err != nil {
 		t.Fatal(err)
 	}

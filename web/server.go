@@ -52,8 +52,11 @@ type Deps struct {
 	// it, and the control room reads the holds refused with 409 from it.
 	Metrics *metrics.Metrics
 	// Ready reports whether the program's stores answer, for /readyz.
-	Ready   func(ctx context.Context) error
-	Booking *booking.Service
+	Ready func(ctx context.Context) error
+	// Buyer is booking's buyer's flow, Desk its box office, Maps its seat maps.
+	Buyer *booking.Buyer
+	Desk  *booking.Desk
+	Maps  *booking.Maps
 	// Sessions are the buyers' sessions; Staff and StaffSessions the box office's
 	// accounts and their logins.
 	Sessions      *scs.SessionManager

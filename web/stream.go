@@ -20,7 +20,7 @@ import (
 type StreamOptions struct {
 	// Hub is the process's one live hub: every stream is a watcher of it.
 	Hub *live.Hub
-	// Event finds the id of the event a slug names (booking.Service.EventBySlug), or
+	// Event finds the id of the event a slug names (booking.Buyer.EventBySlug), or
 	// booking.ErrEventNotFound. It should answer from memory (the server's event
 	// cache): reconnecting streams must not cost a query each.
 	Event func(ctx context.Context, slug string) (int64, error)

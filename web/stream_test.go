@@ -36,12 +36,12 @@ func newStreamApp(t *testing.T, o web.StreamOptions) *streamApp {
 	sa := &streamApp{testApp: a, synced: make(chan int64, 10)}
 	sa.hub = live.NewHub(a.Redis, a.Prefix, quiet, live.HubOptions{
 		Flush: 10 * time.Millisecond,
-		Apply: a.Booking.ApplySeatChanges,
+		Apply: a.Booking.Maps.ApplySeatChanges,
 		Reset: func(ctx context.Context, ev, v int64) {
-			a.Booking.ResyncSeatMap(ctx, ev, v)
+			a.Booking.Maps.ResyncSeatMap(ctx, ev, v)
 			sa.synced <- v
 		},
-		Unwatched: a.Booking.SeatMapUnwatched,
+		Unwatched: a.Booking.Maps.SeatMapUnwatched,
 	})
 	o.Hub = sa.hub
 	o.Log = quiet
@@ -159,7 +159,7 @@ func (sa *streamApp) waitSynced(t *testing.T) {
 
 func (sa *streamApp) holdSeat(t *testing.T, buyer string, seat int64) {
 	t.Helper()
-	if _, err := sa.Booking.Hold(t.Context(), booking.HoldRequest{EventID: sa.EventID, Buyer: buyer, SeatIDs: []int64{seat}}); err != nil {
+	if _, err := sa.Booking.Buyer.Hold(t.Context(), booking.HoldRequest{EventID: sa.EventID, Buyer: buyer, SeatIDs: []int64{seat}}); err != nil {
 		t.Fatalf("hold seat %d: %v", seat, err)
 	}
 }
@@ -171,7 +171,7 @@ func (sa *streamApp) holdSeat(t *testing.T, buyer string, seat int64) {
 func TestStreamSendsChanges(t *testing.T) {
 	t.Parallel()
 	sa := newStreamApp(t, web.StreamOptions{})
-	m, err := sa.Booking.SeatMap(t.Context(), sa.EventID)
+	m, err := sa.Booking.Maps.SeatMap(t.Context(), sa.EventID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -273,7 +273,7 @@ func TestStreamEnds(t *testing.T) {
 func TestStreamSendsSale(t *testing.T) {
 	t.Parallel()
 	sa := newStreamApp(t, web.StreamOptions{})
-	m, err := sa.Booking.SeatMap(t.Context(), sa.EventID)
+	m, err := sa.Booking.Maps.SeatMap(t.Context(), sa.EventID)
 	if err != nil {
 		t.Fatal(err)
 	}

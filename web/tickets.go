@@ -18,7 +18,7 @@ import (
 )
 
 // "Find my tickets": a buyer types an email and that address is sent one email with
-// the link of each of its orders (booking.SendOrderLinks). The links go to the
+// the link of each of its orders (booking.Buyer.SendOrderLinks). The links go to the
 // address only, so typing someone else's reveals nothing; the answer is the same
 // whether or not the address has orders, and the asks are limited per client address
 // and per email address, so the page is neither a way to tell which addresses bought
@@ -56,7 +56,7 @@ func (s *server) sendOrderLinks(c echo.Context, email string) error {
 				Message: "The links were asked for too often lately; try again " + untilText(time.Duration(wait)*time.Second) + "."}
 		}
 	}
-	err = s.Booking.SendOrderLinks(c.Request().Context(), addr)
+	err = s.Buyer.SendOrderLinks(c.Request().Context(), addr)
 	if errors.Is(err, booking.ErrNoJobs) {
 		return &apiError{Status: http.StatusServiceUnavailable, Code: "email_unavailable", Message: "Email cannot be sent right now; try again later."}
 	}

@@ -1,5 +1,5 @@
 // Package app is boxoffice's composition root: the one place that turns a Config into
-// connected pools, the booking service, the payment provider, the job queue and its
+// connected pools, booking's parts, the payment provider, the job queue and its
 // mailer, the live feed, the sessions and, last, the HTTP handler. `boxoffice serve`,
 // the benchmarks and the HTTP tests all build the program through New, so that what
 // is tested is what runs.
@@ -76,11 +76,14 @@ type Options struct {
 
 // App is the whole program.
 type App struct {
-	Config  config.Config
-	Log     *slog.Logger
-	Pool    *pgxpool.Pool
-	Redis   *redis.Client
-	Booking *booking.Service
+	Config config.Config
+	Log    *slog.Logger
+	Pool   *pgxpool.Pool
+	Redis  *redis.Client
+	// Booking is the sale's domain, by who calls it: the buyer's flow (web), the box
+	// office's desk (web's admin), the seat maps (web and the live hub) and the
+	// workers' side (the job queue and Run's tidy-up).
+	Booking *booking.Services
 	// Provider is the payment provider booking charges with (PAYMENT_PROVIDER): the
 	// test provider, which is then Payments too, or the Stripe adapter.
 	Provider booking.Provider
@@ -154,7 +157,7 @@ func New(ctx context.Context, cfg config.Config, opt Options) (a *App, err error
 	a.buildLive(opt.Queue)
 	if err = a.Metrics.Watch(metrics.Sources{
 		Pool: a.Pool, Redis: a.Redis, SSEClients: a.Live.Watchers, Queues: a.queues, Log: a.Log,
-		BestAvailable: a.Booking.BestAvailableCounts, Load: a.Load.Level, DBGate: gateWaiting(a.Pool),
+		BestAvailable: a.Booking.Maps.BestAvailableCounts, Load: a.Load.Level, DBGate: gateWaiting(a.Pool),
 	}); err != nil {
 		return a, err
 	}
@@ -177,7 +180,7 @@ func (a *App) WebDeps() web.Deps {
 			ProofOfWork: cfg.ProofOfWork, BaseURL: cfg.BaseURL,
 		},
 		Log: a.Log, Metrics: a.Metrics, Ready: a.Ready,
-		Booking: a.Booking, Sessions: a.Sessions, Staff: a.Staff, StaffSessions: a.StaffSessions,
+		Buyer: a.Booking.Buyer, Desk: a.Booking.Desk, Maps: a.Booking.Maps, Sessions: a.Sessions, Staff: a.Staff, StaffSessions: a.StaffSessions,
 		Catalog: a.Catalog, Door: a.Door, Verify: a.Verify, Queue: a.Queue, Live: a.Live, Load: a.Load,
 		Proof: a.Proof, Redis: a.Redis, Links: a.Links,
 	}
@@ -187,7 +190,7 @@ func (a *App) WebDeps() web.Deps {
 // events from the database, their rooms from Redis. An event whose room cannot be read
 // is left out, and the error says why.
 func (a *App) queues(ctx context.Context) ([]metrics.Queue, error) {
-	events, err := a.Booking.QueuedEvents(ctx)
+	events, err := a.Booking.Buyer.QueuedEvents(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -225,7 +228,7 @@ func (a *App) Run(ctx context.Context) {
 	wg.Go(func() { a.pruneLoginFailures(ctx, 10*time.Minute) })
 	wg.Go(func() { a.Queue.Run(ctx) })
 	wg.Go(func() { a.Jobs.Run(ctx) })
-	a.Booking.RunTidy(ctx, a.Config.TidyInterval)
+	a.Booking.Worker.RunTidy(ctx, a.Config.TidyInterval)
 	wg.Wait()
 }
 

@@ -55,8 +55,9 @@ func (a *App) connect(ctx context.Context, opt Options) error {
 	return nil
 }
 
-// buildBooking builds the payment provider and the booking service, which publishes
-// its seat changes on Redis.
+// buildBooking builds the payment provider and booking's parts (the buyer's flow, the
+// desk, the seat maps and the workers' side, over one store), which publish their
+// seat changes on Redis.
 func (a *App) buildBooking(mapMaxAge time.Duration) error {
 	cfg := a.Config
 	var err error
@@ -73,7 +74,7 @@ func (a *App) buildBooking(mapMaxAge time.Duration) error {
 }
 
 // buildJobs builds the mailer, the load meter, the verified buyers' service and the
-// job queue. The queue's workers call the booking service and booking queues on the
+// job queue. The queue's workers call booking's Worker and booking queues on the
 // queue: booking is built first and given the queue before any request can reach it.
 func (a *App) buildJobs(testOnly bool) error {
 	cfg := a.Config
@@ -88,7 +89,7 @@ func (a *App) buildJobs(testOnly bool) error {
 	a.Load = latency.New(cfg.LatencyBound)
 	a.Verify = verification.New(a.Pool, verificationKeys(cfg), verification.Options{})
 	a.Links = orderlink.New(verificationKeys(cfg))
-	a.Jobs, err = jobs.New(a.Pool, a.Booking, a.Mail, jobs.Config{
+	a.Jobs, err = jobs.New(a.Pool, a.Booking.Worker, a.Mail, jobs.Config{
 		Workers: cfg.JobWorkers, EmailWorkers: cfg.EmailWorkers, ReconcileInterval: cfg.ReconcileInterval,
 		Site:        mail.Site{BaseURL: cfg.BaseURL, MaxPerBuyer: cfg.MaxPerBuyer, Links: a.Links},
 		StopTimeout: cfg.ShutdownTimeout / 2, TestOnly: testOnly,
@@ -108,7 +109,7 @@ func (a *App) buildJobs(testOnly bool) error {
 func (a *App) buildLive(qopt waitroom.Options) {
 	cfg := a.Config
 	a.Live = live.NewHub(a.Redis, cfg.RedisPrefix, a.Log, live.HubOptions{
-		Apply: a.Booking.ApplySeatChanges, Reset: a.Booking.ResyncSeatMap, Unwatched: a.Booking.SeatMapUnwatched,
+		Apply: a.Booking.Maps.ApplySeatChanges, Reset: a.Booking.Maps.ResyncSeatMap, Unwatched: a.Booking.Maps.SeatMapUnwatched,
 	})
 	keys := make([]waitroom.Key, len(cfg.AdmissionKeys))
 	for i, k := range cfg.AdmissionKeys {
@@ -116,7 +117,7 @@ func (a *App) buildLive(qopt waitroom.Options) {
 	}
 	a.Queue = waitroom.New(a.Redis, cfg.RedisPrefix, keys, waitroom.Hooks{
 		Events: func(ctx context.Context) ([]waitroom.Event, error) {
-			events, err := a.Booking.QueuedEvents(ctx)
+			events, err := a.Booking.Buyer.QueuedEvents(ctx)
 			out := make([]waitroom.Event, len(events))
 			for i, ev := range events {
 				out[i] = ev.Room()
@@ -124,7 +125,7 @@ func (a *App) buildLive(qopt waitroom.Options) {
 			return out, err
 		},
 		Stock: func(ctx context.Context, eventID int64) (waitroom.Stock, error) {
-			st, err := a.Booking.Stock(ctx, eventID)
+			st, err := a.Booking.Maps.Stock(ctx, eventID)
 			return waitroom.Stock{Unsold: st.Unsold, Free: st.Free}, err
 		},
 		Admitted: a.Metrics.QueueAdmitted,

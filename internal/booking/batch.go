@@ -67,7 +67,7 @@ type exactAnswer struct {
 }
 
 // holdExactRows runs one exact hold through the batching workers.
-func (s *Service) holdExactRows(ctx context.Context, p db.SeatsHoldExactParams) ([]db.SeatsHoldExactRow, error) {
+func (s *store) holdExactRows(ctx context.Context, p db.SeatsHoldExactParams) ([]db.SeatsHoldExactRow, error) {
 	c := newExactCall(p, ctx.Done())
 	if t := iowait.From(ctx); t != nil {
 		defer func(at time.Time) { t.AddBatched(time.Since(at)) }(time.Now())
@@ -91,7 +91,7 @@ func (s *Service) holdExactRows(ctx context.Context, p db.SeatsHoldExactParams) 
 // ensureWorkers starts workers up to batchWorkers. Callers queue first and ensure
 // after, and a worker leaving checks the queue after it counted itself out, so a
 // queued hold always finds a worker.
-func (s *Service) ensureWorkers() {
+func (s *store) ensureWorkers() {
 	for {
 		n := s.workers.Load()
 		if n >= batchWorkers {
@@ -103,7 +103,7 @@ func (s *Service) ensureWorkers() {
 	}
 }
 
-func (s *Service) exactWorker() {
+func (s *store) exactWorker() {
 	idle := time.NewTimer(workerIdle)
 	defer idle.Stop()
 	for {
@@ -137,7 +137,7 @@ func (s *Service) exactWorker() {
 // calls in order of their lowest seat and only those whose seats all come after the
 // previous call's, one call per buyer. The others run alone afterwards, as do the
 // calls whose client network another transaction was busy with (runTogether).
-func (s *Service) runExact(batch []*exactCall) {
+func (s *store) runExact(batch []*exactCall) {
 	batch = slices.DeleteFunc(batch, answerGone)
 	slices.SortFunc(batch, func(a, b *exactCall) int { return cmp.Compare(a.min, b.min) })
 	var together, alone []*exactCall
@@ -183,7 +183,7 @@ func answerGone(c *exactCall) bool {
 // runAlone runs one call on its own. A call answered "held" in a batch whose commit
 // went unanswered is answered that, with its hold, if the hold has its seats: the
 // batch committed. If it has none, the batch did not, and the call runs again.
-func (s *Service) runAlone(ctx context.Context, c *exactCall) exactAnswer {
+func (s *store) runAlone(ctx context.Context, c *exactCall) exactAnswer {
 	if c.unsure != nil {
 		p := c.params
 		n, err := s.q.HoldSeatsHeld(ctx, db.HoldSeatsHeldParams{EventID: p.EventID, HoldID: &c.unsure[0].HoldID, SeatIds: p.SeatIds, Buyer: p.Buyer})
@@ -204,7 +204,7 @@ func (s *Service) runAlone(ctx context.Context, c *exactCall) exactAnswer {
 // network's lock (hold_seats_client's 'busy', which never waits: a batch waiting for
 // a network could wait for a batch that waits for one of its seats). It returns those,
 // to be run alone.
-func (s *Service) runTogether(calls []*exactCall) (busy []*exactCall, err error) {
+func (s *store) runTogether(calls []*exactCall) (busy []*exactCall, err error) {
 	ctx, cancel := context.WithTimeout(dbgate.First(context.Background()), batchTimeout)
 	defer cancel()
 	tx, err := db.Begin(ctx, s.pool) // the begin goes with the batch

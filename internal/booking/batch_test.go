@@ -19,7 +19,7 @@ func TestExactHoldsBatched(t *testing.T) {
 	for _, r := range []string{"B", "C", "D", "E"} {
 		seats = append(seats, f.rowSeats(t, "Stalls", r)...)
 	}
-	for round := 0; round < 5 && f.svc.batches.Load() == 0; round++ {
+	for round := 0; round < 5 && f.svc.store.batches.Load() == 0; round++ {
 		if round > 0 {
 			if _, err := f.pool.Exec(t.Context(), `UPDATE seats SET held_by = NULL, hold_expires_at = NULL WHERE event_id = $1`, f.event); err != nil {
 				t.Fatal(err)
@@ -42,7 +42,7 @@ func TestExactHoldsBatched(t *testing.T) {
 		var taken sync.Map
 		var unexpected errorCounter
 		atOnce(buyers, func(i int) {
-			h, err := f.svc.Hold(t.Context(), HoldRequest{EventID: f.event, Buyer: buyerName("b", round*1000+i), SeatIDs: asks[i]})
+			h, err := f.svc.Buyer.Hold(t.Context(), HoldRequest{EventID: f.event, Buyer: buyerName("b", round*1000+i), SeatIDs: asks[i]})
 			var unavailable *SeatsUnavailableError
 			switch {
 			case err == nil:
@@ -89,7 +89,7 @@ func TestExactHoldsBatched(t *testing.T) {
 			}
 		}
 	}
-	if f.svc.batches.Load() == 0 {
+	if f.svc.store.batches.Load() == 0 {
 		t.Errorf("no batch of holds ran in 5 rounds of 200 buyers at once, want some")
 	}
 }

@@ -34,11 +34,11 @@ func runBatch(t *testing.T, f fixture, arm func(string) <-chan struct{}, seats [
 	for i, ids := range seats {
 		calls[i] = newExactCall(db.SeatsHoldExactParams{
 			EventID: f.event, Buyer: "b" + strconv.Itoa(i), SeatIds: ids,
-			TtlSeconds: f.svc.cfg.HoldTTL.Seconds(), BuyerLimit: int32(f.svc.cfg.MaxPerBuyer),
+			TtlSeconds: f.svc.store.cfg.HoldTTL.Seconds(), BuyerLimit: int32(f.svc.store.cfg.MaxPerBuyer),
 		}, make(chan struct{}))
 	}
 	cut := arm("commit")
-	f.svc.runExact(calls)
+	f.svc.store.runExact(calls)
 	select {
 	case <-cut:
 	case <-time.After(10 * time.Second):
@@ -87,7 +87,7 @@ func TestBatchCommitAnswerLost(t *testing.T) {
 	seats := f.rowSeats(t, "Floor", "A")
 	asks := [][]int64{seats[0:2], seats[2:3]}
 	checkHeld(t, f, asks, runBatch(t, f, proxy.LoseAnswer, asks), 2) // the batch's
-	rows, err := f.svc.q.SeatsHoldExact(t.Context(), db.SeatsHoldExactParams{
+	rows, err := f.svc.store.q.SeatsHoldExact(t.Context(), db.SeatsHoldExactParams{
 		EventID: f.event, Buyer: "b0", SeatIds: asks[0], TtlSeconds: 600, BuyerLimit: 10,
 	})
 	if err != nil || len(rows) == 0 || rows[0].Status != "taken" {
@@ -130,7 +130,7 @@ func TestQueuedHoldGoneNeverRuns(t *testing.T) {
 			stuck := make(chan error, batchWorkers)
 			for i := range batchWorkers {
 				go func() {
-					_, err := f.svc.Hold(context.Background(), HoldRequest{EventID: f.event, Buyer: buyerName("s", i), SeatIDs: seats[i : i+1]})
+					_, err := f.svc.Buyer.Hold(context.Background(), HoldRequest{EventID: f.event, Buyer: buyerName("s", i), SeatIDs: seats[i : i+1]})
 					stuck <- err
 				}()
 				eventually(t, "a worker stuck behind the lock", 10*time.Second, func() bool {
@@ -142,10 +142,10 @@ func TestQueuedHoldGoneNeverRuns(t *testing.T) {
 			victim := seats[batchWorkers]
 			answer := make(chan error, 1)
 			go func() {
-				_, err := f.svc.Hold(ctx, HoldRequest{EventID: f.event, Buyer: "victim", SeatIDs: []int64{victim}})
+				_, err := f.svc.Buyer.Hold(ctx, HoldRequest{EventID: f.event, Buyer: "victim", SeatIDs: []int64{victim}})
 				answer <- err
 			}()
-			eventually(t, "the hold queued", 10*time.Second, func() bool { return len(f.svc.exactQ) == 1 })
+			eventually(t, "the hold queued", 10*time.Second, func() bool { return len(f.svc.store.exactQ) == 1 })
 			if cancelled {
 				cancel()
 			}

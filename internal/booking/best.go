@@ -48,7 +48,7 @@ const bestTurns = 2
 // last half minute). Waiting here costs no connection, so at most bestTurns per
 // instance wait in the database. A hold the seat map can seat takes no turn at all
 // (holdFromMap): the turns are for the searches in the database.
-func (s *Service) bestTurn(ctx context.Context, req HoldRequest) (turn int, done func(), err error) {
+func (s *store) bestTurn(ctx context.Context, req HoldRequest) (turn int, done func(), err error) {
 	turn, done, _, err = s.waitTurn(ctx, req, time.Time{})
 	return turn, done, err
 }
@@ -60,7 +60,7 @@ func (s *Service) bestTurn(ctx context.Context, req HoldRequest) (turn int, done
 // sell-out most of the holds waiting are answered so: otherwise most of make onsale's
 // slowest 1 % of holds are 409s that wait up to 3 s for a turn only to take a verdict
 // already there.
-func (s *Service) waitTurn(ctx context.Context, req HoldRequest, arrived time.Time) (turn int, done func(), soldOut bool, err error) {
+func (s *store) waitTurn(ctx context.Context, req HoldRequest, arrived time.Time) (turn int, done func(), soldOut bool, err error) {
 	if len(req.SeatIDs) > 0 || req.GATierID != 0 {
 		return 0, func() {}, false, nil
 	}
@@ -198,7 +198,7 @@ func (v *soldOutVerdicts) covers(req HoldRequest, arrived time.Time) bool {
 // The seats are chosen from the seat map the process keeps when it can be trusted
 // (bestmap.go), and claimed as below; the search in the database decides whenever the
 // map shows nothing for the party, or every choice from it was taken.
-func (s *Service) holdBest(ctx context.Context, tx pgx.Tx, q *db.Queries, req HoldRequest, hold db.HoldCreateRow, turn int) ([]Seat, error) {
+func (s *store) holdBest(ctx context.Context, tx pgx.Tx, q *db.Queries, req HoldRequest, hold db.HoldCreateRow, turn int) ([]Seat, error) {
 	if err := q.BestAvailableLock(ctx, db.BestAvailableLockParams{EventID: req.EventID, Turn: int32(turn)}); err != nil {
 		return nil, err
 	}
@@ -254,7 +254,7 @@ func (s *Service) holdBest(ctx context.Context, tx pgx.Tx, q *db.Queries, req Ho
 // seats, for up to looks-1 looks. Nil seats and no error: the map could not be used,
 // offered nothing (showedNone: a usable map had no choice for the party), or everything
 // it offered was taken; the database's search decides then.
-func (s *Service) holdBestFromMap(ctx context.Context, tx pgx.Tx, req HoldRequest, hold db.HoldCreateRow) (seats []Seat, showedNone bool, err error) {
+func (s *store) holdBestFromMap(ctx context.Context, tx pgx.Tx, req HoldRequest, hold db.HoldCreateRow) (seats []Seat, showedNone bool, err error) {
 	gone := map[int64]bool{}
 	for look := 0; look < looks-1; look++ {
 		tries, usable := s.mapChoices(req, gone)
@@ -282,7 +282,7 @@ func (s *Service) holdBestFromMap(ctx context.Context, tx pgx.Tx, req HoldReques
 // claim claims exactly ids in a savepoint, or nothing: nil seats and no error mean
 // someone else has one of them. wait makes it wait for seats other transactions are
 // busy with rather than skip them.
-func (s *Service) claim(ctx context.Context, tx pgx.Tx, eventID int64, ids []int64, hold db.HoldCreateRow, wait bool) ([]Seat, error) {
+func (s *store) claim(ctx context.Context, tx pgx.Tx, eventID int64, ids []int64, hold db.HoldCreateRow, wait bool) ([]Seat, error) {
 	// One round trip: a savepoint, then the claim; a short claim is rolled back to it.
 	var pl db.Pipeline
 	pl.Savepoint(claimSavepoint)
@@ -348,7 +348,7 @@ next:
 }
 
 // bestRows loads the candidate rows, best first, and counts the free seats in them.
-func (s *Service) bestRows(ctx context.Context, q *db.Queries, req HoldRequest, seatLimit, rowLimit int32) ([]seatRow, int, error) {
+func (s *store) bestRows(ctx context.Context, q *db.Queries, req HoldRequest, seatLimit, rowLimit int32) ([]seatRow, int, error) {
 	var raw []db.SeatBestRowsRow
 	var err error
 	if req.Section != "" {

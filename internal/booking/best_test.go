@@ -15,7 +15,7 @@ import (
 // bestHold asks for the best n seats.
 func (f fixture) bestHold(t *testing.T, buyer string, n int, section string, together bool) (Hold, error) {
 	t.Helper()
-	return f.svc.Hold(t.Context(), HoldRequest{EventID: f.event, Buyer: buyer, Quantity: n, Section: section, Together: together})
+	return f.svc.Buyer.Hold(t.Context(), HoldRequest{EventID: f.event, Buyer: buyer, Quantity: n, Section: section, Together: together})
 }
 
 // checkTogether fails t unless the seats are n seats of one row with consecutive numbers.
@@ -223,8 +223,8 @@ func testBestAvailableConcurrent(t *testing.T, fromMap bool) {
 		}
 	})
 	t.Logf("ErrContended: %d buyers of %d on their first attempt, %d times in all; %d holds chosen from the map, %d choices from it taken",
-		contendedBuyers.Load(), buyers, contended.Load(), f.svc.bestFromMap.Load(), f.svc.bestMapMisses.Load())
-	if fromMap && f.svc.bestFromMap.Load() == 0 {
+		contendedBuyers.Load(), buyers, contended.Load(), f.svc.store.bestFromMap.Load(), f.svc.store.bestMapMisses.Load())
+	if fromMap && f.svc.store.bestFromMap.Load() == 0 {
 		t.Errorf("no hold chosen from the map, want some")
 	}
 	errs.report(t, "concurrent best available")
@@ -388,7 +388,7 @@ func TestBestAvailableWaitsWithoutAConnection(t *testing.T) {
 		f.event).Scan(&seat); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.svc.Hold(ctx, HoldRequest{EventID: f.event, Buyer: "exact", SeatIDs: []int64{seat}}); err != nil {
+	if _, err := f.svc.Buyer.Hold(ctx, HoldRequest{EventID: f.event, Buyer: "exact", SeatIDs: []int64{seat}}); err != nil {
 		t.Errorf("an exact hold while best-available searches wait: %v, want it held", err)
 	}
 	if n := waiting(); n != bestTurns {
@@ -429,7 +429,7 @@ func (f fixture) takeTurns(t *testing.T) []func() {
 	t.Helper()
 	var dones []func()
 	for range bestTurns {
-		_, done, err := f.svc.bestTurn(t.Context(), HoldRequest{EventID: f.event, Buyer: "turns", Quantity: 1})
+		_, done, err := f.svc.store.bestTurn(t.Context(), HoldRequest{EventID: f.event, Buyer: "turns", Quantity: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -465,14 +465,14 @@ func TestBestAvailableSoldOutShared(t *testing.T) {
 		}()
 	}
 	eventually(t, fmt.Sprintf("%d holds waiting for a turn", waiters), 10*time.Second,
-		func() bool { return f.svc.bestWaiting.Load() >= waiters })
+		func() bool { return f.svc.store.bestWaiting.Load() >= waiters })
 	dones[0]()
 	for range waiters {
 		if err := <-errs; !errors.Is(err, ErrSoldOut) {
 			t.Errorf("a hold of 2 with every seat held: %v, want ErrSoldOut", err)
 		}
 	}
-	if got := f.svc.soldOutShared.Load(); got != waiters-1 {
+	if got := f.svc.store.soldOutShared.Load(); got != waiters-1 {
 		t.Errorf("holds answered by another's search: %d, want %d (one searched)", got, waiters-1)
 	}
 
@@ -481,8 +481,8 @@ func TestBestAvailableSoldOutShared(t *testing.T) {
 	if err != nil {
 		t.Fatalf("a hold arriving after the search, with the seats freed since: %v, want 2 seats", err)
 	}
-	if len(h.Seats) != 2 || f.svc.soldOutShared.Load() != waiters-1 {
-		t.Errorf("late hold: %d seats, shared %d; want 2 seats, shared still %d", len(h.Seats), f.svc.soldOutShared.Load(), waiters-1)
+	if len(h.Seats) != 2 || f.svc.store.soldOutShared.Load() != waiters-1 {
+		t.Errorf("late hold: %d seats, shared %d; want 2 seats, shared still %d", len(h.Seats), f.svc.store.soldOutShared.Load(), waiters-1)
 	}
 }
 
@@ -523,8 +523,8 @@ func TestSoldOutAnswersWaiters(t *testing.T) {
 	for i, n := range []int{2, 3, 1} {
 		wait(n, buyerName("w", i))
 	}
-	eventually(t, "3 holds waiting for a turn", 10*time.Second, func() bool { return f.svc.bestWaiting.Load() >= 3 })
-	f.svc.soldOut.note(HoldRequest{EventID: f.event, Quantity: 2}, time.Now()) // as a search begun now that found nothing
+	eventually(t, "3 holds waiting for a turn", 10*time.Second, func() bool { return f.svc.store.bestWaiting.Load() >= 3 })
+	f.svc.store.soldOut.note(HoldRequest{EventID: f.event, Quantity: 2}, time.Now()) // as a search begun now that found nothing
 	for range 2 {
 		select {
 		case a := <-answers:
@@ -536,13 +536,13 @@ func TestSoldOutAnswersWaiters(t *testing.T) {
 		}
 	}
 	wait(2, "late")
-	eventually(t, "the hold of 1 and the late hold waiting", 10*time.Second, func() bool { return f.svc.bestWaiting.Load() >= 2 })
+	eventually(t, "the hold of 1 and the late hold waiting", 10*time.Second, func() bool { return f.svc.store.bestWaiting.Load() >= 2 })
 	select {
 	case a := <-answers:
 		t.Errorf("hold of %d answered (%v) with every turn taken, want it waiting", a.n, a.err)
 	case <-time.After(200 * time.Millisecond):
 	}
-	if got := f.svc.soldOutShared.Load(); got != 2 {
+	if got := f.svc.store.soldOutShared.Load(); got != 2 {
 		t.Errorf("holds answered by the verdict: %d, want 2", got)
 	}
 	release()

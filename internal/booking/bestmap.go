@@ -98,7 +98,7 @@ func (c *seatChanges) since(cutoff time.Time, mark func(seatChange)) {
 
 // mapMissed records a choice from the map that someone else had taken, or was taking:
 // the map is behind on those seats, so later choices leave them out until it catches up.
-func (s *Service) mapMissed(eventID int64, ids []int64) {
+func (s *store) mapMissed(eventID int64, ids []int64) {
 	s.bestMapMisses.Add(1)
 	s.noteSeatChanges(eventID, ids)
 }
@@ -106,7 +106,7 @@ func (s *Service) mapMissed(eventID int64, ids []int64) {
 // noteSeatChanges records a change of seats announced by this process, for best
 // available's reading of the map. Called after the change committed, before anyone
 // hears of it.
-func (s *Service) noteSeatChanges(eventID int64, ids []int64) {
+func (s *store) noteSeatChanges(eventID int64, ids []int64) {
 	if e := s.maps.lookup(eventID); e != nil {
 		e.noteChanges(ids)
 	}
@@ -131,7 +131,7 @@ type claimingSeats struct {
 // chooseFromMap takes the map's best choice for req that no other hold of this process
 // is claiming, and marks its seats as being claimed until release is called. Nil: the
 // map cannot be used for it, or shows no choice for the party.
-func (s *Service) chooseFromMap(req HoldRequest) (ids []int64, release func()) {
+func (s *store) chooseFromMap(req HoldRequest) (ids []int64, release func()) {
 	e := s.maps.lookup(req.EventID)
 	if e == nil {
 		return nil, nil
@@ -172,7 +172,7 @@ type rowSummary struct {
 // and those other holds here are claiming. usable is false when the map cannot be
 // trusted for it (missing, stale, too old); no choices from a usable map mean the map
 // shows no seats for the party.
-func (s *Service) mapChoices(req HoldRequest, gone map[int64]bool) (tries [][]int64, usable bool) {
+func (s *store) mapChoices(req HoldRequest, gone map[int64]bool) (tries [][]int64, usable bool) {
 	e := s.maps.lookup(req.EventID)
 	if e == nil {
 		return nil, false

@@ -16,7 +16,7 @@ import (
 // does; best available then chooses from it.
 func (f fixture) loadMap(t *testing.T) {
 	t.Helper()
-	if _, err := f.svc.SeatMap(t.Context(), f.event); err != nil {
+	if _, err := f.svc.Maps.SeatMap(t.Context(), f.event); err != nil {
 		t.Fatalf("seat map: %v", err)
 	}
 }
@@ -52,7 +52,7 @@ func TestBestAvailableFarRow(t *testing.T) {
 			if h.Seats[0].Row != last {
 				t.Errorf("got row %s, want %s", h.Seats[0].Row, last)
 			}
-			if got, want := f.svc.bestFromMap.Load(), map[bool]int64{false: 0, true: 1}[fromMap]; got != want {
+			if got, want := f.svc.store.bestFromMap.Load(), map[bool]int64{false: 0, true: 1}[fromMap]; got != want {
 				t.Errorf("holds chosen from the map: got %d, want %d", got, want)
 			}
 		})
@@ -77,10 +77,10 @@ func TestBestAvailableMapLeavesOutChangedSeats(t *testing.T) {
 		t.Fatalf("best 4: %v", err)
 	}
 	checkTogether(t, h.Seats, 4)
-	if got, want := f.svc.bestMapMisses.Load(), int64(0); got != want {
+	if got, want := f.svc.store.bestMapMisses.Load(), int64(0); got != want {
 		t.Errorf("after seats taken through the service: got %d failed claims, want %d", got, want)
 	}
-	if got := f.svc.bestFromMap.Load(); got != 1 {
+	if got := f.svc.store.bestFromMap.Load(); got != 1 {
 		t.Errorf("holds chosen from the map: got %d, want 1", got)
 	}
 
@@ -90,7 +90,7 @@ func TestBestAvailableMapLeavesOutChangedSeats(t *testing.T) {
 		taken[s.ID] = true
 	}
 	f.loadMap(t)
-	tries, usable := f.svc.mapChoices(HoldRequest{EventID: f.event, Quantity: 4, Together: true}, nil)
+	tries, usable := f.svc.store.mapChoices(HoldRequest{EventID: f.event, Quantity: 4, Together: true}, nil)
 	if !usable || len(tries) == 0 {
 		t.Fatalf("the map's choices: got %v (usable %v), want some", tries, usable)
 	}
@@ -114,7 +114,7 @@ func TestBestAvailableMapLeavesOutChangedSeats(t *testing.T) {
 			t.Errorf("seat %d given twice", s.ID)
 		}
 	}
-	if got := f.svc.bestMapMisses.Load(); got != 1 {
+	if got := f.svc.store.bestMapMisses.Load(); got != 1 {
 		t.Errorf("after seats taken behind the service's back: got %d failed claims, want 1", got)
 	}
 	// Give those seats back, so that the fixture's checks find every held seat in a
@@ -139,7 +139,7 @@ func TestBestAvailableMapNeverSaysSoldOut(t *testing.T) {
 		t.Fatalf("best 4 with a lapsed hold of 4 and a map showing none: got %v, want the 4", err)
 	}
 	checkTogether(t, got.Seats, 4)
-	if n := f.svc.bestFromMap.Load(); n != 0 {
+	if n := f.svc.store.bestFromMap.Load(); n != 0 {
 		t.Errorf("holds chosen from the map: got %d, want 0 (the map showed none)", n)
 	}
 	if _, err := f.bestHold(t, "third", 1, "", false); !errors.Is(err, ErrSoldOut) {
@@ -159,7 +159,7 @@ func TestBestAvailableFromMapTakesNoTurn(t *testing.T) {
 			f := newFixture(t, smallSpec([]demo.Section{oneRow("Main", 40, 5000)}), DefaultConfig())
 			req := HoldRequest{EventID: f.event, Buyer: "quick", Quantity: 2, Together: true}
 			for range bestTurns {
-				_, done, err := f.svc.bestTurn(t.Context(), req)
+				_, done, err := f.svc.store.bestTurn(t.Context(), req)
 				if err != nil {
 					t.Fatalf("take a turn: %v", err)
 				}
@@ -172,13 +172,13 @@ func TestBestAvailableFromMapTakesNoTurn(t *testing.T) {
 			// never ends while the test holds them.
 			ctx, cancel := context.WithTimeout(t.Context(), 3*time.Second)
 			defer cancel()
-			h, err := f.svc.Hold(ctx, req)
+			h, err := f.svc.Buyer.Hold(ctx, req)
 			switch {
 			case fromMap && err != nil:
 				t.Fatalf("best 2 from the map with the turns taken: %v, want the seats at once", err)
 			case fromMap:
 				checkTogether(t, h.Seats, 2)
-				if n := f.svc.bestFromMap.Load(); n != 1 {
+				if n := f.svc.store.bestFromMap.Load(); n != 1 {
 					t.Errorf("holds chosen from the map: got %d, want 1", n)
 				}
 			case !errors.Is(err, context.DeadlineExceeded):
@@ -196,8 +196,8 @@ func TestChooseFromMapDisjoint(t *testing.T) {
 	f := newFixture(t, smallSpec([]demo.Section{oneRow("Main", 40, 5000)}), DefaultConfig())
 	f.loadMap(t)
 	req := HoldRequest{EventID: f.event, Buyer: "x", Quantity: 4, Together: true}
-	a, releaseA := f.svc.chooseFromMap(req)
-	b, releaseB := f.svc.chooseFromMap(req)
+	a, releaseA := f.svc.store.chooseFromMap(req)
+	b, releaseB := f.svc.store.chooseFromMap(req)
 	if a == nil || b == nil {
 		t.Fatalf("choices: %v and %v, want two", a, b)
 	}
@@ -208,7 +208,7 @@ func TestChooseFromMapDisjoint(t *testing.T) {
 		}
 	}
 	// The turn's look at the map (holdBestFromMap) leaves them out too.
-	tries, usable := f.svc.mapChoices(req, nil)
+	tries, usable := f.svc.store.mapChoices(req, nil)
 	if !usable || len(tries) == 0 {
 		t.Fatalf("the turn's choices: %v (usable %v), want some", tries, usable)
 	}
@@ -220,7 +220,7 @@ func TestChooseFromMapDisjoint(t *testing.T) {
 		}
 	}
 	releaseA()
-	c, releaseC := f.svc.chooseFromMap(req)
+	c, releaseC := f.svc.store.chooseFromMap(req)
 	defer releaseC()
 	if !slices.Equal(c, a) {
 		t.Errorf("after the first let go: got %v, want its seats, the best, again: %v", c, a)

@@ -103,7 +103,7 @@ func (sl Sale) check() error {
 // returns the first sale's order and sells nothing; replayed reports whether it was
 // such a repeat. The sale is audited in its transaction; the live map hears of the
 // seats after commit.
-func (s *Service) SellAtBoxOffice(ctx context.Context, sl Sale) (o Order, replayed bool, err error) {
+func (s *Desk) SellAtBoxOffice(ctx context.Context, sl Sale) (o Order, replayed bool, err error) {
 	if err := sl.check(); err != nil {
 		return Order{}, false, err
 	}
@@ -148,7 +148,7 @@ type saleDone struct {
 // sellTx is SellAtBoxOffice's transaction, under the form's buyer lock: the first
 // sale of the form (Token) found again, or the hold, the order, the payment, the sale
 // of the order, the box office's record of it, the email's job and the audit entry.
-func (s *Service) sellTx(ctx context.Context, tx pgx.Tx, q *db.Queries, sl Sale, buyer string, turn int) (saleDone, error) {
+func (s *store) sellTx(ctx context.Context, tx pgx.Tx, q *db.Queries, sl Sale, buyer string, turn int) (saleDone, error) {
 	// A double submit waits here for the first, then finds its order.
 	if err := q.BuyerLock(ctx, db.BuyerLockParams{Buyer: buyer, EventID: sl.EventID}); err != nil {
 		return saleDone{}, err
@@ -261,7 +261,7 @@ func payAtBoxOffice(ctx context.Context, q *db.Queries, row db.Order, amount int
 // an online hold: hold_seats for picked seats, HoldCreate and the best-available or
 // general-admission claim for a quantity. The limit is the sale's own size; turn is
 // the best-available turn taken before the transaction (bestTurn).
-func (s *Service) saleHold(ctx context.Context, tx pgx.Tx, q *db.Queries, sl Sale, buyer string, turn int) (Hold, error) {
+func (s *store) saleHold(ctx context.Context, tx pgx.Tx, q *db.Queries, sl Sale, buyer string, turn int) (Hold, error) {
 	req := sl.holdRequest(buyer)
 	if len(sl.SeatIDs) == 0 {
 		return s.holdPlaces(ctx, tx, q, req, sl.Quantity, turn, nil)
@@ -299,7 +299,7 @@ func (sl Sale) made(o db.Order) bool {
 
 // BoxOfficeOrder returns an order of the event for the box office, whoever bought it,
 // with what the box office recorded of its sale (nil if it was sold online).
-func (s *Service) BoxOfficeOrder(ctx context.Context, eventID, orderID int64) (Order, *SaleRecord, error) {
+func (s *Desk) BoxOfficeOrder(ctx context.Context, eventID, orderID int64) (Order, *SaleRecord, error) {
 	row, o, err := s.orderView(ctx, orderID)
 	if errors.Is(err, pgx.ErrNoRows) || (err == nil && row.EventID != eventID) {
 		return Order{}, nil, ErrOrderNotFound

@@ -28,7 +28,7 @@ func TestBoxOfficeSale(t *testing.T) {
 
 	sl := f.sale(member, "token-0123456789abcdef", seats[:6]...)
 	sl.Method, sl.Email = PayCardPresent, "walkup@example.com"
-	o, replayed, err := f.svc.SellAtBoxOffice(t.Context(), sl)
+	o, replayed, err := f.svc.Desk.SellAtBoxOffice(t.Context(), sl)
 	if err != nil || replayed {
 		t.Fatalf("sale: %v (replayed %v)", err, replayed)
 	}
@@ -46,12 +46,12 @@ func TestBoxOfficeSale(t *testing.T) {
 		AND (after->>'orderId')::bigint = $2 AND address = '192.0.2.7'`, member, o.ID); n != 1 {
 		t.Errorf("audit entries of the sale: %d, want 1", n)
 	}
-	got, rec2, err := f.svc.BoxOfficeOrder(t.Context(), f.event, o.ID)
+	got, rec2, err := f.svc.Desk.BoxOfficeOrder(t.Context(), f.event, o.ID)
 	if err != nil || rec2 == nil || rec2.Method != PayCardPresent || rec2.BuyerName != "Walk-up" || len(got.Tickets) != 6 {
 		t.Errorf("box-office order: %+v, %v", rec2, err)
 	}
 
-	again, replayed, err := f.svc.SellAtBoxOffice(t.Context(), sl)
+	again, replayed, err := f.svc.Desk.SellAtBoxOffice(t.Context(), sl)
 	if err != nil || !replayed || again.ID != o.ID {
 		t.Errorf("the same form again: order %d (replayed %v), %v; want order %d replayed", again.ID, replayed, err, o.ID)
 	}
@@ -76,7 +76,7 @@ func TestBoxOfficeSaleRefused(t *testing.T) {
 	f.staffHold(t, member, HoldHouse, time.Time{}, seats[1])
 
 	for i, id := range seats[:2] {
-		_, _, err := f.svc.SellAtBoxOffice(t.Context(), f.sale(member, fmt.Sprintf("refused-token-%04d", i), seats[5], id))
+		_, _, err := f.svc.Desk.SellAtBoxOffice(t.Context(), f.sale(member, fmt.Sprintf("refused-token-%04d", i), seats[5], id))
 		if !isTaken(err, id) {
 			t.Errorf("sale of taken seat %d: %v, want seats_unavailable naming it", id, err)
 		}
@@ -90,14 +90,14 @@ func TestBoxOfficeSaleRefused(t *testing.T) {
 	} {
 		sl := f.sale(member, "bad-input-token-0001", seats[4])
 		change(&sl)
-		if _, _, err := f.svc.SellAtBoxOffice(t.Context(), sl); !errors.Is(err, ErrInvalidSale) {
+		if _, _, err := f.svc.Desk.SellAtBoxOffice(t.Context(), sl); !errors.Is(err, ErrInvalidSale) {
 			t.Errorf("%s: %v, want ErrInvalidSale", name, err)
 		}
 	}
 	if _, err := f.pool.Exec(t.Context(), `UPDATE events SET sales_close_at = now() - interval '1 second', onsale_at = now() - interval '1 hour' WHERE id = $1`, f.event); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := f.svc.SellAtBoxOffice(t.Context(), f.sale(member, "closed-token-000001", seats[4])); !errors.Is(err, ErrSalesClosed) {
+	if _, _, err := f.svc.Desk.SellAtBoxOffice(t.Context(), f.sale(member, "closed-token-000001", seats[4])); !errors.Is(err, ErrSalesClosed) {
 		t.Errorf("sale after the close: %v, want ErrSalesClosed", err)
 	}
 	if n := f.count(t, `SELECT count(*) FROM orders WHERE event_id = $1`, f.event) +
@@ -118,7 +118,7 @@ func TestBoxOfficeDoubleSubmit(t *testing.T) {
 	var errs errorCounter
 	var fresh atomic.Int32
 	atOnce(len(orders), func(i int) {
-		o, replayed, err := f.svc.SellAtBoxOffice(t.Context(), f.sale(member, "double-submit-token", seats[:3]...))
+		o, replayed, err := f.svc.Desk.SellAtBoxOffice(t.Context(), f.sale(member, "double-submit-token", seats[:3]...))
 		if err != nil {
 			errs.add(err)
 			return
@@ -160,12 +160,12 @@ func TestBoxOfficeRacesOnline(t *testing.T) {
 		atOnce(21, func(i int) {
 			var err error
 			if i == 0 {
-				_, _, err = f.svc.SellAtBoxOffice(t.Context(), f.sale(member, fmt.Sprintf("race-token-%06d", round), seat))
+				_, _, err = f.svc.Desk.SellAtBoxOffice(t.Context(), f.sale(member, fmt.Sprintf("race-token-%06d", round), seat))
 				if err == nil {
 					boxWon.Store(true)
 				}
 			} else {
-				_, err = f.svc.Hold(t.Context(), HoldRequest{EventID: f.event, Buyer: buyerName(fmt.Sprint("r", round), i), SeatIDs: []int64{seat}})
+				_, err = f.svc.Buyer.Hold(t.Context(), HoldRequest{EventID: f.event, Buyer: buyerName(fmt.Sprint("r", round), i), SeatIDs: []int64{seat}})
 			}
 			switch {
 			case err == nil:
@@ -203,7 +203,7 @@ func TestBoxOfficeSaleByQuantity(t *testing.T) {
 
 	best := f.sale(member, "best-token-000000001")
 	best.Quantity, best.Together = 3, true
-	o, _, err := f.svc.SellAtBoxOffice(t.Context(), best)
+	o, _, err := f.svc.Desk.SellAtBoxOffice(t.Context(), best)
 	if err != nil || o.Status != StatusConfirmed || len(o.Tickets) != 3 || o.AmountCents != 3*2500 {
 		t.Fatalf("best 3: %v, %+v", err, o)
 	}
@@ -213,23 +213,23 @@ func TestBoxOfficeSaleByQuantity(t *testing.T) {
 
 	ga := f.sale(member, "ga-token-00000000001")
 	ga.GATierID, ga.Quantity = f.tier, 4
-	g, _, err := f.svc.SellAtBoxOffice(t.Context(), ga)
+	g, _, err := f.svc.Desk.SellAtBoxOffice(t.Context(), ga)
 	if err != nil || g.Status != StatusConfirmed || len(g.Tickets) != 4 || g.AmountCents != 4*1500 || g.GA == nil {
 		t.Fatalf("4 standing: %v, %+v", err, g)
 	}
 	if n := f.gaRemaining(t, f.tier); n != 6 {
 		t.Errorf("standing places left: %d, want 6", n)
 	}
-	if again, replayed, err := f.svc.SellAtBoxOffice(t.Context(), ga); err != nil || !replayed || again.ID != g.ID {
+	if again, replayed, err := f.svc.Desk.SellAtBoxOffice(t.Context(), ga); err != nil || !replayed || again.ID != g.ID {
 		t.Errorf("the same form again: %d (replayed %v), %v; want order %d", again.ID, replayed, err, g.ID)
 	}
 	ga.Quantity = 5
-	if _, _, err := f.svc.SellAtBoxOffice(t.Context(), ga); !errors.Is(err, ErrSaleFormUsed) {
+	if _, _, err := f.svc.Desk.SellAtBoxOffice(t.Context(), ga); !errors.Is(err, ErrSaleFormUsed) {
 		t.Errorf("the form again for another quantity: %v, want ErrSaleFormUsed", err)
 	}
 	tooMany := f.sale(member, "ga-token-00000000002")
 	tooMany.GATierID, tooMany.Quantity = f.tier, 7
-	if _, _, err := f.svc.SellAtBoxOffice(t.Context(), tooMany); !errors.Is(err, ErrSoldOut) {
+	if _, _, err := f.svc.Desk.SellAtBoxOffice(t.Context(), tooMany); !errors.Is(err, ErrSoldOut) {
 		t.Errorf("7 standing of 6: %v, want sold out", err)
 	}
 	if n := f.gaRemaining(t, f.tier); n != 6 {
@@ -237,7 +237,7 @@ func TestBoxOfficeSaleByQuantity(t *testing.T) {
 	}
 	both := f.sale(member, "both-token-000000001", seats[5])
 	both.Quantity = 1
-	if _, _, err := f.svc.SellAtBoxOffice(t.Context(), both); !errors.Is(err, ErrInvalidSale) {
+	if _, _, err := f.svc.Desk.SellAtBoxOffice(t.Context(), both); !errors.Is(err, ErrInvalidSale) {
 		t.Errorf("seats and a quantity: %v, want ErrInvalidSale", err)
 	}
 	bookingtest.CheckMoney(t, f.pool, f.event)
@@ -253,11 +253,11 @@ func TestBoxOfficeSaleRefund(t *testing.T) {
 	f := newMoneyFixture(t, confirmSpec(), DefaultConfig())
 	seats := f.rowSeats(t, "Floor", "A")[:2]
 	member := newStaff(t, f.pool, "box_office")
-	o, _, err := f.svc.SellAtBoxOffice(t.Context(), f.sale(member, "token-refund-0123456789", seats...))
+	o, _, err := f.svc.Desk.SellAtBoxOffice(t.Context(), f.sale(member, "token-refund-0123456789", seats...))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.svc.StaffRefund(t.Context(), StaffRefundRequest{OrderID: o.ID, Kind: KindRefund}); !errors.Is(err, ErrNoPaymentToRefund) {
+	if _, err := f.svc.Desk.StaffRefund(t.Context(), StaffRefundRequest{OrderID: o.ID, Kind: KindRefund}); !errors.Is(err, ErrNoPaymentToRefund) {
 		t.Fatalf("refund of a box-office sale: %v, want ErrNoPaymentToRefund", err)
 	}
 	if st, _ := f.orderStatus(t, o.ID); st != StatusConfirmed {
@@ -266,7 +266,7 @@ func TestBoxOfficeSaleRefund(t *testing.T) {
 	if n := f.count(t, `SELECT count(*) FROM refunds WHERE order_id = $1`, o.ID); n != 0 {
 		t.Errorf("refunds recorded: %d, want 0", n)
 	}
-	res, err := f.svc.StaffRefund(t.Context(), StaffRefundRequest{OrderID: o.ID, Kind: KindVoid})
+	res, err := f.svc.Desk.StaffRefund(t.Context(), StaffRefundRequest{OrderID: o.ID, Kind: KindVoid})
 	if err != nil || !res.Whole || res.Status != StatusRefunded {
 		t.Errorf("void: %+v, %v; want the whole order ended", res, err)
 	}

@@ -8,12 +8,23 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"boxoffice/internal/db"
 	"boxoffice/internal/zone"
 )
 
 // Events lists the events, soonest first.
-func (s *Service) Events(ctx context.Context) ([]Event, error) {
+func (s *Buyer) Events(ctx context.Context) ([]Event, error) { return s.events(ctx) }
+
+// Event returns one event.
+func (s *Buyer) Event(ctx context.Context, id int64) (Event, error) { return s.event(ctx, id) }
+
+// Events lists the events, soonest first, for the admin pages' choices of event.
+func (s *Desk) Events(ctx context.Context) ([]Event, error) { return s.events(ctx) }
+
+// Event returns one event, for the admin pages.
+func (s *Desk) Event(ctx context.Context, id int64) (Event, error) { return s.event(ctx, id) }
+
+// events is Events, for the buyer's pages and the desk's alike.
+func (s *store) events(ctx context.Context) ([]Event, error) {
 	rows, err := s.q.EventList(ctx)
 	if err != nil {
 		return nil, translate(err)
@@ -25,9 +36,24 @@ func (s *Service) Events(ctx context.Context) ([]Event, error) {
 	return out, nil
 }
 
-// Event returns one event.
-func (s *Service) Event(ctx context.Context, id int64) (Event, error) {
+// event is Event, for every part: the seat map, the desk's order and the emails' receipt
+// name their event too.
+func (s *store) event(ctx context.Context, id int64) (Event, error) {
 	r, err := s.q.EventGet(ctx, id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Event{}, ErrEventNotFound
+	} else if err != nil {
+		return Event{}, translate(err)
+	}
+	return eventOf(r), nil
+}
+
+// EventBySlug returns the event a page URL names.
+func (s *Buyer) EventBySlug(ctx context.Context, slug string) (Event, error) {
+	if slug == "" || len(slug) > 200 {
+		return Event{}, ErrEventNotFound
+	}
+	r, err := s.q.EventGetBySlug(ctx, slug)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Event{}, ErrEventNotFound
 	} else if err != nil {
@@ -43,7 +69,7 @@ const queueLead = time.Hour
 // QueuedEvents lists the events the waiting room's admitter works on: room on, and
 // the sale open or opening within the hour, by the database clock. Soonest onsale
 // first.
-func (s *Service) QueuedEvents(ctx context.Context) ([]Event, error) {
+func (s *Buyer) QueuedEvents(ctx context.Context) ([]Event, error) {
 	rows, err := s.q.EventsQueued(ctx, queueLead.Seconds())
 	if err != nil {
 		return nil, translate(err)
@@ -86,49 +112,4 @@ func eventOf[R ~eventFields](row R) Event {
 		QueueEnabled: r.QueueEnabled, QueueSlots: int(r.QueueSlots), QueueRate: r.QueueRate,
 		QueueTokenTTL: time.Duration(r.QueueTokenTtlSeconds) * time.Second, VerifiedOnly: r.VerifiedOnly,
 	}
-}
-
-// loadSeatMap reads the event's whole map: about 25 ms of database time for 50,000
-// seats, which is why only the cache (mapcache.go) calls it.
-func (s *Service) loadSeatMap(ctx context.Context, eventID int64) (SeatMap, error) {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	if _, err := s.Event(ctx, eventID); err != nil {
-		return SeatMap{}, err
-	}
-	m := SeatMap{EventID: eventID, At: time.Now()}
-	rows, err := s.q.SeatMap(ctx, eventID)
-	if err != nil {
-		return SeatMap{}, translate(err)
-	}
-	m.Seats = make([]MapSeat, len(rows))
-	for i, r := range rows {
-		m.Seats[i] = mapSeat(r)
-	}
-	if m.GATiers, err = s.gaTiers(ctx, eventID); err != nil {
-		return SeatMap{}, err
-	}
-	return m, nil
-}
-
-// mapSeat maps a row of the map queries to a MapSeat.
-func mapSeat(r db.SeatMapRow) MapSeat {
-	return MapSeat{
-		ID: r.ID, Section: r.Section, Row: r.RowLabel, Number: int(r.Number), PriceCents: int(r.PriceCents), Rank: int(r.Rank),
-		X: int(r.X), Y: int(r.Y), Accessible: r.Accessible, Status: r.Status,
-	}
-}
-
-// gaTiers reads the event's GA tiers with the places they have left. Never nil, so that
-// a patch can tell "no tiers" from "not read".
-func (s *Service) gaTiers(ctx context.Context, eventID int64) ([]GATier, error) {
-	tiers, err := s.q.GATiers(ctx, eventID)
-	if err != nil {
-		return nil, translate(err)
-	}
-	out := make([]GATier, len(tiers))
-	for i, t := range tiers {
-		out[i] = GATier{ID: t.ID, Name: t.Name, PriceCents: int(t.PriceCents), Capacity: int(t.Capacity), Remaining: int(t.Remaining)}
-	}
-	return out, nil
 }

@@ -17,7 +17,7 @@ import (
 // returns the same order. Outside the event's sales window no order is made: a
 // *NotOnSaleError or ErrSalesClosed. A free order (amount 0) is confirmed at once, in
 // the same transaction: there is nothing to charge.
-func (s *Service) Checkout(ctx context.Context, id HoldID, buyer, email string) (Order, error) {
+func (s *Buyer) Checkout(ctx context.Context, id HoldID, buyer, email string) (Order, error) {
 	var o db.Order
 	var sold []int64
 	var fresh *Order   // the view of an order this call created, unpaid: known without a read
@@ -119,7 +119,7 @@ func createOrder(ctx context.Context, q *db.Queries, id HoldID, h db.HoldLockRow
 
 // confirmFree sells a free order, with no charge, in the caller's transaction. If it
 // cannot sell (the buyer's limit), the order stays pending and nothing is owed.
-func (s *Service) confirmFree(ctx context.Context, tx pgx.Tx, q *db.Queries, o db.Order) ([]int64, error) {
+func (s *store) confirmFree(ctx context.Context, tx pgx.Tx, q *db.Queries, o db.Order) ([]int64, error) {
 	sold, reason, err := s.sell(ctx, tx, q, o, nil, nil)
 	if err != nil || reason != "" {
 		return nil, err
@@ -133,7 +133,7 @@ func (s *Service) confirmFree(ctx context.Context, tx pgx.Tx, q *db.Queries, o d
 }
 
 // Order returns an order of the buyer, with its seats and tickets.
-func (s *Service) Order(ctx context.Context, orderID int64, buyer string) (Order, error) {
+func (s *Buyer) Order(ctx context.Context, orderID int64, buyer string) (Order, error) {
 	o, view, err := s.orderView(ctx, orderID)
 	if errors.Is(err, pgx.ErrNoRows) || (err == nil && o.Buyer != buyer) {
 		return Order{}, ErrOrderNotFound
@@ -148,7 +148,7 @@ func (s *Service) Order(ctx context.Context, orderID int64, buyer string) (Order
 // order this process checked out or looked up before is answered from memory (an
 // order's event and buyer never change: owners.go); any other in one read. Another
 // buyer's order is not found.
-func (s *Service) OrderEvent(ctx context.Context, orderID int64, buyer string) (int64, error) {
+func (s *Buyer) OrderEvent(ctx context.Context, orderID int64, buyer string) (int64, error) {
 	own, ok := s.owners.get(orderID)
 	if !ok {
 		o, err := s.q.OrderGet(ctx, orderID)
@@ -171,7 +171,7 @@ func (s *Service) OrderEvent(ctx context.Context, orderID int64, buyer string) (
 // the checkout and pay answers, each order-page poll and each confirmation email, and
 // the pool's connections are what an onsale's steps wait for (docs/BENCHMARKS.md). The
 // order's row comes with it, for the caller's checks. No order: pgx.ErrNoRows.
-func (s *Service) orderView(ctx context.Context, id int64) (db.Order, Order, error) {
+func (s *store) orderView(ctx context.Context, id int64) (db.Order, Order, error) {
 	row, err := s.q.OrderWithView(ctx, id)
 	if err != nil {
 		return db.Order{}, Order{}, err

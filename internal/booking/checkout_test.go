@@ -33,7 +33,7 @@ func TestCheckoutAnswersAsTheOrderView(t *testing.T) {
 			if got.Status != StatusPending || got.AmountCents == 0 {
 				t.Fatalf("checkout: %+v, want a pending order with an amount", got)
 			}
-			want, err := f.svc.Order(t.Context(), got.ID, c.buyer)
+			want, err := f.svc.Buyer.Order(t.Context(), got.ID, c.buyer)
 			if err != nil {
 				t.Fatalf("order: %v", err)
 			}
@@ -59,18 +59,18 @@ func TestOrderEventWithoutAConnection(t *testing.T) {
 	}
 	svc := New(pool, DefaultConfig(), nil, nil, slog.New(f.log))
 	h := f.hold(t, "amy", f.rowSeats(t, "Stalls", "B")[:2]...)
-	o, err := svc.Checkout(t.Context(), h.ID, "amy", "amy@example.com")
+	o, err := svc.Buyer.Checkout(t.Context(), h.ID, "amy", "amy@example.com")
 	if err != nil {
 		t.Fatalf("checkout: %v", err)
 	}
 	pool.Close()
-	if ev, err := svc.OrderEvent(t.Context(), o.ID, "amy"); err != nil || ev != f.event {
+	if ev, err := svc.Buyer.OrderEvent(t.Context(), o.ID, "amy"); err != nil || ev != f.event {
 		t.Errorf("OrderEvent of amy's order with the pool closed: %d, %v; want %d", ev, err, f.event)
 	}
-	if _, err := svc.OrderEvent(t.Context(), o.ID, "bob"); !errors.Is(err, ErrOrderNotFound) {
+	if _, err := svc.Buyer.OrderEvent(t.Context(), o.ID, "bob"); !errors.Is(err, ErrOrderNotFound) {
 		t.Errorf("OrderEvent of amy's order for bob: %v, want ErrOrderNotFound", err)
 	}
-	other := f.withService(DefaultConfig()).svc
+	other := f.withService(DefaultConfig()).svc.Buyer
 	if ev, err := other.OrderEvent(t.Context(), o.ID, "amy"); err != nil || ev != f.event {
 		t.Errorf("OrderEvent read by a service that did not check it out: %d, %v; want %d", ev, err, f.event)
 	}

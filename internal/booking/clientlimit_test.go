@@ -48,7 +48,7 @@ func crowdFromOneNetwork(t *testing.T, f fixture) (held, limited int64) {
 		case 2:
 			req.GATierID, req.Quantity = f.tier, 1
 		}
-		_, err := f.svc.Hold(t.Context(), req)
+		_, err := f.svc.Buyer.Hold(t.Context(), req)
 		var lim *ClientLimitError
 		switch {
 		case err == nil:
@@ -83,7 +83,7 @@ func TestClientLimitConcurrent(t *testing.T) {
 		t.Errorf("seats held from the network: got %d, want at most 12", got)
 	}
 	// Another network holds as before.
-	if _, err := f.svc.Hold(t.Context(), HoldRequest{EventID: f.event, Buyer: "neighbour", Client: "198.51.100.7", Quantity: 4}); err != nil {
+	if _, err := f.svc.Buyer.Hold(t.Context(), HoldRequest{EventID: f.event, Buyer: "neighbour", Client: "198.51.100.7", Quantity: 4}); err != nil {
 		t.Errorf("a buyer of another network: %v", err)
 	}
 }
@@ -143,7 +143,7 @@ func TestClientLimitLockNegativeControl(t *testing.T) {
 func TestClientLimitAllowance(t *testing.T) {
 	t.Parallel()
 	hold := func(t *testing.T, f fixture, buyer string, seats ...int64) (Hold, error) {
-		return f.svc.Hold(t.Context(), HoldRequest{EventID: f.event, Buyer: buyer, Client: network, SeatIDs: seats})
+		return f.svc.Buyer.Hold(t.Context(), HoldRequest{EventID: f.event, Buyer: buyer, Client: network, SeatIDs: seats})
 	}
 
 	t.Run("release frees it; the refusal says when a hold lapses", func(t *testing.T) {
@@ -163,14 +163,14 @@ func TestClientLimitAllowance(t *testing.T) {
 		if errors.As(err, &lim) && !lim.NextFree.Equal(first.ExpiresAt) {
 			t.Errorf("NextFree: got %v, want the first hold's expiry %v", lim.NextFree, first.ExpiresAt)
 		}
-		_, err = f.svc.Hold(t.Context(), HoldRequest{EventID: f.event, Buyer: "c", Client: network, Quantity: 1})
+		_, err = f.svc.Buyer.Hold(t.Context(), HoldRequest{EventID: f.event, Buyer: "c", Client: network, Quantity: 1})
 		wantClientLimit(t, "best available past the limit", err, 12, 12)
-		_, err = f.svc.Hold(t.Context(), HoldRequest{EventID: f.event, Buyer: "c", Client: network, GATierID: f.tier, Quantity: 1})
+		_, err = f.svc.Buyer.Hold(t.Context(), HoldRequest{EventID: f.event, Buyer: "c", Client: network, GATierID: f.tier, Quantity: 1})
 		wantClientLimit(t, "a GA place past the limit", err, 12, 12)
 		if got := f.gaRemaining(t, f.tier); got != 20 {
 			t.Errorf("GA places left after refusals: got %d, want 20", got)
 		}
-		if err := f.svc.Release(t.Context(), first.ID, "a"); err != nil {
+		if err := f.svc.Buyer.Release(t.Context(), first.ID, "a"); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := hold(t, f, "c", seats[12:18]...); err != nil {
@@ -240,7 +240,7 @@ func TestClientLimitWaitsNotForBatches(t *testing.T) {
 		}, nil)
 	}
 	mine, neighbour := call("mine", network, seats[20:25]...), call("neighbour", "198.51.100.7", seats[30])
-	busy, err := f.svc.runTogether([]*exactCall{neighbour, mine}) // waiting would fail it at batchTimeout
+	busy, err := f.svc.store.runTogether([]*exactCall{neighbour, mine}) // waiting would fail it at batchTimeout
 	if err != nil {
 		t.Fatalf("batch: %v", err)
 	}
@@ -253,6 +253,6 @@ func TestClientLimitWaitsNotForBatches(t *testing.T) {
 	if err := tx.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
-	_, err = f.svc.Hold(ctx, HoldRequest{EventID: f.event, Buyer: "mine", Client: network, SeatIDs: seats[20:25]})
+	_, err = f.svc.Buyer.Hold(ctx, HoldRequest{EventID: f.event, Buyer: "mine", Client: network, SeatIDs: seats[20:25]})
 	wantClientLimit(t, "5 seats beside the other's 8", err, 12, 8)
 }

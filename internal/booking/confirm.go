@@ -45,7 +45,13 @@ const (
 // The sales window does not apply here, on purpose: the payment was claimed while the
 // sale was open (PaymentClaim carries the window), the money is taken, and selling
 // what was held in time is right even if the webhook arrives after the close.
-func (s *Service) ApplyPayment(ctx context.Context, provider string, ev PaymentEvent) (PaymentOutcome, error) {
+func (s *Buyer) ApplyPayment(ctx context.Context, provider string, ev PaymentEvent) (PaymentOutcome, error) {
+	return s.applyPayment(ctx, provider, ev)
+}
+
+// applyPayment is ApplyPayment, for the webhook and for the workers: reconciliation
+// and refunds apply what the provider says as if its webhook had come.
+func (s *store) applyPayment(ctx context.Context, provider string, ev PaymentEvent) (PaymentOutcome, error) {
 	// No buyer's request waits on a confirmation (the provider waits for its answer,
 	// the buyer's order page polls): the requests buyers wait on go first for a
 	// connection.
@@ -108,7 +114,7 @@ func (s *Service) ApplyPayment(ctx context.Context, provider string, ev PaymentE
 // applier acts on one provider event inside ApplyPayment's transaction, with the
 // event's order locked.
 type applier struct {
-	s        *Service
+	s        *store
 	tx       pgx.Tx
 	q        *db.Queries
 	provider string
@@ -282,7 +288,7 @@ const saleSavepoint = "sale"
 // paymentID, the provider's payment, if any), all or nothing: on any shortfall
 // everything it did is undone and reason says why. Statements the caller queued on
 // with (nil: none) go in the sale's first round trip and stand whatever its verdict.
-func (s *Service) sell(ctx context.Context, tx pgx.Tx, q *db.Queries, o db.Order, paymentID *string, with *db.Pipeline) (sold []int64, reason string, err error) {
+func (s *store) sell(ctx context.Context, tx pgx.Tx, q *db.Queries, o db.Order, paymentID *string, with *db.Pipeline) (sold []int64, reason string, err error) {
 	return s.sellUpTo(ctx, tx, q, o, s.cfg.MaxPerBuyer, paymentID, with)
 }
 
@@ -296,7 +302,7 @@ func (s *Service) sell(ctx context.Context, tx pgx.Tx, q *db.Queries, o db.Order
 // taken before anything was sold, undoing the tickets, the hold's and the order's
 // marks that went with it. Standing places follow one by one, after the verdicts: a
 // hold whose places were given back must take them again first.
-func (s *Service) sellUpTo(ctx context.Context, tx pgx.Tx, q *db.Queries, o db.Order, limit int, paymentID *string, with *db.Pipeline) (sold []int64, reason string, err error) {
+func (s *store) sellUpTo(ctx context.Context, tx pgx.Tx, q *db.Queries, o db.Order, limit int, paymentID *string, with *db.Pipeline) (sold []int64, reason string, err error) {
 	pl := with
 	if pl == nil {
 		pl = new(db.Pipeline)

@@ -55,7 +55,7 @@ func TestApplyPaymentIdempotent(t *testing.T) {
 		if s, ga := f.ticketCount(t, o.ID); s != 2 || ga != 0 {
 			t.Errorf("tickets: got %d seat and %d GA, want 2 and 0", s, ga)
 		}
-		got, err := f.svc.Order(t.Context(), o.ID, "a")
+		got, err := f.svc.Buyer.Order(t.Context(), o.ID, "a")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -72,7 +72,7 @@ func TestApplyPaymentIdempotent(t *testing.T) {
 		var confirmed, duplicate atomic.Int64
 		var errs errorCounter
 		atOnce(20, func(int) {
-			out, err := f.svc.ApplyPayment(t.Context(), "test", paid(o, "evt_1"))
+			out, err := f.svc.Buyer.ApplyPayment(t.Context(), "test", paid(o, "evt_1"))
 			switch {
 			case err != nil:
 				errs.add(err)
@@ -103,7 +103,7 @@ func TestApplyPaymentIdempotent(t *testing.T) {
 		var confirmed, refunded atomic.Int64
 		var errs errorCounter
 		atOnce(20, func(i int) {
-			out, err := f.svc.ApplyPayment(t.Context(), "test", paid(o, fmt.Sprintf("evt_%d", i)))
+			out, err := f.svc.Buyer.ApplyPayment(t.Context(), "test", paid(o, fmt.Sprintf("evt_%d", i)))
 			switch {
 			case err != nil:
 				errs.add(err)
@@ -142,7 +142,7 @@ func TestApplyPaymentIdempotent(t *testing.T) {
 			t.Errorf("second success: got %q, want %q", got, OutcomeRefundDue)
 		}
 		failed := PaymentEvent{ID: "evt_3", Kind: KindPaymentFailed, PaymentID: "pi_evt_1", OrderID: o.ID, EventID: o.EventID, AmountCents: int64(o.AmountCents)}
-		if got, err := f.svc.ApplyPayment(t.Context(), "test", failed); err != nil || got != OutcomeIgnored {
+		if got, err := f.svc.Buyer.ApplyPayment(t.Context(), "test", failed); err != nil || got != OutcomeIgnored {
 			t.Errorf("failure after success: got %q, %v, want %q", got, err, OutcomeIgnored)
 		}
 		if st, reason := f.orderStatus(t, o.ID); st != StatusConfirmed || reason != "" {
@@ -165,22 +165,22 @@ func TestApplyPaymentIdempotent(t *testing.T) {
 		provider := newFakeProvider()
 		f := newFixture(t, confirmSpec(), DefaultConfig()).withProvider(provider)
 		o := f.checkout(t, f.hold(t, "a", f.rowSeats(t, "Floor", "A")[0]), "a")
-		if _, err := f.svc.Pay(t.Context(), o.ID, "a", PaymentMethod{Method: "card"}); err != nil {
+		if _, err := f.svc.Buyer.Pay(t.Context(), o.ID, "a", PaymentMethod{Method: "card"}); err != nil {
 			t.Fatalf("pay: %v", err)
 		}
 		failed := provider.chargeOf(t, o.ID).event("evt_1", KindPaymentFailed)
-		if got, err := f.svc.ApplyPayment(t.Context(), "test", failed); err != nil || got != OutcomeFailed {
+		if got, err := f.svc.Buyer.ApplyPayment(t.Context(), "test", failed); err != nil || got != OutcomeFailed {
 			t.Errorf("failure: got %q, %v, want %q", got, err, OutcomeFailed)
 		}
 		if st, reason := f.orderStatus(t, o.ID); st != StatusPending || reason != "payment_failed" {
 			t.Errorf("after the failure: got %s (%s), want pending (payment_failed)", st, reason)
 		}
 		// The claim is free: the buyer pays again, and that payment sells.
-		if _, err := f.svc.Pay(t.Context(), o.ID, "a", PaymentMethod{Method: "card"}); err != nil {
+		if _, err := f.svc.Buyer.Pay(t.Context(), o.ID, "a", PaymentMethod{Method: "card"}); err != nil {
 			t.Fatalf("pay again: %v", err)
 		}
 		ok := provider.chargeOf(t, o.ID).event("evt_2", KindPaymentSucceeded)
-		if got, err := f.svc.ApplyPayment(t.Context(), "test", ok); err != nil || got != OutcomeConfirmed {
+		if got, err := f.svc.Buyer.ApplyPayment(t.Context(), "test", ok); err != nil || got != OutcomeConfirmed {
 			t.Errorf("success after a failure: got %q, %v, want %q", got, err, OutcomeConfirmed)
 		}
 	})
@@ -191,7 +191,7 @@ func TestApplyPaymentIdempotent(t *testing.T) {
 		o := f.checkout(t, f.hold(t, "a", f.rowSeats(t, "Floor", "A")[0]), "a")
 		ev := paid(o, "evt_1")
 		ev.EventID++
-		if got, err := f.svc.ApplyPayment(t.Context(), "test", ev); err != nil || got != OutcomeIgnored {
+		if got, err := f.svc.Buyer.ApplyPayment(t.Context(), "test", ev); err != nil || got != OutcomeIgnored {
 			t.Errorf("got %q, %v, want %q", got, err, OutcomeIgnored)
 		}
 		if st, _ := f.orderStatus(t, o.ID); st != StatusPending {
@@ -209,7 +209,7 @@ func TestApplyPaymentAmountMismatch(t *testing.T) {
 	o := f.checkout(t, f.hold(t, "a", seats[0], seats[1]), "a")
 	ev := paid(o, "evt_1")
 	ev.AmountCents--
-	if got, err := f.svc.ApplyPayment(t.Context(), "test", ev); err != nil || got != OutcomeRefundPending {
+	if got, err := f.svc.Buyer.ApplyPayment(t.Context(), "test", ev); err != nil || got != OutcomeRefundPending {
 		t.Fatalf("got %q, %v, want %q", got, err, OutcomeRefundPending)
 	}
 	if st, reason := f.orderStatus(t, o.ID); st != StatusRefundPending || reason != "amount_mismatch" {
@@ -247,7 +247,7 @@ func TestApplyPaymentGA(t *testing.T) {
 	lapseAndTidy := func(t *testing.T, f fixture, id HoldID) {
 		t.Helper()
 		f.lapse(t, id)
-		res, err := f.svc.Tidy(t.Context())
+		res, err := f.svc.Worker.Tidy(t.Context())
 		if err != nil {
 			t.Fatalf("tidy: %v", err)
 		}
@@ -324,7 +324,7 @@ func TestApplyPaymentGA(t *testing.T) {
 		if got := f.gaRemaining(t, f.tier); got != 3 {
 			t.Errorf("places left: got %d, want 3", got)
 		}
-		res, err := f.svc.Tidy(t.Context())
+		res, err := f.svc.Worker.Tidy(t.Context())
 		if err != nil || res.GAHolds != 0 {
 			t.Errorf("tidy after the sale: got %d GA holds given back, %v, want 0", res.GAHolds, err)
 		}

@@ -26,7 +26,7 @@ type Control struct {
 }
 
 // Control reads the control room's counts of an event.
-func (s *Service) Control(ctx context.Context, eventID int64) (Control, error) {
+func (s *Desk) Control(ctx context.Context, eventID int64) (Control, error) {
 	r, err := s.q.ControlCounts(ctx, eventID)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Control{}, ErrEventNotFound
@@ -47,7 +47,7 @@ type MinuteCount struct {
 
 // TicketsByMinute is the tickets issued per minute since since, minutes without a
 // sale left out.
-func (s *Service) TicketsByMinute(ctx context.Context, eventID int64, since time.Time) ([]MinuteCount, error) {
+func (s *Desk) TicketsByMinute(ctx context.Context, eventID int64, since time.Time) ([]MinuteCount, error) {
 	rows, err := s.q.TicketsByMinute(ctx, db.TicketsByMinuteParams{EventID: eventID, Since: since})
 	if err != nil {
 		return nil, translate(err)
@@ -73,7 +73,7 @@ type QueueControl struct {
 
 // SetQueuePaused pauses or resumes admission to an event's waiting room. The admitter
 // reads it within its refresh period (a second); admitted shoppers are unaffected.
-func (s *Service) SetQueuePaused(ctx context.Context, eventID int64, paused bool) (QueueControl, error) {
+func (s *Desk) SetQueuePaused(ctx context.Context, eventID int64, paused bool) (QueueControl, error) {
 	r, err := s.q.EventSetQueuePaused(ctx, db.EventSetQueuePausedParams{EventID: eventID, Paused: paused})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return QueueControl{}, ErrEventNotFound
@@ -84,7 +84,7 @@ func (s *Service) SetQueuePaused(ctx context.Context, eventID int64, paused bool
 }
 
 // SetQueueRate sets how many shoppers a second the room admits.
-func (s *Service) SetQueueRate(ctx context.Context, eventID int64, rate float64) (QueueControl, error) {
+func (s *Desk) SetQueueRate(ctx context.Context, eventID int64, rate float64) (QueueControl, error) {
 	if !(rate > 0 && rate <= MaxQueueRate) || math.IsNaN(rate) {
 		return QueueControl{}, ErrInvalidRate
 	}

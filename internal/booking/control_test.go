@@ -22,7 +22,7 @@ func TestControl(t *testing.T) {
 	if _, err := f.holdGA(t, "cat", 3); err != nil {
 		t.Fatal(err)
 	}
-	c, err := f.svc.Control(ctx, f.event)
+	c, err := f.svc.Desk.Control(ctx, f.event)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +31,7 @@ func TestControl(t *testing.T) {
 	if c != want {
 		t.Errorf("control counts:\n got %+v\nwant %+v", c, want)
 	}
-	byMinute, err := f.svc.TicketsByMinute(ctx, f.event, time.Now().Add(-time.Hour))
+	byMinute, err := f.svc.Desk.TicketsByMinute(ctx, f.event, time.Now().Add(-time.Hour))
 	if err != nil || len(byMinute) != 1 || byMinute[0].Tickets != 2 {
 		t.Errorf("tickets by minute: %+v, %v; want one minute of 2", byMinute, err)
 	}
@@ -40,7 +40,7 @@ func TestControl(t *testing.T) {
 		t.Fatal(err)
 	}
 	queued := func() (paused, found bool) {
-		evs, err := f.svc.QueuedEvents(ctx)
+		evs, err := f.svc.Buyer.QueuedEvents(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -54,13 +54,13 @@ func TestControl(t *testing.T) {
 	if p, ok := queued(); !ok || p {
 		t.Fatalf("before the pause: paused=%v listed=%v", p, ok)
 	}
-	if qc, err := f.svc.SetQueuePaused(ctx, f.event, true); err != nil || !qc.Paused {
+	if qc, err := f.svc.Desk.SetQueuePaused(ctx, f.event, true); err != nil || !qc.Paused {
 		t.Fatalf("pause: %+v, %v", qc, err)
 	}
 	if p, ok := queued(); !ok || !p {
 		t.Errorf("after the pause: paused=%v listed=%v, want paused", p, ok)
 	}
-	if _, err := f.svc.SetQueuePaused(ctx, f.event, false); err != nil {
+	if _, err := f.svc.Desk.SetQueuePaused(ctx, f.event, false); err != nil {
 		t.Fatal(err)
 	}
 	if p, _ := queued(); p {
@@ -68,14 +68,14 @@ func TestControl(t *testing.T) {
 	}
 
 	for _, bad := range []float64{0, -1, MaxQueueRate + 1} {
-		if _, err := f.svc.SetQueueRate(ctx, f.event, bad); !errors.Is(err, ErrInvalidRate) {
+		if _, err := f.svc.Desk.SetQueueRate(ctx, f.event, bad); !errors.Is(err, ErrInvalidRate) {
 			t.Errorf("rate %g: %v, want ErrInvalidRate", bad, err)
 		}
 	}
-	if qc, err := f.svc.SetQueueRate(ctx, f.event, 12.5); err != nil || qc.Rate != 12.5 {
+	if qc, err := f.svc.Desk.SetQueueRate(ctx, f.event, 12.5); err != nil || qc.Rate != 12.5 {
 		t.Errorf("rate 12.5: %+v, %v", qc, err)
 	}
-	if _, err := f.svc.SetQueueRate(ctx, 999999, 5); !errors.Is(err, ErrEventNotFound) {
+	if _, err := f.svc.Desk.SetQueueRate(ctx, 999999, 5); !errors.Is(err, ErrEventNotFound) {
 		t.Errorf("rate of no event: %v, want ErrEventNotFound", err)
 	}
 }

@@ -1,7 +1,6 @@
 package booking
 
 import (
-	"context"
 	"errors"
 
 	"boxoffice/internal/db"
@@ -24,30 +23,12 @@ type Counters interface {
 	Refunded()
 }
 
-// SetCounters attaches the counters, once, while the program is built.
-func (s *Service) SetCounters(c Counters) { s.counters = c }
-
 // BestAvailableCounts says how best available has gone since the service started:
 // holds whose seats came from the seat map the process keeps (the rest the search in
 // the database found), and choices from the map that someone else had taken (the map
 // was behind on them). /metrics reads them at each scrape.
-func (s *Service) BestAvailableCounts() (fromMap, mapMisses int64) {
+func (s *Maps) BestAvailableCounts() (fromMap, mapMisses int64) {
 	return s.bestFromMap.Load(), s.bestMapMisses.Load()
-}
-
-// Hold keeps seats or places for a buyer until the hold expires (hold.go), and counts
-// the verdict.
-func (s *Service) Hold(ctx context.Context, req HoldRequest) (Hold, error) {
-	h, err := s.hold(ctx, req)
-	if s.counters != nil {
-		switch {
-		case err == nil:
-			s.counters.HoldCreated()
-		case isConflict(err):
-			s.counters.HoldConflict()
-		}
-	}
-	return h, err
 }
 
 // isConflict says whether a hold was refused for want of seats, as the API's 409s:
@@ -58,7 +39,7 @@ func isConflict(err error) bool {
 }
 
 // countPayment counts what a committed payment event did.
-func (s *Service) countPayment(outcome PaymentOutcome, o db.Order) {
+func (s *store) countPayment(outcome PaymentOutcome, o db.Order) {
 	switch {
 	case s.counters == nil:
 	case outcome == OutcomeConfirmed:
@@ -70,7 +51,7 @@ func (s *Service) countPayment(outcome PaymentOutcome, o db.Order) {
 
 // countConfirmed counts a committed sale of o: sell issues one ticket per seat and
 // per general-admission place, or nothing at all.
-func (s *Service) countConfirmed(o db.Order) {
+func (s *store) countConfirmed(o db.Order) {
 	if s.counters != nil {
 		s.counters.OrderConfirmed(len(o.SeatIds) + int(o.GaQuantity))
 	}

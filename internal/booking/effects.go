@@ -13,13 +13,13 @@ import (
 
 // Jobs enqueues the side effects of a state change in the same transaction as the
 // change, so that a committed change always has its effects queued and a rolled-back
-// one never does. River implements it in production (internal/jobs); nil in a Service
-// means no effects are queued (tests of the seat rules alone).
+// one never does. River implements it in production (internal/jobs); with none set
+// (Services.SetJobs) no effects are queued (tests of the seat rules alone).
 type Jobs interface {
 	// OrderConfirmed queues the order's confirmation email with its tickets.
 	OrderConfirmed(ctx context.Context, tx pgx.Tx, orderID int64) error
 	// RefundDue queues the refund recorded as refundID: the worker calls
-	// Service.RunRefund, which refunds through the provider exactly once. attempt is
+	// Worker.RunRefund, which refunds through the provider exactly once. attempt is
 	// the refund's (1, then one more each time the provider failed it and it is made
 	// again): one job per refund and attempt.
 	RefundDue(ctx context.Context, tx pgx.Tx, refundID int64, attempt int) error
@@ -31,17 +31,13 @@ type Jobs interface {
 	PaymentRefunded(ctx context.Context, tx pgx.Tx, orderID, refundID int64) error
 }
 
-// SetJobs attaches the job queue. It is set once, while the program is built, before
-// any request: the queue's workers need the Service, and the Service the queue.
-func (s *Service) SetJobs(j Jobs) { s.jobs = j }
-
 // RunRefund refunds the payment behind refundID through the provider, with the refund's
 // own idempotency key, and records the provider's refund id; run again, it does
 // nothing more. Called by the refund worker.
 //
 // An error means the refund is still due (the provider could not be reached, or
 // refused): the worker retries with backoff, and the same idempotency key.
-func (s *Service) RunRefund(ctx context.Context, refundID int64) error {
+func (s *Worker) RunRefund(ctx context.Context, refundID int64) error {
 	return s.runRefund(ctx, refundID) // refund.go
 }
 
@@ -63,7 +59,7 @@ type ReconcileResult struct {
 // (older than that; with no Jobs set this is how refunds happen), settles refunds
 // whose webhook never came, and deletes expired Idempotency-Key answers. A pass does a
 // bounded amount of work; what is left waits for the next.
-func (s *Service) Reconcile(ctx context.Context) (ReconcileResult, error) {
+func (s *Worker) Reconcile(ctx context.Context) (ReconcileResult, error) {
 	return s.reconcile(ctx) // reconcile.go
 }
 
@@ -80,18 +76,18 @@ type Receipt struct {
 // so only the job workers call it.
 // Its Order has the seats, places and valid tickets (a confirmed order's), the status
 // and reason, and the refunds.
-func (s *Service) Receipt(ctx context.Context, orderID int64) (Receipt, error) {
+func (s *Worker) Receipt(ctx context.Context, orderID int64) (Receipt, error) {
 	o, order, err := s.orderView(ctx, orderID)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Receipt{}, ErrOrderNotFound
 	} else if err != nil {
 		return Receipt{}, translate(err)
 	}
-	ev, err := s.Event(ctx, o.EventID)
+	ev, err := s.event(ctx, o.EventID)
 	if err != nil {
 		return Receipt{}, err
 	}
-	version, err := s.OrderLinkVersion(ctx, o.ID)
+	version, err := s.linkVersion(ctx, o.ID)
 	if err != nil {
 		return Receipt{}, err
 	}

@@ -73,9 +73,9 @@ func TestExpiryConfirmRace(t *testing.T) {
 			// checkout can miss so short a hold; then A simply tries again, for a while.
 			var orderA Order
 			for deadline := time.Now().Add(20 * time.Second); ; {
-				h, err := base.svc.Hold(ctx, HoldRequest{EventID: base.event, Buyer: buyerA, SeatIDs: []int64{seat}})
+				h, err := base.svc.Buyer.Hold(ctx, HoldRequest{EventID: base.event, Buyer: buyerA, SeatIDs: []int64{seat}})
 				if err == nil {
-					orderA, err = base.svc.Checkout(ctx, h.ID, buyerA, "a@example.com")
+					orderA, err = base.svc.Buyer.Checkout(ctx, h.ID, buyerA, "a@example.com")
 				}
 				if err == nil {
 					st.orderA = &orderA
@@ -107,22 +107,22 @@ func TestExpiryConfirmRace(t *testing.T) {
 					defer close(aDone)
 					wait(ctx, payAt)
 					var err error
-					if st.outA, err = base.svc.ApplyPayment(ctx, "test", paid(orderA, fmt.Sprintf("evt_a%03d", it))); err != nil {
+					if st.outA, err = base.svc.Buyer.ApplyPayment(ctx, "test", paid(orderA, fmt.Sprintf("evt_a%03d", it))); err != nil {
 						errs.add(fmt.Errorf("iteration %d: A's payment: %w", it, err))
 					}
 				case 1: // B tries until it holds the seat or A's payment has decided.
 					for {
 						bTries.Add(1)
-						h, err := b.svc.Hold(ctx, HoldRequest{EventID: base.event, Buyer: buyerB, SeatIDs: []int64{seat}})
+						h, err := b.svc.Buyer.Hold(ctx, HoldRequest{EventID: base.event, Buyer: buyerB, SeatIDs: []int64{seat}})
 						var taken *SeatsUnavailableError
 						if err == nil {
-							o, err := b.svc.Checkout(ctx, h.ID, buyerB, "b@example.com")
+							o, err := b.svc.Buyer.Checkout(ctx, h.ID, buyerB, "b@example.com")
 							if err != nil {
 								errs.add(fmt.Errorf("iteration %d: B's checkout: %w", it, err))
 								return
 							}
 							st.orderB = &o
-							if st.outB, err = b.svc.ApplyPayment(ctx, "test", paid(o, fmt.Sprintf("evt_b%03d", it))); err != nil {
+							if st.outB, err = b.svc.Buyer.ApplyPayment(ctx, "test", paid(o, fmt.Sprintf("evt_b%03d", it))); err != nil {
 								errs.add(fmt.Errorf("iteration %d: B's payment: %w", it, err))
 							}
 							return
@@ -138,7 +138,7 @@ func TestExpiryConfirmRace(t *testing.T) {
 					}
 				case 2:
 					wait(ctx, tidyAt)
-					if _, err := base.svc.Tidy(ctx); err != nil {
+					if _, err := base.svc.Worker.Tidy(ctx); err != nil {
 						errs.add(fmt.Errorf("iteration %d: tidy: %w", it, err))
 					}
 				}
@@ -252,7 +252,7 @@ func TestExpiryBranches(t *testing.T) {
 			orderA := f.checkout(t, f.hold(t, "a", seat), "a")
 			f.lapse(t, orderA.HoldID)
 			if tidy {
-				res, err := f.svc.Tidy(t.Context())
+				res, err := f.svc.Worker.Tidy(t.Context())
 				if err != nil {
 					t.Fatalf("tidy: %v", err)
 				}
@@ -266,7 +266,7 @@ func TestExpiryBranches(t *testing.T) {
 			if got := f.count(t, `SELECT order_id FROM seats WHERE event_id = $1 AND id = $2`, f.event, seat); int64(got) != orderA.ID {
 				t.Errorf("seat sold to order %d, want A's order %d", got, orderA.ID)
 			}
-			_, err := f.svc.Hold(t.Context(), HoldRequest{EventID: f.event, Buyer: "b", SeatIDs: []int64{seat}})
+			_, err := f.svc.Buyer.Hold(t.Context(), HoldRequest{EventID: f.event, Buyer: "b", SeatIDs: []int64{seat}})
 			var taken *SeatsUnavailableError
 			if !errors.As(err, &taken) {
 				t.Errorf("B's hold of the sold seat: got %v, want *SeatsUnavailableError", err)
@@ -283,10 +283,10 @@ func TestExpiryBranches(t *testing.T) {
 			t.Errorf("A's payment: got %q, want %q", got, OutcomeConfirmed)
 		}
 		f.lapse(t, orderA.HoldID) // the old expiry no longer matters once sold
-		if _, err := f.svc.Tidy(t.Context()); err != nil {
+		if _, err := f.svc.Worker.Tidy(t.Context()); err != nil {
 			t.Fatalf("tidy: %v", err)
 		}
-		_, err := f.svc.Hold(t.Context(), HoldRequest{EventID: f.event, Buyer: "b", SeatIDs: []int64{seat}})
+		_, err := f.svc.Buyer.Hold(t.Context(), HoldRequest{EventID: f.event, Buyer: "b", SeatIDs: []int64{seat}})
 		var taken *SeatsUnavailableError
 		if !errors.As(err, &taken) {
 			t.Errorf("B's hold of a sold seat whose hold lapsed: got %v, want *SeatsUnavailableError", err)

@@ -27,7 +27,7 @@ const takeSavepoint = "ga_take"
 // the end of the transaction: two buyers each left holding such a stripe, then locking
 // all the stripes in order, deadlocked (TestGAConcurrent, 2 runs in 10). Rolling back
 // the savepoint lets the stray lock go.
-func (s *Service) takeGA(ctx context.Context, tx pgx.Tx, q *db.Queries, eventID, holdID, tierID int64, stripes, quantity int) error {
+func (s *store) takeGA(ctx context.Context, tx pgx.Tx, q *db.Queries, eventID, holdID, tierID int64, stripes, quantity int) error {
 	// One round trip: a savepoint, then the take from one stripe; rolled back to it if
 	// none had enough.
 	var pl db.Pipeline
@@ -86,7 +86,7 @@ func (s *Service) takeGA(ctx context.Context, tx pgx.Tx, q *db.Queries, eventID,
 // holds' places are given back together, stripe by stripe in (tier, stripe) order: the
 // one order every multi-stripe statement locks in, so it cannot deadlock with a
 // multi-stripe take or another give-back.
-func (s *Service) giveBackGA(ctx context.Context, q *db.Queries, eventID int64, holdIDs ...int64) error {
+func (s *store) giveBackGA(ctx context.Context, q *db.Queries, eventID int64, holdIDs ...int64) error {
 	type key struct {
 		tier   int64
 		stripe int32

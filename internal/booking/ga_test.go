@@ -97,7 +97,7 @@ func TestGAConcurrent(t *testing.T) {
 	freed := 0
 	for i, h := range holds {
 		if h != nil && i%2 == 0 {
-			if err := f.svc.Release(t.Context(), h.ID, buyerName("b", i)); err != nil {
+			if err := f.svc.Buyer.Release(t.Context(), h.ID, buyerName("b", i)); err != nil {
 				t.Fatalf("release %s: %v", h.ID, err)
 			}
 			freed += qty[i]
@@ -116,7 +116,7 @@ func TestGAConcurrent(t *testing.T) {
 			lapsed++
 		}
 	}
-	res, err := f.svc.Tidy(t.Context())
+	res, err := f.svc.Worker.Tidy(t.Context())
 	if err != nil {
 		t.Fatalf("tidy: %v", err)
 	}
@@ -126,7 +126,7 @@ func TestGAConcurrent(t *testing.T) {
 	if got := f.gaRemaining(t, tier); got != capacity {
 		t.Errorf("after the tidy-up: got %d left, want %d", got, capacity)
 	}
-	if res, err := f.svc.Tidy(t.Context()); err != nil || res.GAHolds != 0 {
+	if res, err := f.svc.Worker.Tidy(t.Context()); err != nil || res.GAHolds != 0 {
 		t.Errorf("second tidy-up: got %d GA holds, %v, want 0", res.GAHolds, err)
 	}
 }
@@ -232,7 +232,7 @@ func TestGAFragmented(t *testing.T) {
 		if _, err := f.holdGA(t, "c", 1); !errors.Is(err, ErrSoldOut) {
 			t.Errorf("1 place with none left: got %v, want ErrSoldOut", err)
 		}
-		if err := f.svc.Release(t.Context(), h5.ID, "b"); err != nil {
+		if err := f.svc.Buyer.Release(t.Context(), h5.ID, "b"); err != nil {
 			t.Fatal(err)
 		}
 		if got := f.count(t, `SELECT count(*) FROM ga_stripes WHERE event_id = $1 AND remaining = 1`, f.event); got != 5 {

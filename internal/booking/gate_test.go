@@ -91,16 +91,16 @@ func TestHoldsAskFirstForAConnection(t *testing.T) {
 		}
 	}
 
-	exact, err := svc.Hold(ctx, HoldRequest{EventID: event, Buyer: "a", SeatIDs: seats[:1]})
+	exact, err := svc.Buyer.Hold(ctx, HoldRequest{EventID: event, Buyer: "a", SeatIDs: seats[:1]})
 	if err != nil {
 		t.Fatal(err)
 	}
 	want("SeatsHoldExact", "first")
-	if _, err := svc.Hold(ctx, HoldRequest{EventID: event, Buyer: "b", Quantity: 2}); err != nil {
+	if _, err := svc.Buyer.Hold(ctx, HoldRequest{EventID: event, Buyer: "b", Quantity: 2}); err != nil {
 		t.Fatal(err)
 	}
 	want("HoldCreate", "first")
-	if _, err := svc.Hold(ctx, HoldRequest{EventID: event, Buyer: "c", GATierID: tier, Quantity: 2}); err != nil {
+	if _, err := svc.Buyer.Hold(ctx, HoldRequest{EventID: event, Buyer: "c", GATierID: tier, Quantity: 2}); err != nil {
 		t.Fatal(err)
 	}
 	want("HoldCreate", "first")
@@ -110,7 +110,7 @@ func TestHoldsAskFirstForAConnection(t *testing.T) {
 	for i, buyer := range []string{"d", "e", "f", "g"} {
 		s := f.ids(t, `SELECT id FROM seats WHERE event_id = $1 ORDER BY id OFFSET $2 LIMIT 2`, event, 10+10*i)
 		wg.Go(func() {
-			if _, err := svc.Hold(ctx, HoldRequest{EventID: event, Buyer: buyer, SeatIDs: s}); err != nil {
+			if _, err := svc.Buyer.Hold(ctx, HoldRequest{EventID: event, Buyer: buyer, SeatIDs: s}); err != nil {
 				t.Error(err)
 			}
 		})
@@ -121,12 +121,12 @@ func TestHoldsAskFirstForAConnection(t *testing.T) {
 		t.Errorf("exact holds together ran at %v, want first only", got)
 	}
 
-	o, err := svc.Checkout(ctx, exact.ID, "a", "a@example.com")
+	o, err := svc.Buyer.Checkout(ctx, exact.ID, "a", "a@example.com")
 	if err != nil {
 		t.Fatal(err)
 	}
 	want("OrderCreate", "usual")
-	out, err := svc.ApplyPayment(ctx, "test", paid(o, "evt_gate"))
+	out, err := svc.Buyer.ApplyPayment(ctx, "test", paid(o, "evt_gate"))
 	if err != nil || out != OutcomeConfirmed {
 		t.Fatalf("payment: %v, %v", out, err)
 	}
@@ -141,7 +141,7 @@ func TestHoldsAskFirstForAConnection(t *testing.T) {
 	for _, name := range names {
 		p.of(name) // forget the online sale's
 	}
-	if _, _, err := svc.SellAtBoxOffice(ctx, f.sale(member, "gate-token-0123456789", window...)); err != nil {
+	if _, _, err := svc.Desk.SellAtBoxOffice(ctx, f.sale(member, "gate-token-0123456789", window...)); err != nil {
 		t.Fatalf("box office sale: %v", err)
 	}
 	for _, name := range names {

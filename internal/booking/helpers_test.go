@@ -23,7 +23,7 @@ import (
 // fixture is one event on a fresh database and a service selling it.
 type fixture struct {
 	pool  *pgxpool.Pool
-	svc   *Service
+	svc   *Services
 	event int64
 	tier  int64 // the event's first GA tier, if it has one
 	log   *warnings
@@ -171,7 +171,7 @@ func (f fixture) ids(t *testing.T, query string, args ...any) []int64 {
 // holdGA asks for qty places of the event's GA tier. It is safe to call from any
 // goroutine.
 func (f fixture) holdGA(t *testing.T, buyer string, qty int) (Hold, error) {
-	return f.svc.Hold(t.Context(), HoldRequest{EventID: f.event, Buyer: buyer, GATierID: f.tier, Quantity: qty})
+	return f.svc.Buyer.Hold(t.Context(), HoldRequest{EventID: f.event, Buyer: buyer, GATierID: f.tier, Quantity: qty})
 }
 
 // gaRemaining is what the tier's stripes have left, in total.
@@ -189,7 +189,7 @@ func (f fixture) gaRemaining(t *testing.T, tier int64) int {
 // hold holds exact seats and fails the test if it cannot.
 func (f fixture) hold(t *testing.T, buyer string, seats ...int64) Hold {
 	t.Helper()
-	h, err := f.svc.Hold(t.Context(), HoldRequest{EventID: f.event, Buyer: buyer, SeatIDs: seats})
+	h, err := f.svc.Buyer.Hold(t.Context(), HoldRequest{EventID: f.event, Buyer: buyer, SeatIDs: seats})
 	if err != nil {
 		t.Fatalf("hold %v for %s: %v", seats, buyer, err)
 	}
@@ -199,7 +199,7 @@ func (f fixture) hold(t *testing.T, buyer string, seats ...int64) Hold {
 // checkout checks a hold out and fails the test if it cannot.
 func (f fixture) checkout(t *testing.T, h Hold, buyer string) Order {
 	t.Helper()
-	o, err := f.svc.Checkout(t.Context(), h.ID, buyer, buyer+"@example.com")
+	o, err := f.svc.Buyer.Checkout(t.Context(), h.ID, buyer, buyer+"@example.com")
 	if err != nil {
 		t.Fatalf("checkout %s: %v", h.ID, err)
 	}
@@ -218,7 +218,7 @@ func paid(o Order, eventID string) PaymentEvent {
 // pay applies a success event for the order and fails the test on an error.
 func (f fixture) pay(t *testing.T, o Order, eventID string) PaymentOutcome {
 	t.Helper()
-	out, err := f.svc.ApplyPayment(t.Context(), "test", paid(o, eventID))
+	out, err := f.svc.Buyer.ApplyPayment(t.Context(), "test", paid(o, eventID))
 	if err != nil {
 		t.Fatalf("apply payment %s to order %d: %v", eventID, o.ID, err)
 	}

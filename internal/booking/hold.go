@@ -14,16 +14,31 @@ import (
 	"boxoffice/internal/dbgate"
 )
 
-// hold is Hold (counters.go): it keeps seats or places for a buyer until the hold
+// Hold keeps seats or places for a buyer until the hold expires, and counts the
+// verdict (counters.go).
+func (s *Buyer) Hold(ctx context.Context, req HoldRequest) (Hold, error) {
+	h, err := s.hold(ctx, req)
+	if s.counters != nil {
+		switch {
+		case err == nil:
+			s.counters.HoldCreated()
+		case isConflict(err):
+			s.counters.HoldConflict()
+		}
+	}
+	return h, err
+}
+
+// hold is Hold before it is counted: it keeps seats or places for a buyer until the hold
 // expires. Exact seats are all or nothing: if any is taken, nothing is held and the
 // error names the taken seats. Outside the event's sales window nothing is held: a
 // *NotOnSaleError or ErrSalesClosed, decided by the database clock in the claiming
 // statement. A request CheckHold refuses holds nothing: an *InvalidError.
-func (s *Service) hold(ctx context.Context, req HoldRequest) (Hold, error) {
+func (s *store) hold(ctx context.Context, req HoldRequest) (Hold, error) {
 	if req.Buyer == "" {
 		return Hold{}, errors.New("hold without a buyer")
 	}
-	if err := s.CheckHold(req); err != nil {
+	if err := s.checkHold(req); err != nil {
 		return Hold{}, err
 	}
 	// A hold is the step a buyer waits on with the seat map in front of them: its
@@ -62,7 +77,7 @@ func (s *Service) hold(ctx context.Context, req HoldRequest) (Hold, error) {
 }
 
 // holdPlacesTx is holdPlaces in a transaction of its own, announced once committed.
-func (s *Service) holdPlacesTx(ctx context.Context, req HoldRequest, turn int, chosen []int64) (Hold, error) {
+func (s *store) holdPlacesTx(ctx context.Context, req HoldRequest, turn int, chosen []int64) (Hold, error) {
 	var h Hold
 	err := s.inTx(ctx, func(tx pgx.Tx, q *db.Queries) error {
 		var err error
@@ -89,7 +104,7 @@ var errNoMapChoice = errors.New("booking: no choice from the seat map")
 // and the claim is the conditional statement as ever, so the turns (bestTurn) are left
 // to the searches that need them: a map that cannot be used or shows nothing, or a
 // choice someone else took. errNoMapChoice: nothing was held, try the turn.
-func (s *Service) holdFromMap(ctx context.Context, req HoldRequest) (Hold, error) {
+func (s *store) holdFromMap(ctx context.Context, req HoldRequest) (Hold, error) {
 	ids, release := s.chooseFromMap(req)
 	if ids == nil {
 		return Hold{}, errNoMapChoice
@@ -108,7 +123,7 @@ func (s *Service) holdFromMap(ctx context.Context, req HoldRequest) (Hold, error
 // turn the caller took before the transaction (bestTurn); chosen, when not nil, the
 // seats chosen from the map without a turn (holdFromMap), claimed as they are or not
 // at all (errNoMapChoice).
-func (s *Service) holdPlaces(ctx context.Context, tx pgx.Tx, q *db.Queries, req HoldRequest, limit, turn int, chosen []int64) (Hold, error) {
+func (s *store) holdPlaces(ctx context.Context, tx pgx.Tx, q *db.Queries, req HoldRequest, limit, turn int, chosen []int64) (Hold, error) {
 	client, clientLimit := s.client(req)
 	p := db.HoldCreateParams{
 		EventID: req.EventID, Buyer: req.Buyer,
@@ -180,7 +195,7 @@ func (s *Service) holdPlaces(ctx context.Context, tx pgx.Tx, q *db.Queries, req 
 // client network's; nil for 'held'. at and held are the statement's expires_at and
 // held, which say when the sale opens or the network's first hold lapses, and what the
 // buyer or the network has. limit is the buyer limit the statement was given.
-func (s *Service) refusal(status string, at time.Time, held, limit int) error {
+func (s *store) refusal(status string, at time.Time, held, limit int) error {
 	switch status {
 	case "held":
 		return nil
@@ -200,7 +215,7 @@ func (s *Service) refusal(status string, at time.Time, held, limit int) error {
 
 // client is the request's network and its limit of places held at once, or nothing
 // when the limit is off.
-func (s *Service) client(req HoldRequest) (string, int32) {
+func (s *store) client(req HoldRequest) (string, int32) {
 	if s.cfg.MaxHeldPerClient <= 0 || req.Client == "" {
 		return "", 0
 	}
@@ -211,7 +226,7 @@ func (s *Service) client(req HoldRequest) (string, int32) {
 // hold_seats function, batched with the holds arriving at the same moment (batch.go):
 // the path an onsale hammers costs one round trip and a share of one commit. If any seat is
 // taken nothing is held and the error names the taken seats.
-func (s *Service) holdExact(ctx context.Context, req HoldRequest) (Hold, error) {
+func (s *store) holdExact(ctx context.Context, req HoldRequest) (Hold, error) {
 	client, clientLimit := s.client(req)
 	rows, err := s.holdExactRows(ctx, db.SeatsHoldExactParams{
 		EventID: req.EventID, Buyer: req.Buyer, SeatIds: req.SeatIDs,
@@ -231,7 +246,7 @@ func (s *Service) holdExact(ctx context.Context, req HoldRequest) (Hold, error) 
 
 // exactVerdict reads hold_seats' answer: the hold, or the error that says why nothing
 // was held.
-func (s *Service) exactVerdict(ctx context.Context, req HoldRequest, rows []db.SeatsHoldExactRow) (Hold, error) {
+func (s *store) exactVerdict(ctx context.Context, req HoldRequest, rows []db.SeatsHoldExactRow) (Hold, error) {
 	if len(rows) == 0 {
 		return Hold{}, errors.New("hold_seats answered nothing")
 	}
@@ -265,7 +280,7 @@ func seatIDsOf(seats []Seat) []int64 {
 }
 
 // missingEventOr tells an unknown event from an unknown seat or tier of a known one.
-func (s *Service) missingEventOr(ctx context.Context, eventID int64, err error) error {
+func (s *store) missingEventOr(ctx context.Context, eventID int64, err error) error {
 	if _, e := s.q.EventGet(ctx, eventID); errors.Is(e, pgx.ErrNoRows) {
 		return ErrEventNotFound
 	} else if e != nil {
@@ -276,7 +291,7 @@ func (s *Service) missingEventOr(ctx context.Context, eventID int64, err error) 
 
 // Release gives a hold's seats and places back at once. Releasing a hold that is
 // already released or lapsed succeeds; a sold hold cannot be released.
-func (s *Service) Release(ctx context.Context, id HoldID, buyer string) error {
+func (s *Buyer) Release(ctx context.Context, id HoldID, buyer string) error {
 	var freed []int64
 	ga := false
 	err := s.inTx(ctx, func(tx pgx.Tx, q *db.Queries) error {
@@ -309,7 +324,7 @@ func (s *Service) Release(ctx context.Context, id HoldID, buyer string) error {
 // releaseLocked gives back the seats (and, with ga, the places) of a hold the caller
 // has locked, by the conditional release, and marks it released. It returns the seats
 // freed, for the caller to announce after commit.
-func (s *Service) releaseLocked(ctx context.Context, q *db.Queries, id HoldID, ga bool) ([]int64, error) {
+func (s *store) releaseLocked(ctx context.Context, q *db.Queries, id HoldID, ga bool) ([]int64, error) {
 	freed, err := q.SeatRelease(ctx, db.SeatReleaseParams{EventID: id.Event, HoldID: &id.Seq})
 	if err != nil {
 		return nil, err
@@ -324,7 +339,7 @@ func (s *Service) releaseLocked(ctx context.Context, q *db.Queries, id HoldID, g
 }
 
 // GetHold returns a live hold of the buyer; a lapsed or released one is ErrHoldExpired.
-func (s *Service) GetHold(ctx context.Context, id HoldID, buyer string) (Hold, error) {
+func (s *Buyer) GetHold(ctx context.Context, id HoldID, buyer string) (Hold, error) {
 	h, err := s.q.HoldGet(ctx, db.HoldGetParams{EventID: id.Event, ID: id.Seq})
 	if errors.Is(err, pgx.ErrNoRows) || (err == nil && h.Buyer != buyer) {
 		return Hold{}, ErrHoldNotFound

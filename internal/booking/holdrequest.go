@@ -29,7 +29,10 @@ var ErrInvalidHold = errors.New("invalid hold request")
 // that too, but this answer costs no round trip and names the request's fault. What the
 // buyer already holds or owns is counted by the statement that holds (buyer_places,
 // in hold_seats and HoldCreate), the only authority on the rest of the limit.
-func (s *Service) CheckHold(req HoldRequest) error { return req.check(s.cfg.MaxPerBuyer) }
+func (s *Buyer) CheckHold(req HoldRequest) error { return s.checkHold(req) }
+
+// checkHold is CheckHold, for Hold itself.
+func (s *store) checkHold(req HoldRequest) error { return req.check(s.cfg.MaxPerBuyer) }
 
 // check is CheckHold with the per-buyer limit given.
 func (r HoldRequest) check(limit int) error {

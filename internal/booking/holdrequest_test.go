@@ -10,7 +10,7 @@ import (
 // and its reason, and the well-formed ones of each kind pass.
 func TestCheckHold(t *testing.T) {
 	t.Parallel()
-	s := &Service{cfg: Config{MaxPerBuyer: 10}}
+	s := &Buyer{&store{cfg: Config{MaxPerBuyer: 10}}}
 	many := make([]int64, 11)
 	for i := range many {
 		many[i] = int64(i + 1)
@@ -71,7 +71,7 @@ func TestCheckHold(t *testing.T) {
 // still names at most MaxHoldSeats seats.
 func TestCheckHoldBoundsSeats(t *testing.T) {
 	t.Parallel()
-	s := &Service{cfg: Config{MaxPerBuyer: 500}}
+	s := &Buyer{&store{cfg: Config{MaxPerBuyer: 500}}}
 	ids := make([]int64, MaxHoldSeats+1)
 	for i := range ids {
 		ids[i] = int64(i + 1)

@@ -42,7 +42,7 @@ type IdempotentAnswer struct {
 // (method, path and body). nil, nil: the caller runs the request, then calls
 // FinishIdempotent. An answer: the request ran before; replay it. Or
 // ErrIdempotencyKeyReused, or ErrIdempotencyKeyInUse.
-func (s *Service) BeginIdempotent(ctx context.Context, buyer, key string, requestHash []byte) (*IdempotentAnswer, error) {
+func (s *Buyer) BeginIdempotent(ctx context.Context, buyer, key string, requestHash []byte) (*IdempotentAnswer, error) {
 	_, err := s.q.IdempotencyKeyClaim(ctx, db.IdempotencyKeyClaimParams{
 		Buyer: buyer, Key: key, RequestHash: requestHash,
 		TtlSeconds: s.cfg.IdempotencyTTL.Seconds(), StaleSeconds: idempotencyStale.Seconds(),
@@ -71,7 +71,7 @@ func (s *Service) BeginIdempotent(ctx context.Context, buyer, key string, reques
 // FinishIdempotent stores the answer of a request begun with BeginIdempotent. A zero
 // status gives the key back instead (the request failed on our side, and a repeat
 // should run it again).
-func (s *Service) FinishIdempotent(ctx context.Context, buyer, key string, status int, body []byte) error {
+func (s *Buyer) FinishIdempotent(ctx context.Context, buyer, key string, status int, body []byte) error {
 	var err error
 	if status == 0 {
 		err = s.q.IdempotencyKeyRelease(ctx, db.IdempotencyKeyReleaseParams{Buyer: buyer, Key: key})

@@ -35,7 +35,7 @@ func TestBuyerLimitConcurrent(t *testing.T) {
 	var ok, limited atomic.Int64
 	var errs errorCounter
 	atOnce(30, func(i int) {
-		_, err := f.svc.Hold(t.Context(), HoldRequest{EventID: f.event, Buyer: "greedy", SeatIDs: []int64{seats[i]}})
+		_, err := f.svc.Buyer.Hold(t.Context(), HoldRequest{EventID: f.event, Buyer: "greedy", SeatIDs: []int64{seats[i]}})
 		var lim *LimitError
 		switch {
 		case err == nil:
@@ -121,7 +121,7 @@ func TestBuyerLimitAllowance(t *testing.T) {
 		} {
 			r.req.EventID, r.req.Buyer = f.event, "a"
 			var inv *InvalidError
-			if _, err := f.svc.Hold(t.Context(), r.req); !errors.As(err, &inv) || inv.Code != r.code {
+			if _, err := f.svc.Buyer.Hold(t.Context(), r.req); !errors.As(err, &inv) || inv.Code != r.code {
 				t.Errorf("%s: got %v, want an *InvalidError %s", r.what, err, r.code)
 			}
 		}
@@ -134,13 +134,13 @@ func TestBuyerLimitAllowance(t *testing.T) {
 		seats := f.rowSeats(t, "Floor", "A")
 		h1 := f.hold(t, "a", seats[:3]...)
 		f.hold(t, "a", seats[3:10]...)
-		_, err := f.svc.Hold(t.Context(), HoldRequest{EventID: f.event, Buyer: "a", SeatIDs: seats[10:11]})
+		_, err := f.svc.Buyer.Hold(t.Context(), HoldRequest{EventID: f.event, Buyer: "a", SeatIDs: seats[10:11]})
 		wantLimit(t, "11th seat", err)
-		if err := f.svc.Release(t.Context(), h1.ID, "a"); err != nil {
+		if err := f.svc.Buyer.Release(t.Context(), h1.ID, "a"); err != nil {
 			t.Fatal(err)
 		}
 		f.hold(t, "a", seats[10:13]...)
-		_, err = f.svc.Hold(t.Context(), HoldRequest{EventID: f.event, Buyer: "a", SeatIDs: seats[13:14]})
+		_, err = f.svc.Buyer.Hold(t.Context(), HoldRequest{EventID: f.event, Buyer: "a", SeatIDs: seats[13:14]})
 		wantLimit(t, "11th seat after the release", err)
 	})
 
@@ -151,7 +151,7 @@ func TestBuyerLimitAllowance(t *testing.T) {
 		h := f.hold(t, "a", seats[:10]...)
 		f.lapse(t, h.ID)
 		f.hold(t, "a", seats[10:20]...)
-		_, err := f.svc.Hold(t.Context(), HoldRequest{EventID: f.event, Buyer: "a", SeatIDs: seats[20:21]})
+		_, err := f.svc.Buyer.Hold(t.Context(), HoldRequest{EventID: f.event, Buyer: "a", SeatIDs: seats[20:21]})
 		wantLimit(t, "11th live seat", err)
 	})
 
@@ -165,12 +165,12 @@ func TestBuyerLimitAllowance(t *testing.T) {
 		}
 		f.lapse(t, o.HoldID) // a sold hold's expiry is past history; it still counts
 		h := f.hold(t, "a", seats[4:10]...)
-		_, err := f.svc.Hold(t.Context(), HoldRequest{EventID: f.event, Buyer: "a", SeatIDs: seats[10:11]})
+		_, err := f.svc.Buyer.Hold(t.Context(), HoldRequest{EventID: f.event, Buyer: "a", SeatIDs: seats[10:11]})
 		wantLimit(t, "a seat beyond 4 bought and 6 held", err)
-		if err := f.svc.Release(t.Context(), h.ID, "a"); err != nil {
+		if err := f.svc.Buyer.Release(t.Context(), h.ID, "a"); err != nil {
 			t.Fatal(err)
 		}
-		_, err = f.svc.Hold(t.Context(), HoldRequest{EventID: f.event, Buyer: "a", SeatIDs: seats[10:17]})
+		_, err = f.svc.Buyer.Hold(t.Context(), HoldRequest{EventID: f.event, Buyer: "a", SeatIDs: seats[10:17]})
 		wantLimit(t, "7 seats beyond 4 bought", err)
 		f.hold(t, "a", seats[10:16]...)
 	})
@@ -180,15 +180,15 @@ func TestBuyerLimitAllowance(t *testing.T) {
 		f := newFixture(t, limitSpec(), DefaultConfig())
 		seats := f.rowSeats(t, "Floor", "A")
 		tier := f.tier
-		if _, err := f.svc.Hold(t.Context(), HoldRequest{EventID: f.event, Buyer: "a", GATierID: tier, Quantity: 6}); err != nil {
+		if _, err := f.svc.Buyer.Hold(t.Context(), HoldRequest{EventID: f.event, Buyer: "a", GATierID: tier, Quantity: 6}); err != nil {
 			t.Fatal(err)
 		}
 		f.hold(t, "a", seats[:4]...)
-		_, err := f.svc.Hold(t.Context(), HoldRequest{EventID: f.event, Buyer: "a", SeatIDs: seats[4:5]})
+		_, err := f.svc.Buyer.Hold(t.Context(), HoldRequest{EventID: f.event, Buyer: "a", SeatIDs: seats[4:5]})
 		wantLimit(t, "a seat beyond 6 places and 4 seats", err)
-		_, err = f.svc.Hold(t.Context(), HoldRequest{EventID: f.event, Buyer: "a", GATierID: tier, Quantity: 1})
+		_, err = f.svc.Buyer.Hold(t.Context(), HoldRequest{EventID: f.event, Buyer: "a", GATierID: tier, Quantity: 1})
 		wantLimit(t, "a place beyond 6 places and 4 seats", err)
-		_, err = f.svc.Hold(t.Context(), HoldRequest{EventID: f.event, Buyer: "a", Quantity: 1})
+		_, err = f.svc.Buyer.Hold(t.Context(), HoldRequest{EventID: f.event, Buyer: "a", Quantity: 1})
 		wantLimit(t, "best available beyond 6 places and 4 seats", err)
 		// Another buyer is not affected, and a refused request takes nothing.
 		if got := f.gaRemaining(t, tier); got != 14 {

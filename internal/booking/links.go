@@ -34,7 +34,19 @@ type OrderListSender interface {
 const MaxOrdersListed = 20
 
 // OrderLinkVersion is the version an access link to the order must carry to open it.
-func (s *Service) OrderLinkVersion(ctx context.Context, orderID int64) (int, error) {
+func (s *Buyer) OrderLinkVersion(ctx context.Context, orderID int64) (int, error) {
+	return s.linkVersion(ctx, orderID)
+}
+
+// OrderLinkVersion is the version an access link to the order must carry to open it,
+// for the order's admin page.
+func (s *Desk) OrderLinkVersion(ctx context.Context, orderID int64) (int, error) {
+	return s.linkVersion(ctx, orderID)
+}
+
+// linkVersion is OrderLinkVersion, for the buyer's pages, the desk and the emails'
+// receipt.
+func (s *store) linkVersion(ctx context.Context, orderID int64) (int, error) {
 	v, err := s.q.OrderLinkVersion(ctx, orderID)
 	return int(v), translate(err)
 }
@@ -42,8 +54,8 @@ func (s *Service) OrderLinkVersion(ctx context.Context, orderID int64) (int, err
 // OrderByLink returns the order an access link names, if the link's version is the
 // order's current one: a revoked link, like a link to no order, is ErrOrderNotFound.
 // It binds nothing to the caller's session.
-func (s *Service) OrderByLink(ctx context.Context, orderID int64, version int) (Order, error) {
-	current, err := s.OrderLinkVersion(ctx, orderID)
+func (s *Buyer) OrderByLink(ctx context.Context, orderID int64, version int) (Order, error) {
+	current, err := s.linkVersion(ctx, orderID)
 	if err != nil {
 		return Order{}, err
 	}
@@ -67,7 +79,7 @@ var ErrNoLinkToSend = errors.New("order has no tickets or refund to show")
 // before stops working, and records who did it in the audit log, in one transaction.
 // With resend, the buyer is sent a link of the new version (a paid order's only). It
 // returns the new version.
-func (s *Service) RevokeOrderLinks(ctx context.Context, orderID int64, resend bool, by Actor) (int, error) {
+func (s *Desk) RevokeOrderLinks(ctx context.Context, orderID int64, resend bool, by Actor) (int, error) {
 	sender, ok := s.jobs.(LinkSender)
 	if resend && !ok {
 		return 0, ErrNoJobs
@@ -111,7 +123,7 @@ func listable(st db.OrderStatus) bool {
 // or refunded, the newest MaxOrdersListed), and nothing when it has none. It says
 // nothing of which happened: the caller's answer must be the same for every address.
 // The job carries order ids only, never the address.
-func (s *Service) SendOrderLinks(ctx context.Context, email string) error {
+func (s *Buyer) SendOrderLinks(ctx context.Context, email string) error {
 	sender, ok := s.jobs.(OrderListSender)
 	if !ok {
 		return ErrNoJobs

@@ -57,10 +57,10 @@ func TestOrderLinks(t *testing.T) {
 	bob := f.checkout(t, f.hold(t, "bob", seats[3]), "bob")
 	f.pay(t, bob, "evt_links_bob")
 
-	if err := f.svc.SendOrderLinks(ctx, "  ANN@Example.COM "); err != nil {
+	if err := f.svc.Buyer.SendOrderLinks(ctx, "  ANN@Example.COM "); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.svc.SendOrderLinks(ctx, "nobody@example.com"); err != nil {
+	if err := f.svc.Buyer.SendOrderLinks(ctx, "nobody@example.com"); err != nil {
 		t.Fatal(err)
 	}
 	if want := [][]int64{{paidOrders[1], paidOrders[0]}}; !slices.EqualFunc(jobs.lists, want, slices.Equal) {
@@ -68,16 +68,16 @@ func TestOrderLinks(t *testing.T) {
 	}
 
 	id := paidOrders[0]
-	if v, err := f.svc.OrderLinkVersion(ctx, id); err != nil || v != 1 {
+	if v, err := f.svc.Buyer.OrderLinkVersion(ctx, id); err != nil || v != 1 {
 		t.Fatalf("version of a new order: got %d, %v; want 1", v, err)
 	}
-	if _, err := f.svc.RevokeOrderLinks(ctx, unpaid.ID, true, Actor{}); !errors.Is(err, ErrNoLinkToSend) {
+	if _, err := f.svc.Desk.RevokeOrderLinks(ctx, unpaid.ID, true, Actor{}); !errors.Is(err, ErrNoLinkToSend) {
 		t.Errorf("resend for an unpaid order: got %v, want ErrNoLinkToSend", err)
 	}
-	if v, _ := f.svc.OrderLinkVersion(ctx, unpaid.ID); v != 1 {
+	if v, _ := f.svc.Buyer.OrderLinkVersion(ctx, unpaid.ID); v != 1 {
 		t.Errorf("a refused resend moved the version to %d", v)
 	}
-	if _, err := f.svc.RevokeOrderLinks(ctx, 1<<40, false, Actor{}); !errors.Is(err, ErrOrderNotFound) {
+	if _, err := f.svc.Desk.RevokeOrderLinks(ctx, 1<<40, false, Actor{}); !errors.Is(err, ErrOrderNotFound) {
 		t.Errorf("revoking no order: got %v, want ErrOrderNotFound", err)
 	}
 
@@ -85,7 +85,7 @@ func TestOrderLinks(t *testing.T) {
 	versions := make([]int, n)
 	var errs errorCounter
 	atOnce(n, func(i int) {
-		v, err := f.svc.RevokeOrderLinks(ctx, id, i == 0, Actor{})
+		v, err := f.svc.Desk.RevokeOrderLinks(ctx, id, i == 0, Actor{})
 		if err != nil {
 			errs.add(err)
 		}
@@ -102,12 +102,12 @@ func TestOrderLinks(t *testing.T) {
 		t.Errorf("resends queued: got %v, want one for order %d", jobs.links, id)
 	}
 	for v := 1; v <= n+1; v++ {
-		_, err := f.svc.OrderByLink(ctx, id, v)
+		_, err := f.svc.Buyer.OrderByLink(ctx, id, v)
 		if current := v == n+1; current != (err == nil) {
 			t.Errorf("link version %d of %d: got %v", v, n+1, err)
 		}
 	}
-	if _, err := f.svc.OrderByLink(ctx, bob.ID, 1); err != nil {
+	if _, err := f.svc.Buyer.OrderByLink(ctx, bob.ID, 1); err != nil {
 		t.Errorf("another order's link is untouched: got %v", err)
 	}
 }

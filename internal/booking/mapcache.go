@@ -140,7 +140,7 @@ func (c *mapCache) lookup(eventID int64) *mapEntry {
 // SeatMap returns the event's seats and GA tiers with the Version they reflect. Served
 // from the cache: concurrent callers share one load, and a map the live feed keeps
 // current is read without touching the database.
-func (s *Service) SeatMap(ctx context.Context, eventID int64) (SeatMap, error) {
+func (s *Maps) SeatMap(ctx context.Context, eventID int64) (SeatMap, error) {
 	e := s.maps.entry(eventID)
 	if err := s.ensureMap(ctx, eventID, e); err != nil {
 		return SeatMap{}, err
@@ -151,7 +151,7 @@ func (s *Service) SeatMap(ctx context.Context, eventID int64) (SeatMap, error) {
 // SeatMapSeats returns just these seats of the event's map (unknown ids left out) and
 // all its GA tiers, with the Version they reflect: what a live page re-renders when the
 // feed names changed seats, without copying the whole map.
-func (s *Service) SeatMapSeats(ctx context.Context, eventID int64, seatIDs []int64) (SeatMap, error) {
+func (s *Maps) SeatMapSeats(ctx context.Context, eventID int64, seatIDs []int64) (SeatMap, error) {
 	e := s.maps.entry(eventID)
 	if err := s.ensureMap(ctx, eventID, e); err != nil {
 		return SeatMap{}, err
@@ -176,7 +176,7 @@ func (s *Service) SeatMapSeats(ctx context.Context, eventID int64, seatIDs []int
 // no seats, and the publisher may merge it with seat changes), and records version. It
 // is the hub's Apply hook, called in version order before any viewer hears of the
 // change. A failed re-read leaves the map to be reloaded whole by its next reader.
-func (s *Service) ApplySeatChanges(ctx context.Context, eventID, version int64, seatIDs []int64) {
+func (s *Maps) ApplySeatChanges(ctx context.Context, eventID, version int64, seatIDs []int64) {
 	e := s.maps.lookup(eventID)
 	if e == nil {
 		return
@@ -220,7 +220,7 @@ func (s *Service) ApplySeatChanges(ctx context.Context, eventID, version int64, 
 // vouches that every change up to version has committed. It is the hub's Reset hook,
 // called when the feed starts following the event or may have lost messages; from then
 // on the map is trusted to be fed. On failure the map stays marked for reloading.
-func (s *Service) ResyncSeatMap(ctx context.Context, eventID, version int64) {
+func (s *Maps) ResyncSeatMap(ctx context.Context, eventID, version int64) {
 	e := s.maps.entry(eventID)
 	e.mu.Lock()
 	e.fed, e.version, e.stale = true, version, true
@@ -234,7 +234,7 @@ func (s *Service) ResyncSeatMap(ctx context.Context, eventID, version int64) {
 
 // SeatMapUnwatched tells the cache that the live feed no longer follows the event: its
 // map falls back to Config.MapMaxAge. It is the hub's Unwatched hook.
-func (s *Service) SeatMapUnwatched(eventID int64) {
+func (s *Maps) SeatMapUnwatched(eventID int64) {
 	if e := s.maps.lookup(eventID); e != nil {
 		e.mu.Lock()
 		e.fed = false
@@ -243,7 +243,7 @@ func (s *Service) SeatMapUnwatched(eventID int64) {
 }
 
 // fresh reports whether the entry may be served as it is.
-func (s *Service) fresh(e *mapEntry) bool {
+func (s *store) fresh(e *mapEntry) bool {
 	e.mu.RLock()
 	defer e.mu.RUnlock()
 	maxAge := s.cfg.MapMaxAge
@@ -255,7 +255,7 @@ func (s *Service) fresh(e *mapEntry) bool {
 
 // ensureMap loads the entry whole unless it is fresh. Loads of one event take turns,
 // and whoever waited for one uses its result rather than loading again.
-func (s *Service) ensureMap(ctx context.Context, eventID int64, e *mapEntry) error {
+func (s *store) ensureMap(ctx context.Context, eventID int64, e *mapEntry) error {
 	if s.fresh(e) {
 		return nil
 	}
@@ -291,7 +291,7 @@ func (s *Service) ensureMap(ctx context.Context, eventID int64, e *mapEntry) err
 
 // fedButAged reports whether the entry is sound and kept current by the feed, and
 // wants reloading only because it is older than the feed's safety net allows.
-func (s *Service) fedButAged(e *mapEntry) bool {
+func (s *store) fedButAged(e *mapEntry) bool {
 	e.mu.RLock()
 	defer e.mu.RUnlock()
 	return e.loaded && !e.stale && e.fed
@@ -299,7 +299,7 @@ func (s *Service) fedButAged(e *mapEntry) bool {
 
 // refreshMap reloads a fed map past its safety-net age, beside its readers. The caller
 // took e.loadMu; refreshMap gives it back.
-func (s *Service) refreshMap(eventID int64, e *mapEntry) {
+func (s *store) refreshMap(eventID int64, e *mapEntry) {
 	defer func() { <-e.loadMu }()
 	if s.fresh(e) {
 		return
@@ -317,7 +317,7 @@ const mapRefreshTimeout = time.Minute
 // loadMapInto reads the whole map and installs it. Patches that land while it reads are
 // applied to the old copy and noted; their seats are read again into the new copy
 // before it is installed, so a load never undoes a newer patch.
-func (s *Service) loadMapInto(ctx context.Context, eventID int64, e *mapEntry) error {
+func (s *store) loadMapInto(ctx context.Context, eventID int64, e *mapEntry) error {
 	e.mu.Lock()
 	e.loading, e.dirty, e.gaDirty = true, nil, false
 	resets := e.resets
@@ -361,7 +361,7 @@ func (s *Service) loadMapInto(ctx context.Context, eventID int64, e *mapEntry) e
 }
 
 // readMapPart reads some seats of the map, and the GA tiers if asked.
-func (s *Service) readMapPart(ctx context.Context, eventID int64, seatIDs []int64, readGA bool) ([]db.SeatMapByIDsRow, []GATier, error) {
+func (s *store) readMapPart(ctx context.Context, eventID int64, seatIDs []int64, readGA bool) ([]db.SeatMapByIDsRow, []GATier, error) {
 	var rows []db.SeatMapByIDsRow
 	if len(seatIDs) > 0 {
 		var err error

@@ -57,7 +57,7 @@ func (c *statements) count(name string) int {
 // service that announces through a live.Publisher, with a hub feeding its map cache.
 type liveFixture struct {
 	pool   *pgxpool.Pool
-	svc    *Service
+	svc    *Services
 	stmts  *statements
 	event  int64
 	tier   int64
@@ -95,15 +95,15 @@ func newLiveFixture(t *testing.T, cfg Config) liveFixture {
 	pub := live.NewPublisher(rdb, prefix, slog.New(log))
 	t.Cleanup(pub.Close)
 	f.svc = New(f.pool, cfg, pub, nil, slog.New(log))
-	f.svc.maps.snapEvery = 0 // every read sees the latest patch
+	f.svc.store.maps.snapEvery = 0 // every read sees the latest patch
 	f.hub = live.NewHub(rdb, prefix, slog.New(log), live.HubOptions{
 		Flush: 10 * time.Millisecond,
-		Apply: f.svc.ApplySeatChanges,
+		Apply: f.svc.Maps.ApplySeatChanges,
 		Reset: func(ctx context.Context, ev, v int64) {
-			f.svc.ResyncSeatMap(ctx, ev, v)
+			f.svc.Maps.ResyncSeatMap(ctx, ev, v)
 			f.resets <- v
 		},
-		Unwatched: f.svc.SeatMapUnwatched,
+		Unwatched: f.svc.Maps.SeatMapUnwatched,
 	})
 	t.Cleanup(f.hub.Close)
 	return f
@@ -175,7 +175,7 @@ func TestSeatMapFedByFeed(t *testing.T) {
 	w := f.watch(t)
 	ctx := t.Context()
 
-	m, err := f.svc.SeatMap(ctx, f.event)
+	m, err := f.svc.Maps.SeatMap(ctx, f.event)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,7 +195,7 @@ func TestSeatMapFedByFeed(t *testing.T) {
 					return
 				default:
 				}
-				if _, err := f.svc.SeatMap(ctx, f.event); err != nil {
+				if _, err := f.svc.Maps.SeatMap(ctx, f.event); err != nil {
 					t.Errorf("SeatMap: %v", err)
 					return
 				}
@@ -203,30 +203,30 @@ func TestSeatMapFedByFeed(t *testing.T) {
 		})
 	}
 
-	h, err := f.svc.Hold(ctx, HoldRequest{EventID: f.event, Buyer: "ann", SeatIDs: []int64{a, b}})
+	h, err := f.svc.Buyer.Hold(ctx, HoldRequest{EventID: f.event, Buyer: "ann", SeatIDs: []int64{a, b}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	v := await(t, w, false, a, b)
-	m, _ = f.svc.SeatMap(ctx, f.event)
+	m, _ = f.svc.Maps.SeatMap(ctx, f.event)
 	if statusOf(m, a) != SeatHeld || statusOf(m, b) != SeatHeld || m.Version < v {
 		t.Errorf("after the hold got %s/%s at version %d, want held/held at %d or later", statusOf(m, a), statusOf(m, b), m.Version, v)
 	}
 
-	if err := f.svc.Release(ctx, h.ID, "ann"); err != nil {
+	if err := f.svc.Buyer.Release(ctx, h.ID, "ann"); err != nil {
 		t.Fatal(err)
 	}
 	v = await(t, w, false, a, b)
-	m, _ = f.svc.SeatMap(ctx, f.event)
+	m, _ = f.svc.Maps.SeatMap(ctx, f.event)
 	if statusOf(m, a) != SeatAvailable || m.Version < v {
 		t.Errorf("after the release got %s at version %d, want available at %d or later", statusOf(m, a), m.Version, v)
 	}
 
-	if _, err := f.svc.Hold(ctx, HoldRequest{EventID: f.event, Buyer: "bob", GATierID: f.tier, Quantity: 3}); err != nil {
+	if _, err := f.svc.Buyer.Hold(ctx, HoldRequest{EventID: f.event, Buyer: "bob", GATierID: f.tier, Quantity: 3}); err != nil {
 		t.Fatal(err)
 	}
 	await(t, w, true)
-	m, _ = f.svc.SeatMap(ctx, f.event)
+	m, _ = f.svc.Maps.SeatMap(ctx, f.event)
 	if got := m.GATiers[0].Remaining; got != gaLeft-3 {
 		t.Errorf("after a GA hold of 3 got %d places left, want %d", got, gaLeft-3)
 	}
@@ -235,19 +235,19 @@ func TestSeatMapFedByFeed(t *testing.T) {
 
 	// A hold that lapses is announced by the tidy-up that clears it, seats and places.
 	c := m.Seats[20].ID
-	hc, err := f.svc.Hold(ctx, HoldRequest{EventID: f.event, Buyer: "cat", SeatIDs: []int64{c}})
+	hc, err := f.svc.Buyer.Hold(ctx, HoldRequest{EventID: f.event, Buyer: "cat", SeatIDs: []int64{c}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	await(t, w, false, c)
-	hd, err := f.svc.Hold(ctx, HoldRequest{EventID: f.event, Buyer: "dan", GATierID: f.tier, Quantity: 2})
+	hd, err := f.svc.Buyer.Hold(ctx, HoldRequest{EventID: f.event, Buyer: "dan", GATierID: f.tier, Quantity: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
 	await(t, w, true)
 	fixture{pool: f.pool}.lapse(t, hc.ID)
 	fixture{pool: f.pool}.lapse(t, hd.ID)
-	res, err := f.svc.Tidy(ctx)
+	res, err := f.svc.Worker.Tidy(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -255,7 +255,7 @@ func TestSeatMapFedByFeed(t *testing.T) {
 		t.Fatalf("the tidy-up cleared seats %v and %d GA holds, want [%d] and 1", res.Seats[f.event], res.GAHolds, c)
 	}
 	await(t, w, true, c)
-	m, _ = f.svc.SeatMap(ctx, f.event)
+	m, _ = f.svc.Maps.SeatMap(ctx, f.event)
 	if statusOf(m, c) != SeatAvailable || m.GATiers[0].Remaining != gaLeft-3 {
 		t.Errorf("after the tidy-up got %s and %d GA places, want available and %d", statusOf(m, c), m.GATiers[0].Remaining, gaLeft-3)
 	}
@@ -268,7 +268,7 @@ func TestSeatMapFedByFeed(t *testing.T) {
 	}
 	before := f.stmts.count("")
 	for range 100 {
-		if _, err := f.svc.SeatMap(ctx, f.event); err != nil {
+		if _, err := f.svc.Maps.SeatMap(ctx, f.event); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -285,7 +285,7 @@ func TestSeatMapUnfed(t *testing.T) {
 	var wg sync.WaitGroup
 	for range 20 {
 		wg.Go(func() {
-			if _, err := f.svc.SeatMap(t.Context(), f.event); err != nil {
+			if _, err := f.svc.Maps.SeatMap(t.Context(), f.event); err != nil {
 				t.Errorf("SeatMap: %v", err)
 			}
 		})
@@ -294,10 +294,10 @@ func TestSeatMapUnfed(t *testing.T) {
 	if n := f.stmts.count("SeatMap"); n != 1 {
 		t.Errorf("20 readers ran %d whole-map loads, want 1", n)
 	}
-	if _, err := f.svc.SeatMap(t.Context(), 1<<40); err != ErrEventNotFound {
+	if _, err := f.svc.Maps.SeatMap(t.Context(), 1<<40); err != ErrEventNotFound {
 		t.Errorf("map of an unknown event: got %v, want ErrEventNotFound", err)
 	}
-	if e := f.svc.maps.lookup(1 << 40); e != nil {
+	if e := f.svc.store.maps.lookup(1 << 40); e != nil {
 		t.Error("map of an unknown event: an entry stays cached, want none (made-up ids must not grow the cache)")
 	}
 }
@@ -308,8 +308,8 @@ func TestSeatMapResetReloads(t *testing.T) {
 	t.Parallel()
 	f := newLiveFixture(t, Config{})
 	ctx := t.Context()
-	f.svc.ResyncSeatMap(ctx, f.event, 41)
-	m, err := f.svc.SeatMap(ctx, f.event)
+	f.svc.Maps.ResyncSeatMap(ctx, f.event, 41)
+	m, err := f.svc.Maps.SeatMap(ctx, f.event)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -321,8 +321,8 @@ func TestSeatMapResetReloads(t *testing.T) {
 	if _, err := f.pool.Exec(ctx, `UPDATE seats SET price_cents = price_cents + 1 WHERE id = $1`, st.ID); err != nil {
 		t.Fatal(err)
 	}
-	f.svc.ResyncSeatMap(ctx, f.event, 50)
-	m, _ = f.svc.SeatMap(ctx, f.event)
+	f.svc.Maps.ResyncSeatMap(ctx, f.event, 50)
+	m, _ = f.svc.Maps.SeatMap(ctx, f.event)
 	if m.Seats[0].PriceCents != st.PriceCents+1 || m.Version != 50 {
 		t.Errorf("after a reset to 50 got price %d at version %d, want %d at 50", m.Seats[0].PriceCents, m.Version, st.PriceCents+1)
 	}
@@ -338,9 +338,9 @@ func TestSeatMapResetReloads(t *testing.T) {
 func TestFedMapServedWhileReloading(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, smallSpec([]demo.Section{oneRow("Floor", 3, 1000)}), DefaultConfig())
-	f.svc.maps.fedMaxAge = time.Millisecond
-	f.svc.ResyncSeatMap(t.Context(), f.event, 1) // followed by the feed from version 1
-	time.Sleep(5 * time.Millisecond)             // past the safety net
+	f.svc.store.maps.fedMaxAge = time.Millisecond
+	f.svc.Maps.ResyncSeatMap(t.Context(), f.event, 1) // followed by the feed from version 1
+	time.Sleep(5 * time.Millisecond)                  // past the safety net
 
 	tx, err := f.pool.Begin(t.Context())
 	if err != nil {
@@ -352,14 +352,14 @@ func TestFedMapServedWhileReloading(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
 	defer cancel()
-	m, err := f.svc.SeatMap(ctx, f.event)
+	m, err := f.svc.Maps.SeatMap(ctx, f.event)
 	if err != nil || len(m.Seats) != 3 || m.Version != 1 {
 		t.Fatalf("seat map while a reload waits on the database: got %d seats, version %d, %v; want the fed copy at once", len(m.Seats), m.Version, err)
 	}
 	if err := tx.Rollback(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	e := f.svc.maps.lookup(f.event)
+	e := f.svc.store.maps.lookup(f.event)
 	e.loadMu <- struct{}{} // the reload beside the readers has finished
 	<-e.loadMu
 }
@@ -372,17 +372,17 @@ func TestSeatMapCacheForgetsIdleEvents(t *testing.T) {
 	f := demoFixture(t, DefaultConfig())
 	var clock atomic.Int64
 	clock.Store(time.Now().UnixNano())
-	f.svc.maps.mu.Lock()
-	f.svc.maps.now = func() time.Time { return time.Unix(0, clock.Load()) }
-	f.svc.maps.mu.Unlock()
+	f.svc.store.maps.mu.Lock()
+	f.svc.store.maps.now = func() time.Time { return time.Unix(0, clock.Load()) }
+	f.svc.store.maps.mu.Unlock()
 	entry := func() *mapEntry {
-		f.svc.maps.mu.Lock()
-		defer f.svc.maps.mu.Unlock()
-		return f.svc.maps.entries[f.event]
+		f.svc.store.maps.mu.Lock()
+		defer f.svc.store.maps.mu.Unlock()
+		return f.svc.store.maps.entries[f.event]
 	}
 	read := func() {
 		t.Helper()
-		m, err := f.svc.SeatMap(t.Context(), f.event)
+		m, err := f.svc.Maps.SeatMap(t.Context(), f.event)
 		if err != nil || len(m.Seats) != 1980 {
 			t.Fatalf("seat map: %d seats, %v; want 1980", len(m.Seats), err)
 		}
@@ -396,7 +396,7 @@ func TestSeatMapCacheForgetsIdleEvents(t *testing.T) {
 		t.Fatalf("the map unasked for %s: kept, want it dropped and loaded anew", mapIdle+2*time.Minute)
 	}
 
-	f.svc.ResyncSeatMap(t.Context(), f.event, 1) // the live feed follows it from here
+	f.svc.Maps.ResyncSeatMap(t.Context(), f.event, 1) // the live feed follows it from here
 	clock.Add(int64(mapIdle + 2*time.Minute))
 	read()
 	if entry() != second {

@@ -22,7 +22,7 @@ func newMoneyFixture(t *testing.T, spec demo.EventSpec, cfg Config) moneyFixture
 	t.Helper()
 	p := newFakeProvider()
 	f := newFixture(t, spec, cfg).withProviderConfig(p, cfg)
-	jobs := bookingtest.NewJobs(t, f.pool, bookingtest.Workers{Refund: f.svc.RunRefund})
+	jobs := bookingtest.NewJobs(t, f.pool, bookingtest.Workers{Refund: f.svc.Worker.RunRefund})
 	f.svc.SetJobs(jobs)
 	return moneyFixture{fixture: f, provider: p, jobs: jobs}
 }
@@ -46,7 +46,7 @@ func TestRunRefundOnce(t *testing.T) {
 	f := newMoneyFixture(t, confirmSpec(), DefaultConfig())
 	seats := f.rowSeats(t, "Floor", "A")
 	o := f.checkout(t, f.hold(t, "a", seats[0]), "a")
-	if _, err := f.svc.Pay(t.Context(), o.ID, "a", PaymentMethod{Method: "card"}); err != nil {
+	if _, err := f.svc.Buyer.Pay(t.Context(), o.ID, "a", PaymentMethod{Method: "card"}); err != nil {
 		t.Fatal(err)
 	}
 	f.lapse(t, o.HoldID)
@@ -55,7 +55,7 @@ func TestRunRefundOnce(t *testing.T) {
 		t.Fatalf("b: got %q, want confirmed", got)
 	}
 	ev := f.provider.chargeOf(t, o.ID).event("evt_a", KindPaymentSucceeded)
-	if got, err := f.svc.ApplyPayment(t.Context(), "test", ev); err != nil || got != OutcomeRefundPending {
+	if got, err := f.svc.Buyer.ApplyPayment(t.Context(), "test", ev); err != nil || got != OutcomeRefundPending {
 		t.Fatalf("a's late success: got %q, %v, want refund_pending", got, err)
 	}
 	var refund int64
@@ -64,7 +64,7 @@ func TestRunRefundOnce(t *testing.T) {
 	}
 	f.drain(t)
 	for range 3 {
-		if err := f.svc.RunRefund(t.Context(), refund); err != nil {
+		if err := f.svc.Worker.RunRefund(t.Context(), refund); err != nil {
 			t.Fatalf("run refund again: %v", err)
 		}
 	}
@@ -75,10 +75,10 @@ func TestRunRefundOnce(t *testing.T) {
 	if err := f.pool.QueryRow(t.Context(), `SELECT provider_refund_id FROM refunds WHERE id = $1`, refund).Scan(&webhook.RefundID); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := f.svc.ApplyPayment(t.Context(), "test", webhook); err != nil || got != OutcomeIgnored {
+	if got, err := f.svc.Buyer.ApplyPayment(t.Context(), "test", webhook); err != nil || got != OutcomeIgnored {
 		t.Errorf("the refund's webhook after it was settled: got %q, %v, want ignored", got, err)
 	}
-	got, err := f.svc.Order(t.Context(), o.ID, "a")
+	got, err := f.svc.Buyer.Order(t.Context(), o.ID, "a")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,10 +97,10 @@ func TestReconcileAfterAge(t *testing.T) {
 	t.Parallel()
 	f := newMoneyFixture(t, confirmSpec(), DefaultConfig())
 	o := f.checkout(t, f.hold(t, "a", f.rowSeats(t, "Floor", "A")[0]), "a")
-	if _, err := f.svc.Pay(t.Context(), o.ID, "a", PaymentMethod{Method: "card"}); err != nil {
+	if _, err := f.svc.Buyer.Pay(t.Context(), o.ID, "a", PaymentMethod{Method: "card"}); err != nil {
 		t.Fatal(err)
 	}
-	res, err := f.svc.Reconcile(t.Context())
+	res, err := f.svc.Worker.Reconcile(t.Context())
 	if err != nil || res.Looked != 0 {
 		t.Fatalf("a fresh payment: got %+v, %v, want nothing looked up", res, err)
 	}
@@ -108,7 +108,7 @@ func TestReconcileAfterAge(t *testing.T) {
 	cfg.ReconcileAfter = time.Nanosecond
 	soon := f.withProviderConfig(f.provider, cfg)
 	soon.svc.SetJobs(f.jobs)
-	res, err = soon.svc.Reconcile(t.Context())
+	res, err = soon.svc.Worker.Reconcile(t.Context())
 	if err != nil || res.Looked != 1 || res.Applied != 1 {
 		t.Fatalf("with no wait: got %+v, %v, want one looked up and applied", res, err)
 	}
@@ -186,14 +186,14 @@ func expireClaimRound(t *testing.T) (claimed, refused int64) {
 				return
 			default:
 			}
-			if _, err := f.svc.Reconcile(t.Context()); err != nil {
+			if _, err := f.svc.Worker.Reconcile(t.Context()); err != nil {
 				errs.add(err)
 			}
 		}
 	}()
 	atOnce(orders, func(i int) {
 		wait(t.Context(), time.Duration(i)*15*time.Millisecond)
-		_, err := f.svc.Pay(t.Context(), os[i].ID, buyerName("r", i), PaymentMethod{Method: "card"})
+		_, err := f.svc.Buyer.Pay(t.Context(), os[i].ID, buyerName("r", i), PaymentMethod{Method: "card"})
 		switch {
 		case err == nil:
 			nClaimed.Add(1)
@@ -206,7 +206,7 @@ func expireClaimRound(t *testing.T) (claimed, refused int64) {
 	close(stop)
 	<-done
 	errs.report(t, "race")
-	if _, err := f.svc.Reconcile(t.Context()); err != nil {
+	if _, err := f.svc.Worker.Reconcile(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	expired := f.count(t, `SELECT count(*) FROM orders WHERE event_id = $1 AND status = 'expired'`, f.event)
@@ -244,7 +244,7 @@ func TestFreeOrders(t *testing.T) {
 	if _, err := f.pool.Exec(t.Context(), `UPDATE holds SET sold_at = NULL WHERE event_id = $1 AND id = $2`, f.event, legacy.HoldID.Seq); err != nil {
 		t.Fatal(err)
 	}
-	res, err := f.svc.Pay(t.Context(), legacy.ID, "a", PaymentMethod{Method: "card"})
+	res, err := f.svc.Buyer.Pay(t.Context(), legacy.ID, "a", PaymentMethod{Method: "card"})
 	if err != nil || res.Status != PayConfirmed {
 		t.Fatalf("pay a free order: got %+v, %v, want confirmed", res, err)
 	}
@@ -261,7 +261,7 @@ func TestReceipt(t *testing.T) {
 	f := newMoneyFixture(t, confirmSpec(), DefaultConfig())
 	o := f.checkout(t, f.hold(t, "a", f.rowSeats(t, "Floor", "A")[:2]...), "a")
 	f.pay(t, o, "evt_1")
-	r, err := f.svc.Receipt(t.Context(), o.ID)
+	r, err := f.svc.Worker.Receipt(t.Context(), o.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -269,7 +269,7 @@ func TestReceipt(t *testing.T) {
 		t.Errorf("receipt: got %s, %d tickets, %d seats, event %d %q; want confirmed, 2, 2, event %d",
 			r.Order.Status, len(r.Order.Tickets), len(r.Order.Seats), r.Event.ID, r.Event.Name, f.event)
 	}
-	if _, err := f.svc.Receipt(t.Context(), o.ID+1000); !errors.Is(err, ErrOrderNotFound) {
+	if _, err := f.svc.Worker.Receipt(t.Context(), o.ID+1000); !errors.Is(err, ErrOrderNotFound) {
 		t.Errorf("receipt of no order: got %v, want ErrOrderNotFound", err)
 	}
 }
@@ -289,7 +289,7 @@ func TestReconcileStuckPaymentGoesToTheBack(t *testing.T) {
 	stuck := f.checkout(t, f.hold(t, "a", seats[0]), "a")
 	other := f.checkout(t, f.hold(t, "b", seats[1]), "b")
 	for buyer, o := range map[string]Order{"a": stuck, "b": other} {
-		if _, err := f.svc.Pay(t.Context(), o.ID, buyer, PaymentMethod{Method: "card"}); err != nil {
+		if _, err := f.svc.Buyer.Pay(t.Context(), o.ID, buyer, PaymentMethod{Method: "card"}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -302,7 +302,7 @@ func TestReconcileStuckPaymentGoesToTheBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	for pass := 1; pass <= 2; pass++ {
-		if _, err := f.svc.Reconcile(t.Context()); err != nil {
+		if _, err := f.svc.Worker.Reconcile(t.Context()); err != nil {
 			t.Fatalf("pass %d: %v", pass, err)
 		}
 	}
@@ -330,7 +330,7 @@ func TestPayRefusals(t *testing.T) {
 		{"another buyer's order", o.ID, "b", ErrOrderNotFound},
 		{"no such order", o.ID + 1000, "a", ErrOrderNotFound},
 	} {
-		if _, err := f.svc.Pay(t.Context(), c.id, c.buyer, PaymentMethod{Method: "card"}); !errors.Is(err, c.want) {
+		if _, err := f.svc.Buyer.Pay(t.Context(), c.id, c.buyer, PaymentMethod{Method: "card"}); !errors.Is(err, c.want) {
 			t.Errorf("%s: got %v, want %v", c.what, err, c.want)
 		}
 	}
@@ -341,14 +341,14 @@ func TestPayRefusals(t *testing.T) {
 	if charges, _ := f.provider.counts(); claims != 0 || charges != 0 {
 		t.Fatalf("after the refusals: %d claims, %d charges, want none", claims, charges)
 	}
-	if _, err := f.svc.Pay(t.Context(), o.ID, "a", PaymentMethod{Method: "card"}); err != nil {
+	if _, err := f.svc.Buyer.Pay(t.Context(), o.ID, "a", PaymentMethod{Method: "card"}); err != nil {
 		t.Fatalf("a pays: %v", err)
 	}
 	ev := f.provider.chargeOf(t, o.ID).event("evt_a", KindPaymentSucceeded)
-	if got, err := f.svc.ApplyPayment(t.Context(), "test", ev); err != nil || got != OutcomeConfirmed {
+	if got, err := f.svc.Buyer.ApplyPayment(t.Context(), "test", ev); err != nil || got != OutcomeConfirmed {
 		t.Fatalf("a's payment: got %q, %v, want confirmed", got, err)
 	}
-	if _, err := f.svc.Pay(t.Context(), o.ID, "a", PaymentMethod{Method: "card"}); !errors.Is(err, ErrOrderNotPending) {
+	if _, err := f.svc.Buyer.Pay(t.Context(), o.ID, "a", PaymentMethod{Method: "card"}); !errors.Is(err, ErrOrderNotPending) {
 		t.Errorf("a paid order: got %v, want ErrOrderNotPending", err)
 	}
 	if charges, _ := f.provider.counts(); charges != 1 {

@@ -42,7 +42,7 @@ const MaxSearchQuery = 254
 // SearchOrders finds orders by what staff typed: an order id (digits, "#42" too), a
 // ticket code, or the start of an email, case-insensitively. Pages hold perPage orders
 // at most, older than before when it is not 0.
-func (s *Service) SearchOrders(ctx context.Context, query string, before int64, perPage int) (SearchPage, error) {
+func (s *Desk) SearchOrders(ctx context.Context, query string, before int64, perPage int) (SearchPage, error) {
 	query = strings.TrimSpace(query)
 	p := db.OrderSearchParams{BeforeID: before, MaxRows: int32(perPage + 1)}
 	if id, err := strconv.ParseInt(strings.TrimPrefix(query, "#"), 10, 64); err == nil && id > 0 {
@@ -129,7 +129,7 @@ type AdminOrder struct {
 
 // OrderAdmin returns an order with its tickets (valid or not), payments, refunds and
 // what staff did to it.
-func (s *Service) OrderAdmin(ctx context.Context, id int64) (AdminOrder, error) {
+func (s *Desk) OrderAdmin(ctx context.Context, id int64) (AdminOrder, error) {
 	o, err := s.q.OrderGet(ctx, id)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return AdminOrder{}, ErrOrderNotFound
@@ -140,7 +140,7 @@ func (s *Service) OrderAdmin(ctx context.Context, id int64) (AdminOrder, error) 
 	// box office's own form.
 	view := Order{ID: o.ID, EventID: o.EventID, Email: o.Email, Status: string(o.Status),
 		StatusReason: o.StatusReason, AmountCents: int(o.AmountCents)}
-	ev, err := s.Event(ctx, o.EventID)
+	ev, err := s.event(ctx, o.EventID)
 	if err != nil {
 		return AdminOrder{}, err
 	}
@@ -212,7 +212,7 @@ const exportPage = 500
 
 // ExportOrders calls fn with each order of the event, oldest first, a page of rows
 // at a time; an error from fn stops it.
-func (s *Service) ExportOrders(ctx context.Context, eventID int64, fn func(ExportOrder) error) error {
+func (s *Desk) ExportOrders(ctx context.Context, eventID int64, fn func(ExportOrder) error) error {
 	var after int64
 	for {
 		rows, err := s.q.OrdersExport(ctx, db.OrdersExportParams{EventID: eventID, AfterID: after, MaxRows: exportPage})

@@ -47,7 +47,7 @@ func TestHoldOverlappingSeats(t *testing.T) {
 		var errs errorCounter
 		atOnce(buyers, func(i int) {
 			buyer := buyerName(fmt.Sprintf("r%d", round), i)
-			h, err := f.svc.Hold(ctx, HoldRequest{EventID: f.event, Buyer: buyer, SeatIDs: reqs[i]})
+			h, err := f.svc.Buyer.Hold(ctx, HoldRequest{EventID: f.event, Buyer: buyer, SeatIDs: reqs[i]})
 			var taken *SeatsUnavailableError
 			switch {
 			case err == nil:
@@ -113,7 +113,7 @@ func TestHoldOverlappingSeats(t *testing.T) {
 
 		for i, h := range holds {
 			if h != nil {
-				if err := f.svc.Release(ctx, h.ID, buyerName(fmt.Sprintf("r%d", round), i)); err != nil {
+				if err := f.svc.Buyer.Release(ctx, h.ID, buyerName(fmt.Sprintf("r%d", round), i)); err != nil {
 					t.Fatalf("round %d: release %s: %v", round, h.ID, err)
 				}
 			}

@@ -47,7 +47,7 @@ type PayResult struct {
 // minutes by default) must stay well above it.
 const chargeTimeout = 30 * time.Second
 
-func (s *Service) Pay(ctx context.Context, orderID int64, buyer string, m PaymentMethod) (PayResult, error) {
+func (s *Buyer) Pay(ctx context.Context, orderID int64, buyer string, m PaymentMethod) (PayResult, error) {
 	o, p, err := s.claimPayment(ctx, orderID, buyer)
 	if errors.Is(err, errFreeOrder) {
 		return s.payFree(ctx, o)
@@ -99,7 +99,7 @@ func (s *Service) Pay(ctx context.Context, orderID int64, buyer string, m Paymen
 // connections are what an onsale's steps wait for (the pay call's middleware found
 // the order's event with OrderEvent, from memory when this process checked it out). Another buyer's order is not found;
 // a free order is errFreeOrder, with the order, for payFree.
-func (s *Service) claimPayment(ctx context.Context, orderID int64, buyer string) (db.Order, db.Payment, error) {
+func (s *store) claimPayment(ctx context.Context, orderID int64, buyer string) (db.Order, db.Payment, error) {
 	var o db.Order
 	var p db.Payment
 	err := s.inTx(ctx, func(tx pgx.Tx, q *db.Queries) error {
@@ -154,7 +154,7 @@ func (s *Service) claimPayment(ctx context.Context, orderID int64, buyer string)
 var errFreeOrder = errors.New("a free order")
 
 // recordFailure gives up the claim of a charge that certainly took nothing.
-func (s *Service) recordFailure(ctx context.Context, orderID, paymentID int64, providerID string, cause error) {
+func (s *store) recordFailure(ctx context.Context, orderID, paymentID int64, providerID string, cause error) {
 	var pid *string
 	if providerID != "" {
 		pid = &providerID
@@ -183,7 +183,7 @@ func (s *Service) recordFailure(ctx context.Context, orderID, paymentID int64, p
 
 // payFree confirms a free order that was left pending (checked out before free orders
 // were confirmed at checkout, or refused by the buyer's limit then).
-func (s *Service) payFree(ctx context.Context, o db.Order) (PayResult, error) {
+func (s *store) payFree(ctx context.Context, o db.Order) (PayResult, error) {
 	var sold []int64
 	confirmed := false
 	err := s.inTx(ctx, func(tx pgx.Tx, q *db.Queries) error {

@@ -18,7 +18,7 @@ import (
 const raceBuyers = 1000
 
 // raceRounds is how many seats are raced for: every round is one more chance for a
-// double sale to show. Fifty rounds of a thousand buyers through Service.Hold take most
+// double sale to show. Fifty rounds of a thousand buyers through Buyer.Hold take most
 // of a minute under -race on two cores; -short runs five.
 func raceRounds() int {
 	if testing.Short() {
@@ -94,7 +94,7 @@ func TestHoldOneSeatRace(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, raceSpec(), DefaultConfig())
 	claim := func(ctx context.Context, seatID int64, buyer string) (bool, error) {
-		_, err := f.svc.Hold(ctx, HoldRequest{EventID: f.event, Buyer: buyer, SeatIDs: []int64{seatID}})
+		_, err := f.svc.Buyer.Hold(ctx, HoldRequest{EventID: f.event, Buyer: buyer, SeatIDs: []int64{seatID}})
 		var taken *SeatsUnavailableError
 		switch {
 		case err == nil:

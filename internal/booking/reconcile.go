@@ -15,7 +15,7 @@ import (
 // the payment and its state, recorded like a webhook's, so two instances applying the
 // same answer act once; refunds carry their idempotency keys; expiry is a conditional
 // statement under the order's lock.
-func (s *Service) reconcile(ctx context.Context) (ReconcileResult, error) {
+func (s *store) reconcile(ctx context.Context) (ReconcileResult, error) {
 	var res ReconcileResult
 	age := s.cfg.ReconcileAfter.Seconds()
 	if s.pay != nil {
@@ -39,7 +39,7 @@ func (s *Service) reconcile(ctx context.Context) (ReconcileResult, error) {
 
 // reconcilePayments looks up the payments with no word from the provider for age
 // seconds and applies what the provider says as if its webhook had come.
-func (s *Service) reconcilePayments(ctx context.Context, age float64, res *ReconcileResult) error {
+func (s *store) reconcilePayments(ctx context.Context, age float64, res *ReconcileResult) error {
 	pays, err := s.q.PaymentsUnsettled(ctx, db.PaymentsUnsettledParams{
 		Provider: s.pay.Name(), AgeSeconds: age, MaxRows: int32(s.cfg.ReconcileBatch),
 	})
@@ -79,7 +79,7 @@ func (s *Service) reconcilePayments(ctx context.Context, age float64, res *Recon
 		if ev.PaymentID == "" {
 			ev.PaymentID = ref.PaymentID
 		}
-		if _, err := s.ApplyPayment(ctx, p.Provider, ev); err != nil {
+		if _, err := s.applyPayment(ctx, p.Provider, ev); err != nil {
 			s.log.WarnContext(ctx, "payment lookup not applied, to be tried again", "payment", p.ID, "order", p.OrderID, "err", err)
 			continue
 		}
@@ -92,7 +92,7 @@ func (s *Service) reconcilePayments(ctx context.Context, age float64, res *Recon
 // and settles those whose webhook never came by looking each up at the provider, by
 // its own id: what the payment has been refunded in all says nothing of one refund
 // among several (an earlier one may account for it while this one is still pending).
-func (s *Service) reconcileRefunds(ctx context.Context, age float64, res *ReconcileResult) error {
+func (s *store) reconcileRefunds(ctx context.Context, age float64, res *ReconcileResult) error {
 	refunds, err := s.q.RefundsStale(ctx, db.RefundsStaleParams{
 		Provider: s.pay.Name(), AgeSeconds: age, MaxRows: int32(s.cfg.ReconcileBatch),
 	})
@@ -143,7 +143,7 @@ func (s *Service) reconcileRefunds(ctx context.Context, age float64, res *Reconc
 		if st.RefundID == "" {
 			st.RefundID = ref.RefundID
 		}
-		if _, err := s.ApplyPayment(ctx, r.Provider, PaymentEvent{
+		if _, err := s.applyPayment(ctx, r.Provider, PaymentEvent{
 			ID: "lookup_refund_" + st.RefundID + "_" + string(st.State), Kind: kind,
 			RefundID: st.RefundID, RefundKey: r.IdempotencyKey, PaymentID: *r.ProviderPaymentID,
 			OrderID: r.OrderID, EventID: r.EventID, AmountCents: int64(r.AmountCents),
@@ -157,7 +157,7 @@ func (s *Service) reconcileRefunds(ctx context.Context, age float64, res *Reconc
 }
 
 // expireOrders ends the pending orders whose hold lapsed with no payment under way.
-func (s *Service) expireOrders(ctx context.Context, res *ReconcileResult) error {
+func (s *store) expireOrders(ctx context.Context, res *ReconcileResult) error {
 	ids, err := s.q.OrdersLapsed(ctx, int32(s.cfg.ReconcileBatch))
 	if err != nil {
 		return translate(err)

@@ -38,7 +38,7 @@ const maxRefundAttempts = 3
 var errRefundNotDue = errors.New("refund not due")
 
 // runRefund is RunRefund: see effects.go.
-func (s *Service) runRefund(ctx context.Context, refundID int64) error {
+func (s *store) runRefund(ctx context.Context, refundID int64) error {
 	r, err := s.q.RefundGet(ctx, refundID)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return fmt.Errorf("refund %d: no such refund", refundID)
@@ -82,7 +82,7 @@ func (s *Service) runRefund(ctx context.Context, refundID int64) error {
 		kind = KindRefundFailed
 	}
 	// A failure makes the refund again under a new key, with a job of its own.
-	_, err = s.ApplyPayment(ctx, r.Provider, PaymentEvent{
+	_, err = s.applyPayment(ctx, r.Provider, PaymentEvent{
 		ID: "refund_answer_" + res.RefundID + "_" + string(res.State), Kind: kind, RefundID: res.RefundID, RefundKey: r.IdempotencyKey,
 		PaymentID: *r.ProviderPaymentID, OrderID: r.OrderID, EventID: r.EventID, AmountCents: int64(r.AmountCents),
 	})
@@ -93,7 +93,7 @@ func (s *Service) runRefund(ctx context.Context, refundID int64) error {
 // recorded before; a use older than Config.RefundKeyWindow may be forgotten by the
 // provider, which would make a second refund of the same key, so the refund is then
 // looked up first and asked for only if none was made under the key.
-func (s *Service) askRefund(ctx context.Context, r db.RefundGetRow) (RefundResult, error) {
+func (s *store) askRefund(ctx context.Context, r db.RefundGetRow) (RefundResult, error) {
 	stale, err := s.q.RefundKeyUse(ctx, db.RefundKeyUseParams{ID: r.ID, WindowSeconds: s.cfg.RefundKeyWindow.Seconds()})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return RefundResult{}, errRefundNotDue

@@ -67,12 +67,12 @@ func TestReconcileLooksUpEachRefund(t *testing.T) {
 	t.Parallel()
 	f, o := paidOrder(t, 3)
 	tickets := f.validTickets(t, o.ID)
-	if _, err := f.svc.StaffRefund(t.Context(), StaffRefundRequest{OrderID: o.ID, TicketIDs: tickets[:1], Kind: KindRefund}); err != nil {
+	if _, err := f.svc.Desk.StaffRefund(t.Context(), StaffRefundRequest{OrderID: o.ID, TicketIDs: tickets[:1], Kind: KindRefund}); err != nil {
 		t.Fatal(err)
 	}
 	f.drain(t)
 	f.provider.refundNext(fakeRefundPending)
-	if _, err := f.svc.StaffRefund(t.Context(), StaffRefundRequest{OrderID: o.ID, TicketIDs: tickets[1:2], Kind: KindRefund}); err != nil {
+	if _, err := f.svc.Desk.StaffRefund(t.Context(), StaffRefundRequest{OrderID: o.ID, TicketIDs: tickets[1:2], Kind: KindRefund}); err != nil {
 		t.Fatal(err)
 	}
 	f.drain(t)
@@ -84,7 +84,7 @@ func TestReconcileLooksUpEachRefund(t *testing.T) {
 		t.Fatalf("the payment's refunded total: got %+v, %v; want it to cover the second refund (the case at stake)", st, err)
 	}
 
-	res, err := f.svc.Reconcile(t.Context())
+	res, err := f.svc.Worker.Reconcile(t.Context())
 	if err != nil || res.Looked != 1 {
 		t.Fatalf("reconcile: got %+v, %v; want the pending refund looked up", res, err)
 	}
@@ -96,7 +96,7 @@ func TestReconcileLooksUpEachRefund(t *testing.T) {
 	}
 
 	f.provider.settleRefund(t, rs[1].providerID, RefundSucceeded, o) // its webhook is lost
-	if _, err := f.svc.Reconcile(t.Context()); err != nil {
+	if _, err := f.svc.Worker.Reconcile(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	if rs := f.refunds(t, o.ID); rs[1].state != "succeeded" {
@@ -119,7 +119,7 @@ func TestRefundFailedAfterSuccessIsMadeAgain(t *testing.T) {
 	f, o := paidOrder(t, 2)
 	const reopened = "refund failed at the provider, made again under a new key"
 	f.log.expect(reopened)
-	if _, err := f.svc.StaffRefund(t.Context(), StaffRefundRequest{OrderID: o.ID, Kind: KindRefund}); err != nil {
+	if _, err := f.svc.Desk.StaffRefund(t.Context(), StaffRefundRequest{OrderID: o.ID, Kind: KindRefund}); err != nil {
 		t.Fatal(err)
 	}
 	f.drain(t)
@@ -129,7 +129,7 @@ func TestRefundFailedAfterSuccessIsMadeAgain(t *testing.T) {
 	}
 
 	failed := f.provider.settleRefund(t, first.providerID, RefundFailed, o)
-	if got, err := f.svc.ApplyPayment(t.Context(), "test", failed); err != nil || got != OutcomeFailed {
+	if got, err := f.svc.Buyer.ApplyPayment(t.Context(), "test", failed); err != nil || got != OutcomeFailed {
 		t.Fatalf("the failure: got %q, %v; want failed", got, err)
 	}
 	again := f.refunds(t, o.ID)[0]
@@ -146,7 +146,7 @@ func TestRefundFailedAfterSuccessIsMadeAgain(t *testing.T) {
 	if lines := f.log.logged(reopened); len(lines) != 1 || !strings.Contains(lines[0], wantLog) {
 		t.Errorf("error log: got %q, want one line with %q", lines, wantLog)
 	}
-	if got, err := f.svc.ApplyPayment(t.Context(), "test", failed); err != nil || got != OutcomeDuplicate {
+	if got, err := f.svc.Buyer.ApplyPayment(t.Context(), "test", failed); err != nil || got != OutcomeDuplicate {
 		t.Errorf("the failure again: got %q, %v; want duplicate", got, err)
 	}
 
@@ -172,7 +172,7 @@ func TestRefundFailedOnLookupIsMadeAgain(t *testing.T) {
 	f.log.expect(reopened)
 	f.log.expect(givenUp)
 	f.provider.refundNext(fakeRefundPending, fakeRefundPending, fakeRefundPending)
-	if _, err := f.svc.StaffRefund(t.Context(), StaffRefundRequest{OrderID: o.ID, Kind: KindRefund}); err != nil {
+	if _, err := f.svc.Desk.StaffRefund(t.Context(), StaffRefundRequest{OrderID: o.ID, Kind: KindRefund}); err != nil {
 		t.Fatal(err)
 	}
 	for attempt := 1; attempt <= maxRefundAttempts; attempt++ {
@@ -182,7 +182,7 @@ func TestRefundFailedOnLookupIsMadeAgain(t *testing.T) {
 			t.Fatalf("attempt %d: got %+v, want pending at the provider", attempt, r)
 		}
 		f.provider.settleRefund(t, r.providerID, RefundFailed, o) // no webhook
-		if res, err := f.svc.Reconcile(t.Context()); err != nil || res.Refunds != 1 {
+		if res, err := f.svc.Worker.Reconcile(t.Context()); err != nil || res.Refunds != 1 {
 			t.Fatalf("attempt %d: reconcile got %+v, %v; want the refund settled by its lookup", attempt, res, err)
 		}
 	}
@@ -224,7 +224,7 @@ func TestRefundRetryPastKeyWindow(t *testing.T) {
 				t.Fatalf("pay: got %q, want confirmed", got)
 			}
 			f.provider.refundNext(fakeRefundLost)
-			if _, err := f.svc.StaffRefund(t.Context(), StaffRefundRequest{OrderID: o.ID, Kind: KindRefund}); err != nil {
+			if _, err := f.svc.Desk.StaffRefund(t.Context(), StaffRefundRequest{OrderID: o.ID, Kind: KindRefund}); err != nil {
 				t.Fatal(err)
 			}
 			if _, err := f.jobs.Drain(t.Context()); err != nil {

@@ -92,7 +92,7 @@ func (r StaffHoldRequest) check() error {
 // the hold lapses at ReleaseAt by the database clock, like a buyer's, and until then
 // no buyer can hold, check out or buy them. Neither the sales window nor the
 // per-buyer limit applies. The action is audited in its own transaction.
-func (s *Service) HoldForStaff(ctx context.Context, req StaffHoldRequest) (StaffHold, error) {
+func (s *Desk) HoldForStaff(ctx context.Context, req StaffHoldRequest) (StaffHold, error) {
 	if err := req.check(); err != nil {
 		return StaffHold{}, err
 	}
@@ -140,7 +140,7 @@ func (s *Service) HoldForStaff(ctx context.Context, req StaffHoldRequest) (Staff
 
 // shortfall says why a claim of ids got only the seats claimed: seats that are not the
 // event's, or seats someone else has.
-func (s *Service) shortfall(ctx context.Context, q *db.Queries, eventID int64, ids []int64, claimed []db.SeatHoldRow) error {
+func (s *store) shortfall(ctx context.Context, q *db.Queries, eventID int64, ids []int64, claimed []db.SeatHoldRow) error {
 	exist, err := q.SeatsByIDs(ctx, db.SeatsByIDsParams{EventID: eventID, SeatIds: ids})
 	if err != nil {
 		return err
@@ -167,7 +167,7 @@ func (s *Service) shortfall(ctx context.Context, q *db.Queries, eventID int64, i
 // ReleaseStaffHold puts a staff hold's seats back on sale at once, by the conditional
 // release every hold uses, and announces them. Releasing a hold that is released or
 // lapsed already succeeds and changes nothing; a buyer's hold is not found.
-func (s *Service) ReleaseStaffHold(ctx context.Context, id HoldID, staffID int64, address string) error {
+func (s *Desk) ReleaseStaffHold(ctx context.Context, id HoldID, staffID int64, address string) error {
 	var freed []int64
 	err := s.inTx(ctx, func(tx pgx.Tx, q *db.Queries) error {
 		freed = nil
@@ -198,7 +198,7 @@ func (s *Service) ReleaseStaffHold(ctx context.Context, id HoldID, staffID int64
 
 // StaffHolds lists the event's staff holds in force, oldest first. A hold that lapsed
 // is not among them, whether or not the tidy-up has run.
-func (s *Service) StaffHolds(ctx context.Context, eventID int64) ([]StaffHold, error) {
+func (s *Desk) StaffHolds(ctx context.Context, eventID int64) ([]StaffHold, error) {
 	rows, err := s.q.StaffHoldsOfEvent(ctx, eventID)
 	if err != nil {
 		return nil, translate(err)

@@ -40,7 +40,7 @@ func (a *announced) take() []int64 {
 // listening is f with a service that announces to a recorder.
 func (f fixture) listening() (fixture, *announced) {
 	rec := &announced{}
-	f.svc = New(f.pool, f.svc.cfg, rec, nil, f.svc.log)
+	f.svc = New(f.pool, f.svc.store.cfg, rec, nil, f.svc.store.log)
 	return f, rec
 }
 
@@ -58,7 +58,7 @@ func newStaff(t *testing.T, pool *pgxpool.Pool, role string) int64 {
 
 func (f fixture) staffHold(t *testing.T, staffID int64, kind string, release time.Time, seats ...int64) StaffHold {
 	t.Helper()
-	h, err := f.svc.HoldForStaff(t.Context(), StaffHoldRequest{
+	h, err := f.svc.Desk.HoldForStaff(t.Context(), StaffHoldRequest{
 		EventID: f.event, SeatIDs: seats, Kind: kind, Reason: "for the " + kind, ReleaseAt: release, StaffID: staffID, Address: "192.0.2.1",
 	})
 	if err != nil {
@@ -70,7 +70,7 @@ func (f fixture) staffHold(t *testing.T, staffID int64, kind string, release tim
 // seatStatus is the seat's state on the map, read fresh.
 func (f fixture) seatStatus(t *testing.T, seatID int64) string {
 	t.Helper()
-	m, err := f.svc.SeatMapSeats(t.Context(), f.event, []int64{seatID})
+	m, err := f.svc.Maps.SeatMapSeats(t.Context(), f.event, []int64{seatID})
 	if err != nil || len(m.Seats) != 1 {
 		t.Fatalf("seat %d on the map: %v (%d seats)", seatID, err, len(m.Seats))
 	}
@@ -98,27 +98,27 @@ func TestStaffHoldRefusedToBuyers(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	_, err := f.svc.Hold(t.Context(), HoldRequest{EventID: f.event, Buyer: "buyer-a", SeatIDs: seats[3:4]})
+	_, err := f.svc.Buyer.Hold(t.Context(), HoldRequest{EventID: f.event, Buyer: "buyer-a", SeatIDs: seats[3:4]})
 	var taken *SeatsUnavailableError
 	if !errors.As(err, &taken) || !slices.Equal(taken.SeatIDs, seats[3:4]) {
 		t.Errorf("buyer holds a house seat: %v, want seats_unavailable naming it", err)
 	}
-	_, err = f.svc.Hold(t.Context(), HoldRequest{EventID: f.event, Buyer: "buyer-a", SeatIDs: []int64{seats[11], seats[12]}})
+	_, err = f.svc.Buyer.Hold(t.Context(), HoldRequest{EventID: f.event, Buyer: "buyer-a", SeatIDs: []int64{seats[11], seats[12]}})
 	if !errors.As(err, &taken) || !slices.Equal(taken.SeatIDs, seats[11:12]) {
 		t.Errorf("buyer holds a house seat and a free one: %v, want seats_unavailable naming the house seat", err)
 	}
-	best, err := f.svc.Hold(t.Context(), HoldRequest{EventID: f.event, Buyer: "buyer-b", Quantity: 2})
+	best, err := f.svc.Buyer.Hold(t.Context(), HoldRequest{EventID: f.event, Buyer: "buyer-b", Quantity: 2})
 	if err != nil || !slices.Equal(sortedIDs(best.Seats), seats[12:14]) {
 		t.Errorf("best available 2: %v, %v; want the two seats not held by staff %v", sortedIDs(best.Seats), err, seats[12:14])
 	}
-	if _, err := f.svc.Hold(t.Context(), HoldRequest{EventID: f.event, Buyer: "buyer-c", Quantity: 1}); !errors.Is(err, ErrSoldOut) && !errors.Is(err, ErrContended) {
+	if _, err := f.svc.Buyer.Hold(t.Context(), HoldRequest{EventID: f.event, Buyer: "buyer-c", Quantity: 1}); !errors.Is(err, ErrSoldOut) && !errors.Is(err, ErrContended) {
 		t.Errorf("best available with only house seats left: %v, want sold out", err)
 	}
 	for _, buyer := range []string{"buyer-a", staffBuyer(member) + "x", ""} {
-		if _, err := f.svc.Checkout(t.Context(), h.ID, buyer, "a@example.com"); !errors.Is(err, ErrHoldNotFound) {
+		if _, err := f.svc.Buyer.Checkout(t.Context(), h.ID, buyer, "a@example.com"); !errors.Is(err, ErrHoldNotFound) {
 			t.Errorf("buyer %q checks the staff hold out: %v, want hold not found", buyer, err)
 		}
-		if err := f.svc.Release(t.Context(), h.ID, buyer); !errors.Is(err, ErrHoldNotFound) {
+		if err := f.svc.Buyer.Release(t.Context(), h.ID, buyer); !errors.Is(err, ErrHoldNotFound) {
 			t.Errorf("buyer %q releases the staff hold: %v, want hold not found", buyer, err)
 		}
 	}
@@ -143,7 +143,7 @@ func TestStaffHoldReleasedOnTime(t *testing.T) {
 	seats := f.rowSeats(t, "Stalls", "A")
 	member := newStaff(t, f.pool, "box_office")
 
-	_, err := f.svc.HoldForStaff(t.Context(), StaffHoldRequest{EventID: f.event, SeatIDs: seats[:1], Kind: HoldPress,
+	_, err := f.svc.Desk.HoldForStaff(t.Context(), StaffHoldRequest{EventID: f.event, SeatIDs: seats[:1], Kind: HoldPress,
 		Reason: "late", ReleaseAt: time.Now().Add(-time.Minute), StaffID: member})
 	if !errors.Is(err, ErrReleaseInPast) {
 		t.Errorf("release time in the past: %v, want ErrReleaseInPast", err)
@@ -160,7 +160,7 @@ func TestStaffHoldReleasedOnTime(t *testing.T) {
 	if got := rec.take(); !slices.Equal(got, seats[:3]) {
 		t.Errorf("announced on hold: %v, want %v", got, seats[:3])
 	}
-	if _, err := f.svc.Hold(t.Context(), HoldRequest{EventID: f.event, Buyer: "buyer", SeatIDs: seats[:1]}); err == nil {
+	if _, err := f.svc.Buyer.Hold(t.Context(), HoldRequest{EventID: f.event, Buyer: "buyer", SeatIDs: seats[:1]}); err == nil {
 		t.Fatal("a buyer held a press seat before its release time")
 	}
 
@@ -168,11 +168,11 @@ func TestStaffHoldReleasedOnTime(t *testing.T) {
 
 	bh := f.hold(t, "buyer", seats[0]) // lazily free: no tidy-up has run
 	rec.take()
-	holds, err := f.svc.StaffHolds(t.Context(), f.event)
+	holds, err := f.svc.Desk.StaffHolds(t.Context(), f.event)
 	if err != nil || len(holds) != 0 {
 		t.Errorf("staff holds after the release time: %d, %v; want none", len(holds), err)
 	}
-	res, err := f.svc.Tidy(t.Context())
+	res, err := f.svc.Worker.Tidy(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,10 +189,10 @@ func TestStaffHoldReleasedOnTime(t *testing.T) {
 	}
 	// The lapsed staff hold cannot be released by hand any more, nor take back the
 	// buyer's seat.
-	if err := f.svc.ReleaseStaffHold(t.Context(), h.ID, member, ""); err != nil {
+	if err := f.svc.Desk.ReleaseStaffHold(t.Context(), h.ID, member, ""); err != nil {
 		t.Errorf("release a lapsed staff hold: %v", err)
 	}
-	if got, err := f.svc.GetHold(t.Context(), bh.ID, "buyer"); err != nil || len(got.Seats) != 1 {
+	if got, err := f.svc.Buyer.GetHold(t.Context(), bh.ID, "buyer"); err != nil || len(got.Seats) != 1 {
 		t.Errorf("the buyer's hold after releasing the lapsed staff hold: %v, %v", got.Seats, err)
 	}
 }
@@ -209,10 +209,10 @@ func TestStaffHoldReleaseByHand(t *testing.T) {
 	bh := f.hold(t, "buyer", seats[0])
 	rec.take()
 
-	if err := f.svc.ReleaseStaffHold(t.Context(), bh.ID, member, ""); !errors.Is(err, ErrHoldNotFound) {
+	if err := f.svc.Desk.ReleaseStaffHold(t.Context(), bh.ID, member, ""); !errors.Is(err, ErrHoldNotFound) {
 		t.Errorf("release a buyer's hold as staff: %v, want hold not found", err)
 	}
-	if err := f.svc.ReleaseStaffHold(t.Context(), h.ID, member, "192.0.2.9"); err != nil {
+	if err := f.svc.Desk.ReleaseStaffHold(t.Context(), h.ID, member, "192.0.2.9"); err != nil {
 		t.Fatalf("release: %v", err)
 	}
 	if got := rec.take(); !slices.Equal(got, seats[2:4]) {
@@ -223,7 +223,7 @@ func TestStaffHoldReleaseByHand(t *testing.T) {
 			t.Errorf("seat %d after release: %s, want available", id, st)
 		}
 	}
-	if err := f.svc.ReleaseStaffHold(t.Context(), h.ID, member, ""); err != nil {
+	if err := f.svc.Desk.ReleaseStaffHold(t.Context(), h.ID, member, ""); err != nil {
 		t.Errorf("second release: %v", err)
 	}
 	if got := rec.take(); len(got) != 0 {
@@ -234,7 +234,7 @@ func TestStaffHoldReleaseByHand(t *testing.T) {
 		t.Errorf("audit entries of the release: %d, want 1", n)
 	}
 	f.hold(t, "buyer-2", seats[2], seats[3])
-	if _, err := f.svc.HoldForStaff(t.Context(), StaffHoldRequest{EventID: f.event, SeatIDs: []int64{seats[4], seats[0]},
+	if _, err := f.svc.Desk.HoldForStaff(t.Context(), StaffHoldRequest{EventID: f.event, SeatIDs: []int64{seats[4], seats[0]},
 		Kind: HoldHouse, Reason: "x", StaffID: member}); !isTaken(err, seats[0]) {
 		t.Errorf("staff hold of a buyer's seat: %v, want seats_unavailable naming it", err)
 	}
@@ -265,19 +265,19 @@ func TestStaffHoldBadInput(t *testing.T) {
 	} {
 		r := ok
 		change(&r)
-		if _, err := f.svc.HoldForStaff(t.Context(), r); !errors.Is(err, ErrInvalidStaffHold) {
+		if _, err := f.svc.Desk.HoldForStaff(t.Context(), r); !errors.Is(err, ErrInvalidStaffHold) {
 			t.Errorf("%s: %v, want ErrInvalidStaffHold", name, err)
 		}
 	}
 	r := ok
 	r.SeatIDs = []int64{seats[1], 1 << 40}
 	var unknown *UnknownSeatsError
-	if _, err := f.svc.HoldForStaff(t.Context(), r); !errors.As(err, &unknown) || fmt.Sprint(unknown.SeatIDs) != fmt.Sprint([]int64{1 << 40}) {
+	if _, err := f.svc.Desk.HoldForStaff(t.Context(), r); !errors.As(err, &unknown) || fmt.Sprint(unknown.SeatIDs) != fmt.Sprint([]int64{1 << 40}) {
 		t.Errorf("an unknown seat: %v, want unknown seats naming it", err)
 	}
 	r = ok
 	r.EventID = 1 << 40
-	if _, err := f.svc.HoldForStaff(t.Context(), r); !errors.Is(err, ErrEventNotFound) {
+	if _, err := f.svc.Desk.HoldForStaff(t.Context(), r); !errors.Is(err, ErrEventNotFound) {
 		t.Errorf("an unknown event: %v, want event not found", err)
 	}
 	if n := f.count(t, `SELECT count(*) FROM holds`); n != 0 {

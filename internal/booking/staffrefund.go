@@ -95,7 +95,7 @@ func (e *TicketsUnavailableError) Error() string {
 
 // StaffRefund ends the tickets of a confirmed order that staff chose, all or nothing:
 // see the comment at the top of this file.
-func (s *Service) StaffRefund(ctx context.Context, req StaffRefundRequest) (StaffRefundResult, error) {
+func (s *Desk) StaffRefund(ctx context.Context, req StaffRefundRequest) (StaffRefundResult, error) {
 	if req.Kind != KindRefund && req.Kind != KindVoid {
 		return StaffRefundResult{}, fmt.Errorf("staff refund: unknown kind %q", req.Kind)
 	}
@@ -119,7 +119,7 @@ func (s *Service) StaffRefund(ctx context.Context, req StaffRefundRequest) (Staf
 // endTickets is StaffRefund's transaction, under the order's lock: the tickets voided,
 // their seats and places given back, the refund recorded, the order's status and the
 // audit entry. It returns what it did and the order's event.
-func (s *Service) endTickets(ctx context.Context, tx pgx.Tx, q *db.Queries, req StaffRefundRequest) (StaffRefundResult, int64, error) {
+func (s *store) endTickets(ctx context.Context, tx pgx.Tx, q *db.Queries, req StaffRefundRequest) (StaffRefundResult, int64, error) {
 	o, err := q.OrderLock(ctx, req.OrderID)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return StaffRefundResult{}, 0, ErrOrderNotFound
@@ -245,7 +245,7 @@ func giveBackPlaces(ctx context.Context, q *db.Queries, o db.Order, seatIDs []in
 
 // refundTickets records the refund of amount for the tickets ids and marks them with
 // it; it returns the refund's id, 0 when nothing is owed.
-func (s *Service) refundTickets(ctx context.Context, tx pgx.Tx, q *db.Queries, o db.Order, ids []int64, amount int, staffID *int64) (int64, error) {
+func (s *store) refundTickets(ctx context.Context, tx pgx.Tx, q *db.Queries, o db.Order, ids []int64, amount int, staffID *int64) (int64, error) {
 	refundID, err := s.recordStaffRefund(ctx, tx, q, o, amount, staffID)
 	if err != nil || refundID == 0 {
 		return 0, err
@@ -256,7 +256,7 @@ func (s *Service) refundTickets(ctx context.Context, tx pgx.Tx, q *db.Queries, o
 
 // orderAfterEnding ends the order when no valid ticket is left (endOrder), or else
 // drops the ended seats and places from it; it returns the order's status.
-func (s *Service) orderAfterEnding(ctx context.Context, tx pgx.Tx, q *db.Queries, o db.Order, kind RefundKind, res StaffRefundResult) (string, error) {
+func (s *store) orderAfterEnding(ctx context.Context, tx pgx.Tx, q *db.Queries, o db.Order, kind RefundKind, res StaffRefundResult) (string, error) {
 	if res.Whole {
 		return s.endOrder(ctx, tx, q, o, kind)
 	}
@@ -269,7 +269,7 @@ func OrderSubject(id int64) string { return "order " + strconv.FormatInt(id, 10)
 
 // recordStaffRefund records the refund of amount against the payment the order keeps
 // and queues its job. It returns 0 when nothing is owed (free tickets).
-func (s *Service) recordStaffRefund(ctx context.Context, tx pgx.Tx, q *db.Queries, o db.Order, amount int, staffID *int64) (int64, error) {
+func (s *store) recordStaffRefund(ctx context.Context, tx pgx.Tx, q *db.Queries, o db.Order, amount int, staffID *int64) (int64, error) {
 	if amount <= 0 {
 		return 0, nil
 	}
@@ -299,7 +299,7 @@ func (s *Service) recordStaffRefund(ctx context.Context, tx pgx.Tx, q *db.Querie
 // (cash or card present, provider box_office) is no such payment: its money goes back
 // over the counter, so a refund is refused (the tickets can be voided) instead of
 // queueing a provider refund that could never run.
-func (s *Service) keptPayment(ctx context.Context, q *db.Queries, o db.Order) (db.Payment, error) {
+func (s *store) keptPayment(ctx context.Context, q *db.Queries, o db.Order) (db.Payment, error) {
 	if o.PaymentID == nil || s.pay == nil {
 		return db.Payment{}, ErrNoPaymentToRefund
 	}
@@ -313,7 +313,7 @@ func (s *Service) keptPayment(ctx context.Context, q *db.Queries, o db.Order) (d
 // endOrder ends an order with no valid ticket left: refund_pending while any refund
 // of it is under way (the last refund's word ends it refunded, with the refund
 // email), refunded at once otherwise.
-func (s *Service) endOrder(ctx context.Context, tx pgx.Tx, q *db.Queries, o db.Order, kind RefundKind) (string, error) {
+func (s *store) endOrder(ctx context.Context, tx pgx.Tx, q *db.Queries, o db.Order, kind RefundKind) (string, error) {
 	reason := ReasonStaffRefund
 	if kind == KindVoid {
 		reason = ReasonVoided
@@ -387,7 +387,7 @@ type ConfirmationResender interface {
 
 // ResendConfirmation queues the confirmation email of a confirmed order again, to its
 // buyer's address, and records who asked in the audit log, in one transaction.
-func (s *Service) ResendConfirmation(ctx context.Context, orderID int64, by Actor) error {
+func (s *Desk) ResendConfirmation(ctx context.Context, orderID int64, by Actor) error {
 	r, ok := s.jobs.(ConfirmationResender)
 	if !ok {
 		return ErrNoJobs

@@ -36,7 +36,7 @@ func TestStaffRefundPartialThenWhole(t *testing.T) {
 		t.Fatalf("got %d tickets, want 3", len(tickets))
 	}
 
-	res, err := f.svc.StaffRefund(t.Context(), StaffRefundRequest{OrderID: o.ID, TicketIDs: tickets[:1], Kind: KindRefund})
+	res, err := f.svc.Desk.StaffRefund(t.Context(), StaffRefundRequest{OrderID: o.ID, TicketIDs: tickets[:1], Kind: KindRefund})
 	if err != nil {
 		t.Fatalf("partial refund: %v", err)
 	}
@@ -53,7 +53,7 @@ func TestStaffRefundPartialThenWhole(t *testing.T) {
 	}
 
 	before := f.count(t, `SELECT count(*) FROM refunds WHERE order_id = $1`, o.ID)
-	_, err = f.svc.StaffRefund(t.Context(), StaffRefundRequest{OrderID: o.ID, TicketIDs: tickets[:2], Kind: KindRefund})
+	_, err = f.svc.Desk.StaffRefund(t.Context(), StaffRefundRequest{OrderID: o.ID, TicketIDs: tickets[:2], Kind: KindRefund})
 	var unavailable *TicketsUnavailableError
 	if !errors.As(err, &unavailable) || len(unavailable.TicketIDs) != 1 || unavailable.TicketIDs[0] != tickets[0] {
 		t.Fatalf("refunding a refunded ticket again: got %v, want TicketsUnavailableError naming it", err)
@@ -62,7 +62,7 @@ func TestStaffRefundPartialThenWhole(t *testing.T) {
 		t.Errorf("the refused refund changed something: %d valid tickets, want 2", n)
 	}
 
-	res, err = f.svc.StaffRefund(t.Context(), StaffRefundRequest{OrderID: o.ID, Kind: KindRefund})
+	res, err = f.svc.Desk.StaffRefund(t.Context(), StaffRefundRequest{OrderID: o.ID, Kind: KindRefund})
 	if err != nil {
 		t.Fatalf("whole refund: %v", err)
 	}
@@ -80,7 +80,7 @@ func TestStaffRefundPartialThenWhole(t *testing.T) {
 		t.Errorf("refund emails queued: got %d, want 1", n)
 	}
 	bookingtest.CheckMoney(t, f.pool, f.event)
-	if _, err := f.svc.StaffRefund(t.Context(), StaffRefundRequest{OrderID: o.ID, Kind: KindRefund}); !errors.Is(err, ErrOrderNotConfirmed) {
+	if _, err := f.svc.Desk.StaffRefund(t.Context(), StaffRefundRequest{OrderID: o.ID, Kind: KindRefund}); !errors.Is(err, ErrOrderNotConfirmed) {
 		t.Errorf("refunding a refunded order: got %v, want ErrOrderNotConfirmed", err)
 	}
 }
@@ -101,7 +101,7 @@ func TestStaffRefundGA(t *testing.T) {
 	}
 	left := f.gaRemaining(t, f.tier)
 	tickets := f.validTickets(t, o.ID)
-	res, err := f.svc.StaffRefund(t.Context(), StaffRefundRequest{OrderID: o.ID, TicketIDs: tickets[1:], Kind: KindRefund})
+	res, err := f.svc.Desk.StaffRefund(t.Context(), StaffRefundRequest{OrderID: o.ID, TicketIDs: tickets[1:], Kind: KindRefund})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +130,7 @@ func TestStaffVoid(t *testing.T) {
 	seats := f.rowSeats(t, "Floor", "A")[:2]
 	o := f.checkout(t, f.hold(t, "a", seats...), "a")
 	f.pay(t, o, "evt_a")
-	res, err := f.svc.StaffRefund(t.Context(), StaffRefundRequest{OrderID: o.ID, Kind: KindVoid})
+	res, err := f.svc.Desk.StaffRefund(t.Context(), StaffRefundRequest{OrderID: o.ID, Kind: KindVoid})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +164,7 @@ func TestStaffRefundUsedTicket(t *testing.T) {
 	if _, err := f.pool.Exec(t.Context(), `UPDATE tickets SET checked_in_at = now(), checked_in_gate = 'A' WHERE event_id = $1 AND id = $2`, f.event, tickets[0]); err != nil {
 		t.Fatal(err)
 	}
-	_, err := f.svc.StaffRefund(t.Context(), StaffRefundRequest{OrderID: o.ID, Kind: KindRefund})
+	_, err := f.svc.Desk.StaffRefund(t.Context(), StaffRefundRequest{OrderID: o.ID, Kind: KindRefund})
 	var unavailable *TicketsUnavailableError
 	if !errors.As(err, &unavailable) {
 		t.Fatalf("got %v, want TicketsUnavailableError", err)
@@ -185,19 +185,19 @@ func TestStaffRefundPublishes(t *testing.T) {
 	if err := f.pool.QueryRow(ctx, `SELECT min(id) FROM seats WHERE event_id = $1`, f.event).Scan(&seat); err != nil {
 		t.Fatal(err)
 	}
-	h, err := f.svc.Hold(ctx, HoldRequest{EventID: f.event, Buyer: "a", SeatIDs: []int64{seat}})
+	h, err := f.svc.Buyer.Hold(ctx, HoldRequest{EventID: f.event, Buyer: "a", SeatIDs: []int64{seat}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	o, err := f.svc.Checkout(ctx, h.ID, "a", "a@example.com")
+	o, err := f.svc.Buyer.Checkout(ctx, h.ID, "a", "a@example.com")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, err := f.svc.ApplyPayment(ctx, "test", paid(o, "evt_a")); err != nil || got != OutcomeConfirmed {
+	if got, err := f.svc.Buyer.ApplyPayment(ctx, "test", paid(o, "evt_a")); err != nil || got != OutcomeConfirmed {
 		t.Fatalf("pay: %q, %v", got, err)
 	}
 	awaitStatus(t, f, w, seat, SeatSold)
-	if _, err := f.svc.StaffRefund(ctx, StaffRefundRequest{OrderID: o.ID, Kind: KindVoid}); err != nil {
+	if _, err := f.svc.Desk.StaffRefund(ctx, StaffRefundRequest{OrderID: o.ID, Kind: KindVoid}); err != nil {
 		t.Fatal(err)
 	}
 	awaitStatus(t, f, w, seat, SeatAvailable)
@@ -210,7 +210,7 @@ func awaitStatus(t *testing.T, f liveFixture, w *live.Watcher, seat int64, statu
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
 		await(t, w, false, seat)
-		m, err := f.svc.SeatMap(t.Context(), f.event)
+		m, err := f.svc.Maps.SeatMap(t.Context(), f.event)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -231,10 +231,10 @@ func TestStaffRefundLimit(t *testing.T) {
 	seats := f.rowSeats(t, "Floor", "A")
 	o := f.checkout(t, f.hold(t, "a", seats[:2]...), "a")
 	f.pay(t, o, "evt_a")
-	if _, err := f.svc.Hold(t.Context(), HoldRequest{EventID: f.event, Buyer: "a", SeatIDs: seats[2:3]}); err == nil {
+	if _, err := f.svc.Buyer.Hold(t.Context(), HoldRequest{EventID: f.event, Buyer: "a", SeatIDs: seats[2:3]}); err == nil {
 		t.Fatal("a third seat past the limit of 2 was held")
 	}
-	if _, err := f.svc.StaffRefund(t.Context(), StaffRefundRequest{OrderID: o.ID, TicketIDs: f.validTickets(t, o.ID)[:1], Kind: KindRefund}); err != nil {
+	if _, err := f.svc.Desk.StaffRefund(t.Context(), StaffRefundRequest{OrderID: o.ID, TicketIDs: f.validTickets(t, o.ID)[:1], Kind: KindRefund}); err != nil {
 		t.Fatal(err)
 	}
 	f.hold(t, "a", seats[2])
@@ -255,14 +255,14 @@ func TestSearchOrders(t *testing.T) {
 		orders = append(orders, o)
 	}
 	ctx := t.Context()
-	p1, err := f.svc.SearchOrders(ctx, "ADA", 0, 2)
+	p1, err := f.svc.Desk.SearchOrders(ctx, "ADA", 0, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(p1.Orders) != 2 || p1.Orders[0].ID != orders[2].ID || p1.Orders[1].ID != orders[1].ID || p1.Next == 0 {
 		t.Fatalf("first page: got %+v, want ada3's and ada2's orders and a next page", p1)
 	}
-	p2, err := f.svc.SearchOrders(ctx, "ADA", p1.Next, 2)
+	p2, err := f.svc.Desk.SearchOrders(ctx, "ADA", p1.Next, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -270,7 +270,7 @@ func TestSearchOrders(t *testing.T) {
 		t.Errorf("second page: got %+v, want ada's order alone, the last page", p2)
 	}
 	for _, q := range []string{"%", "_", "a%"} {
-		if p, err := f.svc.SearchOrders(ctx, q, 0, 10); err != nil || len(p.Orders) != 0 {
+		if p, err := f.svc.Desk.SearchOrders(ctx, q, 0, 10); err != nil || len(p.Orders) != 0 {
 			t.Errorf("search %q: got %d orders, %v, want none", q, len(p.Orders), err)
 		}
 	}
@@ -279,7 +279,7 @@ func TestSearchOrders(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, q := range []string{code, strings.ToUpper(code), "#" + strconv.FormatInt(orders[3].ID, 10)} {
-		p, err := f.svc.SearchOrders(ctx, q, 0, 10)
+		p, err := f.svc.Desk.SearchOrders(ctx, q, 0, 10)
 		if err != nil || len(p.Orders) != 1 || p.Orders[0].ID != orders[3].ID || p.Orders[0].ValidTickets != 1 {
 			t.Errorf("search %q: got %+v, %v, want bob's order with its ticket", q, p.Orders, err)
 		}

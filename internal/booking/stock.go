@@ -25,7 +25,7 @@ const stockMaxAge = 5 * time.Second
 // Free counts, from the same map, what nobody holds: the seats available and the GA
 // places left. While Unsold > 0 and Free = 0 everything left is held by people paying,
 // and the queue can only move as their holds lapse.
-func (s *Service) Stock(ctx context.Context, eventID int64) (StockLevel, error) {
+func (s *Maps) Stock(ctx context.Context, eventID int64) (StockLevel, error) {
 	e := s.maps.entry(eventID)
 	if !s.freshForStock(e) {
 		if err := s.ensureMap(ctx, eventID, e); err != nil {
@@ -68,7 +68,7 @@ type StockLevel struct{ Unsold, Free int }
 
 // freshForStock reports whether the entry may be counted as it is: fresh enough for a
 // viewer, or at most stockMaxAge old.
-func (s *Service) freshForStock(e *mapEntry) bool {
+func (s *store) freshForStock(e *mapEntry) bool {
 	if s.fresh(e) {
 		return true
 	}

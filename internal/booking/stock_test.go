@@ -12,8 +12,8 @@ import (
 func (f fixture) stockNow(t *testing.T, version *int64) StockLevel {
 	t.Helper()
 	*version++
-	f.svc.ResyncSeatMap(t.Context(), f.event, *version)
-	n, err := f.svc.Stock(t.Context(), f.event)
+	f.svc.Maps.ResyncSeatMap(t.Context(), f.event, *version)
+	n, err := f.svc.Maps.Stock(t.Context(), f.event)
 	if err != nil {
 		t.Fatalf("stock: %v", err)
 	}
@@ -59,7 +59,7 @@ func TestStock(t *testing.T) {
 func TestStockFromCache(t *testing.T) {
 	t.Parallel()
 	f := newLiveFixture(t, Config{MapMaxAge: time.Nanosecond})
-	n, err := f.svc.Stock(t.Context(), f.event)
+	n, err := f.svc.Maps.Stock(t.Context(), f.event)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,14 +68,14 @@ func TestStockFromCache(t *testing.T) {
 	}
 	before := f.stmts.count("")
 	for range 50 {
-		if _, err := f.svc.Stock(t.Context(), f.event); err != nil {
+		if _, err := f.svc.Maps.Stock(t.Context(), f.event); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if n := f.stmts.count("") - before; n != 0 {
 		t.Errorf("50 stock reads ran %d statements, want 0", n)
 	}
-	if _, err := f.svc.Stock(t.Context(), 1<<40); err != ErrEventNotFound {
+	if _, err := f.svc.Maps.Stock(t.Context(), 1<<40); err != ErrEventNotFound {
 		t.Errorf("unknown event: got %v, want ErrEventNotFound", err)
 	}
 }

@@ -20,7 +20,7 @@ type TidyResult struct {
 // best available's index see them), GA places back to their stripes. Correctness never
 // waits for it: every claim treats a lapsed hold as free already. For GA it is about
 // liveness: until it runs, lapsed places are briefly unsellable, never oversold.
-func (s *Service) Tidy(ctx context.Context) (TidyResult, error) {
+func (s *Worker) Tidy(ctx context.Context) (TidyResult, error) {
 	res := TidyResult{Seats: map[int64][]int64{}}
 	events, err := s.q.EventIDsCurrent(ctx)
 	if err != nil {
@@ -65,7 +65,7 @@ func (s *Service) Tidy(ctx context.Context) (TidyResult, error) {
 }
 
 // RunTidy tidies every interval until ctx ends.
-func (s *Service) RunTidy(ctx context.Context, interval time.Duration) {
+func (s *Worker) RunTidy(ctx context.Context, interval time.Duration) {
 	ticker.Every(ctx, interval, func() {
 		res, err := s.Tidy(ctx)
 		if err != nil && ctx.Err() == nil {

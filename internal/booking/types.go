@@ -71,7 +71,7 @@ type Hold struct {
 
 // HoldRequest asks for a hold: exact seats (SeatIDs, when not nil, and nothing else),
 // best available (Quantity, with Section and Together; an empty Section is any), or
-// general admission (GATierID and Quantity). Service.CheckHold says what is wrong with
+// general admission (GATierID and Quantity). Buyer.CheckHold says what is wrong with
 // one.
 type HoldRequest struct {
 	EventID int64

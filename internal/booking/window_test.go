@@ -116,11 +116,11 @@ func TestSalesWindowHolds(t *testing.T) {
 			for _, st := range []saleState{beforeOnsale, saleClosed, saleStarted} {
 				f.setSale(t, st)
 				before := f.state(t)
-				_, err := f.svc.Hold(t.Context(), req)
+				_, err := f.svc.Buyer.Hold(t.Context(), req)
 				f.checkRefusal(t, st, err, before)
 			}
 			f.setSale(t, saleOpen)
-			h, err := f.svc.Hold(t.Context(), req)
+			h, err := f.svc.Buyer.Hold(t.Context(), req)
 			if err != nil {
 				t.Fatalf("inside the window: got %v, want a hold", err)
 			}
@@ -141,7 +141,7 @@ func TestSalesWindowExactBatched(t *testing.T) {
 		f.setSale(t, st)
 		errs := make([]error, len(seats))
 		atOnce(len(seats), func(i int) {
-			_, errs[i] = f.svc.Hold(context.Background(), HoldRequest{EventID: f.event, Buyer: buyerName("b", i), SeatIDs: seats[i : i+1]})
+			_, errs[i] = f.svc.Buyer.Hold(context.Background(), HoldRequest{EventID: f.event, Buyer: buyerName("b", i), SeatIDs: seats[i : i+1]})
 		})
 		for i, err := range errs {
 			switch {
@@ -173,7 +173,7 @@ func TestSalesWindowCheckoutAndPay(t *testing.T) {
 	for _, st := range []saleState{beforeOnsale, saleClosed, saleStarted} {
 		f.setSale(t, st)
 		before := f.state(t)
-		_, err := f.svc.Checkout(t.Context(), h.ID, "ada", "ada@example.com")
+		_, err := f.svc.Buyer.Checkout(t.Context(), h.ID, "ada", "ada@example.com")
 		f.checkRefusal(t, st, err, before)
 	}
 	f.setSale(t, saleOpen)
@@ -182,14 +182,14 @@ func TestSalesWindowCheckoutAndPay(t *testing.T) {
 	for _, st := range []saleState{beforeOnsale, saleClosed, saleStarted} {
 		f.setSale(t, st)
 		before := f.state(t)
-		_, err := f.svc.Pay(t.Context(), o.ID, "ada", PaymentMethod{Method: "4242 4242 4242 4242"})
+		_, err := f.svc.Buyer.Pay(t.Context(), o.ID, "ada", PaymentMethod{Method: "4242 4242 4242 4242"})
 		f.checkRefusal(t, st, err, before)
 		if n, _ := provider.counts(); n != 0 {
 			t.Fatalf("%s: got %d charges, want none", st.name, n)
 		}
 	}
 	f.setSale(t, saleOpen)
-	if _, err := f.svc.Pay(t.Context(), o.ID, "ada", PaymentMethod{Method: "4242 4242 4242 4242"}); err != nil {
+	if _, err := f.svc.Buyer.Pay(t.Context(), o.ID, "ada", PaymentMethod{Method: "4242 4242 4242 4242"}); err != nil {
 		t.Fatalf("pay inside the window: %v", err)
 	}
 	if n, _ := provider.counts(); n != 1 {
@@ -199,7 +199,7 @@ func TestSalesWindowCheckoutAndPay(t *testing.T) {
 	// The webhook arrives after the close: the money was taken in time, so it sells.
 	f.setSale(t, saleClosed)
 	ev := provider.chargeOf(t, o.ID).event("evt_late", KindPaymentSucceeded)
-	if got, err := f.svc.ApplyPayment(t.Context(), "test", ev); err != nil || got != OutcomeConfirmed {
+	if got, err := f.svc.Buyer.ApplyPayment(t.Context(), "test", ev); err != nil || got != OutcomeConfirmed {
 		t.Errorf("confirm after the close: got %q, %v, want %q", got, err, OutcomeConfirmed)
 	}
 	if n := f.soldTo(t, o.ID); n != 2 {
@@ -242,7 +242,7 @@ func TestQueuedEvents(t *testing.T) {
 			want[slug] = true
 		}
 	}
-	events, err := f.svc.QueuedEvents(t.Context())
+	events, err := f.svc.Buyer.QueuedEvents(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,7 +266,7 @@ func TestQueuedEvents(t *testing.T) {
 func TestEventWindowAndRoom(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, windowSpec(), DefaultConfig())
-	ev, err := f.svc.Event(t.Context(), f.event)
+	ev, err := f.svc.Buyer.Event(t.Context(), f.event)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -280,14 +280,14 @@ func TestEventWindowAndRoom(t *testing.T) {
 	if _, err := f.pool.Exec(t.Context(), `UPDATE events SET sales_close_at = $2 WHERE id = $1`, f.event, closeAt); err != nil {
 		t.Fatal(err)
 	}
-	bySlug, err := f.svc.EventBySlug(t.Context(), ev.Slug)
+	bySlug, err := f.svc.Buyer.EventBySlug(t.Context(), ev.Slug)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !bySlug.SalesCloseAt.Equal(closeAt) {
 		t.Errorf("sales close once set: got %v, want %v", bySlug.SalesCloseAt, closeAt)
 	}
-	list, err := f.svc.Events(t.Context())
+	list, err := f.svc.Buyer.Events(t.Context())
 	if err != nil || len(list) != 1 || !list[0].SalesCloseAt.Equal(closeAt) {
 		t.Errorf("listed: got %+v (%v), want one event closing at %v", list, err, closeAt)
 	}

@@ -24,7 +24,7 @@ import (
 type fixture struct {
 	pool         *pgxpool.Pool
 	door         *Service
-	booking      *booking.Service
+	booking      *booking.Services
 	event, other int64
 	otherName    string
 	seq          int
@@ -70,17 +70,17 @@ func (f *fixture) sell(t testing.TB, eventID int64) (code string, orderID int64)
 	buyer := fmt.Sprintf("buyer-%d", f.seq)
 	seat := f.seatsByEvent[eventID][0]
 	f.seatsByEvent[eventID] = f.seatsByEvent[eventID][1:]
-	h, err := f.booking.Hold(ctx, booking.HoldRequest{EventID: eventID, Buyer: buyer, SeatIDs: []int64{seat}})
+	h, err := f.booking.Buyer.Hold(ctx, booking.HoldRequest{EventID: eventID, Buyer: buyer, SeatIDs: []int64{seat}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	o, err := f.booking.Checkout(ctx, h.ID, buyer, buyer+"@example.com")
+	o, err := f.booking.Buyer.Checkout(ctx, h.ID, buyer, buyer+"@example.com")
 	if err != nil {
 		t.Fatal(err)
 	}
 	ev := booking.PaymentEvent{ID: "evt_" + buyer, Kind: booking.KindPaymentSucceeded, PaymentID: "pi_" + buyer,
 		OrderID: o.ID, EventID: eventID, AmountCents: int64(o.AmountCents)}
-	if got, err := f.booking.ApplyPayment(ctx, "test", ev); err != nil || got != booking.OutcomeConfirmed {
+	if got, err := f.booking.Buyer.ApplyPayment(ctx, "test", ev); err != nil || got != booking.OutcomeConfirmed {
 		t.Fatalf("pay: %q, %v", got, err)
 	}
 	if err := f.pool.QueryRow(ctx, `SELECT code FROM tickets WHERE order_id = $1`, o.ID).Scan(&code); err != nil {
@@ -210,7 +210,7 @@ func TestCheckInAnswers(t *testing.T) {
 	code, _ := f.sell(t, f.event)
 	voidCode, voidOrder := f.sell(t, f.event)
 	otherCode, _ := f.sell(t, f.other)
-	if _, err := f.booking.StaffRefund(ctx, booking.StaffRefundRequest{OrderID: voidOrder, Kind: booking.KindVoid}); err != nil {
+	if _, err := f.booking.Desk.StaffRefund(ctx, booking.StaffRefundRequest{OrderID: voidOrder, Kind: booking.KindVoid}); err != nil {
 		t.Fatal(err)
 	}
 

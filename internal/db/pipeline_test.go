@@ -291,11 +291,11 @@ func orderPaying(t *testing.T) (*pgxpool.Pool, db.Order, db.Payment) {
 	if seats, err = pgx.CollectRows(rows, pgx.RowTo[int64]); err != nil || len(seats) != 2 {
 		t.Fatalf("seats: %v %v", seats, err)
 	}
-	h, err := svc.Hold(ctx, booking.HoldRequest{EventID: eventID, Buyer: "pipe", SeatIDs: seats})
+	h, err := svc.Buyer.Hold(ctx, booking.HoldRequest{EventID: eventID, Buyer: "pipe", SeatIDs: seats})
 	if err != nil {
 		t.Fatalf("hold: %v", err)
 	}
-	bo, err := svc.Checkout(ctx, h.ID, "pipe", "pipe@example.com")
+	bo, err := svc.Buyer.Checkout(ctx, h.ID, "pipe", "pipe@example.com")
 	if err != nil {
 		t.Fatalf("checkout: %v", err)
 	}

@@ -181,12 +181,12 @@ func saleUnderWay(t *testing.T) (*pgxpool.Pool, int64) {
 	svc := booking.New(pool, booking.Config{MaxPerBuyer: 10}, nil, nil, slog.New(slog.DiscardHandler))
 	for i := range 300 {
 		buyer := fmt.Sprintf("buyer-%d", i)
-		h, err := svc.Hold(ctx, booking.HoldRequest{EventID: eventID, Buyer: buyer, Quantity: 4})
+		h, err := svc.Buyer.Hold(ctx, booking.HoldRequest{EventID: eventID, Buyer: buyer, Quantity: 4})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if i%3 == 0 {
-			if _, err := svc.Checkout(ctx, h.ID, buyer, buyer+"@example.com"); err != nil {
+			if _, err := svc.Buyer.Checkout(ctx, h.ID, buyer, buyer+"@example.com"); err != nil {
 				t.Fatal(err)
 			}
 		}

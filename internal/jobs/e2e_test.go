@@ -19,11 +19,11 @@ func TestConfirmationThroughBooking(t *testing.T) {
 	ctx := t.Context()
 	to := mailtest.Address(t)
 
-	h, err := p.Booking.Hold(ctx, booking.HoldRequest{EventID: p.EventID, Buyer: "buyer-1", Quantity: 2})
+	h, err := p.Booking.Buyer.Hold(ctx, booking.HoldRequest{EventID: p.EventID, Buyer: "buyer-1", Quantity: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
-	o, err := p.Booking.Checkout(ctx, h.ID, "buyer-1", to)
+	o, err := p.Booking.Buyer.Checkout(ctx, h.ID, "buyer-1", to)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +32,7 @@ func TestConfirmationThroughBooking(t *testing.T) {
 		PaymentID: "pi_e2e", OrderID: o.ID, EventID: o.EventID, AmountCents: int64(o.AmountCents),
 	}
 	for range 3 {
-		if _, err := p.Booking.ApplyPayment(ctx, "test", ev); err != nil {
+		if _, err := p.Booking.Buyer.ApplyPayment(ctx, "test", ev); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -42,7 +42,7 @@ func TestConfirmationThroughBooking(t *testing.T) {
 	if len(got) != 1 {
 		t.Fatalf("got %d confirmations, want 1", len(got))
 	}
-	r, err := p.Booking.Receipt(ctx, o.ID)
+	r, err := p.Booking.Worker.Receipt(ctx, o.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +62,7 @@ func TestConfirmationThroughBooking(t *testing.T) {
 		t.Errorf("got %d QR codes, want 2", len(msg.Inline))
 	}
 	// The webhook replayed after the email went out asks for nothing more.
-	if _, err := p.Booking.ApplyPayment(ctx, "test", ev); err != nil {
+	if _, err := p.Booking.Buyer.ApplyPayment(ctx, "test", ev); err != nil {
 		t.Fatal(err)
 	}
 	p.WaitJobs(t)

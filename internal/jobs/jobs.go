@@ -39,7 +39,7 @@ import (
 	"boxoffice/internal/mail"
 )
 
-// Booking is what the workers need of the booking service (*booking.Service).
+// Booking is what the workers need of booking (*booking.Worker).
 type Booking interface {
 	RunRefund(ctx context.Context, refundID int64) error
 	Reconcile(ctx context.Context) (booking.ReconcileResult, error)

@@ -108,7 +108,7 @@ type Sources struct {
 	SSEClients func() int
 	// Queues reads the waiting rooms of the events whose room is on.
 	Queues func(ctx context.Context) ([]Queue, error)
-	// BestAvailable reads best available's counts (booking.Service.BestAvailableCounts).
+	// BestAvailable reads best available's counts (booking.Maps.BestAvailableCounts).
 	BestAvailable func() (fromMap, mapMisses int64)
 	// Load is the application's latency as a share of its bound (latency.Meter.Level).
 	Load func() float64

@@ -28,9 +28,9 @@ type Jobs struct {
 	failed []string       // errors of runs, to be retried
 }
 
-// Workers are what the jobs call: the booking service's methods.
+// Workers are what the jobs call: booking's Worker methods.
 type Workers struct {
-	Refund func(ctx context.Context, refundID int64) error // booking.Service.RunRefund
+	Refund func(ctx context.Context, refundID int64) error // booking.Worker.RunRefund
 	// OrderConfirmed, OrderRefunded and PaymentRefunded (by refund id) stand for the
 	// emails; nil does nothing.
 	OrderConfirmed  func(ctx context.Context, orderID int64) error

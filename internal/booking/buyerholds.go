@@ -10,7 +10,7 @@ import (
 // page shows as "your hold", with its countdown and the way to checkout. It reads
 // fresh rows (two small indexed queries), never the shared map cache, because a
 // buyer who just held seats must see them at once.
-func (s *Service) BuyerHolds(ctx context.Context, eventID int64, buyer string) ([]Hold, error) {
+func (s *Buyer) BuyerHolds(ctx context.Context, eventID int64, buyer string) ([]Hold, error) {
 	if buyer == "" {
 		return nil, nil
 	}
