@@ -25,6 +25,17 @@ func roomIdle(t testing.TB, a *testApp, eventID int64, d time.Duration) {
 	}
 }
 
+// lapsingRoom is a running room of slots shoppers at 100 a second, admissions of a
+// minute lapsing after a second with nothing held, and n seats of its event.
+func lapsingRoom(t *testing.T, slots, n int) (*testApp, []int64) {
+	t.Helper()
+	a := newTestApp(t, fastQueue)
+	roomOn(t, a, a.EventID, slots, 100, time.Minute)
+	roomIdle(t, a, a.EventID, time.Second)
+	runQueue(t, a)
+	return a, firstSeats(t, a.Pool, a.EventID, n)
+}
+
 // roomCounts reads the event's room as the control room does.
 func roomCounts(t testing.TB, a *testApp, eventID int64) waitroom.Counts {
 	t.Helper()
@@ -51,11 +62,7 @@ type lapsedBody struct {
 // in; the queue says the same place. Its seat is not held.
 func TestTurnLapsesAPI(t *testing.T) {
 	t.Parallel()
-	a := newTestApp(t, fastQueue)
-	roomOn(t, a, a.EventID, 1, 100, time.Minute)
-	roomIdle(t, a, a.EventID, time.Second)
-	runQueue(t, a)
-	seats := firstSeats(t, a.Pool, a.EventID, 2)
+	a, seats := lapsingRoom(t, 1, 2)
 
 	idler, next := a.newClient(t), a.newClient(t)
 	first := idler.queue("POST", a.EventID)
@@ -100,11 +107,7 @@ func TestTurnLapsesAPI(t *testing.T) {
 // the idler's token holds nothing more.
 func TestHoldInTimeKeepsTurn(t *testing.T) {
 	t.Parallel()
-	a := newTestApp(t, fastQueue)
-	roomOn(t, a, a.EventID, 2, 100, time.Minute)
-	roomIdle(t, a, a.EventID, time.Second)
-	runQueue(t, a)
-	seats := firstSeats(t, a.Pool, a.EventID, 3)
+	a, seats := lapsingRoom(t, 2, 3)
 
 	holder, idler, third := a.newClient(t), a.newClient(t), a.newClient(t)
 	tok := holder.queue("POST", a.EventID).Token
