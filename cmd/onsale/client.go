@@ -47,6 +47,8 @@ type apiErr struct {
 	Position           *int    `json:"position"`
 	// LimitedBy names the limit that refused a 429 rate_limited (address_holds, …).
 	LimitedBy string `json:"limitedBy"`
+	// Lapsed: a 429 not_admitted to a buyer whose turn lapsed, no seat held in time.
+	Lapsed bool `json:"lapsed"`
 }
 
 // answer is what a call got: the status, the error body of a failure, and how long the
