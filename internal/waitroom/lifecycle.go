@@ -23,7 +23,8 @@ import (
 // tells, with one Redis round trip, that it ended and why. Its visitor starts again
 // in the queue.
 
-// End is how an admission ended early, as EndOf says.
+// End is how an admission ended early, as EndOf says; a later value says more (a
+// caller holding several tokens keeps the greatest).
 type End int
 
 const (

@@ -116,9 +116,10 @@ func (f figures) withReturns(back float64, active int64, s Settings) figures {
 // seconds) says so. While every slot is taken the next in line go in only as
 // admissions come back: lapsed for want of a hold, bought, released or run out. Their
 // rate over the last minute is then the pace, never below what full slots turning over
-// once per token lifetime guarantee; the admissions of the last seconds, a handful
-// when the slots are few, would make the wait jump between a minute and many with
-// each one (measured 0 counts as unknown, and the configured rate is shown).
+// once per token lifetime guarantee. The admissions of the last ten seconds, a handful
+// when the slots are few, would make the wait jump with each one: with none, the
+// measured rate is unknown and the configured rate's wait, seconds, is shown, up to
+// the turnover's, many minutes.
 func paceRate(measured, back float64, active int64, s Settings) float64 {
 	if s.Slots <= 0 || active < int64(s.Slots) || back < 0 {
 		return measured
