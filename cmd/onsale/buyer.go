@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"errors"
 	"math"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"strconv"
 	"time"
@@ -495,14 +493,3 @@ func minTime(a, b time.Time) time.Time {
 
 // sleep waits d or until ctx ends, and reports whether ctx is still alive.
 var sleep = benchkit.Sleep
-
-func errKind(err error) string {
-	var ne net.Error
-	switch {
-	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
-		return "timeout"
-	case errors.Is(err, errTransport):
-		return "no answer"
-	}
-	return "bad answer"
-}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptrace"
@@ -76,6 +77,19 @@ func (a answer) kind() string {
 
 // errTransport wraps what never reached an answer: a refused connection, a timeout.
 var errTransport = errors.New("transport")
+
+// errKind names a call's failure for the error table: a timeout, no answer at all, or
+// an answer that could not be read.
+func errKind(err error) string {
+	var ne net.Error
+	switch {
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
+		return "timeout"
+	case errors.Is(err, errTransport):
+		return "no answer"
+	}
+	return "bad answer"
+}
 
 // do sends one call with the session's cookies and CSRF token. body, if not nil, is
 // sent as JSON; out, if not nil, receives a 2xx answer (decoded, or as it came into a
