@@ -12,7 +12,7 @@ SELECT
     (SELECT count(*) FROM orders o WHERE o.event_id = e.id AND o.status = 'confirmed')::bigint AS orders_confirmed,
     (SELECT coalesce(sum(o.amount_cents), 0) FROM orders o WHERE o.event_id = e.id AND o.status = 'confirmed')::bigint AS revenue_cents,
     (SELECT count(*) FROM tickets t WHERE t.event_id = e.id AND t.created_at > now() - interval '1 minute')::bigint AS tickets_last_minute,
-    e.queue_enabled, e.queue_paused, e.queue_slots, e.queue_rate
+    e.queue_enabled, e.queue_paused, e.queue_slots, e.queue_rate, e.queue_idle_seconds
 FROM events e
 WHERE e.id = @event_id;
 
@@ -27,15 +27,25 @@ ORDER BY 1;
 -- name: EventSetQueuePaused :one
 -- The room's pause set, with the settings before and after (for the audit log).
 UPDATE events e SET queue_paused = @paused
-FROM (SELECT p.id, p.queue_paused, p.queue_rate FROM events p WHERE p.id = @event_id FOR UPDATE) old
+FROM (SELECT p.id, p.queue_paused, p.queue_rate, p.queue_slots FROM events p WHERE p.id = @event_id FOR UPDATE) old
 WHERE e.id = old.id
-RETURNING old.queue_paused AS was_paused, old.queue_rate AS was_rate, e.queue_paused, e.queue_rate;
+RETURNING old.queue_paused AS was_paused, old.queue_rate AS was_rate, old.queue_slots AS was_slots,
+    e.queue_paused, e.queue_rate, e.queue_slots;
 
 -- name: EventSetQueueRate :one
 UPDATE events e SET queue_rate = @rate
-FROM (SELECT p.id, p.queue_paused, p.queue_rate FROM events p WHERE p.id = @event_id FOR UPDATE) old
+FROM (SELECT p.id, p.queue_paused, p.queue_rate, p.queue_slots FROM events p WHERE p.id = @event_id FOR UPDATE) old
 WHERE e.id = old.id
-RETURNING old.queue_paused AS was_paused, old.queue_rate AS was_rate, e.queue_paused, e.queue_rate;
+RETURNING old.queue_paused AS was_paused, old.queue_rate AS was_rate, old.queue_slots AS was_slots,
+    e.queue_paused, e.queue_rate, e.queue_slots;
+
+-- name: EventSetQueueSlots :one
+-- How many shoppers the room admits at once, with the settings before and after.
+UPDATE events e SET queue_slots = @slots
+FROM (SELECT p.id, p.queue_paused, p.queue_rate, p.queue_slots FROM events p WHERE p.id = @event_id FOR UPDATE) old
+WHERE e.id = old.id
+RETURNING old.queue_paused AS was_paused, old.queue_rate AS was_rate, old.queue_slots AS was_slots,
+    e.queue_paused, e.queue_rate, e.queue_slots;
 
 -- name: EventsQueuePaused :many
 SELECT id FROM events WHERE queue_paused;

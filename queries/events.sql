@@ -20,7 +20,7 @@ SELECT id FROM events WHERE slug = @slug;
 -- The published events: the public pages' and the API's list.
 SELECT e.id, e.slug, e.name, e.starts_at, e.onsale_at,
        event_sales_close(e) AS sales_close_at,
-       e.queue_enabled, e.queue_slots, e.queue_rate, e.queue_token_ttl_seconds, e.verified_only, v.name AS venue, v.time_zone
+       e.queue_enabled, e.queue_slots, e.queue_rate, e.queue_token_ttl_seconds, e.queue_idle_seconds, e.verified_only, v.name AS venue, v.time_zone
 FROM events e
 JOIN venues v ON v.id = e.venue_id
 WHERE e.published
@@ -29,7 +29,7 @@ ORDER BY e.starts_at, e.id;
 -- name: EventGet :one
 SELECT e.id, e.slug, e.name, e.starts_at, e.onsale_at,
        event_sales_close(e) AS sales_close_at,
-       e.queue_enabled, e.queue_slots, e.queue_rate, e.queue_token_ttl_seconds, e.verified_only, v.name AS venue, v.time_zone
+       e.queue_enabled, e.queue_slots, e.queue_rate, e.queue_token_ttl_seconds, e.queue_idle_seconds, e.verified_only, v.name AS venue, v.time_zone
 FROM events e
 JOIN venues v ON v.id = e.venue_id
 WHERE e.id = @id;
@@ -39,7 +39,7 @@ WHERE e.id = @id;
 -- address.
 SELECT e.id, e.slug, e.name, e.starts_at, e.onsale_at,
        event_sales_close(e) AS sales_close_at,
-       e.queue_enabled, e.queue_slots, e.queue_rate, e.queue_token_ttl_seconds, e.verified_only, v.name AS venue, v.time_zone
+       e.queue_enabled, e.queue_slots, e.queue_rate, e.queue_token_ttl_seconds, e.queue_idle_seconds, e.verified_only, v.name AS venue, v.time_zone
 FROM events e
 JOIN venues v ON v.id = e.venue_id
 WHERE e.slug = @slug AND e.published;
@@ -49,7 +49,7 @@ WHERE e.slug = @slug AND e.published;
 -- the admitter's work. Decided by the database clock.
 SELECT e.id, e.slug, e.name, e.starts_at, e.onsale_at,
        event_sales_close(e) AS sales_close_at,
-       e.queue_enabled, e.queue_slots, e.queue_rate, e.queue_token_ttl_seconds, e.verified_only, v.name AS venue, v.time_zone
+       e.queue_enabled, e.queue_slots, e.queue_rate, e.queue_token_ttl_seconds, e.queue_idle_seconds, e.verified_only, v.name AS venue, v.time_zone
 FROM events e
 JOIN venues v ON v.id = e.venue_id
 WHERE e.queue_enabled AND e.published
@@ -72,9 +72,9 @@ SELECT id FROM events WHERE starts_at > now() - interval '2 days' ORDER BY id;
 -- name: EventCreateFull :one
 -- An event with every setting staff can give it (catalog.CreateEvent).
 INSERT INTO events (venue_id, slug, name, starts_at, onsale_at, sales_close_at, hold_minutes, published,
-                    queue_enabled, queue_slots, queue_rate, queue_token_ttl_seconds, verified_only)
+                    queue_enabled, queue_slots, queue_rate, queue_token_ttl_seconds, queue_idle_seconds, verified_only)
 VALUES (@venue_id, @slug, @name, @starts_at, @onsale_at, sqlc.narg(sales_close_at), sqlc.narg(hold_minutes), @published,
-        @queue_enabled, @queue_slots, @queue_rate, @queue_token_ttl_seconds, @verified_only)
+        @queue_enabled, @queue_slots, @queue_rate, @queue_token_ttl_seconds, @queue_idle_seconds, @verified_only)
 RETURNING id;
 
 -- name: EventUpdate :execrows
@@ -82,7 +82,8 @@ RETURNING id;
 UPDATE events
 SET name = @name, starts_at = @starts_at, onsale_at = @onsale_at, sales_close_at = sqlc.narg(sales_close_at),
     hold_minutes = sqlc.narg(hold_minutes), queue_enabled = @queue_enabled, queue_slots = @queue_slots,
-    queue_rate = @queue_rate, queue_token_ttl_seconds = @queue_token_ttl_seconds, verified_only = @verified_only,
+    queue_rate = @queue_rate, queue_token_ttl_seconds = @queue_token_ttl_seconds,
+    queue_idle_seconds = @queue_idle_seconds, verified_only = @verified_only,
     updated_at = now()
 WHERE id = @id;
 
@@ -93,7 +94,7 @@ UPDATE events SET published = @published, updated_at = now() WHERE id = @id;
 -- An event as staff edit it, published or not.
 SELECT e.id, e.venue_id, v.name AS venue, v.time_zone, e.slug, e.name, e.starts_at, e.onsale_at, e.sales_close_at,
        e.hold_minutes, e.published, e.queue_enabled, e.queue_slots, e.queue_rate, e.queue_token_ttl_seconds,
-       e.verified_only, e.updated_at,
+       e.queue_idle_seconds, e.verified_only, e.updated_at,
        (SELECT count(*) FROM seats s WHERE s.event_id = e.id)::int AS seats
 FROM events e
 JOIN venues v ON v.id = e.venue_id
@@ -103,7 +104,7 @@ WHERE e.id = @id;
 -- EventAdminGet, the event row locked: edits of one event take turns.
 SELECT e.id, e.venue_id, v.name AS venue, v.time_zone, e.slug, e.name, e.starts_at, e.onsale_at, e.sales_close_at,
        e.hold_minutes, e.published, e.queue_enabled, e.queue_slots, e.queue_rate, e.queue_token_ttl_seconds,
-       e.verified_only, e.updated_at,
+       e.queue_idle_seconds, e.verified_only, e.updated_at,
        (SELECT count(*) FROM seats s WHERE s.event_id = e.id)::int AS seats
 FROM events e
 JOIN venues v ON v.id = e.venue_id

@@ -136,6 +136,10 @@ type ControlFigures struct {
 	QueueError              string
 	Waiting, Active, Slots  int
 	RateSetting             string
+	// Lapsed is how many admissions lapsed with no seat held (after Idle), Reused how
+	// many of the queue went in to the slots those gave back.
+	Lapsed, Reused int
+	Idle           string // the idle window in words, e.g. "3 minutes"
 	// RateNow is the rate the room admits at while the server holds it below the
 	// setting (its latency past LATENCY_BOUND); empty at the setting.
 	RateNow string
@@ -153,6 +157,18 @@ type Control struct {
 	EventName string
 	Stream    string // the figures' SSE address
 	Figures   ControlFigures
-	MaxRate   int
-	Notice    string
+	Panel     ControlPanel
+}
+
+// ControlPanel is the control room's waiting-room controls: pause or resume, shoppers
+// at a time and the admission rate, each a form that htmx posts and answers with the
+// panel again.
+type ControlPanel struct {
+	EventID           int64
+	CSRF              string
+	Paused            bool
+	Slots, Rate       string // as set, or as typed when refused
+	MaxSlots, MaxRate int
+	Notice            string // what the last change did
+	Error             string // why the last change was refused
 }

@@ -133,6 +133,8 @@ type EventEditor struct {
 	QueueSlots                        string
 	QueueRate                         string
 	QueueMinutes                      string // the admission's lifetime
+	// QueueIdleMinutes is how long an admission lasts with nothing held.
+	QueueIdleMinutes string
 	// VerifiedOnly asks buyers to confirm an email first; Verified says how many
 	// registered and confirmed (an existing event that asks).
 	VerifiedOnly bool

@@ -21,6 +21,9 @@ type QueueStatus struct {
 	BoardURL string // the event's board, the same for every waiter
 	SeatsURL string // the seat page, once admitted
 	Paused   bool   // Redis is away: nobody is let in for now
+	// Lapsed, if set, says why the visitor is waiting again: their last turn lapsed
+	// with no seat held, and they are back in the queue.
+	Lapsed   string
 	Admitted bool
 	SoldOut  bool
 	PreQueue bool // before the onsale: places are drawn at random then

@@ -3,8 +3,6 @@ package web
 import (
 	"bytes"
 	"context"
-	"errors"
-	"fmt"
 	"math"
 	"net/http"
 	"strconv"
@@ -71,7 +69,9 @@ func (s *server) controlFigures(ctx context.Context, ev booking.Event, prev *con
 			f.QueueError = "The waiting room does not answer (Redis): its figures are unknown; admitted shoppers carry on."
 		} else {
 			f.Waiting, f.Active, f.QueueKnown = int(qc.Waiting), int(qc.Active), true
+			f.Lapsed, f.Reused = int(qc.Lapsed), int(qc.Reused)
 		}
+		f.Idle = idleText(waitroom.IdleWindow(waitroom.Settings{Idle: c.QueueIdle}))
 		if now := s.Queue.Limited(waitroom.Settings{Rate: c.QueueRate}).Rate; now < c.QueueRate {
 			f.RateNow = strconv.FormatFloat(now, 'f', 1, 64)
 		}
@@ -118,16 +118,10 @@ func (s *server) showControl(c echo.Context) error {
 		return err
 	}
 	p := adminPage(c, "Control room · "+ev.Name)
+	panel := controlPanel(p.CSRFToken, id, f.Paused, f.Slots, f.RateSetting)
+	panel.Notice = controlNotices[c.QueryParam("done")]
 	return render(c, http.StatusOK, "no-store", views.AdminControlPage(views.Control{AdminPage: p, EventName: ev.Name,
-		Stream: "/admin/events/" + strconv.FormatInt(id, 10) + "/control/stream", Figures: f, MaxRate: booking.MaxQueueRate,
-		Notice: controlNotices[c.QueryParam("done")]}))
-}
-
-// controlNotices say what a control just did (the redirect's ?done=).
-var controlNotices = map[string]string{
-	"paused":  "Admission paused: nobody more is let in until you resume. The queue keeps its order.",
-	"resumed": "Admission resumed.",
-	"rate":    "Admission rate changed; the waiting room uses it within a second.",
+		Stream: "/admin/events/" + strconv.FormatInt(id, 10) + "/control/stream", Figures: f, Panel: panel}))
 }
 
 // streamControl sends the figures every controlEvery until the page goes or the
@@ -184,52 +178,4 @@ func (s *server) streamControl(c echo.Context) error {
 		}
 		c.Response().Flush()
 	}
-}
-
-// setQueuePaused stops (paused) or restarts admission from an event's room.
-func (s *server) setQueuePaused(paused bool) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		id, err := pathID(c, "id")
-		if err != nil {
-			return err
-		}
-		qc, err := s.Desk.SetQueuePaused(c.Request().Context(), id, paused)
-		if err != nil {
-			return err
-		}
-		action, done := "queue.resume", "resumed"
-		if paused {
-			action, done = "queue.pause", "paused"
-		}
-		if err := s.audit(c, action, "event "+strconv.FormatInt(id, 10),
-			map[string]any{"paused": qc.WasPaused}, map[string]any{"paused": qc.Paused}); err != nil {
-			return err
-		}
-		return c.Redirect(http.StatusSeeOther, "/admin/events/"+strconv.FormatInt(id, 10)+"/control?done="+done)
-	}
-}
-
-// setQueueRate sets the admission rate from the form.
-func (s *server) setQueueRate(c echo.Context) error {
-	id, err := pathID(c, "id")
-	if err != nil {
-		return err
-	}
-	rate, err := strconv.ParseFloat(c.FormValue("rate"), 64)
-	if err != nil {
-		return &apiError{Status: http.StatusUnprocessableEntity, Code: "invalid_rate",
-			Message: "The admission rate must be a number of shoppers a second, such as 50."}
-	}
-	qc, err := s.Desk.SetQueueRate(c.Request().Context(), id, rate)
-	if errors.Is(err, booking.ErrInvalidRate) {
-		return &apiError{Status: http.StatusUnprocessableEntity, Code: "invalid_rate",
-			Message: fmt.Sprintf("The admission rate must be above 0 and at most %d a second.", booking.MaxQueueRate)}
-	} else if err != nil {
-		return err
-	}
-	if err := s.audit(c, "queue.rate", "event "+strconv.FormatInt(id, 10),
-		map[string]any{"rate": qc.WasRate}, map[string]any{"rate": qc.Rate}); err != nil {
-		return err
-	}
-	return c.Redirect(http.StatusSeeOther, "/admin/events/"+strconv.FormatInt(id, 10)+"/control?done=rate")
 }

@@ -35,7 +35,7 @@ func (s *server) newEvent(c echo.Context) error {
 	now := time.Now().Truncate(time.Hour)
 	e := views.EventEditor{
 		StartsAt: zone.Form(now.Add(30*24*time.Hour), loc), OnsaleAt: zone.Form(now.Add(24*time.Hour), loc),
-		QueueSlots: "500", QueueRate: "50", QueueMinutes: "15",
+		QueueSlots: "500", QueueRate: "50", QueueMinutes: "15", QueueIdleMinutes: "3",
 	}
 	return s.eventForm(c, http.StatusOK, e, venue)
 }
@@ -253,6 +253,14 @@ func readEventForm(form url.Values, loc *time.Location) (catalog.EventInput, err
 		err = &catalog.InvalidError{Field: "queueTokenTTL", Message: "an admission lasts between 1 and 120 minutes"}
 	}
 	in.Queue.TokenTTL = time.Duration(minutes) * time.Minute
+	// Empty (a form from before the field) takes the catalog's default, as 0 does.
+	if strings.TrimSpace(form.Get("queue_idle_minutes")) != "" {
+		idle := readInt("queue_idle_minutes", "the minutes to hold a seat in")
+		if err == nil && (idle < 1 || idle > 120) {
+			err = &catalog.InvalidError{Field: "queueIdle", Message: "a turn with nothing held lapses after between 1 and 120 minutes"}
+		}
+		in.Queue.Idle = time.Duration(idle) * time.Minute
+	}
 	if err == nil {
 		rate, perr := strconv.ParseFloat(strings.TrimSpace(form.Get("queue_rate")), 64)
 		if perr != nil || math.IsNaN(rate) || rate <= 0 {
@@ -272,7 +280,7 @@ func editorOf(form url.Values) views.EventEditor {
 		Name: form.Get("name"), StartsAt: form.Get("starts_at"), OnsaleAt: form.Get("onsale_at"),
 		SalesCloseAt: form.Get("sales_close_at"), HoldMinutes: form.Get("hold_minutes"),
 		QueueEnabled: form.Get("queue_enabled") == "on", QueueSlots: form.Get("queue_slots"),
-		QueueRate: form.Get("queue_rate"), QueueMinutes: form.Get("queue_minutes"),
+		QueueRate: form.Get("queue_rate"), QueueMinutes: form.Get("queue_minutes"), QueueIdleMinutes: form.Get("queue_idle_minutes"),
 		VerifiedOnly: form.Get("verified_only") == "on",
 	}
 }
@@ -282,9 +290,10 @@ func editorOfEvent(ev catalog.Event) views.EventEditor {
 	e := views.EventEditor{
 		Name: ev.Name, Slug: ev.Slug, StartsAt: zone.Form(ev.StartsAt, ev.Zone), OnsaleAt: zone.Form(ev.OnsaleAt, ev.Zone),
 		QueueEnabled: ev.Queue.Enabled, QueueSlots: strconv.Itoa(ev.Queue.Slots),
-		QueueRate:    strconv.FormatFloat(ev.Queue.Rate, 'f', -1, 64),
-		QueueMinutes: strconv.Itoa(int(math.Ceil(ev.Queue.TokenTTL.Minutes()))),
-		VerifiedOnly: ev.Queue.VerifiedOnly,
+		QueueRate:        strconv.FormatFloat(ev.Queue.Rate, 'f', -1, 64),
+		QueueMinutes:     strconv.Itoa(int(math.Ceil(ev.Queue.TokenTTL.Minutes()))),
+		QueueIdleMinutes: strconv.Itoa(int(math.Ceil(ev.Queue.Idle.Minutes()))),
+		VerifiedOnly:     ev.Queue.VerifiedOnly,
 	}
 	if !ev.SalesCloseAt.IsZero() {
 		e.SalesCloseAt = zone.Form(ev.SalesCloseAt, ev.Zone)

@@ -38,7 +38,7 @@ func eventFormValues(csrf string, venue int64, slug string) url.Values {
 		"starts_at":      {now.Add(72 * time.Hour).Format(web.FormTime)},
 		"onsale_at":      {now.Add(-time.Hour).Format(web.FormTime)},
 		"sales_close_at": {""}, "hold_minutes": {"7"},
-		"queue_slots": {"100"}, "queue_rate": {"5"}, "queue_minutes": {"10"},
+		"queue_slots": {"100"}, "queue_rate": {"5"}, "queue_minutes": {"10"}, "queue_idle_minutes": {"4"},
 	}
 }
 
@@ -180,6 +180,7 @@ func TestEventFormBadInput(t *testing.T) {
 		{"rate NaN", "queue_rate", "NaN", "above 0"},
 		{"rate huge", "queue_rate", "1e9", "at most"},
 		{"admission too long", "queue_minutes", "500", "between 1 and 120"},
+		{"idle window 0", "queue_idle_minutes", "0", "lapses after between 1 and 120"},
 		{"unknown venue", "venue", "999999", "choose a venue"},
 		{"no venue", "venue", "x", "choose a venue"},
 		{"taken address", "slug", "demo-night", "another event has the address"},
@@ -228,6 +229,35 @@ func TestEventFormBadInput(t *testing.T) {
 	var name string
 	if err := a.Pool.QueryRow(t.Context(), `SELECT after->>'name' FROM audit_log WHERE action = 'event.update' AND before->>'name' <> after->>'name'`).Scan(&name); err != nil || name != "Demo Night, renamed" {
 		t.Errorf("audit of the edit: got %q (err %v)", name, err)
+	}
+}
+
+// TestEventFormIdleWindow: the event form shows how long a turn with no seat held
+// lasts (the schema's 3 minutes for the demo event); an edit changes it, audited
+// before and after, and a form without the field keeps the default.
+func TestEventFormIdleWindow(t *testing.T) {
+	t.Parallel()
+	a := newTestApp(t)
+	venue := smallVenue(t, a)
+	c, _ := a.staffClient(t, staff.Admin)
+	path := "/admin/events/" + strconv.FormatInt(a.EventID, 10)
+	if v := c.page(path, false).doc.Find("#event-idle").AttrOr("value", ""); v != "3" {
+		t.Errorf("the form shows an idle window of %q minutes, want the default 3", v)
+	}
+	idle := func() int { return count(t, a.Pool, `SELECT queue_idle_seconds FROM events WHERE id = $1`, a.EventID) }
+	if p := c.postForm(path, eventFormValues(c.csrf, venue, ""), false); p.status != http.StatusSeeOther || idle() != 240 {
+		t.Fatalf("edit with 4 minutes: got %d, idle window %d s; want 303 and 240: %s", p.status, idle(), p.doc.Find(".error").Text())
+	}
+	var was, now string
+	if err := a.Pool.QueryRow(t.Context(), `SELECT before->>'queueIdleSeconds', after->>'queueIdleSeconds' FROM audit_log
+		WHERE action = 'event.update' AND subject = $1`, "event:"+strconv.FormatInt(a.EventID, 10)).Scan(&was, &now); err != nil ||
+		was != "180" || now != "240" {
+		t.Errorf("audit of the idle window: before %q after %q (err %v), want 180 and 240", was, now, err)
+	}
+	form := eventFormValues(c.csrf, venue, "")
+	form.Del("queue_idle_minutes")
+	if p := c.postForm(path, form, false); p.status != http.StatusSeeOther || idle() != 180 {
+		t.Errorf("edit without the field: got %d, idle window %d s; want 303 and the default 180", p.status, idle())
 	}
 }
 

@@ -101,8 +101,12 @@ func (s *server) admission(find eventOf) echo.MiddlewareFunc {
 				return next(c)
 			}
 			visitor := s.pageBuyer(c)
-			if s.admitted(c, ev, visitor) {
+			ok, end := s.admitted(c, ev, visitor)
+			if ok {
 				return next(c)
+			}
+			if end == waitroom.Lapsed {
+				return s.turnLapsed(c, ev, visitor, next)
 			}
 			if !strings.HasPrefix(c.Request().URL.Path, "/api/") {
 				return seeOther(c, queueURL(ev))
@@ -145,34 +149,54 @@ const endedTimeout = 300 * time.Millisecond
 // admitted reports whether the request carries the session's admission to ev: a token
 // for ev and the visitor (in X-Admission-Token, or kept in the admission cookie or
 // the session) whose admission has not ended. An admission ends when its purchase
-// completes or its hold is released (leaveQueue): another round of shopping starts in
-// the queue. A call on a hold (checkout, pay) passes on a live hold of the session,
-// whether its token ran out or not: an admission lasts as long as the hold made with
-// it, so paying is never refused because the token ended mid-hold; and a hold sold or
-// released is not live, so it admits nothing more.
-func (s *server) admitted(c echo.Context, ev booking.Event, visitor string) bool {
+// completes or its hold is released (leaveQueue), or lapses when nothing was held in
+// time (turnLapsed): another round of shopping starts in the queue. A call on a hold
+// (checkout, pay) passes on a live hold of the session, whether its token ran out or
+// not: an admission lasts as long as the hold made with it, so paying is never refused
+// because the token ended mid-hold; and a hold sold or released is not live, so it
+// admits nothing more. Refused, it also says how a token the request carries ended
+// (waitroom.Lapsed before waitroom.Left).
+func (s *server) admitted(c echo.Context, ev booking.Event, visitor string) (bool, waitroom.End) {
 	if visitor == "" {
-		return false
+		return false, waitroom.Running
 	}
 	onHold := c.Param("holdId") != "" || c.Param("orderId") != ""
-	if tok := c.Request().Header.Get(admissionHeader); tok != "" {
-		if cl, err := s.Queue.Verify(tok, ev.ID, visitor); err == nil && (onHold || !s.admissionEnded(c, ev.ID, visitor, cl)) {
+	refused := waitroom.Running
+	running := func(cl waitroom.Claims) bool {
+		if onHold {
 			return true
 		}
+		end := s.admissionEnd(c, ev.ID, visitor, cl)
+		refused = max(refused, end)
+		return end == waitroom.Running
 	}
-	if cl, _, ok := s.sessionAdmission(c, ev.ID, visitor); ok && (onHold || !s.admissionEnded(c, ev.ID, visitor, cl)) {
-		return true
+	if tok := c.Request().Header.Get(admissionHeader); tok != "" {
+		if cl, err := s.Queue.Verify(tok, ev.ID, visitor); err == nil && running(cl) {
+			return true, waitroom.Running
+		}
 	}
-	return onHold && s.onLiveHold(c, visitor)
+	if cl, _, ok := s.sessionAdmission(c, ev.ID, visitor); ok && running(cl) {
+		return true, waitroom.Running
+	}
+	return onHold && s.onLiveHold(c, visitor), refused
 }
 
 // admissionEnded reports whether the admission a valid token names has ended early
-// (bought, released). A Redis that does not answer in time says no: the token stands.
+// (bought, released, lapsed).
 func (s *server) admissionEnded(c echo.Context, eventID int64, visitor string, cl waitroom.Claims) bool {
+	return s.admissionEnd(c, eventID, visitor, cl) != waitroom.Running
+}
+
+// admissionEnd says whether and how the admission a valid token names has ended early.
+// A Redis that does not answer in time says it runs: the token stands.
+func (s *server) admissionEnd(c echo.Context, eventID int64, visitor string, cl waitroom.Claims) waitroom.End {
 	ctx, cancel := context.WithTimeout(c.Request().Context(), endedTimeout)
 	defer cancel()
-	ended, err := s.Queue.Ended(ctx, eventID, visitor, cl.ExpiresAt)
-	return err == nil && ended
+	end, err := s.Queue.EndOf(ctx, eventID, visitor, cl.ExpiresAt)
+	if err != nil {
+		return waitroom.Running
+	}
+	return end
 }
 
 // onLiveHold reports whether the hold a call acts on, or the hold of the pending order

@@ -30,6 +30,8 @@ type apiError struct {
 	OnsaleAt string `json:"onsaleAt,omitempty"`
 	// Position is a not_admitted caller's place in the waiting room, when known.
 	Position *int `json:"position,omitempty"`
+	// Lapsed: a not_admitted caller's turn lapsed because nothing was held in time.
+	Lapsed bool `json:"lapsed,omitempty"`
 	// LimitedBy says which limit refused a 429 rate_limited (addresslimit.go).
 	LimitedBy string `json:"limitedBy,omitempty"`
 	// RetryAfter, in seconds, overrides the Retry-After of a 503 or adds one to a 429.

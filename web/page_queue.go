@@ -112,6 +112,9 @@ func (s *server) queuePage(c echo.Context, ev booking.Event, ask queueAsk) error
 	}
 	q := queueStatusModel(ev, st, start, time.Now())
 	q.Paused = status == http.StatusServiceUnavailable
+	if !st.Admitted && !q.Paused {
+		q.Lapsed = s.lapsedNotice(c, ev, s.pageBuyer(c))
+	}
 	if q.Paused {
 		// The board fails too while Redis is away; the page looks as soon as it
 		// answers again, so a look of its own is only the fallback.

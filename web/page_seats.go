@@ -91,6 +91,9 @@ func (s *server) seatsPageFor(ctx context.Context, ev booking.Event, section, bu
 	if err != nil {
 		return views.SeatsPage{}, err
 	}
+	if msg.Text == "" && len(holds) == 0 {
+		msg.Text = holdWithinText(ev) // an admission holding nothing lapses (lapse.go)
+	}
 	now := time.Now()
 	p.Scripts = append(p.Scripts, countdownScript, static.URL("js/seats.js"))
 	panel, mine := holdPanel(ev, section, holds, p.CSRFToken, now)

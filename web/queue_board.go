@@ -39,13 +39,17 @@ func (s *server) board(ctx context.Context, qe waitroom.Event) (waitroom.Board, 
 // A waiter whose position (ahead + 1) is above lastsFor (when not -1) is told the
 // tickets may be gone before its turn, and shown no wait (waitroom.Board.LastsFor).
 type boardJSON struct {
-	Served             int64     `json:"served"`
-	Drawn              int       `json:"drawn"`
-	Head               float64   `json:"head"` // -1 before the first admission
-	Waiting            int       `json:"waiting"`
-	PreQueue           bool      `json:"preQueue"`
-	DrawAt             time.Time `json:"drawAt"`
-	RatePerSecond      float64   `json:"ratePerSecond"` // measured; 0 while unknown
+	Served        int64     `json:"served"`
+	Drawn         int       `json:"drawn"`
+	Head          float64   `json:"head"` // -1 before the first admission
+	Waiting       int       `json:"waiting"`
+	PreQueue      bool      `json:"preQueue"`
+	DrawAt        time.Time `json:"drawAt"`
+	RatePerSecond float64   `json:"ratePerSecond"` // measured; 0 while unknown
+	// ReturnsPerSecond is how many admissions came back a second over the last minute
+	// (lapsed with nothing held, bought, released, ran out), -1 unknown: while every
+	// slot is taken, what secondsPerPlace follows.
+	ReturnsPerSecond   float64   `json:"returnsPerSecond"`
 	SecondsPerPlace    float64   `json:"secondsPerPlace"`
 	SecondsPerPlaceMin float64   `json:"secondsPerPlaceMin"`
 	SecondsPerPlaceMax float64   `json:"secondsPerPlaceMax"`
@@ -60,7 +64,7 @@ type boardJSON struct {
 func boardView(b waitroom.Board) boardJSON {
 	return boardJSON{
 		Served: b.Served, Drawn: b.Drawn, Head: b.Head, Waiting: b.Waiting, PreQueue: b.PreQueue, DrawAt: b.DrawAt.UTC(),
-		RatePerSecond: b.Rate, SecondsPerPlace: b.PerPlace.Seconds(), SecondsPerPlaceMin: b.PerPlaceMin.Seconds(),
+		RatePerSecond: b.Rate, ReturnsPerSecond: b.Returns, SecondsPerPlace: b.PerPlace.Seconds(), SecondsPerPlaceMin: b.PerPlaceMin.Seconds(),
 		SecondsPerPlaceMax: b.PerPlaceMax.Seconds(), NoticeSeconds: b.Notice.Seconds(), SeatsLeft: b.SeatsLeft, SoldOut: b.SoldOut, AllHeld: b.AllHeld,
 		LastsFor: b.LastsFor, At: b.At.UTC(),
 	}

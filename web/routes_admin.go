@@ -56,6 +56,7 @@ func (s *server) adminRoutes() []adminRoute {
 		{http.MethodPost, "/admin/events/:id/control/pause", s.setQueuePaused(true), boxOffice},
 		{http.MethodPost, "/admin/events/:id/control/resume", s.setQueuePaused(false), boxOffice},
 		{http.MethodPost, "/admin/events/:id/control/rate", s.setQueueRate, boxOffice},
+		{http.MethodPost, "/admin/events/:id/control/slots", s.setQueueSlots, boxOffice},
 
 		// Venues and events: anyone may look, admins change.
 		{http.MethodGet, "/admin/venues", s.listVenues, anyStaff},

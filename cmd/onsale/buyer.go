@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"errors"
 	"math"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"strconv"
 	"time"
@@ -24,6 +22,8 @@ const (
 	outBought    = "bought"
 	outSoldOut   = "sold out"
 	outAbandoned = "abandoned"
+	outIdle      = "admitted, never held"
+	outLapsed    = "turn lapsed"
 	outDeclined  = "declined, gave up"
 	outExpired   = "hold expired"
 	outRefunded  = "paid, refunded"
@@ -96,6 +96,9 @@ func (b *buyer) visit(ctx context.Context) {
 	}
 	defer doneShopping()
 	b.think(ctx)
+	if b.walksAway() {
+		return
+	}
 	h, ok := b.hold(ctx)
 	if !ok {
 		return
@@ -144,6 +147,17 @@ func (b *buyer) visit(ctx context.Context) {
 	doneHolding()
 	doneShopping()
 	b.waitTickets(ctx, places)
+}
+
+// walksAway says whether the buyer, admitted, goes without holding anything (the
+// -idle share): the server lets the turn lapse after the event's idle window and
+// gives the slot to the next in line.
+func (b *buyer) walksAway() bool {
+	if b.rng.Float64() >= b.sim.cfg.Idle {
+		return false
+	}
+	b.outcome = outIdle
+	return true
 }
 
 // queue joins the waiting room and waits as the queue page does until the buyer is
@@ -441,10 +455,17 @@ func (b *buyer) try(ctx context.Context, step, method, path string, body, out an
 }
 
 // fail counts an answer that is no normal part of an onsale. A seat call refused for
-// want of an admission is normal before the buyer was admitted, never after.
+// want of an admission is normal before the buyer was admitted, and after it only when
+// the turn lapsed, no seat held in time (a slow buyer, or a slow server): the visit
+// then ends.
 func (b *buyer) fail(step string, a answer) {
 	if a.Err.Code == "not_admitted" && !b.admitted {
 		b.sim.count.expected(step + ": " + a.kind() + " before admission")
+		return
+	}
+	if a.Err.Code == "not_admitted" && a.Err.Lapsed {
+		b.sim.count.expected(step + ": " + a.kind() + ", the turn lapsed")
+		b.outcome = outLapsed
 		return
 	}
 	b.sim.count.unexpected(step + ": " + a.kind())
@@ -472,14 +493,3 @@ func minTime(a, b time.Time) time.Time {
 
 // sleep waits d or until ctx ends, and reports whether ctx is still alive.
 var sleep = benchkit.Sleep
-
-func errKind(err error) string {
-	var ne net.Error
-	switch {
-	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
-		return "timeout"
-	case errors.Is(err, errTransport):
-		return "no answer"
-	}
-	return "bad answer"
-}

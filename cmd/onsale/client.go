@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptrace"
@@ -47,6 +48,8 @@ type apiErr struct {
 	Position           *int    `json:"position"`
 	// LimitedBy names the limit that refused a 429 rate_limited (address_holds, …).
 	LimitedBy string `json:"limitedBy"`
+	// Lapsed: a 429 not_admitted to a buyer whose turn lapsed, no seat held in time.
+	Lapsed bool `json:"lapsed"`
 }
 
 // answer is what a call got: the status, the error body of a failure, and how long the
@@ -74,6 +77,19 @@ func (a answer) kind() string {
 
 // errTransport wraps what never reached an answer: a refused connection, a timeout.
 var errTransport = errors.New("transport")
+
+// errKind names a call's failure for the error table: a timeout, no answer at all, or
+// an answer that could not be read.
+func errKind(err error) string {
+	var ne net.Error
+	switch {
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
+		return "timeout"
+	case errors.Is(err, errTransport):
+		return "no answer"
+	}
+	return "bad answer"
+}
 
 // do sends one call with the session's cookies and CSRF token. body, if not nil, is
 // sent as JSON; out, if not nil, receives a 2xx answer (decoded, or as it came into a

@@ -18,7 +18,8 @@
 // board, looking itself at its turn and when the server says), and once admitted holds seats
 // (of their choice, leaning to the front rows; best available; or standing places),
 // sometimes abandons, checks out, pays with a test card (some declined, some with a
-// late webhook) and waits for the tickets.
+// late webhook) and waits for the tickets. Some admitted buyers never hold (-idle):
+// their turn lapses and goes to the next in line, which the report counts.
 //
 // The crowd is an outsider: it speaks HTTP (and, for the checks, SQL) and calls no
 // code of boxoffice. It drives loopback addresses only unless -allow-host names the
@@ -133,6 +134,7 @@ func parseFlags(args []string, stderr io.Writer) (cfg config, jsonPath, svgPath 
 	fs.Float64Var(&cfg.Best, "best", 0.3, "share asking for the best available (the rest: standing places)")
 	fs.IntVar(&cfg.MaxQty, "max-qty", 6, "a buyer wants 1 to this many seats")
 	fs.Float64Var(&cfg.Abandon, "abandon", 0.1, "share of holders who leave without paying")
+	fs.Float64Var(&cfg.Idle, "idle", 0.05, "share of admitted buyers who never hold (their turn lapses after the event's idle window)")
 	fs.Float64Var(&cfg.Decline, "decline", 0.05, "share paying with a declined card first")
 	fs.Float64Var(&cfg.Late, "late", 0.1, "share whose payment webhook comes late")
 	fs.Float64Var(&cfg.Rate, "rate", 0, "the waiting room's admission rate, to compare (read from -db when given)")
@@ -167,8 +169,8 @@ func parseFlags(args []string, stderr io.Writer) (cfg config, jsonPath, svgPath 
 	case cfg.Conns < 1:
 		err = errors.New("-conns must be at least 1")
 	case !share(cfg.Early) || !share(cfg.Specific) || !share(cfg.Best) || !share(cfg.Specific+cfg.Best) ||
-		!share(cfg.Abandon) || !share(cfg.Decline) || !share(cfg.Late):
-		err = errors.New("-early, -specific, -best (and their sum), -abandon, -decline and -late are shares from 0 to 1")
+		!share(cfg.Abandon) || !share(cfg.Idle) || !share(cfg.Decline) || !share(cfg.Late):
+		err = errors.New("-early, -specific, -best (and their sum), -abandon, -idle, -decline and -late are shares from 0 to 1")
 	}
 	return
 }

@@ -101,6 +101,26 @@ func sums(fams map[string]*dto.MetricFamily) map[string]float64 {
 	return out
 }
 
+// lapsesJSON is what became of the turns nobody used: the buyers who walked away once
+// admitted, and, as the server counted them over the run, the turns that lapsed with
+// no seat held and the admissions from the queue into the slots those gave back.
+type lapsesJSON struct {
+	Walked int     `json:"admittedNeverHeld"`
+	Lapsed float64 `json:"lapsed"`
+	Reused float64 `json:"reused"`
+}
+
+// lapsesOf reads the lapses' counters' change over the run; nil without both scrapes
+// or when the server has no such counters.
+func lapsesOf(before, after map[string]float64, walked int) *lapsesJSON {
+	lapsed, ok := after["boxoffice_queue_lapsed_total"]
+	if before == nil || !ok {
+		return nil
+	}
+	return &lapsesJSON{Walked: walked, Lapsed: lapsed - before["boxoffice_queue_lapsed_total"],
+		Reused: after["boxoffice_queue_reused_total"] - before["boxoffice_queue_reused_total"]}
+}
+
 // metricJSON compares one server counter's change over the run with the simulator's
 // own count of the same thing.
 type metricJSON struct {

@@ -24,10 +24,11 @@ import (
 
 // TestSmallOnsale runs the simulator against the whole program, served in-process, on
 // an event of 300 seats and 60 standing places whose onsale is three seconds ahead:
-// 300 buyers, some early into the pre-queue, a waiting room of 40 at 25 a second (admissions lasting 20 s),
-// holds that lapse in 4 s, abandons, declined cards and late webhooks. It must sell
-// out, break no invariant (through the API and in SQL), and meet no answer but those an
-// onsale normally gives.
+// 300 buyers, some early into the pre-queue, a waiting room of 40 at 25 a second (admissions lasting 20 s,
+// or 10 s with no seat held), holds that lapse in 4 s, buyers who walk away once admitted, abandons,
+// declined cards and late webhooks. It must sell out, break no invariant (through the API and in
+// SQL), and meet no answer but those an onsale normally gives; the turns of those who walked away
+// lapse and their slots go to the next in line.
 func TestSmallOnsale(t *testing.T) {
 	t.Parallel()
 	// The proof of work on, at its default difficulty: every join pays, as at a real
@@ -43,7 +44,7 @@ func TestSmallOnsale(t *testing.T) {
 	p := apptest.New(t, o)
 	onsaleAt := time.Now().Add(3 * time.Second).Truncate(time.Second).Add(time.Second)
 	_, err := benchkit.CreateEvent(t.Context(), p.Pool, benchkit.Event{Slug: "sim-small", Seats: 300, OnsaleAt: onsaleAt,
-		Queue: &benchkit.Queue{Slots: 40, Rate: 25, TokenTTL: 20 * time.Second}})
+		Queue: &benchkit.Queue{Slots: 40, Rate: 25, TokenTTL: 20 * time.Second, Idle: 10 * time.Second}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +61,7 @@ func TestSmallOnsale(t *testing.T) {
 	cfg, _, _, err := parseFlags([]string{
 		"-url", srv.URL, "-event", "sim-small", "-buyers", "300", "-seed", "7",
 		"-early", "0.3", "-early-window", "3s", "-burst", "2s", "-poll", "2s", "-think", "100ms",
-		"-max-qty", "3", "-abandon", "0.15", "-decline", "0.1", "-late", "0.2",
+		"-max-qty", "3", "-abandon", "0.15", "-idle", "0.05", "-decline", "0.1", "-late", "0.2",
 		"-ticket-wait", "20s", "-map-every", "500ms", "-duration", "60s", "-settle", "30s",
 		"-db", p.Config.DatabaseURL, "-tidy", "500ms", "-conns", "64", "-metrics", metricsSrv.URL + "/metrics",
 		"-trace", filepath.Join(t.TempDir(), "trace.csv"),
@@ -99,6 +100,7 @@ func TestSmallOnsale(t *testing.T) {
 	if l := r.Admission.Limit; l == nil || l.Max > 25 || l.Min <= 0 {
 		t.Errorf("the server's admission limit over the sale: got %+v, want readings within (0, 25], the configured rate", l)
 	}
+	checkLapses(t, r)
 	if r.Admission.MaxShopping > 40 {
 		t.Errorf("at most %d shopping at once, want at most the 40 slots", r.Admission.MaxShopping)
 	}
@@ -111,6 +113,15 @@ func TestSmallOnsale(t *testing.T) {
 	}
 	checkTrace(t, cfg.Trace, r)
 	checkChart(t, r)
+}
+
+// checkLapses checks that some admitted buyers walked away, that turns lapsed (no
+// more than there were admissions) and that the queue reused their slots.
+func checkLapses(t *testing.T, r *report) {
+	t.Helper()
+	if l := r.Lapses; l == nil || l.Walked == 0 || l.Lapsed == 0 || l.Reused == 0 || l.Lapsed > float64(r.Admission.Admitted) {
+		t.Errorf("unused turns: got %+v, want buyers who walked away, turns that lapsed and slots reused", l)
+	}
 }
 
 // checkChart draws the run's chart and reads it back: named for the event, a panel a

@@ -94,6 +94,7 @@ type report struct {
 	Limited    map[string]int `json:"limited"` // the rate limits' refusals, by step and limit: part of errors and expected
 	Expected   map[string]int `json:"expected"`
 	Metrics    []metricJSON   `json:"metrics,omitempty"`
+	Lapses     *lapsesJSON    `json:"lapses,omitempty"`
 	Violations []string       `json:"violations"`
 	Timeline   []sample       `json:"timeline"`
 }

@@ -96,6 +96,10 @@ func (r *report) writeQueue(p printf) {
 	}
 	p("fairness (Spearman's rho of arrival and admission): after the onsale %.3f over %d buyers (1 is first come, first served); pre-queue %.3f over %d (near 0 is a fair draw)",
 		r.Fairness.Rho, r.Fairness.AfterOnsale, r.Fairness.RhoPreQueue, r.Fairness.PreQueue)
+	if l := r.Lapses; l != nil {
+		p("turns unused: %d buyers walked away once admitted; the server let %.0f turns lapse with no seat held and gave %.0f of their slots to the next in line",
+			l.Walked, l.Lapsed, l.Reused)
+	}
 }
 
 // writeVerdict writes the normal refusals, the errors, the server's counts and the

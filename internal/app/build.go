@@ -129,6 +129,7 @@ func (a *App) buildLive(qopt waitroom.Options) {
 			return waitroom.Stock{Unsold: st.Unsold, Free: st.Free}, err
 		},
 		Admitted: a.Metrics.QueueAdmitted,
+		Lapsed:   a.Metrics.QueueLapsed,
 		Load:     a.Load.Level,
 	}, a.Log, qopt)
 }

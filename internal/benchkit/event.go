@@ -64,7 +64,7 @@ func NewRoom(ctx context.Context, rdb *redis.Client, prefix string) (*Room, erro
 // room q.
 func RoomEventOf(id int64, onsaleAt time.Time, q Queue) RoomEvent {
 	return waitroom.Event{ID: id, OnsaleAt: onsaleAt,
-		Settings: waitroom.Settings{Enabled: true, Slots: q.Slots, Rate: q.Rate, TokenTTL: q.TokenTTL}}
+		Settings: waitroom.Settings{Enabled: true, Slots: q.Slots, Rate: q.Rate, TokenTTL: q.TokenTTL, Idle: q.Idle}}
 }
 
 // ShownRate is the waiting room's own rule for the rate an ETA assumes

@@ -98,6 +98,7 @@ type eventFields = struct {
 	QueueSlots           int32
 	QueueRate            float64
 	QueueTokenTtlSeconds int32
+	QueueIdleSeconds     int32
 	VerifiedOnly         bool
 	Venue                string
 	TimeZone             string
@@ -111,5 +112,6 @@ func eventOf[R ~eventFields](row R) Event {
 		OnsaleAt: r.OnsaleAt, SalesCloseAt: r.SalesCloseAt,
 		QueueEnabled: r.QueueEnabled, QueueSlots: int(r.QueueSlots), QueueRate: r.QueueRate,
 		QueueTokenTTL: time.Duration(r.QueueTokenTtlSeconds) * time.Second, VerifiedOnly: r.VerifiedOnly,
+		QueueIdle: time.Duration(r.QueueIdleSeconds) * time.Second,
 	}
 }

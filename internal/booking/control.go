@@ -22,7 +22,8 @@ type Control struct {
 	TicketsLastMinute           int
 	QueueEnabled, QueuePaused   bool
 	QueueSlots                  int
-	QueueRate                   float64 // configured admissions per second
+	QueueRate                   float64       // configured admissions per second
+	QueueIdle                   time.Duration // how long an admission lasts with nothing held
 }
 
 // Control reads the control room's counts of an event.
@@ -36,7 +37,8 @@ func (s *Desk) Control(ctx context.Context, eventID int64) (Control, error) {
 	return Control{Seats: int(r.Seats), SeatsSold: int(r.SeatsSold), SeatsHeld: int(r.SeatsHeld),
 		GACapacity: int(r.GaCapacity), GASold: int(r.GaSold), GAHeld: int(r.GaHeld), LiveHolds: int(r.LiveHolds),
 		OrdersConfirmed: int(r.OrdersConfirmed), RevenueCents: r.RevenueCents, TicketsLastMinute: int(r.TicketsLastMinute),
-		QueueEnabled: r.QueueEnabled, QueuePaused: r.QueuePaused, QueueSlots: int(r.QueueSlots), QueueRate: r.QueueRate}, nil
+		QueueEnabled: r.QueueEnabled, QueuePaused: r.QueuePaused, QueueSlots: int(r.QueueSlots), QueueRate: r.QueueRate,
+		QueueIdle: time.Duration(r.QueueIdleSeconds) * time.Second}, nil
 }
 
 // MinuteCount is the tickets issued in one minute.
@@ -62,25 +64,48 @@ func (s *Desk) TicketsByMinute(ctx context.Context, eventID int64, since time.Ti
 // MaxQueueRate bounds the admission rate the control room may set, per second.
 const MaxQueueRate = 10_000
 
+// MaxQueueSlots bounds the shoppers at a time the control room may set.
+const MaxQueueSlots = 100_000
+
 // ErrInvalidRate is a rate outside (0, MaxQueueRate].
 var ErrInvalidRate = errors.New("booking: the admission rate must be above 0 and at most 10,000 a second")
+
+// ErrInvalidSlots is a number of shoppers at a time outside [1, MaxQueueSlots].
+var ErrInvalidSlots = errors.New("booking: shoppers at a time must be from 1 to 100,000")
 
 // QueueControl is an event's room before and after a change.
 type QueueControl struct {
 	WasPaused, Paused bool
 	WasRate, Rate     float64
+	WasSlots, Slots   int
 }
 
-// SetQueuePaused pauses or resumes admission to an event's waiting room. The admitter
-// reads it within its refresh period (a second); admitted shoppers are unaffected.
-func (s *Desk) SetQueuePaused(ctx context.Context, eventID int64, paused bool) (QueueControl, error) {
-	r, err := s.q.EventSetQueuePaused(ctx, db.EventSetQueuePausedParams{EventID: eventID, Paused: paused})
+// queueChange is the shape of the rows the control queries return.
+type queueChange = struct {
+	WasPaused   bool
+	WasRate     float64
+	WasSlots    int32
+	QueuePaused bool
+	QueueRate   float64
+	QueueSlots  int32
+}
+
+// queueControl maps a control query's answer; no row: no such event.
+func queueControl[R ~queueChange](row R, err error) (QueueControl, error) {
 	if errors.Is(err, pgx.ErrNoRows) {
 		return QueueControl{}, ErrEventNotFound
 	} else if err != nil {
 		return QueueControl{}, translate(err)
 	}
-	return QueueControl{WasPaused: r.WasPaused, Paused: r.QueuePaused, WasRate: r.WasRate, Rate: r.QueueRate}, nil
+	r := queueChange(row)
+	return QueueControl{WasPaused: r.WasPaused, Paused: r.QueuePaused, WasRate: r.WasRate, Rate: r.QueueRate,
+		WasSlots: int(r.WasSlots), Slots: int(r.QueueSlots)}, nil
+}
+
+// SetQueuePaused pauses or resumes admission to an event's waiting room. The admitter
+// reads it within its refresh period (a second); admitted shoppers are unaffected.
+func (s *Desk) SetQueuePaused(ctx context.Context, eventID int64, paused bool) (QueueControl, error) {
+	return queueControl(s.q.EventSetQueuePaused(ctx, db.EventSetQueuePausedParams{EventID: eventID, Paused: paused}))
 }
 
 // SetQueueRate sets how many shoppers a second the room admits.
@@ -88,11 +113,14 @@ func (s *Desk) SetQueueRate(ctx context.Context, eventID int64, rate float64) (Q
 	if !(rate > 0 && rate <= MaxQueueRate) || math.IsNaN(rate) {
 		return QueueControl{}, ErrInvalidRate
 	}
-	r, err := s.q.EventSetQueueRate(ctx, db.EventSetQueueRateParams{EventID: eventID, Rate: rate})
-	if errors.Is(err, pgx.ErrNoRows) {
-		return QueueControl{}, ErrEventNotFound
-	} else if err != nil {
-		return QueueControl{}, translate(err)
+	return queueControl(s.q.EventSetQueueRate(ctx, db.EventSetQueueRateParams{EventID: eventID, Rate: rate}))
+}
+
+// SetQueueSlots sets how many shoppers the room admits at once. Fewer than are
+// shopping now lets nobody more in until enough admissions end; none is cut short.
+func (s *Desk) SetQueueSlots(ctx context.Context, eventID int64, slots int) (QueueControl, error) {
+	if slots < 1 || slots > MaxQueueSlots {
+		return QueueControl{}, ErrInvalidSlots
 	}
-	return QueueControl{WasPaused: r.WasPaused, Paused: r.QueuePaused, WasRate: r.WasRate, Rate: r.QueueRate}, nil
+	return queueControl(s.q.EventSetQueueSlots(ctx, db.EventSetQueueSlotsParams{EventID: eventID, Slots: int32(slots)}))
 }

@@ -27,7 +27,8 @@ func TestControl(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Control{Seats: 10, SeatsSold: 2, SeatsHeld: 1, GACapacity: 20, GAHeld: 3, LiveHolds: 2,
-		OrdersConfirmed: 1, RevenueCents: 5000, TicketsLastMinute: 2, QueueSlots: c.QueueSlots, QueueRate: c.QueueRate}
+		OrdersConfirmed: 1, RevenueCents: 5000, TicketsLastMinute: 2, QueueSlots: c.QueueSlots, QueueRate: c.QueueRate,
+		QueueIdle: 3 * time.Minute}
 	if c != want {
 		t.Errorf("control counts:\n got %+v\nwant %+v", c, want)
 	}
@@ -77,5 +78,16 @@ func TestControl(t *testing.T) {
 	}
 	if _, err := f.svc.Desk.SetQueueRate(ctx, 999999, 5); !errors.Is(err, ErrEventNotFound) {
 		t.Errorf("rate of no event: %v, want ErrEventNotFound", err)
+	}
+	for _, bad := range []int{0, -1, MaxQueueSlots + 1} {
+		if _, err := f.svc.Desk.SetQueueSlots(ctx, f.event, bad); !errors.Is(err, ErrInvalidSlots) {
+			t.Errorf("slots %d: %v, want ErrInvalidSlots", bad, err)
+		}
+	}
+	if qc, err := f.svc.Desk.SetQueueSlots(ctx, f.event, 75); err != nil || qc.WasSlots != c.QueueSlots || qc.Slots != 75 || qc.Rate != 12.5 {
+		t.Errorf("slots 75: %+v, %v; want from %d to 75, the rate kept", qc, err, c.QueueSlots)
+	}
+	if _, err := f.svc.Desk.SetQueueSlots(ctx, 999999, 5); !errors.Is(err, ErrEventNotFound) {
+		t.Errorf("slots of no event: %v, want ErrEventNotFound", err)
 	}
 }

@@ -11,6 +11,6 @@ func (ev Event) Room() waitroom.Event {
 		rate = 0
 	}
 	return waitroom.Event{ID: ev.ID, OnsaleAt: ev.OnsaleAt, Settings: waitroom.Settings{
-		Enabled: ev.QueueEnabled, Slots: ev.QueueSlots, Rate: rate, TokenTTL: ev.QueueTokenTTL,
+		Enabled: ev.QueueEnabled, Slots: ev.QueueSlots, Rate: rate, TokenTTL: ev.QueueTokenTTL, Idle: ev.QueueIdle,
 	}}
 }

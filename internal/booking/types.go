@@ -193,11 +193,12 @@ type Event struct {
 	SalesCloseAt time.Time
 	// The waiting room: off, everyone passes straight through; on, at most QueueSlots
 	// shoppers at once, admitted at QueueRate per second, each admission lasting
-	// QueueTokenTTL unless used up.
+	// QueueTokenTTL unless used up, or QueueIdle if nothing is held by then.
 	QueueEnabled  bool
 	QueueSlots    int
 	QueueRate     float64
 	QueueTokenTTL time.Duration
+	QueueIdle     time.Duration
 	// QueuePaused stops admission (the control room's pause) without turning the
 	// room off: the queue keeps its order. Set by QueuedEvents only.
 	QueuePaused bool

@@ -213,7 +213,7 @@ func TestQueuedEvents(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, windowSpec(), DefaultConfig())
 	now := time.Now()
-	queue := &demo.Queue{Slots: 40, Rate: 2.5, TokenTTL: 7 * time.Minute}
+	queue := &demo.Queue{Slots: 40, Rate: 2.5, TokenTTL: 7 * time.Minute, Idle: 90 * time.Second}
 	specs := map[string]struct {
 		spec   demo.EventSpec
 		queued bool
@@ -249,8 +249,9 @@ func TestQueuedEvents(t *testing.T) {
 	got := map[string]bool{}
 	for i, ev := range events {
 		got[ev.Slug] = true
-		if !ev.QueueEnabled || ev.QueueSlots != 40 || ev.QueueRate != 2.5 || ev.QueueTokenTTL != 7*time.Minute {
-			t.Errorf("%s: got room %v, %d slots, %g/s, token %v; want on, 40, 2.5/s, 7m", ev.Slug, ev.QueueEnabled, ev.QueueSlots, ev.QueueRate, ev.QueueTokenTTL)
+		if !ev.QueueEnabled || ev.QueueSlots != 40 || ev.QueueRate != 2.5 || ev.QueueTokenTTL != 7*time.Minute || ev.QueueIdle != 90*time.Second {
+			t.Errorf("%s: got room %v, %d slots, %g/s, token %v, idle %v; want on, 40, 2.5/s, 7m, 1m30s",
+				ev.Slug, ev.QueueEnabled, ev.QueueSlots, ev.QueueRate, ev.QueueTokenTTL, ev.QueueIdle)
 		}
 		if i > 0 && ev.OnsaleAt.Before(events[i-1].OnsaleAt) {
 			t.Errorf("%s: listed after a later onsale", ev.Slug)
@@ -273,8 +274,9 @@ func TestEventWindowAndRoom(t *testing.T) {
 	if !ev.SalesCloseAt.Equal(ev.StartsAt) {
 		t.Errorf("sales close: got %v, want the start %v", ev.SalesCloseAt, ev.StartsAt)
 	}
-	if ev.QueueEnabled || ev.QueueSlots != 500 || ev.QueueRate != 50 || ev.QueueTokenTTL != 15*time.Minute {
-		t.Errorf("room: got %v, %d slots, %g/s, token %v; want off, 500, 50/s, 15m", ev.QueueEnabled, ev.QueueSlots, ev.QueueRate, ev.QueueTokenTTL)
+	if ev.QueueEnabled || ev.QueueSlots != 500 || ev.QueueRate != 50 || ev.QueueTokenTTL != 15*time.Minute || ev.QueueIdle != 3*time.Minute {
+		t.Errorf("room: got %v, %d slots, %g/s, token %v, idle %v; want off, 500, 50/s, 15m, 3m",
+			ev.QueueEnabled, ev.QueueSlots, ev.QueueRate, ev.QueueTokenTTL, ev.QueueIdle)
 	}
 	closeAt := ev.StartsAt.Add(-time.Hour)
 	if _, err := f.pool.Exec(t.Context(), `UPDATE events SET sales_close_at = $2 WHERE id = $1`, f.event, closeAt); err != nil {

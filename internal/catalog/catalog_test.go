@@ -173,6 +173,9 @@ func TestEventValidation(t *testing.T) {
 		{"too many slots", "queueSlots", func(e *catalog.EventInput) { e.Queue.Slots = catalog.MaxQueueSlots + 1 }},
 		{"rate too high", "queueRate", func(e *catalog.EventInput) { e.Queue.Rate = catalog.MaxQueueRate + 1 }},
 		{"token too short", "queueTokenTTL", func(e *catalog.EventInput) { e.Queue.TokenTTL = time.Second }},
+		{"idle window negative", "queueIdle", func(e *catalog.EventInput) { e.Queue.Idle = -time.Minute }},
+		{"idle window in parts of a second", "queueIdle", func(e *catalog.EventInput) { e.Queue.Idle = 1500 * time.Millisecond }},
+		{"idle window too long", "queueIdle", func(e *catalog.EventInput) { e.Queue.Idle = catalog.MaxIdle + time.Second }},
 		{"unknown venue", "venueId", func(e *catalog.EventInput) { e.VenueID = venue + 1000 }},
 	} {
 		e := eventAt(venue, "ok")

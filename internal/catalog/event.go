@@ -20,13 +20,14 @@ type Queue struct {
 	Slots    int           // concurrent shoppers
 	Rate     float64       // admissions per second
 	TokenTTL time.Duration // how long an admission lasts; whole seconds
+	Idle     time.Duration // how long an admission lasts without a hold; whole seconds
 	// VerifiedOnly asks every buyer to confirm a registered email first: one place in
 	// the queue and one buyer limit per email.
 	VerifiedOnly bool
 }
 
 // Default waiting room settings, as the events table's defaults.
-var defaultQueue = Queue{Slots: 500, Rate: 50, TokenTTL: 15 * time.Minute}
+var defaultQueue = Queue{Slots: 500, Rate: 50, TokenTTL: 15 * time.Minute, Idle: 3 * time.Minute}
 
 // Waiting room bounds: enough for any onsale, tight enough to catch a typo. The
 // admin form counts an admission in whole minutes; the loader and the onsale
@@ -36,6 +37,9 @@ const (
 	MaxQueueRate  = 10_000
 	MinTokenTTL   = 10 * time.Second
 	MaxTokenTTL   = 2 * time.Hour
+	// An admission's idle window: at or past its lifetime it never lapses first.
+	MinIdle = time.Second
+	MaxIdle = MaxTokenTTL
 )
 
 // EventInput is an event's settings. Zero SalesCloseAt closes the sale at the start;
@@ -120,6 +124,9 @@ func (e *EventInput) normalise(create bool) error {
 	if q.TokenTTL == 0 {
 		q.TokenTTL = defaultQueue.TokenTTL
 	}
+	if q.Idle == 0 {
+		q.Idle = defaultQueue.Idle
+	}
 	if q.Slots < 1 || q.Slots > MaxQueueSlots {
 		return invalid("queueSlots", "shoppers at a time must be between 1 and %d", MaxQueueSlots)
 	}
@@ -128,6 +135,9 @@ func (e *EventInput) normalise(create bool) error {
 	}
 	if q.TokenTTL < MinTokenTTL || q.TokenTTL > MaxTokenTTL || q.TokenTTL%time.Second != 0 {
 		return invalid("queueTokenTTL", "an admission lasts between %v and %v, in whole seconds", MinTokenTTL, MaxTokenTTL)
+	}
+	if q.Idle < MinIdle || q.Idle > MaxIdle || q.Idle%time.Second != 0 {
+		return invalid("queueIdle", "a turn with nothing held lapses after between %v and %v, in whole seconds", MinIdle, MaxIdle)
 	}
 	return nil
 }
@@ -214,6 +224,7 @@ type eventAudit struct {
 	QueueSlots   int       `json:"queueSlots"`
 	QueueRate    float64   `json:"queueRate"`
 	QueueTTL     int       `json:"queueTokenTtlSeconds"`
+	QueueIdle    int       `json:"queueIdleSeconds"`
 	VerifiedOnly bool      `json:"verifiedOnly,omitempty"`
 }
 
@@ -221,7 +232,7 @@ func auditOfEvent(e EventInput) eventAudit {
 	return eventAudit{VenueID: e.VenueID, Slug: e.Slug, Name: e.Name, StartsAt: e.StartsAt.UTC(), OnsaleAt: e.OnsaleAt.UTC(),
 		SalesCloseAt: e.SalesCloseAt.UTC(), HoldMinutes: e.HoldMinutes, Published: e.Published,
 		Queue: e.Queue.Enabled, QueueSlots: e.Queue.Slots, QueueRate: e.Queue.Rate, QueueTTL: int(e.Queue.TokenTTL / time.Second),
-		VerifiedOnly: e.Queue.VerifiedOnly}
+		QueueIdle: int(e.Queue.Idle / time.Second), VerifiedOnly: e.Queue.VerifiedOnly}
 }
 
 // createEvent inserts the event and copies its venue's layout in tx.
@@ -236,7 +247,8 @@ func createEvent(ctx context.Context, tx pgx.Tx, by Actor, e EventInput) (int64,
 		VenueID: e.VenueID, Slug: e.Slug, Name: e.Name, StartsAt: e.StartsAt, OnsaleAt: e.OnsaleAt,
 		SalesCloseAt: e.closeParam(), HoldMinutes: e.holdParam(), Published: e.Published,
 		QueueEnabled: e.Queue.Enabled, QueueSlots: int32(e.Queue.Slots), QueueRate: e.Queue.Rate,
-		QueueTokenTtlSeconds: int32(e.Queue.TokenTTL / time.Second), VerifiedOnly: e.Queue.VerifiedOnly,
+		QueueTokenTtlSeconds: int32(e.Queue.TokenTTL / time.Second), QueueIdleSeconds: int32(e.Queue.Idle / time.Second),
+		VerifiedOnly: e.Queue.VerifiedOnly,
 	})
 	if dberr.IsUniqueViolation(err) {
 		return 0, invalid("slug", "another event has the address %q; choose another", e.Slug)
@@ -291,7 +303,8 @@ func (s *Service) UpdateEvent(ctx context.Context, by Actor, id int64, e EventIn
 			ID: id, Name: e.Name, StartsAt: e.StartsAt, OnsaleAt: e.OnsaleAt, SalesCloseAt: e.closeParam(),
 			HoldMinutes: e.holdParam(), QueueEnabled: e.Queue.Enabled, QueueSlots: int32(e.Queue.Slots),
 			QueueRate: e.Queue.Rate, QueueTokenTtlSeconds: int32(e.Queue.TokenTTL / time.Second),
-			VerifiedOnly: e.Queue.VerifiedOnly,
+			QueueIdleSeconds: int32(e.Queue.Idle / time.Second),
+			VerifiedOnly:     e.Queue.VerifiedOnly,
 		}); err != nil {
 			return err
 		}

@@ -98,7 +98,8 @@ func eventOfRow(r db.EventAdminGetRow) Event {
 	e := Event{ID: r.ID, VenueID: r.VenueID, Venue: r.Venue, Zone: zone.Of(r.TimeZone), Slug: r.Slug, Name: r.Name, StartsAt: r.StartsAt,
 		OnsaleAt: r.OnsaleAt, Published: r.Published, UpdatedAt: r.UpdatedAt, Seats: int(r.Seats),
 		Queue: Queue{Enabled: r.QueueEnabled, Slots: int(r.QueueSlots), Rate: r.QueueRate,
-			TokenTTL: time.Duration(r.QueueTokenTtlSeconds) * time.Second, VerifiedOnly: r.VerifiedOnly}}
+			TokenTTL: time.Duration(r.QueueTokenTtlSeconds) * time.Second, VerifiedOnly: r.VerifiedOnly,
+			Idle: time.Duration(r.QueueIdleSeconds) * time.Second}}
 	if r.SalesCloseAt != nil {
 		e.SalesCloseAt = *r.SalesCloseAt
 	}

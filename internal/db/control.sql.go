@@ -23,7 +23,7 @@ SELECT
     (SELECT count(*) FROM orders o WHERE o.event_id = e.id AND o.status = 'confirmed')::bigint AS orders_confirmed,
     (SELECT coalesce(sum(o.amount_cents), 0) FROM orders o WHERE o.event_id = e.id AND o.status = 'confirmed')::bigint AS revenue_cents,
     (SELECT count(*) FROM tickets t WHERE t.event_id = e.id AND t.created_at > now() - interval '1 minute')::bigint AS tickets_last_minute,
-    e.queue_enabled, e.queue_paused, e.queue_slots, e.queue_rate
+    e.queue_enabled, e.queue_paused, e.queue_slots, e.queue_rate, e.queue_idle_seconds
 FROM events e
 WHERE e.id = $1
 `
@@ -43,6 +43,7 @@ type ControlCountsRow struct {
 	QueuePaused       bool
 	QueueSlots        int32
 	QueueRate         float64
+	QueueIdleSeconds  int32
 }
 
 // What the control room shows of one event, in one snapshot by the database clock.
@@ -64,15 +65,17 @@ func (q *Queries) ControlCounts(ctx context.Context, eventID int64) (ControlCoun
 		&i.QueuePaused,
 		&i.QueueSlots,
 		&i.QueueRate,
+		&i.QueueIdleSeconds,
 	)
 	return i, err
 }
 
 const eventSetQueuePaused = `-- name: EventSetQueuePaused :one
 UPDATE events e SET queue_paused = $1
-FROM (SELECT p.id, p.queue_paused, p.queue_rate FROM events p WHERE p.id = $2 FOR UPDATE) old
+FROM (SELECT p.id, p.queue_paused, p.queue_rate, p.queue_slots FROM events p WHERE p.id = $2 FOR UPDATE) old
 WHERE e.id = old.id
-RETURNING old.queue_paused AS was_paused, old.queue_rate AS was_rate, e.queue_paused, e.queue_rate
+RETURNING old.queue_paused AS was_paused, old.queue_rate AS was_rate, old.queue_slots AS was_slots,
+    e.queue_paused, e.queue_rate, e.queue_slots
 `
 
 type EventSetQueuePausedParams struct {
@@ -83,8 +86,10 @@ type EventSetQueuePausedParams struct {
 type EventSetQueuePausedRow struct {
 	WasPaused   bool
 	WasRate     float64
+	WasSlots    int32
 	QueuePaused bool
 	QueueRate   float64
+	QueueSlots  int32
 }
 
 // The room's pause set, with the settings before and after (for the audit log).
@@ -94,17 +99,20 @@ func (q *Queries) EventSetQueuePaused(ctx context.Context, arg EventSetQueuePaus
 	err := row.Scan(
 		&i.WasPaused,
 		&i.WasRate,
+		&i.WasSlots,
 		&i.QueuePaused,
 		&i.QueueRate,
+		&i.QueueSlots,
 	)
 	return i, err
 }
 
 const eventSetQueueRate = `-- name: EventSetQueueRate :one
 UPDATE events e SET queue_rate = $1
-FROM (SELECT p.id, p.queue_paused, p.queue_rate FROM events p WHERE p.id = $2 FOR UPDATE) old
+FROM (SELECT p.id, p.queue_paused, p.queue_rate, p.queue_slots FROM events p WHERE p.id = $2 FOR UPDATE) old
 WHERE e.id = old.id
-RETURNING old.queue_paused AS was_paused, old.queue_rate AS was_rate, e.queue_paused, e.queue_rate
+RETURNING old.queue_paused AS was_paused, old.queue_rate AS was_rate, old.queue_slots AS was_slots,
+    e.queue_paused, e.queue_rate, e.queue_slots
 `
 
 type EventSetQueueRateParams struct {
@@ -115,8 +123,10 @@ type EventSetQueueRateParams struct {
 type EventSetQueueRateRow struct {
 	WasPaused   bool
 	WasRate     float64
+	WasSlots    int32
 	QueuePaused bool
 	QueueRate   float64
+	QueueSlots  int32
 }
 
 func (q *Queries) EventSetQueueRate(ctx context.Context, arg EventSetQueueRateParams) (EventSetQueueRateRow, error) {
@@ -125,8 +135,47 @@ func (q *Queries) EventSetQueueRate(ctx context.Context, arg EventSetQueueRatePa
 	err := row.Scan(
 		&i.WasPaused,
 		&i.WasRate,
+		&i.WasSlots,
 		&i.QueuePaused,
 		&i.QueueRate,
+		&i.QueueSlots,
+	)
+	return i, err
+}
+
+const eventSetQueueSlots = `-- name: EventSetQueueSlots :one
+UPDATE events e SET queue_slots = $1
+FROM (SELECT p.id, p.queue_paused, p.queue_rate, p.queue_slots FROM events p WHERE p.id = $2 FOR UPDATE) old
+WHERE e.id = old.id
+RETURNING old.queue_paused AS was_paused, old.queue_rate AS was_rate, old.queue_slots AS was_slots,
+    e.queue_paused, e.queue_rate, e.queue_slots
+`
+
+type EventSetQueueSlotsParams struct {
+	Slots   int32
+	EventID int64
+}
+
+type EventSetQueueSlotsRow struct {
+	WasPaused   bool
+	WasRate     float64
+	WasSlots    int32
+	QueuePaused bool
+	QueueRate   float64
+	QueueSlots  int32
+}
+
+// How many shoppers the room admits at once, with the settings before and after.
+func (q *Queries) EventSetQueueSlots(ctx context.Context, arg EventSetQueueSlotsParams) (EventSetQueueSlotsRow, error) {
+	row := q.db.QueryRow(ctx, eventSetQueueSlots, arg.Slots, arg.EventID)
+	var i EventSetQueueSlotsRow
+	err := row.Scan(
+		&i.WasPaused,
+		&i.WasRate,
+		&i.WasSlots,
+		&i.QueuePaused,
+		&i.QueueRate,
+		&i.QueueSlots,
 	)
 	return i, err
 }

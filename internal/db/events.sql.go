@@ -13,7 +13,7 @@ import (
 const eventAdminGet = `-- name: EventAdminGet :one
 SELECT e.id, e.venue_id, v.name AS venue, v.time_zone, e.slug, e.name, e.starts_at, e.onsale_at, e.sales_close_at,
        e.hold_minutes, e.published, e.queue_enabled, e.queue_slots, e.queue_rate, e.queue_token_ttl_seconds,
-       e.verified_only, e.updated_at,
+       e.queue_idle_seconds, e.verified_only, e.updated_at,
        (SELECT count(*) FROM seats s WHERE s.event_id = e.id)::int AS seats
 FROM events e
 JOIN venues v ON v.id = e.venue_id
@@ -36,6 +36,7 @@ type EventAdminGetRow struct {
 	QueueSlots           int32
 	QueueRate            float64
 	QueueTokenTtlSeconds int32
+	QueueIdleSeconds     int32
 	VerifiedOnly         bool
 	UpdatedAt            time.Time
 	Seats                int32
@@ -61,6 +62,7 @@ func (q *Queries) EventAdminGet(ctx context.Context, id int64) (EventAdminGetRow
 		&i.QueueSlots,
 		&i.QueueRate,
 		&i.QueueTokenTtlSeconds,
+		&i.QueueIdleSeconds,
 		&i.VerifiedOnly,
 		&i.UpdatedAt,
 		&i.Seats,
@@ -71,7 +73,7 @@ func (q *Queries) EventAdminGet(ctx context.Context, id int64) (EventAdminGetRow
 const eventAdminGetForUpdate = `-- name: EventAdminGetForUpdate :one
 SELECT e.id, e.venue_id, v.name AS venue, v.time_zone, e.slug, e.name, e.starts_at, e.onsale_at, e.sales_close_at,
        e.hold_minutes, e.published, e.queue_enabled, e.queue_slots, e.queue_rate, e.queue_token_ttl_seconds,
-       e.verified_only, e.updated_at,
+       e.queue_idle_seconds, e.verified_only, e.updated_at,
        (SELECT count(*) FROM seats s WHERE s.event_id = e.id)::int AS seats
 FROM events e
 JOIN venues v ON v.id = e.venue_id
@@ -95,6 +97,7 @@ type EventAdminGetForUpdateRow struct {
 	QueueSlots           int32
 	QueueRate            float64
 	QueueTokenTtlSeconds int32
+	QueueIdleSeconds     int32
 	VerifiedOnly         bool
 	UpdatedAt            time.Time
 	Seats                int32
@@ -120,6 +123,7 @@ func (q *Queries) EventAdminGetForUpdate(ctx context.Context, id int64) (EventAd
 		&i.QueueSlots,
 		&i.QueueRate,
 		&i.QueueTokenTtlSeconds,
+		&i.QueueIdleSeconds,
 		&i.VerifiedOnly,
 		&i.UpdatedAt,
 		&i.Seats,
@@ -194,9 +198,9 @@ func (q *Queries) EventBySlug(ctx context.Context, slug string) (int64, error) {
 
 const eventCreateFull = `-- name: EventCreateFull :one
 INSERT INTO events (venue_id, slug, name, starts_at, onsale_at, sales_close_at, hold_minutes, published,
-                    queue_enabled, queue_slots, queue_rate, queue_token_ttl_seconds, verified_only)
+                    queue_enabled, queue_slots, queue_rate, queue_token_ttl_seconds, queue_idle_seconds, verified_only)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8,
-        $9, $10, $11, $12, $13)
+        $9, $10, $11, $12, $13, $14)
 RETURNING id
 `
 
@@ -213,6 +217,7 @@ type EventCreateFullParams struct {
 	QueueSlots           int32
 	QueueRate            float64
 	QueueTokenTtlSeconds int32
+	QueueIdleSeconds     int32
 	VerifiedOnly         bool
 }
 
@@ -231,6 +236,7 @@ func (q *Queries) EventCreateFull(ctx context.Context, arg EventCreateFullParams
 		arg.QueueSlots,
 		arg.QueueRate,
 		arg.QueueTokenTtlSeconds,
+		arg.QueueIdleSeconds,
 		arg.VerifiedOnly,
 	)
 	var id int64
@@ -241,7 +247,7 @@ func (q *Queries) EventCreateFull(ctx context.Context, arg EventCreateFullParams
 const eventGet = `-- name: EventGet :one
 SELECT e.id, e.slug, e.name, e.starts_at, e.onsale_at,
        event_sales_close(e) AS sales_close_at,
-       e.queue_enabled, e.queue_slots, e.queue_rate, e.queue_token_ttl_seconds, e.verified_only, v.name AS venue, v.time_zone
+       e.queue_enabled, e.queue_slots, e.queue_rate, e.queue_token_ttl_seconds, e.queue_idle_seconds, e.verified_only, v.name AS venue, v.time_zone
 FROM events e
 JOIN venues v ON v.id = e.venue_id
 WHERE e.id = $1
@@ -258,6 +264,7 @@ type EventGetRow struct {
 	QueueSlots           int32
 	QueueRate            float64
 	QueueTokenTtlSeconds int32
+	QueueIdleSeconds     int32
 	VerifiedOnly         bool
 	Venue                string
 	TimeZone             string
@@ -277,6 +284,7 @@ func (q *Queries) EventGet(ctx context.Context, id int64) (EventGetRow, error) {
 		&i.QueueSlots,
 		&i.QueueRate,
 		&i.QueueTokenTtlSeconds,
+		&i.QueueIdleSeconds,
 		&i.VerifiedOnly,
 		&i.Venue,
 		&i.TimeZone,
@@ -287,7 +295,7 @@ func (q *Queries) EventGet(ctx context.Context, id int64) (EventGetRow, error) {
 const eventGetBySlug = `-- name: EventGetBySlug :one
 SELECT e.id, e.slug, e.name, e.starts_at, e.onsale_at,
        event_sales_close(e) AS sales_close_at,
-       e.queue_enabled, e.queue_slots, e.queue_rate, e.queue_token_ttl_seconds, e.verified_only, v.name AS venue, v.time_zone
+       e.queue_enabled, e.queue_slots, e.queue_rate, e.queue_token_ttl_seconds, e.queue_idle_seconds, e.verified_only, v.name AS venue, v.time_zone
 FROM events e
 JOIN venues v ON v.id = e.venue_id
 WHERE e.slug = $1 AND e.published
@@ -304,6 +312,7 @@ type EventGetBySlugRow struct {
 	QueueSlots           int32
 	QueueRate            float64
 	QueueTokenTtlSeconds int32
+	QueueIdleSeconds     int32
 	VerifiedOnly         bool
 	Venue                string
 	TimeZone             string
@@ -325,6 +334,7 @@ func (q *Queries) EventGetBySlug(ctx context.Context, slug string) (EventGetBySl
 		&i.QueueSlots,
 		&i.QueueRate,
 		&i.QueueTokenTtlSeconds,
+		&i.QueueIdleSeconds,
 		&i.VerifiedOnly,
 		&i.Venue,
 		&i.TimeZone,
@@ -360,7 +370,7 @@ func (q *Queries) EventIDsCurrent(ctx context.Context) ([]int64, error) {
 const eventList = `-- name: EventList :many
 SELECT e.id, e.slug, e.name, e.starts_at, e.onsale_at,
        event_sales_close(e) AS sales_close_at,
-       e.queue_enabled, e.queue_slots, e.queue_rate, e.queue_token_ttl_seconds, e.verified_only, v.name AS venue, v.time_zone
+       e.queue_enabled, e.queue_slots, e.queue_rate, e.queue_token_ttl_seconds, e.queue_idle_seconds, e.verified_only, v.name AS venue, v.time_zone
 FROM events e
 JOIN venues v ON v.id = e.venue_id
 WHERE e.published
@@ -378,6 +388,7 @@ type EventListRow struct {
 	QueueSlots           int32
 	QueueRate            float64
 	QueueTokenTtlSeconds int32
+	QueueIdleSeconds     int32
 	VerifiedOnly         bool
 	Venue                string
 	TimeZone             string
@@ -404,6 +415,7 @@ func (q *Queries) EventList(ctx context.Context) ([]EventListRow, error) {
 			&i.QueueSlots,
 			&i.QueueRate,
 			&i.QueueTokenTtlSeconds,
+			&i.QueueIdleSeconds,
 			&i.VerifiedOnly,
 			&i.Venue,
 			&i.TimeZone,
@@ -485,9 +497,10 @@ const eventUpdate = `-- name: EventUpdate :execrows
 UPDATE events
 SET name = $1, starts_at = $2, onsale_at = $3, sales_close_at = $4,
     hold_minutes = $5, queue_enabled = $6, queue_slots = $7,
-    queue_rate = $8, queue_token_ttl_seconds = $9, verified_only = $10,
+    queue_rate = $8, queue_token_ttl_seconds = $9,
+    queue_idle_seconds = $10, verified_only = $11,
     updated_at = now()
-WHERE id = $11
+WHERE id = $12
 `
 
 type EventUpdateParams struct {
@@ -500,6 +513,7 @@ type EventUpdateParams struct {
 	QueueSlots           int32
 	QueueRate            float64
 	QueueTokenTtlSeconds int32
+	QueueIdleSeconds     int32
 	VerifiedOnly         bool
 	ID                   int64
 }
@@ -516,6 +530,7 @@ func (q *Queries) EventUpdate(ctx context.Context, arg EventUpdateParams) (int64
 		arg.QueueSlots,
 		arg.QueueRate,
 		arg.QueueTokenTtlSeconds,
+		arg.QueueIdleSeconds,
 		arg.VerifiedOnly,
 		arg.ID,
 	)
@@ -528,7 +543,7 @@ func (q *Queries) EventUpdate(ctx context.Context, arg EventUpdateParams) (int64
 const eventsQueued = `-- name: EventsQueued :many
 SELECT e.id, e.slug, e.name, e.starts_at, e.onsale_at,
        event_sales_close(e) AS sales_close_at,
-       e.queue_enabled, e.queue_slots, e.queue_rate, e.queue_token_ttl_seconds, e.verified_only, v.name AS venue, v.time_zone
+       e.queue_enabled, e.queue_slots, e.queue_rate, e.queue_token_ttl_seconds, e.queue_idle_seconds, e.verified_only, v.name AS venue, v.time_zone
 FROM events e
 JOIN venues v ON v.id = e.venue_id
 WHERE e.queue_enabled AND e.published
@@ -548,6 +563,7 @@ type EventsQueuedRow struct {
 	QueueSlots           int32
 	QueueRate            float64
 	QueueTokenTtlSeconds int32
+	QueueIdleSeconds     int32
 	VerifiedOnly         bool
 	Venue                string
 	TimeZone             string
@@ -575,6 +591,7 @@ func (q *Queries) EventsQueued(ctx context.Context, leadSeconds float64) ([]Even
 			&i.QueueSlots,
 			&i.QueueRate,
 			&i.QueueTokenTtlSeconds,
+			&i.QueueIdleSeconds,
 			&i.VerifiedOnly,
 			&i.Venue,
 			&i.TimeZone,

@@ -255,6 +255,7 @@ type Event struct {
 	UpdatedAt            time.Time
 	QueuePaused          bool
 	VerifiedOnly         bool
+	QueueIdleSeconds     int32
 }
 
 type FunctionFile struct {

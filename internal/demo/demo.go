@@ -63,6 +63,7 @@ type Queue struct {
 	Slots    int           // concurrent shoppers
 	Rate     float64       // admissions per second
 	TokenTTL time.Duration // how long an admission lasts; whole seconds
+	Idle     time.Duration // how long it lasts with nothing held; whole seconds, 0: 3 minutes
 }
 
 // Seats counts the seats the spec creates.
@@ -208,7 +209,7 @@ func Create(ctx context.Context, pool *pgxpool.Pool, spec EventSpec) (int64, err
 		SalesCloseAt: spec.SalesCloseAt, Published: true,
 	}
 	if qs := spec.Queue; qs != nil {
-		e.Queue = catalog.Queue{Enabled: true, Slots: qs.Slots, Rate: qs.Rate, TokenTTL: qs.TokenTTL}
+		e.Queue = catalog.Queue{Enabled: true, Slots: qs.Slots, Rate: qs.Rate, TokenTTL: qs.TokenTTL, Idle: qs.Idle}
 	}
 	return catalog.New(pool).CreateVenueEvent(ctx, catalog.Actor{}, v, e)
 }

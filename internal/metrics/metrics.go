@@ -42,7 +42,7 @@ type Metrics struct {
 	Registry *prometheus.Registry
 
 	holds, holdConflicts, confirmed, tickets, refunds prometheus.Counter
-	admitted                                          *prometheus.CounterVec
+	admitted, lapsed, reused                          *prometheus.CounterVec
 }
 
 // New returns a registry with the Go runtime's and the process's series and
@@ -68,6 +68,14 @@ func New() *Metrics {
 			Namespace: Namespace, Name: "queue_admitted_total",
 			Help: "Visitors this instance admitted from an event's waiting room.",
 		}, []string{"event"}),
+		lapsed: f.NewCounterVec(prometheus.CounterOpts{
+			Namespace: Namespace, Name: "queue_lapsed_total",
+			Help: "Admissions to an event's waiting room that this instance's admitter let lapse because nothing was held within the event's idle window.",
+		}, []string{"event"}),
+		reused: f.NewCounterVec(prometheus.CounterOpts{
+			Namespace: Namespace, Name: "queue_reused_total",
+			Help: "Admissions this instance's admitter made from an event's queue into slots that lapsed admissions gave back.",
+		}, []string{"event"}),
 	}
 }
 
@@ -89,6 +97,14 @@ func (m *Metrics) Refunded() { m.refunds.Inc() }
 // QueueAdmitted counts visitors admitted from an event's waiting room.
 func (m *Metrics) QueueAdmitted(eventID int64, n int) {
 	m.admitted.WithLabelValues(strconv.FormatInt(eventID, 10)).Add(float64(n))
+}
+
+// QueueLapsed counts admissions that lapsed for want of a hold, and admissions from the
+// queue into the slots they gave back (the waiting room's Lapsed hook).
+func (m *Metrics) QueueLapsed(eventID int64, lapsed, reused int) {
+	ev := strconv.FormatInt(eventID, 10)
+	m.lapsed.WithLabelValues(ev).Add(float64(lapsed))
+	m.reused.WithLabelValues(ev).Add(float64(reused))
 }
 
 // Queue is one event's waiting room at a scrape.

@@ -53,10 +53,13 @@ func TestQueueCollectorKeepsWhatItRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	m.QueueAdmitted(9, 7)
+	m.QueueLapsed(9, 3, 2)
+	m.QueueLapsed(9, 1, 0)
 	text := scrape(t, m)
 	for _, w := range []string{
 		`boxoffice_queue_length{event="9"} 120`, `boxoffice_queue_active{event="9"} 50`,
 		`boxoffice_queue_admission_rate{event="9"} 2.5`, `boxoffice_queue_admitted_total{event="9"} 7`,
+		`boxoffice_queue_lapsed_total{event="9"} 4`, `boxoffice_queue_reused_total{event="9"} 2`,
 		`boxoffice_queue_admission_limit{event="9"} 1.875`, "boxoffice_latency_level 1.5",
 		"boxoffice_sse_clients 4",
 		`boxoffice_db_gate_waiting{place="first"} 2`, `boxoffice_db_gate_waiting{place="usual"} 5`,

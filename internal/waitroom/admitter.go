@@ -170,7 +170,8 @@ func (r *Room) tickEvent(ctx context.Context, ev Event, stock Stock) error {
 	res, err := r.script(ctx, tickScript, eventKeys(r.prefix, ev.ID),
 		r.knownEpoch(ev.ID), r.freshEpoch(), r.opt.Regroup.Milliseconds(), r.bucketCap(s),
 		ev.OnsaleAt.UnixMilli(), s.Slots, s.Rate, tokenTTL(s).Milliseconds(), r.opt.KeepPlace.Milliseconds(),
-		stock.Unsold, r.id, r.opt.Lease.Milliseconds(), maxMoves, r.idleMS(s), rateWindow, stock.Free, claimSeconds)
+		stock.Unsold, r.id, r.opt.Lease.Milliseconds(), maxMoves, r.idleMS(s), rateWindow, stock.Free, claimSeconds,
+		lapseMS(s), backWindow)
 	if err != nil {
 		return err
 	}
@@ -183,9 +184,12 @@ func (r *Room) tickEvent(ctx context.Context, ev Event, stock Stock) error {
 	if n := asInt(res[0], 0); n > 0 && r.hooks.Admitted != nil {
 		r.hooks.Admitted(ev.ID, int(n))
 	}
+	if lapsed, reused := asInt(item(res, 6), 0), asInt(item(res, 7), 0); (lapsed > 0 || reused > 0) && r.hooks.Lapsed != nil {
+		r.hooks.Lapsed(ev.ID, int(lapsed), int(reused))
+	}
 	if n := asInt(res[0], 0); n > 0 && r.onAdmit != nil {
 		moved := make([]string, 0, n)
-		for _, v := range res[6:] {
+		for _, v := range res[min(8, len(res)):] {
 			s, _ := v.(string)
 			moved = append(moved, s)
 		}

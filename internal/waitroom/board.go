@@ -34,6 +34,10 @@ type Board struct {
 	Drawn    int       // of the Waiting, those with a drawn place (below 1)
 	Head     float64   // the place of the last one let in; -1 before the first
 	Rate     float64   // measured admissions per second; 0 while unknown
+	// Returns is how many admissions came back a second (lapsed for want of a hold,
+	// bought, released or run out) over the last minute; -1 while unknown. While every
+	// slot is taken it sets the wait per place (paceRate).
+	Returns float64
 	// PerPlaceMin, PerPlace and PerPlaceMax are the wait each place in the queue adds
 	// (eta of a waiter with nobody ahead); zero when there is no honest figure (the
 	// room paused, or everything left held).
@@ -57,7 +61,7 @@ type Board struct {
 // With the room off there is no queue: the zero Board (Head -1, SeatsLeft -1).
 func (r *Room) Board(ctx context.Context, ev Event) (Board, error) {
 	if !ev.Settings.Enabled {
-		return Board{Head: -1, SeatsLeft: -1, LastsFor: -1}, nil
+		return Board{Head: -1, SeatsLeft: -1, LastsFor: -1, Returns: -1}, nil
 	}
 	ev = r.limitedEvent(ev)
 	res, err := r.script(ctx, boardScript, eventKeys(r.prefix, ev.ID))
@@ -67,16 +71,18 @@ func (r *Room) Board(ctx context.Context, ev Event) (Board, error) {
 	get := func(i int) any { return item(res, i) }
 	now := asInt(get(0), 0)
 	served, stock, free := asInt(get(2), 0), asInt(get(5), -1), asInt(get(7), -1)
+	back := asFloat(get(13), -1)
 	f := figuresOf(ev, now, asInt(get(6), 0), asFloat(get(4), -1), stock, free,
-		taken{admits0: asInt(get(11), 0), admits: asInt(get(12), 0), free0: asInt(get(10), -1), free: free, unsold: stock})
+		taken{admits0: asInt(get(11), 0), admits: asInt(get(12), 0), free0: asInt(get(10), -1), free: free, unsold: stock}).
+		withReturns(back, asInt(get(14), -1), ev.Settings)
 	b := Board{
 		At: time.UnixMilli(now), Waiting: int(asInt(get(1), 0)), Served: served, Head: asFloat(get(3), -1),
 		Drawn:    int(asInt(get(9), 0)),
 		PreQueue: f.preQueue, DrawAt: f.drawAt, Rate: f.rate, SeatsLeft: f.seatsLeft, SoldOut: f.soldOut, AllHeld: f.allHeld,
-		LastsFor: f.lastsFor,
+		LastsFor: f.lastsFor, Returns: max(back, -1),
 	}
 	if !b.AllHeld {
-		b.PerPlaceMin, b.PerPlace, b.PerPlaceMax = eta(0, b.Rate, ev.Settings)
+		b.PerPlaceMin, b.PerPlace, b.PerPlaceMax = eta(0, f.pace, ev.Settings)
 		if b.PerPlace > 0 {
 			b.Notice = Notice
 		}

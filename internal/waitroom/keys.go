@@ -16,9 +16,16 @@ func eventTag(eventID int64) string { return "{event:" + strconv.FormatInt(event
 //	rate      hash: second (Redis clock) → admissions in it, the last few seconds only
 //	ended     sorted set: visitor whose admission ended early (bought, released) → the
 //	          end that admission had (Redis ms); its tokens, which end no later, are refused
+//	fresh     sorted set: admitted visitor who has held nothing yet → when the admission
+//	          lapses unless a hold comes first (Redis ms)
+//	lapsed    sorted set: visitor whose admission lapsed, nothing held → the end that
+//	          admission had (Redis ms); its tokens are refused, as ended's are
+//	back      hash: second (Redis clock) → admissions that came back in it (lapsed, left,
+//	          ran out), the last minute only
 func eventKeys(prefix string, eventID int64) []string {
 	p := prefix + eventTag(eventID) + ":wr:"
-	return []string{p + "queue", p + "seen", p + "admitted", p + "state", p + "rate", p + "ended"}
+	return []string{p + "queue", p + "seen", p + "admitted", p + "state", p + "rate", p + "ended",
+		p + "fresh", p + "lapsed", p + "back"}
 }
 
 // Indexes into eventKeys.
@@ -29,6 +36,9 @@ const (
 	keyState
 	keyRate
 	keyEnded
+	keyFresh
+	keyLapsed
+	keyBack
 )
 
 // leaseKey names the admitter's lease: one for all events, since one instance admits

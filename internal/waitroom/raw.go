@@ -34,6 +34,6 @@ func (r *Room) RawCommands(ev Event, visitor string) (status, join []string) {
 	status = evalsha(statusScript.Hash(), visitor)
 	join = evalsha(joinScript.Hash(), visitor, r.knownEpoch(ev.ID), "raw", i(r.opt.Regroup.Milliseconds()),
 		f(r.bucketCap(s)), i(ev.OnsaleAt.UnixMilli()), strconv.Itoa(s.Slots), f(s.Rate),
-		i(tokenTTL(s).Milliseconds()), "0.5", i(r.idleMS(s)), strconv.Itoa(claimSeconds))
+		i(tokenTTL(s).Milliseconds()), "0.5", i(r.idleMS(s)), strconv.Itoa(claimSeconds), i(lapseMS(s)))
 	return status, join
 }

@@ -3,7 +3,7 @@ package waitroom
 import "github.com/redis/go-redis/v9"
 
 // The per-event scripts take the KEYS of eventKeys: 1 queue, 2 seen, 3 admitted,
-// 4 state, 5 rate, 6 ended. Every time they use is the Redis server's clock (TIME, in ms), read
+// 4 state, 5 rate, 6 ended, 7 fresh, 8 lapsed, 9 back. Every time they use is the Redis server's clock (TIME, in ms), read
 // inside the script: all instances ask the same clock, so "before the onsale", "last
 // seen", the end of an admission and the token bucket agree across instances whatever
 // the app servers' clocks say. (In Redis Cluster an event lives on one primary, so it
@@ -15,7 +15,8 @@ import "github.com/redis/go-redis/v9"
 //	{code, admission end (ms), rank (-1: none), waiting, now (ms), epoch,
 //	 measured rate ('' or '-1': unknown), stock ('': unknown), regroup end (ms, '' or 0: none),
 //	 free ('' or '-1': unknown), served ('': none yet), place ('' when not waiting),
-//	 free at the draw ('': not yet known), admissions then, admissions now}
+//	 free at the draw ('': not yet known), admissions then, admissions now,
+//	 come-back rate ('' or '-1': unknown), slots in use at the last tick ('': none yet)}
 //
 // served counts the waiters the admitter has let in from the head of the queue, and the
 // state's head is the place of the last of them: the board (boardScript) shows both, so
@@ -23,7 +24,9 @@ import "github.com/redis/go-redis/v9"
 // has come when the head reaches its place. The free places and the count of
 // admissions (from the queue and straight in alike, 'admits') at the draw (the tick's
 // first after it that knew the free places) say how many places an admission has
-// taken since, for the board's LastsFor.
+// taken since, for the board's LastsFor. The come-back rate is how many admissions a
+// second came back (lapsed, left, ran out) over the last minute: while every slot is
+// taken, the pace of the queue (paceRate).
 //
 // code: 0 not in the room, 1 admitted, 2 waiting, 3 admitted just now by this call.
 const luaClock = `
@@ -94,16 +97,48 @@ end
 
 -- keep lets the event's keys live idle ms after the last join or tick, then go.
 local function keep(idle)
-  for i = 1, 6 do redis.call('PEXPIRE', KEYS[i], idle) end
+  for i = 1, #KEYS do redis.call('PEXPIRE', KEYS[i], idle) end
 end
 
 -- later is the end of an admission of v that would end at exp: past the end of v's
--- admission that ended early, if that one's tokens may still be shown, so that they
--- stay refused (ended) while the new admission's verify.
+-- admission that ended early (left or lapsed), if that one's tokens may still be
+-- shown, so that they stay refused while the new admission's verify.
 local function later(v, exp)
-  local e = tonumber(redis.call('ZSCORE', KEYS[6], v))
-  if e and exp <= e then return e + 1 end
+  for _, k in ipairs({KEYS[6], KEYS[8]}) do
+    local e = tonumber(redis.call('ZSCORE', k, v))
+    if e and exp <= e then exp = e + 1 end
+  end
   return exp
+end
+
+-- fresh notes admissions of vs made at now that lapse at now + lapse ms unless a hold
+-- comes first (extendScript); lapse 0: the token's end comes first.
+local function fresh(now, lapse, vs)
+  if lapse <= 0 or #vs == 0 then return end
+  local z = {}
+  for i = 1, #vs do
+    z[#z + 1] = now + lapse
+    z[#z + 1] = vs[i]
+  end
+  redis.call('ZADD', KEYS[7], unpack(z))
+end
+
+-- perSecond is the mean a second of a hash of per-second counts (rate, back) over the
+-- span whole seconds before sec, -1 for a span under two seconds; it forgets the
+-- seconds before the window w.
+local function perSecond(key, sec, w, span)
+  local sum = 0
+  local counts = redis.call('HGETALL', key)
+  for i = 1, #counts, 2 do
+    local s = tonumber(counts[i])
+    if s < sec - w then
+      redis.call('HDEL', key, counts[i])
+    elseif s >= sec - span and s < sec then
+      sum = sum + tonumber(counts[i + 1])
+    end
+  end
+  if span < 2 then return -1 end
+  return sum / span
 end
 `
 
@@ -112,7 +147,8 @@ end
 //
 // ARGV: 1 visitor, 2 epoch this instance knows (empty: none), 3 fresh epoch name,
 // 4 regroup ms, 5 bucket cap, 6 onsale (ms), 7 slots, 8 rate (/s), 9 admission ms,
-// 10 random place in [0,1), 11 key idle ms, 12 claim seconds (unclaimed).
+// 10 random place in [0,1), 11 key idle ms, 12 claim seconds (unclaimed), 13 lapse
+// ms (fresh).
 var joinScript = redis.NewScript(luaCommon + `
 local now = clock()
 local v = ARGV[1]
@@ -120,14 +156,15 @@ local ep = ensure(now, ARGV[2], ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5]))
 keep(tonumber(ARGV[11]))
 
 local function report(code, at)
-  local st = redis.call('HMGET', KEYS[4], 'mrate', 'stock', 'regroup', 'free', 'served', 'free0', 'admits0', 'admits')
+  local st = redis.call('HMGET', KEYS[4], 'mrate', 'stock', 'regroup', 'free', 'served', 'free0', 'admits0', 'admits',
+    'brate', 'active')
   local rank, place = -1, ''
   if code == 2 then
     rank = redis.call('ZRANK', KEYS[1], v)
     place = redis.call('ZSCORE', KEYS[1], v)
   end
   return {code, at, rank, redis.call('ZCARD', KEYS[1]), now, ep, st[1] or '', st[2] or '', st[3] or '', st[4] or '',
-    st[5] or '', place, st[6] or '', st[7] or '', st[8] or ''}
+    st[5] or '', place, st[6] or '', st[7] or '', st[8] or '', st[9] or '', st[10] or ''}
 end
 
 -- One place per visitor: a running admission stays as it is, end included.
@@ -152,6 +189,7 @@ if now >= drawAt and tonumber(st[2]) ~= 0 and redis.call('ZCARD', KEYS[1]) == 0 
   if tk >= 1 then
     exp = later(v, now + tonumber(ARGV[9]))
     redis.call('ZADD', KEYS[3], exp, v)
+    fresh(now, tonumber(ARGV[13]), {v})
     redis.call('HSET', KEYS[4], 'tokens', tk - 1)
     record(now, 1)
     return report(3, exp)
@@ -178,7 +216,8 @@ return report(2, 0)
 var statusScript = redis.NewScript(luaClock + `
 local now = clock()
 local v = ARGV[1]
-local st = redis.call('HMGET', KEYS[4], 'epoch', 'mrate', 'stock', 'regroup', 'free', 'served', 'free0', 'admits0', 'admits')
+local st = redis.call('HMGET', KEYS[4], 'epoch', 'mrate', 'stock', 'regroup', 'free', 'served', 'free0', 'admits0', 'admits',
+  'brate', 'active')
 local exp = tonumber(redis.call('ZSCORE', KEYS[3], v))
 local code, rank, place = 0, -1, ''
 if exp and exp > now then
@@ -193,60 +232,39 @@ else
   end
 end
 return {code, exp, rank, redis.call('ZCARD', KEYS[1]), now, st[1] or '', st[2] or '', st[3] or '', st[4] or '', st[5] or '',
-  st[6] or '', place, st[7] or '', st[8] or '', st[9] or ''}
+  st[6] or '', place, st[7] or '', st[8] or '', st[9] or '', st[10] or '', st[11] or ''}
 `)
 
 // boardScript reads an event's board: what every waiter may know, the same for all.
 // It writes nothing.
 //
 // Reply: {now (ms), waiting, served, head, measured rate, stock, regroup end, free,
-// epoch, drawn, free at the draw, admissions then, admissions now}, served to epoch
-// and the last three an empty string while unknown or none yet; drawn is how many of the waiting have a
-// drawn place (below 1: the pre-queue's, or a regroup's).
+// epoch, drawn, free at the draw, admissions then, admissions now, come-back rate,
+// slots in use at the last tick}, served to epoch and the last five an empty string
+// while unknown or none yet; drawn is how many of the waiting have a drawn place
+// (below 1: the pre-queue's, or a regroup's).
 var boardScript = redis.NewScript(luaClock + `
-local st = redis.call('HMGET', KEYS[4], 'served', 'head', 'mrate', 'stock', 'regroup', 'free', 'epoch', 'free0', 'admits0', 'admits')
+local st = redis.call('HMGET', KEYS[4], 'served', 'head', 'mrate', 'stock', 'regroup', 'free', 'epoch', 'free0', 'admits0', 'admits',
+  'brate', 'active')
 return {clock(), redis.call('ZCARD', KEYS[1]), st[1] or '', st[2] or '', st[3] or '', st[4] or '', st[5] or '',
-  st[6] or '', st[7] or '', redis.call('ZCOUNT', KEYS[1], '-inf', '(1'), st[8] or '', st[9] or '', st[10] or ''}
-`)
-
-// leaveScript gives ARGV[1]'s slot (or place) back at once. An admission that ends
-// so is noted in ended with the end it had: its tokens are refused from now on
-// (Room.Ended), and a new admission of the visitor ends later than it (later). ARGV[2]
-// is how long ended lives idle (ms).
-var leaveScript = redis.NewScript(`
-local exp = redis.call('ZSCORE', KEYS[3], ARGV[1])
-if exp then
-  redis.call('ZADD', KEYS[6], 'GT', exp, ARGV[1])
-  redis.call('PEXPIRE', KEYS[6], ARGV[2])
-  redis.call('ZREM', KEYS[3], ARGV[1])
-end
-redis.call('ZREM', KEYS[1], ARGV[1])
-redis.call('ZREM', KEYS[2], ARGV[1])
-return 1
-`)
-
-// extendScript makes ARGV[1]'s running admission last until at least ARGV[2] (Redis
-// ms): the end of the visitor's hold, so that the slot stays taken while they pay. An
-// admission that has ended (or never began) is left so.
-var extendScript = redis.NewScript(`
-local exp = tonumber(redis.call('ZSCORE', KEYS[3], ARGV[1]))
-if not exp then return 0 end
-if tonumber(ARGV[2]) > exp then redis.call('ZADD', KEYS[3], ARGV[2], ARGV[1]) end
-return 1
+  st[6] or '', st[7] or '', redis.call('ZCOUNT', KEYS[1], '-inf', '(1'), st[8] or '', st[9] or '', st[10] or '',
+  st[11] or '', st[12] or ''}
 `)
 
 // tickScript is one admitter tick for one event, all of it atomic: drop stale waiters,
-// drop ended admissions, refill the bucket, move as many waiters as the bucket, the free
-// slots and the stock allow into admitted, in queue order, and measure the rate.
+// lapse the admissions that held nothing in time, drop ended admissions, refill the
+// bucket, move as many waiters as the bucket, the free slots and the stock allow into
+// admitted, in queue order, and measure the rates.
 //
 // ARGV: 1 epoch this instance knows, 2 fresh epoch name, 3 regroup ms, 4 bucket cap,
 // 5 onsale (ms), 6 slots, 7 rate (/s), 8 admission ms, 9 keep-place ms,
 // 10 stock (-1: unknown, keep the last figure), 11 admitter id, 12 lease ms,
 // 13 most moves per tick, 14 key idle ms, 15 rate window (s), 16 free stock (-1:
-// unknown, keep the last figure), 17 claim seconds (at most the rate window).
+// unknown, keep the last figure), 17 claim seconds (at most the rate window),
+// 18 lapse ms (fresh), 19 come-back window (s).
 //
-// Reply: {admitted now, active, waiting, now (ms), epoch, measured rate, visitors…};
-// {-1, …} when another admitter holds the event's fence.
+// Reply: {admitted now, active, waiting, now (ms), epoch, measured rate, lapsed now,
+// reused now, visitors…}; {-1, …} when another admitter holds the event's fence.
 var tickScript = redis.NewScript(luaCommon + `
 local now = clock()
 local id = ARGV[11]
@@ -268,11 +286,33 @@ if #stale > 0 then
   redis.call('ZREM', KEYS[1], unpack(stale))
   redis.call('ZREM', KEYS[2], unpack(stale))
 end
+-- An admission whose visitor has held nothing by its deadline (fresh) lapses: its slot
+-- comes back now rather than at the token's end, and its tokens are refused from now
+-- on (lapsed). A hold takes the admission out of fresh first (extendScript).
+local lapsed = 0
+local idle = redis.call('ZRANGEBYSCORE', KEYS[7], '-inf', now, 'LIMIT', 0, most)
+for _, v in ipairs(idle) do
+  local exp = tonumber(redis.call('ZSCORE', KEYS[3], v))
+  if exp and exp > now then
+    redis.call('ZADD', KEYS[8], 'GT', exp, v)
+    redis.call('ZREM', KEYS[3], v)
+    lapsed = lapsed + 1
+  end
+end
+if #idle > 0 then redis.call('ZREM', KEYS[7], unpack(idle)) end
 -- Slots in use are the admissions still running: one that ended gives its slot back.
-redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
+local ran = redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
 -- An early end's tokens have all expired once its end has passed: forget it.
 redis.call('ZREMRANGEBYSCORE', KEYS[6], '-inf', now)
+redis.call('ZREMRANGEBYSCORE', KEYS[8], '-inf', now)
+if lapsed + ran > 0 then redis.call('HINCRBY', KEYS[9], math.floor(now / 1000), lapsed + ran) end
 local active = redis.call('ZCARD', KEYS[3])
+-- Lapsed slots someone in line may take (spare): the next admissions from the queue
+-- reuse them. A slot that lapsed while nobody waited was nobody's loss, and a slot
+-- count lowered meanwhile takes spare slots away first.
+local spare = tonumber(redis.call('HGET', KEYS[4], 'spare')) or 0
+if redis.call('ZCARD', KEYS[1]) > 0 then spare = spare + lapsed end
+spare = math.min(spare, math.max(0, tonumber(ARGV[6]) - active))
 
 -- A stock figure from the hook is kept; unknown (-1), the last one kept is used.
 local function figure(field, given)
@@ -311,6 +351,7 @@ if n > 0 then
   end
   if #moved > 0 then
     redis.call('ZADD', KEYS[3], unpack(z))
+    fresh(now, tonumber(ARGV[18]), moved)
     redis.call('ZREM', KEYS[2], unpack(moved))
     redis.call('HSET', KEYS[4], 'tokens', tk - #moved, 'head', r[#r])
     redis.call('HINCRBY', KEYS[4], 'served', #moved)
@@ -318,28 +359,23 @@ if n > 0 then
   end
 end
 
--- Measured rate: admissions over the last whole seconds, at most the window and only
--- those after the draw (or after the state began), so the quiet before an onsale does
--- not count; -1 (unknown) until two such seconds have passed.
-local sec = math.floor(now / 1000)
-local w = tonumber(ARGV[15])
-local since = math.max(drawAt, tonumber(st[2]) or now)
-local span = math.min(w, sec - math.floor(since / 1000) - 1)
-local sum = 0
-local counts = redis.call('HGETALL', KEYS[5])
-for i = 1, #counts, 2 do
-  local s = tonumber(counts[i])
-  if s < sec - w then
-    redis.call('HDEL', KEYS[5], counts[i])
-  elseif s >= sec - span and s < sec then
-    sum = sum + tonumber(counts[i + 1])
-  end
-end
-local mrate = -1
-if span >= 2 then mrate = sum / span end
-redis.call('HSET', KEYS[4], 'mrate', mrate)
+local reused = math.min(#moved, spare)
+redis.call('HSET', KEYS[4], 'spare', spare - reused, 'active', active + #moved)
+if lapsed > 0 then redis.call('HINCRBY', KEYS[4], 'lapsed', lapsed) end
+if reused > 0 then redis.call('HINCRBY', KEYS[4], 'reused', reused) end
 
-local out = {#moved, active + #moved, redis.call('ZCARD', KEYS[1]), now, ep, tostring(mrate)}
+-- Measured rates over the last whole seconds, only those after the draw (or after the
+-- state began), so the quiet before an onsale does not count; -1 (unknown) until two
+-- such seconds have passed: admissions, over at most the rate window; admissions that
+-- came back, over at most the come-back window.
+local sec = math.floor(now / 1000)
+local since = math.floor(math.max(drawAt, tonumber(st[2]) or now) / 1000)
+local w, bw = tonumber(ARGV[15]), tonumber(ARGV[19])
+local mrate = perSecond(KEYS[5], sec, w, math.min(w, sec - since - 1))
+local brate = perSecond(KEYS[9], sec, bw, math.min(bw, sec - since - 1))
+redis.call('HSET', KEYS[4], 'mrate', mrate, 'brate', brate)
+
+local out = {#moved, active + #moved, redis.call('ZCARD', KEYS[1]), now, ep, tostring(mrate), lapsed, reused}
 for i = 1, #moved do out[#out + 1] = moved[i] end
 return out
 `)

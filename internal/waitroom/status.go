@@ -31,6 +31,8 @@ type reply struct {
 	free0   int64   // free places at the draw; -1 not yet known
 	admits0 int64   // admissions then (from the queue and straight in)
 	admits  int64   // admissions so far
+	brate   float64 // admissions come back a second over the last minute; < 0 unknown
+	active  int64   // slots in use at the last tick; -1 none yet
 }
 
 func parseReply(res []any) reply {
@@ -51,6 +53,8 @@ func parseReply(res []any) reply {
 	rep.free0 = asInt(get(12), -1)
 	rep.admits0 = asInt(get(13), 0)
 	rep.admits = asInt(get(14), 0)
+	rep.brate = asFloat(get(15), -1)
+	rep.active = asInt(get(16), -1)
 	return rep
 }
 
@@ -72,6 +76,9 @@ type figures struct {
 	soldOut   bool      // nothing left to sell and nothing held that may lapse
 	allHeld   bool      // something unsold, nothing free
 	lastsFor  int       // about how many more admissions the unsold places serve (LastsFor); -1 unknown
+	// pace is the admission rate a wait is worked out from (eta's measured): rate, or
+	// while every slot is taken the rate at which admissions come back (paceRate).
+	pace float64
 }
 
 // taken is what the admissions since the draw have taken: the admissions counted then
@@ -92,7 +99,32 @@ func figuresOf(ev Event, now, regroup int64, mrate float64, stock, free int64, t
 	if mrate > 0 {
 		f.rate = mrate
 	}
+	f.pace = f.rate
 	return f
+}
+
+// withReturns sets the pace from the rate at which admissions came back over the
+// last minute (back, < 0 unknown), given the slots in use at the last tick (active,
+// < 0 unknown) and the settings s (paceRate).
+func (f figures) withReturns(back float64, active int64, s Settings) figures {
+	f.pace = paceRate(f.rate, back, active, s)
+	return f
+}
+
+// paceRate is the admission rate the wait of the queue follows. While a slot is free
+// the room admits at its rate, and the rate it measured (admissions over the last
+// seconds) says so. While every slot is taken the next in line go in only as
+// admissions come back: lapsed for want of a hold, bought, released or run out. Their
+// rate over the last minute is then the pace, never below what full slots turning over
+// once per token lifetime guarantee. The admissions of the last ten seconds, a handful
+// when the slots are few, would make the wait jump with each one: with none, the
+// measured rate is unknown and the configured rate's wait, seconds, is shown, up to
+// the turnover's, many minutes.
+func paceRate(measured, back float64, active int64, s Settings) float64 {
+	if s.Slots <= 0 || active < int64(s.Slots) || back < 0 {
+		return measured
+	}
+	return max(back, float64(s.Slots)/tokenTTL(s).Seconds())
 }
 
 // The places left may not last for everyone waiting. The room knows how many places
@@ -167,7 +199,8 @@ func asFloat(v any, def float64) float64 {
 func (r *Room) status(ev Event, visitor string, rep reply) Status {
 	now := time.UnixMilli(rep.now)
 	f := figuresOf(ev, rep.now, rep.regroup, rep.mrate, rep.stock, rep.free,
-		taken{admits0: rep.admits0, admits: rep.admits, free0: rep.free0, free: rep.free, unsold: rep.stock})
+		taken{admits0: rep.admits0, admits: rep.admits, free0: rep.free0, free: rep.free, unsold: rep.stock}).
+		withReturns(rep.brate, rep.active, ev.Settings)
 	drawAt := f.drawAt
 	st := Status{
 		Waiting: int(rep.waiting), SeatsLeft: f.seatsLeft, SoldOut: f.soldOut, AllHeld: f.allHeld,
@@ -195,7 +228,7 @@ func (r *Room) status(ev Event, visitor string, rep reply) Status {
 			// Likely gone before its turn (lastsFor): no wait to tell either.
 			st.LikelyGone = !st.AllHeld && LikelyGone(st.Position, f.lastsFor)
 			if !st.AllHeld && !st.LikelyGone { // else nobody goes in until holds lapse: no honest figure
-				st.ETAMin, st.ETA, st.ETAMax = eta(st.Ahead, st.Rate, ev.Settings)
+				st.ETAMin, st.ETA, st.ETAMax = eta(st.Ahead, f.pace, ev.Settings)
 				if st.ETA > 0 {
 					st.ETAMin, st.ETA, st.ETAMax = st.ETAMin+Notice, st.ETA+Notice, st.ETAMax+Notice
 				}

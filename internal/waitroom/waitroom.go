@@ -55,6 +55,10 @@ type Settings struct {
 	Slots    int           // concurrent shoppers admitted at once; 0 admits nobody
 	Rate     float64       // admissions per second, across all instances; 0 pauses admission
 	TokenTTL time.Duration // how long an admission lasts (and a slot is held) unless used up; 0: 10 minutes
+	// Idle is how long an admission lasts without a hold: one whose visitor has held
+	// nothing by then lapses, its slot going to the next in line (lifecycle.go); 0: 3
+	// minutes. At TokenTTL or more it never comes before the token's own end.
+	Idle time.Duration
 
 	// expect is the rate the wait shown in the queue assumes (Room.Limited sets it,
 	// from the governor: expectedShare); 0: Rate.
@@ -157,6 +161,10 @@ type Hooks struct {
 	// Admitted, if set, hears how many visitors this instance admitted to an event
 	// with its room on (the metrics' admissions counter).
 	Admitted func(eventID int64, n int)
+	// Lapsed, if set, hears how many admissions this instance's admitter let lapse
+	// for want of a hold in one tick, and how many admissions from the queue took
+	// slots that such lapses gave back (reused) (the metrics' counters).
+	Lapsed func(eventID int64, lapsed, reused int)
 	// Load, if set, says how hard this instance is working: below 1 it answers within
 	// its latency bound, at 1 or more it does not (internal/latency). While it is past
 	// the bound the room admits slower than configured (governor.go).
@@ -200,12 +208,17 @@ func (o Options) withDefaults() Options {
 
 const (
 	defaultTokenTTL = 10 * time.Minute
+	defaultIdle     = 3 * time.Minute
 	// maxMoves bounds the waiters one tick admits or drops per event, so that one script
 	// never holds Redis for long (and Lua's unpack stays within its stack). It caps the
 	// rate at maxMoves per tick: 5,000/s at the default tick.
 	maxMoves = 1000
 	// rateWindow is how many seconds of admissions the measured rate averages.
 	rateWindow = 10
+	// backWindow is how many seconds of admissions coming back (lapsed, left, ran
+	// out) the come-back rate averages: while every slot is taken it is the pace of
+	// the queue (paceRate), and a minute smooths the few a second a small room sees.
+	backWindow = 60
 	// claimSeconds is how long an admission counts as a claim on a free place, beside
 	// the second it is in: the room lets in no more than the free places less the
 	// claims (the scripts' unclaimed), the free figure being up to a second old. Ten
@@ -290,6 +303,14 @@ func tokenTTL(s Settings) time.Duration {
 	return s.TokenTTL
 }
 
+// IdleWindow is how long an admission with these settings lasts without a hold.
+func IdleWindow(s Settings) time.Duration {
+	if s.Idle <= 0 {
+		return defaultIdle
+	}
+	return s.Idle
+}
+
 // bucketCap is how many admissions may go at once after a pause: two ticks' worth (so
 // a late tick loses nothing), at least a second's worth (a tick delayed that long on a
 // loaded machine still admits at the rate), at least one.
@@ -315,6 +336,15 @@ func (r *Room) noteEpoch(eventID int64, ep string) {
 
 func (r *Room) freshEpoch() string {
 	return r.id + "." + strconv.FormatUint(r.epochSeq.Add(1), 36)
+}
+
+// lapseMS is the scripts' idle window: an admission that has held nothing this many
+// ms after it began lapses; 0 when it would not come before the token's end.
+func lapseMS(s Settings) int64 {
+	if w := IdleWindow(s); w < tokenTTL(s) {
+		return w.Milliseconds()
+	}
+	return 0
 }
 
 func (r *Room) idleMS(s Settings) int64 {
@@ -362,7 +392,8 @@ func (r *Room) Join(ctx context.Context, ev Event, visitor string) (Status, erro
 	}
 	res, err := r.script(ctx, joinScript, eventKeys(r.prefix, ev.ID),
 		visitor, r.knownEpoch(ev.ID), r.freshEpoch(), r.opt.Regroup.Milliseconds(), r.bucketCap(s),
-		ev.OnsaleAt.UnixMilli(), s.Slots, s.Rate, tokenTTL(s).Milliseconds(), r.place(), r.idleMS(s), claimSeconds)
+		ev.OnsaleAt.UnixMilli(), s.Slots, s.Rate, tokenTTL(s).Milliseconds(), r.place(), r.idleMS(s), claimSeconds,
+		lapseMS(s))
 	if err != nil {
 		return Status{}, err
 	}
@@ -394,41 +425,4 @@ func (r *Room) Status(ctx context.Context, ev Event, visitor string) (Status, er
 	// to tell that Redis lost the queue.
 	r.noteEpoch(ev.ID, rep.epoch)
 	return r.status(ev, visitor, rep), nil
-}
-
-// Leave gives the visitor's slot back at once (bought, released), or the place in the
-// queue of a waiter who gave up. An admission left so has ended: its tokens are
-// refused from then on (Ended), so that another round of shopping starts in the queue.
-func (r *Room) Leave(ctx context.Context, eventID int64, visitor string) error {
-	_, err := r.eval(ctx, leaveScript, eventKeys(r.prefix, eventID), visitor, r.idleMS(Settings{}))
-	return err
-}
-
-// Ended reports whether the visitor's admission whose token ends at exp has ended
-// early, by Leave: the token verifies by its signature, but its purchase completed or
-// its hold was released. It costs Redis one read. An error (Redis away) says nothing:
-// the caller lets the token stand, as Verify does.
-func (r *Room) Ended(ctx context.Context, eventID int64, visitor string, exp time.Time) (bool, error) {
-	cctx, cancel := context.WithTimeout(ctx, r.opt.Timeout)
-	defer cancel()
-	end, err := r.rdb.ZScore(cctx, eventKeys(r.prefix, eventID)[keyEnded], visitor).Result()
-	switch {
-	case errors.Is(err, redis.Nil):
-		return false, nil
-	case err != nil:
-		if ctx.Err() != nil {
-			return false, ctx.Err()
-		}
-		return false, fmt.Errorf("%w: %w", ErrUnavailable, err)
-	}
-	return int64(end) >= exp.UnixMilli(), nil
-}
-
-// Extend makes the visitor's running admission last until at least until, the end of
-// the hold they made with it: the slot stays taken while they hold seats and pay, and
-// the queue calls hand out tokens lasting as long. An admission that has ended is
-// left so.
-func (r *Room) Extend(ctx context.Context, eventID int64, visitor string, until time.Time) error {
-	_, err := r.eval(ctx, extendScript, eventKeys(r.prefix, eventID), visitor, until.UnixMilli())
-	return err
 }
