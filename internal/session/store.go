@@ -18,6 +18,7 @@ import (
 	"boxoffice/internal/db"
 	"boxoffice/internal/dberr"
 	"boxoffice/internal/iowait"
+	"boxoffice/internal/ticker"
 )
 
 // CacheFor is how long a session read from PostgreSQL is served from memory. Every
@@ -240,22 +241,15 @@ func (s *Store) Delete(token string) error { return s.DeleteCtx(context.Backgrou
 
 // Cleanup deletes expired sessions every interval until ctx ends.
 func (s *Store) Cleanup(ctx context.Context, interval time.Duration) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			_, _ = s.q.SessionDeleteExpired(ctx)
-			now := time.Now()
-			s.mu.Lock()
-			for k, c := range s.cache {
-				if now.After(c.until) {
-					delete(s.cache, k)
-				}
+	ticker.Every(ctx, interval, func() {
+		_, _ = s.q.SessionDeleteExpired(ctx)
+		now := time.Now()
+		s.mu.Lock()
+		for k, c := range s.cache {
+			if now.After(c.until) {
+				delete(s.cache, k)
 			}
-			s.mu.Unlock()
 		}
-	}
+		s.mu.Unlock()
+	})
 }
