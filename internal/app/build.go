@@ -87,8 +87,8 @@ func (a *App) buildJobs(testOnly bool) error {
 		return err
 	}
 	a.Load = latency.New(cfg.LatencyBound)
-	a.Verify = verification.New(a.Pool, verificationKeys(cfg), verification.Options{})
-	a.Links = orderlink.New(verificationKeys(cfg))
+	a.Verify = verification.New(a.Pool, cfg.AdmissionKeys, verification.Options{})
+	a.Links = orderlink.New(cfg.AdmissionKeys)
 	a.Jobs, err = jobs.New(a.Pool, a.Booking.Worker, a.Mail, jobs.Config{
 		Workers: cfg.JobWorkers, EmailWorkers: cfg.EmailWorkers, ReconcileInterval: cfg.ReconcileInterval,
 		Site:        mail.Site{BaseURL: cfg.BaseURL, MaxPerBuyer: cfg.MaxPerBuyer, Links: a.Links},
@@ -111,11 +111,7 @@ func (a *App) buildLive(qopt waitroom.Options) {
 	a.Live = live.NewHub(a.Redis, cfg.RedisPrefix, a.Log, live.HubOptions{
 		Apply: a.Booking.Maps.ApplySeatChanges, Reset: a.Booking.Maps.ResyncSeatMap, Unwatched: a.Booking.Maps.SeatMapUnwatched,
 	})
-	keys := make([]waitroom.Key, len(cfg.AdmissionKeys))
-	for i, k := range cfg.AdmissionKeys {
-		keys[i] = waitroom.Key{ID: k.ID, Secret: k.Secret}
-	}
-	a.Queue = waitroom.New(a.Redis, cfg.RedisPrefix, keys, waitroom.Hooks{
+	a.Queue = waitroom.New(a.Redis, cfg.RedisPrefix, cfg.AdmissionKeys, waitroom.Hooks{
 		Events: func(ctx context.Context) ([]waitroom.Event, error) {
 			events, err := a.Booking.Buyer.QueuedEvents(ctx)
 			out := make([]waitroom.Event, len(events))
@@ -151,17 +147,6 @@ func (a *App) buildDesk() {
 		secrets[i] = k.Secret
 	}
 	a.Proof = proof.New(a.Redis, cfg.RedisPrefix, secrets, cfg.ProofMaxNumber)
-}
-
-// verificationKeys are the admission keys, which also sign the verified buyers' links
-// (under a domain string of their own, so that neither kind of token passes for the
-// other).
-func verificationKeys(cfg config.Config) []verification.Key {
-	keys := make([]verification.Key, len(cfg.AdmissionKeys))
-	for i, k := range cfg.AdmissionKeys {
-		keys[i] = verification.Key{ID: k.ID, Secret: k.Secret}
-	}
-	return keys
 }
 
 // newProvider builds the payment provider cfg names; the test provider is also kept

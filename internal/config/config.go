@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"boxoffice/internal/keyring"
 )
 
 // Config is every setting, typed and validated.
@@ -150,12 +152,10 @@ const (
 	DefaultLatencyBound = 250 * time.Millisecond
 )
 
-// AdmissionKey is one HMAC key for admission tokens, named by its id in every token
-// it signs.
-type AdmissionKey struct {
-	ID     string
-	Secret []byte
-}
+// AdmissionKey is one HMAC key, named by its id in every token it signs: the keys
+// that sign admission tokens, and (each use under a domain of its own) the verified
+// buyers' links, the orders' access links and the proof of work's challenges.
+type AdmissionKey = keyring.Key
 
 // DevAdmissionKeys are the admission keys used when none are configured: fine on a
 // laptop, a forgery kit anywhere else (serve warns).

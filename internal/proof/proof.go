@@ -8,7 +8,8 @@
 // their challenge expires, and by the instance that accepted them; while Redis is away
 // the instance's own memory decides.
 //
-// It imports only go-redis: web asks it, and it knows nothing of sessions or HTTP.
+// It imports only go-redis and keyring: web asks it, and it knows nothing of sessions
+// or HTTP.
 package proof
 
 import (
@@ -28,6 +29,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"boxoffice/internal/keyring"
 )
 
 // Algorithm is the challenge's hash, by the name the widget knows it.
@@ -100,9 +103,7 @@ const keyLabel = "boxoffice proof of work"
 func New(rdb redis.Cmdable, prefix string, secrets [][]byte, maxNumber int) *Guard {
 	g := &Guard{maxNumber: maxNumber, rdb: rdb, prefix: prefix + "proof:", now: time.Now}
 	for _, s := range secrets {
-		m := hmac.New(sha256.New, s)
-		m.Write([]byte(keyLabel))
-		g.keys = append(g.keys, m.Sum(nil))
+		g.keys = append(g.keys, keyring.MAC(s, keyLabel))
 	}
 	return g
 }
