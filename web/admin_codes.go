@@ -1,7 +1,6 @@
 package web
 
 import (
-	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
@@ -17,13 +16,8 @@ import (
 // An event's vouchers and access codes: listed with their use, created, paused and
 // exported.
 
-func (s *server) showCodes(c echo.Context) error {
-	notice := ""
-	if c.QueryParam("saved") != "" {
-		notice = "Saved."
-	}
-	return s.renderCodes(c, http.StatusOK, notice, "")
-}
+// showCodes is the event's vouchers and access codes page.
+func (s *server) showCodes(c echo.Context) error { return showSaved(c, s.renderCodes) }
 
 func (s *server) renderCodes(c echo.Context, status int, notice, problem string) error {
 	ev, err := s.adminEvent(c)

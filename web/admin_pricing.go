@@ -45,12 +45,15 @@ func levelKey(l pricing.Level) string {
 }
 
 // showPricing is the event's price page.
-func (s *server) showPricing(c echo.Context) error {
+func (s *server) showPricing(c echo.Context) error { return showSaved(c, s.renderPricing) }
+
+// showSaved renders a page of settings, saying "Saved." after a change sent it back.
+func showSaved(c echo.Context, render func(echo.Context, int, string, string) error) error {
 	notice := ""
 	if c.QueryParam("saved") != "" {
 		notice = "Saved."
 	}
-	return s.renderPricing(c, http.StatusOK, notice, "")
+	return render(c, http.StatusOK, notice, "")
 }
 
 func (s *server) renderPricing(c echo.Context, status int, notice, problem string) error {
