@@ -86,6 +86,23 @@ func (s *server) adminRoutes() []adminRoute {
 		{http.MethodPost, "/admin/checkin", s.checkIn, door},
 		{http.MethodGet, "/admin/events/:id/orders.csv", s.exportOrders, boxOffice},
 		{http.MethodGet, "/admin/events/:id/checkins.csv", s.exportCheckins, boxOffice},
+
+		// Prices (admin_pricing.go): types, fees and tax are the event's settings;
+		// vouchers and access codes the box office's (admin_codes.go).
+		{http.MethodGet, "/admin/events/:id/pricing", s.showPricing, adminsOnly},
+		{http.MethodPost, "/admin/events/:id/pricing", s.setPricing, adminsOnly},
+		{http.MethodPost, "/admin/events/:id/types", s.saveType, adminsOnly},
+		{http.MethodPost, "/admin/events/:id/types/:type/pause", s.setTypePaused(true), adminsOnly},
+		{http.MethodPost, "/admin/events/:id/types/:type/resume", s.setTypePaused(false), adminsOnly},
+		{http.MethodGet, "/admin/events/:id/codes", s.showCodes, boxOffice},
+		{http.MethodPost, "/admin/events/:id/vouchers", s.createVoucher, boxOffice},
+		{http.MethodPost, "/admin/events/:id/vouchers/:code/pause", s.setCodePaused(true, true), boxOffice},
+		{http.MethodPost, "/admin/events/:id/vouchers/:code/resume", s.setCodePaused(true, false), boxOffice},
+		{http.MethodPost, "/admin/events/:id/access-codes", s.createAccessCode, boxOffice},
+		{http.MethodPost, "/admin/events/:id/access-codes/:code/pause", s.setCodePaused(false, true), boxOffice},
+		{http.MethodPost, "/admin/events/:id/access-codes/:code/resume", s.setCodePaused(false, false), boxOffice},
+		{http.MethodGet, "/admin/events/:id/vouchers.csv", s.exportVouchers, boxOffice},
+		{http.MethodGet, "/admin/events/:id/access-codes.csv", s.exportAccessCodes, boxOffice},
 	}
 }
 

@@ -187,6 +187,27 @@ func (ns NullStaffRole) Value() (driver.Value, error) {
 	return string(ns.StaffRole), nil
 }
 
+type AccessCode struct {
+	EventID         int64
+	ID              int64
+	Code            string
+	PresaleStartsAt time.Time
+	PresaleEndsAt   time.Time
+	Quota           *int32
+	PlacesUsed      int32
+	RevealsTypeID   *int64
+	Paused          bool
+	CreatedAt       time.Time
+}
+
+type AccessCodeUse struct {
+	EventID int64
+	OrderID int64
+	CodeID  int64
+	Places  int32
+	UsedAt  time.Time
+}
+
 type AuditLog struct {
 	ID      int64
 	At      time.Time
@@ -258,6 +279,20 @@ type Event struct {
 	QueueIdleSeconds     int32
 }
 
+type EventFee struct {
+	EventID        int64
+	Method         string
+	PerTicketCents int32
+	PerOrderCents  int32
+}
+
+type EventPricing struct {
+	EventID   int64
+	TaxRateBp int32
+	TaxLabel  string
+	UpdatedAt time.Time
+}
+
 type FunctionFile struct {
 	One       bool
 	Hash      string
@@ -305,6 +340,21 @@ type HoldGaPlace struct {
 	Quantity int32
 }
 
+type HoldGaType struct {
+	EventID  int64
+	HoldID   int64
+	GaTierID int64
+	TypeID   int64
+	Quantity int32
+}
+
+type HoldSeatType struct {
+	EventID int64
+	HoldID  int64
+	SeatID  int64
+	TypeID  int64
+}
+
 type IdempotencyKey struct {
 	Buyer       string
 	Key         string
@@ -331,6 +381,22 @@ type Order struct {
 	CreatedAt    time.Time
 	UpdatedAt    time.Time
 	ConfirmedAt  *time.Time
+}
+
+type OrderLine struct {
+	EventID       int64
+	OrderID       int64
+	Line          int32
+	Kind          string
+	SeatID        *int64
+	GaTierID      *int64
+	TypeID        *int64
+	Label         string
+	PriceCents    int32
+	FeeCents      int32
+	DiscountCents int32
+	TaxCents      int32
+	TotalCents    int32
 }
 
 type OrderLink struct {
@@ -461,6 +527,28 @@ type Ticket struct {
 	CheckedInBy   *int64
 }
 
+type TicketType struct {
+	EventID       int64
+	ID            int64
+	Name          string
+	Position      int32
+	MaxPerOrder   *int32
+	CountsAsAdult bool
+	NeedsAdult    bool
+	DeskOnly      bool
+	CodeOnly      bool
+	Paused        bool
+	CreatedAt     time.Time
+}
+
+type TicketTypePrice struct {
+	EventID     int64
+	TypeID      int64
+	PriceTierID *int64
+	GaTierID    *int64
+	PriceCents  int32
+}
+
 type Venue struct {
 	ID        int64
 	Name      string
@@ -498,4 +586,27 @@ type VenueSeat struct {
 	Y          int32
 	Accessible bool
 	Companion  bool
+}
+
+type Voucher struct {
+	EventID        int64
+	ID             int64
+	Code           string
+	AmountOffCents *int32
+	PercentOffBp   *int32
+	TypeIds        []int64
+	UsageLimit     *int32
+	Used           int32
+	ValidFrom      *time.Time
+	ValidUntil     *time.Time
+	Paused         bool
+	CreatedAt      time.Time
+}
+
+type VoucherRedemption struct {
+	EventID       int64
+	OrderID       int64
+	VoucherID     int64
+	DiscountCents int32
+	RedeemedAt    time.Time
 }

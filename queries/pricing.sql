@@ -1,0 +1,96 @@
+-- An event's price configuration (internal/pricing's Config), and the staff's changes
+-- to it. Every statement names its event.
+
+-- name: PricingGet :one
+SELECT e.id, coalesce(p.tax_rate_bp, 0)::integer AS tax_rate_bp, coalesce(p.tax_label, 'VAT')::text AS tax_label
+FROM events e LEFT JOIN event_pricing p ON p.event_id = e.id
+WHERE e.id = @event_id;
+
+-- name: PricingSetTax :exec
+INSERT INTO event_pricing (event_id, tax_rate_bp, tax_label) VALUES (@event_id, @tax_rate_bp, @tax_label)
+ON CONFLICT (event_id) DO UPDATE SET tax_rate_bp = EXCLUDED.tax_rate_bp, tax_label = EXCLUDED.tax_label, updated_at = now();
+
+-- name: FeeList :many
+SELECT method, per_ticket_cents, per_order_cents FROM event_fees WHERE event_id = @event_id ORDER BY method;
+
+-- name: FeeSet :exec
+INSERT INTO event_fees (event_id, method, per_ticket_cents, per_order_cents)
+VALUES (@event_id, @method, @per_ticket_cents, @per_order_cents)
+ON CONFLICT (event_id, method) DO UPDATE
+SET per_ticket_cents = EXCLUDED.per_ticket_cents, per_order_cents = EXCLUDED.per_order_cents;
+
+-- name: PriceLevelList :many
+-- The event's price levels: its seats' price tiers, then its GA tiers.
+SELECT id AS price_tier_id, 0::bigint AS ga_tier_id, name, price_cents FROM price_tiers WHERE price_tiers.event_id = @event_id
+UNION ALL
+SELECT 0::bigint, id, name, price_cents FROM ga_tiers WHERE ga_tiers.event_id = @event_id
+ORDER BY ga_tier_id, price_tier_id;
+
+-- name: TicketTypeList :many
+SELECT id, name, position, max_per_order, counts_as_adult, needs_adult, desk_only, code_only, paused
+FROM ticket_types WHERE event_id = @event_id ORDER BY position, id;
+
+-- name: TicketTypePriceList :many
+SELECT type_id, coalesce(price_tier_id, 0)::bigint AS price_tier_id, coalesce(ga_tier_id, 0)::bigint AS ga_tier_id, price_cents
+FROM ticket_type_prices WHERE event_id = @event_id;
+
+-- name: TicketTypeCreate :one
+INSERT INTO ticket_types (event_id, name, position, max_per_order, counts_as_adult, needs_adult, desk_only, code_only)
+VALUES (@event_id, @name, @position, sqlc.narg('max_per_order'), @counts_as_adult, @needs_adult, @desk_only, @code_only)
+RETURNING id;
+
+-- name: TicketTypeUpdate :execrows
+UPDATE ticket_types
+SET name = @name, position = @position, max_per_order = sqlc.narg('max_per_order'), counts_as_adult = @counts_as_adult,
+    needs_adult = @needs_adult, desk_only = @desk_only, code_only = @code_only
+WHERE event_id = @event_id AND id = @id;
+
+-- name: TicketTypeSetPaused :execrows
+UPDATE ticket_types SET paused = @paused WHERE event_id = @event_id AND id = @id;
+
+-- name: TicketTypePricesClear :exec
+DELETE FROM ticket_type_prices WHERE event_id = @event_id AND type_id = @type_id;
+
+-- name: TicketTypePriceAdd :exec
+-- One of price_tier_id and ga_tier_id is 0: it is stored as NULL.
+INSERT INTO ticket_type_prices (event_id, type_id, price_tier_id, ga_tier_id, price_cents)
+VALUES (@event_id, @type_id, nullif(@price_tier_id::bigint, 0), nullif(@ga_tier_id::bigint, 0), @price_cents);
+
+-- name: HoldSeatTypeSet :execrows
+-- A held seat's ticket type. It never touches the seat row: the claim stays as it is.
+-- Only a seat the hold holds now, and a type of the event, are accepted.
+INSERT INTO hold_seat_types (event_id, hold_id, seat_id, type_id)
+SELECT s.event_id, s.held_by, s.id, @type_id
+FROM seats s
+WHERE s.event_id = @event_id AND s.id = @seat_id AND s.held_by = @hold_id
+ON CONFLICT (event_id, hold_id, seat_id) DO UPDATE SET type_id = EXCLUDED.type_id;
+
+-- name: HoldGATypesClear :exec
+DELETE FROM hold_ga_types WHERE event_id = @event_id AND hold_id = @hold_id AND ga_tier_id = @ga_tier_id;
+
+-- name: HoldGATypeAdd :exec
+INSERT INTO hold_ga_types (event_id, hold_id, ga_tier_id, type_id, quantity)
+VALUES (@event_id, @hold_id, @ga_tier_id, @type_id, @quantity);
+
+-- name: HoldSeatLines :many
+-- A hold's seats as priced lines: the seat row decides which seats are in the basket;
+-- a type chosen for a seat the hold no longer holds is not read.
+SELECT s.id AS seat_id, s.price_tier_id, s.price_cents, coalesce(t.type_id, 0)::bigint AS type_id
+FROM seats s
+LEFT JOIN hold_seat_types t ON t.event_id = s.event_id AND t.hold_id = s.held_by AND t.seat_id = s.id
+WHERE s.event_id = @event_id AND s.held_by = @hold_id
+ORDER BY s.id;
+
+-- name: HoldGATypeList :many
+SELECT ga_tier_id, type_id, quantity FROM hold_ga_types
+WHERE event_id = @event_id AND hold_id = @hold_id ORDER BY ga_tier_id, type_id;
+
+-- name: OrderLinesAdd :copyfrom
+INSERT INTO order_lines (event_id, order_id, line, kind, seat_id, ga_tier_id, type_id, label,
+    price_cents, fee_cents, discount_cents, tax_cents, total_cents)
+VALUES (@event_id, @order_id, @line, @kind, @seat_id, @ga_tier_id, @type_id, @label,
+    @price_cents, @fee_cents, @discount_cents, @tax_cents, @total_cents);
+
+-- name: OrderLineList :many
+SELECT line, kind, seat_id, ga_tier_id, type_id, label, price_cents, fee_cents, discount_cents, tax_cents, total_cents
+FROM order_lines WHERE event_id = @event_id AND order_id = @order_id ORDER BY line;
