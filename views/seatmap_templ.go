@@ -1218,8 +1218,7 @@ func Seat(s SeatView, oob bool) templ.Component {
 // SeatsOOB is seats marked to replace their counterparts on the page out of band: what
 // the live stream sends and what hold answers carry. The <svg> wrapper makes the HTML
 // parser read them as SVG; htmx finds the marked seats inside it. The emptied wrapper
-// stays behind where the answer went (the message area) and must take no room there:
-// CSS hides .oob-carrier.
+// stays behind where the answer went (the message area), where app.css hides it.
 func SeatsOOB(seats []SeatView) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
@@ -1238,7 +1237,7 @@ func SeatsOOB(seats []SeatView) templ.Component {
 		ctx = templ.InitializeContext(ctx)
 		ctx = templ.ClearChildren(ctx)
 		if len(seats) > 0 {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 108, "<svg class=\"oob-carrier\" aria-hidden=\"true\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 108, "<svg>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
