@@ -114,6 +114,11 @@ type SeatMap struct {
 	Sections []SectionShape
 	Nav      []SectionLink // the other sections of a big venue
 	Summary  string        // e.g. "1,234 of 2,500 seats left"
+	// The row letters' strip (rowRail): its viewBox spans the map's height in map
+	// units, its width is RailWidth CSS pixels, its letters end at RailLabelX.
+	RailViewBox string
+	RailWidth   int
+	RailLabelX  int
 }
 
 // Shape is a labelled rectangle on the map (the stage).

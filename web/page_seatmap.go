@@ -23,6 +23,9 @@ const (
 	unitPx = 2
 	// overviewWidth is the overview's natural width in CSS pixels; it scales to fit.
 	overviewWidth = 960
+	// railUnits is the width of the row letters' strip in map units: a letter or two
+	// at the map's 8-unit type, with room before the first seat.
+	railUnits = 20
 	// priceColours is how many distinct price colours app.css defines (.pr0 …).
 	priceColours = 8
 )
@@ -272,6 +275,8 @@ func seatRows(v *views.SeatMap, a mapArgs) {
 	w, h := maxX+10-x0, maxY+10-y0
 	v.ViewBox = fmt.Sprintf("%d %d %d %d", x0, y0, w, h)
 	v.Width, v.Height = w*unitPx, h*unitPx
+	v.RailViewBox = fmt.Sprintf("0 %d %d %d", y0, railUnits, h)
+	v.RailWidth, v.RailLabelX = railUnits*unitPx, railUnits-6
 }
 
 // seatsOfMap draws the given seats of the map for out-of-band swaps. The map may be a

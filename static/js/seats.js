@@ -5,7 +5,8 @@
 //   - the map is one tab stop and arrow keys move between seats (roving tabindex);
 //     focus survives a seat being replaced under it;
 //   - the focused or hovered seat's name and price show in a tooltip;
-//   - seats that cannot be ticked (aria-disabled) ignore clicks;
+//   - seats that cannot be ticked (aria-disabled) ignore clicks; a tap dismisses the
+//     message;
 //   - seats the live stream sends that are not on this page (another section of a big
 //     venue) are dropped before htmx looks for them, which it would log as errors.
 // No eval, no inline script or style: it runs under the page's strict CSP.
@@ -125,9 +126,12 @@
   });
   document.addEventListener("pointerout", function (e) { if (seatOf(e.target)) info(""); });
 
-  // Seats that cannot be ticked stay unticked.
+  // Seats that cannot be ticked stay unticked. A tap on the message dismisses it: on
+  // the buyer's page it floats over the map (app.css) until the next one replaces it.
   document.addEventListener("click", function (e) {
     if (seatOf(e.target) && e.target.getAttribute("aria-disabled") === "true") e.preventDefault();
+    var msg = e.target.closest && e.target.closest("#seat-message .msg");
+    if (msg && !e.target.closest("a, button")) msg.remove();
   });
 
   // After htmx replaced parts of the page: mark, rove, and give focus back to the
