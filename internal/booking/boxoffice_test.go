@@ -242,4 +242,3 @@ func TestBoxOfficeSaleByQuantity(t *testing.T) {
 	}
 	bookingtest.CheckMoney(t, f.pool, f.event)
 }
-
