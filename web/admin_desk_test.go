@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/PuerkitoBio/goquery"
+	"github.com/jackc/pgx/v5"
 
 	"boxoffice/internal/booking/bookingtest"
 	"boxoffice/internal/ordertext"
@@ -186,18 +187,10 @@ func TestDeskCardRefund(t *testing.T) {
 
 func validTicketIDs(t *testing.T, a *testApp, orderID int64) []int64 {
 	t.Helper()
-	rows, err := a.Pool.Query(context.Background(), `SELECT id FROM tickets WHERE order_id = $1 AND voided_at IS NULL ORDER BY id`, orderID)
+	rows, _ := a.Pool.Query(context.Background(), `SELECT id FROM tickets WHERE order_id = $1 AND voided_at IS NULL ORDER BY id`, orderID)
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
 	if err != nil {
 		t.Fatal(err)
-	}
-	defer rows.Close()
-	var ids []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			t.Fatal(err)
-		}
-		ids = append(ids, id)
 	}
 	return ids
 }
