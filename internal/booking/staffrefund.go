@@ -19,8 +19,9 @@ import (
 // money transaction): the tickets are voided by a conditional statement (only valid
 // ones not used at the door), their seats return to sale by another (only seats still
 // sold to this order), GA places go back to the stripes they came from, the refund is
-// recorded against the payment the order keeps and its job queued (the refund path of
-// the payments work: RunRefund, then the provider's word), and the audit entry is
+// recorded against the payment the order keeps by that payment's own method — through
+// the provider, its job queued (RunRefund, then the provider's word), or for a
+// box-office sale at the desk, done at once (deskrefund.go) — and the audit entry is
 // written. The live map hears of the seats after commit.
 //
 // A partial refund leaves the order confirmed, owning the seats and places left (its
@@ -87,8 +88,9 @@ var (
 	// ErrOrderNotConfirmed: only a confirmed order has tickets to refund or a
 	// confirmation to send.
 	ErrOrderNotConfirmed = errors.New("order is not confirmed")
-	// ErrNoPaymentToRefund: the order kept no payment through the provider (a free
-	// order, or one paid outside it): its tickets can be voided, not refunded.
+	// ErrNoPaymentToRefund: the order kept no payment booking can give back (a free
+	// order, or one paid outside the provider and the box office): its tickets can be
+	// voided, not refunded.
 	ErrNoPaymentToRefund = errors.New("order has no payment to refund")
 	// ErrRefundTooLarge: the refund would give back more than the payment took.
 	ErrRefundTooLarge = errors.New("refund larger than what is left of the payment")
