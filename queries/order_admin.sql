@@ -87,9 +87,11 @@ WHERE id = @id AND status = 'confirmed';
 -- name: RefundCreateForTickets :one
 -- Records a staff refund of some tickets of an order against the payment it keeps: only
 -- a payment that succeeded, and only while what its refunds (but failed ones) add up
--- to stays within what it took. No row: it would not.
-INSERT INTO refunds (order_id, payment_id, amount_cents, reason, idempotency_key, by_staff, staff_id)
-SELECT @order_id::bigint, p.id, @amount_cents::int, @reason::text, @idempotency_key::text, true, sqlc.narg(staff_id)::bigint
+-- to stays within what it took. No row: it would not. state is due for a refund
+-- through the provider, succeeded for one counted out at the desk.
+INSERT INTO refunds (order_id, payment_id, amount_cents, reason, idempotency_key, by_staff, staff_id, state)
+SELECT @order_id::bigint, p.id, @amount_cents::int, @reason::text, @idempotency_key::text, true, sqlc.narg(staff_id)::bigint,
+       @state::refund_state
 FROM payments p
 WHERE p.id = @payment_id AND p.order_id = @order_id::bigint AND p.state = 'succeeded'
   AND p.amount_cents - (SELECT coalesce(sum(r.amount_cents), 0) FROM refunds r

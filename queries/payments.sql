@@ -101,3 +101,16 @@ WHERE p.provider = @provider AND p.state IN ('pending', 'unknown')
   AND p.updated_at < now() - make_interval(secs => @age_seconds::float8)
 ORDER BY p.updated_at
 LIMIT @max_rows::int;
+
+-- name: PaymentKeptLock :one
+-- The payment a confirmed order keeps (the succeeded one its payment_id names), locked.
+SELECT * FROM payments
+WHERE order_id = @order_id AND provider_payment_id = @provider_payment_id::text AND state = 'succeeded'
+FOR UPDATE;
+
+-- name: PaymentKept :one
+-- PaymentKeptLock without the lock, with what its refunds (but failed ones) add up to.
+SELECT p.*, (SELECT coalesce(sum(r.amount_cents), 0) FROM refunds r
+             WHERE r.payment_id = p.id AND r.state <> 'failed')::int AS refunded_cents
+FROM payments p
+WHERE p.order_id = @order_id AND p.provider_payment_id = @provider_payment_id::text AND p.state = 'succeeded';

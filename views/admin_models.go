@@ -36,6 +36,7 @@ func (p AdminPage) Menu() []MenuItem {
 var adminMenu = []MenuItem{
 	{"Venues", "/admin/venues"},
 	{"Orders", "/admin/orders"},
+	{"Till", "/admin/till"},
 	{"Check-in", "/admin/checkin"},
 }
 

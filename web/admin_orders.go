@@ -94,7 +94,7 @@ func (s *server) showAdminOrder(c echo.Context) error {
 	}
 	switch c.QueryParam("done") {
 	case "refund":
-		m.Notice = "Refunded: the seats are back on sale and the money is on its way back to the buyer."
+		m.Notice = refundNotices[c.QueryParam("how")] // admin_refund.go
 	case "void":
 		m.Notice = "Voided: the seats are back on sale; no money goes back."
 	case "resend":
@@ -157,57 +157,6 @@ func (s *server) adminOrderModel(c echo.Context, id int64) (views.AdminOrder, er
 		m.History = append(m.History, views.AdminHistory{At: adminTime(h.At, o.Zone), Action: h.Action, Who: h.StaffName, Detail: h.After})
 	}
 	return m, nil
-}
-
-// maxTicketsPerForm bounds the tickets one refund form may name: an order has at most
-// the per-buyer limit of them, and a form naming thousands is not a person's.
-const maxTicketsPerForm = 200
-
-// refundOrder refunds or voids the chosen tickets of an order (none chosen: all of
-// them), then shows the order again.
-func (s *server) refundOrder(c echo.Context) error {
-	id, err := adminOrderID(c)
-	if err != nil {
-		return err
-	}
-	form, err := c.FormParams()
-	if err != nil {
-		return badRequest("invalid_form", "The form could not be read; reload the page and try again.")
-	}
-	req := booking.StaffRefundRequest{OrderID: id, Kind: booking.RefundKind(form.Get("kind")),
-		By: booking.Actor{StaffID: currentStaff(c).ID, Address: c.RealIP()}}
-	if req.Kind != booking.KindRefund && req.Kind != booking.KindVoid {
-		return s.orderFormError(c, id, http.StatusBadRequest, "Choose Refund or Void.")
-	}
-	if len(form["ticket"]) > maxTicketsPerForm {
-		return s.orderFormError(c, id, http.StatusBadRequest, "Too many tickets chosen at once.")
-	}
-	for _, v := range form["ticket"] {
-		t, err := booking.ParseID(v)
-		if err != nil {
-			return s.orderFormError(c, id, http.StatusBadRequest, "The tickets chosen are not tickets of this order; reload the page.")
-		}
-		req.TicketIDs = append(req.TicketIDs, t)
-	}
-	_, err = s.Desk.StaffRefund(c.Request().Context(), req)
-	var unavailable *booking.TicketsUnavailableError
-	switch {
-	case errors.Is(err, booking.ErrOrderNotFound):
-		return errAdminOrderNotFound
-	case errors.As(err, &unavailable):
-		return s.orderFormError(c, id, http.StatusConflict,
-			"Nothing was changed: some of the chosen tickets were refunded, voided or used at the door already, or are not this order's.")
-	case errors.Is(err, booking.ErrOrderNotConfirmed):
-		return s.orderFormError(c, id, http.StatusConflict, "Nothing was changed: only a confirmed order's tickets can be refunded or voided.")
-	case errors.Is(err, booking.ErrNoPaymentToRefund):
-		return s.orderFormError(c, id, http.StatusConflict,
-			"Nothing was changed: this order has no card payment to refund. Void the tickets and give the money back by hand.")
-	case errors.Is(err, booking.ErrRefundTooLarge):
-		return s.orderFormError(c, id, http.StatusConflict, "Nothing was changed: that would give back more than the payment took.")
-	case err != nil:
-		return err
-	}
-	return seeOther(c, "/admin/orders/"+strconv.FormatInt(id, 10)+"?done="+string(req.Kind))
 }
 
 // resendConfirmation sends a confirmed order's confirmation again.

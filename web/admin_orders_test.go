@@ -117,7 +117,7 @@ func TestAdminOrders(t *testing.T) {
 	}
 
 	// Refund the first ticket.
-	p := bo.postForm(orderURL+"/refund", url.Values{"_csrf": {bo.csrf}, "kind": {"refund"}, "ticket": {itoa(o.Tickets[0].ID)}}, false)
+	p := bo.refundVia(o.OrderID, url.Values{"kind": {"refund"}, "ticket": {itoa(o.Tickets[0].ID)}})
 	if p.status != http.StatusSeeOther {
 		t.Fatalf("refund: status %d, want 303: %s", p.status, p.body)
 	}
@@ -153,11 +153,14 @@ func TestBuyerPageAfterStaffRefund(t *testing.T) {
 	o := waitOrder(t, buyer, co.OrderID, "confirmed")
 	bo, _ := a.staffClient(t, staff.BoxOffice)
 	refund := func(kind string, tickets ...int64) {
-		f := url.Values{"_csrf": {bo.csrf}, "kind": {kind}}
+		f := url.Values{"kind": {kind}}
 		for _, id := range tickets {
 			f.Add("ticket", itoa(id))
 		}
-		if p := bo.postForm("/admin/orders/"+itoa(o.OrderID)+"/refund", f, false); p.status != http.StatusSeeOther {
+		if len(tickets) == 0 {
+			f.Set("whole", "1")
+		}
+		if p := bo.refundVia(o.OrderID, f); p.status != http.StatusSeeOther {
 			t.Fatalf("%s: status %d", kind, p.status)
 		}
 	}

@@ -48,7 +48,7 @@ func TestMoneyRefundFailsAfterSuccess(t *testing.T) {
 	app := newMoneyApp(t)
 	c := app.newClient(t)
 	o := app.paidOrder(t, c, 2)
-	if _, err := app.Booking.Desk.StaffRefund(context.Background(), booking.StaffRefundRequest{OrderID: o.OrderID, Kind: booking.KindRefund}); err != nil {
+	if _, err := app.Booking.Desk.StaffRefund(context.Background(), booking.StaffRefundRequest{OrderID: o.OrderID, Whole: true, Kind: booking.KindRefund}); err != nil {
 		t.Fatal(err)
 	}
 	first := app.refundWhere(t, o.OrderID, 0, "succeeded", 1)

@@ -242,34 +242,3 @@ func TestBoxOfficeSaleByQuantity(t *testing.T) {
 	}
 	bookingtest.CheckMoney(t, f.pool, f.event)
 }
-
-// TestBoxOfficeSaleRefund: a box-office sale's money went over the counter, not
-// through the payment provider, so a staff refund of it is refused and changes
-// nothing (no refund job that could never run, no order stuck refund_pending); a void
-// ends it. Before the fix the refund was recorded against the box-office payment and
-// its job failed for ever.
-func TestBoxOfficeSaleRefund(t *testing.T) {
-	t.Parallel()
-	f := newMoneyFixture(t, confirmSpec(), DefaultConfig())
-	seats := f.rowSeats(t, "Floor", "A")[:2]
-	member := newStaff(t, f.pool, "box_office")
-	o, _, err := f.svc.Desk.SellAtBoxOffice(t.Context(), f.sale(member, "token-refund-0123456789", seats...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.svc.Desk.StaffRefund(t.Context(), StaffRefundRequest{OrderID: o.ID, Kind: KindRefund}); !errors.Is(err, ErrNoPaymentToRefund) {
-		t.Fatalf("refund of a box-office sale: %v, want ErrNoPaymentToRefund", err)
-	}
-	if st, _ := f.orderStatus(t, o.ID); st != StatusConfirmed {
-		t.Errorf("order after the refused refund: %s, want confirmed", st)
-	}
-	if n := f.count(t, `SELECT count(*) FROM refunds WHERE order_id = $1`, o.ID); n != 0 {
-		t.Errorf("refunds recorded: %d, want 0", n)
-	}
-	res, err := f.svc.Desk.StaffRefund(t.Context(), StaffRefundRequest{OrderID: o.ID, Kind: KindVoid})
-	if err != nil || !res.Whole || res.Status != StatusRefunded {
-		t.Errorf("void: %+v, %v; want the whole order ended", res, err)
-	}
-	f.drain(t)
-	bookingtest.CheckMoney(t, f.pool, f.event)
-}

@@ -81,6 +81,22 @@ type AdminTicket struct {
 	Gate        string
 }
 
+// adminTicket is a ticket row as staff see it.
+func adminTicket(t db.TicketsOfOrderAdminRow) AdminTicket {
+	at := AdminTicket{ID: t.ID, Code: t.Code, PriceCents: int(t.PriceCents), VoidedAt: t.VoidedAt,
+		CheckedInAt: t.CheckedInAt, Seat: t.GaTierName}
+	if t.SeatID != nil {
+		at.Seat = SeatName(t.Section, t.RowLabel, int(t.Number))
+	}
+	if t.VoidReason != nil {
+		at.VoidReason = *t.VoidReason
+	}
+	if t.CheckedInGate != nil {
+		at.Gate = *t.CheckedInGate
+	}
+	return at
+}
+
 // Valid reports whether the ticket still admits someone.
 func (t AdminTicket) Valid() bool { return t.VoidedAt == nil }
 
@@ -150,18 +166,7 @@ func (s *Desk) OrderAdmin(ctx context.Context, id int64) (AdminOrder, error) {
 		return AdminOrder{}, translate(err)
 	}
 	for _, t := range tickets {
-		at := AdminTicket{ID: t.ID, Code: t.Code, PriceCents: int(t.PriceCents), VoidedAt: t.VoidedAt,
-			CheckedInAt: t.CheckedInAt, Seat: t.GaTierName}
-		if t.SeatID != nil {
-			at.Seat = SeatName(t.Section, t.RowLabel, int(t.Number))
-		}
-		if t.VoidReason != nil {
-			at.VoidReason = *t.VoidReason
-		}
-		if t.CheckedInGate != nil {
-			at.Gate = *t.CheckedInGate
-		}
-		out.Tickets = append(out.Tickets, at)
+		out.Tickets = append(out.Tickets, adminTicket(t))
 	}
 	pays, err := s.q.PaymentsOfOrder(ctx, o.ID)
 	if err != nil {

@@ -119,7 +119,7 @@ func TestRefundFailedAfterSuccessIsMadeAgain(t *testing.T) {
 	f, o := paidOrder(t, 2)
 	const reopened = "refund failed at the provider, made again under a new key"
 	f.log.expect(reopened)
-	if _, err := f.svc.Desk.StaffRefund(t.Context(), StaffRefundRequest{OrderID: o.ID, Kind: KindRefund}); err != nil {
+	if _, err := f.svc.Desk.StaffRefund(t.Context(), StaffRefundRequest{OrderID: o.ID, Whole: true, Kind: KindRefund}); err != nil {
 		t.Fatal(err)
 	}
 	f.drain(t)
@@ -172,7 +172,7 @@ func TestRefundFailedOnLookupIsMadeAgain(t *testing.T) {
 	f.log.expect(reopened)
 	f.log.expect(givenUp)
 	f.provider.refundNext(fakeRefundPending, fakeRefundPending, fakeRefundPending)
-	if _, err := f.svc.Desk.StaffRefund(t.Context(), StaffRefundRequest{OrderID: o.ID, Kind: KindRefund}); err != nil {
+	if _, err := f.svc.Desk.StaffRefund(t.Context(), StaffRefundRequest{OrderID: o.ID, Whole: true, Kind: KindRefund}); err != nil {
 		t.Fatal(err)
 	}
 	for attempt := 1; attempt <= maxRefundAttempts; attempt++ {
@@ -224,7 +224,7 @@ func TestRefundRetryPastKeyWindow(t *testing.T) {
 				t.Fatalf("pay: got %q, want confirmed", got)
 			}
 			f.provider.refundNext(fakeRefundLost)
-			if _, err := f.svc.Desk.StaffRefund(t.Context(), StaffRefundRequest{OrderID: o.ID, Kind: KindRefund}); err != nil {
+			if _, err := f.svc.Desk.StaffRefund(t.Context(), StaffRefundRequest{OrderID: o.ID, Whole: true, Kind: KindRefund}); err != nil {
 				t.Fatal(err)
 			}
 			if _, err := f.jobs.Drain(t.Context()); err != nil {

@@ -19,8 +19,9 @@ import (
 // money transaction): the tickets are voided by a conditional statement (only valid
 // ones not used at the door), their seats return to sale by another (only seats still
 // sold to this order), GA places go back to the stripes they came from, the refund is
-// recorded against the payment the order keeps and its job queued (the refund path of
-// the payments work: RunRefund, then the provider's word), and the audit entry is
+// recorded against the payment the order keeps by that payment's own method — through
+// the provider, its job queued (RunRefund, then the provider's word), or for a
+// box-office sale at the desk, done at once (deskrefund.go) — and the audit entry is
 // written. The live map hears of the seats after commit.
 //
 // A partial refund leaves the order confirmed, owning the seats and places left (its
@@ -55,10 +56,15 @@ type Actor struct {
 // StaffRefundRequest asks to end tickets of an order.
 type StaffRefundRequest struct {
 	OrderID int64
-	// TicketIDs are the tickets to end; none means every valid ticket of the order.
+	// TicketIDs are the tickets to end. Whole asks for every valid ticket of the order
+	// instead; neither is ErrNoTicketsChosen, never the whole order by default.
 	TicketIDs []int64
+	Whole     bool
 	Kind      RefundKind
 	By        Actor
+	// Key is the confirmation's own key (optional): a request confirmed under a key
+	// before ends nothing more, and its answer is the first one's (Replayed).
+	Key string
 }
 
 // StaffRefundResult says what a staff refund did.
@@ -69,6 +75,12 @@ type StaffRefundResult struct {
 	AmountCents int     // the money going back (0 for a void)
 	Whole       bool    // the order has no valid ticket left
 	Status      string  // the order's status after it
+	// Method is how the money goes back: PayCash or PayCardPresent (at the desk),
+	// MethodCard (through the payment provider); "" when none does.
+	Method string
+	// Replayed says the request's Key was confirmed before: nothing more was done, and
+	// the rest is that first confirmation's.
+	Replayed bool
 }
 
 // Errors of staff refunds.
@@ -76,8 +88,9 @@ var (
 	// ErrOrderNotConfirmed: only a confirmed order has tickets to refund or a
 	// confirmation to send.
 	ErrOrderNotConfirmed = errors.New("order is not confirmed")
-	// ErrNoPaymentToRefund: the order kept no payment through the provider (a free
-	// order, or one paid outside it): its tickets can be voided, not refunded.
+	// ErrNoPaymentToRefund: the order kept no payment booking can give back (a free
+	// order, or one paid outside the provider and the box office): its tickets can be
+	// voided, not refunded.
 	ErrNoPaymentToRefund = errors.New("order has no payment to refund")
 	// ErrRefundTooLarge: the refund would give back more than the payment took.
 	ErrRefundTooLarge = errors.New("refund larger than what is left of the payment")
@@ -96,8 +109,8 @@ func (e *TicketsUnavailableError) Error() string {
 // StaffRefund ends the tickets of a confirmed order that staff chose, all or nothing:
 // see the comment at the top of this file.
 func (s *Desk) StaffRefund(ctx context.Context, req StaffRefundRequest) (StaffRefundResult, error) {
-	if req.Kind != KindRefund && req.Kind != KindVoid {
-		return StaffRefundResult{}, fmt.Errorf("staff refund: unknown kind %q", req.Kind)
+	if err := req.check(); err != nil {
+		return StaffRefundResult{}, err
 	}
 	var res StaffRefundResult
 	var eventID int64
@@ -126,6 +139,11 @@ func (s *store) endTickets(ctx context.Context, tx pgx.Tx, q *db.Queries, req St
 	} else if err != nil {
 		return StaffRefundResult{}, 0, err
 	}
+	// Under the order's lock, so that a confirmation submitted twice at once finds
+	// the first one's record here.
+	if res, found, err := confirmedBefore(ctx, q, req); err != nil || found {
+		return res, o.EventID, err
+	}
 	if o.Status != db.OrderStatusConfirmed {
 		return StaffRefundResult{}, 0, ErrOrderNotConfirmed
 	}
@@ -133,7 +151,7 @@ func (s *store) endTickets(ctx context.Context, tx pgx.Tx, q *db.Queries, req St
 	if err != nil {
 		return StaffRefundResult{}, 0, err
 	}
-	ids := ticketsToEnd(req.TicketIDs, valid)
+	ids := ticketsToEnd(req, valid)
 	var staffID *int64
 	if req.By.StaffID != 0 {
 		staffID = &req.By.StaffID
@@ -149,7 +167,7 @@ func (s *store) endTickets(ctx context.Context, tx pgx.Tx, q *db.Queries, req St
 	}
 	var refundID int64
 	if req.Kind == KindRefund {
-		if refundID, err = s.refundTickets(ctx, tx, q, o, ids, res.AmountCents, staffID); err != nil {
+		if refundID, res.Method, err = s.refundTickets(ctx, tx, q, o, ids, res.AmountCents, staffID); err != nil {
 			return StaffRefundResult{}, 0, err
 		}
 	} else {
@@ -160,17 +178,20 @@ func (s *store) endTickets(ctx context.Context, tx pgx.Tx, q *db.Queries, req St
 	}
 	before := map[string]any{"status": o.Status, "valid_tickets": valid}
 	after := map[string]any{"status": res.Status, "kind": req.Kind, "tickets": ids, "seats": res.SeatIDs,
-		"ga_places": res.GAPlaces, "amount_cents": res.AmountCents, "refund_id": refundID}
+		"ga_places": res.GAPlaces, "amount_cents": res.AmountCents, "refund_id": refundID, "method": res.Method}
+	if err := recordConfirmation(ctx, q, req, staffID, res); err != nil {
+		return StaffRefundResult{}, 0, err
+	}
 	err = staff.Audit(ctx, tx, req.By.StaffID, "order."+string(req.Kind), OrderSubject(o.ID), before, after, req.By.Address)
 	return res, o.EventID, err
 }
 
-// ticketsToEnd is the tickets asked for, sorted and each once; none asked for is
-// every valid ticket of the order.
-func ticketsToEnd(asked, valid []int64) []int64 {
-	ids := slices.Clone(asked)
-	if len(ids) == 0 {
-		ids = valid
+// ticketsToEnd is the tickets asked for, sorted and each once; with Whole, every
+// valid ticket of the order.
+func ticketsToEnd(req StaffRefundRequest, valid []int64) []int64 {
+	ids := slices.Clone(req.TicketIDs)
+	if req.Whole {
+		ids = slices.Clone(valid)
 	}
 	slices.Sort(ids)
 	return slices.Compact(ids)
@@ -244,14 +265,14 @@ func giveBackPlaces(ctx context.Context, q *db.Queries, o db.Order, seatIDs []in
 }
 
 // refundTickets records the refund of amount for the tickets ids and marks them with
-// it; it returns the refund's id, 0 when nothing is owed.
-func (s *store) refundTickets(ctx context.Context, tx pgx.Tx, q *db.Queries, o db.Order, ids []int64, amount int, staffID *int64) (int64, error) {
-	refundID, err := s.recordStaffRefund(ctx, tx, q, o, amount, staffID)
+// it; it returns the refund's id, 0 when nothing is owed, and how the money goes back.
+func (s *store) refundTickets(ctx context.Context, tx pgx.Tx, q *db.Queries, o db.Order, ids []int64, amount int, staffID *int64) (int64, string, error) {
+	refundID, method, err := s.recordStaffRefund(ctx, tx, q, o, amount, staffID)
 	if err != nil || refundID == 0 {
-		return 0, err
+		return 0, "", err
 	}
 	err = q.TicketsSetRefund(ctx, db.TicketsSetRefundParams{EventID: o.EventID, RefundID: &refundID, TicketIds: ids})
-	return refundID, err
+	return refundID, method, err
 }
 
 // orderAfterEnding ends the order when no valid ticket is left (endOrder), or else
@@ -267,47 +288,57 @@ func (s *store) orderAfterEnding(ctx context.Context, tx pgx.Tx, q *db.Queries, 
 // OrderSubject names an order in the audit log.
 func OrderSubject(id int64) string { return "order " + strconv.FormatInt(id, 10) }
 
-// recordStaffRefund records the refund of amount against the payment the order keeps
-// and queues its job. It returns 0 when nothing is owed (free tickets).
-func (s *store) recordStaffRefund(ctx context.Context, tx pgx.Tx, q *db.Queries, o db.Order, amount int, staffID *int64) (int64, error) {
+// recordStaffRefund records the refund of amount against the payment the order keeps,
+// by the payment's own method: a box-office payment's at the desk (refundAtDesk), a
+// provider's through the provider, its job queued. It returns 0 when nothing is owed
+// (free tickets), and the method.
+func (s *store) recordStaffRefund(ctx context.Context, tx pgx.Tx, q *db.Queries, o db.Order, amount int, staffID *int64) (int64, string, error) {
 	if amount <= 0 {
-		return 0, nil
+		return 0, "", nil
 	}
 	kept, err := s.keptPayment(ctx, q, o)
 	if err != nil {
-		return 0, err
+		return 0, "", err
+	}
+	if kept.Provider == BoxOfficeProvider {
+		id, err := refundAtDesk(ctx, q, o, kept, amount, staffID)
+		return id, kept.StateReason, err
 	}
 	id, err := q.RefundCreateForTickets(ctx, db.RefundCreateForTicketsParams{
 		OrderID: o.ID, PaymentID: kept.ID, AmountCents: int32(amount), Reason: ReasonStaffRefund,
-		IdempotencyKey: "refund_" + rand.Text(), StaffID: staffID,
+		IdempotencyKey: "refund_" + rand.Text(), StaffID: staffID, State: db.RefundStateDue,
 	})
 	if errors.Is(err, pgx.ErrNoRows) {
-		return 0, ErrRefundTooLarge
+		return 0, "", ErrRefundTooLarge
 	} else if err != nil {
-		return 0, err
+		return 0, "", err
 	}
 	if s.jobs != nil {
 		if err := s.jobs.RefundDue(ctx, tx, id, 1); err != nil {
-			return 0, err
+			return 0, "", err
 		}
 	}
-	return id, nil
+	return id, MethodCard, nil
 }
 
 // keptPayment is the payment a confirmed order keeps, locked: the succeeded one it
-// names, taken through the provider booking refunds with. A box-office sale's payment
-// (cash or card present, provider box_office) is no such payment: its money goes back
-// over the counter, so a refund is refused (the tickets can be voided) instead of
-// queueing a provider refund that could never run.
+// names, taken through the provider booking refunds with, or at the box office (cash
+// or a card present, given back at the desk). Any other is ErrNoPaymentToRefund: its
+// tickets can be voided.
 func (s *store) keptPayment(ctx context.Context, q *db.Queries, o db.Order) (db.Payment, error) {
-	if o.PaymentID == nil || s.pay == nil {
+	if o.PaymentID == nil {
 		return db.Payment{}, ErrNoPaymentToRefund
 	}
-	p, err := q.PaymentLockByProviderID(ctx, db.PaymentLockByProviderIDParams{Provider: s.pay.Name(), ProviderPaymentID: o.PaymentID})
-	if errors.Is(err, pgx.ErrNoRows) || (err == nil && (p.OrderID != o.ID || p.State != db.PaymentStateSucceeded)) {
+	p, err := q.PaymentKeptLock(ctx, db.PaymentKeptLockParams{OrderID: o.ID, ProviderPaymentID: *o.PaymentID})
+	if errors.Is(err, pgx.ErrNoRows) || (err == nil && !s.refundable(p.Provider)) {
 		return db.Payment{}, ErrNoPaymentToRefund
 	}
 	return p, err
+}
+
+// refundable reports whether booking can give back a payment of provider.
+func (s *store) refundable(provider string) bool {
+	return provider == BoxOfficeProvider || (s.pay != nil && provider == s.pay.Name())
 }
 
 // endOrder ends an order with no valid ticket left: refund_pending while any refund
@@ -329,7 +360,8 @@ func (s *store) endOrder(ctx context.Context, tx pgx.Tx, q *db.Queries, o db.Ord
 	if err := q.OrderSetStatus(ctx, db.OrderSetStatusParams{ID: o.ID, Status: status, StatusReason: reason}); err != nil {
 		return "", err
 	}
-	if status == db.OrderStatusRefunded && kind == KindRefund && s.jobs != nil {
+	// A box-office buyer may have left no email: there is no one to write to.
+	if status == db.OrderStatusRefunded && kind == KindRefund && s.jobs != nil && o.Email != "" {
 		if err := s.jobs.OrderRefunded(ctx, tx, o.ID); err != nil {
 			return "", err
 		}

@@ -62,7 +62,7 @@ func TestStaffRefundPartialThenWhole(t *testing.T) {
 		t.Errorf("the refused refund changed something: %d valid tickets, want 2", n)
 	}
 
-	res, err = f.svc.Desk.StaffRefund(t.Context(), StaffRefundRequest{OrderID: o.ID, Kind: KindRefund})
+	res, err = f.svc.Desk.StaffRefund(t.Context(), StaffRefundRequest{OrderID: o.ID, Whole: true, Kind: KindRefund})
 	if err != nil {
 		t.Fatalf("whole refund: %v", err)
 	}
@@ -80,7 +80,7 @@ func TestStaffRefundPartialThenWhole(t *testing.T) {
 		t.Errorf("refund emails queued: got %d, want 1", n)
 	}
 	bookingtest.CheckMoney(t, f.pool, f.event)
-	if _, err := f.svc.Desk.StaffRefund(t.Context(), StaffRefundRequest{OrderID: o.ID, Kind: KindRefund}); !errors.Is(err, ErrOrderNotConfirmed) {
+	if _, err := f.svc.Desk.StaffRefund(t.Context(), StaffRefundRequest{OrderID: o.ID, Whole: true, Kind: KindRefund}); !errors.Is(err, ErrOrderNotConfirmed) {
 		t.Errorf("refunding a refunded order: got %v, want ErrOrderNotConfirmed", err)
 	}
 }
@@ -130,7 +130,7 @@ func TestStaffVoid(t *testing.T) {
 	seats := f.rowSeats(t, "Floor", "A")[:2]
 	o := f.checkout(t, f.hold(t, "a", seats...), "a")
 	f.pay(t, o, "evt_a")
-	res, err := f.svc.Desk.StaffRefund(t.Context(), StaffRefundRequest{OrderID: o.ID, Kind: KindVoid})
+	res, err := f.svc.Desk.StaffRefund(t.Context(), StaffRefundRequest{OrderID: o.ID, Whole: true, Kind: KindVoid})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +164,7 @@ func TestStaffRefundUsedTicket(t *testing.T) {
 	if _, err := f.pool.Exec(t.Context(), `UPDATE tickets SET checked_in_at = now(), checked_in_gate = 'A' WHERE event_id = $1 AND id = $2`, f.event, tickets[0]); err != nil {
 		t.Fatal(err)
 	}
-	_, err := f.svc.Desk.StaffRefund(t.Context(), StaffRefundRequest{OrderID: o.ID, Kind: KindRefund})
+	_, err := f.svc.Desk.StaffRefund(t.Context(), StaffRefundRequest{OrderID: o.ID, Whole: true, Kind: KindRefund})
 	var unavailable *TicketsUnavailableError
 	if !errors.As(err, &unavailable) {
 		t.Fatalf("got %v, want TicketsUnavailableError", err)
@@ -197,7 +197,7 @@ func TestStaffRefundPublishes(t *testing.T) {
 		t.Fatalf("pay: %q, %v", got, err)
 	}
 	awaitStatus(t, f, w, seat, SeatSold)
-	if _, err := f.svc.Desk.StaffRefund(ctx, StaffRefundRequest{OrderID: o.ID, Kind: KindVoid}); err != nil {
+	if _, err := f.svc.Desk.StaffRefund(ctx, StaffRefundRequest{OrderID: o.ID, Whole: true, Kind: KindVoid}); err != nil {
 		t.Fatal(err)
 	}
 	awaitStatus(t, f, w, seat, SeatAvailable)

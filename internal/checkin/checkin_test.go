@@ -210,7 +210,7 @@ func TestCheckInAnswers(t *testing.T) {
 	code, _ := f.sell(t, f.event)
 	voidCode, voidOrder := f.sell(t, f.event)
 	otherCode, _ := f.sell(t, f.other)
-	if _, err := f.booking.Desk.StaffRefund(ctx, booking.StaffRefundRequest{OrderID: voidOrder, Kind: booking.KindVoid}); err != nil {
+	if _, err := f.booking.Desk.StaffRefund(ctx, booking.StaffRefundRequest{OrderID: voidOrder, Whole: true, Kind: booking.KindVoid}); err != nil {
 		t.Fatal(err)
 	}
 

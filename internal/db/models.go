@@ -510,6 +510,18 @@ type StaffLoginThrottle struct {
 	LastAt   time.Time
 }
 
+type StaffRefundRequest struct {
+	Key         string
+	OrderID     int64
+	Kind        string
+	StaffID     *int64
+	TicketIds   []int64
+	AmountCents int32
+	Method      string
+	Status      string
+	CreatedAt   time.Time
+}
+
 type Ticket struct {
 	EventID       int64
 	ID            int64

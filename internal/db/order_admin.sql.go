@@ -302,10 +302,11 @@ func (q *Queries) OrdersExport(ctx context.Context, arg OrdersExportParams) ([]O
 }
 
 const refundCreateForTickets = `-- name: RefundCreateForTickets :one
-INSERT INTO refunds (order_id, payment_id, amount_cents, reason, idempotency_key, by_staff, staff_id)
-SELECT $1::bigint, p.id, $2::int, $3::text, $4::text, true, $5::bigint
+INSERT INTO refunds (order_id, payment_id, amount_cents, reason, idempotency_key, by_staff, staff_id, state)
+SELECT $1::bigint, p.id, $2::int, $3::text, $4::text, true, $5::bigint,
+       $6::refund_state
 FROM payments p
-WHERE p.id = $6 AND p.order_id = $1::bigint AND p.state = 'succeeded'
+WHERE p.id = $7 AND p.order_id = $1::bigint AND p.state = 'succeeded'
   AND p.amount_cents - (SELECT coalesce(sum(r.amount_cents), 0) FROM refunds r
                         WHERE r.payment_id = p.id AND r.state <> 'failed') >= $2::int
 RETURNING id
@@ -317,12 +318,14 @@ type RefundCreateForTicketsParams struct {
 	Reason         string
 	IdempotencyKey string
 	StaffID        *int64
+	State          RefundState
 	PaymentID      int64
 }
 
 // Records a staff refund of some tickets of an order against the payment it keeps: only
 // a payment that succeeded, and only while what its refunds (but failed ones) add up
-// to stays within what it took. No row: it would not.
+// to stays within what it took. No row: it would not. state is due for a refund
+// through the provider, succeeded for one counted out at the desk.
 func (q *Queries) RefundCreateForTickets(ctx context.Context, arg RefundCreateForTicketsParams) (int64, error) {
 	row := q.db.QueryRow(ctx, refundCreateForTickets,
 		arg.OrderID,
@@ -330,6 +333,7 @@ func (q *Queries) RefundCreateForTickets(ctx context.Context, arg RefundCreateFo
 		arg.Reason,
 		arg.IdempotencyKey,
 		arg.StaffID,
+		arg.State,
 		arg.PaymentID,
 	)
 	var id int64

@@ -144,6 +144,82 @@ func (q *Queries) PaymentFail(ctx context.Context, arg PaymentFailParams) (int64
 	return result.RowsAffected(), nil
 }
 
+const paymentKept = `-- name: PaymentKept :one
+SELECT p.id, p.order_id, p.provider, p.idempotency_key, p.provider_payment_id, p.amount_cents, p.state, p.state_reason, p.created_at, p.updated_at, (SELECT coalesce(sum(r.amount_cents), 0) FROM refunds r
+             WHERE r.payment_id = p.id AND r.state <> 'failed')::int AS refunded_cents
+FROM payments p
+WHERE p.order_id = $1 AND p.provider_payment_id = $2::text AND p.state = 'succeeded'
+`
+
+type PaymentKeptParams struct {
+	OrderID           int64
+	ProviderPaymentID string
+}
+
+type PaymentKeptRow struct {
+	ID                int64
+	OrderID           int64
+	Provider          string
+	IdempotencyKey    string
+	ProviderPaymentID *string
+	AmountCents       int32
+	State             PaymentState
+	StateReason       string
+	CreatedAt         time.Time
+	UpdatedAt         time.Time
+	RefundedCents     int32
+}
+
+// PaymentKeptLock without the lock, with what its refunds (but failed ones) add up to.
+func (q *Queries) PaymentKept(ctx context.Context, arg PaymentKeptParams) (PaymentKeptRow, error) {
+	row := q.db.QueryRow(ctx, paymentKept, arg.OrderID, arg.ProviderPaymentID)
+	var i PaymentKeptRow
+	err := row.Scan(
+		&i.ID,
+		&i.OrderID,
+		&i.Provider,
+		&i.IdempotencyKey,
+		&i.ProviderPaymentID,
+		&i.AmountCents,
+		&i.State,
+		&i.StateReason,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.RefundedCents,
+	)
+	return i, err
+}
+
+const paymentKeptLock = `-- name: PaymentKeptLock :one
+SELECT id, order_id, provider, idempotency_key, provider_payment_id, amount_cents, state, state_reason, created_at, updated_at FROM payments
+WHERE order_id = $1 AND provider_payment_id = $2::text AND state = 'succeeded'
+FOR UPDATE
+`
+
+type PaymentKeptLockParams struct {
+	OrderID           int64
+	ProviderPaymentID string
+}
+
+// The payment a confirmed order keeps (the succeeded one its payment_id names), locked.
+func (q *Queries) PaymentKeptLock(ctx context.Context, arg PaymentKeptLockParams) (Payment, error) {
+	row := q.db.QueryRow(ctx, paymentKeptLock, arg.OrderID, arg.ProviderPaymentID)
+	var i Payment
+	err := row.Scan(
+		&i.ID,
+		&i.OrderID,
+		&i.Provider,
+		&i.IdempotencyKey,
+		&i.ProviderPaymentID,
+		&i.AmountCents,
+		&i.State,
+		&i.StateReason,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
 const paymentLock = `-- name: PaymentLock :one
 SELECT id, order_id, provider, idempotency_key, provider_payment_id, amount_cents, state, state_reason, created_at, updated_at FROM payments WHERE id = $1 FOR UPDATE
 `

@@ -14,7 +14,10 @@ import (
 // refund (by_staff false: the refund of a payment that sold nothing, always in full);
 // staff may refund a kept charge in part, ticket by ticket (staffrefund.go), and it stays the
 // kept charge until its refunds add up to it. A staff void ends tickets with no money
-// back (status_reason 'voided'): what the order paid stays paid, on purpose.
+// back (status_reason 'voided'): what the order paid stays paid, on purpose. A
+// box-office payment (cash or a card present) is its sale's, and goes back at the desk
+// only: a refund by a named member, done as it is recorded, so that the till's cash
+// is the sales less these refunds.
 var moneyInvariants = []invariant{
 	{"a confirmed order without exactly one kept charge (none if free)", `
 		SELECT 'order ' || o.id || ' (' || o.amount_cents || ' cents) keeps ' || count(p.id) || ' charges'
@@ -75,6 +78,32 @@ var moneyInvariants = []invariant{
 		  AND ((t.void_reason = 'void') <> (t.refund_id IS NULL))
 		  AND coalesce((SELECT s.price_cents FROM seats s WHERE s.event_id = t.event_id AND s.id = t.seat_id),
 		               (SELECT g.price_cents FROM ga_tiers g WHERE g.event_id = t.event_id AND g.id = t.ga_tier_id)) > 0`},
+	{"a box-office payment refunded other than at the desk: by no member, through a provider, or not done at once", `
+		SELECT 'refund ' || r.id || ' of box-office payment ' || p.id || ' is ' || r.state
+		       || ' by ' || coalesce(r.staff_id::text, 'nobody') || coalesce(' as ' || r.provider_refund_id, '')
+		FROM refunds r JOIN payments p ON p.id = r.payment_id JOIN orders o ON o.id = r.order_id
+		WHERE o.event_id = $1 AND p.provider = 'box_office'
+		  AND (NOT r.by_staff OR r.staff_id IS NULL OR r.state <> 'succeeded' OR r.provider_refund_id IS NOT NULL)`},
+	{"a box-office payment that is not its sale's: no sale, another method, another order's", `
+		SELECT 'payment ' || p.id || ' of order ' || p.order_id || ' (' || p.state_reason || ') has sale '
+		       || coalesce(b.method, 'none')
+		FROM payments p JOIN orders o ON o.id = p.order_id
+		LEFT JOIN box_office_sales b ON b.order_id = p.order_id
+		WHERE o.event_id = $1 AND p.provider = 'box_office'
+		  AND (b.order_id IS NULL OR b.method <> p.state_reason OR b.event_id <> o.event_id)`},
+	{"a desk confirmation that does not match what it did", `
+		SELECT 'confirmation of order ' || c.order_id || ' says ' || c.amount_cents || ' cents for '
+		       || cardinality(c.ticket_ids) || ' tickets; they are worth ' || coalesce(sum(coalesce(s.price_cents, g.price_cents)), 0)
+		       || ', ' || count(t.id) || ' ended as ' || c.kind
+		FROM staff_refund_requests c JOIN orders o ON o.id = c.order_id
+		LEFT JOIN tickets t ON t.event_id = o.event_id AND t.id = ANY(c.ticket_ids) AND t.order_id = c.order_id
+		     AND t.void_reason = c.kind
+		LEFT JOIN seats s ON s.event_id = t.event_id AND s.id = t.seat_id
+		LEFT JOIN ga_tiers g ON g.event_id = t.event_id AND g.id = t.ga_tier_id
+		WHERE o.event_id = $1
+		GROUP BY c.key, c.order_id, c.amount_cents, c.ticket_ids, c.kind
+		HAVING count(t.id) <> cardinality(c.ticket_ids)
+		    OR c.amount_cents <> CASE c.kind WHEN 'void' THEN 0 ELSE coalesce(sum(coalesce(s.price_cents, g.price_cents)), 0) END`},
 	{"an order refund_pending once the jobs have run", `
 		SELECT 'order ' || o.id || ' is refund_pending (' || o.status_reason || ')'
 		FROM orders o WHERE o.event_id = $1 AND o.status = 'refund_pending'`},
