@@ -51,8 +51,8 @@ func (s *server) addHoldSeatsOnce(c echo.Context) error {
 	return c.JSON(http.StatusOK, holdView(h))
 }
 
-// removeHoldSeat frees one seat of one of the session's holds: 204, or 200 with what
-// the hold keeps. A hold emptied is released (204 as well).
+// removeHoldSeat frees one seat of one of the session's holds (204); the other seats
+// stay. A hold emptied is released.
 func (s *server) removeHoldSeat(c echo.Context) error {
 	id, buyer, err := s.pathHoldOfBuyer(c)
 	if err != nil {

@@ -123,9 +123,9 @@ func holdPanel(ev booking.Event, section string, holds []booking.Hold, csrf stri
 	p := views.HoldPanel{URL: seatsURL(ev, section), MineIDs: ids, CSRF: csrf}
 	for _, h := range holds {
 		hv := views.HoldView{
-			ID:          h.ID.String(),
-			ExpiresAt:   h.ExpiresAt.UTC().Format(time.RFC3339),
-			ExpiresText: expiryText(h.ExpiresAt, ev.Zone, now),
+			ID:            h.ID.String(),
+			ExpiresAt:     h.ExpiresAt.UTC().Format(time.RFC3339),
+			ExpiresText:   expiryText(h.ExpiresAt, ev.Zone, now),
 			CheckoutURL:   "/holds/" + h.ID.String() + "/checkout",
 			ReleaseURL:    "/holds/" + h.ID.String() + "/release",
 			CheckoutBegun: h.CheckoutBegun,
