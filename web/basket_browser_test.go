@@ -15,6 +15,24 @@ import (
 // basketLines is a JavaScript expression: how many lines the basket panel lists.
 const basketLines = `document.querySelectorAll("#hold-panel .basket-lines li").length`
 
+// payWithTestCard follows the checkout link (a CSS selector), gives email and the
+// test card, and pays, failing the test unless the order page comes back.
+func payWithTestCard(t *testing.T, ctx context.Context, link, email string) {
+	t.Helper()
+	browsertest.Do(t, ctx,
+		chromedp.Click(chromedp.CSS(link)),
+		chromedp.WaitVisible(chromedp.CSS("form.checkout-form")),
+		chromedp.SendKeys(chromedp.CSS("#email"), email),
+		chromedp.SendKeys(chromedp.CSS("#card"), "4242 4242 4242 4242"),
+	)
+	rctx, cancel := context.WithTimeout(ctx, browsertest.Timeout)
+	resp, err := chromedp.RunResponse(rctx, chromedp.Click(chromedp.CSS("form.checkout-form button[type=submit]")))
+	cancel()
+	if err != nil || resp.Status != 200 || !strings.Contains(resp.URL, "/orders/") {
+		t.Fatalf("paying: got %+v (%v), want the order page (200)", resp, err)
+	}
+}
+
 // TestBrowserBasket: two seats clicked on the map make one basket (one hold, one
 // summary, two lines); a third clicked and unticked again leaves it; checkout and the
 // test card then give one order with two tickets and one email.
@@ -49,18 +67,7 @@ func TestBrowserBasket(t *testing.T) {
 	}
 
 	addr := mailtest.Address(t)
-	browsertest.Do(t, ctx,
-		chromedp.Click(chromedp.CSS("#hold-panel .basket-summary a.button")),
-		chromedp.WaitVisible(chromedp.CSS("form.checkout-form")),
-		chromedp.SendKeys(chromedp.CSS("#email"), addr),
-		chromedp.SendKeys(chromedp.CSS("#card"), "4242 4242 4242 4242"),
-	)
-	rctx, cancel := context.WithTimeout(ctx, browsertest.Timeout)
-	resp, err := chromedp.RunResponse(rctx, chromedp.Click(chromedp.CSS("form.checkout-form button[type=submit]")))
-	cancel()
-	if err != nil || resp.Status != 200 || !strings.Contains(resp.URL, "/orders/") {
-		t.Fatalf("paying: got %+v (%v), want the order page (200)", resp, err)
-	}
+	payWithTestCard(t, ctx, "#hold-panel .basket-summary a.button", addr)
 	waitJS(t, ctx, "two tickets", `document.querySelectorAll(".tickets .ticket").length === 2`, 20*time.Second)
 	if n := count(t, app.Pool, `SELECT count(*) FROM orders WHERE event_id = $1`, app.EventID); n != 1 {
 		t.Errorf("orders: got %d, want 1", n)
