@@ -45,12 +45,17 @@ type HoldView struct {
 	ExpiresText string // the expiry for people without the script
 	CheckoutURL string
 	ReleaseURL  string
+	// CheckoutBegun: the hold has an order and can no longer change; the basket is
+	// the hold without one.
+	CheckoutBegun bool
 }
 
 // HoldLine is one seat or one set of GA places in a hold.
 type HoldLine struct {
 	What  string
 	Price string
+	// RemoveURL, when set, takes this line out of the basket (a form post).
+	RemoveURL string
 }
 
 // BestForm asks for the best N seats, anywhere or in one section.
@@ -153,7 +158,7 @@ type Caption struct {
 // live stream can replace it out of band.
 type SeatView struct {
 	DOMID      string // "seat-<id>"
-	Value      string // the checkbox value; empty when the seat cannot be ticked
+	Value      string // the checkbox value; empty when the seat cannot be ticked or unticked
 	Transform  string // where the seat sits
 	Class      string // state and price colour
 	Shape      string // "available", "held", "sold" or "mine"

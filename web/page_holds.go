@@ -83,10 +83,11 @@ func formNumber(v, what string) (int, error) {
 	return n, nil
 }
 
-// createHoldForm holds what a seat page form asks for. Without JavaScript it sends
-// the browser back to the seat page (303), which shows the hold; to htmx it answers
-// with the hold panel and the seats, out of band. A refusal is said on the page, with
-// the status of the API's answer.
+// createHoldForm adds what a seat page form asks for to the buyer's basket (opening it
+// when they have none), after taking out the seats of the map form they unticked.
+// Without JavaScript it sends the browser back to the seat page (303), which shows the
+// basket; to htmx it answers with the basket and the seats, out of band. A refusal is
+// said on the page, with the status of the API's answer.
 func (s *server) createHoldForm(c echo.Context) error {
 	ctx := c.Request().Context()
 	ev, err := s.eventBySlug(ctx, c.Param("slug"))
@@ -102,6 +103,16 @@ func (s *server) createHoldForm(c echo.Context) error {
 		return badRequest("invalid_form", "The form could not be read.")
 	}
 	req, view, err := parseHoldForm(form)
+	removals, rerr := formRemovals(form)
+	if rerr != nil {
+		return s.holdRefused(c, ev, view, req, rerr)
+	}
+	if len(removals) > 0 {
+		freed, rerr := s.removeFromBasket(ctx, ev.ID, s.pageBuyer(c), removals)
+		if rerr != nil || errors.Is(err, errNothingAsked) {
+			return s.removedAnswer(c, ev, view, freed, rerr)
+		}
+	}
 	if errors.Is(err, errNothingAsked) && isHTMX(c) {
 		return c.NoContent(http.StatusNoContent)
 	}
@@ -121,7 +132,7 @@ func (s *server) createHoldForm(c echo.Context) error {
 		return s.holdRefused(c, ev, view, req, err)
 	}
 	req.EventID = ev.ID
-	h, err := s.Buyer.Hold(ctx, req)
+	h, err := s.Buyer.AddToBasket(ctx, req)
 	if err != nil {
 		return s.holdRefused(c, ev, view, req, err)
 	}

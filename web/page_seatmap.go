@@ -76,6 +76,7 @@ func seatView(s booking.MapSeat, state string) views.SeatView {
 		v.Shape, v.Class = "sold", "seat sold"
 	case stateMine:
 		v.Shape, v.Class, word = "mine", "seat mine", "held by you"
+		v.Value = strconv.FormatInt(s.ID, 10)
 	default:
 		v.Shape, v.Class, word = "held", "seat held", booking.SeatHeld
 	}

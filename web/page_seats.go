@@ -116,23 +116,27 @@ func streamURL(ev booking.Event, m booking.SeatMap) string {
 
 func holdsURL(ev booking.Event) string { return "/events/" + ev.Slug + "/holds" }
 
-// holdPanel shows the buyer's holds, and returns which seats are theirs.
+// holdPanel shows the buyer's basket and any holds whose checkout has begun, and
+// returns which seats are theirs.
 func holdPanel(ev booking.Event, section string, holds []booking.Hold, csrf string, now time.Time) (views.HoldPanel, map[int64]bool) {
 	ids, mine := mineIDs(holds)
 	p := views.HoldPanel{URL: seatsURL(ev, section), MineIDs: ids, CSRF: csrf}
 	for _, h := range holds {
 		hv := views.HoldView{
-			ID:          h.ID.String(),
-			ExpiresAt:   h.ExpiresAt.UTC().Format(time.RFC3339),
-			ExpiresText: expiryText(h.ExpiresAt, ev.Zone, now),
-			CheckoutURL: "/holds/" + h.ID.String() + "/checkout",
-			ReleaseURL:  "/holds/" + h.ID.String() + "/release",
+			ID:            h.ID.String(),
+			ExpiresAt:     h.ExpiresAt.UTC().Format(time.RFC3339),
+			ExpiresText:   expiryText(h.ExpiresAt, ev.Zone, now),
+			CheckoutURL:   "/holds/" + h.ID.String() + "/checkout",
+			ReleaseURL:    "/holds/" + h.ID.String() + "/release",
+			CheckoutBegun: h.CheckoutBegun,
 		}
 		total := 0
 		for _, st := range h.Seats {
-			hv.Lines = append(hv.Lines, views.HoldLine{
-				What: ordertext.SeatLabel(st), Price: priceText(st.PriceCents),
-			})
+			l := views.HoldLine{What: ordertext.SeatLabel(st), Price: priceText(st.PriceCents)}
+			if !h.CheckoutBegun {
+				l.RemoveURL = removeSeatURL(h.ID, st.ID)
+			}
+			hv.Lines = append(hv.Lines, l)
 			total += st.PriceCents
 		}
 		if h.GA != nil {

@@ -193,8 +193,12 @@ func TestSeatFormHolds(t *testing.T) {
 		t.Errorf("GA: got status %d and %d places left, want 303 and 398", st, places)
 	}
 	doc, _ = b.page("/events/demo-night/seats")
-	if n := doc.Find("#hold-panel .hold").Length(); n != 3 {
-		t.Errorf("holds shown: got %d, want 3", n)
+	// All three joined the one basket: one summary, a line per seat and one for the places.
+	if n := doc.Find("#hold-panel .hold").Length(); n != 1 {
+		t.Errorf("baskets shown: got %d, want 1", n)
+	}
+	if n, lines := doc.Find("#hold-panel .basket-summary").Length(), doc.Find("#hold-panel .basket-lines li").Length(); n != 1 || lines != 6 {
+		t.Errorf("basket: got %d summaries and %d lines, want 1 and 6", n, lines)
 	}
 	// A form without its token changes nothing.
 	before := saleState(t, app.Pool)

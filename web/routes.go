@@ -51,6 +51,7 @@ func (s *server) routes(e *echo.Echo) {
 	e.GET("/events/:slug/seats", s.showSeats, seatPage(eventOfSlug)...)
 	e.POST("/events/:slug/holds", s.createHoldForm, seatPage(eventOfSlug)...)
 	e.POST("/holds/:holdId/release", s.releaseHoldForm, buyerPage...)
+	e.POST("/holds/:holdId/seats/:seatId/remove", s.removeSeatForm, buyerPage...) // page_basket.go
 	getHead(e, "/holds/:holdId/checkout", s.showCheckout, seatPage(eventOfHold)...)
 	e.POST("/holds/:holdId/checkout", s.submitCheckout, seatPage(eventOfHold)...)
 	// An order's page and files: its session or its access link (order_access.go).
@@ -85,6 +86,8 @@ func (s *server) routes(e *echo.Echo) {
 	api.POST("/events/:id/holds", s.createHold, seatCall(eventOfPath)...)
 	api.GET("/holds/:holdId", s.getHold, buyer...)
 	api.DELETE("/holds/:holdId", s.releaseHold, buyer...)
+	api.POST("/holds/:holdId/seats", s.addHoldSeats, seatCall(eventOfHold)...) // api_basket.go
+	api.DELETE("/holds/:holdId/seats/:seatId", s.removeHoldSeat, buyer...)
 	api.POST("/holds/:holdId/checkout", s.checkout, seatCall(eventOfHold)...)
 	api.GET("/orders/:orderId", s.getOrder, slices.Concat([]echo.MiddlewareFunc{orderPrivacy}, buyer)...)
 	api.POST("/order-links", s.postOrderLinks, buyer...) // tickets.go

@@ -25,7 +25,7 @@ func (s *Buyer) BuyerHolds(ctx context.Context, eventID int64, buyer string) ([]
 	ids := make([]int64, len(rows))
 	at := make(map[int64]int, len(rows))
 	for i, r := range rows {
-		holds[i] = Hold{ID: HoldID{Event: eventID, Seq: r.ID}, ExpiresAt: r.ExpiresAt}
+		holds[i] = Hold{ID: HoldID{Event: eventID, Seq: r.ID}, ExpiresAt: r.ExpiresAt, CheckoutBegun: r.CheckoutBegun}
 		if r.GaTierID != nil && r.GaQuantity > 0 {
 			holds[i].GA = &GAPlaces{TierID: *r.GaTierID, TierName: r.GaTierName, Quantity: int(r.GaQuantity), PriceCents: int(r.GaPriceCents)}
 		}

@@ -67,6 +67,9 @@ type Hold struct {
 	Seats     []Seat
 	GA        *GAPlaces
 	ExpiresAt time.Time
+	// CheckoutBegun: an order names the hold, so it can no longer change (basket.go).
+	// Only BuyerHolds fills it in.
+	CheckoutBegun bool
 }
 
 // HoldRequest asks for a hold: exact seats (SeatIDs, when not nil, and nothing else),

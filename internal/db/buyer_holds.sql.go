@@ -13,7 +13,8 @@ import (
 const holdsOfBuyer = `-- name: HoldsOfBuyer :many
 
 SELECT h.id, h.expires_at, h.ga_quantity, h.ga_tier_id,
-       coalesce(t.name, '')::text AS ga_tier_name, coalesce(t.price_cents, 0)::int AS ga_price_cents
+       coalesce(t.name, '')::text AS ga_tier_name, coalesce(t.price_cents, 0)::int AS ga_price_cents,
+       EXISTS (SELECT 1 FROM orders o WHERE o.event_id = h.event_id AND o.hold_id = h.id) AS checkout_begun
 FROM holds h
 LEFT JOIN ga_tiers t ON t.event_id = h.event_id AND t.id = h.ga_tier_id
 WHERE h.event_id = $1 AND h.buyer = $2
@@ -27,12 +28,13 @@ type HoldsOfBuyerParams struct {
 }
 
 type HoldsOfBuyerRow struct {
-	ID           int64
-	ExpiresAt    time.Time
-	GaQuantity   int32
-	GaTierID     *int64
-	GaTierName   string
-	GaPriceCents int32
+	ID            int64
+	ExpiresAt     time.Time
+	GaQuantity    int32
+	GaTierID      *int64
+	GaTierName    string
+	GaPriceCents  int32
+	CheckoutBegun bool
 }
 
 // The holds of one buyer on one event, as the seat page lists them.
@@ -54,6 +56,7 @@ func (q *Queries) HoldsOfBuyer(ctx context.Context, arg HoldsOfBuyerParams) ([]H
 			&i.GaTierID,
 			&i.GaTierName,
 			&i.GaPriceCents,
+			&i.CheckoutBegun,
 		); err != nil {
 			return nil, err
 		}

@@ -2,6 +2,7 @@
 // it; with it (and countdown.js, which counts holds down):
 //   - the buyer's own seats stay marked as theirs after the live stream replaced them
 //     with their public state ("held"): the stream sends one rendering to everyone;
+//     they stay ticked, and unticking one takes it out of the basket;
 //   - the map is one tab stop and arrow keys move between seats (roving tabindex);
 //     focus survives a seat being replaced under it;
 //   - the focused or hovered seat's name and price show in a tooltip;
@@ -51,6 +52,20 @@
         label = label.replace(/, held$/, ", held by you");
         input.setAttribute("aria-label", label);
         input.setAttribute("title", label);
+      }
+      if (input) {
+        // As the server draws the buyer's seat (views.Seat): ticked, and unticking it
+        // takes it out of the basket.
+        var seat = ids[i].replace(/^seat-/, "");
+        input.removeAttribute("aria-disabled");
+        input.name = "keep";
+        input.value = seat;
+        input.checked = true;
+        var shown = document.createElement("input");
+        shown.type = "hidden";
+        shown.name = "mine";
+        shown.value = seat;
+        input.parentNode.appendChild(shown);
       }
     }
   }
