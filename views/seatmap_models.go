@@ -23,6 +23,9 @@ type SeatsPage struct {
 type Message struct {
 	Text  string
 	Error bool
+	// Picked names the element ids of the seats best available just found,
+	// space-separated: the page's script scrolls them into view.
+	Picked string
 }
 
 // HoldPanel is the buyer's live holds on the event.
@@ -58,11 +61,12 @@ type HoldLine struct {
 	RemoveURL string
 }
 
-// BestForm asks for the best N seats, anywhere or in one section.
+// BestForm asks for the best N seats, at any price or one, anywhere or in one section.
 type BestForm struct {
 	Action     string
 	CSRF       string
 	Quantities []Option
+	Prices     []Option // empty when the map has one price
 	Sections   []Option
 }
 

@@ -13,8 +13,10 @@ type holdRequestJSON struct {
 	SeatIDs  []int64 `json:"seatIds"`
 	Quantity *int    `json:"quantity"`
 	Section  *string `json:"section"`
-	Together *bool   `json:"together"`
-	GATierID *int64  `json:"gaTierId"`
+	// PriceCents limits best available to one price level; absent or null: any price.
+	PriceCents *int   `json:"priceCents"`
+	Together   *bool  `json:"together"`
+	GATierID   *int64 `json:"gaTierId"`
 }
 
 type seatJSON struct {
@@ -48,7 +50,7 @@ func parseHoldRequest(c echo.Context, eventID int64, buyer string) (booking.Hold
 	if err := decodeJSON(c, &in); err != nil {
 		return booking.HoldRequest{}, err
 	}
-	req := booking.HoldRequest{EventID: eventID, Buyer: buyer, SeatIDs: in.SeatIDs}
+	req := booking.HoldRequest{EventID: eventID, Buyer: buyer, SeatIDs: in.SeatIDs, PriceCents: in.PriceCents}
 	kinds := 0
 	for _, sent := range []bool{in.SeatIDs != nil, in.GATierID != nil, in.Quantity != nil && in.GATierID == nil} {
 		if sent {

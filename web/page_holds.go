@@ -23,7 +23,7 @@ import (
 var errNothingAsked = badRequest("nothing_asked", "Choose at least one seat, or how many seats or places you want.")
 
 // parseHoldForm decodes the seat page's hold forms: ticked seats (seat, repeated),
-// best available (quantity, section, together), or general admission (ga_tier and
+// best available (quantity, price, section, together), or general admission (ga_tier and
 // ga_quantity); view is the section the page showed, to go back to. Which kind a form
 // asks for is which of its fields are filled (none: errNothingAsked); what it asks is
 // booking's to judge (Buyer.CheckHold), which the handler asks before anything else.
@@ -55,6 +55,13 @@ func parseHoldForm(f url.Values) (req booking.HoldRequest, view string, err erro
 			return req, view, err
 		}
 		req.Section = f.Get("section")
+		if p := f.Get("price"); p != "" {
+			cents, err := strconv.Atoi(strings.TrimSpace(p))
+			if err != nil {
+				return req, view, badRequest("invalid_price", "Choose a price from the list, or any price.")
+			}
+			req.PriceCents = &cents
+		}
 		switch f.Get("together") {
 		case "", "off", "false":
 		default:
@@ -137,6 +144,21 @@ func (s *server) createHoldForm(c echo.Context) error {
 		return s.holdRefused(c, ev, view, req, err)
 	}
 	s.admissionLasts(ctx, ev.ID, req.Buyer, h.ExpiresAt)
+	msg := views.Message{Text: heldText(h, ev.Zone)}
+	if req.Kind() == booking.HoldKindBest {
+		found, err := s.foundView(ctx, ev.ID, view, h.Seats)
+		if err != nil {
+			return err
+		}
+		switch {
+		case !isHTMX(c):
+			return c.Redirect(http.StatusSeeOther, foundURL(ev, found, h.Seats))
+		case found != view: // the page shows another part of the venue: show theirs
+			c.Response().Header().Set("HX-Redirect", foundURL(ev, found, h.Seats))
+			return c.NoContent(http.StatusOK)
+		}
+		msg = foundMessage(h.Seats, h.ExpiresAt, ev.Zone)
+	}
 	if !isHTMX(c) {
 		return c.Redirect(http.StatusSeeOther, seatsURL(ev, view))
 	}
@@ -144,7 +166,7 @@ func (s *server) createHoldForm(c echo.Context) error {
 	for i, st := range h.Seats {
 		ids[i] = st.ID
 	}
-	return s.holdAnswer(c, ev, view, http.StatusOK, views.Message{Text: heldText(h, ev.Zone)}, ids, booking.SeatHeld)
+	return s.holdAnswer(c, ev, view, http.StatusOK, msg, ids, booking.SeatHeld)
 }
 
 // heldText confirms a hold in words, its end on the clocks of the event's zone loc.
@@ -277,10 +299,17 @@ func (s *server) holdAnswer(c echo.Context, ev booking.Event, view string, statu
 	}
 	csrf := buyerPage(c, "").CSRFToken
 	panel, mine := holdPanel(ev, view, holds, csrf, time.Now())
+	style := seatStyle{mine: mine}
+	if msg.Picked != "" { // the seats concerned are the ones best available found
+		style.picked = map[int64]bool{}
+		for _, id := range seatIDs {
+			style.picked[id] = true
+		}
+	}
 	varyHTMX(c)
 	return render(c, status, personal, views.HoldAnswerView(views.HoldAnswer{
 		Message: msg, Panel: &panel,
-		Seats: seatsOfMap(m, seatIDs, known, seatStyle{mine: mine}),
+		Seats: seatsOfMap(m, seatIDs, known, style),
 		GA:    gaForms(ev, m, csrf, s.Buyer.Config().MaxPerBuyer),
 	}))
 }

@@ -39,8 +39,9 @@ const stateStaff = "staff:"
 
 // seatStyle is what drawing a seat needs beyond the seat itself.
 type seatStyle struct {
-	mine  map[int64]bool   // the viewer's held seats
-	staff map[int64]string // on the staff map: seats of staff holds, by kind
+	mine   map[int64]bool   // the viewer's held seats
+	staff  map[int64]string // on the staff map: seats of staff holds, by kind
+	picked map[int64]bool   // the seats best available just found (page_best.go)
 }
 
 // state is the seat's state as this viewer sees it. The buyer's own holds come from a
@@ -295,6 +296,9 @@ func seatsOfMap(m booking.SeatMap, ids []int64, known string, style seatStyle) [
 			state = known
 		}
 		out[i] = seatView(s, state)
+		if style.picked[s.ID] {
+			out[i].Class += " picked"
+		}
 	}
 	return out
 }

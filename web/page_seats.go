@@ -50,6 +50,9 @@ func (s *server) showSeats(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := s.markFound(ctx, ev, &p, c.QueryParam(pickedParam)); err != nil {
+		return err
+	}
 	return render(c, http.StatusOK, personal, views.SeatsPageView(p))
 }
 
@@ -95,7 +98,7 @@ func (s *server) seatsPageFor(ctx context.Context, ev booking.Event, section, bu
 		msg.Text = holdWithinText(ev) // an admission holding nothing lapses (lapse.go)
 	}
 	now := time.Now()
-	p.Scripts = append(p.Scripts, countdownScript, static.URL("js/seats.js"))
+	p.Scripts = append(p.Scripts, countdownScript, static.URL("js/seats.js"), static.URL("js/picked.js"))
 	panel, mine := holdPanel(ev, section, holds, p.CSRFToken, now)
 	limit := s.Buyer.Config().MaxPerBuyer
 	return views.SeatsPage{
@@ -158,6 +161,12 @@ func bestForm(ev booking.Event, sum booking.MapSummary, section, csrf string, li
 			label = "1 seat"
 		}
 		f.Quantities = append(f.Quantities, views.Option{Value: strconv.Itoa(n), Label: label, Selected: n == min(2, limit)})
+	}
+	if len(sum.Prices) > 1 {
+		f.Prices = append(f.Prices, views.Option{Value: "", Label: "any price", Selected: true})
+		for _, p := range sum.Prices {
+			f.Prices = append(f.Prices, views.Option{Value: strconv.Itoa(p.PriceCents), Label: priceText(p.PriceCents)})
+		}
 	}
 	if len(sum.Sections) > 1 {
 		f.Sections = append(f.Sections, views.Option{Value: "", Label: "any section", Selected: section == ""})

@@ -108,7 +108,8 @@ func (s *store) waitTurn(ctx context.Context, req HoldRequest, arrived time.Time
 // word (the search's statements all began after the waiter arrived), given during the
 // waiter's request. A request that arrived after the search started never takes it.
 //
-// No harder: the same event; the whole house or the same section; a party as large or
+// No harder: the same event; the whole house or the same section; any price or the
+// same price level; a party as large or
 // larger; and a search for seats side by side only answers holds that want them side
 // by side too. A search for a scattered party of n found fewer than n free seats (see
 // pickScattered), which no larger party, scattered or together, can be given; one for n
@@ -135,6 +136,7 @@ func (v *soldOutVerdicts) changes() <-chan struct{} {
 type soldOutKey struct {
 	event    int64
 	section  string
+	price    int // -1: any price
 	together bool
 	quantity int
 }
@@ -148,7 +150,7 @@ const (
 
 // note records that a search for req, begun at began, found nothing.
 func (v *soldOutVerdicts) note(req HoldRequest, began time.Time) {
-	k := soldOutKey{event: req.EventID, section: req.Section, together: req.Together && req.Quantity > 1, quantity: req.Quantity}
+	k := soldOutKey{event: req.EventID, section: req.Section, price: req.priceKey(), together: req.Together && req.Quantity > 1, quantity: req.Quantity}
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if v.at == nil {
@@ -180,6 +182,7 @@ func (v *soldOutVerdicts) covers(req HoldRequest, arrived time.Time) bool {
 	defer v.mu.Unlock()
 	for k, at := range v.at {
 		if k.event == req.EventID && at.After(arrived) && (k.section == "" || k.section == req.Section) &&
+			(k.price < 0 || k.price == req.priceKey()) &&
 			k.quantity <= req.Quantity && (!k.together || req.Together) {
 			return true
 		}
@@ -221,18 +224,14 @@ func (s *store) holdBest(ctx context.Context, tx pgx.Tx, q *db.Queries, req Hold
 			if err != nil {
 				return nil, err
 			}
-			tries := spread(disjoint(pickTogether(rows, req.Quantity), triesPerLook))
-			if len(tries) == 0 && !req.Together {
-				if ids := pickScattered(rows, req.Quantity); ids != nil {
-					tries = append(tries, ids)
-				}
+			// This look saw every row with a free seat: a wider one finds no more.
+			seenAll := len(rows) < int(w.rows) && freeCount < int(w.seats)
+			tries, clean := choose(rows, req)
+			if len(tries) == 0 && seenAll {
+				return nil, ErrSoldOut
 			}
-			if len(tries) == 0 {
-				if len(rows) < int(w.rows) && freeCount < int(w.seats) {
-					// This look saw every row with a free seat: a wider one finds no more.
-					return nil, ErrSoldOut
-				}
-				continue
+			if len(tries) == 0 || (!clean && !seenAll && w != windows[len(windows)-1]) {
+				continue // a wider look may seat the party without stranding a seat
 			}
 			for _, ids := range tries {
 				seats, err := s.claim(ctx, tx, req.EventID, ids, hold, look == looks-1)
@@ -347,20 +346,22 @@ next:
 	return out
 }
 
-// bestRows loads the candidate rows, best first, and counts the free seats in them.
+// bestRows loads the candidate rows, nearest the stage first, and counts the free seats
+// in them.
 func (s *store) bestRows(ctx context.Context, q *db.Queries, req HoldRequest, seatLimit, rowLimit int32) ([]seatRow, int, error) {
 	var raw []db.SeatBestRowsRow
 	var err error
+	lo, hi := req.priceRange()
 	if req.Section != "" {
 		var in []db.SeatBestRowsInSectionRow
 		in, err = q.SeatBestRowsInSection(ctx, db.SeatBestRowsInSectionParams{
-			EventID: req.EventID, Section: req.Section, SeatLimit: seatLimit, RowLimit: rowLimit,
+			EventID: req.EventID, Section: req.Section, MinPrice: lo, MaxPrice: hi, SeatLimit: seatLimit, RowLimit: rowLimit,
 		})
 		for _, r := range in {
 			raw = append(raw, db.SeatBestRowsRow(r))
 		}
 	} else {
-		raw, err = q.SeatBestRows(ctx, db.SeatBestRowsParams{EventID: req.EventID, SeatLimit: seatLimit, RowLimit: rowLimit})
+		raw, err = q.SeatBestRows(ctx, db.SeatBestRowsParams{EventID: req.EventID, MinPrice: lo, MaxPrice: hi, SeatLimit: seatLimit, RowLimit: rowLimit})
 	}
 	if err != nil {
 		return nil, 0, err
@@ -371,9 +372,13 @@ func (s *store) bestRows(ctx context.Context, q *db.Queries, req HoldRequest, se
 		if i == 0 || r.Section != raw[i-1].Section || r.RowLabel != raw[i-1].RowLabel {
 			rows = append(rows, nil)
 		}
-		rows[len(rows)-1] = append(rows[len(rows)-1], rowSeat{
-			ID: r.ID, Number: int(r.Number), Price: int(r.PriceCents), Rank: int(r.Rank), Free: r.Free,
-		})
+		st := rowSeat{ID: r.ID, Number: int(r.Number), Price: int(r.PriceCents), Rank: int(r.Rank), Free: r.Free,
+			Pos: int(r.X), Mid2: int(r.RowMid2), Depth: int(r.RowDepth)}
+		if r.RowFlatMid2 != 0 {
+			// A row without width on the map: its numbers stand in (rowPlace).
+			st.Pos, st.Mid2 = int(r.Number), int(r.RowFlatMid2)
+		}
+		rows[len(rows)-1] = append(rows[len(rows)-1], st)
 		if r.Free {
 			free++
 		}

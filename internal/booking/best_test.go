@@ -34,54 +34,6 @@ func checkTogether(t *testing.T, seats []Seat, n int) {
 	}
 }
 
-// TestBestAvailableDemo: on the demo event, best available gives the cheapest seats
-// first (the Balcony's restricted view, rows G on), side by side when asked together,
-// and within a section when asked for one.
-func TestBestAvailableDemo(t *testing.T) {
-	t.Parallel()
-	f := demoFixture(t, DefaultConfig())
-
-	h, err := f.bestHold(t, "a", 4, "", true)
-	if err != nil {
-		t.Fatalf("best 4 together: %v", err)
-	}
-	checkTogether(t, h.Seats, 4)
-	for _, s := range h.Seats {
-		if s.Section != "Balcony" || s.PriceCents != 2500 || s.Row != "G" {
-			t.Errorf("best 4 together: got %s row %s seat %d at %d, want the Balcony's row G at 2500", s.Section, s.Row, s.Number, s.PriceCents)
-		}
-	}
-	// The middle of the row is best: 40 seats, so numbers 19 to 22.
-	if got := sortedNumbers(h.Seats); !slices.Equal(got, []int{19, 20, 21, 22}) {
-		t.Errorf("best 4 together: got numbers %v, want [19 20 21 22]", got)
-	}
-
-	h, err = f.bestHold(t, "b", 3, "Stalls", true)
-	if err != nil {
-		t.Fatalf("best 3 in the Stalls: %v", err)
-	}
-	checkTogether(t, h.Seats, 3)
-	for _, s := range h.Seats {
-		if s.Section != "Stalls" || s.PriceCents != 6500 {
-			t.Errorf("best 3 in the Stalls: got %s at %d, want the Stalls at 6500 (its cheapest)", s.Section, s.PriceCents)
-		}
-	}
-
-	h, err = f.bestHold(t, "c", 2, "Circle", false)
-	if err != nil {
-		t.Fatalf("best 2 in the Circle: %v", err)
-	}
-	for _, s := range h.Seats {
-		if s.Section != "Circle" || s.PriceCents != 3900 {
-			t.Errorf("best 2 in the Circle: got %s at %d, want the Circle at 3900", s.Section, s.PriceCents)
-		}
-	}
-
-	if _, err := f.bestHold(t, "d", 2, "Nowhere", false); !errors.Is(err, ErrSoldOut) {
-		t.Errorf("a section that does not exist: got %v, want ErrSoldOut", err)
-	}
-}
-
 func sortedNumbers(seats []Seat) []int {
 	var n []int
 	for _, s := range seats {

@@ -159,12 +159,14 @@ func (s *store) chooseFromMap(req HoldRequest) (ids []int64, release func()) {
 	}
 }
 
-// rowSummary is one row of the map as best available ranks it.
+// rowSummary is one row of the map as best available ranks it: its free seats' count,
+// lowest and highest price, and best rank.
 type rowSummary struct {
-	row       int // index into mapEntry.rowStarts
-	bestPrice int
-	bestRank  int
-	free      int
+	row        int // index into mapEntry.rowStarts
+	bestPrice  int
+	worstPrice int
+	bestRank   int
+	free       int
 }
 
 // mapChoices chooses, from the event's map, the seats best available should try to
@@ -217,14 +219,15 @@ func (e *mapEntry) choices(req HoldRequest, gone map[int64]bool) (tries [][]int6
 		mark(id)
 	}
 
-	ranked := e.freeRows(req.Section, look)
+	ranked := e.freeRows(req.Section, req.PriceCents, look)
 	if len(ranked) == 0 {
 		return nil, true
 	}
-	// The database's order (SeatBestRows): cheapest free seat, then best rank, then the
-	// map's own order of sections and rows, which is the database's.
+	// Nearest the stage first, then the map's own order of sections and rows, which is
+	// the database's (SeatBestRows).
+	places := e.picks.places
 	slices.SortFunc(ranked, func(a, b rowSummary) int {
-		return cmp.Or(cmp.Compare(a.bestPrice, b.bestPrice), cmp.Compare(a.bestRank, b.bestRank), cmp.Compare(a.row, b.row))
+		return cmp.Or(cmp.Compare(places[a.row].depth, places[b.row].depth), cmp.Compare(a.row, b.row))
 	})
 
 	var rows []seatRow
@@ -232,28 +235,42 @@ func (e *mapEntry) choices(req HoldRequest, gone map[int64]bool) (tries [][]int6
 		if w == 0 || w > len(ranked) {
 			w = len(ranked)
 		}
+		w = max(w, len(rows))
+		// Rows as near as the last one looked at are looked at too: side by side blocks
+		// of a stadium are ranked by their middles, not by the cut.
+		for w < len(ranked) && places[ranked[w].row].depth == places[ranked[w-1].row].depth {
+			w++
+		}
 		for _, sum := range ranked[len(rows):w] {
-			lo, hi := e.rowBounds(sum.row)
-			row := make(seatRow, 0, sum.free)
-			for p := lo; p < hi; p++ {
-				if look.isFree(p) {
-					st := &e.seats[p]
-					row = append(row, rowSeat{ID: st.ID, Number: st.Number, Price: st.PriceCents, Rank: st.Rank, Free: true})
-				}
-			}
-			rows = append(rows, row)
+			rows = append(rows, e.freeRow(sum, req.PriceCents, look))
 		}
-		tries = spread(disjoint(pickTogether(rows, req.Quantity), triesPerLook))
-		if len(tries) == 0 && !req.Together {
-			if ids := pickScattered(rows, req.Quantity); ids != nil {
-				tries = append(tries, ids)
-			}
-		}
-		if len(tries) > 0 || w == len(ranked) {
+		var clean bool
+		if tries, clean = choose(rows, req); len(tries) > 0 && (clean || w == len(ranked)) {
 			return tries, true
 		}
 	}
 	return nil, true
+}
+
+// freeRow is the row of sum as best available picks from it: its free seats in the
+// look, at price when one is asked for.
+func (e *mapEntry) freeRow(sum rowSummary, price *int, look *mapLook) seatRow {
+	lo, hi := e.rowBounds(sum.row)
+	pl := e.picks.places[sum.row]
+	row := make(seatRow, 0, sum.free)
+	for p := lo; p < hi; p++ {
+		st := &e.seats[p]
+		if !look.isFree(p) || (price != nil && st.PriceCents != *price) {
+			continue
+		}
+		pos := st.X
+		if pl.flat {
+			pos = st.Number
+		}
+		row = append(row, rowSeat{ID: st.ID, Number: st.Number, Price: st.PriceCents, Rank: st.Rank, Free: true,
+			Pos: pos, Mid2: pl.mid2, Depth: pl.depth})
+	}
+	return row
 }
 
 // mapLook is what one look at the map chooses from: the free seats, as a bit set over
@@ -280,9 +297,9 @@ func (l *mapLook) leaveOut(p int) {
 func (l *mapLook) isFree(p int) bool { return l.free[p/64]&(1<<(p%64)) != 0 }
 
 // freeRows sums up the rows (of section, or of the house when it is empty) that have
-// seats free in the look: from the kept summaries, but for the rows the look touched,
-// which are summed up again from its free set.
-func (e *mapEntry) freeRows(section string, look *mapLook) []rowSummary {
+// seats free in the look, at price if one is asked for: from the kept summaries, but for
+// the rows the look touched, which are summed up again from its free set.
+func (e *mapEntry) freeRows(section string, price *int, look *mapLook) []rowSummary {
 	var ranked []rowSummary
 	for r := range e.rowStarts {
 		lo, hi := e.rowBounds(r)
@@ -293,7 +310,7 @@ func (e *mapEntry) freeRows(section string, look *mapLook) []rowSummary {
 		if look.touched[r/64]&(1<<(r%64)) != 0 {
 			sum = e.picks.sumRow(r, lo, hi, look.free)
 		}
-		if sum.free > 0 {
+		if sum.free > 0 && (price == nil || (sum.bestPrice <= *price && *price <= sum.worstPrice)) {
 			ranked = append(ranked, sum)
 		}
 	}
@@ -317,6 +334,9 @@ func (p *seatPicks) sumRow(r, lo, hi int, set []uint64) rowSummary {
 		price, rank := int(p.price[i]), int(p.rank[i])
 		if sum.free == 0 || price < sum.bestPrice {
 			sum.bestPrice = price
+		}
+		if sum.free == 0 || price > sum.worstPrice {
+			sum.worstPrice = price
 		}
 		if sum.free == 0 || rank < sum.bestRank {
 			sum.bestRank = rank
@@ -342,16 +362,41 @@ func (e *mapEntry) rowBounds(r int) (lo, hi int) {
 // reading every seat of the map (5 MB for 50,000 seats): the look was a tenth of the
 // process's CPU at 128 admissions a second.
 type seatPicks struct {
-	avail []uint64
-	price []int32
-	rank  []int32
-	sums  []rowSummary // by row, over avail
+	avail  []uint64
+	price  []int32
+	rank   []int32
+	sums   []rowSummary // by row, over avail
+	places []rowPlace   // by row: where it is, which no sale changes
+}
+
+// rowPlace is where a row is on the map: its distance from the stage (its largest y: the
+// map's y grows away from the stage, and a curved row's middle sits lowest), and twice
+// its middle's x. A row without width on the map (a map without coordinates) is flat:
+// its seat numbers stand in for x.
+type rowPlace struct {
+	depth, mid2 int
+	flat        bool
+}
+
+// placeOf finds where the row of seats is.
+func placeOf(seats []MapSeat) rowPlace {
+	first := seats[0]
+	minX, maxX, minN, maxN, depth := first.X, first.X, first.Number, first.Number, first.Y
+	for _, st := range seats[1:] {
+		minX, maxX, depth = min(minX, st.X), max(maxX, st.X), max(depth, st.Y)
+		minN, maxN = min(minN, st.Number), max(maxN, st.Number)
+	}
+	if minX == maxX && minN != maxN {
+		return rowPlace{depth: depth, mid2: minN + maxN, flat: true}
+	}
+	return rowPlace{depth: depth, mid2: minX + maxX}
 }
 
 // picksOf arranges seats, whose rows begin at rowStarts, for best available.
 func picksOf(seats []MapSeat, rowStarts []int32) seatPicks {
 	p := seatPicks{avail: make([]uint64, (len(seats)+63)/64),
-		price: make([]int32, len(seats)), rank: make([]int32, len(seats)), sums: make([]rowSummary, len(rowStarts))}
+		price: make([]int32, len(seats)), rank: make([]int32, len(seats)),
+		sums: make([]rowSummary, len(rowStarts)), places: make([]rowPlace, len(rowStarts))}
 	for i := range seats {
 		p.setSeat(i, &seats[i])
 	}
@@ -361,6 +406,7 @@ func picksOf(seats []MapSeat, rowStarts []int32) seatPicks {
 			hi = int(rowStarts[r+1])
 		}
 		p.sums[r] = p.sumRow(r, lo, hi, p.avail)
+		p.places[r] = placeOf(seats[lo:hi])
 	}
 	return p
 }

@@ -55,6 +55,9 @@ func freeRowsByHand(e *mapEntry, section string, freeSet []uint64) []rowSummary 
 			if sum.free == 0 || e.seats[p].PriceCents < sum.bestPrice {
 				sum.bestPrice = e.seats[p].PriceCents
 			}
+			if sum.free == 0 || e.seats[p].PriceCents > sum.worstPrice {
+				sum.worstPrice = e.seats[p].PriceCents
+			}
 			if sum.free == 0 || e.seats[p].Rank < sum.bestRank {
 				sum.bestRank = e.seats[p].Rank
 			}
@@ -87,7 +90,7 @@ func TestFreeRowsMatchesSeats(t *testing.T) {
 			}
 		}
 		for _, section := range []string{"", "S0", "S1"} {
-			got, want := e.freeRows(section, look), freeRowsByHand(e, section, look.free)
+			got, want := e.freeRows(section, nil, look), freeRowsByHand(e, section, look.free)
 			if !slices.Equal(got, want) {
 				t.Fatalf("round %d (%d a row), section %q:\n got  %v\n want %v", round, perRow, section, got, want)
 			}

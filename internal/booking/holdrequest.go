@@ -3,6 +3,7 @@ package booking
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"unicode/utf8"
 )
@@ -38,16 +39,16 @@ func (s *store) checkHold(req HoldRequest) error { return req.check(s.cfg.MaxPer
 func (r HoldRequest) check(limit int) error {
 	switch {
 	case r.SeatIDs != nil:
-		if r.Quantity != 0 || r.Section != "" || r.Together || r.GATierID != 0 {
-			return invalidHold("invalid_request", "ask for seats by their ids alone: quantity, section and together are for best available, a tier for standing places")
+		if r.Quantity != 0 || r.Section != "" || r.PriceCents != nil || r.Together || r.GATierID != 0 {
+			return invalidHold("invalid_request", "ask for seats by their ids alone: quantity, section, price and together are for best available, a tier for standing places")
 		}
 		return checkSeatIDs(r.SeatIDs, min(limit, MaxHoldSeats))
 	case r.GATierID != 0:
 		switch {
 		case r.GATierID < 0:
 			return invalidHold("invalid_ga_tier", "that is not a standing tier of this event")
-		case r.Section != "" || r.Together:
-			return invalidHold("invalid_request", "section and together do not apply to standing places")
+		case r.Section != "" || r.PriceCents != nil || r.Together:
+			return invalidHold("invalid_request", "section, price and together do not apply to standing places")
 		case r.Quantity < 1 || r.Quantity > limit:
 			return invalidHold("invalid_quantity", "choose from 1 to %d places", limit)
 		}
@@ -56,7 +57,27 @@ func (r HoldRequest) check(limit int) error {
 	if r.Quantity < 1 || r.Quantity > limit {
 		return invalidHold("invalid_quantity", "choose from 1 to %d seats", limit)
 	}
+	if p := r.PriceCents; p != nil && (*p < 0 || *p > math.MaxInt32) {
+		return invalidHold("invalid_price", "a price is a whole number of cents from 0 up")
+	}
 	return checkSection(r.Section)
+}
+
+// priceRange is the prices best available may choose from, in cents: the one asked
+// for, or any.
+func (r HoldRequest) priceRange() (lo, hi int32) {
+	if r.PriceCents == nil {
+		return 0, math.MaxInt32
+	}
+	return int32(*r.PriceCents), int32(*r.PriceCents)
+}
+
+// priceKey is the price asked for, or -1 for any.
+func (r HoldRequest) priceKey() int {
+	if r.PriceCents == nil {
+		return -1
+	}
+	return *r.PriceCents
 }
 
 // checkSeatIDs: at least one seat and at most most, each a positive id, none twice.

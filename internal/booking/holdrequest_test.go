@@ -15,6 +15,7 @@ func TestCheckHold(t *testing.T) {
 	for i := range many {
 		many[i] = int64(i + 1)
 	}
+	price, zero, negative := 3900, 0, -1
 	for _, tc := range []struct {
 		name   string
 		req    HoldRequest
@@ -46,8 +47,13 @@ func TestCheckHold(t *testing.T) {
 		{"tier without quantity", HoldRequest{GATierID: 7}, "invalid_quantity", "choose from 1 to 10 places"},
 		{"tier, 11 places", HoldRequest{GATierID: 7, Quantity: 11}, "invalid_quantity", "choose from 1 to 10 places"},
 		{"tier negative", HoldRequest{GATierID: -7, Quantity: 1}, "invalid_ga_tier", "that is not a standing tier of this event"},
-		{"tier and a section", HoldRequest{GATierID: 7, Quantity: 1, Section: "Stalls"}, "invalid_request", "section and together do not apply to standing places"},
-		{"tier and together", HoldRequest{GATierID: 7, Quantity: 1, Together: true}, "invalid_request", "section and together do not apply to standing places"},
+		{"tier and a section", HoldRequest{GATierID: 7, Quantity: 1, Section: "Stalls"}, "invalid_request", "section, price and together do not apply to standing places"},
+		{"tier and together", HoldRequest{GATierID: 7, Quantity: 1, Together: true}, "invalid_request", "section, price and together do not apply to standing places"},
+		{"tier and a price", HoldRequest{GATierID: 7, Quantity: 1, PriceCents: &price}, "invalid_request", "section, price and together do not apply to standing places"},
+		{"seats and a price", HoldRequest{SeatIDs: []int64{4}, PriceCents: &price}, "invalid_request", "ask for seats by their ids alone"},
+		{"best available at a price", HoldRequest{Quantity: 2, PriceCents: &price}, "", ""},
+		{"best available at a free price", HoldRequest{Quantity: 2, PriceCents: &zero}, "", ""},
+		{"a negative price", HoldRequest{Quantity: 2, PriceCents: &negative}, "invalid_price", "a price is a whole number of cents from 0 up"},
 	} {
 		err := s.CheckHold(tc.req)
 		if tc.code == "" {

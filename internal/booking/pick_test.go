@@ -7,7 +7,8 @@ import (
 
 // pictureRow builds a row from a picture: F is a free seat, T a taken one, and | an
 // aisle (the next seat's number skips one). Seat k of the picture, counting from 1
-// without aisles, has id base+k. The middle of the row ranks best, as in the demo.
+// without aisles, has id base+k. The row lies base map units from the stage, its seats
+// 12 apart; the middle of the row ranks best, as in the demo.
 func pictureRow(base int64, price int, picture string) seatRow {
 	var seats int
 	for _, c := range picture {
@@ -26,16 +27,18 @@ func pictureRow(base int64, price int, picture string) seatRow {
 		r = append(r, rowSeat{
 			ID: base + int64(k), Number: number, Price: price,
 			Rank: abs(2*k - seats - 1), Free: c == 'F',
+			Pos: 12 * number, Mid2: 12 * (1 + len(picture)), Depth: int(base),
 		})
 	}
 	return r
 }
 
-func abs(x int) int {
-	if x < 0 {
-		return -x
+// atDepth puts the row at depth map units from the stage.
+func atDepth(r seatRow, depth int) seatRow {
+	for i := range r {
+		r[i].Depth = depth
 	}
-	return x
+	return r
 }
 
 // isolated reports, for every free seat of the rows not in chosen, whether its
@@ -97,10 +100,16 @@ func TestPickTogether(t *testing.T) {
 		{"exact fit between the row's ends", []seatRow{pictureRow(100, 5000, "FFFF")}, 4, 1, []int64{101, 102, 103, 104}},
 		{"the row's ends are walls", []seatRow{pictureRow(100, 5000, "FFFFF")}, 4, 2, nil},
 		{"room to spare without stranding", []seatRow{pictureRow(100, 5000, "FFFFFF")}, 4, 3, nil},
-		{"cheaper row first",
-			[]seatRow{pictureRow(100, 9000, "FFFF"), pictureRow(200, 3000, "FFFF")}, 4, 2, []int64{201, 202, 203, 204}},
-		{"not stranding a seat comes before price",
+		{"the row nearer the stage first, whatever its price",
+			[]seatRow{pictureRow(200, 3000, "FFFF"), pictureRow(100, 9000, "FFFF")}, 4, 2, []int64{101, 102, 103, 104}},
+		{"not stranding a seat comes before the nearer row",
 			[]seatRow{pictureRow(100, 3000, "FFFFF"), pictureRow(200, 9000, "FFFF")}, 4, 3, []int64{201, 202, 203, 204}},
+		{"the block nearest the row's middle that strands none",
+			[]seatRow{pictureRow(100, 5000, "FFFTTFFFFF")}, 3, 4, []int64{106, 107, 108}},
+		{"at the same distance from the stage, the more central block",
+			[]seatRow{pictureRow(100, 5000, "FFFFTTTTTT"), atDepth(pictureRow(200, 5000, "TTTFFFFTTT"), 100)}, 4, 2, []int64{204, 205, 206, 207}},
+		{"equally placed, the cheaper",
+			[]seatRow{pictureRow(100, 9000, "FFFF"), atDepth(pictureRow(200, 3000, "FFFF"), 100)}, 4, 2, []int64{201, 202, 203, 204}},
 		{"the middle first among equals", []seatRow{pictureRow(100, 5000, "FFFFFFFFFF")}, 2, 9, []int64{105, 106}},
 		{"an aisle breaks a run", []seatRow{pictureRow(100, 5000, "FFF|FFF")}, 4, 0, nil},
 		{"runs on both sides of an aisle", []seatRow{pictureRow(100, 5000, "FFF|FFF")}, 3, 2, nil},
@@ -161,8 +170,10 @@ func TestPickScattered(t *testing.T) {
 	}{
 		{"fewer free than asked", []seatRow{pictureRow(100, 5000, "FTF")}, 3, nil, 0},
 		{"exactly as many free as asked", []seatRow{pictureRow(100, 5000, "FTFTF")}, 3, []int64{101, 103, 105}, 0},
-		{"cheaper seats first",
-			[]seatRow{pictureRow(100, 9000, "FTF"), pictureRow(200, 3000, "FTF")}, 2, []int64{201, 203}, 0},
+		{"nearer seats first, whatever their price",
+			[]seatRow{pictureRow(200, 3000, "FTF"), pictureRow(100, 9000, "FTF")}, 2, []int64{101, 103}, 0},
+		{"the middle of a row first",
+			[]seatRow{pictureRow(100, 5000, "FTFFTF")}, 2, []int64{103, 104}, 0},
 		{"whole stretches",
 			[]seatRow{pictureRow(100, 5000, "FFTFF"), pictureRow(200, 6000, "FFFF")}, 4, []int64{101, 102, 104, 105}, 0},
 		{"no seat left alone at a stretch's end",

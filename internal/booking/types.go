@@ -85,8 +85,11 @@ type HoldRequest struct {
 	SeatIDs  []int64
 	Quantity int
 	Section  string
-	Together bool
-	GATierID int64
+	// PriceCents, if set, asks best available for seats at this price only (a price
+	// level of the map's legend); nil: any price.
+	PriceCents *int
+	Together   bool
+	GATierID   int64
 }
 
 // The ways a hold chooses its places (HoldRequest.Kind).

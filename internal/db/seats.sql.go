@@ -12,54 +12,84 @@ import (
 
 const seatBestRows = `-- name: SeatBestRows :many
 WITH free AS (
-    (SELECT f.section, f.row_label, f.price_cents, f.rank FROM seats f
-     WHERE f.event_id = $1 AND f.held_by IS NULL AND f.sold_at IS NULL
-     ORDER BY f.price_cents, f.rank, f.id
-     LIMIT $2::int)
+    (SELECT f.section, f.row_label, f.y, f.id FROM seats f
+     WHERE f.event_id = $3 AND f.held_by IS NULL AND f.sold_at IS NULL
+       AND f.price_cents BETWEEN $1::int AND $2::int
+     ORDER BY f.y, f.price_cents, f.id
+     LIMIT $4::int)
     UNION ALL
-    (SELECT l.section, l.row_label, l.price_cents, l.rank FROM seats l
-     WHERE l.event_id = $1 AND seat_hold_lapsed(l)
+    (SELECT l.section, l.row_label, l.y, l.id FROM seats l
+     WHERE l.event_id = $3 AND seat_hold_lapsed(l)
+       AND l.price_cents BETWEEN $1::int AND $2::int
      ORDER BY l.hold_expires_at
-     LIMIT $2::int)
+     LIMIT $4::int)
 ), candidate AS (
-    SELECT free.section, free.row_label, min(free.price_cents) AS best_price, min(free.rank) AS best_rank
+    SELECT free.section, free.row_label, min(free.y) AS near, min(free.id) AS first_id
     FROM free
     GROUP BY free.section, free.row_label
-    ORDER BY best_price, best_rank, free.section, free.row_label
-    LIMIT $3::int
+    ORDER BY near, first_id
+    LIMIT $5::int
+), row_seats AS (
+    SELECT c.near, c.first_id, s.id, s.section, s.row_label, s.number, s.price_cents, s.rank, s.x,
+           seat_is_free(s) AS free,
+           max(s.y) OVER w AS row_depth,
+           min(s.x) OVER w + max(s.x) OVER w AS row_mid2,
+           CASE WHEN min(s.x) OVER w = max(s.x) OVER w THEN min(s.number) OVER w + max(s.number) OVER w
+                ELSE 0 END AS row_flat_mid2
+    FROM candidate c
+    JOIN seats s ON s.event_id = $3 AND s.section = c.section AND s.row_label = c.row_label
+    WINDOW w AS (PARTITION BY s.section, s.row_label)
 )
-SELECT s.id, s.section, s.row_label, s.number, s.price_cents, s.rank,
-       seat_is_free(s) AS free
-FROM candidate c
-JOIN seats s ON s.event_id = $1 AND s.section = c.section AND s.row_label = c.row_label
-WHERE seat_is_free(s)
-ORDER BY c.best_price, c.best_rank, s.section, s.row_label, s.number
+SELECT r.id, r.section, r.row_label, r.number, r.price_cents, r.rank, r.x,
+       r.row_depth::int AS row_depth, r.row_mid2::int AS row_mid2, r.row_flat_mid2::int AS row_flat_mid2, r.free
+FROM row_seats r
+WHERE r.free AND r.price_cents BETWEEN $1::int AND $2::int
+ORDER BY r.near, r.first_id, r.number
 `
 
 type SeatBestRowsParams struct {
+	MinPrice  int32
+	MaxPrice  int32
 	EventID   int64
 	SeatLimit int32
 	RowLimit  int32
 }
 
 type SeatBestRowsRow struct {
-	ID         int64
-	Section    string
-	RowLabel   string
-	Number     int32
-	PriceCents int32
-	Rank       int32
-	Free       bool
+	ID          int64
+	Section     string
+	RowLabel    string
+	Number      int32
+	PriceCents  int32
+	Rank        int32
+	X           int32
+	RowDepth    int32
+	RowMid2     int32
+	RowFlatMid2 int32
+	Free        bool
 }
 
-// The free seats of the few rows best worth a look for best available, best row first.
-// The rows are found through the index of untouched free seats (plus seats whose hold
-// has lapsed but not been tidied), so however many seats are held or sold the search
-// costs the same. Only free seats come back: the picking needs runs of consecutive
-// numbers, which a taken seat breaks as well by being absent (late in an onsale the
-// widest look spans 128 nearly full rows, 6,400 seats, of which a few are free).
+// The free seats of the few rows best worth a look for best available, at a price from
+// @min_price to @max_price (one price level, or every price): the rows nearest the
+// stage first. The map's y grows away from the stage and a farther row's seats all lie
+// below a nearer row's (curved rows too), so the rows of the first free seats by y are
+// the nearest rows with a free seat. They are found through the index of untouched free
+// seats by y (plus seats whose hold has lapsed but not been tidied), so however many
+// seats are held or sold the search costs the same. Each seat comes with its row's
+// place: its depth (the row's largest y), twice its middle's x, and, for a row without
+// width on the map (a map without coordinates), the sum of its first and last seat
+// numbers (0 for any other row), so that a block's distance from the row's centre can
+// be measured. Only free seats come back: the
+// picking needs runs of consecutive numbers, which a taken seat breaks as well by
+// being absent.
 func (q *Queries) SeatBestRows(ctx context.Context, arg SeatBestRowsParams) ([]SeatBestRowsRow, error) {
-	rows, err := q.db.Query(ctx, seatBestRows, arg.EventID, arg.SeatLimit, arg.RowLimit)
+	rows, err := q.db.Query(ctx, seatBestRows,
+		arg.MinPrice,
+		arg.MaxPrice,
+		arg.EventID,
+		arg.SeatLimit,
+		arg.RowLimit,
+	)
 	if err != nil {
 		return nil, err
 	}
@@ -74,6 +104,10 @@ func (q *Queries) SeatBestRows(ctx context.Context, arg SeatBestRowsParams) ([]S
 			&i.Number,
 			&i.PriceCents,
 			&i.Rank,
+			&i.X,
+			&i.RowDepth,
+			&i.RowMid2,
+			&i.RowFlatMid2,
 			&i.Free,
 		); err != nil {
 			return nil, err
@@ -88,32 +122,44 @@ func (q *Queries) SeatBestRows(ctx context.Context, arg SeatBestRowsParams) ([]S
 
 const seatBestRowsInSection = `-- name: SeatBestRowsInSection :many
 WITH free AS (
-    (SELECT f.section, f.row_label, f.price_cents, f.rank FROM seats f
-     WHERE f.event_id = $1 AND f.section = $2 AND f.held_by IS NULL AND f.sold_at IS NULL
-     ORDER BY f.price_cents, f.rank, f.id
-     LIMIT $3::int)
+    (SELECT f.section, f.row_label, f.y, f.id FROM seats f
+     WHERE f.event_id = $3 AND f.section = $4 AND f.held_by IS NULL AND f.sold_at IS NULL
+       AND f.price_cents BETWEEN $1::int AND $2::int
+     ORDER BY f.y, f.price_cents, f.id
+     LIMIT $5::int)
     UNION ALL
-    (SELECT l.section, l.row_label, l.price_cents, l.rank FROM seats l
-     WHERE l.event_id = $1 AND seat_hold_lapsed(l)
-       AND l.section = $2
+    (SELECT l.section, l.row_label, l.y, l.id FROM seats l
+     WHERE l.event_id = $3 AND seat_hold_lapsed(l) AND l.section = $4
+       AND l.price_cents BETWEEN $1::int AND $2::int
      ORDER BY l.hold_expires_at
-     LIMIT $3::int)
+     LIMIT $5::int)
 ), candidate AS (
-    SELECT free.section, free.row_label, min(free.price_cents) AS best_price, min(free.rank) AS best_rank
+    SELECT free.section, free.row_label, min(free.y) AS near, min(free.id) AS first_id
     FROM free
     GROUP BY free.section, free.row_label
-    ORDER BY best_price, best_rank, free.section, free.row_label
-    LIMIT $4::int
+    ORDER BY near, first_id
+    LIMIT $6::int
+), row_seats AS (
+    SELECT c.near, c.first_id, s.id, s.section, s.row_label, s.number, s.price_cents, s.rank, s.x,
+           seat_is_free(s) AS free,
+           max(s.y) OVER w AS row_depth,
+           min(s.x) OVER w + max(s.x) OVER w AS row_mid2,
+           CASE WHEN min(s.x) OVER w = max(s.x) OVER w THEN min(s.number) OVER w + max(s.number) OVER w
+                ELSE 0 END AS row_flat_mid2
+    FROM candidate c
+    JOIN seats s ON s.event_id = $3 AND s.section = c.section AND s.row_label = c.row_label
+    WINDOW w AS (PARTITION BY s.section, s.row_label)
 )
-SELECT s.id, s.section, s.row_label, s.number, s.price_cents, s.rank,
-       seat_is_free(s) AS free
-FROM candidate c
-JOIN seats s ON s.event_id = $1 AND s.section = c.section AND s.row_label = c.row_label
-WHERE seat_is_free(s)
-ORDER BY c.best_price, c.best_rank, s.section, s.row_label, s.number
+SELECT r.id, r.section, r.row_label, r.number, r.price_cents, r.rank, r.x,
+       r.row_depth::int AS row_depth, r.row_mid2::int AS row_mid2, r.row_flat_mid2::int AS row_flat_mid2, r.free
+FROM row_seats r
+WHERE r.free AND r.price_cents BETWEEN $1::int AND $2::int
+ORDER BY r.near, r.first_id, r.number
 `
 
 type SeatBestRowsInSectionParams struct {
+	MinPrice  int32
+	MaxPrice  int32
 	EventID   int64
 	Section   string
 	SeatLimit int32
@@ -121,18 +167,24 @@ type SeatBestRowsInSectionParams struct {
 }
 
 type SeatBestRowsInSectionRow struct {
-	ID         int64
-	Section    string
-	RowLabel   string
-	Number     int32
-	PriceCents int32
-	Rank       int32
-	Free       bool
+	ID          int64
+	Section     string
+	RowLabel    string
+	Number      int32
+	PriceCents  int32
+	Rank        int32
+	X           int32
+	RowDepth    int32
+	RowMid2     int32
+	RowFlatMid2 int32
+	Free        bool
 }
 
 // SeatBestRows within one section.
 func (q *Queries) SeatBestRowsInSection(ctx context.Context, arg SeatBestRowsInSectionParams) ([]SeatBestRowsInSectionRow, error) {
 	rows, err := q.db.Query(ctx, seatBestRowsInSection,
+		arg.MinPrice,
+		arg.MaxPrice,
 		arg.EventID,
 		arg.Section,
 		arg.SeatLimit,
@@ -152,6 +204,10 @@ func (q *Queries) SeatBestRowsInSection(ctx context.Context, arg SeatBestRowsInS
 			&i.Number,
 			&i.PriceCents,
 			&i.Rank,
+			&i.X,
+			&i.RowDepth,
+			&i.RowMid2,
+			&i.RowFlatMid2,
 			&i.Free,
 		); err != nil {
 			return nil, err
