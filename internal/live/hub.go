@@ -95,7 +95,7 @@ func (o HubOptions) withDefaults() HubOptions {
 //
 // Lock order: Hub.mu before feed.mu. Hooks are called with neither held.
 type Hub struct {
-	rdb    *redis.Client
+	rdb    redis.UniversalClient
 	prefix string
 	log    *slog.Logger
 	opt    HubOptions
@@ -112,7 +112,7 @@ type Hub struct {
 
 // NewHub returns a Hub reading the channels under prefix, with its flusher running
 // until Close.
-func NewHub(rdb *redis.Client, prefix string, log *slog.Logger, opt HubOptions) *Hub {
+func NewHub(rdb redis.UniversalClient, prefix string, log *slog.Logger, opt HubOptions) *Hub {
 	if log == nil {
 		log = slog.Default()
 	}

@@ -56,7 +56,7 @@ type pending struct {
 // never waits for Redis, and a Redis outage loses announcements, never sales. Changes
 // that pile up are merged per event, one message each.
 type Publisher struct {
-	rdb     *redis.Client
+	rdb     redis.UniversalClient
 	prefix  string
 	log     *slog.Logger
 	queue   chan change
@@ -67,7 +67,7 @@ type Publisher struct {
 
 // NewPublisher returns a Publisher writing under prefix, with its sender running until
 // Close.
-func NewPublisher(rdb *redis.Client, prefix string, log *slog.Logger) *Publisher {
+func NewPublisher(rdb redis.UniversalClient, prefix string, log *slog.Logger) *Publisher {
 	p := &Publisher{rdb: rdb, prefix: prefix, log: log, queue: make(chan change, queueSize), done: make(chan struct{})}
 	go p.run()
 	return p
@@ -148,6 +148,6 @@ func (p *Publisher) send(batch map[int64]*pending) {
 // Subscribe returns a subscription of its own to the event's seat changes, for tests
 // and benchmarks that listen as an outsider would. Viewers never get one each: the Hub
 // holds one subscription per watched event and fans out in process.
-func Subscribe(ctx context.Context, rdb *redis.Client, prefix string, eventID int64) *redis.PubSub {
+func Subscribe(ctx context.Context, rdb redis.UniversalClient, prefix string, eventID int64) *redis.PubSub {
 	return rdb.Subscribe(ctx, seatsChannel(prefix, eventID))
 }
