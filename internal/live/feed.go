@@ -83,7 +83,7 @@ func (f *feed) run(ctx context.Context) {
 		}
 	}
 	// A failed SUBSCRIBE is remembered and made again by the reconnecting receive.
-	_ = ps.Subscribe(ctx, seatsChannel(h.prefix, f.event))
+	_ = ps.SSubscribe(ctx, seatsChannel(h.prefix, f.event))
 	received := make(chan struct{})
 	go func() {
 		defer close(received)
@@ -153,7 +153,7 @@ func (f *feed) receive(ctx context.Context) {
 		var it item
 		switch m := msg.(type) {
 		case *redis.Subscription:
-			if m.Kind != "subscribe" {
+			if m.Kind != "ssubscribe" {
 				continue
 			}
 			it.resync = "first"

@@ -27,12 +27,15 @@ type Change struct {
 
 // publishScript bumps the event's version and publishes under it in one step, so
 // subscribers see versions in order and can tell when they missed one. ARGV: channel,
-// seat ids as a JSON array, "1" when GA places changed.
+// seat ids as a JSON array, "1" when GA places changed. The channel is a sharded one
+// (SPUBLISH): in a Redis Cluster a message then goes to the subscribers of the shard
+// that owns the channel's slot, the slot of the version key (one hash tag), instead of
+// every node of the cluster.
 var publishScript = redis.NewScript(`
 local v = redis.call('INCR', KEYS[1])
 local ga = ''
 if ARGV[3] == '1' then ga = ',"ga":true' end
-redis.call('PUBLISH', ARGV[1], '{"v":' .. v .. ',"seats":' .. ARGV[2] .. ga .. '}')
+redis.call('SPUBLISH', ARGV[1], '{"v":' .. v .. ',"seats":' .. ARGV[2] .. ga .. '}')
 return v`)
 
 const (
@@ -149,5 +152,5 @@ func (p *Publisher) send(batch map[int64]*pending) {
 // and benchmarks that listen as an outsider would. Viewers never get one each: the Hub
 // holds one subscription per watched event and fans out in process.
 func Subscribe(ctx context.Context, rdb redis.UniversalClient, prefix string, eventID int64) *redis.PubSub {
-	return rdb.Subscribe(ctx, seatsChannel(prefix, eventID))
+	return rdb.SSubscribe(ctx, seatsChannel(prefix, eventID))
 }
