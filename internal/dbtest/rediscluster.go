@@ -106,3 +106,74 @@ func clusterPort(t testing.TB) string {
 	t.Fatal("dbtest: no free port pair for a cluster node")
 	return ""
 }
+
+// MoveSlot moves the slot of key, with its keys, from the primary that owns it to
+// another, as resharding does (CLUSTER SETSLOT IMPORTING/MIGRATING, MIGRATE, SETSLOT
+// NODE on every primary), and returns the new owner's address.
+func (c *RedisCluster) MoveSlot(t testing.TB, key string) string {
+	t.Helper()
+	ctx := t.Context()
+	nodes := make([]*redis.Client, len(c.Nodes))
+	ids := make([]string, len(c.Nodes))
+	for i, n := range c.Nodes {
+		nodes[i] = redis.NewClient(&redis.Options{Addr: n.Addr()})
+		defer nodes[i].Close()
+		id, err := nodes[i].ClusterMyID(ctx).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids[i] = id
+	}
+	slot, err := nodes[0].ClusterKeySlot(ctx, key).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := -1
+	for i, n := range nodes {
+		if owns(ctx, n, ids[i], slot) {
+			src = i
+			break
+		}
+	}
+	if src < 0 {
+		t.Fatalf("dbtest: no primary owns slot %d", slot)
+	}
+	dst := (src + 1) % len(nodes)
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatalf("dbtest: move slot %d from %s to %s: %v", slot, c.Nodes[src].Addr(), c.Nodes[dst].Addr(), err)
+		}
+	}
+	must(nodes[dst].Do(ctx, "CLUSTER", "SETSLOT", slot, "IMPORTING", ids[src]).Err())
+	must(nodes[src].Do(ctx, "CLUSTER", "SETSLOT", slot, "MIGRATING", ids[dst]).Err())
+	keys, err := nodes[src].ClusterGetKeysInSlot(ctx, int(slot), 1000).Result()
+	must(err)
+	for _, k := range keys {
+		must(nodes[src].Migrate(ctx, "127.0.0.1", c.Nodes[dst].Port, k, 0, setupTimeout).Err())
+	}
+	for _, i := range []int{dst, src, 3 - src - dst} {
+		must(nodes[i].Do(ctx, "CLUSTER", "SETSLOT", slot, "NODE", ids[dst]).Err())
+	}
+	return c.Nodes[dst].Addr()
+}
+
+// owns reports whether n, whose id is id, is the primary serving slot, as n sees it.
+func owns(ctx context.Context, n *redis.Client, id string, slot int64) bool {
+	shards, err := n.ClusterShards(ctx).Result()
+	if err != nil {
+		return false
+	}
+	for _, s := range shards {
+		for _, r := range s.Slots {
+			if slot >= r.Start && slot <= r.End {
+				for _, node := range s.Nodes {
+					if node.ID == id && node.Role == "master" {
+						return true
+					}
+				}
+			}
+		}
+	}
+	return false
+}

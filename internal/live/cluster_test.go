@@ -90,3 +90,37 @@ func TestHubOnRedisCluster(t *testing.T) {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// TestHubFollowsMovedSlot: when resharding moves an event's slot to another primary
+// while the hub follows it, Redis ends the subscription (sunsubscribe); the feed
+// subscribes again where the slot now lives, its watchers are told to reload (what
+// was published meanwhile went unheard), and later changes reach them again.
+func TestHubFollowsMovedSlot(t *testing.T) {
+	t.Parallel()
+	c := dbtest.StartRedisCluster(t)
+	rdb, prefix := c.Client(t), "test:"
+	ctx := t.Context()
+	k := newHooks()
+	h := newHub(t, rdb, prefix, k, HubOptions{})
+	w := watch(t, h, 1, 0)
+	k.nextReset(t)
+	if v := publish(t, rdb, prefix, 1, 10); until(t, w, v)[0] != 10 {
+		t.Fatal("the first change did not arrive")
+	}
+	to := c.MoveSlot(t, versionKey(prefix, 1))
+	if b := next(t, w); !b.Reset || b.Version != 1 {
+		t.Fatalf("after the slot moved got %+v, want a Reset at version 1", b)
+	}
+	p := NewPublisher(rdb, prefix, quiet)
+	p.SeatsChanged(ctx, 1, []int64{20})
+	p.Close()
+	if got := until(t, w, 2); !slices.Equal(got, []int64{20}) {
+		t.Errorf("after the move got seats %v, want [20]", got)
+	}
+	node := redis.NewClient(&redis.Options{Addr: to})
+	defer node.Close()
+	ch := seatsChannel(prefix, 1)
+	if n, err := node.PubSubShardNumSub(ctx, ch).Result(); err != nil || n[ch] != 1 {
+		t.Errorf("the slot's new owner %s: got %d shard subscribers (%v), want 1", to, n[ch], err)
+	}
+}

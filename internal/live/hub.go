@@ -263,7 +263,7 @@ func (h *Hub) startFeed(eventID int64) *feed {
 	// wakes it.
 	f.cancel = func() {
 		cancel()
-		_ = ps.Close()
+		f.closeSub()
 	}
 	h.feeds[eventID] = f
 	h.wg.Add(1)
