@@ -31,7 +31,7 @@ type testApp struct {
 	Pool     *pgxpool.Pool
 	Booking  *booking.Services
 	Provider *payment.TestProvider
-	Redis    *redis.Client
+	Redis    redis.UniversalClient
 	Prefix   string
 	EventID  int64 // the demo event: ~2,000 seats and a GA tier
 	App      *apptest.Program

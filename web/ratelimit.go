@@ -50,7 +50,7 @@ type logger interface {
 	WarnContext(ctx context.Context, msg string, args ...any)
 }
 
-func newRateLimiter(rdb *redis.Client, prefix string, perSecond, burst int, log logger) *rateLimiter {
+func newRateLimiter(rdb redis.UniversalClient, prefix string, perSecond, burst int, log logger) *rateLimiter {
 	return &rateLimiter{
 		limiter:   redis_rate.NewLimiter(rdb),
 		limit:     redis_rate.Limit{Rate: perSecond, Burst: burst, Period: time.Second},

@@ -79,7 +79,7 @@ type Deps struct {
 	// queue join and a session's first hold (proof.go).
 	Proof *proof.Guard
 	// Redis keeps the rate limits' counts, shared by every instance.
-	Redis *redis.Client
+	Redis redis.UniversalClient
 	// Links signs and reads the orders' access links (order_access.go).
 	Links *orderlink.Signer
 }

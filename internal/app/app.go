@@ -79,7 +79,7 @@ type App struct {
 	Config config.Config
 	Log    *slog.Logger
 	Pool   *pgxpool.Pool
-	Redis  *redis.Client
+	Redis  redis.UniversalClient
 	// Booking is the sale's domain, by who calls it: the buyer's flow (web), the box
 	// office's desk (web's admin), the seat maps (web and the live hub) and the
 	// workers' side (the job queue and Run's tidy-up).

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/redis/go-redis/v9"
 
 	"boxoffice/internal/booking"
 	"boxoffice/internal/catalog"
@@ -25,6 +24,7 @@ import (
 	"boxoffice/internal/payment"
 	"boxoffice/internal/payment/stripepay"
 	"boxoffice/internal/proof"
+	"boxoffice/internal/redisurl"
 	"boxoffice/internal/session"
 	"boxoffice/internal/staff"
 	"boxoffice/internal/verification"
@@ -39,15 +39,10 @@ func (a *App) connect(ctx context.Context, opt Options) error {
 	if a.Pool, err = openPool(ctx, a.Config, opt.PoolConfig); err != nil {
 		return err
 	}
-	ropt, err := redis.ParseURL(a.Config.RedisURL)
-	if err != nil {
+	// One server, or a Redis Cluster when the URL lists seed nodes (redisurl.Open).
+	if a.Redis, err = redisurl.Open(a.Config.RedisURL); err != nil {
 		return fmt.Errorf("REDIS_URL: %w", err)
 	}
-	// Calls end at their context's deadline, not only at the read timeout (seconds): a
-	// Redis that hangs must turn into quick fallbacks (the rate limiter lets calls
-	// through, the queue says it is paused), never into hung requests.
-	ropt.ContextTimeoutEnabled = true
-	a.Redis = redis.NewClient(ropt)
 	a.Redis.AddHook(iowait.Tracer{}) // a request's Redis time, for its log line
 	if opt.RedisHook != nil {
 		a.Redis.AddHook(opt.RedisHook)

@@ -40,6 +40,12 @@ type Options struct {
 	// Queue tunes the waiting room (a fast admitter tick). The admitter runs only if
 	// the test starts it (Program.RunQueue).
 	Queue waitroom.Options
+	// Beside builds a second instance of that program: the same database, demo event,
+	// Redis and key prefix, as a second app server behind a load balancer would run.
+	Beside *Program
+	// RedisURL names the Redis the program uses (a private Redis Cluster, say) under the
+	// prefix "test:", instead of REDIS_URL's under a prefix of the test's own.
+	RedisURL string
 	// Mail sends the program's email to the test mail catcher (the mailpit that make
 	// test starts), where Program.Mail reads it; otherwise email is logged. Either
 	// way, email goes out only while the test runs the job queue (Program.RunJobs).
@@ -62,22 +68,9 @@ type Program struct {
 func New(t testing.TB, o Options) *Program {
 	t.Helper()
 	ctx := context.Background()
-	url := dbtest.URL(t)
-	setup, err := pgxpool.New(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	eventID, err := demo.Create(ctx, setup, demo.DemoSpec(time.Now()))
-	setup.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if o.DBURL != nil {
-		url = o.DBURL(t, url)
-	}
-	rdb, prefix := dbtest.Redis(t)
+	url, eventID, redisURL, prefix := where(t, o)
 	env := map[string]string{
-		"DATABASE_URL": url, "REDIS_URL": "redis://" + rdb.Options().Addr + "/" + strconv.Itoa(rdb.Options().DB),
+		"DATABASE_URL": url, "REDIS_URL": redisURL,
 		"REDIS_PREFIX": prefix, "PAYMENT_WEBHOOK_SECRET": WebhookSecret, "PAYMENT_LATE_DELAY": "300ms",
 		// A test's steps run beside others' on a loaded machine, slow enough at
 		// times to look like a pressing sale: its confirmations wait a second at
@@ -128,6 +121,34 @@ func New(t testing.TB, o Options) *Program {
 		_ = a.Close(ctx)
 	})
 	return &Program{App: a, EventID: eventID, Prefix: prefix, Mail: catcher}
+}
+
+// where makes or finds the database (with the demo event), the Redis and the key
+// prefix the program is to use.
+func where(t testing.TB, o Options) (url string, eventID int64, redisURL, prefix string) {
+	t.Helper()
+	if b := o.Beside; b != nil {
+		return b.Config.DatabaseURL, b.EventID, b.Config.RedisURL, b.Prefix
+	}
+	ctx := context.Background()
+	url = dbtest.URL(t)
+	setup, err := pgxpool.New(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventID, err = demo.Create(ctx, setup, demo.DemoSpec(time.Now()))
+	setup.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.DBURL != nil {
+		url = o.DBURL(t, url)
+	}
+	if o.RedisURL != "" {
+		return url, eventID, o.RedisURL, "test:"
+	}
+	rdb, prefix := dbtest.Redis(t)
+	return url, eventID, "redis://" + rdb.Options().Addr + "/" + strconv.Itoa(rdb.Options().DB), prefix
 }
 
 // Serve serves the program's handler on a loopback port until the test ends (and

@@ -54,7 +54,7 @@ type RoomEvent = waitroom.Event
 
 // NewRoom is a waiting room on rdb under prefix, its scripts loaded, signing its
 // admissions with a key of its own.
-func NewRoom(ctx context.Context, rdb *redis.Client, prefix string) (*Room, error) {
+func NewRoom(ctx context.Context, rdb redis.UniversalClient, prefix string) (*Room, error) {
 	room := waitroom.New(rdb, prefix, []waitroom.Key{{ID: "bench", Secret: []byte(rand.Text())}},
 		waitroom.Hooks{}, slog.New(slog.DiscardHandler), waitroom.Options{})
 	return room, room.LoadScripts(ctx)
@@ -86,7 +86,7 @@ type SeatChange = live.Change
 
 // Subscribe is a subscription of its own to the event's seat changes, as an outsider
 // listens.
-func Subscribe(ctx context.Context, rdb *redis.Client, prefix string, eventID int64) *redis.PubSub {
+func Subscribe(ctx context.Context, rdb redis.UniversalClient, prefix string, eventID int64) *redis.PubSub {
 	return live.Subscribe(ctx, rdb, prefix, eventID)
 }
 
@@ -95,6 +95,6 @@ func Subscribe(ctx context.Context, rdb *redis.Client, prefix string, eventID in
 type Publisher = live.Publisher
 
 // NewPublisher is a publisher on rdb under prefix.
-func NewPublisher(rdb *redis.Client, prefix string) *Publisher {
+func NewPublisher(rdb redis.UniversalClient, prefix string) *Publisher {
 	return live.NewPublisher(rdb, prefix, slog.New(slog.DiscardHandler))
 }

@@ -185,7 +185,7 @@ func (p *Program) Counter(name string) float64 {
 }
 
 // DeleteKeys deletes the Redis keys under prefix.
-func DeleteKeys(ctx context.Context, rdb *redis.Client, prefix string) {
+func DeleteKeys(ctx context.Context, rdb redis.UniversalClient, prefix string) {
 	iter := rdb.Scan(ctx, 0, prefix+"*", 1000).Iterator()
 	var keys []string
 	for iter.Next(ctx) {

@@ -32,7 +32,7 @@ func Redis(t testing.TB) (*redis.Client, string) {
 		// t.Context() is already cancelled when cleanups run.
 		ctx, cancel := context.WithTimeout(context.Background(), setupTimeout)
 		defer cancel()
-		if err := deletePrefix(ctx, client, prefix); err != nil {
+		if err := DeletePrefix(ctx, client, prefix); err != nil {
 			t.Errorf("dbtest: delete redis keys %s*: %v", prefix, err)
 		}
 		if err := client.Close(); err != nil {
@@ -45,9 +45,20 @@ func Redis(t testing.TB) (*redis.Client, string) {
 	return client, prefix
 }
 
-// deletePrefix deletes every key starting with prefix, a SCAN page at a time. The prefix
-// holds only hex digits, letters and colons, so it needs no escaping in a MATCH pattern.
-func deletePrefix(ctx context.Context, client *redis.Client, prefix string) error {
+// DeletePrefix deletes every key starting with prefix, on one server or on every
+// primary of a cluster (SCAN walks one node). The prefix must hold no glob characters.
+func DeletePrefix(ctx context.Context, client redis.UniversalClient, prefix string) error {
+	if c, ok := client.(*redis.ClusterClient); ok {
+		return c.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error {
+			return deletePrefix(ctx, node, prefix)
+		})
+	}
+	return deletePrefix(ctx, client, prefix)
+}
+
+// deletePrefix deletes every key of one server starting with prefix, a SCAN page at a
+// time, one DEL a key: on a cluster's node a DEL of several keys must keep to one slot.
+func deletePrefix(ctx context.Context, client redis.Cmdable, prefix string) error {
 	var cursor uint64
 	for {
 		keys, next, err := client.Scan(ctx, cursor, prefix+"*", 1000).Result()
@@ -55,7 +66,12 @@ func deletePrefix(ctx context.Context, client *redis.Client, prefix string) erro
 			return err
 		}
 		if len(keys) > 0 {
-			if err := client.Del(ctx, keys...).Err(); err != nil {
+			if _, err := client.Pipelined(ctx, func(p redis.Pipeliner) error {
+				for _, k := range keys {
+					p.Del(ctx, k)
+				}
+				return nil
+			}); err != nil {
 				return err
 			}
 		}

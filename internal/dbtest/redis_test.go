@@ -1,7 +1,9 @@
 package dbtest_test
 
 import (
+	"context"
 	"strconv"
+	"sync/atomic"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
@@ -51,5 +53,38 @@ func TestRedisPrefixCleanup(t *testing.T) {
 	}
 	if got, err := outer.Exists(t.Context(), keep).Result(); err != nil || got != 1 {
 		t.Errorf("key %s outside the prefix: exists = %d, %v; want 1, nil", keep, got, err)
+	}
+}
+
+// TestRedisCluster: the private cluster serves keys of different slots from different
+// nodes through one cluster client, and deletePrefix clears a prefix on every node.
+func TestRedisCluster(t *testing.T) {
+	t.Parallel()
+	c := dbtest.StartRedisCluster(t)
+	rdb := c.Client(t)
+	ctx := t.Context()
+	for i := range 30 {
+		if err := rdb.Set(ctx, "p:"+strconv.Itoa(i), i, 0).Err(); err != nil {
+			t.Fatalf("set on the cluster: %v", err)
+		}
+	}
+	var holding atomic.Int32 // ForEachMaster calls on every primary at once
+	err := rdb.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error {
+		if n, err := node.DBSize(ctx).Result(); err != nil || n > 0 {
+			holding.Add(1)
+			return err
+		}
+		return nil
+	})
+	if err != nil || holding.Load() < 2 {
+		t.Errorf("got keys on %d primaries (%v), want them spread over at least 2 of 3", holding.Load(), err)
+	}
+	if err := dbtest.DeletePrefix(ctx, rdb, "p:"); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 30 {
+		if n, err := rdb.Exists(ctx, "p:"+strconv.Itoa(i)).Result(); err != nil || n != 0 {
+			t.Fatalf("key p:%d after DeletePrefix: exists = %d, %v; want 0, nil", i, n, err)
+		}
 	}
 }

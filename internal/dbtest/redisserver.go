@@ -23,14 +23,21 @@ type RedisServer struct {
 // until it is ready. Without redis-server the test fails: make test installs it.
 func StartRedisServer(t testing.TB, port string) *RedisServer {
 	t.Helper()
+	return startRedisServer(t, port)
+}
+
+// startRedisServer starts redis-server on port with extra arguments after the usual.
+func startRedisServer(t testing.TB, port string, extra ...string) *RedisServer {
+	t.Helper()
 	if _, err := exec.LookPath("redis-server"); err != nil {
 		t.Fatal("dbtest: redis-server is not on PATH (make test installs Debian's redis-server)")
 	}
 	if port == "" {
 		port = FreePort(t)
 	}
-	cmd := exec.Command("redis-server", "--port", port, "--bind", "127.0.0.1", "--save", "",
-		"--appendonly", "no", "--daemonize", "no")
+	args := append([]string{"--port", port, "--bind", "127.0.0.1", "--save", "",
+		"--appendonly", "no", "--daemonize", "no"}, extra...)
+	cmd := exec.Command("redis-server", args...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

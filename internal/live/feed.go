@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -24,6 +25,7 @@ type feed struct {
 	hub    *Hub
 	event  int64
 	prev   *feed         // the event's previous feed; its goroutines must end first
+	psMu   sync.Mutex    // guards ps, which the receiver replaces when its slot moves
 	ps     *redis.PubSub // the event's one subscription
 	cancel func()        // ends the feed: cancels its context, closes ps
 	done   chan struct{} // closed when the feed's goroutines have returned
@@ -73,8 +75,7 @@ func (f *feed) run(ctx context.Context) {
 		h.mu.Unlock()
 		close(f.done)
 	}()
-	ps := f.ps
-	defer func() { _ = ps.Close() }()
+	defer f.closeSub()
 	if f.prev != nil {
 		select {
 		case <-f.prev.done:
@@ -83,7 +84,7 @@ func (f *feed) run(ctx context.Context) {
 		}
 	}
 	// A failed SUBSCRIBE is remembered and made again by the reconnecting receive.
-	_ = ps.Subscribe(ctx, seatsChannel(h.prefix, f.event))
+	_ = f.sub().SSubscribe(ctx, seatsChannel(h.prefix, f.event))
 	received := make(chan struct{})
 	go func() {
 		defer close(received)
@@ -130,18 +131,22 @@ func (f *feed) receive(ctx context.Context) {
 	subscribed := false
 	backoff := time.Duration(0)
 	for {
-		msg, err := f.ps.ReceiveTimeout(ctx, h.opt.HealthCheck)
+		ps := f.sub()
+		msg, err := ps.ReceiveTimeout(ctx, h.opt.HealthCheck)
 		if ctx.Err() != nil {
 			return
 		}
 		if err != nil {
 			var ne net.Error
 			if errors.As(err, &ne) && ne.Timeout() {
-				_ = f.ps.Ping(ctx) // a dead connection fails here and is replaced
+				_ = ps.Ping(ctx) // a dead connection fails here and is replaced
 				continue
 			}
 			if backoff == 0 {
 				h.log.Warn("seat feed lost its subscription; reconnecting", "event", f.event, "err", err)
+			}
+			if strings.HasPrefix(err.Error(), "MOVED ") { // subscribed on a node the slot has left
+				f.moved(ctx)
 			}
 			backoff = min(max(2*backoff, minBackoff), maxBackoff)
 			if !sleep(ctx, backoff) {
@@ -153,7 +158,11 @@ func (f *feed) receive(ctx context.Context) {
 		var it item
 		switch m := msg.(type) {
 		case *redis.Subscription:
-			if m.Kind != "subscribe" {
+			if m.Kind == "sunsubscribe" {
+				f.moved(ctx)
+				continue
+			}
+			if m.Kind != "ssubscribe" {
 				continue
 			}
 			it.resync = "first"
@@ -180,6 +189,41 @@ func (f *feed) receive(ctx context.Context) {
 		default:
 		}
 	}
+}
+
+// sub is the feed's current subscription.
+func (f *feed) sub() *redis.PubSub {
+	f.psMu.Lock()
+	defer f.psMu.Unlock()
+	return f.ps
+}
+
+// closeSub closes the current subscription, which wakes a blocked receive.
+func (f *feed) closeSub() {
+	f.psMu.Lock()
+	defer f.psMu.Unlock()
+	_ = f.ps.Close()
+}
+
+// moved replaces a subscription that Redis ended: the feed never unsubscribes (it
+// closes instead), so an sunsubscribe comes from a Redis Cluster whose node gave the
+// channel's slot away (and a MOVED answer from a node the slot has left). go-redis
+// keeps a PubSub on its node, so a new one, once the client has reloaded the slots,
+// finds the slot's new owner; its confirmation resyncs the feed, since whatever was
+// published meanwhile went unheard. Once ctx has ended (the feed closing) nothing is
+// replaced.
+func (f *feed) moved(ctx context.Context) {
+	f.psMu.Lock()
+	defer f.psMu.Unlock()
+	if ctx.Err() != nil {
+		return
+	}
+	f.hub.log.Warn("seat feed: Redis ended the subscription (its slot moved); subscribing again", "event", f.event)
+	if c, ok := f.hub.rdb.(*redis.ClusterClient); ok {
+		c.ReloadState(ctx) // in the background: a MOVED answer brings us here again
+	}
+	_ = f.ps.Close()
+	f.ps = f.hub.rdb.SSubscribe(ctx, seatsChannel(f.hub.prefix, f.event))
 }
 
 // apply takes queued items in order. It reports false if ctx ended.

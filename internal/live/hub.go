@@ -93,9 +93,14 @@ func (o HubOptions) withDefaults() HubOptions {
 // holds a connection of its own), and hands each watcher batches through a bounded
 // buffer. There is one Hub per process.
 //
+// The channels are sharded (SSUBSCRIBE): in a Redis Cluster an event's subscription is
+// a connection to the primary that owns the event's slot, and go-redis's cluster
+// client fixes a PubSub's node at its first subscription, so channels of events on
+// different nodes could not share one PubSub. One per event keeps that true.
+//
 // Lock order: Hub.mu before feed.mu. Hooks are called with neither held.
 type Hub struct {
-	rdb    *redis.Client
+	rdb    redis.UniversalClient
 	prefix string
 	log    *slog.Logger
 	opt    HubOptions
@@ -112,7 +117,7 @@ type Hub struct {
 
 // NewHub returns a Hub reading the channels under prefix, with its flusher running
 // until Close.
-func NewHub(rdb *redis.Client, prefix string, log *slog.Logger, opt HubOptions) *Hub {
+func NewHub(rdb redis.UniversalClient, prefix string, log *slog.Logger, opt HubOptions) *Hub {
 	if log == nil {
 		log = slog.Default()
 	}
@@ -247,8 +252,9 @@ func (w *Watcher) end(err error) {
 // startFeed starts following an event. Called with h.mu held.
 func (h *Hub) startFeed(eventID int64) *feed {
 	ctx, cancel := context.WithCancel(h.ctx)
-	// Without channels, Subscribe makes no round trip: the receiver subscribes.
-	ps := h.rdb.Subscribe(ctx)
+	// Without channels, SSubscribe makes no round trip and picks no node yet: the
+	// receiver subscribes, and the channel's slot then chooses the node.
+	ps := h.rdb.SSubscribe(ctx)
 	f := &feed{
 		hub: h, event: eventID, done: make(chan struct{}), ps: ps, wake: make(chan struct{}, 1),
 		prev: h.retiring(eventID), watchers: map[*Watcher]struct{}{},
@@ -257,7 +263,7 @@ func (h *Hub) startFeed(eventID int64) *feed {
 	// wakes it.
 	f.cancel = func() {
 		cancel()
-		_ = ps.Close()
+		f.closeSub()
 	}
 	h.feeds[eventID] = f
 	h.wg.Add(1)

@@ -64,7 +64,7 @@ func (k *hooks) nextReset(t *testing.T) resetCall {
 	}
 }
 
-func newHub(t *testing.T, rdb *redis.Client, prefix string, k *hooks, o HubOptions) *Hub {
+func newHub(t *testing.T, rdb redis.UniversalClient, prefix string, k *hooks, o HubOptions) *Hub {
 	t.Helper()
 	if o.Flush == 0 {
 		o.Flush = 10 * time.Millisecond
@@ -76,7 +76,7 @@ func newHub(t *testing.T, rdb *redis.Client, prefix string, k *hooks, o HubOptio
 
 // publish announces a change the way Publisher does, synchronously, and returns its
 // version.
-func publish(t *testing.T, rdb *redis.Client, prefix string, event int64, seats ...int64) int64 {
+func publish(t *testing.T, rdb redis.UniversalClient, prefix string, event int64, seats ...int64) int64 {
 	t.Helper()
 	ids, _ := json.Marshal(append([]int64{}, seats...))
 	ga := "0"
@@ -132,12 +132,12 @@ func until(t *testing.T, w *Watcher, v int64) []int64 {
 }
 
 // subscribers counts Redis's subscribers of the event's channel.
-func subscribers(t *testing.T, rdb *redis.Client, prefix string, event int64) int64 {
+func subscribers(t *testing.T, rdb redis.UniversalClient, prefix string, event int64) int64 {
 	t.Helper()
 	ch := seatsChannel(prefix, event)
-	n, err := rdb.PubSubNumSub(t.Context(), ch).Result()
+	n, err := rdb.PubSubShardNumSub(t.Context(), ch).Result()
 	if err != nil {
-		t.Fatalf("PUBSUB NUMSUB: %v", err)
+		t.Fatalf("PUBSUB SHARDNUMSUB: %v", err)
 	}
 	return n[ch]
 }
@@ -305,7 +305,7 @@ func TestHubResetsOnLostMessages(t *testing.T) {
 	if err := rdb.Set(t.Context(), versionKey(prefix, 1), 5, 0).Err(); err != nil {
 		t.Fatal(err)
 	}
-	if err := rdb.Publish(t.Context(), seatsChannel(prefix, 1), `{"v":5,"seats":[7]}`).Err(); err != nil {
+	if err := rdb.SPublish(t.Context(), seatsChannel(prefix, 1), `{"v":5,"seats":[7]}`).Err(); err != nil {
 		t.Fatal(err)
 	}
 	if r := k.nextReset(t); r.version != 5 {

@@ -27,12 +27,15 @@ type Change struct {
 
 // publishScript bumps the event's version and publishes under it in one step, so
 // subscribers see versions in order and can tell when they missed one. ARGV: channel,
-// seat ids as a JSON array, "1" when GA places changed.
+// seat ids as a JSON array, "1" when GA places changed. The channel is a sharded one
+// (SPUBLISH): in a Redis Cluster a message then goes to the subscribers of the shard
+// that owns the channel's slot, the slot of the version key (one hash tag), instead of
+// every node of the cluster.
 var publishScript = redis.NewScript(`
 local v = redis.call('INCR', KEYS[1])
 local ga = ''
 if ARGV[3] == '1' then ga = ',"ga":true' end
-redis.call('PUBLISH', ARGV[1], '{"v":' .. v .. ',"seats":' .. ARGV[2] .. ga .. '}')
+redis.call('SPUBLISH', ARGV[1], '{"v":' .. v .. ',"seats":' .. ARGV[2] .. ga .. '}')
 return v`)
 
 const (
@@ -56,7 +59,7 @@ type pending struct {
 // never waits for Redis, and a Redis outage loses announcements, never sales. Changes
 // that pile up are merged per event, one message each.
 type Publisher struct {
-	rdb     *redis.Client
+	rdb     redis.UniversalClient
 	prefix  string
 	log     *slog.Logger
 	queue   chan change
@@ -67,7 +70,7 @@ type Publisher struct {
 
 // NewPublisher returns a Publisher writing under prefix, with its sender running until
 // Close.
-func NewPublisher(rdb *redis.Client, prefix string, log *slog.Logger) *Publisher {
+func NewPublisher(rdb redis.UniversalClient, prefix string, log *slog.Logger) *Publisher {
 	p := &Publisher{rdb: rdb, prefix: prefix, log: log, queue: make(chan change, queueSize), done: make(chan struct{})}
 	go p.run()
 	return p
@@ -148,6 +151,6 @@ func (p *Publisher) send(batch map[int64]*pending) {
 // Subscribe returns a subscription of its own to the event's seat changes, for tests
 // and benchmarks that listen as an outsider would. Viewers never get one each: the Hub
 // holds one subscription per watched event and fans out in process.
-func Subscribe(ctx context.Context, rdb *redis.Client, prefix string, eventID int64) *redis.PubSub {
-	return rdb.Subscribe(ctx, seatsChannel(prefix, eventID))
+func Subscribe(ctx context.Context, rdb redis.UniversalClient, prefix string, eventID int64) *redis.PubSub {
+	return rdb.SSubscribe(ctx, seatsChannel(prefix, eventID))
 }

@@ -119,7 +119,7 @@ type Queue struct {
 // Sources are what the gauges read when they are scraped.
 type Sources struct {
 	Pool  *pgxpool.Pool
-	Redis *redis.Client
+	Redis redis.UniversalClient
 	// SSEClients counts the live streams open in this process.
 	SSEClients func() int
 	// Queues reads the waiting rooms of the events whose room is on.

@@ -22,7 +22,7 @@ var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 var testKey = Key{ID: "k1", Secret: []byte("test secret, 32 bytes long......")}
 
 // newRoom returns a Room with the test key, closed when the test ends.
-func newRoom(t *testing.T, rdb *redis.Client, prefix string, hooks Hooks, opt Options) *Room {
+func newRoom(t *testing.T, rdb redis.UniversalClient, prefix string, hooks Hooks, opt Options) *Room {
 	t.Helper()
 	// Tests run beside others on a loaded machine, where a Redis call now and then
 	// takes longer than the production limit of 1 s; a test about the limit sets
@@ -89,7 +89,7 @@ func eventually(t *testing.T, what string, within time.Duration, cond func() boo
 }
 
 // redisNow is Redis's clock, which decides everything in the room.
-func redisNow(t *testing.T, rdb *redis.Client) time.Time {
+func redisNow(t *testing.T, rdb redis.UniversalClient) time.Time {
 	t.Helper()
 	now, err := rdb.Time(context.Background()).Result()
 	if err != nil {
@@ -104,7 +104,7 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 return redis.call('ZCOUNT', KEYS[1], now + 1, '+inf')`)
 
-func active(t *testing.T, rdb *redis.Client, prefix string, eventID int64) int {
+func active(t *testing.T, rdb redis.UniversalClient, prefix string, eventID int64) int {
 	t.Helper()
 	n, err := activeScript.Run(context.Background(), rdb, []string{eventKeys(prefix, eventID)[keyAdmitted]}).Int()
 	if err != nil {

@@ -40,7 +40,7 @@ func (s *shoppers) admitted(ad admission) {
 
 // sampleActive counts the active shoppers every few milliseconds until stop, and
 // reports any count above slots.
-func sampleActive(t *testing.T, rdb *redis.Client, prefix string, eventID int64, slots int) (stop func() (most int)) {
+func sampleActive(t *testing.T, rdb redis.UniversalClient, prefix string, eventID int64, slots int) (stop func() (most int)) {
 	t.Helper()
 	done, out := make(chan struct{}), make(chan int, 1)
 	var once sync.Once
@@ -72,7 +72,7 @@ func sampleActive(t *testing.T, rdb *redis.Client, prefix string, eventID int64,
 // preQueued joins n visitors to the pre-queue and returns the event with its onsale
 // 500 ms after the last join (Redis's clock), so that admission starts at the onsale
 // from an empty bucket.
-func preQueued(t *testing.T, rdb *redis.Client, r *Room, ev Event, n int) Event {
+func preQueued(t *testing.T, rdb redis.UniversalClient, r *Room, ev Event, n int) Event {
 	t.Helper()
 	// The joins are given all the time they need (on a loaded machine 52 joins once
 	// took more than the half second this used to allow); the draw is then set half

@@ -234,7 +234,7 @@ const (
 // Room is one instance's handle on the waiting room. Its methods are safe for
 // concurrent use; Run is called once per Room.
 type Room struct {
-	rdb       *redis.Client
+	rdb       redis.UniversalClient
 	prefix    string
 	keys      []Key
 	verifiers map[string][]byte // key id → secret, for every configured key
@@ -265,13 +265,13 @@ type Room struct {
 // deadline cut a call short only with it, and without it a hanging Redis would hold
 // each call for its read timeout (seconds) instead of Options.Timeout. The program's
 // client has it (internal/app), and so do the tests' (internal/dbtest).
-func New(rdb *redis.Client, prefix string, keys []Key, hooks Hooks, log *slog.Logger, opt Options) *Room {
+func New(rdb redis.UniversalClient, prefix string, keys []Key, hooks Hooks, log *slog.Logger, opt Options) *Room {
 	ver := keyring.Verifiers("waitroom", keys)
 	if log == nil {
 		log = slog.Default()
 	}
 	r := &Room{rdb: rdb, prefix: prefix, keys: keys, verifiers: ver, hooks: hooks, log: log, opt: opt.withDefaults()}
-	if !rdb.Options().ContextTimeoutEnabled {
+	if !contextTimeouts(rdb) {
 		panic("waitroom: the Redis client needs ContextTimeoutEnabled, so that a hanging Redis cannot hold a call past Options.Timeout")
 	}
 	var seed [32]byte
@@ -279,6 +279,18 @@ func New(rdb *redis.Client, prefix string, keys []Key, hooks Hooks, log *slog.Lo
 	r.rnd = mrand.New(mrand.NewChaCha8(seed))
 	r.id = rand.Text()[:12] // 60 random bits name this instance
 	return r
+}
+
+// contextTimeouts reports whether rdb lets a context's deadline cut its calls short:
+// one server's client or a cluster client with ContextTimeoutEnabled.
+func contextTimeouts(rdb redis.UniversalClient) bool {
+	switch c := rdb.(type) {
+	case *redis.Client:
+		return c.Options().ContextTimeoutEnabled
+	case *redis.ClusterClient:
+		return c.Options().ContextTimeoutEnabled
+	}
+	return false
 }
 
 // seed makes pre-queue places reproducible (tests).
