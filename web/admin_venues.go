@@ -47,7 +47,7 @@ func (s *server) newVenue(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	e := venueEditor(c, "New venue", "/admin/venues", catalog.VenueInput{TimeZone: house.String()})
+	e := s.venueEditor(c, "New venue", "/admin/venues", catalog.VenueInput{TimeZone: house.String()})
 	e.Preview.Summary = "Fill in a section or a standing area to see the map."
 	return render(c, http.StatusOK, "no-store", views.VenueEditorPage(e))
 }
@@ -65,7 +65,7 @@ func (s *server) showVenue(c echo.Context) error {
 	} else if err != nil {
 		return err
 	}
-	e := venueEditor(c, v.Name, venueURL(id), v.VenueInput)
+	e := s.venueEditor(c, v.Name, venueURL(id), v.VenueInput)
 	e.Preview = previewOf(v.Layout, venueURL(id))
 	if c.QueryParam("saved") != "" {
 		e.Notice = "Saved. Events created from now on get this layout; existing events keep their seats."
@@ -113,11 +113,12 @@ func (s *server) saveVenue(c echo.Context, id int64) error {
 	if err != nil {
 		return err
 	}
+	lf.Money = s.Money
 	layout, perr := lf.Parse()
 	if perr == nil {
 		in.Layout = layout
 	}
-	e := venueEditor(c, heading, action, in)
+	e := s.venueEditor(c, heading, action, in)
 	e.Sections, e.GA = sectionFields(lf), gaFields(lf)
 	e.Preview = previewOf(layout, action)
 	if perr != nil {
@@ -197,8 +198,8 @@ func readVenueForm(form url.Values) (catalog.VenueInput, catalog.LayoutForm, err
 }
 
 // venueEditor is the editor filled with a venue, plus a blank section and area.
-func venueEditor(c echo.Context, heading, action string, v catalog.VenueInput) views.VenueEditor {
-	lf := v.Layout.Form()
+func (s *server) venueEditor(c echo.Context, heading, action string, v catalog.VenueInput) views.VenueEditor {
+	lf := v.Layout.Form(s.Money)
 	e := views.VenueEditor{AdminPage: adminPage(c, heading), Heading: heading, Action: action, Name: v.Name, City: v.City,
 		TimeZone: v.TimeZone, Zones: zone.Names(),
 		CanEdit: currentStaff(c).Role == staff.Admin, Sections: sectionFields(lf), GA: gaFields(lf)}
