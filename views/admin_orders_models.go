@@ -83,9 +83,17 @@ type AdminRefund struct {
 	Amount, Reason, State, At string
 }
 
-// AdminHistory is one thing staff did to an order.
+// AdminHistory is one thing staff did to an order: a sentence ("Refunded by Anna at
+// …") and the fields it changed.
 type AdminHistory struct {
-	At, Action, Who, Detail string
+	Sentence string
+	Changes  []AuditChange
+}
+
+// AuditChange is one field an action set or changed, in words; Before is "" when the
+// action set it.
+type AuditChange struct {
+	Field, Before, After string
 }
 
 // Checkin is the door's page: the event and gate chosen, the code form and the last

@@ -9,6 +9,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"boxoffice/internal/audittext"
 	"boxoffice/internal/booking"
 	"boxoffice/internal/ordertext"
 	"boxoffice/internal/zone"
@@ -54,7 +55,7 @@ func (s *server) searchOrders(c echo.Context) error {
 		m.Searched = true
 		for _, o := range res.Orders {
 			m.Results = append(m.Results, views.OrderHit{ID: o.ID, URL: "/admin/orders/" + strconv.FormatInt(o.ID, 10),
-				Event: o.EventName, Email: o.Email, Status: o.Status, Total: ordertext.Euros(o.AmountCents),
+				Event: o.EventName, Email: o.Email, Status: audittext.Status(o.Status), Total: ordertext.Euros(o.AmountCents),
 				Tickets: o.ValidTickets, Created: adminTime(o.CreatedAt, o.Zone)})
 		}
 		if res.Next != 0 {
@@ -115,7 +116,7 @@ func (s *server) adminOrderModel(c echo.Context, id int64) (views.AdminOrder, er
 	ids := strconv.FormatInt(id, 10)
 	m := views.AdminOrder{
 		AdminPage: adminPage(c, "Order "+ids), ID: id, Event: o.EventName, Email: o.Order.Email,
-		Status: o.Order.Status, Reason: o.Order.StatusReason, Total: ordertext.Euros(o.Order.AmountCents),
+		Status: audittext.Status(o.Order.Status), Reason: audittext.Reason(o.Order.StatusReason), Total: ordertext.Euros(o.Order.AmountCents),
 		Created: adminTime(o.CreatedAt, o.Zone), CanChange: o.Order.Status == booking.StatusConfirmed,
 		Action: "/admin/orders/" + ids + "/refund", Resend: "/admin/orders/" + ids + "/resend",
 	}
@@ -126,7 +127,7 @@ func (s *server) adminOrderModel(c echo.Context, id int64) (views.AdminOrder, er
 		return views.AdminOrder{}, err
 	}
 	m.LinkAction = "/admin/orders/" + ids + "/links/revoke"
-	m.LinkResend = m.Status == booking.StatusConfirmed || m.Status == booking.StatusRefundPending || m.Status == booking.StatusRefunded
+	m.LinkResend = o.Order.Status == booking.StatusConfirmed || o.Order.Status == booking.StatusRefundPending || o.Order.Status == booking.StatusRefunded
 	for _, t := range o.Tickets {
 		v := views.AdminTicket{ID: t.ID, Code: t.Code, Place: t.Seat, Price: ordertext.Euros(t.PriceCents), State: "valid"}
 		switch {
@@ -143,18 +144,20 @@ func (s *server) adminOrderModel(c echo.Context, id int64) (views.AdminOrder, er
 	}
 	for _, p := range o.Payments {
 		m.Payments = append(m.Payments, views.AdminPayment{Provider: p.Provider, Ref: p.ProviderPaymentID,
-			Amount: ordertext.Euros(p.AmountCents), State: p.State, At: adminTime(p.CreatedAt, o.Zone)})
+			Amount: ordertext.Euros(p.AmountCents), State: audittext.Status(p.State), At: adminTime(p.CreatedAt, o.Zone)})
 	}
 	for _, r := range o.Refunds {
-		reason := r.Reason
-		if r.ByStaff {
+		reason := audittext.Reason(r.Reason)
+		if r.ByStaff && r.Reason != booking.ReasonStaffRefund {
 			reason += " (staff)"
 		}
 		m.Refunds = append(m.Refunds, views.AdminRefund{Amount: ordertext.Euros(r.AmountCents), Reason: reason,
-			State: r.State, At: adminTime(r.CreatedAt, o.Zone)})
+			State: audittext.Status(r.State), At: adminTime(r.CreatedAt, o.Zone)})
 	}
+	w := s.words(o.Zone)
 	for _, h := range o.History {
-		m.History = append(m.History, views.AdminHistory{At: adminTime(h.At, o.Zone), Action: h.Action, Who: h.StaffName, Detail: h.After})
+		sentence, changes := auditView(w, audittext.Entry{Action: h.Action, Who: h.StaffName, At: h.At, Before: h.Before, After: h.After})
+		m.History = append(m.History, views.AdminHistory{Sentence: sentence, Changes: changes})
 	}
 	return m, nil
 }

@@ -109,7 +109,8 @@ type AuditEntry struct {
 	At        time.Time
 	Action    string
 	StaffName string
-	After     string // JSON
+	Before    string // JSON, "" for none
+	After     string // JSON, "" for none
 }
 
 // AdminOrder is an order with everything about it, for the box office.
@@ -187,7 +188,8 @@ func (s *Desk) OrderAdmin(ctx context.Context, id int64) (AdminOrder, error) {
 		return AdminOrder{}, translate(err)
 	}
 	for _, h := range hist {
-		out.History = append(out.History, AuditEntry{At: h.At, Action: h.Action, StaffName: h.StaffName, After: string(h.After)})
+		out.History = append(out.History, AuditEntry{At: h.At, Action: h.Action, StaffName: h.StaffName,
+			Before: string(h.Before), After: string(h.After)})
 	}
 	return out, nil
 }
