@@ -1,7 +1,8 @@
 package views
 
-// OrderSearch is the box office's order search: what was typed, the orders found and
-// the way to the next page, and the exports of each event.
+// OrderSearch is the box office's order search: what was typed, the orders found (the
+// newest orders when nothing was typed) and the way to the next page, and the exports
+// of each event.
 type OrderSearch struct {
 	AdminPage
 	Query   string

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -20,8 +21,8 @@ import (
 // one order with its tickets, payments, refunds and history; refund or void some or
 // all of its tickets; send its confirmation again.
 
-// ordersPerPage is how many orders a search page lists.
-const ordersPerPage = 25
+// ordersPerPage is how many orders a page of the list or of a search shows.
+const ordersPerPage = 50
 
 // errAdminOrderNotFound answers an order number that names no order.
 var errAdminOrderNotFound = &apiError{Status: http.StatusNotFound, Code: "order_not_found", Message: "No order has this number."}
@@ -47,19 +48,24 @@ func (s *server) searchOrders(c echo.Context) error {
 	case status != http.StatusOK:
 	case len(m.Query) > booking.MaxSearchQuery:
 		m.Error, status = "Search for an email, an order number or a ticket code: that is too long to be one.", http.StatusBadRequest
-	case m.Query != "":
+	default:
+		// Nothing typed lists the newest orders.
 		res, err := s.Desk.SearchOrders(ctx, m.Query, before, ordersPerPage)
 		if err != nil {
 			return err
 		}
-		m.Searched = true
+		m.Searched = strings.TrimSpace(m.Query) != ""
 		for _, o := range res.Orders {
 			m.Results = append(m.Results, views.OrderHit{ID: o.ID, URL: "/admin/orders/" + strconv.FormatInt(o.ID, 10),
 				Event: o.EventName, Email: o.Email, Status: audittext.Status(o.Status), Total: ordertext.Euros(o.AmountCents),
 				Tickets: o.ValidTickets, Created: adminTime(o.CreatedAt, o.Zone)})
 		}
 		if res.Next != 0 {
-			m.NextURL = "/admin/orders?" + url.Values{"q": {m.Query}, "before": {strconv.FormatInt(res.Next, 10)}}.Encode()
+			next := url.Values{"before": {strconv.FormatInt(res.Next, 10)}}
+			if m.Searched {
+				next.Set("q", m.Query)
+			}
+			m.NextURL = "/admin/orders?" + next.Encode()
 		}
 	}
 	events, err := s.Desk.Events(ctx)
