@@ -61,9 +61,10 @@ type AdminEvent struct {
 	Sell        string // the box office's seat map; empty for a role that may not sell
 }
 
-// AdminHome is the admin landing page.
+// AdminHome is the admin landing page: the sales, then the events.
 type AdminHome struct {
 	AdminPage
+	Sales  SalesDashboard
 	Events []AdminEvent
 }
 
