@@ -110,6 +110,18 @@ func (s Shop) Format(minor int) string {
 	return sign + cur.Symbol + n
 }
 
+// Short is Format for price lists, where a whole amount goes without its minor
+// digits: €45, but €45.50.
+func (s Shop) Short(minor int) string {
+	unit := pow10(s.currency().Digits)
+	if minor%unit != 0 || unit == 1 {
+		return s.Format(minor)
+	}
+	f := s.Format(minor)
+	zeros := s.st().decimal + strings.Repeat("0", s.currency().Digits)
+	return strings.Replace(f, zeros, "", 1)
+}
+
 // Input writes an amount for a form field, to be read back by Parse: no symbol and
 // no thousands separator ("1234.50", "1234,50").
 func (s Shop) Input(minor int) string {

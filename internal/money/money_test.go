@@ -122,6 +122,23 @@ func TestFormat(t *testing.T) {
 	}
 }
 
+func TestShort(t *testing.T) {
+	t.Parallel()
+	de := shop(t, "de")
+	for _, c := range []struct {
+		shop  money.Shop
+		minor int
+		want  string
+	}{
+		{money.Shop{}, 4500, "€45"}, {money.Shop{}, 4550, "€45.50"}, {money.Shop{}, 123400, "€1,234"},
+		{de, 4500, "45 €"}, {de, 4505, "45,05 €"},
+	} {
+		if got := c.shop.Short(c.minor); got != c.want {
+			t.Errorf("%s: Short(%d) = %q, want %q", c.shop.Locale(), c.minor, got, c.want)
+		}
+	}
+}
+
 func TestNew(t *testing.T) {
 	t.Parallel()
 	if _, err := money.New("xx"); err == nil {
