@@ -62,19 +62,11 @@ func dailyChart(days []booking.DayCount, from time.Time, loc *time.Location) vie
 			counts[i] += d.Tickets
 		}
 	}
-	total, peak, peakAt := 0, 0, 0
-	for i, n := range counts {
-		total += n
-		if n > peak {
-			peak, peakAt = n, i
-		}
-	}
+	total, peak, peakAt := countPeak(counts)
 	yMax := niceCeil(peak)
-	plotW := float64(chartW - chartLeft - chartRight)
-	plotH := float64(chartH - chartTop - chartBot)
+	c, plotW, plotH := chartFrame()
+	c.Title = "Tickets sold per day"
 	bw := plotW / chartDays
-	c := views.Chart{Width: chartW, Height: chartH, Left: chartLeft, Top: chartTop,
-		Right: chartW - chartRight, Bottom: chartH - chartBot, Title: "Tickets sold per day"}
 	day := func(i int) time.Time { return from.AddDate(0, 0, i) }
 	for i, n := range counts {
 		x := float64(chartLeft) + float64(i)*bw
