@@ -12,7 +12,6 @@ import (
 
 	"boxoffice/internal/audittext"
 	"boxoffice/internal/booking"
-	"boxoffice/internal/ordertext"
 	"boxoffice/internal/zone"
 	"boxoffice/views"
 )
@@ -57,7 +56,7 @@ func (s *server) searchOrders(c echo.Context) error {
 		m.Searched = strings.TrimSpace(m.Query) != ""
 		for _, o := range res.Orders {
 			m.Results = append(m.Results, views.OrderHit{ID: o.ID, URL: "/admin/orders/" + strconv.FormatInt(o.ID, 10),
-				Event: o.EventName, Email: o.Email, Status: audittext.Status(o.Status), Total: ordertext.Euros(o.AmountCents),
+				Event: o.EventName, Email: o.Email, Status: audittext.Status(o.Status), Total: s.Money.Format(o.AmountCents),
 				Tickets: o.ValidTickets, Created: adminTime(o.CreatedAt, o.Zone)})
 		}
 		if res.Next != 0 {
@@ -122,7 +121,7 @@ func (s *server) adminOrderModel(c echo.Context, id int64) (views.AdminOrder, er
 	ids := strconv.FormatInt(id, 10)
 	m := views.AdminOrder{
 		AdminPage: adminPage(c, "Order "+ids), ID: id, Event: o.EventName, Email: o.Order.Email,
-		Status: audittext.Status(o.Order.Status), Reason: audittext.Reason(o.Order.StatusReason), Total: ordertext.Euros(o.Order.AmountCents),
+		Status: audittext.Status(o.Order.Status), Reason: audittext.Reason(o.Order.StatusReason), Total: s.Money.Format(o.Order.AmountCents),
 		Created: adminTime(o.CreatedAt, o.Zone), CanChange: o.Order.Status == booking.StatusConfirmed,
 		Action: "/admin/orders/" + ids + "/refund", Resend: "/admin/orders/" + ids + "/resend",
 	}
@@ -135,7 +134,7 @@ func (s *server) adminOrderModel(c echo.Context, id int64) (views.AdminOrder, er
 	m.LinkAction = "/admin/orders/" + ids + "/links/revoke"
 	m.LinkResend = o.Order.Status == booking.StatusConfirmed || o.Order.Status == booking.StatusRefundPending || o.Order.Status == booking.StatusRefunded
 	for _, t := range o.Tickets {
-		v := views.AdminTicket{ID: t.ID, Code: t.Code, Place: t.Seat, Price: ordertext.Euros(t.PriceCents), State: "valid"}
+		v := views.AdminTicket{ID: t.ID, Code: t.Code, Place: t.Seat, Price: s.Money.Format(t.PriceCents), State: "valid"}
 		switch {
 		case t.VoidedAt != nil && t.VoidReason == "refund":
 			v.State = "refunded " + adminTime(*t.VoidedAt, o.Zone)
@@ -150,14 +149,14 @@ func (s *server) adminOrderModel(c echo.Context, id int64) (views.AdminOrder, er
 	}
 	for _, p := range o.Payments {
 		m.Payments = append(m.Payments, views.AdminPayment{Provider: p.Provider, Ref: p.ProviderPaymentID,
-			Amount: ordertext.Euros(p.AmountCents), State: audittext.Status(p.State), At: adminTime(p.CreatedAt, o.Zone)})
+			Amount: s.Money.Format(p.AmountCents), State: audittext.Status(p.State), At: adminTime(p.CreatedAt, o.Zone)})
 	}
 	for _, r := range o.Refunds {
 		reason := audittext.Reason(r.Reason)
 		if r.ByStaff && r.Reason != booking.ReasonStaffRefund {
 			reason += " (staff)"
 		}
-		m.Refunds = append(m.Refunds, views.AdminRefund{Amount: ordertext.Euros(r.AmountCents), Reason: reason,
+		m.Refunds = append(m.Refunds, views.AdminRefund{Amount: s.Money.Format(r.AmountCents), Reason: reason,
 			State: audittext.Status(r.State), At: adminTime(r.CreatedAt, o.Zone)})
 	}
 	w := s.words(o.Zone)

@@ -11,6 +11,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"boxoffice/internal/catalog"
+	"boxoffice/internal/money"
 	"boxoffice/internal/ordertext"
 	"boxoffice/internal/staff"
 	"boxoffice/internal/zone"
@@ -66,7 +67,7 @@ func (s *server) showVenue(c echo.Context) error {
 		return err
 	}
 	e := s.venueEditor(c, v.Name, venueURL(id), v.VenueInput)
-	e.Preview = previewOf(v.Layout, venueURL(id))
+	e.Preview = previewOf(s.Money, v.Layout, venueURL(id))
 	if c.QueryParam("saved") != "" {
 		e.Notice = "Saved. Events created from now on get this layout; existing events keep their seats."
 	}
@@ -120,7 +121,7 @@ func (s *server) saveVenue(c echo.Context, id int64) error {
 	}
 	e := s.venueEditor(c, heading, action, in)
 	e.Sections, e.GA = sectionFields(lf), gaFields(lf)
-	e.Preview = previewOf(layout, action)
+	e.Preview = previewOf(s.Money, layout, action)
 	if perr != nil {
 		e.Preview = views.LayoutPreview{URL: action, Error: problem(perr)}
 	}
@@ -236,7 +237,7 @@ func gaFields(lf catalog.LayoutForm) []views.GAFields {
 const previewTiers = 6
 
 // previewOf draws a layout as the seat map would: every seat at its generated place.
-func previewOf(l catalog.Layout, url string) views.LayoutPreview {
+func previewOf(shop money.Shop, l catalog.Layout, url string) views.LayoutPreview {
 	p := views.LayoutPreview{URL: url}
 	seats, err := l.Seats()
 	if err != nil {
@@ -260,7 +261,7 @@ func previewOf(l catalog.Layout, url string) views.LayoutPreview {
 		if _, ok := tiers[k]; !ok {
 			tiers[k] = len(tiers)
 			p.Legend = append(p.Legend, views.PreviewKey{Class: "tier-" + strconv.Itoa(tiers[k]%previewTiers),
-				Text: st.Tier + ", " + ordertext.Euros(st.PriceCents)})
+				Text: st.Tier + ", " + shop.Format(st.PriceCents)})
 		}
 		if st.Accessible {
 			accessible++
