@@ -16,6 +16,17 @@ WHERE (o.id = @order_id::bigint
 ORDER BY o.id DESC
 LIMIT @max_rows::int;
 
+-- name: OrdersRecent :many
+-- Every event's orders, newest first, older than @before_id when it is not 0, @max_rows
+-- at most: the order list before anything is searched.
+SELECT o.id, o.event_id, e.name AS event_name, o.email, o.status, o.amount_cents, o.created_at,
+       (SELECT count(*) FROM tickets t WHERE t.event_id = o.event_id AND t.order_id = o.id AND t.voided_at IS NULL)::int AS valid_tickets,
+       (SELECT v.time_zone FROM venues v WHERE v.id = e.venue_id) AS time_zone
+FROM orders o JOIN events e ON e.id = o.event_id
+WHERE @before_id::bigint = 0 OR o.id < @before_id::bigint
+ORDER BY o.id DESC
+LIMIT @max_rows::int;
+
 -- name: TicketsOfOrderAdmin :many
 -- Every ticket of an order, valid or not, with what it admits to, its price, and how
 -- it ended or was used.

@@ -62,9 +62,10 @@ type AdminEvent struct {
 	Sell        string // the box office's seat map; empty for a role that may not sell
 }
 
-// AdminHome is the admin landing page.
+// AdminHome is the admin landing page: the sales, then the events.
 type AdminHome struct {
 	AdminPage
+	Sales  SalesDashboard
 	Events []AdminEvent
 }
 
@@ -95,9 +96,11 @@ type RoleOption struct{ Value, Label string }
 // NewStaffForm is what was typed in the add form (never the password).
 type NewStaffForm struct{ Email, Name, Role string }
 
-// AuditRow is one line of the audit log.
+// AuditRow is one line of the audit log: when, what was done in a sentence, to what,
+// from where, and the fields it changed.
 type AuditRow struct {
-	At, Who, Action, Subject, Before, After, Address string
+	At, Sentence, Subject, Address string
+	Changes                        []AuditChange
 }
 
 // AuditLog is the audit log page, newest first, a page at a time.

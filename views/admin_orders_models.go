@@ -1,7 +1,8 @@
 package views
 
-// OrderSearch is the box office's order search: what was typed, the orders found and
-// the way to the next page, and the exports of each event.
+// OrderSearch is the box office's order search: what was typed, the orders found (the
+// newest orders when nothing was typed) and the way to the next page, and the exports
+// of each event.
 type OrderSearch struct {
 	AdminPage
 	Query   string
@@ -83,9 +84,17 @@ type AdminRefund struct {
 	Amount, Reason, State, At string
 }
 
-// AdminHistory is one thing staff did to an order.
+// AdminHistory is one thing staff did to an order: a sentence ("Refunded by Anna at
+// …") and the fields it changed.
 type AdminHistory struct {
-	At, Action, Who, Detail string
+	Sentence string
+	Changes  []AuditChange
+}
+
+// AuditChange is one field an action set or changed, in words; Before is "" when the
+// action set it.
+type AuditChange struct {
+	Field, Before, After string
 }
 
 // Checkin is the door's page: the event and gate chosen, the code form and the last

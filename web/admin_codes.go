@@ -45,7 +45,7 @@ func (s *server) renderCodes(c echo.Context, status int, notice, problem string)
 		p.Types = append(p.Types, views.Option{Value: strconv.FormatInt(t.ID, 10), Label: t.Name})
 	}
 	for _, v := range vouchers {
-		p.Vouchers = append(p.Vouchers, views.VoucherItem{ID: strconv.FormatInt(v.ID, 10), Code: v.Code, Off: voucherOff(v),
+		p.Vouchers = append(p.Vouchers, views.VoucherItem{ID: strconv.FormatInt(v.ID, 10), Code: v.Code, Off: s.voucherOff(v),
 			Types: typeNames(v.TypeIDs, names), Uses: uses(v.Used, v.Limit), Valid: validity(v.ValidFrom, v.ValidUntil, ev.Zone), Paused: v.Paused})
 	}
 	for _, a := range codes {
@@ -55,11 +55,11 @@ func (s *server) renderCodes(c echo.Context, status int, notice, problem string)
 	return render(c, status, "no-store", views.AdminCodesPage(p))
 }
 
-func voucherOff(v booking.VoucherRow) string {
+func (s *server) voucherOff(v booking.VoucherRow) string {
 	if v.PercentOffBP > 0 {
-		return strings.TrimRight(strings.TrimRight(formatMoney(int64(v.PercentOffBP)), "0"), ".") + " %"
+		return strings.TrimRight(strings.TrimRight(s.formatMoney(int64(v.PercentOffBP)), "0"), ".") + " %"
 	}
-	return formatMoney(v.AmountOff)
+	return s.formatMoney(v.AmountOff)
 }
 
 func typeNames(ids []int64, names map[int64]string) string {
@@ -117,8 +117,8 @@ func (s *server) createVoucher(c echo.Context) error {
 	}
 	in := booking.VoucherInput{Code: form.Get("code")}
 	var errs [6]error
-	in.AmountOff, errs[0] = formMoney(form, "amount_off", "the amount off")
-	pct, e := formMoney(form, "percent_off", "the percentage off")
+	in.AmountOff, errs[0] = s.formMoney(form, "amount_off", "the amount off")
+	pct, e := s.formMoney(form, "percent_off", "the percentage off")
 	in.PercentOffBP, errs[1] = int(pct), e // a percentage with two decimals is basis points
 	in.Limit, errs[2] = formInt(form, "limit", "the usage limit")
 	in.ValidFrom, errs[3] = formTime(form, "valid_from", "valid from", ev.Zone)

@@ -11,7 +11,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"boxoffice/internal/booking"
-	"boxoffice/internal/ordertext"
 	"boxoffice/internal/waitroom"
 	"boxoffice/internal/zone"
 	"boxoffice/views"
@@ -51,7 +50,7 @@ func (s *server) controlFigures(ctx context.Context, ev booking.Event, prev *con
 		Held:         c.SeatsHeld + c.GAHeld,
 		LiveHolds:    c.LiveHolds,
 		Orders:       c.OrdersConfirmed,
-		Revenue:      ordertext.Euros(int(c.RevenueCents)),
+		Revenue:      s.Money.Format(int(c.RevenueCents)),
 		PerMinute:    c.TicketsLastMinute,
 		QueueOn:      c.QueueEnabled,
 		Paused:       c.QueuePaused,

@@ -13,7 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"boxoffice/internal/booking/bookingtest"
-	"boxoffice/internal/ordertext"
+	"boxoffice/internal/money"
 	"boxoffice/internal/staff"
 )
 
@@ -81,9 +81,9 @@ func TestDeskCashRefundTill(t *testing.T) {
 	p, confirm := c.askRefund(cash, url.Values{"kind": {"refund"}, "ticket": {itoa(tickets[0])}})
 	price := count(t, a.Pool, `SELECT s.price_cents FROM tickets t JOIN seats s ON s.event_id = t.event_id AND s.id = t.seat_id WHERE t.id = $1`, tickets[0])
 	if p.doc.Find("[data-ticket]").Length() != 1 || !strings.Contains(p.doc.Find(".refund-method").Text(), "Cash") ||
-		strings.TrimSpace(p.doc.Find(".refund-amount").Text()) != ordertext.Euros(price) {
+		strings.TrimSpace(p.doc.Find(".refund-amount").Text()) != (money.Shop{}).Format(price) {
 		t.Errorf("confirmation: %d tickets, %q, %q; want one ticket, %s in cash", p.doc.Find("[data-ticket]").Length(),
-			p.doc.Find(".refund-amount").Text(), p.doc.Find(".refund-method").Text(), ordertext.Euros(price))
+			p.doc.Find(".refund-amount").Text(), p.doc.Find(".refund-method").Text(), (money.Shop{}).Format(price))
 	}
 	for _, f := range []url.Values{{"kind": {"refund"}}, {"kind": {"void"}}} {
 		f.Set("_csrf", c.csrf)

@@ -5,12 +5,13 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
 
+	"boxoffice/internal/audittext"
 	"boxoffice/internal/booking"
-	"boxoffice/internal/ordertext"
 	"boxoffice/internal/zone"
 	"boxoffice/views"
 )
@@ -19,8 +20,8 @@ import (
 // one order with its tickets, payments, refunds and history; refund or void some or
 // all of its tickets; send its confirmation again.
 
-// ordersPerPage is how many orders a search page lists.
-const ordersPerPage = 25
+// ordersPerPage is how many orders a page of the list or of a search shows.
+const ordersPerPage = 50
 
 // errAdminOrderNotFound answers an order number that names no order.
 var errAdminOrderNotFound = &apiError{Status: http.StatusNotFound, Code: "order_not_found", Message: "No order has this number."}
@@ -46,19 +47,24 @@ func (s *server) searchOrders(c echo.Context) error {
 	case status != http.StatusOK:
 	case len(m.Query) > booking.MaxSearchQuery:
 		m.Error, status = "Search for an email, an order number or a ticket code: that is too long to be one.", http.StatusBadRequest
-	case m.Query != "":
+	default:
+		// Nothing typed lists the newest orders.
 		res, err := s.Desk.SearchOrders(ctx, m.Query, before, ordersPerPage)
 		if err != nil {
 			return err
 		}
-		m.Searched = true
+		m.Searched = strings.TrimSpace(m.Query) != ""
 		for _, o := range res.Orders {
 			m.Results = append(m.Results, views.OrderHit{ID: o.ID, URL: "/admin/orders/" + strconv.FormatInt(o.ID, 10),
-				Event: o.EventName, Email: o.Email, Status: o.Status, Total: ordertext.Euros(o.AmountCents),
+				Event: o.EventName, Email: o.Email, Status: audittext.Status(o.Status), Total: s.Money.Format(o.AmountCents),
 				Tickets: o.ValidTickets, Created: adminTime(o.CreatedAt, o.Zone)})
 		}
 		if res.Next != 0 {
-			m.NextURL = "/admin/orders?" + url.Values{"q": {m.Query}, "before": {strconv.FormatInt(res.Next, 10)}}.Encode()
+			next := url.Values{"before": {strconv.FormatInt(res.Next, 10)}}
+			if m.Searched {
+				next.Set("q", m.Query)
+			}
+			m.NextURL = "/admin/orders?" + next.Encode()
 		}
 	}
 	events, err := s.Desk.Events(ctx)
@@ -115,7 +121,7 @@ func (s *server) adminOrderModel(c echo.Context, id int64) (views.AdminOrder, er
 	ids := strconv.FormatInt(id, 10)
 	m := views.AdminOrder{
 		AdminPage: adminPage(c, "Order "+ids), ID: id, Event: o.EventName, Email: o.Order.Email,
-		Status: o.Order.Status, Reason: o.Order.StatusReason, Total: ordertext.Euros(o.Order.AmountCents),
+		Status: audittext.Status(o.Order.Status), Reason: audittext.Reason(o.Order.StatusReason), Total: s.Money.Format(o.Order.AmountCents),
 		Created: adminTime(o.CreatedAt, o.Zone), CanChange: o.Order.Status == booking.StatusConfirmed,
 		Action: "/admin/orders/" + ids + "/refund", Resend: "/admin/orders/" + ids + "/resend",
 	}
@@ -126,9 +132,9 @@ func (s *server) adminOrderModel(c echo.Context, id int64) (views.AdminOrder, er
 		return views.AdminOrder{}, err
 	}
 	m.LinkAction = "/admin/orders/" + ids + "/links/revoke"
-	m.LinkResend = m.Status == booking.StatusConfirmed || m.Status == booking.StatusRefundPending || m.Status == booking.StatusRefunded
+	m.LinkResend = o.Order.Status == booking.StatusConfirmed || o.Order.Status == booking.StatusRefundPending || o.Order.Status == booking.StatusRefunded
 	for _, t := range o.Tickets {
-		v := views.AdminTicket{ID: t.ID, Code: t.Code, Place: t.Seat, Price: ordertext.Euros(t.PriceCents), State: "valid"}
+		v := views.AdminTicket{ID: t.ID, Code: t.Code, Place: t.Seat, Price: s.Money.Format(t.PriceCents), State: "valid"}
 		switch {
 		case t.VoidedAt != nil && t.VoidReason == "refund":
 			v.State = "refunded " + adminTime(*t.VoidedAt, o.Zone)
@@ -143,18 +149,20 @@ func (s *server) adminOrderModel(c echo.Context, id int64) (views.AdminOrder, er
 	}
 	for _, p := range o.Payments {
 		m.Payments = append(m.Payments, views.AdminPayment{Provider: p.Provider, Ref: p.ProviderPaymentID,
-			Amount: ordertext.Euros(p.AmountCents), State: p.State, At: adminTime(p.CreatedAt, o.Zone)})
+			Amount: s.Money.Format(p.AmountCents), State: audittext.Status(p.State), At: adminTime(p.CreatedAt, o.Zone)})
 	}
 	for _, r := range o.Refunds {
-		reason := r.Reason
-		if r.ByStaff {
+		reason := audittext.Reason(r.Reason)
+		if r.ByStaff && r.Reason != booking.ReasonStaffRefund {
 			reason += " (staff)"
 		}
-		m.Refunds = append(m.Refunds, views.AdminRefund{Amount: ordertext.Euros(r.AmountCents), Reason: reason,
-			State: r.State, At: adminTime(r.CreatedAt, o.Zone)})
+		m.Refunds = append(m.Refunds, views.AdminRefund{Amount: s.Money.Format(r.AmountCents), Reason: reason,
+			State: audittext.Status(r.State), At: adminTime(r.CreatedAt, o.Zone)})
 	}
+	w := s.words(o.Zone)
 	for _, h := range o.History {
-		m.History = append(m.History, views.AdminHistory{At: adminTime(h.At, o.Zone), Action: h.Action, Who: h.StaffName, Detail: h.After})
+		sentence, changes := auditView(w, audittext.Entry{Action: h.Action, Who: h.StaffName, At: h.At, Before: h.Before, After: h.After})
+		m.History = append(m.History, views.AdminHistory{Sentence: sentence, Changes: changes})
 	}
 	return m, nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"boxoffice/internal/booking/bookingtest"
 	"boxoffice/internal/mail/mailtest"
+	"boxoffice/internal/money"
 	"boxoffice/internal/staff"
 	"boxoffice/web"
 )
@@ -131,8 +132,22 @@ func TestAdminOrders(t *testing.T) {
 		page.doc.Find(`input[name=ticket]`).Length() != 1 {
 		t.Errorf("the order page after the refund should say so, show the ticket refunded and offer the one left")
 	}
-	if page.doc.Find(`.order-history li`).Length() != 2 {
-		t.Errorf("history: got %d entries, want the resend and the refund", page.doc.Find(`.order-history li`).Length())
+	if page.doc.Find(`.order-history > li`).Length() != 2 {
+		t.Errorf("history: got %d entries, want the resend and the refund", page.doc.Find(`.order-history > li`).Length())
+	}
+	// The history in words: who did what, the fields it changed, no codes or JSON.
+	history := strings.Join(strings.Fields(page.doc.Find(`.order-history`).Text()), " ")
+	amount := money.Shop{}.Format(count(t, a.Pool, `SELECT amount_cents FROM refunds WHERE order_id = $1`, o.OrderID))
+	for _, want := range []string{"Refunded by " + member.Name + " at ", "(" + amount + ", 1 ticket)",
+		"Confirmation sent again by " + member.Name, "Amount: " + amount, "Email: " + email} {
+		if !strings.Contains(history, want) {
+			t.Errorf("history %q: want %q in it", history, want)
+		}
+	}
+	for _, raw := range []string{"order.refund", "order.resend", "amount_cents", "{", "confirmed"} {
+		if strings.Contains(history, raw) {
+			t.Errorf("history %q shows the raw %q", history, raw)
+		}
 	}
 }
 

@@ -10,7 +10,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"boxoffice/internal/booking"
-	"boxoffice/internal/catalog"
 	"boxoffice/internal/pricing"
 	"boxoffice/views"
 )
@@ -18,18 +17,15 @@ import (
 // The event's prices: ticket types with a price per level, fees and tax. Amounts are
 // typed in major units ("12.50") and kept in minor units.
 
-// parseMoney reads an amount typed in major units into minor units.
-// TODO(money): replace with the money package's Parse when it lands.
-func parseMoney(s string) (int64, error) {
-	v, err := catalog.ParsePrice(s)
-	return int64(v), err
+// parseMoney reads an amount typed in the shop's format ("12.50", "12,50") into
+// hundredths: minor units of money, or a rate's basis points.
+func (s *server) parseMoney(v string) (int64, error) {
+	n, err := s.Money.Parse(v)
+	return int64(n), err
 }
 
-// formatMoney writes minor units as major units with two decimals.
-// TODO(money): replace with the money package's Format when it lands.
-func formatMoney(v int64) string {
-	return strconv.FormatInt(v/100, 10) + "." + strconv.FormatInt(v%100/10, 10) + strconv.FormatInt(v%10, 10)
-}
+// formatMoney writes hundredths back as the form field shows them.
+func (s *server) formatMoney(v int64) string { return s.Money.Input(int(v)) }
 
 // feeMethods are the fee rows of the form, every method's first.
 var feeMethods = []struct{ key, label string }{
@@ -68,16 +64,16 @@ func (s *server) renderPricing(c echo.Context, status int, notice, problem strin
 	cfg := setup.Config
 	p := views.PricingPage{AdminPage: adminPage(c, "Prices: "+ev.Name), EventName: ev.Name, Notice: notice, Error: problem,
 		Base: adminEventURL(ev.ID), CodesURL: adminEventURL(ev.ID) + "/codes",
-		TaxRate: formatMoney(int64(cfg.TaxRateBP)), TaxLabel: cfg.TaxLabel}
+		TaxRate: s.formatMoney(int64(cfg.TaxRateBP)), TaxLabel: cfg.TaxLabel}
 	for _, m := range feeMethods {
 		f := cfg.Fees
 		if m.key != booking.FeesAll {
 			f = cfg.MethodFees[pricing.Method(m.key)]
 		}
-		p.Fees = append(p.Fees, views.FeeRow{Method: m.key, Label: m.label, PerTicket: formatMoney(f.PerTicket), PerOrder: formatMoney(f.PerOrder)})
+		p.Fees = append(p.Fees, views.FeeRow{Method: m.key, Label: m.label, PerTicket: s.formatMoney(f.PerTicket), PerOrder: s.formatMoney(f.PerOrder)})
 	}
 	for _, l := range setup.Levels {
-		p.Levels = append(p.Levels, views.LevelColumn{Key: levelKey(l.Level), Name: l.Name, Base: formatMoney(l.BasePrice)})
+		p.Levels = append(p.Levels, views.LevelColumn{Key: levelKey(l.Level), Name: l.Name, Base: s.formatMoney(l.BasePrice)})
 	}
 	for _, t := range cfg.Types {
 		row := views.TypeRow{ID: strconv.FormatInt(t.ID, 10), Name: t.Name, Position: strconv.Itoa(t.Position),
@@ -88,7 +84,7 @@ func (s *server) renderPricing(c echo.Context, status int, notice, problem strin
 		for _, l := range setup.Levels {
 			cell := views.PriceCell{Key: levelKey(l.Level), Level: l.Name}
 			if v, ok := t.Prices[l.Level]; ok {
-				cell.Value = formatMoney(v)
+				cell.Value = s.formatMoney(v)
 			}
 			row.Prices = append(row.Prices, cell)
 		}
@@ -96,7 +92,7 @@ func (s *server) renderPricing(c echo.Context, status int, notice, problem strin
 	}
 	p.New.Position = strconv.Itoa(len(cfg.Types) + 1)
 	for _, l := range setup.Levels {
-		p.New.Prices = append(p.New.Prices, views.PriceCell{Key: levelKey(l.Level), Level: l.Name + " (own price " + formatMoney(l.BasePrice) + ")"})
+		p.New.Prices = append(p.New.Prices, views.PriceCell{Key: levelKey(l.Level), Level: l.Name + " (own price " + s.formatMoney(l.BasePrice) + ")"})
 	}
 	return render(c, status, "no-store", views.AdminPricingPage(p))
 }
@@ -116,12 +112,12 @@ func (s *server) pricingAnswer(c echo.Context, err error, render func(echo.Conte
 }
 
 // formMoney reads the amount field name: empty is 0.
-func formMoney(form url.Values, name, what string) (int64, error) {
+func (s *server) formMoney(form url.Values, name, what string) (int64, error) {
 	v := strings.TrimSpace(form.Get(name))
 	if v == "" {
 		return 0, nil
 	}
-	n, err := parseMoney(v)
+	n, err := s.parseMoney(v)
 	if err != nil {
 		return 0, &booking.InvalidError{Kind: booking.ErrInvalidPricing, Code: "invalid_pricing", Reason: what + ": " + err.Error()}
 	}
@@ -152,13 +148,13 @@ func (s *server) setPricing(c echo.Context) error {
 		return badRequest("invalid_form", "The form could not be read.")
 	}
 	in := booking.PricingInput{TaxLabel: form.Get("tax_label"), Fees: map[string]pricing.Fees{}}
-	rate, err := formMoney(form, "tax_rate", "the tax rate")
+	rate, err := s.formMoney(form, "tax_rate", "the tax rate")
 	in.TaxRateBP = int(rate) // a percentage with two decimals is basis points
 	for _, m := range feeMethods {
 		var f pricing.Fees
 		var e1, e2 error
-		f.PerTicket, e1 = formMoney(form, "fee_ticket_"+m.key, "a fee")
-		f.PerOrder, e2 = formMoney(form, "fee_order_"+m.key, "a fee")
+		f.PerTicket, e1 = s.formMoney(form, "fee_ticket_"+m.key, "a fee")
+		f.PerOrder, e2 = s.formMoney(form, "fee_order_"+m.key, "a fee")
 		err = errors.Join(err, e1, e2)
 		in.Fees[m.key] = f
 	}
@@ -211,7 +207,7 @@ func (s *server) saveType(c echo.Context) error {
 		if strings.TrimSpace(form.Get(key)) == "" {
 			continue
 		}
-		p, perr := formMoney(form, key, l.Name)
+		p, perr := s.formMoney(form, key, l.Name)
 		err = errors.Join(err, perr)
 		in.Prices[l.Level] = p
 	}

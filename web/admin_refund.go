@@ -10,7 +10,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"boxoffice/internal/booking"
-	"boxoffice/internal/ordertext"
 	"boxoffice/views"
 )
 
@@ -85,9 +84,9 @@ func (s *server) refundOrder(c echo.Context) error {
 	ids := strconv.FormatInt(id, 10)
 	m := views.RefundConfirm{AdminPage: adminPage(c, "Confirm: order "+ids), OrderID: id, OrderURL: "/admin/orders/" + ids,
 		Action: "/admin/orders/" + ids + "/refund/confirm", Kind: string(p.Kind), Whole: p.Whole,
-		Amount: ordertext.Euros(p.AmountCents), Method: methodWords[p.Method], Key: rand.Text()}
+		Amount: s.Money.Format(p.AmountCents), Method: methodWords[p.Method], Key: rand.Text()}
 	for _, t := range p.Tickets {
-		m.Tickets = append(m.Tickets, views.AdminTicket{ID: t.ID, Code: t.Code, Place: t.Seat, Price: ordertext.Euros(t.PriceCents)})
+		m.Tickets = append(m.Tickets, views.AdminTicket{ID: t.ID, Code: t.Code, Place: t.Seat, Price: s.Money.Format(t.PriceCents)})
 	}
 	what := strconv.Itoa(len(p.Tickets)) + " ticket(s)"
 	if p.Whole {

@@ -14,6 +14,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"boxoffice/internal/booking"
+	"boxoffice/internal/money"
 	"boxoffice/internal/ordertext"
 	"boxoffice/internal/zone"
 	"boxoffice/static"
@@ -148,7 +149,7 @@ func (s *server) sellPage(c echo.Context, ev booking.Event, section string, msg 
 	for _, t := range m.GATiers {
 		id := strconv.FormatInt(t.ID, 10)
 		out.Sale.GATiers = append(out.Sale.GATiers, views.Option{Value: id, Selected: id == in.gaTier,
-			Label: t.Name + ", " + priceText(t.PriceCents) + " (" + leftText(t.Remaining) + ")"})
+			Label: t.Name + ", " + s.Money.Short(t.PriceCents) + " (" + leftText(t.Remaining) + ")"})
 	}
 	for _, k := range booking.StaffHoldKinds {
 		out.Hold.Kinds = append(out.Hold.Kinds, views.Option{Value: k, Label: holdKindText(k), Selected: k == in.kind})
@@ -394,20 +395,20 @@ func (s *server) showSale(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	v, err := staffSaleView(c, ev, o, rec)
+	v, err := staffSaleView(c, s.Money, ev, o, rec)
 	if err != nil {
 		return err
 	}
 	return render(c, http.StatusOK, personal, views.StaffSalePage(v))
 }
 
-func staffSaleView(c echo.Context, ev booking.Event, o booking.Order, rec *booking.SaleRecord) (views.StaffSale, error) {
+func staffSaleView(c echo.Context, shop money.Shop, ev booking.Event, o booking.Order, rec *booking.SaleRecord) (views.StaffSale, error) {
 	number := "Order " + strconv.FormatInt(o.ID, 10)
 	p := adminPage(c, number)
 	p.Scripts = append(p.Scripts, static.URL("js/print.js"))
-	lines, _ := ordertext.OrderLines(o.Seats, o.GA)
+	lines, _ := ordertext.OrderLines(shop, o.Seats, o.GA)
 	v := views.StaffSale{AdminPage: p, Number: number, Event: ordertext.OrderEvent(ev), Lines: lines,
-		Total: ordertext.Euros(o.AmountCents), SellURL: sellURL(ev.ID, ""), Paid: "Bought online", Buyer: o.Email}
+		Total: shop.Format(o.AmountCents), SellURL: sellURL(ev.ID, ""), Paid: "Bought online", Buyer: o.Email}
 	if rec != nil {
 		v.Paid = "Paid in cash at the box office"
 		if rec.Method == booking.PayCardPresent {

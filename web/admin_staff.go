@@ -8,6 +8,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"boxoffice/internal/audittext"
 	"boxoffice/internal/staff"
 	"boxoffice/internal/zone"
 	"boxoffice/views"
@@ -160,13 +161,16 @@ func (s *server) showAudit(c echo.Context) error {
 		return err
 	}
 	v := views.AuditLog{AdminPage: adminPage(c, "Audit log")}
+	w := s.words(loc)
 	for _, e := range entries {
 		who := e.StaffName
 		if e.StaffID == 0 {
-			who = "system"
+			who = ""
 		}
-		v.Entries = append(v.Entries, views.AuditRow{At: zone.Stamp(e.At, loc), Who: who,
-			Action: e.Action, Subject: e.Subject, Before: e.Before, After: e.After, Address: e.Address})
+		sentence, changes := auditView(w, audittext.Entry{Action: e.Action, Subject: e.Subject, Who: who, At: e.At,
+			Before: e.Before, After: e.After})
+		v.Entries = append(v.Entries, views.AuditRow{At: zone.Stamp(e.At, loc), Sentence: sentence,
+			Subject: audittext.Subject(e.Subject), Changes: changes, Address: e.Address})
 	}
 	if len(entries) == auditPageSize {
 		v.Older = "/admin/audit?before=" + strconv.FormatInt(entries[len(entries)-1].ID, 10)

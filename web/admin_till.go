@@ -11,7 +11,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"boxoffice/internal/booking"
-	"boxoffice/internal/ordertext"
 	"boxoffice/views"
 )
 
@@ -70,7 +69,7 @@ func (s *server) showTill(c echo.Context) error {
 			m.Groups = append(m.Groups, views.TillGroup{Day: l.Day.Format("Mon 2 Jan 2006"), Zone: l.Zone, Staff: l.StaffName})
 		}
 		g := &m.Groups[len(m.Groups)-1]
-		g.Rows = append(g.Rows, tillRow(l.Method, l))
+		g.Rows = append(g.Rows, s.tillRow(l.Method, l))
 		if totals[l.Method] == nil {
 			totals[l.Method] = &booking.TillLine{}
 		}
@@ -79,10 +78,10 @@ func (s *server) showTill(c echo.Context) error {
 	}
 	for _, meth := range tillMethods {
 		if t := totals[meth.code]; t != nil {
-			m.Totals = append(m.Totals, tillRow(meth.code, *t))
+			m.Totals = append(m.Totals, s.tillRow(meth.code, *t))
 		}
 	}
-	m.Total = tillRow("", all)
+	m.Total = s.tillRow("", all)
 	m.Total.Label = "All methods"
 	return render(c, http.StatusOK, "no-store", views.TillPage(m))
 }
@@ -113,7 +112,7 @@ func addTill(sum *booking.TillLine, l booking.TillLine) {
 }
 
 // tillRow is a line as the page shows it.
-func tillRow(method string, l booking.TillLine) views.TillRow {
+func (s *server) tillRow(method string, l booking.TillLine) views.TillRow {
 	r := views.TillRow{Method: method, Label: method, Sales: l.Sales, Refunds: l.Refunds,
 		SoldCents: l.SoldCents, RefundedCents: l.RefundedCents, NetCents: l.SoldCents - l.RefundedCents}
 	for _, m := range tillMethods {
@@ -121,7 +120,7 @@ func tillRow(method string, l booking.TillLine) views.TillRow {
 			r.Label = m.label
 		}
 	}
-	r.Sold, r.Refunded, r.Net = ordertext.Euros(r.SoldCents), ordertext.Euros(r.RefundedCents), ordertext.Euros(r.NetCents)
+	r.Sold, r.Refunded, r.Net = s.Money.Format(r.SoldCents), s.Money.Format(r.RefundedCents), s.Money.Format(r.NetCents)
 	return r
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"boxoffice/internal/catalog"
+	"boxoffice/internal/money"
 	"boxoffice/internal/ordertext"
 	"boxoffice/internal/staff"
 	"boxoffice/internal/zone"
@@ -47,7 +48,7 @@ func (s *server) newVenue(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	e := venueEditor(c, "New venue", "/admin/venues", catalog.VenueInput{TimeZone: house.String()})
+	e := s.venueEditor(c, "New venue", "/admin/venues", catalog.VenueInput{TimeZone: house.String()})
 	e.Preview.Summary = "Fill in a section or a standing area to see the map."
 	return render(c, http.StatusOK, "no-store", views.VenueEditorPage(e))
 }
@@ -65,8 +66,8 @@ func (s *server) showVenue(c echo.Context) error {
 	} else if err != nil {
 		return err
 	}
-	e := venueEditor(c, v.Name, venueURL(id), v.VenueInput)
-	e.Preview = previewOf(v.Layout, venueURL(id))
+	e := s.venueEditor(c, v.Name, venueURL(id), v.VenueInput)
+	e.Preview = previewOf(s.Money, v.Layout, venueURL(id))
 	if c.QueryParam("saved") != "" {
 		e.Notice = "Saved. Events created from now on get this layout; existing events keep their seats."
 	}
@@ -113,13 +114,14 @@ func (s *server) saveVenue(c echo.Context, id int64) error {
 	if err != nil {
 		return err
 	}
+	lf.Money = s.Money
 	layout, perr := lf.Parse()
 	if perr == nil {
 		in.Layout = layout
 	}
-	e := venueEditor(c, heading, action, in)
+	e := s.venueEditor(c, heading, action, in)
 	e.Sections, e.GA = sectionFields(lf), gaFields(lf)
-	e.Preview = previewOf(layout, action)
+	e.Preview = previewOf(s.Money, layout, action)
 	if perr != nil {
 		e.Preview = views.LayoutPreview{URL: action, Error: problem(perr)}
 	}
@@ -197,8 +199,8 @@ func readVenueForm(form url.Values) (catalog.VenueInput, catalog.LayoutForm, err
 }
 
 // venueEditor is the editor filled with a venue, plus a blank section and area.
-func venueEditor(c echo.Context, heading, action string, v catalog.VenueInput) views.VenueEditor {
-	lf := v.Layout.Form()
+func (s *server) venueEditor(c echo.Context, heading, action string, v catalog.VenueInput) views.VenueEditor {
+	lf := v.Layout.Form(s.Money)
 	e := views.VenueEditor{AdminPage: adminPage(c, heading), Heading: heading, Action: action, Name: v.Name, City: v.City,
 		TimeZone: v.TimeZone, Zones: zone.Names(),
 		CanEdit: currentStaff(c).Role == staff.Admin, Sections: sectionFields(lf), GA: gaFields(lf)}
@@ -235,7 +237,7 @@ func gaFields(lf catalog.LayoutForm) []views.GAFields {
 const previewTiers = 6
 
 // previewOf draws a layout as the seat map would: every seat at its generated place.
-func previewOf(l catalog.Layout, url string) views.LayoutPreview {
+func previewOf(shop money.Shop, l catalog.Layout, url string) views.LayoutPreview {
 	p := views.LayoutPreview{URL: url}
 	seats, err := l.Seats()
 	if err != nil {
@@ -259,7 +261,7 @@ func previewOf(l catalog.Layout, url string) views.LayoutPreview {
 		if _, ok := tiers[k]; !ok {
 			tiers[k] = len(tiers)
 			p.Legend = append(p.Legend, views.PreviewKey{Class: "tier-" + strconv.Itoa(tiers[k]%previewTiers),
-				Text: st.Tier + ", " + ordertext.Euros(st.PriceCents)})
+				Text: st.Tier + ", " + shop.Format(st.PriceCents)})
 		}
 		if st.Accessible {
 			accessible++

@@ -99,6 +99,42 @@ func TestVenueEditor(t *testing.T) {
 	}
 }
 
+// TestVenueEditorDecimalComma: prices typed with a decimal comma ("40,50") or the
+// symbol are read as the organiser means them and stored in cents; the editor writes
+// them back as the shop writes amounts.
+func TestVenueEditorDecimalComma(t *testing.T) {
+	t.Parallel()
+	a := newTestApp(t)
+	c, _ := a.staffClient(t, staff.Admin)
+	form := venueForm(c.csrf, "Comma Hall")
+	form.Set("s1.prices", "K-L Balcony 40,50")
+	form.Set("g0.price", "€29,90")
+	form.Set("action", "save")
+	saved := c.postForm("/admin/venues", form, false)
+	loc := strings.TrimSuffix(saved.header.Get("Location"), "?saved=1")
+	if saved.status != http.StatusSeeOther || !strings.HasPrefix(loc, "/admin/venues/") {
+		t.Fatalf("save: got %d to %q, want 303 to the venue: %s", saved.status, loc, saved.body)
+	}
+	id, _ := strconv.ParseInt(strings.TrimPrefix(loc, "/admin/venues/"), 10, 64)
+	var balcony, standing int
+	if err := a.Pool.QueryRow(t.Context(), `SELECT
+		(SELECT count(*) FROM venue_seats s JOIN venue_price_tiers p ON p.venue_id = s.venue_id AND p.id = s.tier_id
+		 WHERE s.venue_id = $1 AND p.price_cents = 4050),
+		(SELECT price_cents FROM venue_ga_areas WHERE venue_id = $1)`, id).Scan(&balcony, &standing); err != nil {
+		t.Fatal(err)
+	}
+	if balcony != 18 || standing != 2990 {
+		t.Errorf("stored: %d seats at 4050 cents, standing at %d cents; want 18 and 2990", balcony, standing)
+	}
+	venue := c.page(loc, false)
+	if got := venue.doc.Find("textarea[name='s1.prices']").Text(); !strings.Contains(got, "K-L Balcony 40.50") {
+		t.Errorf("editor: balcony prices %q, want K-L Balcony 40.50", got)
+	}
+	if got := venue.doc.Find("input[name='g0.price']").AttrOr("value", ""); got != "29.90" {
+		t.Errorf("editor: standing price %q, want 29.90", got)
+	}
+}
+
 // TestVenueEditorBadInput: wrong layouts are a 400 (a 422 for a preview) with the
 // editor and a message naming the problem, and write nothing.
 func TestVenueEditorBadInput(t *testing.T) {
@@ -115,7 +151,9 @@ func TestVenueEditorBadInput(t *testing.T) {
 		{"wheelchair space outside", "s0.accessible", "Z99", "is not in the section"},
 		{"too many rows", "s0.rows", "9999", "between 1 and 200 rows"},
 		{"bad capacity", "g0.capacity", "lots", "not a whole number"},
-		{"negative price", "g0.price", "-5", "not an amount"},
+		{"negative price", "g0.price", "-5", "negative"},
+		{"misplaced separators", "s1.prices", "K-L Balcony 40,5,0", "not an amount"},
+		{"three decimals", "g0.price", "29.505", "too many decimals"},
 		{"NUL byte", "s0.name", "Stalls\x00", "not allowed"},
 	} {
 		form := venueForm(c.csrf, "Hall")

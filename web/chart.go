@@ -28,7 +28,6 @@ func salesChart(byMinute []booking.MinuteCount, soldBefore, capacity int, from, 
 	minutes := int(now.Sub(from)/time.Minute) + 1
 	minutes = max(1, min(minutes, 24*60))
 	counts := make([]int, minutes)
-	total, peak, peakAt := 0, 0, 0
 	for _, m := range byMinute {
 		i := int(m.Minute.Sub(from) / time.Minute)
 		if i < 0 || i >= minutes {
@@ -36,18 +35,10 @@ func salesChart(byMinute []booking.MinuteCount, soldBefore, capacity int, from, 
 		}
 		counts[i] += m.Tickets
 	}
-	for i, n := range counts {
-		total += n
-		if n > peak {
-			peak, peakAt = n, i
-		}
-	}
+	total, peak, peakAt := countPeak(counts)
 	yMax := niceCeil(peak)
-	plotW := float64(chartW - chartLeft - chartRight)
-	plotH := float64(chartH - chartTop - chartBot)
+	c, plotW, plotH := chartFrame()
 	bw := plotW / float64(minutes)
-	c := views.Chart{Width: chartW, Height: chartH, Left: chartLeft, Top: chartTop,
-		Right: chartW - chartRight, Bottom: chartH - chartBot}
 	var line strings.Builder
 	cum := soldBefore
 	for i, n := range counts {
@@ -91,6 +82,25 @@ func salesChart(byMinute []booking.MinuteCount, soldBefore, capacity int, from, 
 		c.Desc += fmt.Sprintf(" %d of %d sold (%d%%).", min(cum, capacity), capacity, 100*min(cum, capacity)/capacity)
 	}
 	return c
+}
+
+// countPeak is the sum of counts, the largest and where it is (the first, if several).
+func countPeak(counts []int) (total, peak, peakAt int) {
+	for i, n := range counts {
+		total += n
+		if n > peak {
+			peak, peakAt = n, i
+		}
+	}
+	return total, peak, peakAt
+}
+
+// chartFrame is an empty chart of the standard size, and the width and height of
+// its plot area.
+func chartFrame() (c views.Chart, plotW, plotH float64) {
+	c = views.Chart{Width: chartW, Height: chartH, Left: chartLeft, Top: chartTop,
+		Right: chartW - chartRight, Bottom: chartH - chartBot}
+	return c, float64(chartW - chartLeft - chartRight), float64(chartH - chartTop - chartBot)
 }
 
 // niceCeil is the smallest of 1, 2, 5 × 10ⁿ at or above n (at least 1): an axis top.

@@ -10,7 +10,7 @@ import (
 
 	"boxoffice/internal/booking"
 	"boxoffice/internal/jobs"
-	"boxoffice/internal/ordertext"
+	"boxoffice/internal/money"
 	"boxoffice/web"
 )
 
@@ -107,7 +107,7 @@ func TestMoneySecondSuccessRefunded(t *testing.T) {
 	app.prog.WaitJobs(t)
 	msg := app.mailWith(t, "Refund of a further payment for order "+itoa(confirmed.OrderID))
 	for _, want := range []string{"A second payment has been refunded", "your order stands and your tickets are still valid",
-		"further payment of " + ordertext.Euros(confirmed.AmountCents) + " for it has been refunded in full"} {
+		"further payment of " + money.Shop{}.Format(confirmed.AmountCents) + " for it has been refunded in full"} {
 		if !strings.Contains(msg.Text, want) {
 			t.Errorf("refund email: got %q:\n%s\nwant it to say %q", msg.Subject, msg.Text, want)
 		}

@@ -69,7 +69,7 @@ func (s *server) submitCheckout(c echo.Context) error {
 	} else if err != nil {
 		return err
 	}
-	_, total := ordertext.OrderLines(h.Seats, h.GA)
+	_, total := ordertext.OrderLines(s.Money, h.Seats, h.GA)
 	form := checkoutForm{Email: strings.TrimSpace(c.FormValue("email")), Card: strings.TrimSpace(c.FormValue("card")), Free: total == 0}
 	if msg, field := checkCheckoutForm(form); msg != "" {
 		return s.checkoutAgain(c, h, form, http.StatusBadRequest, msg, field)
@@ -214,16 +214,16 @@ func (s *server) checkoutModel(c echo.Context, h booking.Hold) (views.Checkout, 
 	if err != nil {
 		return views.Checkout{}, err
 	}
-	lines, total := ordertext.OrderLines(h.Seats, h.GA)
+	lines, total := ordertext.OrderLines(s.Money, h.Seats, h.GA)
 	m := views.Checkout{
 		Page:   checkoutPage(c),
 		Action: "/holds/" + h.ID.String() + "/checkout",
 		Event:  ordertext.OrderEvent(ev),
-		Lines:  lines, Total: ordertext.Euros(total),
+		Lines:  lines, Total: s.Money.Format(total),
 		ExpiresAt:   h.ExpiresAt.UTC().Format(time.RFC3339),
 		ExpiresText: expiryText(h.ExpiresAt, ev.Zone, time.Now()),
 		CSRFField:   csrfForm,
-		PayLabel:    "Pay " + ordertext.Euros(total),
+		PayLabel:    "Pay " + s.Money.Format(total),
 		Free:        total == 0,
 		SeatsLink:   views.ActionLink{Href: seatsLink(ev).Href, Text: "Change seats"},
 	}

@@ -2,7 +2,7 @@ package web_test
 
 import (
 	"boxoffice/internal/booking"
-	"boxoffice/internal/ordertext"
+	"boxoffice/internal/money"
 	"boxoffice/internal/zone"
 	"boxoffice/web"
 	"context"
@@ -143,7 +143,7 @@ func TestCheckoutPage(t *testing.T) {
 	if n := a.doc.Find("table.order-lines tbody tr").Length(); n != 2 {
 		t.Errorf("lines: got %d, want 2 (one per seat)", n)
 	}
-	total := ordertext.Euros(h.Seats[0].PriceCents + h.Seats[1].PriceCents)
+	total := money.Shop{}.Format(h.Seats[0].PriceCents + h.Seats[1].PriceCents)
 	if got := a.doc.Find("table.order-lines tfoot .price").Text(); got != total {
 		t.Errorf("total: got %q, want %q", got, total)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"boxoffice/internal/booking"
+	"boxoffice/internal/money"
 	"boxoffice/internal/ordertext"
 	"boxoffice/internal/zone"
 	"boxoffice/views"
@@ -165,13 +166,10 @@ func onSaleText(ev booking.Event, now time.Time) string {
 }
 
 // priceText writes a seat price as people say it: €45, or €45.50 when it has cents.
-// Euros, as the checkout charges them (euros).
-func priceText(cents int) string {
-	if cents%100 == 0 {
-		return "€" + ordertext.Thousands(cents/100)
-	}
-	return ordertext.Euros(cents)
-}
+// The seat map's labels, the hold panel and the price lists are drawn by functions
+// that are not handed the shop's money yet: they write the default (euros, the
+// English way), which is also the configured one unless SHOP_LOCALE says otherwise.
+func priceText(cents int) string { return money.Shop{}.Short(cents) }
 
 func priceRange(lo, hi int) string {
 	if lo == hi {

@@ -13,6 +13,7 @@ import (
 	"github.com/skip2/go-qrcode"
 
 	"boxoffice/internal/booking"
+	"boxoffice/internal/money"
 	"boxoffice/internal/ordertext"
 	"boxoffice/views"
 )
@@ -46,13 +47,13 @@ func (s *server) showOrder(c echo.Context) error {
 // a refunded one admits no one. Reached through an access link, the page carries no
 // CSRF token and offers nothing that changes the order.
 func (s *server) orderModel(ctx context.Context, c echo.Context, o booking.Order, ev booking.Event, acc orderAccess) (views.Order, error) {
-	lines, _ := ordertext.OrderLines(o.Seats, o.GA)
+	lines, _ := ordertext.OrderLines(s.Money, o.Seats, o.GA)
 	title := "Order " + strconv.FormatInt(o.ID, 10)
 	m := views.Order{
 		Page:   buyerPage(c, title),
 		Number: title,
 		Event:  ordertext.OrderEvent(ev),
-		Lines:  lines, Total: ordertext.Euros(o.AmountCents), Email: o.Email,
+		Lines:  lines, Total: s.Money.Format(o.AmountCents), Email: o.Email,
 		FindURL: ticketsPath,
 	}
 	if acc.token != "" {
@@ -155,18 +156,18 @@ func (s *server) unpaidOrder(ctx context.Context, m views.Order, o booking.Order
 func refundNotes(refunds []booking.OrderRefund) []string {
 	var out []string
 	for _, r := range refunds {
-		what := "A second payment of " + ordertext.Euros(r.AmountCents) + " for this order"
+		what := "A second payment of " + money.Shop{}.Format(r.AmountCents) + " for this order"
 		if r.Reason == booking.ReasonStaffRefund {
 			// Tickets the box office refunded: part of the payment, not a second one.
 			if r.Done {
-				out = append(out, "The box office refunded "+ordertext.Euros(r.AmountCents)+" for tickets of this order.")
+				out = append(out, "The box office refunded "+money.Shop{}.Format(r.AmountCents)+" for tickets of this order.")
 			} else {
-				out = append(out, "The box office is refunding "+ordertext.Euros(r.AmountCents)+" for tickets of this order.")
+				out = append(out, "The box office is refunding "+money.Shop{}.Format(r.AmountCents)+" for tickets of this order.")
 			}
 			continue
 		}
 		if r.Reason == booking.ReasonOtherPayment {
-			what = "A payment of " + ordertext.Euros(r.AmountCents) + " made while another payment of this order was under way"
+			what = "A payment of " + money.Shop{}.Format(r.AmountCents) + " made while another payment of this order was under way"
 		}
 		if r.Done {
 			out = append(out, what+" has been refunded in full.")

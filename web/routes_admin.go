@@ -5,7 +5,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
@@ -144,10 +143,16 @@ func (s *server) adminHome(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return render(c, http.StatusOK, "no-store", adminHomeView(adminPage(c, "Box office"), events, published))
+	h := adminHomeView(adminPage(c, "Box office"), events, published)
+	if currentStaff(c).Role.May(boxOffice...) {
+		if h.Sales, err = s.salesDashboard(c); err != nil { // admin_dashboard.go
+			return err
+		}
+	}
+	return render(c, http.StatusOK, "no-store", views.AdminHomePage(h))
 }
 
-func adminHomeView(p views.AdminPage, events []booking.Event, published map[int64]bool) templ.Component {
+func adminHomeView(p views.AdminPage, events []booking.Event, published map[int64]bool) views.AdminHome {
 	now := time.Now()
 	h := views.AdminHome{AdminPage: p}
 	for _, e := range events {
@@ -161,5 +166,5 @@ func adminHomeView(p views.AdminPage, events []booking.Event, published map[int6
 		}
 		h.Events = append(h.Events, ae)
 	}
-	return views.AdminHomePage(h)
+	return h
 }

@@ -26,6 +26,7 @@ import (
 	"boxoffice/internal/latency"
 	"boxoffice/internal/live"
 	"boxoffice/internal/metrics"
+	"boxoffice/internal/money"
 	"boxoffice/internal/orderlink"
 	"boxoffice/internal/proof"
 	"boxoffice/internal/staff"
@@ -104,6 +105,9 @@ type Settings struct {
 	ProofOfWork bool
 	// BaseURL is the site's public address, which the orders' access links start with.
 	BaseURL string
+	// Money writes and reads the shop's amounts (SHOP_LOCALE); the zero value is
+	// euros the English way.
+	Money money.Shop
 }
 
 // missing names the required Deps left nil.

@@ -177,7 +177,7 @@ func (a *App) WebDeps() web.Deps {
 			CookieSecure: cfg.CookieSecure, WebhookSecret: cfg.WebhookSecret, ProviderName: a.Provider.Name(),
 			RedisPrefix: cfg.RedisPrefix, RateLimit: cfg.RateLimit, RateBurst: cfg.RateBurst,
 			PerAddress: cfg.PerAddress, Streams: cfg.Streams, TrustedProxies: cfg.TrustedProxies,
-			ProofOfWork: cfg.ProofOfWork, BaseURL: cfg.BaseURL,
+			ProofOfWork: cfg.ProofOfWork, BaseURL: cfg.BaseURL, Money: cfg.Money,
 		},
 		Log: a.Log, Metrics: a.Metrics, Ready: a.Ready,
 		Buyer: a.Booking.Buyer, Desk: a.Booking.Desk, Maps: a.Booking.Maps, Sessions: a.Sessions, Staff: a.Staff, StaffSessions: a.StaffSessions,

@@ -40,10 +40,22 @@ type SearchPage struct {
 const MaxSearchQuery = 254
 
 // SearchOrders finds orders by what staff typed: an order id (digits, "#42" too), a
-// ticket code, or the start of an email, case-insensitively. Pages hold perPage orders
-// at most, older than before when it is not 0.
+// ticket code, or the start of an email, case-insensitively; nothing typed finds every
+// order. Pages hold perPage orders at most, newest first, older than before when it
+// is not 0.
 func (s *Desk) SearchOrders(ctx context.Context, query string, before int64, perPage int) (SearchPage, error) {
 	query = strings.TrimSpace(query)
+	if query == "" {
+		rows, err := s.q.OrdersRecent(ctx, db.OrdersRecentParams{BeforeID: before, MaxRows: int32(perPage + 1)})
+		if err != nil {
+			return SearchPage{}, translate(err)
+		}
+		hits := make([]db.OrderSearchRow, len(rows))
+		for i, r := range rows {
+			hits[i] = db.OrderSearchRow(r)
+		}
+		return searchPage(hits, perPage), nil
+	}
 	p := db.OrderSearchParams{BeforeID: before, MaxRows: int32(perPage + 1)}
 	if id, err := strconv.ParseInt(strings.TrimPrefix(query, "#"), 10, 64); err == nil && id > 0 {
 		p.OrderID = id
@@ -57,6 +69,12 @@ func (s *Desk) SearchOrders(ctx context.Context, query string, before int64, per
 	if err != nil {
 		return SearchPage{}, translate(err)
 	}
+	return searchPage(rows, perPage), nil
+}
+
+// searchPage is up to perPage of rows, read one past it to know whether a next page
+// exists.
+func searchPage(rows []db.OrderSearchRow, perPage int) SearchPage {
 	var out SearchPage
 	for i, r := range rows {
 		if i == perPage {
@@ -66,7 +84,7 @@ func (s *Desk) SearchOrders(ctx context.Context, query string, before int64, per
 		out.Orders = append(out.Orders, OrderHit{ID: r.ID, EventID: r.EventID, EventName: r.EventName, Zone: zone.Of(r.TimeZone), Email: r.Email,
 			Status: string(r.Status), AmountCents: int(r.AmountCents), CreatedAt: r.CreatedAt, ValidTickets: int(r.ValidTickets)})
 	}
-	return out, nil
+	return out
 }
 
 // AdminTicket is one ticket of an order as staff see it: valid or not, used or not.
@@ -125,7 +143,8 @@ type AuditEntry struct {
 	At        time.Time
 	Action    string
 	StaffName string
-	After     string // JSON
+	Before    string // JSON, "" for none
+	After     string // JSON, "" for none
 }
 
 // AdminOrder is an order with everything about it, for the box office.
@@ -192,7 +211,8 @@ func (s *Desk) OrderAdmin(ctx context.Context, id int64) (AdminOrder, error) {
 		return AdminOrder{}, translate(err)
 	}
 	for _, h := range hist {
-		out.History = append(out.History, AuditEntry{At: h.At, Action: h.Action, StaffName: h.StaffName, After: string(h.After)})
+		out.History = append(out.History, AuditEntry{At: h.At, Action: h.Action, StaffName: h.StaffName,
+			Before: string(h.Before), After: string(h.After)})
 	}
 	return out, nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"boxoffice/internal/catalog"
 	"boxoffice/internal/dbtest"
+	"boxoffice/internal/money"
 )
 
 // hall is a small venue: a curved section with a wheelchair space and its companion
@@ -242,9 +243,38 @@ func TestLayoutForm(t *testing.T) {
 		}
 	}
 	// Written back as a form and read again, a layout is the same.
-	l, err := hall().Layout.Form().Parse()
+	l, err := hall().Layout.Form(money.Shop{}).Parse()
 	if err != nil || l.SeatCount() != 64 || l.Capacity() != 120 {
 		t.Errorf("round trip: got %d seats, %d standing, err %v; want 64, 120", l.SeatCount(), l.Capacity(), err)
+	}
+	// Prices as the organiser writes them: a decimal comma, the symbol after, and a
+	// German editor's own text read back.
+	de, err := money.New("de")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		shop   money.Shop
+		prices string
+		want   int
+	}{
+		{money.Shop{}, "A-C Std 40,50", 4050},
+		{money.Shop{}, "A-C Std 40.50", 4050},
+		{money.Shop{}, "A-C Std €40.50", 4050},
+		{money.Shop{}, "A-C Front row 40,50 €", 4050},
+		{de, "A-C Std 1.234,5", 123450},
+	} {
+		l, err := catalog.LayoutForm{Sections: []catalog.SectionForm{with(good, func(f *catalog.SectionForm) { f.Prices = tc.prices })}, Money: tc.shop}.Parse()
+		if err != nil || l.Sections[0].Prices[0].PriceCents != tc.want {
+			t.Fatalf("prices %q: got %v, %v; want %d cents", tc.prices, l.Sections, err, tc.want)
+		}
+		back := l.Form(tc.shop)
+		if l2, err := back.Parse(); err != nil || l2.Sections[0].Prices[0].PriceCents != tc.want {
+			t.Errorf("prices %q written back as %q: got %v, want %d cents", tc.prices, back.Sections[0].Prices, err, tc.want)
+		}
+	}
+	if _, err := (catalog.LayoutForm{Sections: []catalog.SectionForm{with(good, func(f *catalog.SectionForm) { f.Prices = "A-C Std 40,5,0" })}}).Parse(); err == nil {
+		t.Error(`prices "40,5,0": got no error`)
 	}
 	// Two sections of one name, and a layout with nothing in it.
 	if _, err := (catalog.LayoutForm{Sections: []catalog.SectionForm{good, good}}).Parse(); err == nil {

@@ -2,9 +2,10 @@ package catalog
 
 import (
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
+
+	"boxoffice/internal/money"
 )
 
 // SectionForm is a section as typed into the layout editor, every field text:
@@ -30,10 +31,13 @@ type GAForm struct {
 	Price    string `json:"price"`
 }
 
-// LayoutForm is the whole editor.
+// LayoutForm is the whole editor. Money is how the shop writes amounts: the prices
+// are read and written back its way ("95,50" or "95.50"); the zero value writes them
+// the English way.
 type LayoutForm struct {
 	Sections []SectionForm
 	GA       []GAForm
+	Money    money.Shop
 }
 
 // Parse turns the editor's text into a Layout; errors say which field and why. Blank
@@ -45,7 +49,7 @@ func (f LayoutForm) Parse() (Layout, error) {
 		if sf == (SectionForm{Curved: sf.Curved}) {
 			continue
 		}
-		s, err := sf.parse(fmt.Sprintf("sections[%d]", i))
+		s, err := sf.parse(fmt.Sprintf("sections[%d]", i), f.Money)
 		if err != nil {
 			return Layout{}, err
 		}
@@ -61,7 +65,7 @@ func (f LayoutForm) Parse() (Layout, error) {
 		if err != nil {
 			return Layout{}, invalid(field+".capacity", "%s: capacity %q is not a whole number", name, gf.Capacity)
 		}
-		price, err := ParsePrice(gf.Price)
+		price, err := parsePrice(f.Money, gf.Price)
 		if err != nil {
 			return Layout{}, invalid(field+".price", "%s: %v", name, err)
 		}
@@ -70,7 +74,7 @@ func (f LayoutForm) Parse() (Layout, error) {
 	return l, l.Validate()
 }
 
-func (f SectionForm) parse(field string) (Section, error) {
+func (f SectionForm) parse(field string, m money.Shop) (Section, error) {
 	s := Section{Name: strings.TrimSpace(f.Name), Curved: f.Curved}
 	rows, err := parseRows(f.Rows)
 	if err != nil {
@@ -88,7 +92,7 @@ func (f SectionForm) parse(field string) (Section, error) {
 	} else {
 		s.Seats = counts
 	}
-	if s.Prices, err = parsePrices(f.Prices, rows); err != nil {
+	if s.Prices, err = parsePrices(m, f.Prices, rows); err != nil {
 		return Section{}, invalid(field+".prices", "%s: %v", s.Name, err)
 	}
 	if s.Accessible, err = parseRefs(f.Accessible); err != nil {
@@ -196,7 +200,7 @@ func parseInts(s string) ([]int, error) {
 
 // parsePrices reads one "ROWS TIER PRICE" line per range; the ranges must cover every
 // row once, front to back.
-func parsePrices(s string, rows []string) ([]RowPrice, error) {
+func parsePrices(m money.Shop, s string, rows []string) ([]RowPrice, error) {
 	index := map[string]int{}
 	for i, r := range rows {
 		index[r] = i
@@ -226,11 +230,19 @@ func parsePrices(s string, rows []string) ([]RowPrice, error) {
 			}
 			return nil, fmt.Errorf("row %s has no price", rows[next])
 		}
-		price, err := ParsePrice(fields[len(fields)-1])
+		// The price is the last word, or the last two when it is written with its
+		// symbol apart ("95,00 €") or a space between thousands.
+		tierEnd := len(fields) - 1
+		price, err := parsePrice(m, fields[tierEnd])
+		if err != nil && len(fields) > 3 {
+			if p2, err2 := parsePrice(m, fields[tierEnd-1]+" "+fields[tierEnd]); err2 == nil {
+				price, err, tierEnd = p2, nil, tierEnd-1
+			}
+		}
 		if err != nil {
 			return nil, fmt.Errorf("price line %q: %v", strings.TrimSpace(line), err)
 		}
-		out = append(out, RowPrice{FromRow: a, Tier: strings.Join(fields[1:len(fields)-1], " "), PriceCents: price})
+		out = append(out, RowPrice{FromRow: a, Tier: strings.Join(fields[1:tierEnd], " "), PriceCents: price})
 		next = b + 1
 	}
 	if len(out) == 0 {
@@ -260,22 +272,23 @@ func parseRefs(s string) ([]SeatRef, error) {
 	return out, nil
 }
 
-// ParsePrice reads an amount such as "65", "65.5" or "65.50" as cents.
-func ParsePrice(s string) (int, error) {
-	s = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(s), "€"))
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil || f < 0 || math.IsNaN(f) || math.IsInf(f, 0) || f > MaxPriceCents/100 {
-		return 0, fmt.Errorf("price %q is not an amount between 0 and %d.00", s, MaxPriceCents/100)
+// parsePrice reads a price the way the shop writes amounts (money.Shop.Parse: "65",
+// "65,5", "€65.50") as cents, at most MaxPriceCents.
+func parsePrice(m money.Shop, s string) (int, error) {
+	cents, err := m.Parse(s)
+	if err != nil {
+		return 0, fmt.Errorf("price %v", err)
 	}
-	if whole, frac, ok := strings.Cut(s, "."); ok && (len(frac) > 2 || whole == "") {
-		return 0, fmt.Errorf("price %q has more than two decimals", s)
+	if cents > MaxPriceCents {
+		return 0, fmt.Errorf("price %q is more than %s", strings.TrimSpace(s), m.Format(MaxPriceCents))
 	}
-	return int(math.Round(f * 100)), nil
+	return cents, nil
 }
 
-// Form is the layout written back as the editor's text, to edit it again.
-func (l Layout) Form() LayoutForm {
-	var f LayoutForm
+// Form is the layout written back as the editor's text, to edit it again, with
+// prices written as m writes amounts in a form.
+func (l Layout) Form(m money.Shop) LayoutForm {
+	f := LayoutForm{Money: m}
 	for _, s := range l.Sections {
 		sf := SectionForm{Name: s.Name, Curved: s.Curved, Rows: strings.Join(s.Rows, ", ")}
 		if len(s.Rows) > 0 && s.Rows[0] == "A" && equalLabels(s.Rows) {
@@ -303,7 +316,7 @@ func (l Layout) Form() LayoutForm {
 			if p.FromRow > last || last >= len(s.Rows) {
 				continue
 			}
-			lines = append(lines, fmt.Sprintf("%s-%s %s %s", s.Rows[p.FromRow], s.Rows[last], p.Tier, FormatPrice(p.PriceCents)))
+			lines = append(lines, fmt.Sprintf("%s-%s %s %s", s.Rows[p.FromRow], s.Rows[last], p.Tier, m.Input(p.PriceCents)))
 		}
 		sf.Prices = strings.Join(lines, "\n")
 		sf.Accessible = joinRefs(s.Accessible)
@@ -311,7 +324,7 @@ func (l Layout) Form() LayoutForm {
 		f.Sections = append(f.Sections, sf)
 	}
 	for _, g := range l.GA {
-		f.GA = append(f.GA, GAForm{Name: g.Name, Capacity: strconv.Itoa(g.Capacity), Price: FormatPrice(g.PriceCents)})
+		f.GA = append(f.GA, GAForm{Name: g.Name, Capacity: strconv.Itoa(g.Capacity), Price: m.Input(g.PriceCents)})
 	}
 	return f
 }
@@ -334,6 +347,3 @@ func joinRefs(refs []SeatRef) string {
 	}
 	return strings.Join(parts, ", ")
 }
-
-// FormatPrice writes cents as the editor reads them: "65.00".
-func FormatPrice(cents int) string { return fmt.Sprintf("%d.%02d", cents/100, cents%100) }

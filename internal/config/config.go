@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"boxoffice/internal/keyring"
+	"boxoffice/internal/money"
 )
 
 // Config is every setting, typed and validated.
@@ -107,6 +108,9 @@ type Config struct {
 	MetricsPublicReason string       // METRICS_PUBLIC_REASON: why METRICS_ADDR listens beyond loopback
 	HTTP                HTTPLimits   // READ_HEADER_TIMEOUT, READ_TIMEOUT, IDLE_TIMEOUT, MAX_HEADER_BYTES
 	Streams             StreamLimits // STREAMS_PER_SESSION, STREAMS_PER_ADDRESS, STREAMS_MAX
+
+	// Money is how the shop writes and reads amounts (SHOP_LOCALE, money.go).
+	Money money.Shop
 }
 
 // PerAddress is the limits per client address: enough for a household or an office
@@ -199,6 +203,7 @@ func Load(getenv func(string) string) (Config, error) {
 	r.payments(&c)
 	r.errs = append(r.errs, loadMail(&c, getenv)...)
 	r.errs = append(r.errs, loadProof(&c, getenv)...)
+	r.errs = append(r.errs, loadMoney(&c, getenv)...)
 	r.errs = append(r.errs, loadServer(&c, r.num, r.dur)...)
 	r.errs = append(r.errs, loadEnv(&c, getenv)...) // last: it judges the settings above
 	return c, errors.Join(r.errs...)

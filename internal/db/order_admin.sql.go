@@ -301,6 +301,65 @@ func (q *Queries) OrdersExport(ctx context.Context, arg OrdersExportParams) ([]O
 	return items, nil
 }
 
+const ordersRecent = `-- name: OrdersRecent :many
+SELECT o.id, o.event_id, e.name AS event_name, o.email, o.status, o.amount_cents, o.created_at,
+       (SELECT count(*) FROM tickets t WHERE t.event_id = o.event_id AND t.order_id = o.id AND t.voided_at IS NULL)::int AS valid_tickets,
+       (SELECT v.time_zone FROM venues v WHERE v.id = e.venue_id) AS time_zone
+FROM orders o JOIN events e ON e.id = o.event_id
+WHERE $1::bigint = 0 OR o.id < $1::bigint
+ORDER BY o.id DESC
+LIMIT $2::int
+`
+
+type OrdersRecentParams struct {
+	BeforeID int64
+	MaxRows  int32
+}
+
+type OrdersRecentRow struct {
+	ID           int64
+	EventID      int64
+	EventName    string
+	Email        string
+	Status       OrderStatus
+	AmountCents  int32
+	CreatedAt    time.Time
+	ValidTickets int32
+	TimeZone     string
+}
+
+// Every event's orders, newest first, older than @before_id when it is not 0, @max_rows
+// at most: the order list before anything is searched.
+func (q *Queries) OrdersRecent(ctx context.Context, arg OrdersRecentParams) ([]OrdersRecentRow, error) {
+	rows, err := q.db.Query(ctx, ordersRecent, arg.BeforeID, arg.MaxRows)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []OrdersRecentRow{}
+	for rows.Next() {
+		var i OrdersRecentRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.EventID,
+			&i.EventName,
+			&i.Email,
+			&i.Status,
+			&i.AmountCents,
+			&i.CreatedAt,
+			&i.ValidTickets,
+			&i.TimeZone,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const refundCreateForTickets = `-- name: RefundCreateForTickets :one
 INSERT INTO refunds (order_id, payment_id, amount_cents, reason, idempotency_key, by_staff, staff_id, state)
 SELECT $1::bigint, p.id, $2::int, $3::text, $4::text, true, $5::bigint,

@@ -12,6 +12,7 @@ import (
 	"github.com/a-h/templ"
 
 	"boxoffice/internal/booking"
+	"boxoffice/internal/money"
 	"boxoffice/internal/orderlink"
 	"boxoffice/internal/ordertext"
 	"boxoffice/internal/qrimage"
@@ -29,6 +30,8 @@ type Site struct {
 	// the emails link to the order page as it is, which opens only in the browser that
 	// bought.
 	Links *orderlink.Signer
+	// Money writes the amounts (SHOP_LOCALE); the zero value is euros the English way.
+	Money money.Shop
 }
 
 // qrPixels is the side of a ticket's QR code image: shown at 180 CSS pixels, sharp on
@@ -47,7 +50,7 @@ func Confirmation(r booking.Receipt, s Site) (Message, error) {
 		return Message{}, fmt.Errorf("order %d is confirmed but has no tickets", o.ID)
 	}
 	host := hostOf(s.BaseURL)
-	lines, _ := ordertext.OrderLines(o.Seats, o.GA)
+	lines, _ := ordertext.OrderLines(s.Money, o.Seats, o.GA)
 	m := views.MailConfirmation{
 		Subject:  fmt.Sprintf("Your tickets for %s (order %d)", ev.Name, o.ID),
 		Heading:  "Your tickets for " + ev.Name,
@@ -55,7 +58,7 @@ func Confirmation(r booking.Receipt, s Site) (Message, error) {
 		Number:   "Order " + strconv.FormatInt(o.ID, 10),
 		Event:    ordertext.OrderEvent(ev),
 		Lines:    lines,
-		Total:    ordertext.Euros(o.AmountCents),
+		Total:    s.Money.Format(o.AmountCents),
 		OrderURL: s.orderURL(r, ""),
 		PDFURL:   s.orderURL(r, "/tickets.pdf"), CalendarURL: s.orderURL(r, "/event.ics"),
 	}
@@ -90,7 +93,7 @@ func Confirmation(r booking.Receipt, s Site) (Message, error) {
 // why in plain words. A confirmed order refunded a further payment: its tickets stay.
 func Refund(r booking.Receipt, s Site) (Message, error) {
 	o, ev := r.Order, r.Event
-	heading, message := refundWords(o, s.MaxPerBuyer)
+	heading, message := refundWords(o, s.MaxPerBuyer, s.Money)
 	return refundMessage(r, s, fmt.Sprintf("Refund for order %d: %s", o.ID, ev.Name), heading, message, "refund")
 }
 
@@ -108,7 +111,7 @@ func PaymentRefund(r booking.Receipt, refundID int64, s Site) (Message, error) {
 	if i < 0 {
 		return Message{}, fmt.Errorf("order %d, refund %d: %w", o.ID, refundID, ErrNoSuchRefund)
 	}
-	heading, message := paymentRefundWords(o, o.Refunds[i], s.MaxPerBuyer)
+	heading, message := paymentRefundWords(o, o.Refunds[i], s.MaxPerBuyer, s.Money)
 	return refundMessage(r, s, fmt.Sprintf("Refund of a further payment for order %d: %s", o.ID, ev.Name),
 		heading, message, "refund-"+strconv.FormatInt(refundID, 10))
 }
@@ -117,7 +120,7 @@ func PaymentRefund(r booking.Receipt, refundID int64, s Site) (Message, error) {
 // message, its Message-ID of the kind given.
 func refundMessage(r booking.Receipt, s Site, subject, heading, message, kind string) (Message, error) {
 	o := r.Order
-	lines, _ := ordertext.OrderLines(o.Seats, o.GA)
+	lines, _ := ordertext.OrderLines(s.Money, o.Seats, o.GA)
 	m := views.MailRefund{
 		Subject:  subject,
 		Heading:  heading,
@@ -125,7 +128,7 @@ func refundMessage(r booking.Receipt, s Site, subject, heading, message, kind st
 		Number:   "Order " + strconv.FormatInt(o.ID, 10),
 		Event:    ordertext.OrderEvent(r.Event),
 		Lines:    lines,
-		Total:    ordertext.Euros(o.AmountCents),
+		Total:    s.Money.Format(o.AmountCents),
 		OrderURL: s.orderURL(r, ""),
 	}
 	html, err := render(views.RefundMail(m))
@@ -139,8 +142,8 @@ func refundMessage(r booking.Receipt, s Site, subject, heading, message, kind st
 }
 
 // paymentRefundWords says where one refund of a further payment stands and why.
-func paymentRefundWords(o booking.Order, refund booking.OrderRefund, maxPerBuyer int) (heading, message string) {
-	amount := ordertext.Euros(refund.AmountCents)
+func paymentRefundWords(o booking.Order, refund booking.OrderRefund, maxPerBuyer int, m money.Shop) (heading, message string) {
+	amount := m.Format(refund.AmountCents)
 	heading = "A further payment has been refunded"
 	switch o.Status {
 	case booking.StatusConfirmed:
@@ -162,7 +165,7 @@ func paymentRefundWords(o booking.Order, refund booking.OrderRefund, maxPerBuyer
 
 // refundWords says where the refund stands and why. A confirmed order had a further
 // payment given back: its tickets stay.
-func refundWords(o booking.Order, maxPerBuyer int) (heading, message string) {
+func refundWords(o booking.Order, maxPerBuyer int, m money.Shop) (heading, message string) {
 	cents := 0
 	for _, r := range o.Refunds {
 		cents += r.AmountCents
@@ -170,7 +173,7 @@ func refundWords(o booking.Order, maxPerBuyer int) (heading, message string) {
 	if cents == 0 {
 		cents = o.AmountCents
 	}
-	amount := ordertext.Euros(cents)
+	amount := m.Format(cents)
 	switch o.Status {
 	case booking.StatusConfirmed:
 		return "A second payment has been refunded",

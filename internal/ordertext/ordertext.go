@@ -1,9 +1,10 @@
-// Package ordertext says booking's values in words for people: amounts, seats, an
+// Package ordertext says booking's values in words for people: counts, seats, an
 // order's lines, a ticket's place, why a payment was refunded. The pages (web) and the
 // emails (internal/mail) both word orders, and an email must say what the order page
 // it links to says; views may not import booking, so the wording lives here, once.
 //
-// It imports booking, views and zone only, never web or the generated queries.
+// It imports booking, money, views and zone only, never web or the generated
+// queries. Amounts are written by money.
 package ordertext
 
 import (
@@ -11,19 +12,10 @@ import (
 	"strconv"
 
 	"boxoffice/internal/booking"
+	"boxoffice/internal/money"
 	"boxoffice/internal/zone"
 	"boxoffice/views"
 )
-
-// Euros formats an amount in euro cents as people write it: €1,234.50. The payment
-// providers charge in euro cents.
-func Euros(cents int) string {
-	sign := ""
-	if cents < 0 {
-		sign, cents = "-", -cents
-	}
-	return fmt.Sprintf("%s€%s.%02d", sign, Thousands(cents/100), cents%100)
-}
 
 // Thousands writes a whole number with thousands separators: 12,345.
 func Thousands(n int) string {
@@ -56,18 +48,19 @@ func OrderEvent(ev booking.Event) views.OrderEvent {
 	return views.OrderEvent{Name: ev.Name, When: When(ev), Venue: ev.Venue}
 }
 
-// OrderLines prices seats and places line by line, and in total (in cents).
-func OrderLines(seats []booking.Seat, ga *booking.GAPlaces) ([]views.OrderLine, int) {
+// OrderLines prices seats and places line by line, written as m writes amounts, and
+// in total (in cents).
+func OrderLines(m money.Shop, seats []booking.Seat, ga *booking.GAPlaces) ([]views.OrderLine, int) {
 	var lines []views.OrderLine
 	total := 0
 	for _, st := range seats {
-		lines = append(lines, views.OrderLine{Label: SeatLabel(st), Price: Euros(st.PriceCents)})
+		lines = append(lines, views.OrderLine{Label: SeatLabel(st), Price: m.Format(st.PriceCents)})
 		total += st.PriceCents
 	}
 	if ga != nil {
 		cents := ga.PriceCents * ga.Quantity
 		lines = append(lines, views.OrderLine{
-			Label: fmt.Sprintf("%s (general admission) × %d", ga.TierName, ga.Quantity), Price: Euros(cents),
+			Label: fmt.Sprintf("%s (general admission) × %d", ga.TierName, ga.Quantity), Price: m.Format(cents),
 		})
 		total += cents
 	}

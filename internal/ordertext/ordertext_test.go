@@ -7,20 +7,6 @@ import (
 	"boxoffice/internal/booking"
 )
 
-func TestEuros(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct {
-		cents int
-		want  string
-	}{
-		{0, "€0.00"}, {5, "€0.05"}, {9500, "€95.00"}, {123450, "€1,234.50"}, {100000000, "€1,000,000.00"}, {-250, "-€2.50"},
-	} {
-		if got := Euros(tc.cents); got != tc.want {
-			t.Errorf("Euros(%d): got %q, want %q", tc.cents, got, tc.want)
-		}
-	}
-}
-
 // TestRefundCauseWordsEveryReason: every reason booking records on a refunded order has
 // words of its own. The order page once lacked three of them and fell back to "We
 // could not complete this sale".
