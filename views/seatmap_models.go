@@ -125,7 +125,7 @@ type SeatMap struct {
 	// Choices are the sections of a map drawn whole with more than one section: a
 	// phone lists them first and shows one section's seats at a time (sections.js).
 	Choices []SectionChoice
-	Summary  string        // e.g. "1,234 of 2,500 seats left"
+	Summary string // e.g. "1,234 of 2,500 seats left"
 	// The row letters' strip (rowRail): its viewBox spans the map's height in map
 	// units, its width is RailWidth CSS pixels, its letters end at RailLabelX.
 	RailViewBox string
