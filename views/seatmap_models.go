@@ -122,7 +122,10 @@ type SeatMap struct {
 	Rows     []RowView
 	Sections []SectionShape
 	Nav      []SectionLink // the other sections of a big venue
-	Summary  string        // e.g. "1,234 of 2,500 seats left"
+	// Choices are the sections of a map drawn whole with more than one section: a
+	// phone lists them first and shows one section's seats at a time (sections.js).
+	Choices []SectionChoice
+	Summary string // e.g. "1,234 of 2,500 seats left"
 	// The row letters' strip (rowRail): its viewBox spans the map's height in map
 	// units, its width is RailWidth CSS pixels, its letters end at RailLabelX.
 	RailViewBox string
@@ -139,6 +142,7 @@ type Shape struct {
 
 // RowView is one row of seats with its label at its left.
 type RowView struct {
+	Section        string // the row's section, by which a phone shows one at a time
 	Label          string
 	LabelX, LabelY int
 	Groups         []PriceGroup
@@ -154,8 +158,9 @@ type PriceGroup struct {
 
 // Caption is a text on the map, such as a section's name.
 type Caption struct {
-	X, Y int
-	Text string
+	X, Y    int
+	Text    string
+	Section string // the section it names, if any
 }
 
 // SeatView is one seat. Its element id stays the same whatever its state, so that the
@@ -188,6 +193,19 @@ type SectionLink struct {
 	URL     string
 	Left    string
 	Current bool
+}
+
+// SectionChoice is one section of a map drawn whole, as a phone lists it: a link to its
+// own page (without the script) and, for sections.js, the viewBox of its seats alone
+// and of the row letters' strip beside them.
+type SectionChoice struct {
+	Name    string
+	URL     string
+	Left    string // e.g. "412 of 800 seats left"; sections.js keeps it current
+	Seats   int    // the section's seats, for sections.js's count
+	Prices  string // e.g. "€65–€95"
+	ViewBox string
+	RailBox string
 }
 
 // HoldAnswer is what an htmx request of the seat page's forms gets back: the message for

@@ -10,14 +10,14 @@ import (
 	"boxoffice/internal/browsertest"
 )
 
-// inView is a JavaScript condition: every element matching sel (at least one) lies
-// wholly inside the window's viewport.
+// inView is a JavaScript condition: every element matching sel (at least one) is
+// shown and lies wholly inside the window's viewport.
 func inView(sel string) string {
 	return `(() => {
 		const els = document.querySelectorAll(` + quote(sel) + `);
 		return els.length > 0 && Array.from(els).every(e => {
 			const r = e.getBoundingClientRect();
-			return r.top >= 0 && r.left >= 0 && r.bottom <= window.innerHeight && r.right <= window.innerWidth;
+			return r.width > 0 && r.top >= 0 && r.left >= 0 && r.bottom <= window.innerHeight && r.right <= window.innerWidth;
 		});
 	})()`
 }
@@ -66,7 +66,7 @@ func TestBrowserBestPicked(t *testing.T) {
 			if !js[bool](t, ctx, inView(balconyG20)) {
 				t.Error("Balcony G20 is not in view")
 			}
-			labels := js[[]string](t, ctx, `Array.from(document.querySelectorAll(".map .seat.picked input")).map(i => i.getAttribute("aria-label"))`)
+			labels := js[[]string](t, ctx, `Array.from(document.querySelectorAll(".map .seat.picked input[aria-label]")).map(i => i.getAttribute("aria-label"))`)
 			for _, l := range labels {
 				if !strings.HasPrefix(l, "Balcony, row G, seat 2") || !strings.Contains(l, "€25") {
 					t.Errorf("picked seat %q, want Balcony row G 20 or 21 at €25", l)

@@ -23,17 +23,23 @@ func TestMain(m *testing.M) { os.Exit(browsertest.Main(m)) }
 const demoSlug = "demo-night" // demo.DemoSpec's event
 
 // seatPage opens the seat page in a tab and, if scripts run there, waits until they
-// have: htmx, and the page's own script (which marks <html class="js">).
+// have: htmx, and the page's own script (which marks <html class="js">). On a phone,
+// which lists the sections first, it opens the first section.
 func seatPage(t *testing.T, ctx context.Context, base string, scripts bool) {
 	t.Helper()
 	resp := browsertest.Run(t, ctx, chromedp.NavigateResponse(base+"/events/"+demoSlug+"/seats"))
 	if resp.Status != 200 {
 		t.Fatalf("seat page: got status %d, want 200", resp.Status)
 	}
-	browsertest.Do(t, ctx, chromedp.WaitVisible(chromedp.CSS("#seat-form")))
+	browsertest.Do(t, ctx, chromedp.WaitReady(chromedp.CSS("#seat-form")))
 	if scripts {
-		waitJS(t, ctx, "the page's scripts", `document.documentElement.classList.contains("js") && typeof htmx === "object"`, browsertest.Timeout)
+		// Complete: every deferred script has run (sections.js, after seats.js, too).
+		waitJS(t, ctx, "the page's scripts", `document.readyState === "complete" && document.documentElement.classList.contains("js") && typeof htmx === "object"`, browsertest.Timeout)
+		if js[bool](t, ctx, `!!document.querySelector("#live[data-phone=sections]")`) {
+			browsertest.Do(t, ctx, chromedp.Click(chromedp.CSS(".section-choice")))
+		}
 	}
+	browsertest.Do(t, ctx, chromedp.WaitVisible(chromedp.CSS("#seat-form")))
 }
 
 // streamOpen is true once htmx's SSE extension has its EventSource open.

@@ -163,7 +163,7 @@ func seatMapView(a mapArgs) views.SeatMap {
 		sec, _ := a.sum.Section(a.section)
 		v.Heading = "Section " + sec.Name
 		v.Summary = fmt.Sprintf("%s of %s seats left in this section.", ordertext.Thousands(sec.Available), ordertext.Thousands(sec.Seats))
-		if big {
+		if len(a.sum.Sections) > 1 {
 			v.BackURL = a.url("")
 		}
 		seatRows(&v, a)
@@ -251,7 +251,7 @@ func seatRows(v *views.SeatMap, a mapArgs) {
 		minX, minY = min(minX, s.X), min(minY, s.Y)
 		maxX, maxY = max(maxX, s.X), max(maxY, s.Y)
 		if key := s.Section + "\x00" + s.Row; row == nil || key != rowKey {
-			v.Rows = append(v.Rows, views.RowView{Label: s.Row, LabelX: s.X - 14, LabelY: s.Y + 3})
+			v.Rows = append(v.Rows, views.RowView{Section: s.Section, Label: s.Row, LabelX: s.X - 14, LabelY: s.Y + 3})
 			row, rowKey = &v.Rows[len(v.Rows)-1], key
 		}
 		class := colour[s.PriceCents]
@@ -264,7 +264,7 @@ func seatRows(v *views.SeatMap, a mapArgs) {
 	top := minY - 8
 	if a.section == "" {
 		for _, sec := range a.sum.Sections {
-			v.Captions = append(v.Captions, views.Caption{X: (sec.MinX + sec.MaxX) / 2, Y: sec.MinY - 10, Text: sec.Name})
+			v.Captions = append(v.Captions, views.Caption{X: (sec.MinX + sec.MaxX) / 2, Y: sec.MinY - 10, Text: sec.Name, Section: sec.Name})
 		}
 		top = minY - 20
 		if len(a.sum.Sections) <= 3 {
@@ -273,12 +273,46 @@ func seatRows(v *views.SeatMap, a mapArgs) {
 			v.Stage = &views.Shape{X: minX, Y: top, W: maxX - minX, H: 16, TextX: (minX + maxX) / 2, TextY: top + 12, Text: "Stage"}
 		}
 	}
-	x0, y0 := minX-26, top-6
-	w, h := maxX+10-x0, maxY+10-y0
-	v.ViewBox = fmt.Sprintf("%d %d %d %d", x0, y0, w, h)
+	var w, h int
+	v.ViewBox, v.RailViewBox, w, h = seatsBox(minX, top, maxX, maxY)
 	v.Width, v.Height = w*unitPx, h*unitPx
-	v.RailViewBox = fmt.Sprintf("0 %d %d %d", y0, railUnits, h)
 	v.RailWidth, v.RailLabelX = railUnits*unitPx, railUnits-6
+	if a.section == "" && len(a.sum.Sections) > 1 && a.staff == nil {
+		v.Choices = sectionChoices(a)
+	}
+}
+
+// seatsBox frames seats spanning minX…maxX and top…maxY (top leaves room above the
+// first row): room for the row letters at the left, half a seat at the other edges.
+// It returns the map's viewBox, the row letters' strip's, and the map's size in units.
+func seatsBox(minX, top, maxX, maxY int) (viewBox, railBox string, w, h int) {
+	x0, y0 := minX-26, top-6
+	w, h = maxX+10-x0, maxY+10-y0
+	return fmt.Sprintf("%d %d %d %d", x0, y0, w, h), fmt.Sprintf("0 %d %d %d", y0, railUnits, h), w, h
+}
+
+// sectionChoices lists the sections of a map drawn whole, each framed as its own
+// section page frames it (seatRows with a section: no caption above).
+func sectionChoices(a mapArgs) []views.SectionChoice {
+	out := make([]views.SectionChoice, 0, len(a.sum.Sections))
+	for _, sec := range a.sum.Sections {
+		box, rail, _, _ := seatsBox(sec.MinX, sec.MinY-8, sec.MaxX, sec.MaxY)
+		out = append(out, views.SectionChoice{
+			Name: sec.Name, URL: a.url(sec.Name), Seats: sec.Seats,
+			Left:    sectionLeft(sec.Available, sec.Seats),
+			Prices:  priceRange(sec.MinPriceCents, sec.MaxPriceCents),
+			ViewBox: box, RailBox: rail,
+		})
+	}
+	return out
+}
+
+// sectionLeft is a section's seats left in words; sections.js writes the same words.
+func sectionLeft(available, seats int) string {
+	if available <= 0 {
+		return "sold out"
+	}
+	return fmt.Sprintf("%s of %s seats left", ordertext.Thousands(available), ordertext.Thousands(seats))
 }
 
 // seatsOfMap draws the given seats of the map for out-of-band swaps. The map may be a

@@ -98,7 +98,9 @@ func (s *server) seatsPageFor(ctx context.Context, ev booking.Event, section, bu
 		msg.Text = holdWithinText(ev) // an admission holding nothing lapses (lapse.go)
 	}
 	now := time.Now()
-	p.Scripts = append(p.Scripts, countdownScript, static.URL("js/seats.js"), static.URL("js/picked.js"))
+	// sections.js before picked.js: it shows the section of the seats found before
+	// picked.js scrolls to them.
+	p.Scripts = append(p.Scripts, countdownScript, static.URL("js/seats.js"), static.URL("js/sections.js"), static.URL("js/picked.js"))
 	panel, mine := holdPanel(ev, section, holds, p.CSRFToken, now)
 	limit := s.Buyer.Config().MaxPerBuyer
 	return views.SeatsPage{

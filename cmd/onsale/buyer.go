@@ -53,6 +53,10 @@ type buyer struct {
 	orderID             int64
 	paid                bool // a charge was taken (pay answered 202): tickets or a refund are owed
 	outcome             string
+	// want is how many seats a basket buyer wants (0 for the others): they hold one,
+	// then add the others one by one (basket.go).
+	want   int
+	basket basketUse
 }
 
 // etaSeen is an ETA the queue page showed, when, for how many admissions (the
@@ -101,6 +105,9 @@ func (b *buyer) visit(ctx context.Context) {
 	}
 	h, ok := b.hold(ctx)
 	if !ok {
+		return
+	}
+	if len(h.Seats) > 0 && h.GAPlaces == nil && b.want > len(h.Seats) && !b.fillBasket(ctx, &h, b.want) {
 		return
 	}
 	places := len(h.Seats)
@@ -325,7 +332,8 @@ func (b *buyer) soldOut(why string) bool {
 
 // hold asks for seats the way this buyer likes them (seats of their choice biased to
 // the front, best available, or standing places), and on a conflict asks again as a
-// person would: other seats, then best available, then standing.
+// person would: other seats, then best available, then standing. A basket buyer (the
+// -basket share of those who want seats) wants two or more and asks for one here.
 func (b *buyer) hold(ctx context.Context) (holdJSON, bool) {
 	s := b.sim
 	qty := 1 + b.rng.IntN(s.cfg.MaxQty)
@@ -337,6 +345,9 @@ func (b *buyer) hold(ctx context.Context) (holdJSON, bool) {
 	case mode < s.cfg.Specific+s.cfg.Best:
 	default:
 		kind = "ga"
+	}
+	if kind != "ga" && s.cfg.MaxQty > 1 && b.rng.Float64() < s.cfg.Basket {
+		b.want, qty = 2+b.rng.IntN(s.cfg.MaxQty-1), 1
 	}
 	triedGA, triedSeats := false, false
 	for attempt := 0; attempt < 8; attempt++ {
@@ -481,14 +492,6 @@ func (b *buyer) think(ctx context.Context) {
 	}
 	d := time.Duration(math.Min(b.rng.ExpFloat64(), 4) * float64(m))
 	sleep(ctx, d)
-}
-
-// minTime is the earlier of a and b.
-func minTime(a, b time.Time) time.Time {
-	if b.Before(a) {
-		return b
-	}
-	return a
 }
 
 // sleep waits d or until ctx ends, and reports whether ctx is still alive.

@@ -16,8 +16,8 @@
 // curve (some early, into the pre-queue; the rest in a burst after the onsale), joins
 // the waiting room and waits as the queue page does (following the queue's public
 // board, looking itself at its turn and when the server says), and once admitted holds seats
-// (of their choice, leaning to the front rows; best available; or standing places),
-// sometimes abandons, checks out, pays with a test card (some declined, some with a
+// (of their choice, leaning to the front rows; best available; or standing places;
+// some (-basket) hold one seat and add the others one by one), sometimes abandons, checks out, pays with a test card (some declined, some with a
 // late webhook) and waits for the tickets. Some admitted buyers never hold (-idle):
 // their turn lapses and goes to the next in line, which the report counts.
 //
@@ -135,6 +135,7 @@ func parseFlags(args []string, stderr io.Writer) (cfg config, jsonPath, svgPath 
 	fs.IntVar(&cfg.MaxQty, "max-qty", 6, "a buyer wants 1 to this many seats")
 	fs.Float64Var(&cfg.Abandon, "abandon", 0.1, "share of holders who leave without paying")
 	fs.Float64Var(&cfg.Idle, "idle", 0.05, "share of admitted buyers who never hold (their turn lapses after the event's idle window)")
+	fs.Float64Var(&cfg.Basket, "basket", 0.3, "share of buyers wanting seats who hold one, then add the others one by one (POST /holds/{id}/seats)")
 	fs.Float64Var(&cfg.Decline, "decline", 0.05, "share paying with a declined card first")
 	fs.Float64Var(&cfg.Late, "late", 0.1, "share whose payment webhook comes late")
 	fs.Float64Var(&cfg.Rate, "rate", 0, "the waiting room's admission rate, to compare (read from -db when given)")
@@ -169,8 +170,8 @@ func parseFlags(args []string, stderr io.Writer) (cfg config, jsonPath, svgPath 
 	case cfg.Conns < 1:
 		err = errors.New("-conns must be at least 1")
 	case !share(cfg.Early) || !share(cfg.Specific) || !share(cfg.Best) || !share(cfg.Specific+cfg.Best) ||
-		!share(cfg.Abandon) || !share(cfg.Idle) || !share(cfg.Decline) || !share(cfg.Late):
-		err = errors.New("-early, -specific, -best (and their sum), -abandon, -idle, -decline and -late are shares from 0 to 1")
+		!share(cfg.Abandon) || !share(cfg.Idle) || !share(cfg.Basket) || !share(cfg.Decline) || !share(cfg.Late):
+		err = errors.New("-early, -specific, -best (and their sum), -abandon, -idle, -basket, -decline and -late are shares from 0 to 1")
 	}
 	return
 }

@@ -61,7 +61,7 @@ func TestSmallOnsale(t *testing.T) {
 	cfg, _, _, err := parseFlags([]string{
 		"-url", srv.URL, "-event", "sim-small", "-buyers", "300", "-seed", "7",
 		"-early", "0.3", "-early-window", "3s", "-burst", "2s", "-poll", "2s", "-think", "100ms",
-		"-max-qty", "3", "-abandon", "0.15", "-idle", "0.05", "-decline", "0.1", "-late", "0.2",
+		"-max-qty", "3", "-abandon", "0.15", "-idle", "0.05", "-basket", "0.3", "-decline", "0.1", "-late", "0.2",
 		"-ticket-wait", "20s", "-map-every", "500ms", "-duration", "60s", "-settle", "30s",
 		"-db", p.Config.DatabaseURL, "-tidy", "500ms", "-conns", "64", "-metrics", metricsSrv.URL + "/metrics",
 		"-trace", filepath.Join(t.TempDir(), "trace.csv"),
@@ -101,6 +101,7 @@ func TestSmallOnsale(t *testing.T) {
 		t.Errorf("the server's admission limit over the sale: got %+v, want readings within (0, 25], the configured rate", l)
 	}
 	checkLapses(t, r)
+	checkBasket(t, r)
 	if r.Admission.MaxShopping > 40 {
 		t.Errorf("at most %d shopping at once, want at most the 40 slots", r.Admission.MaxShopping)
 	}
@@ -121,6 +122,19 @@ func checkLapses(t *testing.T, r *report) {
 	t.Helper()
 	if l := r.Lapses; l == nil || l.Walked == 0 || l.Lapsed == 0 || l.Reused == 0 || l.Lapsed > float64(r.Admission.Admitted) {
 		t.Errorf("unused turns: got %+v, want buyers who walked away, turns that lapsed and slots reused", l)
+	}
+}
+
+// checkBasket checks that some buyers added seats to their hold one by one, and that
+// each add call answered is counted, with its latency.
+func checkBasket(t *testing.T, r *report) {
+	t.Helper()
+	k := r.Basket
+	if k == nil || k.Buyers == 0 || k.Added == 0 {
+		t.Fatalf("basket: got %+v, want buyers who added seats one by one", k)
+	}
+	if k.Latency.N != k.Calls || k.Calls < k.Added || k.Latency.P99 < k.Latency.P50 {
+		t.Errorf("basket: %d add calls, %d seats added, latency %+v; want one latency a call, a seat at most a call", k.Calls, k.Added, k.Latency)
 	}
 }
 

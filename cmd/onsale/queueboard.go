@@ -156,3 +156,11 @@ func mustLook(st queueJSON, bd *queueBoardSeen) (now bool, spread time.Duration)
 	}
 	return false, 0
 }
+
+// minTime is the earlier of a and b.
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}

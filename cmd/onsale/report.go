@@ -95,6 +95,7 @@ type report struct {
 	Expected   map[string]int `json:"expected"`
 	Metrics    []metricJSON   `json:"metrics,omitempty"`
 	Lapses     *lapsesJSON    `json:"lapses,omitempty"`
+	Basket     *basketJSON    `json:"basket,omitempty"`
 	Violations []string       `json:"violations"`
 	Timeline   []sample       `json:"timeline"`
 }

@@ -100,6 +100,10 @@ func (r *report) writeQueue(p printf) {
 		p("turns unused: %d buyers walked away once admitted; the server let %.0f turns lapse with no seat held and gave %.0f of their slots to the next in line",
 			l.Walked, l.Lapsed, l.Reused)
 	}
+	if k := r.Basket; k != nil {
+		p("basket: %d buyers held a seat, then added seats one by one: %d add calls, %d seats added, add latency p50 %.0f ms, p99 %.0f ms; refused: %s",
+			k.Buyers, k.Calls, k.Added, k.Latency.P50, k.Latency.P99, refusals(k.Refused))
+	}
 }
 
 // writeVerdict writes the normal refusals, the errors, the server's counts and the
@@ -162,4 +166,16 @@ func distsMs(byStep map[string][]time.Duration) map[string]benchkit.Dist {
 		out[step] = benchkit.DistOf(ms)
 	}
 	return out
+}
+
+// refusals lists refusals by reason, "none" when there were none.
+func refusals(m map[string]int) string {
+	if len(m) == 0 {
+		return "none"
+	}
+	var parts []string
+	for _, k := range sortedKeys(m) {
+		parts = append(parts, fmt.Sprintf("%s %d", k, m[k]))
+	}
+	return strings.Join(parts, ", ")
 }

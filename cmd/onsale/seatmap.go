@@ -34,7 +34,11 @@ type layout struct {
 	id       string
 	seats    []seatJSON  // in the statuses' order; Status empty
 	sections [][][]int32 // section → rows, front first → indices of seats by number
+	where    map[int64]seatPlace
 }
+
+// seatPlace is where a seat is in layout.sections.
+type seatPlace struct{ section, row int32 }
 
 // board is one fetch of the map.
 type board struct {
@@ -93,7 +97,7 @@ func (sb *seatBoard) layoutOf(ctx context.Context, c *client, eventPath, id stri
 
 // arrange sorts the layout's seats by section, row and number.
 func arrange(l layoutJSON) *layout {
-	lay := &layout{id: l.Layout, seats: l.Seats}
+	lay := &layout{id: l.Layout, seats: l.Seats, where: make(map[int64]seatPlace, len(l.Seats))}
 	bySection := map[string]map[string][]int32{}
 	var names []string
 	for i, st := range l.Seats {
@@ -117,6 +121,9 @@ func arrange(l layoutJSON) *layout {
 			r := bySection[name][label]
 			slices.SortFunc(r, func(x, y int32) int { return cmp.Compare(l.Seats[x].Number, l.Seats[y].Number) })
 			rows[i] = r
+			for _, k := range r {
+				lay.where[l.Seats[k].ID] = seatPlace{int32(len(lay.sections)), int32(i)}
+			}
 		}
 		lay.sections = append(lay.sections, rows)
 	}

@@ -45,6 +45,7 @@ type config struct {
 	MaxQty   int     // a buyer wants 1 to MaxQty seats
 	Abandon  float64 // share leaving after the hold (half release, half close the tab)
 	Idle     float64 // share of admitted buyers who never hold: their turn lapses
+	Basket   float64 // share of seat buyers who hold one seat, then add the others one by one
 	Decline  float64 // share paying with a declined card first
 	Late     float64 // share whose payment's webhook comes late
 
@@ -333,6 +334,7 @@ func (s *sim) check(ctx context.Context, admin *client, progress io.Writer, db *
 	s.fill(r, buyers, span.onsale, span.ended, first)
 	r.Metrics = compareMetrics(before, after, r)
 	r.Lapses = lapsesOf(before, after, r.Outcomes[outIdle])
+	r.Basket = basketOf(buyers, r.Latency["add"])
 	if cfg.Trace != "" {
 		if err := benchkit.WriteFile(cfg.Trace, func(w io.Writer) error { return writeTrace(w, buyers, span.onsale) }); err != nil {
 			return r, err

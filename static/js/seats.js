@@ -82,11 +82,12 @@
   function rove() {
     var maps = document.querySelectorAll(".map.seats");
     for (var i = 0; i < maps.length; i++) {
-      var inputs = maps[i].querySelectorAll(".seat input");
+      // Rows of sections a phone does not show (class "off", sections.js) are skipped.
+      var inputs = maps[i].querySelectorAll(".row:not(.off) .seat input");
       if (!inputs.length) continue;
       var keep = current && document.getElementById(current);
-      keep = keep && maps[i].contains(keep) ? inputOf(keep) : null;
-      if (!keep) keep = maps[i].querySelector(".seat.avail input") || inputs[0];
+      keep = keep && maps[i].contains(keep) && !keep.closest(".off") ? inputOf(keep) : null;
+      if (!keep) keep = maps[i].querySelector(".row:not(.off) .seat.avail input") || inputs[0];
       for (var j = 0; j < inputs.length; j++) inputs[j].tabIndex = inputs[j] === keep ? 0 : -1;
     }
   }
@@ -101,7 +102,7 @@
       case "Home": return seats[0];
       case "End": return seats[seats.length - 1];
     }
-    var rows = Array.prototype.slice.call(row.parentNode.querySelectorAll(".row"));
+    var rows = Array.prototype.slice.call(row.parentNode.querySelectorAll(".row:not(.off)"));
     var next = rows[rows.indexOf(row) + (key === "ArrowUp" ? -1 : 1)];
     if (!next) return null;
     var x = xOf(from), best = null, dist = Infinity;
@@ -168,6 +169,7 @@
   document.addEventListener("htmx:load", soon);
   document.addEventListener("htmx:afterSettle", soon);
   document.addEventListener("htmx:oobAfterSwap", soon);
+  document.addEventListener("sections:shown", soon); // a phone shows other rows (sections.js)
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", settle);
   else settle();
 })();
