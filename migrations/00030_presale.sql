@@ -5,6 +5,7 @@
 -- of its holds, checkout and payment know the presale, and pricing knows the type the
 -- code reveals. NULL: a public hold.
 ALTER TABLE holds ADD COLUMN access_code_id bigint;
+ALTER TABLE holds ALTER COLUMN access_code_id SET STATISTICS 10; -- as the sale tables' other columns (00014)
 ALTER TABLE holds ADD CONSTRAINT holds_access_code
     FOREIGN KEY (event_id, access_code_id) REFERENCES access_codes (event_id, id);
 -- access_code_places reads the code's holds, bought or live, by this index.
