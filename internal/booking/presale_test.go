@@ -45,16 +45,7 @@ func (f fixture) codePlaces(t *testing.T, code int64) int {
 // not begun yet, or of another event, it is not_on_sale and nothing is held.
 func TestPresaleHolds(t *testing.T) {
 	t.Parallel()
-	kinds := []struct {
-		name string
-		req  func(f fixture, seats []int64) HoldRequest
-	}{
-		{"one exact seat", func(f fixture, seats []int64) HoldRequest { return HoldRequest{SeatIDs: seats[:1]} }},
-		{"three exact seats", func(f fixture, seats []int64) HoldRequest { return HoldRequest{SeatIDs: seats[3:6]} }},
-		{"best available", func(f fixture, seats []int64) HoldRequest { return HoldRequest{Quantity: 2, Together: true} }},
-		{"general admission", func(f fixture, seats []int64) HoldRequest { return HoldRequest{GATierID: f.tier, Quantity: 3} }},
-	}
-	for _, k := range kinds {
+	for _, k := range windowHoldKinds {
 		t.Run(k.name, func(t *testing.T) {
 			t.Parallel()
 			f := newFixture(t, windowSpec(), DefaultConfig())
