@@ -154,7 +154,7 @@ func TestFunctionsAppliedAgain(t *testing.T) {
 	want := folderBodies(t)["hold_seats"]
 	body := func() (src string, xmin uint32) {
 		t.Helper()
-		if err := conn.QueryRow(ctx, `SELECT prosrc, xmin::text::bigint FROM pg_proc WHERE oid = 'hold_seats'::regproc`).Scan(&src, &xmin); err != nil {
+		if err := conn.QueryRow(ctx, `SELECT prosrc, xmin::text::bigint FROM pg_proc WHERE proname = 'hold_seats' AND pronamespace = 'public'::regnamespace`).Scan(&src, &xmin); err != nil {
 			t.Fatal(err)
 		}
 		return src, xmin

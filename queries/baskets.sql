@@ -10,7 +10,8 @@ SELECT h.status::text AS status, coalesce(h.hold_id, 0)::bigint AS hold_id,
        coalesce(h.row_label, '')::text AS row_label, coalesce(h.number, 0)::int AS number,
        coalesce(h.price_cents, 0)::int AS price_cents
 FROM hold_add_seats(@event_id::bigint, @buyer::text, @hold_id::bigint, @seat_ids::bigint[],
-                    @ttl_seconds::float8, @buyer_limit::int, @client_key::text, @client_limit::int) AS h;
+                    @ttl_seconds::float8, @buyer_limit::int, @client_key::text, @client_limit::int,
+                    @code_id::bigint) AS h;
 
 -- name: BasketRemoveSeat :one
 -- Frees one seat of the buyer's hold: hold_remove_seat.

@@ -1,11 +1,14 @@
 -- name: OrderCreate :one
--- One order per hold, and only while the event's sale is open (by the database clock):
--- no row means a second checkout of the same hold (the caller answers with the
--- existing order) or the window (EventSaleWindow tells).
+-- One order per hold, and only while the event's sale is open to the hold (by the
+-- database clock; a hold that records an access code, in the code's presale too): no
+-- row means a second checkout of the same hold (the caller answers with the existing
+-- order) or the window (EventSaleWindow tells).
 INSERT INTO orders (event_id, hold_id, buyer, email, seat_ids, ga_tier_id, ga_quantity, amount_cents)
 SELECT @event_id::bigint, @hold_id::bigint, @buyer::text, @email::text, @seat_ids::bigint[],
        sqlc.narg(ga_tier_id)::bigint, @ga_quantity::int, @amount_cents::int
-WHERE EXISTS (SELECT 1 FROM events e WHERE e.id = @event_id::bigint AND event_on_sale(e))
+WHERE EXISTS (SELECT 1 FROM events e WHERE e.id = @event_id::bigint
+              AND event_on_sale_with(e, (SELECT h.access_code_id FROM holds h
+                                         WHERE h.event_id = @event_id::bigint AND h.id = @hold_id::bigint)))
 ON CONFLICT (event_id, hold_id) DO NOTHING
 RETURNING *;
 

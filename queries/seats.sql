@@ -223,7 +223,7 @@ SELECT h.status::text AS status, coalesce(h.hold_id, 0)::bigint AS hold_id,
        coalesce(h.row_label, '')::text AS row_label, coalesce(h.number, 0)::int AS number,
        coalesce(h.price_cents, 0)::int AS price_cents
 FROM hold_seats_client(@event_id::bigint, @buyer::text, @seat_ids::bigint[], @ttl_seconds::float8, @buyer_limit::int,
-                       @client_key::text, @client_limit::int, true) AS h;
+                       @client_key::text, @client_limit::int, true, @code_id::bigint) AS h;
 
 -- name: SeatsHoldExactBatch :batchmany
 -- SeatsHoldExact for several buyers in one round trip, inside one transaction the
@@ -235,4 +235,4 @@ SELECT h.status::text AS status, coalesce(h.hold_id, 0)::bigint AS hold_id,
        coalesce(h.row_label, '')::text AS row_label, coalesce(h.number, 0)::int AS number,
        coalesce(h.price_cents, 0)::int AS price_cents
 FROM hold_seats_client(@event_id::bigint, @buyer::text, @seat_ids::bigint[], @ttl_seconds::float8, @buyer_limit::int,
-                       @client_key::text, @client_limit::int, false) AS h;
+                       @client_key::text, @client_limit::int, false, @code_id::bigint) AS h;

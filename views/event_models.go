@@ -19,6 +19,9 @@ type EventPage struct {
 	// WayIn is the page's call to action: the waiting room while the event's room is
 	// on, the seat map otherwise.
 	WayIn ActionLink
+	// CodeURL is the page to enter an access code for a presale, while the public
+	// sale is ahead (empty otherwise).
+	CodeURL string
 	// Onsale counts down to the onsale while it is ahead (zero otherwise).
 	Onsale Countdown
 }

@@ -38,6 +38,7 @@ const (
 	limitedBySessions = "address_sessions" // new sessions (buyer ids) per address
 	limitedByJoins    = "address_joins"    // waiting-room joins per address
 	limitedByHolds    = "address_holds"    // hold calls per address
+	limitedByCodes    = "address_codes"    // access codes entered per address
 	limitedBySeats    = "address_seats"    // seats and places held at once per address
 )
 
@@ -49,6 +50,8 @@ var addressWords = map[string]string{
 		"(everyone on your network counts together). Try again in a little while.",
 	limitedByHolds: "Too many seat requests have come from your internet connection in the last minute " +
 		"(everyone on your network counts together). Wait a moment and try again.",
+	limitedByCodes: "Too many access codes have been entered from your internet connection lately " +
+		"(everyone on your network counts together). Try again in a little while.",
 }
 
 // perAddressLimits are the limits per address of cfg, by kind; a limit that is off is
@@ -59,6 +62,7 @@ func perAddressLimits(cfg config.PerAddress) map[string]redis_rate.Limit {
 		limitedBySessions: redis_rate.PerHour(cfg.SessionsPerHour),
 		limitedByJoins:    redis_rate.PerHour(cfg.JoinsPerHour),
 		limitedByHolds:    redis_rate.PerMinute(cfg.HoldsPerMinute),
+		limitedByCodes:    redis_rate.PerHour(cfg.CodesPerHour),
 	} {
 		if l.Rate > 0 {
 			out[kind] = l
@@ -100,6 +104,7 @@ func (s *server) limitHold(c echo.Context, req *booking.HoldRequest) error {
 		return err
 	}
 	req.Client = s.clientNet(c)
+	req.AccessCode = s.sessionCode(c, req.EventID).ID
 	return nil
 }
 

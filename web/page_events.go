@@ -64,11 +64,14 @@ func (s *server) showEvent(c echo.Context) error {
 	p := page(ev.Name)
 	p.Description = fmt.Sprintf("%s at %s, %s.", ev.Name, ev.Venue, ordertext.When(ev))
 	now := time.Now()
+	codeLink := ""
 	if ev.OnsaleAt.After(now) {
 		p.Scripts = append(p.Scripts, countdownScript)
+		codeLink = codeURL(ev)
 	}
 	return render(c, http.StatusOK, eventPageCache, views.EventPageView(views.EventPage{
 		Page: p, Event: eventHeader(ev, now), Availability: av, WayIn: wayIn(ev), Onsale: onsaleCountdown(ev, now),
+		CodeURL: codeLink,
 	}))
 }
 

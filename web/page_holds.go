@@ -135,10 +135,10 @@ func (s *server) createHoldForm(c echo.Context) error {
 	if req.Buyer, err = s.buyer(c); err != nil {
 		return s.holdRefused(c, ev, view, req, err)
 	}
+	req.EventID = ev.ID
 	if err := s.limitHold(c, &req); err != nil {
 		return s.holdRefused(c, ev, view, req, err)
 	}
-	req.EventID = ev.ID
 	h, err := s.Buyer.AddToBasket(ctx, req)
 	if err != nil {
 		return s.holdRefused(c, ev, view, req, err)

@@ -93,7 +93,8 @@ func (s *server) routes(e *echo.Echo) {
 	api.POST("/order-links", s.postOrderLinks, buyer...) // tickets.go
 	api.POST("/orders/:orderId/pay", s.pay, seatCall(eventOfOrder)...)
 	api.POST("/payments/webhook", s.paymentWebhook, timed, noStore, body)
-	s.routeVerify(e, buyerPage, buyer) // verified buyers' registration (verify.go)
+	s.routeVerify(e, buyerPage, buyer)  // verified buyers' registration (verify.go)
+	s.routePresale(e, buyerPage, buyer) // access codes (presale.go)
 
 	// The admin pages (routes_admin.go): staff sessions and roles.
 	s.routeAdmin(e, timed, gz)

@@ -125,7 +125,7 @@ func (s *store) addSeats(ctx context.Context, req HoldRequest, seq int64) (Hold,
 	rows, err := s.q.BasketAddSeats(ctx, db.BasketAddSeatsParams{
 		EventID: req.EventID, Buyer: req.Buyer, HoldID: seq, SeatIds: req.SeatIDs,
 		TtlSeconds: s.cfg.HoldTTL.Seconds(), BuyerLimit: int32(s.cfg.MaxPerBuyer),
-		ClientKey: client, ClientLimit: clientLimit,
+		ClientKey: client, ClientLimit: clientLimit, CodeID: req.AccessCode,
 	})
 	if err != nil {
 		return Hold{}, translate(err)

@@ -67,7 +67,15 @@ type exactAnswer struct {
 }
 
 // holdExactRows runs one exact hold through the batching workers.
+//
+// A hold under an access code runs alone: it waits for the code's lock, and in a
+// batch that wait could close a cycle with another batch holding a second code it
+// waits for. A presale's holds are few (its quota bounds them).
 func (s *store) holdExactRows(ctx context.Context, p db.SeatsHoldExactParams) ([]db.SeatsHoldExactRow, error) {
+	if p.CodeID != 0 {
+		rows, err := s.q.SeatsHoldExact(ctx, p)
+		return rows, translate(err)
+	}
 	c := newExactCall(p, ctx.Done())
 	if t := iowait.From(ctx); t != nil {
 		defer func(at time.Time) { t.AddBatched(time.Since(at)) }(time.Now())

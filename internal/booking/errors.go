@@ -33,6 +33,9 @@ var (
 	// nothing more is held, checked out or paid for. Payments already under way are
 	// still confirmed.
 	ErrSalesClosed = errors.New("sales have closed")
+	// ErrPresaleQuota means the presale the buyer's access code opens has not the
+	// places asked for left: its quota is held or sold.
+	ErrPresaleQuota = errors.New("the presale's places are all taken")
 )
 
 // NotOnSaleError says that the event's sale opens at OnsaleAt; errors.Is(err,

@@ -128,19 +128,23 @@ func (s *store) holdPlaces(ctx context.Context, tx pgx.Tx, q *db.Queries, req Ho
 	p := db.HoldCreateParams{
 		EventID: req.EventID, Buyer: req.Buyer,
 		TtlSeconds: s.cfg.HoldTTL.Seconds(), BuyerLimit: int32(limit),
-		ClientKey: client, ClientLimit: clientLimit,
+		ClientKey: client, ClientLimit: clientLimit, CodeID: req.AccessCode,
 	}
 	if req.GATierID != 0 {
 		p.GaTierID, p.GaQuantity = &req.GATierID, int32(req.Quantity)
 	} else {
 		p.SeatCount = int32(req.Quantity)
 	}
-	// One round trip: the network's lock and the buyer's, the tier, then the hold row
-	// (after the locks, so that its counts include every earlier request). A hold made
-	// for a tier that is not there is rolled back with the transaction.
+	// One round trip: the network's lock, the access code's and the buyer's, the tier,
+	// then the hold row (after the locks, so that its counts include every earlier
+	// request). A hold made for a tier that is not there is rolled back with the
+	// transaction.
 	var pl db.Pipeline
 	if clientLimit > 0 {
 		pl.ClientLock(db.ClientLockParams{ClientKey: client, EventID: req.EventID})
+	}
+	if req.AccessCode != 0 {
+		pl.CodeLock(db.CodeLockParams{EventID: req.EventID, CodeID: req.AccessCode})
 	}
 	pl.BuyerLock(db.BuyerLockParams{Buyer: req.Buyer, EventID: req.EventID})
 	var tierRow *db.Row[db.GATierGetRow]
@@ -205,6 +209,8 @@ func (s *store) refusal(status string, at time.Time, held, limit int) error {
 		return &NotOnSaleError{OnsaleAt: at}
 	case "closed":
 		return ErrSalesClosed
+	case "presale_quota":
+		return ErrPresaleQuota
 	case "limit":
 		return &LimitError{Limit: limit, Held: held}
 	case "client_limit":
@@ -231,7 +237,7 @@ func (s *store) holdExact(ctx context.Context, req HoldRequest) (Hold, error) {
 	rows, err := s.holdExactRows(ctx, db.SeatsHoldExactParams{
 		EventID: req.EventID, Buyer: req.Buyer, SeatIds: req.SeatIDs,
 		TtlSeconds: s.cfg.HoldTTL.Seconds(), BuyerLimit: int32(s.cfg.MaxPerBuyer),
-		ClientKey: client, ClientLimit: clientLimit,
+		ClientKey: client, ClientLimit: clientLimit, CodeID: req.AccessCode,
 	})
 	if err != nil {
 		return Hold{}, err

@@ -90,6 +90,10 @@ type HoldRequest struct {
 	PriceCents *int
 	Together   bool
 	GATierID   int64
+	// AccessCode is the id of the access code the buyer entered for the event (0:
+	// none): before the onsale it opens the code's presale, within the code's quota,
+	// and the hold records it (see migrations/functions/presale.sql).
+	AccessCode int64
 }
 
 // The ways a hold chooses its places (HoldRequest.Kind).

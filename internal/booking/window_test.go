@@ -93,21 +93,23 @@ func windowSpec() demo.EventSpec {
 		demo.GATier{Name: "Standing", PriceCents: 2000, Capacity: 4, Stripes: 2})
 }
 
+// windowHoldKinds are a hold of each kind on windowSpec's row of seats.
+var windowHoldKinds = []struct {
+	name string
+	req  func(f fixture, seats []int64) HoldRequest
+}{
+	{"one exact seat", func(f fixture, seats []int64) HoldRequest { return HoldRequest{SeatIDs: seats[:1]} }},
+	{"three exact seats", func(f fixture, seats []int64) HoldRequest { return HoldRequest{SeatIDs: seats[3:6]} }},
+	{"best available", func(f fixture, seats []int64) HoldRequest { return HoldRequest{Quantity: 2, Together: true} }},
+	{"general admission", func(f fixture, seats []int64) HoldRequest { return HoldRequest{GATierID: f.tier, Quantity: 3} }},
+}
+
 // TestSalesWindowHolds: every kind of hold is refused before the onsale and after the
 // close (given, or the start), with nothing held, and the same request succeeds once
 // the database's clock is inside the window.
 func TestSalesWindowHolds(t *testing.T) {
 	t.Parallel()
-	kinds := []struct {
-		name string
-		req  func(f fixture, seats []int64) HoldRequest
-	}{
-		{"one exact seat", func(f fixture, seats []int64) HoldRequest { return HoldRequest{SeatIDs: seats[:1]} }},
-		{"three exact seats", func(f fixture, seats []int64) HoldRequest { return HoldRequest{SeatIDs: seats[3:6]} }},
-		{"best available", func(f fixture, seats []int64) HoldRequest { return HoldRequest{Quantity: 2, Together: true} }},
-		{"general admission", func(f fixture, seats []int64) HoldRequest { return HoldRequest{GATierID: f.tier, Quantity: 3} }},
-	}
-	for _, k := range kinds {
+	for _, k := range windowHoldKinds {
 		t.Run(k.name, func(t *testing.T) {
 			t.Parallel()
 			f := newFixture(t, windowSpec(), DefaultConfig())

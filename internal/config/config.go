@@ -125,6 +125,9 @@ type PerAddress struct {
 	// HoldsPerMinute bounds hold calls (ADDRESS_HOLDS_PER_MINUTE), a minute's worth
 	// at once.
 	HoldsPerMinute int
+	// CodesPerHour bounds access codes entered (ADDRESS_CODES_PER_HOUR): few, since
+	// a code guessed opens a presale.
+	CodesPerHour int
 	// SeatsHeld is how many seats and GA places of one event it may hold at once
 	// (ADDRESS_SEATS_HELD); at least MAX_SEATS_PER_BUYER, so one buyer can fill a basket.
 	SeatsHeld int
@@ -135,6 +138,7 @@ const (
 	DefaultAddressSessions  = 120 // an hour
 	DefaultAddressJoins     = 120 // an hour
 	DefaultAddressHolds     = 120 // a minute
+	DefaultAddressCodes     = 30  // an hour
 	DefaultAddressSeatsHeld = 40
 )
 
@@ -299,6 +303,7 @@ func (r *reader) perAddress(c *Config) {
 		SessionsPerHour: limit("ADDRESS_SESSIONS_PER_HOUR", DefaultAddressSessions),
 		JoinsPerHour:    limit("ADDRESS_JOINS_PER_HOUR", DefaultAddressJoins),
 		HoldsPerMinute:  limit("ADDRESS_HOLDS_PER_MINUTE", DefaultAddressHolds),
+		CodesPerHour:    limit("ADDRESS_CODES_PER_HOUR", DefaultAddressCodes),
 		SeatsHeld:       limit("ADDRESS_SEATS_HELD", DefaultAddressSeatsHeld),
 	}
 	if n := c.PerAddress.SeatsHeld; n > 0 && n < c.MaxPerBuyer {

@@ -20,7 +20,7 @@ func TestPerAddress(t *testing.T) {
 		return Load(env(m))
 	}
 	c, err := load()
-	want := PerAddress{SessionsPerHour: 120, JoinsPerHour: 120, HoldsPerMinute: 120, SeatsHeld: 40}
+	want := PerAddress{SessionsPerHour: 120, JoinsPerHour: 120, HoldsPerMinute: 120, CodesPerHour: 30, SeatsHeld: 40}
 	if err != nil || c.PerAddress != want {
 		t.Errorf("defaults: got %+v (%v), want %+v", c.PerAddress, err, want)
 	}
@@ -29,6 +29,7 @@ func TestPerAddress(t *testing.T) {
 		"ADDRESS_JOINS_PER_HOUR":    func(p PerAddress) int { return p.JoinsPerHour },
 		"ADDRESS_HOLDS_PER_MINUTE":  func(p PerAddress) int { return p.HoldsPerMinute },
 		"ADDRESS_SEATS_HELD":        func(p PerAddress) int { return p.SeatsHeld },
+		"ADDRESS_CODES_PER_HOUR":    func(p PerAddress) int { return p.CodesPerHour },
 	}
 	for _, name := range slices.Sorted(maps.Keys(fields)) {
 		get := fields[name]

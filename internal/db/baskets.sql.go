@@ -18,7 +18,8 @@ SELECT h.status::text AS status, coalesce(h.hold_id, 0)::bigint AS hold_id,
        coalesce(h.row_label, '')::text AS row_label, coalesce(h.number, 0)::int AS number,
        coalesce(h.price_cents, 0)::int AS price_cents
 FROM hold_add_seats($1::bigint, $2::text, $3::bigint, $4::bigint[],
-                    $5::float8, $6::int, $7::text, $8::int) AS h
+                    $5::float8, $6::int, $7::text, $8::int,
+                    $9::bigint) AS h
 `
 
 type BasketAddSeatsParams struct {
@@ -30,6 +31,7 @@ type BasketAddSeatsParams struct {
 	BuyerLimit  int32
 	ClientKey   string
 	ClientLimit int32
+	CodeID      int64
 }
 
 type BasketAddSeatsRow struct {
@@ -58,6 +60,7 @@ func (q *Queries) BasketAddSeats(ctx context.Context, arg BasketAddSeatsParams) 
 		arg.BuyerLimit,
 		arg.ClientKey,
 		arg.ClientLimit,
+		arg.CodeID,
 	)
 	if err != nil {
 		return nil, err

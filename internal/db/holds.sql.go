@@ -116,6 +116,23 @@ func (q *Queries) ClientLock(ctx context.Context, arg ClientLockParams) error {
 	return err
 }
 
+const codeLock = `-- name: CodeLock :exec
+SELECT access_code_lock($1::bigint, $2::bigint)
+`
+
+type CodeLockParams struct {
+	EventID int64
+	CodeID  int64
+}
+
+// Serialises the holds made under one access code (access_code_lock), so that the
+// code's count in HoldCreate includes every earlier hold under it. Taken after
+// ClientLock and before BuyerLock, the order of migrations/functions/presale.sql.
+func (q *Queries) CodeLock(ctx context.Context, arg CodeLockParams) error {
+	_, err := q.db.Exec(ctx, codeLock, arg.EventID, arg.CodeID)
+	return err
+}
+
 const gAPlacesHeld = `-- name: GAPlacesHeld :one
 SELECT coalesce(sum(ga_quantity), 0)::int FROM holds
 WHERE event_id = $1 AND ga_quantity > 0 AND released_at IS NULL AND sold_at IS NULL
@@ -135,30 +152,34 @@ WITH p AS (
     SELECT $1::bigint AS event_id, $2::text AS buyer, $3::int AS seat_count,
            $4::bigint AS ga_tier_id, $5::int AS ga_quantity,
            $6::float8 AS ttl_seconds, $7::int AS buyer_limit,
-           $8::text AS client_key, $9::int AS client_limit
+           $8::text AS client_key, $9::int AS client_limit, $10::bigint AS code_id
 ), v AS (
-    SELECT p.event_id, p.buyer, p.seat_count, p.ga_tier_id, p.ga_quantity, p.ttl_seconds, p.buyer_limit, p.client_key, p.client_limit, e.onsale_at, coalesce(e.hold_minutes * 60, p.ttl_seconds) AS ttl,
+    SELECT p.event_id, p.buyer, p.seat_count, p.ga_tier_id, p.ga_quantity, p.client_key,
+           e.onsale_at, coalesce(e.hold_minutes * 60, p.ttl_seconds) AS ttl, pre.code_id,
            b.held AS buyer_held, c.held AS client_held, coalesce(c.next_free, now()) AS next_free,
            CASE WHEN e.id IS NULL THEN 'unknown'
-                WHEN NOT event_on_sale(e) THEN event_sale_state(e)
+                WHEN pre.status <> 'on_sale' THEN pre.status
                 WHEN b.held + p.seat_count + p.ga_quantity > p.buyer_limit THEN 'limit'
                 WHEN c.held + p.seat_count + p.ga_quantity > p.client_limit THEN 'client_limit'
                 ELSE 'held' END AS verdict
     FROM p
     LEFT JOIN events e ON e.id = p.event_id
+    CROSS JOIN LATERAL hold_presale(p.event_id, event_sale_state(e), p.code_id,
+                                    p.seat_count + p.ga_quantity, false) AS pre
     CROSS JOIN LATERAL buyer_places(p.event_id, p.buyer, 0) AS b(held)
     LEFT JOIN LATERAL (SELECT held, next_free FROM client_places(p.event_id, p.client_key)
                        WHERE p.client_key <> '' AND p.client_limit > 0) c ON true
 ), made AS (
-    INSERT INTO holds (event_id, buyer, seat_count, ga_tier_id, ga_quantity, expires_at, client_key)
+    INSERT INTO holds (event_id, buyer, seat_count, ga_tier_id, ga_quantity, expires_at, client_key, access_code_id)
     SELECT v.event_id, v.buyer, v.seat_count, v.ga_tier_id, v.ga_quantity,
-           now() + make_interval(secs => v.ttl), nullif(v.client_key, '')
+           now() + make_interval(secs => v.ttl), nullif(v.client_key, ''), v.code_id
     FROM v
     WHERE v.verdict = 'held'
     RETURNING id, expires_at
 )
 SELECT v.verdict::text AS verdict, coalesce(made.id, 0)::bigint AS id,
        (CASE v.verdict WHEN 'held' THEN made.expires_at WHEN 'not_on_sale' THEN v.onsale_at
+                       WHEN 'presale_quota' THEN v.onsale_at
                        WHEN 'client_limit' THEN v.next_free ELSE 'epoch' END)::timestamptz AS expires_at,
        (CASE v.verdict WHEN 'client_limit' THEN v.client_held ELSE v.buyer_held END)::int AS held
 FROM v LEFT JOIN made ON true
@@ -174,6 +195,7 @@ type HoldCreateParams struct {
 	BuyerLimit  int32
 	ClientKey   string
 	ClientLimit int32
+	CodeID      int64
 }
 
 type HoldCreateRow struct {
@@ -192,8 +214,11 @@ type HoldCreateRow struct {
 // statement's, and nothing is claimed without the hold. It answers one row either way,
 // as hold_seats does: verdict 'held' with the hold (id, expires_at); or, with nothing
 // written (id 0), 'unknown' (no such event), 'not_on_sale' (expires_at: the onsale
-// time), 'closed', 'limit' (held: what the buyer has) or 'client_limit' (held: what
-// the network holds; expires_at: when its first hold lapses).
+// time), 'closed', 'presale_quota' (expires_at: the onsale time), 'limit' (held:
+// what the buyer has) or 'client_limit' (held: what the network holds; expires_at:
+// when its first hold lapses). With an access code (code_id; 0: none), run after
+// CodeLock too: the code decides the window and its quota (hold_presale), and the
+// hold records the code it passed with.
 func (q *Queries) HoldCreate(ctx context.Context, arg HoldCreateParams) (HoldCreateRow, error) {
 	row := q.db.QueryRow(ctx, holdCreate,
 		arg.EventID,
@@ -205,6 +230,7 @@ func (q *Queries) HoldCreate(ctx context.Context, arg HoldCreateParams) (HoldCre
 		arg.BuyerLimit,
 		arg.ClientKey,
 		arg.ClientLimit,
+		arg.CodeID,
 	)
 	var i HoldCreateRow
 	err := row.Scan(

@@ -316,20 +316,21 @@ type GaTier struct {
 }
 
 type Hold struct {
-	EventID    int64
-	ID         int64
-	Buyer      string
-	SeatCount  int32
-	GaTierID   *int64
-	GaQuantity int32
-	ExpiresAt  time.Time
-	CreatedAt  time.Time
-	ReleasedAt *time.Time
-	SoldAt     *time.Time
-	Kind       string
-	Reason     string
-	StaffID    *int64
-	ClientKey  *string
+	EventID      int64
+	ID           int64
+	Buyer        string
+	SeatCount    int32
+	GaTierID     *int64
+	GaQuantity   int32
+	ExpiresAt    time.Time
+	CreatedAt    time.Time
+	ReleasedAt   *time.Time
+	SoldAt       *time.Time
+	Kind         string
+	Reason       string
+	StaffID      *int64
+	ClientKey    *string
+	AccessCodeID *int64
 }
 
 type HoldGaPlace struct {

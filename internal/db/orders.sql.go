@@ -64,7 +64,9 @@ const orderCreate = `-- name: OrderCreate :one
 INSERT INTO orders (event_id, hold_id, buyer, email, seat_ids, ga_tier_id, ga_quantity, amount_cents)
 SELECT $1::bigint, $2::bigint, $3::text, $4::text, $5::bigint[],
        $6::bigint, $7::int, $8::int
-WHERE EXISTS (SELECT 1 FROM events e WHERE e.id = $1::bigint AND event_on_sale(e))
+WHERE EXISTS (SELECT 1 FROM events e WHERE e.id = $1::bigint
+              AND event_on_sale_with(e, (SELECT h.access_code_id FROM holds h
+                                         WHERE h.event_id = $1::bigint AND h.id = $2::bigint)))
 ON CONFLICT (event_id, hold_id) DO NOTHING
 RETURNING id, event_id, hold_id, buyer, email, seat_ids, ga_tier_id, ga_quantity, amount_cents, status, status_reason, payment_id, created_at, updated_at, confirmed_at
 `
@@ -80,9 +82,10 @@ type OrderCreateParams struct {
 	AmountCents int32
 }
 
-// One order per hold, and only while the event's sale is open (by the database clock):
-// no row means a second checkout of the same hold (the caller answers with the
-// existing order) or the window (EventSaleWindow tells).
+// One order per hold, and only while the event's sale is open to the hold (by the
+// database clock; a hold that records an access code, in the code's presale too): no
+// row means a second checkout of the same hold (the caller answers with the existing
+// order) or the window (EventSaleWindow tells).
 func (q *Queries) OrderCreate(ctx context.Context, arg OrderCreateParams) (Order, error) {
 	row := q.db.QueryRow(ctx, orderCreate,
 		arg.EventID,

@@ -15,8 +15,9 @@ INSERT INTO payments (order_id, provider, idempotency_key, amount_cents)
 SELECT o.id, $1::text, $2::text, o.amount_cents
 FROM orders o
 WHERE o.id = $3 AND o.status = 'pending'
-  AND EXISTS (SELECT 1 FROM holds h WHERE h.event_id = o.event_id AND h.id = o.hold_id AND hold_is_live(h))
-  AND EXISTS (SELECT 1 FROM events e WHERE e.id = o.event_id AND event_on_sale(e))
+  AND EXISTS (SELECT 1 FROM holds h JOIN events e ON e.id = h.event_id
+              WHERE h.event_id = o.event_id AND h.id = o.hold_id AND hold_is_live(h)
+                AND event_on_sale_with(e, h.access_code_id))
   AND NOT EXISTS (SELECT 1 FROM payments p WHERE p.order_id = o.id AND p.state IN ('pending', 'unknown'))
 ON CONFLICT (order_id) WHERE state IN ('pending', 'unknown') DO NOTHING
 RETURNING id, order_id, provider, idempotency_key, provider_payment_id, amount_cents, state, state_reason, created_at, updated_at
@@ -29,8 +30,9 @@ type PaymentClaimParams struct {
 }
 
 // Starts a charge attempt: the payment claim of a pending order, taken only while its
-// hold is live and the event's sale is open (by the database clock) and no other
-// payment is under way. No row: one of these (the caller tells which). Run after
+// hold is live and the event's sale is open to it (event_on_sale_with: the public
+// sale, or the presale of the access code the hold records; by the database clock)
+// and no other payment is under way. No row: one of these (the caller tells which). Run after
 // OrderLock, so that expiring the order and claiming it take turns; the partial unique
 // index payments_one_under_way backstops the last condition.
 func (q *Queries) PaymentClaim(ctx context.Context, arg PaymentClaimParams) (Payment, error) {

@@ -121,6 +121,11 @@ func (p *Pipeline) BuyerLock(arg BuyerLockParams) {
 	p.affected(func(q *Queries) { q.BuyerLock(recording, arg) })
 }
 
+// CodeLock queues Queries.CodeLock.
+func (p *Pipeline) CodeLock(arg CodeLockParams) {
+	p.affected(func(q *Queries) { q.CodeLock(recording, arg) })
+}
+
 // GATierGet queues Queries.GATierGet.
 func (p *Pipeline) GATierGet(arg GATierGetParams) *Row[GATierGetRow] {
 	return queueRow(p, pgx.RowToStructByPos[GATierGetRow], func(q *Queries) { q.GATierGet(recording, arg) })

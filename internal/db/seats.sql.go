@@ -663,7 +663,7 @@ SELECT h.status::text AS status, coalesce(h.hold_id, 0)::bigint AS hold_id,
        coalesce(h.row_label, '')::text AS row_label, coalesce(h.number, 0)::int AS number,
        coalesce(h.price_cents, 0)::int AS price_cents
 FROM hold_seats_client($1::bigint, $2::text, $3::bigint[], $4::float8, $5::int,
-                       $6::text, $7::int, true) AS h
+                       $6::text, $7::int, true, $8::bigint) AS h
 `
 
 type SeatsHoldExactParams struct {
@@ -674,6 +674,7 @@ type SeatsHoldExactParams struct {
 	BuyerLimit  int32
 	ClientKey   string
 	ClientLimit int32
+	CodeID      int64
 }
 
 type SeatsHoldExactRow struct {
@@ -700,6 +701,7 @@ func (q *Queries) SeatsHoldExact(ctx context.Context, arg SeatsHoldExactParams) 
 		arg.BuyerLimit,
 		arg.ClientKey,
 		arg.ClientLimit,
+		arg.CodeID,
 	)
 	if err != nil {
 		return nil, err

@@ -3,7 +3,7 @@
 -- hold had when the order was made, so once an order exists the hold is fixed.
 --
 -- Locks are taken in one order everywhere: the buyer's basket lock, the client
--- network's, hold rows (by id), then the buyer's. Confirm takes hold then buyer, and
+-- network's, hold rows (by id), an access code's (presale.sql), then the buyer's. Confirm takes hold then buyer, and
 -- hold_seats_client network then buyer, so no cycle can form.
 
 -- hold_basket_lock: the hold row of a basket, locked, if p_buyer may change it: the
@@ -39,8 +39,13 @@ $$;
 -- Seats the hold already has are not asked again, so a repeated request changes
 -- nothing. The answer is hold_seats' (one row per seat of the request, status 'held',
 -- or one row saying why nothing was held), and the statuses of hold_basket_lock.
+--
+-- p_code_id is the buyer's access code (0: none): a new hold passes it to hold_seats.
+-- Seats joining a hold take the hold's own code, if it records one: they must fit its
+-- quota ('presale_quota'), and before the onsale it must still be open
+-- (hold_presale); a hold without a code takes nothing before the onsale.
 CREATE OR REPLACE FUNCTION hold_add_seats(p_event_id bigint, p_buyer text, p_hold_id bigint, p_seat_ids bigint[],
-    p_ttl_seconds float8, p_limit int, p_client text, p_client_limit int,
+    p_ttl_seconds float8, p_limit int, p_client text, p_client_limit int, p_code_id bigint,
     OUT status text, OUT hold_id bigint, OUT expires_at timestamptz, OUT held int,
     OUT seat_id bigint, OUT section text, OUT row_label text, OUT number int, OUT price_cents int)
 RETURNS SETOF record
@@ -53,6 +58,8 @@ DECLARE
     v_held int;
     v_new bigint[];
     v_free bigint[];
+    v_code bigint;
+    v_pre record;
 BEGIN
     SELECT event_sale_state(e), CASE WHEN now() < e.onsale_at THEN e.onsale_at ELSE event_sales_close(e) END
     INTO v_window, v_at
@@ -60,7 +67,7 @@ BEGIN
     IF NOT FOUND THEN
         v_window := 'unknown';
     END IF;
-    IF v_window IN ('not_on_sale', 'closed', 'unknown') THEN
+    IF v_window IN ('closed', 'unknown') OR (v_window = 'not_on_sale' AND p_code_id = 0) THEN
         RETURN QUERY SELECT v_window, NULL::bigint, v_at, 0,
                             NULL::bigint, NULL::text, NULL::text, NULL::int, NULL::int;
         RETURN;
@@ -74,7 +81,7 @@ BEGIN
         ORDER BY h.id DESC LIMIT 1;
         IF NOT FOUND THEN
             RETURN QUERY SELECT * FROM hold_seats_client(p_event_id, p_buyer, p_seat_ids, p_ttl_seconds, p_limit,
-                                                         p_client, p_client_limit, true);
+                                                         p_client, p_client_limit, true, p_code_id);
             RETURN;
         END IF;
     END IF;
@@ -85,6 +92,12 @@ BEGIN
     SELECT * INTO v_lock FROM hold_basket_lock(p_event_id, p_buyer, p_hold_id);
     IF v_lock.status <> 'ok' THEN
         RETURN QUERY SELECT v_lock.status, p_hold_id, NULL::timestamptz, 0,
+                            NULL::bigint, NULL::text, NULL::text, NULL::int, NULL::int;
+        RETURN;
+    END IF;
+    v_code := (v_lock.hold).access_code_id;
+    IF v_window = 'not_on_sale' AND v_code IS NULL THEN
+        RETURN QUERY SELECT v_window, NULL::bigint, v_at, 0,
                             NULL::bigint, NULL::text, NULL::text, NULL::int, NULL::int;
         RETURN;
     END IF;
@@ -99,6 +112,16 @@ BEGIN
         SELECT * INTO v_places FROM client_places(p_event_id, p_client);
         IF v_places.held + cardinality(v_new) > p_client_limit THEN
             RETURN QUERY SELECT 'client_limit'::text, NULL::bigint, v_places.next_free, v_places.held,
+                                NULL::bigint, NULL::text, NULL::text, NULL::int, NULL::int;
+            RETURN;
+        END IF;
+    END IF;
+
+    IF cardinality(v_new) > 0 AND v_code IS NOT NULL THEN
+        PERFORM access_code_lock(p_event_id, v_code);
+        SELECT * INTO v_pre FROM hold_presale(p_event_id, v_window, v_code, cardinality(v_new), true);
+        IF v_pre.status <> 'on_sale' THEN
+            RETURN QUERY SELECT v_pre.status, NULL::bigint, v_at, 0,
                                 NULL::bigint, NULL::text, NULL::text, NULL::int, NULL::int;
             RETURN;
         END IF;
@@ -187,8 +210,10 @@ $$;
 -- and standing places, chosen as a hold of their own, join the basket. Both holds were
 -- counted against the buyer's limit already, so the limit is not asked again. Both rows
 -- are locked in id order. The status is 'merged', a status of hold_basket_lock for
--- either hold, or 'other_tier' (the two hold places of different standing tiers: a
--- hold, and so an order, has one tier). Nothing changes unless 'merged'.
+-- either hold, 'other_tier' (the two hold places of different standing tiers: a
+-- hold, and so an order, has one tier) or 'other_code' (the two record different
+-- access codes, or one does and the other not: places never move into or out of a
+-- code's quota). Nothing changes unless 'merged'.
 CREATE OR REPLACE FUNCTION hold_merge(p_event_id bigint, p_buyer text, p_into bigint, p_from bigint,
     OUT status text, OUT moved bigint[])
 LANGUAGE plpgsql VOLATILE AS $$
@@ -214,6 +239,10 @@ BEGIN
     END IF;
     IF v_from.ga_quantity > 0 AND v_into.ga_quantity > 0 AND v_from.ga_tier_id <> v_into.ga_tier_id THEN
         status := 'other_tier';
+        RETURN;
+    END IF;
+    IF v_from.access_code_id IS DISTINCT FROM v_into.access_code_id THEN
+        status := 'other_code';
         RETURN;
     END IF;
 

@@ -7,7 +7,10 @@
 --      the answer is one row, status 'not_on_sale' (expires_at carries the onsale
 --      time) or 'closed' (expires_at carries the close). An unknown event passes and
 --      is found out at step 4 (its seats are 'unknown'). The event's own hold minutes,
---      when it has them, replace p_ttl_seconds;
+--      when it has them, replace p_ttl_seconds. With an access code (p_code_id; 0:
+--      none), its lock is taken and the code decides (hold_presale, presale.sql):
+--      before the onsale it opens the sale for its quota, or the answer is
+--      'not_on_sale' or 'presale_quota'; the hold records the code it passed with;
 --   2. the buyer's advisory lock serialises this buyer's holds on this event;
 --   3. the buyer's count (buyer_places), read after the lock, includes every earlier
 --      hold: past p_limit, the answer is one row 'limit' (held = what the buyer has);
@@ -26,6 +29,7 @@
 -- counts the ids, is cheaper than the generic one, so the lock and the claim would be
 -- planned anew at every hold of two seats or more (TestHoldSeatsKeepsItsPlans).
 CREATE OR REPLACE FUNCTION hold_seats(p_event_id bigint, p_buyer text, p_seat_ids bigint[], p_ttl_seconds float8, p_limit int,
+    p_code_id bigint DEFAULT 0,
     OUT status text, OUT hold_id bigint, OUT expires_at timestamptz, OUT held int,
     OUT seat_id bigint, OUT section text, OUT row_label text, OUT number int, OUT price_cents int)
 RETURNS SETOF record
@@ -38,6 +42,8 @@ DECLARE
     v_free bigint[];
     v_hold bigint;
     v_expires timestamptz;
+    v_pre record;
+    v_code bigint;
 BEGIN
     SELECT event_sale_state(e),
            CASE WHEN now() < e.onsale_at THEN e.onsale_at ELSE event_sales_close(e) END,
@@ -47,7 +53,13 @@ BEGIN
     IF v_minutes IS NOT NULL THEN
         p_ttl_seconds := v_minutes * 60;
     END IF;
-    IF v_window IN ('not_on_sale', 'closed') THEN
+    IF p_code_id <> 0 AND v_window IN ('on_sale', 'not_on_sale') THEN
+        PERFORM access_code_lock(p_event_id, p_code_id);
+        SELECT * INTO v_pre FROM hold_presale(p_event_id, v_window, p_code_id, cardinality(p_seat_ids), false);
+        v_window := v_pre.status;
+        v_code := v_pre.code_id;
+    END IF;
+    IF v_window IN ('not_on_sale', 'closed', 'presale_quota') THEN
         RETURN QUERY SELECT v_window, NULL::bigint, v_at, 0,
                             NULL::bigint, NULL::text, NULL::text, NULL::int, NULL::int;
         RETURN;
@@ -73,9 +85,9 @@ BEGIN
         RETURNING 'held'::text, v_hold, v_expires, v_held + 1,
                   s.id, s.section, s.row_label, s.number, s.price_cents;
         IF FOUND THEN
-            INSERT INTO holds (id, event_id, buyer, seat_count, expires_at)
+            INSERT INTO holds (id, event_id, buyer, seat_count, expires_at, access_code_id)
             OVERRIDING SYSTEM VALUE
-            VALUES (v_hold, p_event_id, p_buyer, 1, v_expires);
+            VALUES (v_hold, p_event_id, p_buyer, 1, v_expires, v_code);
             RETURN;
         END IF;
         v_free := '{}';
@@ -104,8 +116,8 @@ BEGIN
         RETURN;
     END IF;
 
-    INSERT INTO holds (event_id, buyer, seat_count, expires_at)
-    VALUES (p_event_id, p_buyer, cardinality(p_seat_ids), now() + make_interval(secs => p_ttl_seconds))
+    INSERT INTO holds (event_id, buyer, seat_count, expires_at, access_code_id)
+    VALUES (p_event_id, p_buyer, cardinality(p_seat_ids), now() + make_interval(secs => p_ttl_seconds), v_code)
     RETURNING holds.id, holds.expires_at INTO v_hold, v_expires;
 
     RETURN QUERY

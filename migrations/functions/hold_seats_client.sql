@@ -7,14 +7,15 @@
 -- its first hold lapses (expires_at). Otherwise the answer is hold_seats', and the hold
 -- row carries the network: hold_seats inserts it without naming the network, and the
 -- column's default reads the transaction's boxoffice.client_key setting, which this
--- function sets around its call and clears after.
+-- function sets around its call and clears after. p_code_id is the buyer's access code
+-- (0: none), passed on to hold_seats.
 --
 -- p_wait false is for a batch of holds in one transaction (booking's batch.go): a
 -- network whose lock another transaction has is not waited for, the answer is one row
 -- 'busy', and the caller runs that hold again on its own. Waiting there could close a
 -- cycle with another batch, which takes its seats' locks in another order.
 CREATE OR REPLACE FUNCTION hold_seats_client(p_event_id bigint, p_buyer text, p_seat_ids bigint[], p_ttl_seconds float8, p_limit int,
-    p_client text, p_client_limit int, p_wait boolean,
+    p_client text, p_client_limit int, p_wait boolean, p_code_id bigint,
     OUT status text, OUT hold_id bigint, OUT expires_at timestamptz, OUT held int,
     OUT seat_id bigint, OUT section text, OUT row_label text, OUT number int, OUT price_cents int)
 RETURNS SETOF record
@@ -39,7 +40,7 @@ BEGIN
         END IF;
     END IF;
     PERFORM set_config('boxoffice.client_key', coalesce(p_client, ''), true);
-    RETURN QUERY SELECT * FROM hold_seats(p_event_id, p_buyer, p_seat_ids, p_ttl_seconds, p_limit);
+    RETURN QUERY SELECT * FROM hold_seats(p_event_id, p_buyer, p_seat_ids, p_ttl_seconds, p_limit, p_code_id);
     PERFORM set_config('boxoffice.client_key', '', true);
 END;
 $$;

@@ -28,3 +28,14 @@ LANGUAGE sql STABLE AS $$
                 WHEN e.published AND now() < e.onsale_at THEN 'not_on_sale'
                 ELSE 'closed' END
 $$;
+
+-- event_on_sale_with: the sale is open now to a hold that records access code
+-- p_code_id (NULL: none): the public sale, or before it the code's presale
+-- (presale.sql). OrderCreate and PaymentClaim carry it, as they carry event_on_sale.
+CREATE OR REPLACE FUNCTION event_on_sale_with(e events, p_code_id bigint) RETURNS boolean
+LANGUAGE sql STABLE AS $$
+    SELECT event_on_sale(e)
+        OR (p_code_id IS NOT NULL AND e.published AND now() < e.onsale_at
+            AND EXISTS (SELECT 1 FROM access_codes c
+                        WHERE c.event_id = e.id AND c.id = p_code_id AND access_code_open(c)))
+$$;
