@@ -88,6 +88,10 @@ func (s *server) routes(e *echo.Echo) {
 	api.DELETE("/holds/:holdId", s.releaseHold, buyer...)
 	api.POST("/holds/:holdId/seats", s.addHoldSeats, seatCall(eventOfHold)...) // api_basket.go
 	api.DELETE("/holds/:holdId/seats/:seatId", s.removeHoldSeat, buyer...)
+	api.PUT("/holds/:holdId/seats/:seatId", s.setSeatType, buyer...) // api_basketprice.go
+	api.PUT("/holds/:holdId/ga-types", s.setGATypes, buyer...)
+	api.PUT("/holds/:holdId/voucher", s.setVoucher, buyer...)
+	api.DELETE("/holds/:holdId/voucher", s.clearVoucher, buyer...)
 	api.POST("/holds/:holdId/checkout", s.checkout, seatCall(eventOfHold)...)
 	api.GET("/orders/:orderId", s.getOrder, slices.Concat([]echo.MiddlewareFunc{orderPrivacy}, buyer)...)
 	api.POST("/order-links", s.postOrderLinks, buyer...) // tickets.go
