@@ -42,6 +42,9 @@ type BasketQuote struct {
 	// Problem names the rules the basket breaks (pricing.Violations); the Quote is
 	// then zero and checkout is refused until the buyer changes the basket.
 	Problem error
+	// Chosen are the basket's lines with the type each has, chosen or by default
+	// (0 on an event without types): known even when Problem leaves the Quote zero.
+	Chosen []pricing.Line
 }
 
 // Quote prices the buyer's live hold id as checkout would charge it online.
@@ -135,6 +138,10 @@ func (b basket) quote(now time.Time) BasketQuote {
 		if _, ok := out.Offered[l.Level]; !ok {
 			out.Offered[l.Level] = b.cfg.Offered(l.Level, pricing.MethodOnline, nil)
 		}
+		if l.TypeID == 0 {
+			l.TypeID = b.cfg.Default(l.Level, pricing.MethodOnline, nil)
+		}
+		out.Chosen = append(out.Chosen, l)
 	}
 	in := pricing.Basket{Lines: b.lines, Method: pricing.MethodOnline, Voucher: b.voucher, Now: now}
 	if b.voucher != nil {

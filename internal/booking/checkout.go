@@ -48,7 +48,7 @@ func (s *Buyer) Checkout(ctx context.Context, id HoldID, buyer, email string) (O
 		if len(seats.Vals) != int(h.SeatCount) {
 			return ErrHoldExpired
 		}
-		quote, err := s.checkoutQuote(ctx, q, id, h)
+		quote, err := s.checkoutQuote(ctx, q, id, h, seats.Vals)
 		if err != nil {
 			return err
 		}

@@ -14,11 +14,27 @@ const OrderFeeLabel = "Order fee"
 // checkoutQuote prices live hold h for its order, in checkout's transaction: the
 // amount an online buyer is charged is this Quote's Total. A basket that breaks a
 // rule (a cap, a type that needs an adult, a desk-only type) or whose voucher no
-// longer applies is refused with the pricing error, and no order is made.
-func (s *store) checkoutQuote(ctx context.Context, q *db.Queries, id HoldID, h db.HoldLockRow) (pricing.Quote, error) {
+// longer applies is refused with the pricing error, and no order is made. seats are
+// the hold's seats as checkout read them: the lines are read by a later statement,
+// and a hold that lapsed in between may have lost a seat to another buyer, so lines
+// that are not exactly those seats are the lapse they are (ErrHoldExpired), never an
+// order priced without them.
+func (s *store) checkoutQuote(ctx context.Context, q *db.Queries, id HoldID, h db.HoldLockRow, seats []db.SeatsOfHoldRow) (pricing.Quote, error) {
 	b, err := s.basketOf(ctx, q, id, h.GaTierID, h.GaQuantity)
 	if err != nil {
 		return pricing.Quote{}, err
+	}
+	n := 0
+	for _, l := range b.lines {
+		if l.SeatID != 0 {
+			if n >= len(seats) || seats[n].ID != l.SeatID {
+				return pricing.Quote{}, ErrHoldExpired
+			}
+			n++
+		}
+	}
+	if n != len(seats) {
+		return pricing.Quote{}, ErrHoldExpired
 	}
 	return b.cfg.Quote(pricing.Basket{Lines: b.lines, Method: pricing.MethodOnline, Voucher: b.voucher, Now: time.Now()})
 }
