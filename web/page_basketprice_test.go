@@ -81,3 +81,29 @@ func TestBasketPricingPage(t *testing.T) {
 		t.Errorf("orders: got %d, want none", n)
 	}
 }
+
+// TestEventPageAllInPrices: the event page and the seat map's key give the first
+// price all in (the cheapest type with the per-ticket fees) and the per-order fee
+// beside it; an event without fees keeps its plain prices.
+func TestEventPageAllInPrices(t *testing.T) {
+	t.Parallel()
+	app := newTestApp(t)
+	newPricedEvent(t, app.Pool, "priced-event")
+	b := app.newBrowser(t)
+	_, body, _ := b.do("GET", "/events/priced-event", nil, nil)
+	// The cheapest type on the seats is Child 12.50 (Companion is desk-only); the GA
+	// tier has Adult 8.00; each + 1.75 fees.
+	for _, want := range []string{"€14.25 incl. fees + €2 per order", "€9.75 incl. fees + €2 per order"} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("event page: no %q", want)
+		}
+	}
+	doc, _ := b.page("/events/priced-event/seats")
+	if got := doc.Find(".legend-list li").First().Text(); !strings.Contains(got, "€14.25 incl. fees + €2 per order") {
+		t.Errorf("key: got %q, want the all-in price", got)
+	}
+	_, plain, _ := b.do("GET", "/events/demo-night", nil, nil)
+	if strings.Contains(string(plain), "incl. fees") || strings.Contains(string(plain), "per order") {
+		t.Errorf("an event without fees shows fees")
+	}
+}

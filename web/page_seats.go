@@ -107,6 +107,10 @@ func (s *server) seatsPageFor(ctx context.Context, ev booking.Event, section, bu
 	if err != nil {
 		return views.SeatsPage{}, err
 	}
+	prices, err := s.Buyer.AllInPrices(ctx, ev.ID)
+	if err != nil {
+		return views.SeatsPage{}, err
+	}
 	panel, mine := holdPanel(ev, section, holds, quotes, p.CSRFToken, now)
 	limit := s.Buyer.Config().MaxPerBuyer
 	return views.SeatsPage{
@@ -114,7 +118,7 @@ func (s *server) seatsPageFor(ctx context.Context, ev booking.Event, section, bu
 		Message: msg, Holds: panel,
 		Best:   bestForm(ev, sum, section, p.CSRFToken, limit),
 		GA:     gaForms(ev, m, p.CSRFToken, limit),
-		Legend: legend(sum),
+		Legend: legend(sum, prices),
 		Map:    seatMapView(mapArgs{ev: ev, m: m, sum: sum, section: section, style: seatStyle{mine: mine}, csrf: p.CSRFToken}),
 	}, nil
 }
@@ -211,11 +215,11 @@ func gaForms(ev booking.Event, m booking.SeatMap, csrf string, limit int) []view
 	return out
 }
 
-func legend(sum booking.MapSummary) views.Legend {
+func legend(sum booking.MapSummary, prices booking.AllInPrices) views.Legend {
 	var l views.Legend
 	colour := priceClasses(sum)
 	for _, p := range sum.Prices {
-		l.Prices = append(l.Prices, views.LegendPrice{Class: colour[p.PriceCents], Price: priceText(p.PriceCents)})
+		l.Prices = append(l.Prices, views.LegendPrice{Class: colour[p.PriceCents], Price: allInText(prices.Seat(p.PriceCents), prices)})
 	}
 	return l
 }
