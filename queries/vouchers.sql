@@ -74,3 +74,26 @@ WITH c AS (
 )
 INSERT INTO access_code_uses (event_id, order_id, code_id, places)
 SELECT c.event_id, @order_id, c.id, @places::integer FROM c;
+
+-- name: HoldVoucherSet :exec
+INSERT INTO hold_vouchers (event_id, hold_id, voucher_id) VALUES (@event_id, @hold_id, @voucher_id)
+ON CONFLICT (event_id, hold_id) DO UPDATE SET voucher_id = EXCLUDED.voucher_id;
+
+-- name: HoldVoucherClear :exec
+DELETE FROM hold_vouchers WHERE event_id = @event_id AND hold_id = @hold_id;
+
+-- name: HoldVoucherGet :one
+-- The voucher entered in a basket, as VoucherByCode reads one.
+SELECT v.id, v.code, v.amount_off_cents, v.percent_off_bp, v.type_ids, v.usage_limit, v.used, v.valid_from, v.valid_until, v.paused, v.created_at
+FROM hold_vouchers h JOIN vouchers v ON v.event_id = h.event_id AND v.id = h.voucher_id
+WHERE h.event_id = @event_id AND h.hold_id = @hold_id;
+
+-- name: VoucherRedemptionRelease :execrows
+-- Gives an order's voucher use back: the order sold nothing and charged nothing (it
+-- expired unpaid), so the use it counted may go to another buyer. One statement: the
+-- redemption row removed and the counter lowered together, or neither.
+WITH r AS (
+    DELETE FROM voucher_redemptions WHERE voucher_redemptions.event_id = @event_id AND order_id = @order_id
+    RETURNING event_id, voucher_id
+)
+UPDATE vouchers v SET used = v.used - 1 FROM r WHERE v.event_id = r.event_id AND v.id = r.voucher_id;

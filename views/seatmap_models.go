@@ -51,6 +51,22 @@ type HoldView struct {
 	// CheckoutBegun: the hold has an order and can no longer change; the basket is
 	// the hold without one.
 	CheckoutBegun bool
+	// Price is what the basket costs, all in; nil when it cannot be priced.
+	Price *BasketPrice
+}
+
+// BasketPrice is a basket's quote as the panel shows it: amounts already worded.
+type BasketPrice struct {
+	Fees     string // every fee, per ticket and per order
+	OrderFee string // the per-order fee, part of Fees; empty when none
+	Discount string // empty when none
+	Tax      string // "incl. €4.19 VAT"
+	// VoucherURL takes a voucher code (a form post) while the basket can change.
+	VoucherURL     string
+	VoucherCode    string
+	VoucherProblem string
+	// Problems are the rules the basket breaks; checkout is refused while any is.
+	Problems []string
 }
 
 // HoldLine is one seat or one set of GA places in a hold.
@@ -59,6 +75,13 @@ type HoldLine struct {
 	Price string
 	// RemoveURL, when set, takes this line out of the basket (a form post).
 	RemoveURL string
+	// Type is the line's ticket type; TypeURL, when set, changes it to one of Types
+	// (a form post of "type").
+	Type    string
+	TypeURL string
+	Types   []Option
+	// Detail says what the price is made of ("incl. €1.75 fees").
+	Detail string
 }
 
 // BestForm asks for the best N seats, at any price or one, anywhere or in one section.

@@ -128,7 +128,7 @@ func (s *server) sellPage(c echo.Context, ev booking.Event, section string, msg 
 	now := time.Now()
 	out := views.StaffSell{
 		AdminPage: p, Event: eventHeader(ev, now), Message: msg, StreamURL: streamURL(ev, m),
-		Legend: legend(sum),
+		Legend: legend(sum, booking.AllInPrices{}), // the desk quotes its own methods
 		Map: seatMapView(mapArgs{ev: ev, m: m, sum: sum, section: section, csrf: p.CSRFToken,
 			style: seatStyle{staff: held},
 			staff: &staffMap{pageURL: func(sec string) string { return sellURL(ev.ID, sec) }, formAction: sellURL(ev.ID, "")}}),

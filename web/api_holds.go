@@ -161,11 +161,7 @@ func (s *server) getHold(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	h, err := s.Buyer.GetHold(c.Request().Context(), id, buyer)
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, holdView(h))
+	return s.pricedHold(c.Request().Context(), c, id, buyer) // api_basketprice.go
 }
 
 func (s *server) releaseHold(c echo.Context) error {

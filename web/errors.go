@@ -13,6 +13,7 @@ import (
 
 	"boxoffice/internal/booking"
 	"boxoffice/internal/payment"
+	"boxoffice/internal/pricing"
 	"boxoffice/internal/waitroom"
 	"boxoffice/internal/zone"
 )
@@ -129,6 +130,7 @@ func (s *server) toAPIError(err error) *apiError {
 	var clientLimit *booking.ClientLimitError
 	var notOnSale *booking.NotOnSaleError
 	var invalid *booking.InvalidError
+	var voucher *pricing.VoucherError
 	var he *echo.HTTPError
 	switch {
 	case errors.As(err, &ae):
@@ -147,6 +149,10 @@ func (s *server) toAPIError(err error) *apiError {
 			Message: "You can hold or buy at most this many seats for one event."}
 	case errors.As(err, &clientLimit):
 		return seatsHeldError(clientLimit, loc)
+	case errors.As(err, &voucher):
+		return &apiError{Status: http.StatusUnprocessableEntity, Code: "voucher_not_usable", Message: sentence(voucher.Error())}
+	case errors.Is(err, pricing.ErrRule):
+		return &apiError{Status: http.StatusUnprocessableEntity, Code: "pricing_rule", Message: sentence(err.Error())}
 	case errors.As(err, &notOnSale):
 		return &apiError{Status: http.StatusConflict, Code: "not_on_sale", Message: onsaleText(notOnSale.OnsaleAt, loc),
 			OnsaleAt: notOnSale.OnsaleAt.UTC().Format(time.RFC3339)}
@@ -175,6 +181,7 @@ var plainAnswers = []struct {
 	{[]error{booking.ErrOrderNotFound}, apiError{Status: http.StatusNotFound, Code: "order_not_found", Message: "No such order in this session."}},
 	{[]error{booking.ErrHoldExpired}, apiError{Status: http.StatusGone, Code: "hold_expired", Message: "This hold has expired or was released; its seats are back on sale."}},
 	{[]error{booking.ErrCheckoutBegun}, apiError{Status: http.StatusConflict, Code: "checkout_begun", Message: "Checkout has begun for this hold, so it can no longer change; what you add now goes into a new basket."}},
+	{[]error{booking.ErrVoucherNotFound}, apiError{Status: http.StatusNotFound, Code: "voucher_not_found", Message: "There is no voucher with that code for this event."}},
 	{[]error{booking.ErrSeatNotInHold}, apiError{Status: http.StatusNotFound, Code: "seat_not_in_hold", Message: "That seat is not in this hold."}},
 	{[]error{booking.ErrOtherTier}, apiError{Status: http.StatusConflict, Code: "one_standing_area", Message: "A basket holds places of one standing area; check out or release those first."}},
 	{[]error{booking.ErrPresaleQuota}, apiError{Status: http.StatusConflict, Code: "presale_quota", Message: "The presale's places are all taken."}},

@@ -69,7 +69,11 @@ func (s *server) submitCheckout(c echo.Context) error {
 	} else if err != nil {
 		return err
 	}
-	_, total := ordertext.OrderLines(s.Money, h.Seats, h.GA)
+	bq, err := s.Buyer.Quote(ctx, id, buyer)
+	if err != nil {
+		return err
+	}
+	_, total := ordertext.ChargeLines(s.Money, h.Seats, h.GA, booking.ChargesOf(bq))
 	form := checkoutForm{Email: strings.TrimSpace(c.FormValue("email")), Card: strings.TrimSpace(c.FormValue("card")), Free: total == 0}
 	if msg, field := checkCheckoutForm(form); msg != "" {
 		return s.checkoutAgain(c, h, form, http.StatusBadRequest, msg, field)
@@ -214,7 +218,12 @@ func (s *server) checkoutModel(c echo.Context, h booking.Hold) (views.Checkout, 
 	if err != nil {
 		return views.Checkout{}, err
 	}
-	lines, total := ordertext.OrderLines(s.Money, h.Seats, h.GA)
+	// The basket's quote is what checkout charges: the page says that sum.
+	bq, err := s.Buyer.Quote(c.Request().Context(), h.ID, s.pageBuyer(c))
+	if err != nil {
+		return views.Checkout{}, err
+	}
+	lines, total := ordertext.ChargeLines(s.Money, h.Seats, h.GA, booking.ChargesOf(bq))
 	m := views.Checkout{
 		Page:   checkoutPage(c),
 		Action: "/holds/" + h.ID.String() + "/checkout",

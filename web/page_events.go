@@ -56,7 +56,11 @@ func (s *server) showEvent(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	av := availability(ev, m, booking.Summarize(m))
+	prices, err := s.Buyer.AllInPrices(c.Request().Context(), ev.ID)
+	if err != nil {
+		return err
+	}
+	av := availability(ev, m, booking.Summarize(m), prices)
 	varyHTMX(c)
 	if isHTMX(c) {
 		return render(c, http.StatusOK, eventPageCache, views.AvailabilityView(av))
@@ -113,19 +117,32 @@ func untilText(d time.Duration) string {
 	return "in " + countOf(int(d/(24*time.Hour)), "day")
 }
 
-func availability(ev booking.Event, m booking.SeatMap, sum booking.MapSummary) views.Availability {
+// allInText is a first price as buyers see it: all in, with the per-order fee beside
+// it as prominently (package pricing's doc).
+func allInText(cents int, prices booking.AllInPrices) string {
+	s := priceText(cents)
+	if prices.Fees {
+		s += " incl. fees"
+	}
+	if prices.OrderFee > 0 {
+		s += " + " + priceText(prices.OrderFee) + " per order"
+	}
+	return s
+}
+
+func availability(ev booking.Event, m booking.SeatMap, sum booking.MapSummary, prices booking.AllInPrices) views.Availability {
 	av := views.Availability{URL: eventURL(ev)}
 	left := sum.Available
 	for _, p := range sum.Prices {
-		av.Prices = append(av.Prices, views.PriceLine{Price: priceText(p.PriceCents), Left: leftText(p.Available)})
+		av.Prices = append(av.Prices, views.PriceLine{Price: allInText(prices.Seat(p.PriceCents), prices), Left: leftText(p.Available)})
 	}
 	for _, t := range m.GATiers {
-		av.GA = append(av.GA, views.GALine{Name: t.Name + " (general admission)", Price: priceText(t.PriceCents), Left: leftText(t.Remaining)})
+		av.GA = append(av.GA, views.GALine{Name: t.Name + " (general admission)", Price: allInText(prices.GA(t.ID, t.PriceCents), prices), Left: leftText(t.Remaining)})
 		left += t.Remaining
 	}
 	for _, sec := range sum.Sections {
 		av.Sections = append(av.Sections, views.SectionLine{
-			Name: sec.Name, Prices: priceRange(sec.MinPriceCents, sec.MaxPriceCents),
+			Name: sec.Name, Prices: priceRange(prices.Seat(sec.MinPriceCents), prices.Seat(sec.MaxPriceCents)),
 			Left:      fmt.Sprintf("%s of %s left", ordertext.Thousands(sec.Available), ordertext.Thousands(sec.Seats)),
 			Available: sec.Available, Seats: sec.Seats,
 		})

@@ -297,8 +297,12 @@ func (s *server) holdAnswer(c echo.Context, ev booking.Event, view string, statu
 	if err != nil {
 		return err
 	}
+	quotes, err := s.basketQuotes(ctx, holds, s.pageBuyer(c))
+	if err != nil {
+		return err
+	}
 	csrf := buyerPage(c, "").CSRFToken
-	panel, mine := holdPanel(ev, view, holds, csrf, time.Now())
+	panel, mine := holdPanel(ev, view, holds, quotes, csrf, time.Now())
 	style := seatStyle{mine: mine}
 	if msg.Picked != "" { // the seats concerned are the ones best available found
 		style.picked = map[int64]bool{}

@@ -47,7 +47,11 @@ func (s *server) showOrder(c echo.Context) error {
 // a refunded one admits no one. Reached through an access link, the page carries no
 // CSRF token and offers nothing that changes the order.
 func (s *server) orderModel(ctx context.Context, c echo.Context, o booking.Order, ev booking.Event, acc orderAccess) (views.Order, error) {
-	lines, _ := ordertext.OrderLines(s.Money, o.Seats, o.GA)
+	charges, err := s.Buyer.OrderCharges(ctx, o)
+	if err != nil {
+		return views.Order{}, err
+	}
+	lines, _ := ordertext.ChargeLines(s.Money, o.Seats, o.GA, charges)
 	title := "Order " + strconv.FormatInt(o.ID, 10)
 	m := views.Order{
 		Page:   buyerPage(c, title),

@@ -37,7 +37,11 @@ func (s *server) showSeats(c echo.Context) error {
 			if err != nil {
 				return err
 			}
-			panel, _ := holdPanel(ev, section, holds, buyerPage(c, "").CSRFToken, time.Now())
+			quotes, err := s.basketQuotes(ctx, holds, s.pageBuyer(c))
+			if err != nil {
+				return err
+			}
+			panel, _ := holdPanel(ev, section, holds, quotes, buyerPage(c, "").CSRFToken, time.Now())
 			return render(c, http.StatusOK, personal, views.HoldPanelView(panel, false))
 		}
 		p, err := s.seatsPage(c, ev, section, views.Message{})
@@ -101,14 +105,22 @@ func (s *server) seatsPageFor(ctx context.Context, ev booking.Event, section, bu
 	// sections.js before picked.js: it shows the section of the seats found before
 	// picked.js scrolls to them.
 	p.Scripts = append(p.Scripts, countdownScript, static.URL("js/seats.js"), static.URL("js/sections.js"), static.URL("js/picked.js"))
-	panel, mine := holdPanel(ev, section, holds, p.CSRFToken, now)
+	quotes, err := s.basketQuotes(ctx, holds, buyer)
+	if err != nil {
+		return views.SeatsPage{}, err
+	}
+	prices, err := s.Buyer.AllInPrices(ctx, ev.ID)
+	if err != nil {
+		return views.SeatsPage{}, err
+	}
+	panel, mine := holdPanel(ev, section, holds, quotes, p.CSRFToken, now)
 	limit := s.Buyer.Config().MaxPerBuyer
 	return views.SeatsPage{
 		Page: p, Event: eventHeader(ev, now), StreamURL: streamURL(ev, m), PageURL: seatsURL(ev, section),
 		Message: msg, Holds: panel,
 		Best:   bestForm(ev, sum, section, p.CSRFToken, limit),
 		GA:     gaForms(ev, m, p.CSRFToken, limit),
-		Legend: legend(sum),
+		Legend: legend(sum, prices),
 		Map:    seatMapView(mapArgs{ev: ev, m: m, sum: sum, section: section, style: seatStyle{mine: mine}, csrf: p.CSRFToken}),
 	}, nil
 }
@@ -121,9 +133,10 @@ func streamURL(ev booking.Event, m booking.SeatMap) string {
 
 func holdsURL(ev booking.Event) string { return "/events/" + ev.Slug + "/holds" }
 
-// holdPanel shows the buyer's basket and any holds whose checkout has begun, and
-// returns which seats are theirs.
-func holdPanel(ev booking.Event, section string, holds []booking.Hold, csrf string, now time.Time) (views.HoldPanel, map[int64]bool) {
+// holdPanel shows the buyer's basket and any holds whose checkout has begun, priced
+// by quotes (a hold without one shows its seats' own prices), and returns which seats
+// are theirs.
+func holdPanel(ev booking.Event, section string, holds []booking.Hold, quotes map[booking.HoldID]booking.BasketQuote, csrf string, now time.Time) (views.HoldPanel, map[int64]bool) {
 	ids, mine := mineIDs(holds)
 	p := views.HoldPanel{URL: seatsURL(ev, section), MineIDs: ids, CSRF: csrf}
 	for _, h := range holds {
@@ -135,21 +148,33 @@ func holdPanel(ev booking.Event, section string, holds []booking.Hold, csrf stri
 			ReleaseURL:    "/holds/" + h.ID.String() + "/release",
 			CheckoutBegun: h.CheckoutBegun,
 		}
+		bq, priced := quotes[h.ID]
 		total := 0
 		for _, st := range h.Seats {
 			l := views.HoldLine{What: ordertext.SeatLabel(st), Price: priceText(st.PriceCents)}
 			if !h.CheckoutBegun {
 				l.RemoveURL = removeSeatURL(h.ID, st.ID)
 			}
+			if priced {
+				pricedSeatLine(&l, h, bq, st.ID) // page_basketprice.go
+			}
 			hv.Lines = append(hv.Lines, l)
 			total += st.PriceCents
 		}
-		if h.GA != nil {
+		if h.GA != nil && priced && bq.Problem == nil {
+			hv.Lines = append(hv.Lines, pricedGALines(h, bq)...)
+		} else if h.GA != nil {
 			cents := h.GA.Quantity * h.GA.PriceCents
 			hv.Lines = append(hv.Lines, views.HoldLine{What: fmt.Sprintf("%d × %s (general admission)", h.GA.Quantity, h.GA.TierName), Price: priceText(cents)})
 			total += cents
 		}
 		hv.Total = priceText(total)
+		if priced {
+			hv.Price = basketPrice(h, bq)
+			if hv.Total = priceText(int(bq.Total)); bq.Problem != nil {
+				hv.Total = "not yet: see above"
+			}
+		}
 		p.Holds = append(p.Holds, hv)
 	}
 	return p, mine
@@ -192,11 +217,11 @@ func gaForms(ev booking.Event, m booking.SeatMap, csrf string, limit int) []view
 	return out
 }
 
-func legend(sum booking.MapSummary) views.Legend {
+func legend(sum booking.MapSummary, prices booking.AllInPrices) views.Legend {
 	var l views.Legend
 	colour := priceClasses(sum)
 	for _, p := range sum.Prices {
-		l.Prices = append(l.Prices, views.LegendPrice{Class: colour[p.PriceCents], Price: priceText(p.PriceCents)})
+		l.Prices = append(l.Prices, views.LegendPrice{Class: colour[p.PriceCents], Price: allInText(prices.Seat(p.PriceCents), prices)})
 	}
 	return l
 }

@@ -52,6 +52,8 @@ func (s *server) routes(e *echo.Echo) {
 	e.POST("/events/:slug/holds", s.createHoldForm, seatPage(eventOfSlug)...)
 	e.POST("/holds/:holdId/release", s.releaseHoldForm, buyerPage...)
 	e.POST("/holds/:holdId/seats/:seatId/remove", s.removeSeatForm, buyerPage...) // page_basket.go
+	e.POST("/holds/:holdId/seats/:seatId/type", s.setTypeForm, buyerPage...)      // page_basketprice.go
+	e.POST("/holds/:holdId/voucher", s.voucherForm, buyerPage...)
 	getHead(e, "/holds/:holdId/checkout", s.showCheckout, seatPage(eventOfHold)...)
 	e.POST("/holds/:holdId/checkout", s.submitCheckout, seatPage(eventOfHold)...)
 	// An order's page and files: its session or its access link (order_access.go).
@@ -88,6 +90,10 @@ func (s *server) routes(e *echo.Echo) {
 	api.DELETE("/holds/:holdId", s.releaseHold, buyer...)
 	api.POST("/holds/:holdId/seats", s.addHoldSeats, seatCall(eventOfHold)...) // api_basket.go
 	api.DELETE("/holds/:holdId/seats/:seatId", s.removeHoldSeat, buyer...)
+	api.PUT("/holds/:holdId/seats/:seatId", s.setSeatType, buyer...) // api_basketprice.go
+	api.PUT("/holds/:holdId/ga-types", s.setGATypes, buyer...)
+	api.PUT("/holds/:holdId/voucher", s.setVoucher, buyer...)
+	api.DELETE("/holds/:holdId/voucher", s.clearVoucher, buyer...)
 	api.POST("/holds/:holdId/checkout", s.checkout, seatCall(eventOfHold)...)
 	api.GET("/orders/:orderId", s.getOrder, slices.Concat([]echo.MiddlewareFunc{orderPrivacy}, buyer)...)
 	api.POST("/order-links", s.postOrderLinks, buyer...) // tickets.go

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"boxoffice/internal/db"
+	"boxoffice/internal/pricing"
 )
 
 // Checkout turns a live hold into a pending order. Checking out the same hold again
@@ -47,9 +48,15 @@ func (s *Buyer) Checkout(ctx context.Context, id HoldID, buyer, email string) (O
 		if len(seats.Vals) != int(h.SeatCount) {
 			return ErrHoldExpired
 		}
+		quote, err := s.checkoutQuote(ctx, q, id, h, seats.Vals)
+		if err != nil {
+			return err
+		}
 		var view Order
-		var err error
-		if o, view, err = createOrder(ctx, q, id, h, seats.Vals, buyer, email); err != nil {
+		if o, view, err = createOrder(ctx, q, id, h, seats.Vals, buyer, email, quote); err != nil {
+			return err
+		}
+		if err := chargeLines(ctx, q, o, quote); err != nil {
 			return err
 		}
 		if o.AmountCents > 0 {
@@ -80,16 +87,16 @@ func (s *Buyer) Checkout(ctx context.Context, id HoldID, buyer, email string) (O
 	return view, translate(err)
 }
 
-// createOrder makes the pending order of the live hold h, whose seats are seats, and
-// returns it with the view that reading it back would give. Outside the event's sales
-// window it makes none: a *NotOnSaleError or ErrSalesClosed.
-func createOrder(ctx context.Context, q *db.Queries, id HoldID, h db.HoldLockRow, seats []db.SeatsOfHoldRow, buyer, email string) (db.Order, Order, error) {
-	amount := 0
+// createOrder makes the pending order of the live hold h, whose seats are seats, for
+// the amount quote totals, and returns it with the view that reading it back would
+// give. Outside the event's sales window it makes none: a *NotOnSaleError or
+// ErrSalesClosed.
+func createOrder(ctx context.Context, q *db.Queries, id HoldID, h db.HoldLockRow, seats []db.SeatsOfHoldRow, buyer, email string, quote pricing.Quote) (db.Order, Order, error) {
+	amount := int(quote.Total)
 	ids := make([]int64, len(seats))
 	view := Order{HoldID: id, Email: email, Status: StatusPending}
 	for i, st := range seats {
 		ids[i] = st.ID
-		amount += int(st.PriceCents)
 		view.Seats = append(view.Seats, Seat{ID: st.ID, Section: st.Section, Row: st.RowLabel, Number: int(st.Number), PriceCents: int(st.PriceCents)})
 	}
 	if h.GaTierID != nil {
@@ -97,7 +104,6 @@ func createOrder(ctx context.Context, q *db.Queries, id HoldID, h db.HoldLockRow
 		if err != nil {
 			return db.Order{}, Order{}, err
 		}
-		amount += int(t.PriceCents) * int(h.GaQuantity)
 		view.GA = &GAPlaces{TierID: t.ID, TierName: t.Name, Quantity: int(h.GaQuantity), PriceCents: int(t.PriceCents)}
 	}
 	o, err := q.OrderCreate(ctx, db.OrderCreateParams{

@@ -70,6 +70,8 @@ type Receipt struct {
 	// LinkVersion is the version of the order's access links that opens it now: the
 	// emails' links carry it (OrderByLink).
 	LinkVersion int
+	// Charges itemise what the order charged.
+	Charges Charges
 }
 
 // Receipt returns an order with its event, for the emails: not bound to a session,
@@ -91,5 +93,9 @@ func (s *Worker) Receipt(ctx context.Context, orderID int64) (Receipt, error) {
 	if err != nil {
 		return Receipt{}, err
 	}
-	return Receipt{Order: order, Event: ev, LinkVersion: version}, nil
+	charges, err := s.charges(ctx, o.EventID, o.ID)
+	if err != nil {
+		return Receipt{}, err
+	}
+	return Receipt{Order: order, Event: ev, LinkVersion: version, Charges: charges}, nil
 }

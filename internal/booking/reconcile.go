@@ -156,7 +156,8 @@ func (s *store) reconcileRefunds(ctx context.Context, age float64, res *Reconcil
 	return nil
 }
 
-// expireOrders ends the pending orders whose hold lapsed with no payment under way.
+// expireOrders ends the pending orders whose hold lapsed with no payment under way,
+// giving back any voucher use each counted.
 func (s *store) expireOrders(ctx context.Context, res *ReconcileResult) error {
 	ids, err := s.q.OrdersLapsed(ctx, int32(s.cfg.ReconcileBatch))
 	if err != nil {
@@ -165,12 +166,15 @@ func (s *store) expireOrders(ctx context.Context, res *ReconcileResult) error {
 	for _, id := range ids {
 		expired := false
 		err := s.inTx(ctx, func(tx pgx.Tx, q *db.Queries) error {
-			if _, err := q.OrderLock(ctx, id); err != nil {
+			o, err := q.OrderLock(ctx, id)
+			if err != nil {
 				return err
 			}
 			n, err := q.OrderExpire(ctx, id)
-			expired = n > 0
-			return err
+			if expired = n > 0; err != nil || !expired {
+				return err
+			}
+			return releaseVoucher(ctx, q, o.EventID, id) // nothing was charged: the use goes back
 		})
 		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 			return err

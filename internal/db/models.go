@@ -356,6 +356,12 @@ type HoldSeatType struct {
 	TypeID  int64
 }
 
+type HoldVoucher struct {
+	EventID   int64
+	HoldID    int64
+	VoucherID int64
+}
+
 type IdempotencyKey struct {
 	Buyer       string
 	Key         string

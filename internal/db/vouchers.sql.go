@@ -180,6 +180,81 @@ func (q *Queries) AccessCodeUse(ctx context.Context, arg AccessCodeUseParams) (i
 	return result.RowsAffected(), nil
 }
 
+const holdVoucherClear = `-- name: HoldVoucherClear :exec
+DELETE FROM hold_vouchers WHERE event_id = $1 AND hold_id = $2
+`
+
+type HoldVoucherClearParams struct {
+	EventID int64
+	HoldID  int64
+}
+
+func (q *Queries) HoldVoucherClear(ctx context.Context, arg HoldVoucherClearParams) error {
+	_, err := q.db.Exec(ctx, holdVoucherClear, arg.EventID, arg.HoldID)
+	return err
+}
+
+const holdVoucherGet = `-- name: HoldVoucherGet :one
+SELECT v.id, v.code, v.amount_off_cents, v.percent_off_bp, v.type_ids, v.usage_limit, v.used, v.valid_from, v.valid_until, v.paused, v.created_at
+FROM hold_vouchers h JOIN vouchers v ON v.event_id = h.event_id AND v.id = h.voucher_id
+WHERE h.event_id = $1 AND h.hold_id = $2
+`
+
+type HoldVoucherGetParams struct {
+	EventID int64
+	HoldID  int64
+}
+
+type HoldVoucherGetRow struct {
+	ID             int64
+	Code           string
+	AmountOffCents *int32
+	PercentOffBp   *int32
+	TypeIds        []int64
+	UsageLimit     *int32
+	Used           int32
+	ValidFrom      *time.Time
+	ValidUntil     *time.Time
+	Paused         bool
+	CreatedAt      time.Time
+}
+
+// The voucher entered in a basket, as VoucherByCode reads one.
+func (q *Queries) HoldVoucherGet(ctx context.Context, arg HoldVoucherGetParams) (HoldVoucherGetRow, error) {
+	row := q.db.QueryRow(ctx, holdVoucherGet, arg.EventID, arg.HoldID)
+	var i HoldVoucherGetRow
+	err := row.Scan(
+		&i.ID,
+		&i.Code,
+		&i.AmountOffCents,
+		&i.PercentOffBp,
+		&i.TypeIds,
+		&i.UsageLimit,
+		&i.Used,
+		&i.ValidFrom,
+		&i.ValidUntil,
+		&i.Paused,
+		&i.CreatedAt,
+	)
+	return i, err
+}
+
+const holdVoucherSet = `-- name: HoldVoucherSet :exec
+INSERT INTO hold_vouchers (event_id, hold_id, voucher_id) VALUES ($1, $2, $3)
+ON CONFLICT (event_id, hold_id) DO UPDATE SET voucher_id = EXCLUDED.voucher_id
+`
+
+type HoldVoucherSetParams struct {
+	EventID   int64
+	HoldID    int64
+	VoucherID int64
+}
+
+func (q *Queries) HoldVoucherSet(ctx context.Context, arg HoldVoucherSetParams) error {
+	_, err := q.db.Exec(ctx, holdVoucherSet, arg.EventID, arg.HoldID, arg.VoucherID)
+	return err
+}
+
 const voucherByCode = `-- name: VoucherByCode :one
 SELECT id, code, amount_off_cents, percent_off_bp, type_ids, usage_limit, used, valid_from, valid_until, paused, created_at
 FROM vouchers WHERE event_id = $1 AND code = $2
@@ -380,6 +455,30 @@ func (q *Queries) VoucherRedemptionGet(ctx context.Context, arg VoucherRedemptio
 		&i.RedeemedAt,
 	)
 	return i, err
+}
+
+const voucherRedemptionRelease = `-- name: VoucherRedemptionRelease :execrows
+WITH r AS (
+    DELETE FROM voucher_redemptions WHERE voucher_redemptions.event_id = $1 AND order_id = $2
+    RETURNING event_id, voucher_id
+)
+UPDATE vouchers v SET used = v.used - 1 FROM r WHERE v.event_id = r.event_id AND v.id = r.voucher_id
+`
+
+type VoucherRedemptionReleaseParams struct {
+	EventID int64
+	OrderID int64
+}
+
+// Gives an order's voucher use back: the order sold nothing and charged nothing (it
+// expired unpaid), so the use it counted may go to another buyer. One statement: the
+// redemption row removed and the counter lowered together, or neither.
+func (q *Queries) VoucherRedemptionRelease(ctx context.Context, arg VoucherRedemptionReleaseParams) (int64, error) {
+	result, err := q.db.Exec(ctx, voucherRedemptionRelease, arg.EventID, arg.OrderID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }
 
 const voucherSetPaused = `-- name: VoucherSetPaused :execrows

@@ -50,7 +50,7 @@ func Confirmation(r booking.Receipt, s Site) (Message, error) {
 		return Message{}, fmt.Errorf("order %d is confirmed but has no tickets", o.ID)
 	}
 	host := hostOf(s.BaseURL)
-	lines, _ := ordertext.OrderLines(s.Money, o.Seats, o.GA)
+	lines, _ := ordertext.ChargeLines(s.Money, o.Seats, o.GA, r.Charges)
 	m := views.MailConfirmation{
 		Subject:  fmt.Sprintf("Your tickets for %s (order %d)", ev.Name, o.ID),
 		Heading:  "Your tickets for " + ev.Name,
@@ -120,7 +120,7 @@ func PaymentRefund(r booking.Receipt, refundID int64, s Site) (Message, error) {
 // message, its Message-ID of the kind given.
 func refundMessage(r booking.Receipt, s Site, subject, heading, message, kind string) (Message, error) {
 	o := r.Order
-	lines, _ := ordertext.OrderLines(s.Money, o.Seats, o.GA)
+	lines, _ := ordertext.ChargeLines(s.Money, o.Seats, o.GA, r.Charges)
 	m := views.MailRefund{
 		Subject:  subject,
 		Heading:  heading,

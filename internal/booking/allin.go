@@ -1,0 +1,62 @@
+package booking
+
+import (
+	"context"
+
+	"boxoffice/internal/pricing"
+)
+
+// AllInPrices are an event's first prices for an online buyer: each level's lowest
+// all-in price (pricing.Config.From) and the per-order fee shown beside it.
+type AllInPrices struct {
+	// bySeatPrice maps a seat's own price to the lowest all-in price of the price
+	// tiers at that price: the map and its summary group seats by their own price.
+	bySeatPrice map[int]int
+	byGATier    map[int64]int
+	// OrderFee is charged once per order on top (see package pricing's doc).
+	OrderFee int
+	// Fees says whether any fee is folded into the prices.
+	Fees bool
+}
+
+// Seat is the all-in "from" price of a seat whose own price is base.
+func (p AllInPrices) Seat(base int) int {
+	if v, ok := p.bySeatPrice[base]; ok {
+		return v
+	}
+	return base
+}
+
+// GA is the all-in "from" price of a place of GA tier id, whose own price is base.
+func (p AllInPrices) GA(id int64, base int) int {
+	if v, ok := p.byGATier[id]; ok {
+		return v
+	}
+	return base
+}
+
+// AllInPrices reads an event's first prices for the event page and the map.
+func (s *Buyer) AllInPrices(ctx context.Context, eventID int64) (AllInPrices, error) {
+	cfg, err := s.priceConfig(ctx, s.q, eventID)
+	if err != nil {
+		return AllInPrices{}, err
+	}
+	levels, err := priceLevels(ctx, s.q, eventID)
+	if err != nil {
+		return AllInPrices{}, err
+	}
+	out := AllInPrices{bySeatPrice: map[int]int{}, byGATier: map[int64]int{}, OrderFee: int(cfg.OrderFee(pricing.MethodOnline))}
+	for _, l := range levels {
+		from, ok := cfg.From(l.Level, l.BasePrice, pricing.MethodOnline)
+		if !ok {
+			continue
+		}
+		if l.Level.GATierID != 0 {
+			out.byGATier[l.Level.GATierID] = int(from)
+		} else if cur, seen := out.bySeatPrice[int(l.BasePrice)]; !seen || int(from) < cur {
+			out.bySeatPrice[int(l.BasePrice)] = int(from)
+		}
+	}
+	out.Fees = cfg.Fees.PerTicket+cfg.MethodFees[pricing.MethodOnline].PerTicket > 0
+	return out, nil
+}
