@@ -58,3 +58,46 @@ func TestAPIBasket(t *testing.T) {
 		t.Errorf("add nothing: got %d, want 400", st)
 	}
 }
+
+// TestAPIHoldJoinsBasket: the hold call of a buyer who already holds seats on the event
+// adds to that hold (the same holdId and expiry, exact seats and best available
+// alike), and once the basket's checkout has begun the next hold call opens a new one.
+func TestAPIHoldJoinsBasket(t *testing.T) {
+	t.Parallel()
+	app := newTestApp(t)
+	c := app.newClient(t)
+	seats := firstSeats(t, app.Pool, app.EventID, 2)
+	holds := "/api/v1/events/" + itoa(app.EventID) + "/holds"
+	var first, second, best basketHoldJSON
+	if st := c.do("POST", holds, map[string]any{"seatIds": seats[:1]}, &first); st != http.StatusCreated {
+		t.Fatalf("first hold: got %d, want 201", st)
+	}
+	if st := c.do("POST", holds, map[string]any{"seatIds": seats[1:2]}, &second); st != http.StatusCreated {
+		t.Fatalf("second hold: got %d, want 201", st)
+	}
+	if second.HoldID != first.HoldID || len(second.Seats) != 2 || !second.ExpiresAt.Equal(first.ExpiresAt) {
+		t.Errorf("second hold: got %s with %d seats until %v, want %s with 2 until %v",
+			second.HoldID, len(second.Seats), second.ExpiresAt, first.HoldID, first.ExpiresAt)
+	}
+	if st := c.do("POST", holds, map[string]any{"quantity": 1}, &best); st != http.StatusCreated {
+		t.Fatalf("best available: got %d, want 201", st)
+	}
+	if best.HoldID != first.HoldID || len(best.Seats) != 3 || !best.ExpiresAt.Equal(first.ExpiresAt) {
+		t.Errorf("best available: got %s with %d seats until %v, want %s with 3 until %v",
+			best.HoldID, len(best.Seats), best.ExpiresAt, first.HoldID, first.ExpiresAt)
+	}
+	if n := count(t, app.Pool, `SELECT count(*) FROM holds WHERE event_id = $1 AND released_at IS NULL`, app.EventID); n != 1 {
+		t.Errorf("holds kept: got %d, want 1", n)
+	}
+	if st := c.do("POST", "/api/v1/holds/"+first.HoldID+"/checkout", map[string]string{"email": "ada@example.com"}, nil); st != http.StatusCreated {
+		t.Fatalf("checkout: got %d, want 201", st)
+	}
+	free := count(t, app.Pool, `SELECT min(id) FROM seats WHERE event_id = $1 AND held_by IS NULL AND sold_at IS NULL`, app.EventID)
+	var after basketHoldJSON
+	if st := c.do("POST", holds, map[string]any{"seatIds": []int{free}}, &after); st != http.StatusCreated {
+		t.Fatalf("hold after checkout: got %d, want 201", st)
+	}
+	if after.HoldID == first.HoldID || len(after.Seats) != 1 {
+		t.Errorf("hold after checkout: got %s with %d seats, want a new hold with 1", after.HoldID, len(after.Seats))
+	}
+}

@@ -110,7 +110,7 @@ func (s *server) createHoldOnce(c echo.Context) error {
 		return err
 	}
 	c.Set(logHoldKind, req.Kind())
-	h, err := s.Buyer.Hold(c.Request().Context(), req)
+	h, err := s.Buyer.HoldOrAdd(c.Request().Context(), req)
 	if err != nil {
 		return err
 	}

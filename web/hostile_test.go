@@ -118,7 +118,7 @@ func TestHostileInputs(t *testing.T) {
 		{name: "trailing garbage", c: a, method: "POST", path: ev + "/holds", body: `{"seatIds": [` + itoa(free) + `]} garbage`, status: 400, code: "invalid_json", free: []int64{free}},
 		{name: "two objects", c: a, method: "POST", path: ev + "/holds", body: `{"seatIds": [` + itoa(free) + `]}{"seatIds": [` + itoa(free) + `]}`, status: 400, code: "invalid_json", free: []int64{free}},
 		{name: "array body", c: a, method: "POST", path: ev + "/holds", body: `[` + itoa(free) + `]`, status: 400, code: "invalid_json", free: []int64{free}},
-		{name: "unknown field", c: a, method: "POST", path: ev + "/holds", body: `{"seatIds": [` + itoa(free) + `], "priceCents": 1}`, status: 400, code: "unknown_field", free: []int64{free}},
+		{name: "unknown field", c: a, method: "POST", path: ev + "/holds", body: `{"seatIds": [` + itoa(free) + `], "amountCents": 1}`, status: 400, code: "unknown_field", free: []int64{free}},
 
 		// CSRF.
 		{name: "missing CSRF token", c: noToken, method: "POST", path: ev + "/holds", body: one, status: 403, code: "csrf_failed", free: []int64{free}},

@@ -96,6 +96,28 @@ func (s *Buyer) AddToBasket(ctx context.Context, req HoldRequest) (Hold, error) 
 	return s.GetHold(ctx, basket.ID, req.Buyer)
 }
 
+// HoldOrAdd is the API's hold call: what req asks for joins the buyer's basket on the
+// event when they have one (AddToBasket: the same hold, its expiry kept), and
+// otherwise opens it by Hold's own path, where an onsale's exact holds are batched
+// with other buyers'. The basket is looked for by one indexed read first. Two first
+// calls of one buyer at the same instant may each open a hold; the buyer limit still
+// counts them together. (The seat page's AddToBasket opens a basket under the buyer's
+// basket lock instead, unbatched.)
+func (s *Buyer) HoldOrAdd(ctx context.Context, req HoldRequest) (Hold, error) {
+	if req.Buyer == "" {
+		return Hold{}, errors.New("hold without a buyer")
+	}
+	ctx = dbgate.First(ctx)
+	_, err := s.q.BasketOfBuyer(ctx, db.BasketOfBuyerParams{EventID: req.EventID, Buyer: req.Buyer})
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return s.Hold(ctx, req)
+	case err != nil:
+		return Hold{}, translate(err)
+	}
+	return s.AddToBasket(ctx, req)
+}
+
 // AddSeats adds exact seats to the buyer's hold id, all or nothing, within the
 // buyer's and the client network's limits, and returns the hold. It refuses a hold
 // that is not the buyer's (ErrHoldNotFound), not live (ErrHoldExpired) or whose
