@@ -27,11 +27,12 @@ FROM ev
 ORDER BY ev.starts_at, ev.id;
 
 -- name: TicketsByDay :many
--- Valid tickets issued per day since @since, days on the clocks of @zone: each day by
--- the moment it starts.
+-- Valid tickets of the events @event_ids issued per day since @since, days on the
+-- clocks of @zone: each day by the moment it starts. The events are named, as in every
+-- statement on inventory, so that it reads by event.
 SELECT (date_trunc('day', t.created_at AT TIME ZONE @zone::text) AT TIME ZONE @zone::text)::timestamptz AS day,
        count(*)::bigint AS tickets
 FROM tickets t
-WHERE t.created_at >= @since AND t.voided_at IS NULL
+WHERE t.event_id = ANY(@event_ids::bigint[]) AND t.created_at >= @since AND t.voided_at IS NULL
 GROUP BY 1
 ORDER BY 1;

@@ -32,7 +32,11 @@ func (s *server) salesDashboard(c echo.Context) (views.SalesDashboard, error) {
 	now := time.Now().In(loc)
 	today := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, loc)
 	from := today.AddDate(0, 0, -(chartDays - 1))
-	days, err := s.Desk.TicketsByDay(ctx, from, loc)
+	events := make([]int64, len(sales))
+	for i, e := range sales {
+		events[i] = e.EventID
+	}
+	days, err := s.Desk.TicketsByDay(ctx, events, from, loc)
 	if err != nil {
 		return views.SalesDashboard{}, err
 	}

@@ -49,7 +49,7 @@ func TestRulesKeepTheIndexScans(t *testing.T) {
 		{"SeatHold", []string{"Index Scan using seats_pkey on seats\n", "Index Scan using seats_pkey on seats s\n"}},
 		{"SeatClaimUnlocked", []string{"Index Scan using seats_pkey on seats\n", "Index Scan using seats_pkey on seats s\n"}},
 		{"SeatSell", []string{"Index Scan using seats_pkey on seats\n", "Index Scan using seats_pkey on seats s\n"}},
-		{"SeatBestRows", []string{"Index Scan using seats_free_by_price on seats f", "Index Scan using seats_held_expiry on seats l"}},
+		{"SeatBestRows", []string{"Index Scan using seats_free_by_depth on seats f", "Index Scan using seats_held_expiry on seats l"}},
 		{"SeatBestRowsInSection", []string{"Index Scan using seats_free_by_section on seats f", "Index Scan using seats_held_expiry on seats l"}},
 		{"SeatTidyLapsed", []string{"Index Scan using seats_held_expiry on seats\n"}},
 		{"SeatsOfHold", []string{"Index Scan using seats_held_by on seats"}},
@@ -119,7 +119,7 @@ func checkHoldSeatsPlans(t *testing.T, pool *pgxpool.Pool, eventID int64) {
 	}
 	for i, ids := range [][]int64{free[:1], free[1:]} {
 		var held int
-		err := conn.QueryRow(ctx, `SELECT count(*) FROM hold_seats_client($1, $2, $3, 600, 10, 'net', 20, true) WHERE status = 'held'`,
+		err := conn.QueryRow(ctx, `SELECT count(*) FROM hold_seats_client($1, $2, $3, 600, 10, 'net', 20, true, 0) WHERE status = 'held'`,
 			eventID, fmt.Sprintf("plans-%d", i), ids).Scan(&held)
 		if err != nil || held != len(ids) {
 			t.Fatalf("hold %v: %d held, %v", ids, held, err)
