@@ -112,7 +112,8 @@ func (r *Reads) Measure(ctx context.Context) error {
 	if r.replica == nil {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, r.opt.Every)
+	// A measurement that takes MaxLag could not show a replica under it anyway.
+	ctx, cancel := context.WithTimeout(ctx, r.opt.MaxLag)
 	defer cancel()
 	var head int64
 	err := r.primary.QueryRow(ctx, "SELECT pg_current_wal_lsn() - '0/0'::pg_lsn").Scan(&head)
@@ -122,7 +123,9 @@ func (r *Reads) Measure(ctx context.Context) error {
 		return err
 	}
 	var replayed *int64
-	if err := r.replica.QueryRow(ctx, "SELECT pg_last_wal_replay_lsn() - '0/0'::pg_lsn").Scan(&replayed); err != nil {
+	// NULL unless in recovery: a promoted replica keeps its last replayed position.
+	const q = "SELECT CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn() - '0/0'::pg_lsn END"
+	if err := r.replica.QueryRow(ctx, q).Scan(&replayed); err != nil {
 		r.fail()
 		return err
 	}
