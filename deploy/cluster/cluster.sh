@@ -172,6 +172,8 @@ start_bouncer() {
   cat >"$dir/pgbouncer.ini" <<INI
 [databases]
 boxoffice = host=$(host pg1) port=$(port pg1) dbname=boxoffice
+; any other database of the primary too: a benchmark's own (cmd/bench -pooler)
+* = host=$(host pg1) port=$(port pg1)
 [pgbouncer]
 listen_addr = $(host bouncer)
 listen_port = $(port bouncer)
@@ -214,7 +216,10 @@ start_redis() {
       --logfile "$data/$name/redis.log" >&2
     wait_for "Redis $name" bash -c "redis-cli -h $(host "$name") -p $(port "$name") ping | grep -q PONG"
   done
-  if ! redis-cli -h "$(host redis1)" -p "$(port redis1)" cluster info | grep -q cluster_state:ok; then
+  # A cluster made before finds itself again from its nodes.conf files.
+  if [ "$(grep -c connected "$data/redis1/nodes.conf" 2>/dev/null || echo 0)" -ge 6 ]; then
+    wait_for "the Redis Cluster" bash -c "redis-cli -h $(host redis1) -p $(port redis1) cluster info | grep -q cluster_state:ok"
+  elif ! redis-cli -h "$(host redis1)" -p "$(port redis1)" cluster info | grep -q cluster_state:ok; then
     log "joining the Redis Cluster: three primaries, a replica each"
     redis-cli --cluster create "${nodes[@]}" --cluster-replicas 1 --cluster-yes >"$data/redis-create.log"
     wait_for "the Redis Cluster" bash -c "redis-cli -h $(host redis1) -p $(port redis1) cluster info | grep -q cluster_state:ok"
@@ -234,14 +239,14 @@ start_apps() {
   redis="redis://$(addr redis1)?addr=$(addr redis2)&addr=$(addr redis3)"
   for name in "${app_parts[@]}"; do
     alive "$data/$name.pid" boxoffice && continue
+    # The pid file names the server itself: bash writes its own pid, then becomes it.
     inside "$name" env DATABASE_URL="postgres://boxoffice@$(addr bouncer)/boxoffice?sslmode=disable" \
       DATABASE_POOLER=transaction \
       DATABASE_REPLICA_URL="postgres://boxoffice@$(addr pg2)/boxoffice?sslmode=disable" \
       REDIS_URL="$redis" ADDR="$(addr "$name")" METRICS_ADDR="$(host "$name"):$(($(port "$name") + 1000))" \
       TRUSTED_PROXIES="$(host nginx)/32" BASE_URL="http://$(addr nginx)" \
       DB_MAX_CONNS=12 LOG_FORMAT=json \
-      setsid "$bin" serve </dev/null >>"$data/$name.log" 2>&1 &
-    echo $! >"$data/$name.pid"
+      setsid bash -c 'echo $$ >"$0"; exec "$@"' "$data/$name.pid" "$bin" serve </dev/null >>"$data/$name.log" 2>&1 &
   done
   for name in "${app_parts[@]}"; do
     wait_for "boxoffice $name" curl -sf "http://$(addr "$name")/readyz"
@@ -302,10 +307,19 @@ down() {
     [ -s "$data/$name/PG_VERSION" ] && { as_postgres "$bin/pg_ctl" -D "$data/$name" -m fast stop >&2 2>/dev/null || true; }
   done
   if [ "$mode" = netns ]; then
-    # Whatever still runs in a namespace of this cluster was started by it.
+    # Whatever still runs in a namespace of this cluster was started by it: asked to
+    # stop, then (after the instances' SHUTDOWN_TIMEOUT and a little) killed, so that
+    # no process outlives its namespace.
+    local left
     for name in "${parts[@]}"; do
       ip netns pids "bxc-$name" 2>/dev/null | xargs -r kill 2>/dev/null || true
     done
+    for _ in $(seq 150); do
+      left=$(for name in "${parts[@]}"; do ip netns pids "bxc-$name" 2>/dev/null; done)
+      [ -z "$left" ] && break
+      sleep 0.1
+    done
+    [ -z "$left" ] || xargs -r kill -KILL <<<"$left" 2>/dev/null || true
     remove_network
   fi
   rm -f "$data/mode"

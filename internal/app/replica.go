@@ -32,6 +32,6 @@ func (a *App) openReplica(ctx context.Context, adjust func(*pgxpool.Config)) err
 		}
 		a.Replica = pool
 	}
-	a.Reads = replica.New(a.Pool, a.Replica, replica.Options{MaxLag: cfg.DB.ReplicaMaxLag})
+	a.Reads = replica.New(a.Pool, a.Replica, replica.Options{MaxLag: cfg.DB.ReplicaMaxLag, Log: a.Log})
 	return nil
 }

@@ -18,6 +18,7 @@ package replica
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -35,6 +36,8 @@ type Options struct {
 	MaxLag time.Duration // how stale a read may be
 	Every  time.Duration // how often the lag is measured
 	Now    func() time.Time
+	// Log hears when the reads move between the replica and the primary; nil: no log.
+	Log *slog.Logger
 }
 
 // Reads hands out the pool a stale-tolerant read should use.
@@ -181,12 +184,35 @@ func (r *Reads) Run(ctx context.Context) {
 	}
 	t := time.NewTicker(r.opt.Every)
 	defer t.Stop()
+	using := false
 	for {
-		_ = r.Measure(ctx) // a failure leaves reads on the primary until one succeeds
+		err := r.Measure(ctx) // a failure leaves reads on the primary until one succeeds
+		if now := r.UseReplica(); now != using && ctx.Err() == nil {
+			using = now
+			r.logMove(using, err)
+		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
+	}
+}
+
+// logMove says where the stale-tolerant reads went, and why.
+func (r *Reads) logMove(toReplica bool, err error) {
+	if r.opt.Log == nil {
+		return
+	}
+	lag, _, ok := r.Lag()
+	switch {
+	case toReplica:
+		r.opt.Log.Info("stale-tolerant reads go to the replica", "lag", lag)
+	case err != nil:
+		r.opt.Log.Warn("stale-tolerant reads go to the primary: the replica's lag cannot be measured", "err", err)
+	case ok:
+		r.opt.Log.Warn("stale-tolerant reads go to the primary: the replica lags", "lag", lag, "max", r.opt.MaxLag)
+	default:
+		r.opt.Log.Warn("stale-tolerant reads go to the primary: the replica lags", "behind", "more than "+r.opt.MaxLag.String())
 	}
 }
