@@ -10,7 +10,7 @@
 # a veth pair on the bridge bxc0 (10.77.0.0/24, the host 10.77.0.1), so that cutting
 # one part's link off is a real partition. Where namespaces cannot be made (not root,
 # no `ip netns`), every part runs on 127.0.0.1 with a port of its own instead, and it
-# says so; a partition then cannot be drilled.
+# says so; a partition then cannot be drilled. CLUSTER_NETNS=off asks for loopback.
 #
 # Data, logs and pid files live under .data/cluster/ (git-ignored). Debian's packages
 # (postgresql, pgbouncer, redis-server, nginx) are installed when missing. Everything
@@ -266,12 +266,24 @@ start_nginx() {
 
 up() {
   mkdir -p "$data"
-  if make_network; then
+  if [ "${CLUSTER_NETNS:-on}" = off ]; then
+    mode=loopback
+    log "CLUSTER_NETNS=off: every part runs on 127.0.0.1 with a port of its own, and a partition cannot be drilled"
+  elif make_network; then
     mode=netns
   else
     mode=loopback
     log "network namespaces cannot be made here: every part runs on 127.0.0.1 with a port of its own, and a partition cannot be drilled"
   fi
+  # The replica's primary_conninfo and Redis' nodes.conf name the addresses they were
+  # made with: data made in one mode does not run in the other.
+  local made; made=$(cat "$data/made-as" 2>/dev/null || echo "$mode")
+  if [ "$made" != "$mode" ]; then
+    [ "$mode" = netns ] && remove_network
+    log "the data in $data was made with $made addresses, not $mode ones: stop, then rm -rf it to switch"
+    exit 1
+  fi
+  echo "$mode" >"$data/made-as"
   echo "$mode" >"$data/mode"
   need initdb postgresql
   need curl curl
