@@ -9,6 +9,8 @@ import (
 	"sort"
 	"syscall"
 	"testing"
+
+	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // PostgresPair is a private PostgreSQL primary and a streaming replica of it, made by
@@ -47,6 +49,20 @@ func StartPostgresPair(t testing.TB) *PostgresPair {
 	p.PrimaryURL = "postgres://postgres@127.0.0.1:" + pport + "/postgres?sslmode=disable"
 	p.ReplicaURL = "postgres://postgres@127.0.0.1:" + rport + "/postgres?sslmode=disable"
 	return p
+}
+
+// Pools opens a pool on each, closed when the test ends.
+func (p *PostgresPair) Pools(t testing.TB) (primary, replica *pgxpool.Pool) {
+	t.Helper()
+	open := func(url string) *pgxpool.Pool {
+		pool, err := pgxpool.New(context.Background(), url)
+		if err != nil {
+			t.Fatalf("dbtest: open pool: %v", err)
+		}
+		t.Cleanup(pool.Close)
+		return pool
+	}
+	return open(p.PrimaryURL), open(p.ReplicaURL)
 }
 
 // StopReplica stops the replica at once, as a crash would.

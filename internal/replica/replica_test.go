@@ -5,21 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	"boxoffice/internal/dbtest"
 	"boxoffice/internal/replica"
 )
-
-func pool(t *testing.T, url string) *pgxpool.Pool {
-	t.Helper()
-	p, err := pgxpool.New(t.Context(), url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(p.Close)
-	return p
-}
 
 // measureUntil measures until the chooser's answer is want, or fails the test. With
 // ok, only a measurement that succeeded counts: the answer comes from the lag, not
@@ -39,7 +27,7 @@ func measureUntil(t *testing.T, r *replica.Reads, want, ok bool, what string) {
 func TestReplicaLag(t *testing.T) {
 	t.Parallel()
 	pair := dbtest.StartPostgresPair(t)
-	primary, rep := pool(t, pair.PrimaryURL), pool(t, pair.ReplicaURL)
+	primary, rep := pair.Pools(t)
 	const maxLag = 400 * time.Millisecond
 	r := replica.New(primary, rep, replica.Options{MaxLag: maxLag, Every: 50 * time.Millisecond})
 	if r.UseReplica() {
@@ -87,8 +75,7 @@ func TestReplicaLag(t *testing.T) {
 // promoted replica) is never chosen, however current it looks.
 func TestNotAReplica(t *testing.T) {
 	t.Parallel()
-	p := pool(t, dbtest.URL(t))
-	r := replica.New(p, pool(t, dbtest.URL(t)), replica.Options{})
+	r := replica.New(dbtest.Pool(t), dbtest.Pool(t), replica.Options{})
 	if err := r.Measure(t.Context()); err == nil {
 		t.Fatal("measuring a primary as the replica: got no error, want one")
 	}
@@ -100,7 +87,7 @@ func TestNotAReplica(t *testing.T) {
 // TestNoReplica: without a replica every read goes to the primary.
 func TestNoReplica(t *testing.T) {
 	t.Parallel()
-	p := pool(t, dbtest.URL(t))
+	p := dbtest.Pool(t)
 	r := replica.New(p, nil, replica.Options{})
 	if err := r.Measure(t.Context()); err != nil {
 		t.Fatal(err)
