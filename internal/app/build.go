@@ -91,9 +91,10 @@ func (a *App) buildJobs(testOnly bool) error {
 	a.Jobs, err = jobs.New(a.Pool, a.Booking.Worker, a.Mail, jobs.Config{
 		Workers: cfg.JobWorkers, EmailWorkers: cfg.EmailWorkers, ReconcileInterval: cfg.ReconcileInterval,
 		Site:        mail.Site{BaseURL: cfg.BaseURL, MaxPerBuyer: cfg.MaxPerBuyer, Links: a.Links},
-		StopTimeout: cfg.ShutdownTimeout / 2, TestOnly: testOnly, PollOnly: cfg.DB.Pooler == config.PoolerTransaction,
+		StopTimeout: cfg.ShutdownTimeout / 2, TestOnly: testOnly,
 		Busy: func() bool { return a.Load.Level() >= emailEaseLevel }, EmailWait: cfg.EmailWait,
 		OnSale: a.Load.Active, SaleRate: cfg.EmailSaleRate, Verifications: a.Verify,
+		PollOnly: cfg.DB.Pooler == config.PoolerTransaction, // no LISTEN through a transaction pooler
 	}, a.Log)
 	if err != nil {
 		return err
