@@ -240,6 +240,7 @@ start_apps() {
   for name in "${app_parts[@]}"; do
     alive "$data/$name.pid" boxoffice && continue
     # The pid file names the server itself: bash writes its own pid, then becomes it.
+    # shellcheck disable=SC2016 # $$, $0 and $@ are the inner bash's
     inside "$name" env DATABASE_URL="postgres://boxoffice@$(addr bouncer)/boxoffice?sslmode=disable" \
       DATABASE_POOLER=transaction \
       DATABASE_REPLICA_URL="postgres://boxoffice@$(addr pg2)/boxoffice?sslmode=disable" \
