@@ -24,7 +24,7 @@ SERVICES = svc_env=$$(.ci/services.sh); eval "$$svc_env"
 # make test also needs nginx (the CDN test) and Chromium (the browser tests).
 TEST_SERVICES = svc_env=$$(.ci/services.sh test); eval "$$svc_env"
 
-.PHONY: help run test verify generate vendor bench bench-holds bench-confirm bench-best bench-arrive bench-queue bench-sse bench-cdn onsale services services-stop clean-data
+.PHONY: help run test verify generate vendor bench bench-holds bench-confirm bench-best bench-arrive bench-queue bench-sse bench-cdn onsale services services-stop clean-data cluster cluster-stop cluster-status
 
 help: ## list the targets
 	@awk 'BEGIN { FS = ":.*## " } /^[a-z][a-z-]*:.*## / { printf "  %-14s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
@@ -181,6 +181,17 @@ services: ## start PostgreSQL, Redis and mailpit under .data/, print export line
 
 services-stop: ## stop the PostgreSQL, Redis and mailpit under .data/
 	.ci/services.sh stop
+
+# The topology for more than one machine, on this one (deploy/cluster/cluster.sh; the
+# README's "More than one machine"): each part in a network namespace of its own.
+cluster: ## start a primary and a replica, PgBouncer, a 3+3 Redis Cluster, three boxoffice instances and nginx in front (.data/cluster/)
+	deploy/cluster/cluster.sh up
+
+cluster-stop: ## stop everything make cluster started and remove its namespaces (data kept)
+	deploy/cluster/cluster.sh down
+
+cluster-status: ## each part of make cluster's topology: address, and up or down
+	@deploy/cluster/cluster.sh status
 
 clean-data: services-stop ## stop the services and delete .data/
 	rm -rf .data

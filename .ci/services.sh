@@ -5,7 +5,8 @@
 #   eval "$(.ci/services.sh)"        # or: .ci/services.sh test (the same, for make test)
 #
 # `test` also installs what the tests drive besides the services: nginx (the reference
-# caching proxy, deploy/cdn) and Chromium (the browser tests, internal/browsertest).
+# caching proxy, deploy/cdn), Chromium (the browser tests, internal/browsertest) and
+# PgBouncer (the pooler's tests, dbtest.StartPgBouncer).
 # `tools` installs only those and prints nothing on stdout.
 #
 # It also starts a mail catcher, mailpit (pinned below), unless MAILPIT_URL names one:
@@ -261,12 +262,14 @@ start_mail() {
 }
 
 # start_tools installs the programs the tests run as children: nginx, which Debian puts
-# in /usr/sbin (not on every PATH), and Chromium. Installing nginx may start Debian's
-# own nginx on port 80; the tests do not use it.
+# in /usr/sbin (not on every PATH), Chromium, and PgBouncer (the transaction-pooling
+# tests). Installing nginx or pgbouncer may start Debian's own on their usual ports;
+# the tests do not use them.
 start_tools() {
   local missing=()
   command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || missing+=(nginx)
   command -v chromium >/dev/null 2>&1 || [ -x /usr/bin/chromium ] || missing+=(chromium)
+  command -v pgbouncer >/dev/null 2>&1 || [ -x /usr/sbin/pgbouncer ] || missing+=(pgbouncer)
   [ "${#missing[@]}" = 0 ] || apt_install "${missing[@]}"
 }
 

@@ -25,7 +25,7 @@ func TestArrivals(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := &server{}
-	if err := srv.open(ctx, prog); err != nil {
+	if err := srv.open(ctx, prog, prog.Config.DatabaseURL); err != nil {
 		t.Fatal(err)
 	}
 	defer srv.Close()

@@ -38,6 +38,10 @@ type options struct {
 	rounds          int
 	settle          bool
 	decompose       bool
+	// pooler and execMode put a transaction pooler between the program and the
+	// bench database (server.go: programURL).
+	pooler   string
+	execMode string
 }
 
 // benchmark is one of the benchmarks that measure the program on the bench database.
@@ -94,6 +98,8 @@ func parseOptions(name string, b benchmark, args []string, env benchkit.Env) (op
 	fs.IntVar(&o.rounds, "rounds", 1, "repeat the measurement this many times and report each ratio and the median")
 	fs.BoolVar(&o.settle, "settle", true, "after creating the events, wait (up to 3 min) until the planner's statistics know them, as when events are created long before their sale (the benchmark never runs ANALYZE); -settle=false measures events the statistics may not know yet")
 	fs.DurationVar(&o.timeout, "timeout", 15*time.Minute, "give up after this long altogether")
+	fs.StringVar(&o.pooler, "pooler", "", "host:port of a PgBouncer in transaction mode that forwards any database to DATABASE_URL's server: the program connects through it (DATABASE_POOLER=transaction), the setup and pgbench directly")
+	fs.StringVar(&o.execMode, "exec-mode", "", "the program's DATABASE_EXEC_MODE (pgx's query exec mode); empty: the program's default")
 	b.flags(fs, &o)
 	if err := fs.Parse(args); err != nil {
 		return o, err

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"strconv"
 	"sync/atomic"
@@ -41,12 +42,33 @@ type server struct {
 // person would. No proof of work before joins and first holds: each arrival would
 // solve one, and the benchmark's clients would measure their own hashing.
 func programEnv(o options) map[string]string {
-	return map[string]string{"DB_MAX_CONNS": strconv.Itoa(o.pool), "LOG_FORMAT": "json",
+	env := map[string]string{"DB_MAX_CONNS": strconv.Itoa(o.pool), "LOG_FORMAT": "json",
 		"RATE_LIMIT": "1000000", "RATE_BURST": "1000000", "PROOF_OF_WORK": "off",
 		// Every benchmark buyer comes from loopback: the limits per address would
 		// take them for one household.
 		"ADDRESS_SESSIONS_PER_HOUR": "off", "ADDRESS_JOINS_PER_HOUR": "off",
 		"ADDRESS_HOLDS_PER_MINUTE": "off", "ADDRESS_SEATS_HELD": "off"}
+	if o.pooler != "" {
+		env["DATABASE_POOLER"] = "transaction"
+	}
+	if o.execMode != "" {
+		env["DATABASE_EXEC_MODE"] = o.execMode
+	}
+	return env
+}
+
+// programURL is the bench database's URL as the program uses it: through -pooler
+// when set (the pooler forwards any database name to the same server).
+func programURL(dbURL string, o options) (string, error) {
+	if o.pooler == "" {
+		return dbURL, nil
+	}
+	u, err := url.Parse(dbURL)
+	if err != nil {
+		return "", err
+	}
+	u.Host = o.pooler
+	return u.String(), nil
 }
 
 // startServer builds the program as `boxoffice serve` does, through the composition
@@ -61,7 +83,11 @@ func startServer(ctx context.Context, dbURL, redisURL string, o options) (s *ser
 		}
 		logw = s.logf
 	}
-	po := benchkit.ProgramOptions{DatabaseURL: dbURL, RedisURL: redisURL, Env: programEnv(o), LogTo: logw, Background: true,
+	progURL, err := programURL(dbURL, o)
+	if err != nil {
+		return nil, err
+	}
+	po := benchkit.ProgramOptions{DatabaseURL: progURL, RedisURL: redisURL, Env: programEnv(o), LogTo: logw, Background: true,
 		PoolConfig: func(pc *pgxpool.Config) {
 			pc.ConnConfig.RuntimeParams["application_name"] = serverApp
 			if o.queries {
@@ -75,7 +101,7 @@ func startServer(ctx context.Context, dbURL, redisURL string, o options) (s *ser
 	}
 	prog, err := benchkit.StartProgram(ctx, po)
 	if err == nil {
-		err = s.open(ctx, prog)
+		err = s.open(ctx, prog, dbURL)
 	}
 	if err != nil {
 		s.Close()
@@ -84,10 +110,11 @@ func startServer(ctx context.Context, dbURL, redisURL string, o options) (s *ser
 	return s, nil
 }
 
-// open takes prog as the server measured and opens the setup's pool beside it.
-func (s *server) open(ctx context.Context, prog *benchkit.Program) error {
+// open takes prog as the server measured and opens the setup's pool beside it, on
+// dbURL: the database itself, even when the program goes through a pooler.
+func (s *server) open(ctx context.Context, prog *benchkit.Program, dbURL string) error {
 	s.Program = prog
-	sc, err := pgxpool.ParseConfig(prog.Config.DatabaseURL)
+	sc, err := pgxpool.ParseConfig(dbURL)
 	if err != nil {
 		return err
 	}

@@ -76,7 +76,13 @@ func prepare(ctx context.Context, getenv func(string) string) (config.Config, *s
 	for _, name := range cfg.DevSecrets() { // production refuses them (config.Load)
 		log.Warn(name + " not set: using the development secret, which is public")
 	}
-	if n, err := migrations.Up(ctx, cfg.DatabaseURL); err != nil {
+	// The migration lock is a session lock, which a transaction pooler cannot keep:
+	// through one, serve migrates only where DATABASE_MIGRATE_URL names the primary.
+	if cfg.DB.MigrateURL == "" {
+		log.Info("not migrating: DATABASE_URL goes through a transaction pooler; run boxoffice migrate against the primary first, or set DATABASE_MIGRATE_URL")
+		return cfg, log, nil
+	}
+	if n, err := migrations.Up(ctx, cfg.DB.MigrateURL); err != nil {
 		return cfg, nil, err
 	} else if n > 0 {
 		log.Info("migrated", "applied", n)

@@ -36,6 +36,9 @@ var confTemplate = template.Must(template.New("nginx.conf").Parse(confText))
 type Config struct {
 	// Origin is boxoffice's host:port.
 	Origin string
+	// Origins, if set, are several boxoffice instances (host:port each) that the proxy
+	// balances across, as the load balancer of deploy/cluster; Origin is then unused.
+	Origins []string
 	// Listen is the proxy's host:port. Start picks a free port on 127.0.0.1 when it is
 	// empty.
 	Listen string
@@ -60,8 +63,8 @@ type Config struct {
 
 // Render writes the nginx configuration for c.
 func Render(w io.Writer, c Config) error {
-	if c.Origin == "" || c.Listen == "" || c.Dir == "" {
-		return errors.New("cdn: Origin, Listen and Dir are required")
+	if (c.Origin == "" && len(c.Origins) == 0) || c.Listen == "" || c.Dir == "" {
+		return errors.New("cdn: Origin (or Origins), Listen and Dir are required")
 	}
 	if !filepath.IsAbs(c.Dir) || (c.StaticDir != "" && !filepath.IsAbs(c.StaticDir)) {
 		return errors.New("cdn: Dir and StaticDir must be absolute paths")
@@ -70,6 +73,14 @@ func Render(w io.Writer, c Config) error {
 		c.Workers = 1
 	}
 	return confTemplate.Execute(w, c)
+}
+
+// Upstream is what the proxy forwards to: Origins, or Origin alone.
+func (c Config) Upstream() []string {
+	if len(c.Origins) > 0 {
+		return c.Origins
+	}
+	return []string{c.Origin}
 }
 
 // Nginx finds the nginx program: $BOXOFFICE_NGINX, then PATH, then /usr/sbin/nginx,

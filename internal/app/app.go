@@ -35,6 +35,7 @@ import (
 	"boxoffice/internal/orderlink"
 	"boxoffice/internal/payment"
 	"boxoffice/internal/proof"
+	"boxoffice/internal/replica"
 	"boxoffice/internal/session"
 	"boxoffice/internal/staff"
 	"boxoffice/internal/ticker"
@@ -79,7 +80,11 @@ type App struct {
 	Config config.Config
 	Log    *slog.Logger
 	Pool   *pgxpool.Pool
-	Redis  redis.UniversalClient
+	// Replica is the streaming replica's pool (DATABASE_REPLICA_URL), nil without
+	// one; Reads chooses between it and Pool for the reads that may be a second stale.
+	Replica *pgxpool.Pool
+	Reads   *replica.Reads
+	Redis   redis.UniversalClient
 	// Booking is the sale's domain, by who calls it: the buyer's flow (web), the box
 	// office's desk (web's admin), the seat maps (web and the live hub) and the
 	// workers' side (the job queue and Run's tidy-up).
@@ -228,6 +233,7 @@ func (a *App) Run(ctx context.Context) {
 	wg.Go(func() { a.pruneLoginFailures(ctx, 10*time.Minute) })
 	wg.Go(func() { a.Queue.Run(ctx) })
 	wg.Go(func() { a.Jobs.Run(ctx) })
+	wg.Go(func() { a.Reads.Run(ctx) })
 	a.Booking.Worker.RunTidy(ctx, a.Config.TidyInterval)
 	wg.Wait()
 }
@@ -263,6 +269,9 @@ func (a *App) Close(ctx context.Context) error {
 	}
 	if a.Redis != nil {
 		err = errors.Join(err, a.Redis.Close())
+	}
+	if a.Replica != nil {
+		a.Replica.Close()
 	}
 	if a.Pool != nil {
 		a.Pool.Close()

@@ -36,7 +36,10 @@ import (
 // connect opens the PostgreSQL pool and the Redis client.
 func (a *App) connect(ctx context.Context, opt Options) error {
 	var err error
-	if a.Pool, err = openPool(ctx, a.Config, opt.PoolConfig); err != nil {
+	if a.Pool, err = openPool(ctx, a.Config, a.Config.DatabaseURL, opt.PoolConfig); err != nil {
+		return err
+	}
+	if err = a.openReplica(ctx, opt.PoolConfig); err != nil {
 		return err
 	}
 	// One server, or a Redis Cluster when the URL lists seed nodes (redisurl.Open).
@@ -65,6 +68,7 @@ func (a *App) buildBooking(mapMaxAge time.Duration) error {
 		ReconcileAfter: cfg.ReconcileAfter, IdempotencyTTL: cfg.IdempotencyTTL, RefundKeyWindow: cfg.RefundKeyWindow,
 	}, a.publisher, a.Provider, a.Log)
 	a.Booking.SetCounters(a.Metrics)
+	a.Booking.SetReads(a.Reads.Pool)
 	return nil
 }
 
@@ -90,6 +94,7 @@ func (a *App) buildJobs(testOnly bool) error {
 		StopTimeout: cfg.ShutdownTimeout / 2, TestOnly: testOnly,
 		Busy: func() bool { return a.Load.Level() >= emailEaseLevel }, EmailWait: cfg.EmailWait,
 		OnSale: a.Load.Active, SaleRate: cfg.EmailSaleRate, Verifications: a.Verify,
+		PollOnly: cfg.DB.Pooler == config.PoolerTransaction, // no LISTEN through a transaction pooler
 	}, a.Log)
 	if err != nil {
 		return err
@@ -187,10 +192,13 @@ func gateWaiting(pool *pgxpool.Pool) func() (int, int, int) {
 
 // openPool connects to PostgreSQL with short connect timeouts, so that a database that
 // is down turns requests into quick 503s rather than hangs.
-func openPool(ctx context.Context, cfg config.Config, adjust func(*pgxpool.Config)) (*pgxpool.Pool, error) {
-	pc, err := pgxpool.ParseConfig(cfg.DatabaseURL)
+func openPool(ctx context.Context, cfg config.Config, url string, adjust func(*pgxpool.Config)) (*pgxpool.Pool, error) {
+	pc, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("DATABASE_URL: %w", err)
+	}
+	if cfg.DB.ExecMode != "" {
+		pc.ConnConfig.DefaultQueryExecMode = execModes[cfg.DB.ExecMode]
 	}
 	pc.MaxConns = cfg.DBMaxConns
 	pc.ConnConfig.ConnectTimeout = 3 * time.Second

@@ -8,24 +8,26 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"boxoffice/internal/db"
 	"boxoffice/internal/zone"
 )
 
-// Events lists the events, soonest first.
-func (s *Buyer) Events(ctx context.Context) ([]Event, error) { return s.events(ctx) }
+// Events lists the events, soonest first, for the public pages: it may be a second
+// stale (Services.SetReads).
+func (s *Buyer) Events(ctx context.Context) ([]Event, error) { return s.eventsFrom(ctx, s.stale()) }
 
 // Event returns one event.
 func (s *Buyer) Event(ctx context.Context, id int64) (Event, error) { return s.event(ctx, id) }
 
 // Events lists the events, soonest first, for the admin pages' choices of event.
-func (s *Desk) Events(ctx context.Context) ([]Event, error) { return s.events(ctx) }
+func (s *Desk) Events(ctx context.Context) ([]Event, error) { return s.eventsFrom(ctx, s.q) }
 
 // Event returns one event, for the admin pages.
 func (s *Desk) Event(ctx context.Context, id int64) (Event, error) { return s.event(ctx, id) }
 
-// events is Events, for the buyer's pages and the desk's alike.
-func (s *store) events(ctx context.Context) ([]Event, error) {
-	rows, err := s.q.EventList(ctx)
+// eventsFrom is Events, for the buyer's pages and the desk's alike, read through q.
+func (s *store) eventsFrom(ctx context.Context, q *db.Queries) ([]Event, error) {
+	rows, err := q.EventList(ctx)
 	if err != nil {
 		return nil, translate(err)
 	}
@@ -48,12 +50,13 @@ func (s *store) event(ctx context.Context, id int64) (Event, error) {
 	return eventOf(r), nil
 }
 
-// EventBySlug returns the event a page URL names.
+// EventBySlug returns the event a public page's URL names; it may be a second stale
+// (Services.SetReads).
 func (s *Buyer) EventBySlug(ctx context.Context, slug string) (Event, error) {
 	if slug == "" || len(slug) > 200 {
 		return Event{}, ErrEventNotFound
 	}
-	r, err := s.q.EventGetBySlug(ctx, slug)
+	r, err := s.stale().EventGetBySlug(ctx, slug)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Event{}, ErrEventNotFound
 	} else if err != nil {

@@ -26,9 +26,10 @@ type Control struct {
 	QueueIdle                   time.Duration // how long an admission lasts with nothing held
 }
 
-// Control reads the control room's counts of an event.
+// Control reads the control room's counts of an event; they may be a second stale
+// (Services.SetReads).
 func (s *Desk) Control(ctx context.Context, eventID int64) (Control, error) {
-	r, err := s.q.ControlCounts(ctx, eventID)
+	r, err := s.stale().ControlCounts(ctx, eventID)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Control{}, ErrEventNotFound
 	} else if err != nil {

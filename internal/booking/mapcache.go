@@ -321,9 +321,16 @@ func (s *store) loadMapInto(ctx context.Context, eventID int64, e *mapEntry) err
 	e.mu.Lock()
 	e.loading, e.dirty, e.gaDirty = true, nil, false
 	resets := e.resets
+	// A map the feed keeps current is stamped with the feed's version, which vouches
+	// for every change up to it: it loads from the primary. One nobody watches may be
+	// as stale as the replica.
+	q := s.q
+	if !e.fed {
+		q = s.stale()
+	}
 	e.mu.Unlock()
 	started := time.Now()
-	m, err := s.loadSeatMap(ctx, eventID)
+	m, err := s.loadSeatMap(ctx, q, eventID)
 	next := &mapEntry{seats: m.Seats, ga: m.GATiers}
 	if err == nil {
 		next.index = make(map[int64]int32, len(m.Seats))

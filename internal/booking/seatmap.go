@@ -2,7 +2,10 @@ package booking
 
 import (
 	"context"
+	"errors"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"boxoffice/internal/db"
 )
@@ -10,16 +13,18 @@ import (
 // An event's seat map read whole from the database, for the cache (mapcache.go) that
 // every map the pages, best available and the waiting room's stock see comes from.
 
-// loadSeatMap reads the event's whole map: about 25 ms of database time for 50,000
-// seats, which is why only the cache (mapcache.go) calls it.
-func (s *store) loadSeatMap(ctx context.Context, eventID int64) (SeatMap, error) {
+// loadSeatMap reads the event's whole map through q: about 25 ms of database time for
+// 50,000 seats, which is why only the cache (mapcache.go) calls it.
+func (s *store) loadSeatMap(ctx context.Context, q *db.Queries, eventID int64) (SeatMap, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	if _, err := s.event(ctx, eventID); err != nil {
-		return SeatMap{}, err
+	if _, err := q.EventGet(ctx, eventID); errors.Is(err, pgx.ErrNoRows) {
+		return SeatMap{}, ErrEventNotFound
+	} else if err != nil {
+		return SeatMap{}, translate(err)
 	}
 	m := SeatMap{EventID: eventID, At: time.Now()}
-	rows, err := s.q.SeatMap(ctx, eventID)
+	rows, err := q.SeatMap(ctx, eventID)
 	if err != nil {
 		return SeatMap{}, translate(err)
 	}
@@ -27,7 +32,7 @@ func (s *store) loadSeatMap(ctx context.Context, eventID int64) (SeatMap, error)
 	for i, r := range rows {
 		m.Seats[i] = mapSeat(r)
 	}
-	if m.GATiers, err = s.gaTiers(ctx, eventID); err != nil {
+	if m.GATiers, err = gaTiersFrom(ctx, q, eventID); err != nil {
 		return SeatMap{}, err
 	}
 	return m, nil
@@ -44,7 +49,12 @@ func mapSeat(r db.SeatMapRow) MapSeat {
 // gaTiers reads the event's GA tiers with the places they have left. Never nil, so that
 // a patch can tell "no tiers" from "not read".
 func (s *store) gaTiers(ctx context.Context, eventID int64) ([]GATier, error) {
-	tiers, err := s.q.GATiers(ctx, eventID)
+	return gaTiersFrom(ctx, s.q, eventID)
+}
+
+// gaTiersFrom is gaTiers through q.
+func gaTiersFrom(ctx context.Context, q *db.Queries, eventID int64) ([]GATier, error) {
+	tiers, err := q.GATiers(ctx, eventID)
 	if err != nil {
 		return nil, translate(err)
 	}

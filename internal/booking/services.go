@@ -51,6 +51,13 @@ func New(pool *pgxpool.Pool, cfg Config, notify Notifier, provider Provider, log
 	return &Services{Buyer: &Buyer{st}, Desk: &Desk{st}, Maps: &Maps{st}, Worker: &Worker{st}, store: st}
 }
 
+// SetReads attaches the chooser of the pool for reads that may be a second stale
+// (the public event list and pages, unwatched seat maps, the control room's counts):
+// a streaming replica while its lag allows, else the primary. Unset, they read the
+// primary. Whatever decides (holds, checkouts, confirmations, the map patches the
+// live feed stamps with a version) always reads the primary.
+func (s *Services) SetReads(pool func() *pgxpool.Pool) { s.store.reads = pool }
+
 // SetCounters attaches the counters, once, while the program is built.
 func (s *Services) SetCounters(c Counters) { s.store.counters = c }
 

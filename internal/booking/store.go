@@ -21,6 +21,7 @@ import (
 type store struct {
 	pool   *pgxpool.Pool
 	q      *db.Queries
+	reads  func() *pgxpool.Pool // nil: the primary; see Services.SetReads
 	cfg    Config
 	notify Notifier
 	pay    Provider // nil: only free orders can be bought
@@ -50,6 +51,15 @@ type store struct {
 	exactQ  chan *exactCall // exact holds waiting to run; see batch.go
 	workers atomic.Int32
 	batches atomic.Int64 // batches of several holds committed together
+}
+
+// stale is the queries for a read that may be a second stale: on the pool the
+// chooser hands out now.
+func (s *store) stale() *db.Queries {
+	if s.reads == nil {
+		return s.q
+	}
+	return db.New(s.reads())
 }
 
 // orDefault sets a setting left at zero (or below) to its default.

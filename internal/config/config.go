@@ -22,6 +22,7 @@ type Config struct {
 	Addr            string        // ADDR: where to listen
 	MetricsAddr     string        // METRICS_ADDR: /metrics, on a listener of its own, never the public one; empty: none
 	DatabaseURL     string        // DATABASE_URL
+	DB              Database      // DATABASE_POOLER, DATABASE_EXEC_MODE, DATABASE_MIGRATE_URL, DATABASE_REPLICA_*: database.go
 	RedisURL        string        // REDIS_URL
 	RedisPrefix     string        // REDIS_PREFIX: before every Redis key and channel
 	DBMaxConns      int32         // DB_MAX_CONNS: pool size; about 4 per core is the sweet spot
@@ -209,6 +210,7 @@ func Load(getenv func(string) string) (Config, error) {
 	r.errs = append(r.errs, loadProof(&c, getenv)...)
 	r.errs = append(r.errs, loadMoney(&c, getenv)...)
 	r.errs = append(r.errs, loadServer(&c, r.num, r.dur)...)
+	r.errs = append(r.errs, loadDatabase(&c, getenv, r.dur)...)
 	r.errs = append(r.errs, loadEnv(&c, getenv)...) // last: it judges the settings above
 	return c, errors.Join(r.errs...)
 }

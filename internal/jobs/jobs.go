@@ -69,6 +69,9 @@ type Config struct {
 	// TestOnly is River's test mode: its maintenance starts at once rather than after
 	// a random delay, so that a test sees the periodic job promptly.
 	TestOnly bool
+	// PollOnly fetches jobs by polling instead of LISTEN/NOTIFY: through a pooler in
+	// transaction mode a listening connection is not kept, so notices would be lost.
+	PollOnly bool
 	// Busy, when set, says whether the sale presses the application now. A
 	// confirmation email waits while it does and until it has not for a few seconds
 	// (the sale has eased, not just dipped), for up to EmailWait after it was queued:
@@ -158,6 +161,7 @@ func New(pool *pgxpool.Pool, b Booking, m *mail.Mailer, cfg Config, log *slog.Lo
 		Logger:                      log.With("component", "jobs"),
 		SoftStopTimeout:             cfg.StopTimeout,
 		TestOnly:                    cfg.TestOnly,
+		PollOnly:                    cfg.PollOnly,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("jobs: %w", err)
