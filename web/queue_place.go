@@ -216,6 +216,11 @@ func (s *server) claimPlace(c echo.Context) error {
 		return errors.Join(errors.New("a fresh admission token does not verify"), verr)
 	}
 	s.keepAdmission(c, qe.ID, st)
+	if s.ProofOfWork {
+		// The place was given for a proof of work: the session it admits has proved,
+		// as a session that joined with one has, and its first hold asks no other.
+		s.Sessions.Put(ctx, provedKey, true)
+	}
 	if created {
 		if err := s.saveSession(c); err != nil {
 			return err

@@ -74,15 +74,21 @@ func (b *buyer) visit(ctx context.Context) {
 		b.outcome = outCut
 		return
 	}
-	var sess struct {
-		CSRFToken string `json:"csrfToken"`
-	}
-	if !b.call(ctx, "session", http.MethodGet, "/api/v1/session", nil, &sess) {
-		return
-	}
-	b.c.csrf = sess.CSRFToken
-	if !b.queue(ctx) {
-		return
+	if s.cfg.Front {
+		if !b.frontQueue(ctx) {
+			return
+		}
+	} else {
+		var sess struct {
+			CSRFToken string `json:"csrfToken"`
+		}
+		if !b.call(ctx, "session", http.MethodGet, "/api/v1/session", nil, &sess) {
+			return
+		}
+		b.c.csrf = sess.CSRFToken
+		if !b.queue(ctx) {
+			return
+		}
 	}
 	// Shopping (taking a slot's worth of the server's attention) lasts from the
 	// admission until the buyer paid, released or walked away.

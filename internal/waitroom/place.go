@@ -184,12 +184,17 @@ func (r *Room) Arrive(ev Event, b Board) (Place, string) {
 // Recount counts a place again under the board's epoch after Redis lost the counts
 // (the board's Epoch is not the place's), keeping its group and tiebreak, and answers
 // it re-signed; a place counted under the board's epoch is answered as it is.
+//
+// A place issued before its instance knew the epoch (Epoch "") was counted under the
+// epoch of its flush: it takes the board's without being counted again.
 func (r *Room) Recount(p Place, token string, b Board) (Place, string) {
 	if b.Epoch == "" || p.Epoch == b.Epoch {
 		return p, token
 	}
+	if p.Epoch != "" {
+		r.counter.add(p.EventID, p.Group)
+	}
 	p.Epoch, p.KeyID = b.Epoch, r.keys[0].ID
-	r.counter.add(p.EventID, p.Group)
 	return p, r.signPlace(p)
 }
 
