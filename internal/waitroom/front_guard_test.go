@@ -2,6 +2,7 @@ package waitroom
 
 import (
 	"errors"
+	"math"
 	"testing"
 	"time"
 
@@ -142,5 +143,33 @@ func TestFrontOneAdmitter(t *testing.T) {
 	}
 	if _, ok, err := r1.tickFront(t.Context(), ev); !ok || err != nil {
 		t.Errorf("the fence holder's cursor tick: got ok %v, %v; want done", ok, err)
+	}
+}
+
+// TestFrontGoverned: under the latency governor the cursor keeps to the governed rate,
+// the bucket being the same: the first tick of a fresh room passes the governed
+// bucket's worth (a tenth of the rate) where, the negative control, an ungoverned
+// room passes the configured rate's.
+func TestFrontGoverned(t *testing.T) {
+	t.Parallel()
+	for _, share := range []float64{0.1, 1} {
+		r, _, _ := frontRoom(t, nil)
+		r.gov.bits.Store(math.Float64bits(share))
+		ev := Event{ID: 24, OnsaleAt: time.Now().Add(-time.Second), Settings: Settings{Enabled: true, Slots: 10000, Rate: 100}}
+		for range 1000 {
+			r.Arrive(ev, Board{})
+		}
+		if err := r.Flush(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		lev := r.limitedEvent(ev)
+		b := tickUntil(t, r, lev, "a first pass", func(b Board) bool { return b.Passed > 0 })
+		most := r.bucketCap(lev.Settings) + 1
+		switch {
+		case share < 1 && b.Passed > most:
+			t.Errorf("governed to %g: the first tick passed %.0f, want at most %.0f", share, b.Passed, most)
+		case share == 1 && b.Passed < 50:
+			t.Errorf("ungoverned: the first tick passed %.0f, want the rate's bucket (100)", b.Passed)
+		}
 	}
 }
