@@ -22,21 +22,30 @@ func frontQueue(o *appOptions) {
 		GroupSpan: 100 * time.Millisecond, Flush: 50 * time.Millisecond, Settle: 100 * time.Millisecond}
 }
 
-// arrival is a visitor without a session: a cookie jar, and the CSRF token the place
-// call's GET gives (which makes no session).
+// arrival is a visitor without a session who takes a place: a cookie jar, and the
+// CSRF token the place call's GET gives (which makes no session).
 func arrival(t *testing.T, a *testApp, eventID int64) (*client, web.PlaceJSON) {
 	t.Helper()
+	c := visitorVia(t, a, eventID, nil)
+	var p web.PlaceJSON
+	if st := c.do("POST", placePath(eventID), nil, &p); st != http.StatusOK || !p.Placed {
+		t.Fatalf("POST place: got %d %+v, want 200 placed", st, p)
+	}
+	return c, p
+}
+
+// visitorVia is a visitor without a session over rt (nil: the default transport),
+// with the CSRF token of the place call's GET, and no place yet.
+func visitorVia(t *testing.T, a *testApp, eventID int64, rt http.RoundTripper) *client {
+	t.Helper()
 	jar, _ := cookiejar.New(nil)
-	c := &client{t: t, http: &http.Client{Jar: jar, Timeout: 30 * time.Second}, base: a.URL}
+	c := &client{t: t, http: &http.Client{Jar: jar, Timeout: 30 * time.Second, Transport: rt}, base: a.URL}
 	var p web.PlaceJSON
 	if st := c.do("GET", placePath(eventID), nil, &p); st != http.StatusOK || p.CSRFToken == "" || p.Placed {
 		t.Fatalf("GET place: got %d %+v, want 200 with a CSRF token and no place", st, p)
 	}
 	c.csrf = p.CSRFToken
-	if st := c.do("POST", placePath(eventID), nil, &p); st != http.StatusOK || !p.Placed {
-		t.Fatalf("POST place: got %d %+v, want 200 placed", st, p)
-	}
-	return c, p
+	return c
 }
 
 func placePath(eventID int64) string { return "/api/v1/events/" + itoa(eventID) + "/queue/place" }
