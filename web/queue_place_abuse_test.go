@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"boxoffice/internal/booking/bookingtest"
+	"boxoffice/internal/dbtest"
 	"boxoffice/web"
 )
 
@@ -62,4 +64,67 @@ func TestPlaceAbuseLimits(t *testing.T) {
 			t.Errorf("the same proof for a second place: got 200 %s, want it refused", raw)
 		}
 	})
+}
+
+// waitTurn polls the place until the board's cursor has passed it, as the page does.
+func waitTurn(t *testing.T, c *client, eventID int64, within time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		var q web.PlaceJSON
+		if st := c.do("GET", placePath(eventID), nil, &q); st == http.StatusOK && q.Turn {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the cursor did not pass the place within %v", within)
+		}
+		time.Sleep(50 * time.Millisecond) // polling the board, as the queue page does
+	}
+}
+
+// claim claims the client's place and answers whether it was admitted.
+func claim(t *testing.T, c *client, eventID int64) (int, web.PlaceJSON) {
+	t.Helper()
+	var q web.PlaceJSON
+	st := c.do("POST", claimPath(eventID), nil, &q)
+	return st, q
+}
+
+// TestPlaceRedisHung: Redis stops answering during a queued onsale. Arrivals still get
+// their places (counted in memory); a claim admits nobody; a buyer admitted before
+// keeps holding. Redis resumes: the counts kept go in, the late arrival's turn comes,
+// and it is admitted and holds.
+func TestPlaceRedisHung(t *testing.T) {
+	t.Parallel()
+	srv := dbtest.StartRedisServer(t, "")
+	a := newTestApp(t, func(o *appOptions) {
+		frontQueue(o)
+		o.Env = map[string]string{"REDIS_URL": "redis://" + srv.Addr() + "/0"}
+	})
+	roomOn(t, a, a.EventID, 5, 100, time.Minute)
+	runQueue(t, a)
+	seats := firstSeats(t, a.Pool, a.EventID, 3)
+	admitted, _ := arrival(t, a, a.EventID)
+	waitTurn(t, admitted, a.EventID, 20*time.Second)
+	if st, q := claim(t, admitted, a.EventID); st != http.StatusOK || !q.Admitted {
+		t.Fatalf("claim: got %d %+v, want admitted", st, q)
+	}
+
+	srv.Hang()
+	late, _ := arrival(t, a, a.EventID) // a place with Redis hung
+	if st, q := claim(t, late, a.EventID); q.Admitted {
+		t.Errorf("claim with Redis hung: got %d admitted, want nobody admitted", st)
+	}
+	admitted.hold(a.EventID, seats[0])
+
+	srv.Resume()
+	waitTurn(t, late, a.EventID, 20*time.Second)
+	if st, q := claim(t, late, a.EventID); st != http.StatusOK || !q.Admitted {
+		t.Fatalf("claim after Redis resumed: got %d %+v, want admitted", st, q)
+	}
+	if st, e, _ := holdStatus(late, a.EventID, seats[0], nil); st != http.StatusConflict || e.Error != "seat_unavailable" {
+		t.Errorf("hold of a seat held while Redis hung: got %d %q, want 409 seat_unavailable", st, e.Error)
+	}
+	late.hold(a.EventID, seats[1])
+	bookingtest.Check(t, a.Pool, a.EventID)
 }
