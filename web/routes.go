@@ -37,6 +37,7 @@ func (s *server) routes(e *echo.Echo) {
 	getHead(e, "/", s.home, public...)
 	// public:
 	getHead(e, "/events/:slug", s.showEvent, public...)
+	getHead(e, "/events/:slug/door", s.showDoor, public...) // the front door's page (page_door.go)
 
 	// Buyer pages.
 	buyerPage := []echo.MiddlewareFunc{timed, gz, noStore, middleware.BodyLimit(pageBodyLimit), s.loadSession, s.csrf()}
