@@ -40,5 +40,9 @@ func (s *server) showDoor(c echo.Context) error {
 	return render(c, http.StatusOK, doorPageCache, views.DoorPageView(dp))
 }
 
-func placeURL(eventID int64) string { return "/api/v1/events/" + strconv.FormatInt(eventID, 10) + "/queue/place" }
-func claimURL(eventID int64) string { return "/api/v1/events/" + strconv.FormatInt(eventID, 10) + "/queue/claim" }
+func placeURL(eventID int64) string {
+	return "/api/v1/events/" + strconv.FormatInt(eventID, 10) + "/queue/place"
+}
+func claimURL(eventID int64) string {
+	return "/api/v1/events/" + strconv.FormatInt(eventID, 10) + "/queue/claim"
+}
