@@ -1,16 +1,13 @@
 package web_test
 
 import (
-	"context"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
+	"boxoffice/internal/dbtest"
 	"boxoffice/internal/waitroom"
 	"boxoffice/web"
 )
@@ -64,23 +61,6 @@ func placeToken(t *testing.T, c *client, eventID int64) string {
 	return ""
 }
 
-// redisCalls counts the commands a client sends, pipelined ones included.
-type redisCalls struct{ n atomic.Int64 }
-
-func (h *redisCalls) DialHook(next redis.DialHook) redis.DialHook { return next }
-func (h *redisCalls) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		h.n.Add(1)
-		return next(ctx, cmd)
-	}
-}
-func (h *redisCalls) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		h.n.Add(int64(len(cmds)))
-		return next(ctx, cmds)
-	}
-}
-
 // TestPlaceArrivalsCostNoSessionNorRedisCallEach: a hundred arrivals take places
 // without a session row and with no Redis call each (the board's cached read and the
 // counts' flush are per instance and second); the old join, the negative control,
@@ -90,13 +70,13 @@ func TestPlaceArrivalsCostNoSessionNorRedisCallEach(t *testing.T) {
 	a := newTestApp(t, frontQueue)
 	roomOn(t, a, a.EventID, 10, 50, time.Minute)
 	const n = 100
-	var calls redisCalls
+	var calls dbtest.RedisCalls
 	a.Redis.AddHook(&calls)
 	sessions := count(t, a.Pool, `SELECT count(*) FROM sessions`)
 	// A connection's set-up calls (HELLO, CLIENT) come once, not per visitor: a first
 	// arrival opens it.
 	arrival(t, a, a.EventID)
-	start, before := time.Now(), calls.n.Load()
+	start, before := time.Now(), calls.N()
 	var first *client
 	for i := range n {
 		c, _ := arrival(t, a, a.EventID)
@@ -104,7 +84,7 @@ func TestPlaceArrivalsCostNoSessionNorRedisCallEach(t *testing.T) {
 			first = c
 		}
 	}
-	took, used := time.Since(start), calls.n.Load()-before
+	took, used := time.Since(start), calls.N()-before
 	if got := count(t, a.Pool, `SELECT count(*) FROM sessions`); got != sessions {
 		t.Errorf("%d arrivals: sessions went from %d to %d, want unchanged", n, sessions, got)
 	}
@@ -120,12 +100,12 @@ func TestPlaceArrivalsCostNoSessionNorRedisCallEach(t *testing.T) {
 	}
 
 	// Negative control: the old join costs each arrival a session and Redis calls.
-	before = calls.n.Load()
+	before = calls.N()
 	for range 10 {
 		c := a.newClient(t)
 		c.queue("POST", a.EventID)
 	}
-	if used := calls.n.Load() - before; used < 10 {
+	if used := calls.N() - before; used < 10 {
 		t.Errorf("10 old joins: got %d Redis commands, want 10 at least (the counter must see per-visitor calls)", used)
 	}
 	if got := count(t, a.Pool, `SELECT count(*) FROM sessions`); got < sessions+10 {

@@ -51,24 +51,7 @@ func (b *buyer) frontQueue(ctx context.Context) bool {
 		return false
 	}
 	b.c.csrf = p.CSRFToken
-	take := func() bool {
-		for {
-			if !b.prove(ctx) {
-				return false
-			}
-			a, ok := b.try(ctx, "join", http.MethodPost, path+"place", nil, &p)
-			if !ok {
-				return false
-			}
-			if a.Status == http.StatusOK {
-				return true
-			}
-			b.fail("join", a)
-			if a.Status != http.StatusServiceUnavailable || !sleep(ctx, max(a.RetryAfter, time.Second)) {
-				return false
-			}
-		}
-	}
+	take := func() bool { return b.enter(ctx, path+"place", &p) }
 	if !take() {
 		return false
 	}

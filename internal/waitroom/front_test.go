@@ -1,11 +1,9 @@
 package waitroom
 
 import (
-	"context"
 	"errors"
 	"slices"
 	"sort"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -83,47 +81,30 @@ func TestPlaceTokenRefusedForgedOrOtherEvent(t *testing.T) {
 	}
 }
 
-// commandCounter counts the Redis commands a client sends, pipelined ones included.
-type commandCounter struct{ n atomic.Int64 }
-
-func (c *commandCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
-func (c *commandCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		c.n.Add(1)
-		return next(ctx, cmd)
-	}
-}
-func (c *commandCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		c.n.Add(int64(len(cmds)))
-		return next(ctx, cmds)
-	}
-}
-
 // TestArrivalsMakeNoRedisCallEach: a thousand arrivals send Redis nothing; the flush
 // after them sends a few commands, as many for a thousand as for ten, and the board
 // then counts them all.
 func TestArrivalsMakeNoRedisCallEach(t *testing.T) {
 	t.Parallel()
 	r, rdb, _ := frontRoom(t, nil)
-	var cc commandCounter
+	var cc dbtest.RedisCalls
 	rdb.AddHook(&cc)
 	if err := rdb.Ping(t.Context()).Err(); err != nil { // the connection's own set-up commands go first
 		t.Fatal(err)
 	}
 	ev := Event{ID: 11, OnsaleAt: time.Now().Add(time.Hour), Settings: Settings{Enabled: true, Slots: 1, Rate: 1}}
 	flushCost := func(n int) int64 {
-		before := cc.n.Load()
+		before := cc.N()
 		for range n {
 			r.Arrive(ev, Board{})
 		}
-		if got := cc.n.Load() - before; got != 0 {
+		if got := cc.N() - before; got != 0 {
 			t.Errorf("%d arrivals: got %d Redis commands, want 0", n, got)
 		}
 		if err := r.Flush(t.Context()); err != nil {
 			t.Fatal(err)
 		}
-		return cc.n.Load() - before
+		return cc.N() - before
 	}
 	flushCost(1) // the pipeline's connection makes its own set-up calls once
 	small, big := flushCost(10), flushCost(1000)
