@@ -115,6 +115,9 @@ func TestArrivalsMakeNoRedisCallEach(t *testing.T) {
 	if err != nil || b.Counted != 1011 || b.PreCount != 1011 {
 		t.Errorf("board: got counted %d, pre-queue %d (%v); want 1,011 each", b.Counted, b.PreCount, err)
 	}
+	if c, err := r.Counts(t.Context(), ev.ID); err != nil || c.Waiting != 1011 {
+		t.Errorf("counts: got %d waiting (%v), want the 1,011 places", c.Waiting, err)
+	}
 }
 
 // TestFrontPreQueueShuffledThenFIFO: the cursor lets the pre-queue in first, in the
