@@ -18,6 +18,12 @@ import (
 // entered only Settle after it ends, so that every instance has flushed its counts.
 // A passed place that is not claimed within ClaimWindow stops counting against the
 // slots: a visitor who left never blocks the room.
+//
+// Two approximations, both bounded and neither about seats (PostgreSQL decides every
+// one): a place claimed after its window still admits its visitor, who then takes a
+// slot the cursor had given on; and an instance whose clock or flush lags more than
+// Settle counts arrivals into a group the cursor has passed, who may claim at once.
+// Keep the instances' clocks within a second of each other (NTP), as Verify asks.
 
 // frontScript moves the cursor for one event, after tickScript in the same tick (which
 // refilled the bucket and let in any waiters of the sorted-set queue first).
