@@ -206,6 +206,9 @@ func (s *server) claimPlace(c echo.Context) error {
 	case errors.Is(err, waitroom.ErrPlaceClaimed):
 		return errPlaceClaimed
 	case errors.Is(err, waitroom.ErrPlaceUsed):
+		// The place is spent: without its cookie the next POST …/queue/place takes a new one.
+		c.SetCookie(&http.Cookie{Name: placeCookieName(ev.ID), Value: "", Path: "/", MaxAge: -1,
+			HttpOnly: true, Secure: s.CookieSecure, SameSite: http.SameSiteLaxMode})
 		return errPlaceUsed
 	case err != nil:
 		return err

@@ -170,13 +170,24 @@ func TestPlaceClaimAdmitsAtItsTurn(t *testing.T) {
 		t.Errorf("the claim: sessions went from %d to %d, want one more", sessions, n)
 	}
 	seat := firstSeats(t, a.Pool, a.EventID, 1)[0]
-	if st, e, _ := holdStatus(c, a.EventID, seat, nil); st != http.StatusCreated {
-		t.Errorf("hold after the claim: got %d %+v, want 201", st, e)
-	}
+	held := c.hold(a.EventID, seat)
 	// Another visitor showing the same place is refused.
 	thief, _ := arrival(t, a, a.EventID)
 	st, raw, _ := thief.raw("POST", claimPath(a.EventID), nil, http.Header{"X-Place-Token": {placeToken(t, c, a.EventID)}})
 	if e, _ := parseError(raw); st != http.StatusConflict || e.Error != "place_claimed" {
 		t.Errorf("another visitor claims the place: got %d %s, want 409 place_claimed", st, raw)
+	}
+	// Released: the admission has ended and the place is spent; a new place is taken.
+	used := placeToken(t, c, a.EventID)
+	if st := c.do("DELETE", "/api/v1/holds/"+held.HoldID, nil, nil); st != http.StatusNoContent {
+		t.Fatalf("release: got %d, want 204", st)
+	}
+	st, raw, _ = c.raw("POST", claimPath(a.EventID), nil, nil)
+	if e, _ := parseError(raw); st != http.StatusConflict || e.Error != "place_used" {
+		t.Errorf("claim after the admission ended: got %d %s, want 409 place_used", st, raw)
+	}
+	var again web.PlaceJSON
+	if st := c.do("POST", placePath(a.EventID), nil, &again); st != http.StatusOK || placeToken(t, c, a.EventID) == used {
+		t.Errorf("a place after the spent one: got %d and the same token, want a new place", st)
 	}
 }

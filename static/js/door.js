@@ -65,6 +65,8 @@
     say("title", "It is your turn");
     api("POST", attr("claim")).then(function (a) {
       if (a.status === 200 && a.body.admitted) return location.assign(attr("seats"));
+      // A place spent (its admission ended) is dropped by the server: start afresh.
+      if (a.status === 409 && a.body.error === "place_used") return location.reload();
       if (a.status === 409) return say("ahead", a.body.message || ""), say("wait", "");
       later(follow);
     }, function () { later(follow); });
@@ -72,8 +74,11 @@
   function take(proof, then) {
     api("POST", attr("place"), proof).then(function (a) {
       if (a.status !== 200 || !a.body.placed) {
-        say("ahead", (a.body && a.body.message) || "The queue could not be joined just now; trying again.");
-        return later(function () { take(proof, then); });
+        say("ahead", (a.body && a.body.message) || "The queue could not be joined just now.");
+        // Paused: asked again; any other refusal (a limit, a spent proof) is said and
+        // left to the visitor, who reloads.
+        if (a.status === 503) later(function () { take(proof, then); });
+        return;
       }
       place = a.body;
       var form = box.querySelector("form[data-door-proof]");
