@@ -59,6 +59,17 @@ type boardJSON struct {
 	AllHeld            bool      `json:"allHeld"`
 	LastsFor           int       `json:"lastsFor"` // -1 unknown
 	At                 time.Time `json:"at"`
+	// The front door's cursor (queue_place.go): a place (group, tiebreak) before
+	// (cursorGroup, cursorFrac) has had its turn and claims it (POST …/queue/claim);
+	// passed is how many counted arrivals that is, counted all arrivals counted,
+	// preQueueCount those of the pre-queue (group 0). A place taken under another
+	// epoch is taken again (POST …/queue/place) to be counted.
+	CursorGroup   uint64  `json:"cursorGroup"`
+	CursorFrac    float64 `json:"cursorFrac"`
+	Passed        float64 `json:"passed"`
+	Counted       int64   `json:"counted"`
+	PreQueueCount int64   `json:"preQueueCount"`
+	Epoch         string  `json:"epoch"`
 }
 
 func boardView(b waitroom.Board) boardJSON {
@@ -67,6 +78,8 @@ func boardView(b waitroom.Board) boardJSON {
 		RatePerSecond: b.Rate, ReturnsPerSecond: b.Returns, SecondsPerPlace: b.PerPlace.Seconds(), SecondsPerPlaceMin: b.PerPlaceMin.Seconds(),
 		SecondsPerPlaceMax: b.PerPlaceMax.Seconds(), NoticeSeconds: b.Notice.Seconds(), SeatsLeft: b.SeatsLeft, SoldOut: b.SoldOut, AllHeld: b.AllHeld,
 		LastsFor: b.LastsFor, At: b.At.UTC(),
+		CursorGroup: b.CursorGroup, CursorFrac: b.CursorFrac, Passed: b.Passed, Counted: b.Counted, PreQueueCount: b.PreCount,
+		Epoch: b.Epoch,
 	}
 }
 

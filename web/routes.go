@@ -37,6 +37,7 @@ func (s *server) routes(e *echo.Echo) {
 	getHead(e, "/", s.home, public...)
 	// public:
 	getHead(e, "/events/:slug", s.showEvent, public...)
+	getHead(e, "/events/:slug/door", s.showDoor, public...) // the front door's page (page_door.go)
 
 	// Buyer pages.
 	buyerPage := []echo.MiddlewareFunc{timed, gz, noStore, middleware.BodyLimit(pageBodyLimit), s.loadSession, s.csrf()}
@@ -82,6 +83,10 @@ func (s *server) routes(e *echo.Echo) {
 	api.POST("/events/:id/queue", s.joinQueue, buyer...)
 	api.GET("/events/:id/queue", s.getQueue, slices.Concat([]echo.MiddlewareFunc{s.lookSlots}, buyer)...)
 	api.GET("/events/:id/queue/board", s.getBoard, timed)
+	place := []echo.MiddlewareFunc{timed, noStore, body, s.csrf()} // no session: queue_place.go
+	api.GET("/events/:id/queue/place", s.getPlace, place...)
+	api.POST("/events/:id/queue/place", s.takePlace, place...)
+	api.POST("/events/:id/queue/claim", s.claimPlace, buyer...)
 	seatCall := func(find eventOf) []echo.MiddlewareFunc {
 		return slices.Concat([]echo.MiddlewareFunc{s.step}, buyer, []echo.MiddlewareFunc{s.rateLimit, s.admission(find)})
 	}

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"math"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -68,8 +67,13 @@ func (arriveBench) prepare(ctx context.Context, srv *server, _ options) ([]event
 		return nil, nil, err
 	}
 	return nil, func(ctx context.Context, r *runner, tag string) error {
+		step(fmt.Sprintf("arrive: a place in the waiting room through the API's front door on event %d", target.ID))
+		front, err := runArrivals(ctx, r.srv, r.o, "API arrivals (front door: place token)", r.srv.URL, target, frontArrival, profileName("arrive-front", tag))
+		if err != nil {
+			return err
+		}
 		step(fmt.Sprintf("arrive: a new session and a waiting-room join through the API on event %d", target.ID))
-		api, err := runArrivals(ctx, r.srv, r.o, "API arrivals (session + join)", r.srv.URL, target, profileName("arrive", tag))
+		api, err := runArrivals(ctx, r.srv, r.o, "API arrivals (session + join)", r.srv.URL, target, joinArrival, profileName("arrive", tag))
 		if err != nil {
 			return err
 		}
@@ -78,12 +82,14 @@ func (arriveBench) prepare(ctx context.Context, srv *server, _ options) ([]event
 			return err
 		}
 		step("arrive: the same against a minimal net/http server and the same Redis join")
-		bare, err := runArrivals(ctx, r.srv, r.o, "minimal net/http arrivals (cookie + join)", minimal.URL, target, profileName("arrive-minimal", tag))
+		bare, err := runArrivals(ctx, r.srv, r.o, "minimal net/http arrivals (cookie + join)", minimal.URL, target, joinArrival, profileName("arrive-minimal", tag))
 		minimal.Close()
 		if err != nil {
 			return err
 		}
-		r.rep.compare(tag, api, bare, "ratio arrivals API / minimal", api.rate()/bare.rate(), true, "")
+		r.rep.compare(tag, front, bare, "ratio arrivals front door / minimal", front.rate()/bare.rate(), true, "")
+		r.rep.compare(tag, api, bare, "ratio arrivals API join / minimal", api.rate()/bare.rate(), true, "")
+		r.rep.compare(tag, front, api, "ratio arrivals front door / API join", front.rate()/api.rate(), true, "")
 		return nil
 	}, nil
 }
@@ -106,20 +112,41 @@ func (t arriveTarget) roomEvent() benchkit.RoomEvent {
 	return benchkit.RoomEventOf(t.ID, t.OnsaleAt, arriveQueue)
 }
 
-// runArrivals runs o.clients clients, each arriving again and again (a new session,
-// then the join) for the warm-up and the measured window, against base. An arrival
-// counts when the join answered 200 and put the visitor in the pre-queue.
-func runArrivals(ctx context.Context, srv *server, o options, name, base string, ev arriveTarget, profile string) (*arriveResult, error) {
+// arrivalKind is how an arrival is made: its first GET (which answers the CSRF token)
+// and its POST, under /api/v1.
+type arrivalKind struct{ first, post string }
+
+var (
+	// joinArrival is a new session and a waiting-room join: the API's old way, and the
+	// minimal server's.
+	joinArrival = arrivalKind{first: "/session", post: "/events/%d/queue"}
+	// frontArrival is the front door's: the place call's GET (a CSRF cookie, no
+	// session) and its POST (a signed place cookie, counted in memory).
+	frontArrival = arrivalKind{first: "/events/%d/queue/place", post: "/events/%d/queue/place"}
+)
+
+func (k arrivalKind) path(s string, eventID int64) string {
+	if strings.Contains(s, "%d") {
+		s = fmt.Sprintf(s, eventID)
+	}
+	return "/api/v1" + s
+}
+
+// runArrivals runs o.clients clients, each arriving again and again (the first GET,
+// then the POST of kind) for the warm-up and the measured window, against base. An
+// arrival counts when the POST answered 200 and put the visitor in the pre-queue.
+func runArrivals(ctx context.Context, srv *server, o options, name, base string, ev arriveTarget, kind arrivalKind, profile string) (*arriveResult, error) {
 	res := &arriveResult{Name: name, Window: o.duration}
 	cl := newAPIClient(base, o.clients)
 	defer cl.Close()
-	join := base + "/api/v1/events/" + strconv.FormatInt(ev.ID, 10) + "/queue"
+	join := base + kind.path(kind.post, ev.ID)
+	first := kind.path(kind.first, ev.ID)
 	all, w, err := drive(ctx, srv, o, newTiming(o), profile, func(int) func() (call, bool) {
 		var answer bytes.Buffer
 		return func() (call, bool) {
 			c := call{want: http.StatusOK, sent: time.Now()}
 			answer.Reset()
-			b, err := cl.newSession(ctx)
+			b, err := cl.firstGet(ctx, first)
 			if c.err = err; err == nil {
 				c.status, c.err = cl.post(ctx, join, b, nil, &answer)
 			}

@@ -33,7 +33,11 @@ func TestArrivals(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	api, err := runArrivals(ctx, srv, o, "api", srv.URL, target, "")
+	front, err := runArrivals(ctx, srv, o, "front", srv.URL, target, frontArrival, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	api, err := runArrivals(ctx, srv, o, "api", srv.URL, target, joinArrival, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,11 +46,23 @@ func TestArrivals(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer minimal.Close()
-	bare, err := runArrivals(ctx, srv, o, "minimal", minimal.URL, target, "")
+	bare, err := runArrivals(ctx, srv, o, "minimal", minimal.URL, target, joinArrival, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 
+	// The front door's arrivals are counts in the program's memory until a flush:
+	// then the board counts every one of them.
+	if err := p.App.Queue.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := p.App.Queue.Board(ctx, target.roomEvent()); err != nil || b.Counted < front.Arrivals || !b.PreQueue {
+		t.Errorf("front door: the board counts %d arrivals (pre-queue %v, %v); want the %d arrivals counted at least",
+			b.Counted, b.PreQueue, err, front.Arrivals)
+	}
+	if front.Arrivals == 0 || len(front.Refused) > 0 || front.Errors > 0 {
+		t.Errorf("front door: %d arrivals, refused %v, %d errors (%s); want arrivals only", front.Arrivals, front.Refused, front.Errors, front.FirstError)
+	}
 	for _, side := range []struct {
 		res    *arriveResult
 		prefix string

@@ -45,7 +45,13 @@ type buyer struct {
 
 // newSession starts a buyer session, as a client of the API does first.
 func (c *apiClient) newSession(ctx context.Context) (buyer, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+"/api/v1/session", nil)
+	return c.firstGet(ctx, "/api/v1/session")
+}
+
+// firstGet is a first call that answers a CSRF token (and sets its cookie): path is
+// GET /api/v1/session, or a front-door place call, which makes no session.
+func (c *apiClient) firstGet(ctx context.Context, path string) (buyer, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+path, nil)
 	if err != nil {
 		return buyer{}, err
 	}
@@ -58,10 +64,10 @@ func (c *apiClient) newSession(ctx context.Context) (buyer, error) {
 		CSRFToken string `json:"csrfToken"`
 	}
 	if resp.StatusCode != http.StatusOK {
-		return buyer{}, fmt.Errorf("GET /api/v1/session: status %d", resp.StatusCode)
+		return buyer{}, fmt.Errorf("GET %s: status %d", path, resp.StatusCode)
 	}
 	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil || body.CSRFToken == "" {
-		return buyer{}, fmt.Errorf("GET /api/v1/session: no csrfToken (%v)", err)
+		return buyer{}, fmt.Errorf("GET %s: no csrfToken (%v)", path, err)
 	}
 	var parts []string
 	for _, ck := range resp.Cookies() {

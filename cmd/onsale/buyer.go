@@ -78,15 +78,21 @@ func (b *buyer) visit(ctx context.Context) {
 		b.outcome = outCut
 		return
 	}
-	var sess struct {
-		CSRFToken string `json:"csrfToken"`
-	}
-	if !b.call(ctx, "session", http.MethodGet, "/api/v1/session", nil, &sess) {
-		return
-	}
-	b.c.csrf = sess.CSRFToken
-	if !b.queue(ctx) {
-		return
+	if s.cfg.Front {
+		if !b.frontQueue(ctx) {
+			return
+		}
+	} else {
+		var sess struct {
+			CSRFToken string `json:"csrfToken"`
+		}
+		if !b.call(ctx, "session", http.MethodGet, "/api/v1/session", nil, &sess) {
+			return
+		}
+		b.c.csrf = sess.CSRFToken
+		if !b.queue(ctx) {
+			return
+		}
 	}
 	// Shopping (taking a slot's worth of the server's attention) lasts from the
 	// admission until the buyer paid, released or walked away.
@@ -177,24 +183,7 @@ func (b *buyer) queue(ctx context.Context) bool {
 	s := b.sim
 	b.joinedAt = time.Now()
 	var st queueJSON
-	join := func() bool {
-		for {
-			if !b.prove(ctx) { // every join pays, as the queue page's widget does
-				return false
-			}
-			a, ok := b.try(ctx, "join", http.MethodPost, "/api/v1/events/"+s.eventPath+"/queue", nil, &st)
-			if !ok {
-				return false
-			}
-			if a.Status == http.StatusOK {
-				return true
-			}
-			b.fail("join", a) // counted; a paused queue is asked again, as the page does
-			if a.Status != http.StatusServiceUnavailable || !sleep(ctx, max(a.RetryAfter, time.Second)) {
-				return false
-			}
-		}
-	}
+	join := func() bool { return b.enter(ctx, "/api/v1/events/"+s.eventPath+"/queue", &st) }
 	if !join() {
 		return false
 	}
@@ -250,6 +239,29 @@ func (b *buyer) queue(ctx context.Context) bool {
 	b.c.http.Transport = s.shopRT // same cookies, the shoppers' connections
 	s.count.event("admit")
 	return true
+}
+
+// enter joins the waiting room by a POST to path (the join, or the front door's
+// place), answered into out, with a proof of work each time, as the page's widget
+// does; a paused queue is asked again after its Retry-After. It reports whether to
+// go on.
+func (b *buyer) enter(ctx context.Context, path string, out any) bool {
+	for {
+		if !b.prove(ctx) {
+			return false
+		}
+		a, ok := b.try(ctx, "join", http.MethodPost, path, nil, out)
+		if !ok {
+			return false
+		}
+		if a.Status == http.StatusOK {
+			return true
+		}
+		b.fail("join", a) // counted; a paused queue is asked again, as the page does
+		if a.Status != http.StatusServiceUnavailable || !sleep(ctx, max(a.RetryAfter, time.Second)) {
+			return false
+		}
+	}
 }
 
 // show is what the queue page shows between its looks, from its last look (st, at

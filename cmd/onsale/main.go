@@ -121,6 +121,7 @@ func parseFlags(args []string, stderr io.Writer) (cfg config, jsonPath, svgPath 
 	fs.DurationVar(&cfg.Duration, "duration", 10*time.Minute, "hard time limit of the buying")
 	fs.DurationVar(&cfg.Settle, "settle", time.Minute, "time limit of the checks after it (paid orders settling)")
 	fs.StringVar(&cfg.AllowHost, "allow-host", "", "a host other than loopback that may be driven (yours)")
+	fs.BoolVar(&cfg.Front, "front", false, "queue through the front door: a signed place, the board, a claim at the turn (no session until admitted)")
 	fs.Float64Var(&cfg.Early, "early", 0.3, "share of buyers arriving before the onsale")
 	fs.DurationVar(&cfg.EarlyWindow, "early-window", time.Minute, "how long before the onsale early buyers arrive")
 	fs.DurationVar(&cfg.Burst, "burst", 15*time.Second, "mean delay after the onsale of the others (exponential, capped at 5x)")

@@ -22,15 +22,9 @@ import (
 	"boxoffice/internal/benchkit"
 )
 
-// TestSmallOnsale runs the simulator against the whole program, served in-process, on
-// an event of 300 seats and 60 standing places whose onsale is three seconds ahead:
-// 300 buyers, some early into the pre-queue, a waiting room of 40 at 25 a second (admissions lasting 20 s,
-// or 10 s with no seat held), holds that lapse in 4 s, buyers who walk away once admitted, abandons,
-// declined cards and late webhooks. It must sell out, break no invariant (through the API and in
-// SQL), and meet no answer but those an onsale normally gives; the turns of those who walked away
-// lapse and their slots go to the next in line.
-func TestSmallOnsale(t *testing.T) {
-	t.Parallel()
+// smallOnsale runs the simulator of TestSmallOnsale, with extra flags.
+func smallOnsale(t *testing.T, extra ...string) (*report, config) {
+	t.Helper()
 	// The proof of work on, at its default difficulty: every join pays, as at a real
 	// onsale, through the simulator's own solver.
 	o := apptest.Options{Env: map[string]string{"HOLD_TTL": "4s", "TIDY_INTERVAL": "500ms", "RATE_LIMIT": "1000", "RATE_BURST": "1000", "PROOF_OF_WORK": "on",
@@ -58,14 +52,14 @@ func TestSmallOnsale(t *testing.T) {
 	metricsSrv := httptest.NewServer(p.App.Metrics.Handler())
 	t.Cleanup(metricsSrv.Close)
 
-	cfg, _, _, err := parseFlags([]string{
+	cfg, _, _, err := parseFlags(append([]string{
 		"-url", srv.URL, "-event", "sim-small", "-buyers", "300", "-seed", "7",
 		"-early", "0.3", "-early-window", "3s", "-burst", "2s", "-poll", "2s", "-think", "100ms",
 		"-max-qty", "3", "-abandon", "0.15", "-idle", "0.05", "-basket", "0.3", "-decline", "0.1", "-late", "0.2",
 		"-ticket-wait", "20s", "-map-every", "500ms", "-duration", "60s", "-settle", "30s",
 		"-db", p.Config.DatabaseURL, "-tidy", "500ms", "-conns", "64", "-metrics", metricsSrv.URL + "/metrics",
 		"-trace", filepath.Join(t.TempDir(), "trace.csv"),
-	}, io.Discard)
+	}, extra...), io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,6 +67,19 @@ func TestSmallOnsale(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return r, cfg
+}
+
+// TestSmallOnsale runs the simulator against the whole program, served in-process, on
+// an event of 300 seats and 60 standing places whose onsale is three seconds ahead:
+// 300 buyers, some early into the pre-queue, a waiting room of 40 at 25 a second (admissions lasting 20 s,
+// or 10 s with no seat held), holds that lapse in 4 s, buyers who walk away once admitted, abandons,
+// declined cards and late webhooks. It must sell out, break no invariant (through the API and in
+// SQL), and meet no answer but those an onsale normally gives; the turns of those who walked away
+// lapse and their slots go to the next in line.
+func TestSmallOnsale(t *testing.T) {
+	t.Parallel()
+	r, cfg := smallOnsale(t)
 	var text strings.Builder
 	r.writeText(&text)
 	t.Log("\n" + text.String())
@@ -405,5 +412,27 @@ func TestETAFit(t *testing.T) {
 	// Each error is relative to the wait: 10/110, 5/45, 100/200, 200/300, 50/50, 1/11.
 	if want := 5.0 / 45; math.Abs(f.MedianErr-want) > 1e-9 {
 		t.Errorf("median error: got %.4f, want %.4f (5/45)", f.MedianErr, want)
+	}
+}
+
+// TestSmallOnsaleFront is TestSmallOnsale through the front door: the buyers take
+// signed places (no session before their turn) and claim at the turn the board shows.
+// It must sell out as well, break no invariant, meet no unexpected answer, and keep
+// the shoppers within the slots.
+func TestSmallOnsaleFront(t *testing.T) {
+	t.Parallel()
+	r, _ := smallOnsale(t, "-front")
+	for _, v := range r.Violations {
+		t.Errorf("invariant broken: %s", v)
+	}
+	for k, n := range r.Errors {
+		t.Errorf("error %s: %d times, want none", k, n)
+	}
+	if r.SoldOutSeconds == nil || r.Counts.Confirmed == 0 || r.Admission.Admitted == 0 || r.Fairness.PreQueue == 0 {
+		t.Errorf("sold out %v, %d orders confirmed, %d admitted, %d in the pre-queue; want sold out and some of each",
+			r.SoldOutSeconds, r.Counts.Confirmed, r.Admission.Admitted, r.Fairness.PreQueue)
+	}
+	if r.Admission.MaxShopping > 40 {
+		t.Errorf("at most %d shopping at once, want at most the 40 slots", r.Admission.MaxShopping)
 	}
 }

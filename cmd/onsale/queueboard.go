@@ -29,6 +29,13 @@ type queueBoardJSON struct {
 	// unknown, nil from a server without it. A page further back shows that the
 	// tickets may be gone before its turn, and no wait.
 	LastsFor *int `json:"lastsFor"`
+	// The front door's cursor: a place before (cursorGroup, cursorFrac) has had its
+	// turn; passed counts the arrivals it passed, preQueueCount those of the pre-queue.
+	CursorGroup   uint64  `json:"cursorGroup"`
+	CursorFrac    float64 `json:"cursorFrac"`
+	Passed        float64 `json:"passed"`
+	PreQueueCount int64   `json:"preQueueCount"`
+	Epoch         string  `json:"epoch"`
 }
 
 // boardEvery is how often the crowd's copy of the queue board is read: a CDN serves

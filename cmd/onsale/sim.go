@@ -48,6 +48,7 @@ type config struct {
 	Basket   float64 // share of seat buyers who hold one seat, then add the others one by one
 	Decline  float64 // share paying with a declined card first
 	Late     float64 // share whose payment's webhook comes late
+	Front    bool    // buyers take a place token (…/queue/place) and claim at their turn, no session before
 
 	Rate  float64 // the waiting room's admission rate, to compare; read from the database when given
 	Slots int     // its shoppers at a time, likewise

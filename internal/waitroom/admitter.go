@@ -35,6 +35,9 @@ func (r *Room) Run(ctx context.Context) {
 	t := time.NewTicker(r.opt.Tick)
 	defer t.Stop()
 	a := &admitter{}
+	var flusher sync.WaitGroup
+	defer flusher.Wait()
+	flusher.Go(func() { r.flushLoop(ctx) })
 	defer r.release(a)
 	defer a.refresh.Wait()
 	for {
@@ -195,7 +198,8 @@ func (r *Room) tickEvent(ctx context.Context, ev Event, stock Stock) error {
 		}
 		r.onAdmit(ev.ID, moved, time.UnixMilli(asInt(res[3], 0)), false)
 	}
-	return nil
+	_, _, err = r.tickFront(ctx, ev)
+	return err
 }
 
 // release gives up the lease and the fences of the events this instance ticked, with

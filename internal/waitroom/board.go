@@ -55,6 +55,18 @@ type Board struct {
 	// included) is beyond it is told the tickets may be gone before its turn, and
 	// shown no wait (Status.LikelyGone).
 	LastsFor int
+
+	// The front door's cursor (place.go): the places before (CursorGroup, CursorFrac)
+	// have had their turn; Passed is how many counted arrivals that is, Counted how
+	// many arrivals the instances have counted in all, PreCount of them in the
+	// pre-queue (group 0). Epoch names the room's state: a place counted under
+	// another epoch was lost with Redis and is counted again (Room.Recount).
+	CursorGroup uint64
+	CursorFrac  float64
+	Passed      float64
+	Counted     int64
+	PreCount    int64
+	Epoch       string
 }
 
 // Board reads the event's board: one small read-only script, whatever the crowd.
@@ -80,7 +92,10 @@ func (r *Room) Board(ctx context.Context, ev Event) (Board, error) {
 		Drawn:    int(asInt(get(9), 0)),
 		PreQueue: f.preQueue, DrawAt: f.drawAt, Rate: f.rate, SeatsLeft: f.seatsLeft, SoldOut: f.soldOut, AllHeld: f.allHeld,
 		LastsFor: f.lastsFor, Returns: max(back, -1),
+		CursorGroup: uint64(max(asInt(get(15), 0), 0)), CursorFrac: asFloat(get(16), 0), Passed: asFloat(get(17), 0),
+		Counted: asInt(get(18), 0), PreCount: asInt(get(19), 0),
 	}
+	b.Epoch, _ = get(8).(string)
 	if !b.AllHeld {
 		b.PerPlaceMin, b.PerPlace, b.PerPlaceMax = eta(0, f.pace, ev.Settings)
 		if b.PerPlace > 0 {

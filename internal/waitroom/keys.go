@@ -22,10 +22,16 @@ func eventTag(eventID int64) string { return "{event:" + strconv.FormatInt(event
 //	          admission had (Redis ms); its tokens are refused, as ended's are
 //	back      hash: second (Redis clock) → admissions that came back in it (lapsed, left,
 //	          ran out), the last minute only
+//	count     hash: arrival group → arrivals counted in it (place tokens), and "total"
+//	groups    sorted set: the arrival groups with a count, scored by group
+//	claims    hash: place nonce → the visitor who claimed it (one claim per place)
+//	grants    hash: second (Redis clock) → places the cursor passed in it, the claim window only
+//	claimed   hash: second (Redis clock) → places claimed in it, the claim window only
 func eventKeys(prefix string, eventID int64) []string {
 	p := prefix + eventTag(eventID) + ":wr:"
 	return []string{p + "queue", p + "seen", p + "admitted", p + "state", p + "rate", p + "ended",
-		p + "fresh", p + "lapsed", p + "back"}
+		p + "fresh", p + "lapsed", p + "back",
+		p + "count", p + "groups", p + "claims", p + "grants", p + "claimed"}
 }
 
 // Indexes into eventKeys.
@@ -39,6 +45,11 @@ const (
 	keyFresh
 	keyLapsed
 	keyBack
+	keyCount
+	keyGroups
+	keyClaims
+	keyGrants
+	keyClaimed
 )
 
 // leaseKey names the admitter's lease: one for all events, since one instance admits

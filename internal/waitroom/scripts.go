@@ -240,15 +240,17 @@ return {code, exp, rank, redis.call('ZCARD', KEYS[1]), now, st[1] or '', st[2] o
 //
 // Reply: {now (ms), waiting, served, head, measured rate, stock, regroup end, free,
 // epoch, drawn, free at the draw, admissions then, admissions now, come-back rate,
-// slots in use at the last tick}, served to epoch and the last five an empty string
+// slots in use at the last tick, cursor group, cursor fraction, places the cursor passed,
+// arrivals counted, arrivals counted in the pre-queue}, served to epoch and the last ones an empty string
 // while unknown or none yet; drawn is how many of the waiting have a drawn place
 // (below 1: the pre-queue's, or a regroup's).
 var boardScript = redis.NewScript(luaClock + `
 local st = redis.call('HMGET', KEYS[4], 'served', 'head', 'mrate', 'stock', 'regroup', 'free', 'epoch', 'free0', 'admits0', 'admits',
-  'brate', 'active')
+  'brate', 'active', 'cg', 'cf', 'passed')
+local ct = redis.call('HMGET', KEYS[10], 'total', '0')
 return {clock(), redis.call('ZCARD', KEYS[1]), st[1] or '', st[2] or '', st[3] or '', st[4] or '', st[5] or '',
   st[6] or '', st[7] or '', redis.call('ZCOUNT', KEYS[1], '-inf', '(1'), st[8] or '', st[9] or '', st[10] or '',
-  st[11] or '', st[12] or ''}
+  st[11] or '', st[12] or '', st[13] or '', st[14] or '', st[15] or '', ct[1] or '', ct[2] or ''}
 `)
 
 // tickScript is one admitter tick for one event, all of it atomic: drop stale waiters,

@@ -189,6 +189,17 @@ type Options struct {
 	// Refresh is how often the admitter asks Hooks.Events and Hooks.Stock, which may
 	// cost the database a query each (default 1 s).
 	Refresh time.Duration
+	// GroupSpan is how long one arrival group lasts after the draw (default 1 s):
+	// arrivals within one are let in in random order, groups first in, first out.
+	GroupSpan time.Duration
+	// Flush is how often an instance adds its arrival counts to Redis (default 1 s).
+	Flush time.Duration
+	// Settle is how long after a group ends the cursor waits before entering it, so
+	// that every instance has flushed its counts (default Flush + 1 s).
+	Settle time.Duration
+	// ClaimWindow is how long a place the cursor passed counts against the slots
+	// unclaimed (default 30 s): a visitor who left passes the slot to the next then.
+	ClaimWindow time.Duration
 }
 
 func (o Options) withDefaults() Options {
@@ -203,6 +214,10 @@ func (o Options) withDefaults() Options {
 	def(&o.Timeout, time.Second)
 	def(&o.Regroup, 10*time.Second)
 	def(&o.Refresh, time.Second)
+	def(&o.GroupSpan, time.Second)
+	def(&o.Flush, time.Second)
+	def(&o.Settle, o.Flush+time.Second)
+	def(&o.ClaimWindow, 30*time.Second)
 	return o
 }
 
@@ -251,6 +266,7 @@ type Room struct {
 
 	holding atomic.Bool // whether this instance's admitter holds the lease
 	gov     governor    // the share of the configured rate admitted now
+	counter counter     // arrivals not yet flushed (arrivals.go)
 
 	// onAdmit, when set (tests), hears of every admission this instance makes, at the
 	// Redis time it made them; direct says Join let the visitor straight in.

@@ -1,0 +1,221 @@
+package waitroom
+
+import (
+	"crypto/hmac"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/binary"
+	"fmt"
+	"time"
+
+	"boxoffice/internal/keyring"
+)
+
+// The front door: a place in the queue kept by the visitor, not by the server. An
+// arrival gets a signed place token (its cookie) naming the event, its arrival group,
+// a random tiebreak and a nonce; the server only counts arrivals per group, in memory,
+// and adds the counts to Redis in one pipeline a second (arrivals.go). The queue's
+// order is (group, tiebreak): group 0 is the pre-queue, every arrival before the draw,
+// whose random tiebreaks shuffle it; group g ≥ 1 is the g-th GroupSpan after the draw,
+// so later arrivals go first in, first out by group, in random order within one. The
+// admitter moves a cursor through the counted groups at the admission rate
+// (front.go); a waiter whose place the cursor has passed claims its admission (Claim),
+// and only then does the origin create a session for it.
+
+// Place is what a place token says.
+type Place struct {
+	EventID  int64
+	Group    uint64  // 0: the pre-queue; g ≥ 1: arrived in the g-th span after the draw
+	Tiebreak float64 // uniform in [0, 1): the order within the group
+	Nonce    uint64  // one claim per place (Claim)
+	IssuedAt time.Time
+	// Number is how many arrivals had been counted when the place was issued: the
+	// board's Passed subtracted from it is about the people ahead (after the draw).
+	Number int64
+	// Epoch is the room's epoch the place was counted under ("" unknown): when the
+	// board shows another one, Redis lost the counts, and the place is counted again
+	// (Recount).
+	Epoch string
+	KeyID string
+}
+
+// A place token is base64url (unpadded) of
+//
+//	payload = version (1 byte) | event (uvarint) | group (uvarint) | tiebreak (4 bytes)
+//	          | nonce (8 bytes) | issued, unix ms (uvarint) | number (uvarint)
+//	          | epoch length (1 byte) | epoch | key id length (1 byte) | key id
+//	mac     = HMAC-SHA256(secret, placeDomain | payload), 32 bytes
+//
+// It is not bound to a session (there is none before admission): whoever shows it
+// holds the place, and the nonce lets it be claimed once.
+const (
+	placeVersion = 2
+	placeDomain  = "boxoffice/waitroom/place/v1\x00"
+)
+
+var placeEncoding = base64.RawURLEncoding
+
+// tiebreakScale turns the token's 32-bit tiebreak into a fraction of a group.
+const tiebreakScale = 1 << 32
+
+func (r *Room) signPlace(p Place) string {
+	k := r.keys[0]
+	b := make([]byte, 0, 64+len(p.Epoch)+len(k.ID)+keyring.Size)
+	b = append(b, placeVersion)
+	b = binary.AppendUvarint(b, uint64(p.EventID))
+	b = binary.AppendUvarint(b, p.Group)
+	b = binary.BigEndian.AppendUint32(b, uint32(p.Tiebreak*tiebreakScale))
+	b = binary.BigEndian.AppendUint64(b, p.Nonce)
+	b = binary.AppendUvarint(b, uint64(p.IssuedAt.UnixMilli()))
+	b = binary.AppendUvarint(b, uint64(max(p.Number, 0)))
+	b = append(b, byte(len(p.Epoch)))
+	b = append(b, p.Epoch...)
+	b = append(b, byte(len(k.ID)))
+	b = append(b, k.ID...)
+	b = append(b, keyring.MAC(k.Secret, placeDomain, b)...)
+	return placeEncoding.EncodeToString(b)
+}
+
+// VerifyPlace checks a place token by signature alone and that it is for the event.
+// Every refusal wraps ErrInvalidToken with its reason.
+func (r *Room) VerifyPlace(token string, eventID int64) (Place, error) {
+	refuse := func(format string, a ...any) (Place, error) {
+		return Place{}, fmt.Errorf("%w: place: "+format, append([]any{ErrInvalidToken}, a...)...)
+	}
+	raw, err := placeEncoding.DecodeString(token)
+	if err != nil || len(raw) < 1+keyring.Size || raw[0] != placeVersion {
+		return refuse("malformed")
+	}
+	payload, sum := raw[:len(raw)-keyring.Size], raw[len(raw)-keyring.Size:]
+	d := decoder{b: payload[1:]}
+	p := Place{EventID: int64(d.uvarint()), Group: d.uvarint()}
+	p.Tiebreak = float64(d.fixed(4)) / tiebreakScale
+	p.Nonce = d.fixed(8)
+	p.IssuedAt = time.UnixMilli(int64(d.uvarint()))
+	p.Number = int64(d.uvarint())
+	p.Epoch = d.str()
+	p.KeyID = d.str()
+	if d.bad || len(d.b) != 0 {
+		return refuse("malformed")
+	}
+	secret, ok := r.verifiers[p.KeyID]
+	if !ok {
+		return refuse("signed by key %q, which is not configured", p.KeyID)
+	}
+	if !hmac.Equal(sum, keyring.MAC(secret, placeDomain, payload)) {
+		return refuse("bad signature")
+	}
+	if p.EventID != eventID {
+		return refuse("issued for event %d, not %d", p.EventID, eventID)
+	}
+	return p, nil
+}
+
+// decoder reads a token's fields; bad says one was cut short.
+type decoder struct {
+	b   []byte
+	bad bool
+}
+
+func (d *decoder) uvarint() uint64 {
+	v, n := binary.Uvarint(d.b)
+	if n <= 0 {
+		d.bad = true
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) fixed(n int) uint64 {
+	if len(d.b) < n {
+		d.bad = true
+		return 0
+	}
+	var v uint64
+	for _, c := range d.b[:n] {
+		v = v<<8 | uint64(c)
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) str() string {
+	if len(d.b) < 1 || len(d.b) < 1+int(d.b[0]) {
+		d.bad = true
+		return ""
+	}
+	s := string(d.b[1 : 1+d.b[0]])
+	d.b = d.b[1+int(d.b[0]):]
+	return s
+}
+
+// groupOf is the arrival group of a visitor arriving at now, by this server's clock:
+// 0 before the draw, else 1 + the whole spans since it.
+func (r *Room) groupOf(drawAt, now time.Time) uint64 {
+	if now.Before(drawAt) {
+		return 0
+	}
+	return 1 + uint64(now.Sub(drawAt)/r.opt.GroupSpan)
+}
+
+// Arrive gives a new arrival its place, by the board b the caller last read (the
+// zero Board when none: then the onsale is the draw and the place has no number):
+// no Redis and no database, one count in this instance's memory (arrivals.go). It
+// answers the place and its signed token.
+func (r *Room) Arrive(ev Event, b Board) (Place, string) {
+	drawAt := ev.OnsaleAt
+	if b.DrawAt.After(drawAt) {
+		drawAt = b.DrawAt
+	}
+	var nonce [8]byte
+	_, _ = rand.Read(nonce[:])
+	p := Place{
+		EventID: ev.ID, Group: r.groupOf(drawAt, time.Now()), Tiebreak: r.place(),
+		Nonce: binary.BigEndian.Uint64(nonce[:]), IssuedAt: time.Now().Truncate(time.Millisecond),
+		Number: b.Counted + r.counter.pending(ev.ID), Epoch: b.Epoch, KeyID: r.keys[0].ID,
+	}
+	// The tiebreak is carried in 32 bits: keep the place the token will say.
+	p.Tiebreak = float64(uint32(p.Tiebreak*tiebreakScale)) / tiebreakScale
+	r.counter.add(ev.ID, p.Group)
+	return p, r.signPlace(p)
+}
+
+// Recount counts a place again under the board's epoch after Redis lost the counts
+// (the board's Epoch is not the place's), keeping its group and tiebreak, and answers
+// it re-signed; a place counted under the board's epoch is answered as it is.
+//
+// A place issued before its instance knew the epoch (Epoch "") was counted under the
+// epoch of its flush: it takes the board's without being counted again.
+func (r *Room) Recount(p Place, token string, b Board) (Place, string) {
+	if b.Epoch == "" || p.Epoch == b.Epoch {
+		return p, token
+	}
+	if p.Epoch != "" {
+		r.counter.add(p.EventID, p.Group)
+	}
+	p.Epoch, p.KeyID = b.Epoch, r.keys[0].ID
+	return p, r.signPlace(p)
+}
+
+// Passed says whether the board's cursor has passed the place: its turn has come.
+func (p Place) Passed(b Board) bool {
+	return p.Group < b.CursorGroup || (p.Group == b.CursorGroup && p.Tiebreak < b.CursorFrac)
+}
+
+// Ahead is about how many counted arrivals are ahead of the place on board b: in the
+// pre-queue its share of the group beyond the cursor (the tiebreaks are uniform), after
+// it its number less the arrivals the cursor has passed. 0 once passed.
+func (p Place) Ahead(b Board) int {
+	switch {
+	case p.Passed(b):
+		return 0
+	case p.Group == 0:
+		from := 0.0
+		if b.CursorGroup == 0 {
+			from = b.CursorFrac
+		}
+		return int(float64(b.PreCount) * max(0, p.Tiebreak-from))
+	}
+	return int(max(0, float64(p.Number)-b.Passed))
+}

@@ -1,0 +1,108 @@
+// door.js: the front door's waiting room (views/door.templ, web/queue_place.go). The
+// page is the same for everyone; the visitor's place is its own cookie. The page takes
+// a place (POST …/queue/place, with the proof of work when the page asks one), then
+// reads the event's board every second (one cached read for the whole crowd) and works
+// out from it and the place where it stands, in the server's words (queue.js's
+// window.queueWords): a place (group, tiebreak) has had its turn once it comes before
+// the board's cursor; about number − passed are ahead of it (in the pre-queue, its
+// share of the pre-queue beyond the cursor). At its turn it claims (POST
+// …/queue/claim), which makes the session and the admission, and goes to the seats.
+// A board showing another epoch means Redis lost the counts: the place is taken again
+// (the same place, counted again). No eval, no inline script or style.
+(function () {
+  "use strict";
+  var box = null, csrf = "", place = null, words = null;
+
+  function attr(name) { return box.getAttribute("data-" + name) || ""; }
+  function say(name, s) {
+    var el = box.querySelector('[data-d="' + name + '"]');
+    if (el && el.textContent !== s) el.textContent = s;
+  }
+  function api(method, url, proof) {
+    var h = { Accept: "application/json" };
+    if (csrf) h["X-CSRF-Token"] = csrf;
+    if (proof) h["X-Altcha"] = proof;
+    return fetch(url, { method: method, headers: h, credentials: "same-origin" }).then(function (r) {
+      return r.json().then(function (j) { return { status: r.status, body: j }; });
+    });
+  }
+  function later(f) { setTimeout(f, 1000); }
+
+  function passed(p, b) { return p.group < b.cursorGroup || (p.group === b.cursorGroup && p.tiebreak < b.cursorFrac); }
+  function ahead(p, b) {
+    if (p.group === 0) {
+      var from = b.cursorGroup === 0 ? b.cursorFrac : 0;
+      return Math.floor(b.preQueueCount * Math.max(0, p.tiebreak - from));
+    }
+    return Math.floor(Math.max(0, (p.number || 0) - b.passed));
+  }
+  function show(p, b) {
+    if (b.soldOut) return say("title", "Sold out"), say("ahead", ""), say("wait", "");
+    if (b.preQueue) {
+      say("title", "You are in the waiting room");
+      say("ahead", "Before the onsale: your place is drawn at random when it opens. Arriving early or reloading does not change your chances.");
+      return say("wait", "");
+    }
+    var n = ahead(p, b), pos = n + 1;
+    say("title", "You are in the queue");
+    say("ahead", words.ahead(n));
+    if (words.gone(pos, b.lastsFor)) return say("wait", "The tickets may be gone before your turn.");
+    var lo = b.secondsPerPlaceMin > 0 ? pos * b.secondsPerPlaceMin + b.noticeSeconds : 0;
+    var hi = b.secondsPerPlaceMax > 0 ? pos * b.secondsPerPlaceMax + b.noticeSeconds : 0;
+    say("wait", "Your wait: " + words.wait(lo, hi, n) + ".");
+  }
+
+  function follow() {
+    fetch(attr("board"), { credentials: "omit" }).then(function (r) { return r.ok ? r.json() : null; }).then(function (b) {
+      if (!b) return later(follow);
+      if (b.epoch && place.epoch && b.epoch !== place.epoch) return take("", follow);
+      if (passed(place, b)) return claim();
+      show(place, b);
+      later(follow);
+    }, function () { later(follow); });
+  }
+  function claim() {
+    say("title", "It is your turn");
+    api("POST", attr("claim")).then(function (a) {
+      if (a.status === 200 && a.body.admitted) return location.assign(attr("seats"));
+      // A place spent (its admission ended) is dropped by the server: start afresh.
+      if (a.status === 409 && a.body.error === "place_used") return location.reload();
+      if (a.status === 409) return say("ahead", a.body.message || ""), say("wait", "");
+      later(follow);
+    }, function () { later(follow); });
+  }
+  function take(proof, then) {
+    api("POST", attr("place"), proof).then(function (a) {
+      if (a.status !== 200 || !a.body.placed) {
+        say("ahead", (a.body && a.body.message) || "The queue could not be joined just now.");
+        // Paused: asked again; any other refusal (a limit, a spent proof) is said and
+        // left to the visitor, who reloads.
+        if (a.status === 503) later(function () { take(proof, then); });
+        return;
+      }
+      place = a.body;
+      var form = box.querySelector("form[data-door-proof]");
+      if (form) form.hidden = true;
+      then();
+    }, function () { later(function () { take(proof, then); }); });
+  }
+  function start() {
+    box = document.querySelector("[data-door]");
+    words = window.queueWords;
+    if (!box || !window.fetch || !words) return;
+    api("GET", attr("place")).then(function (a) {
+      csrf = (a.body && a.body.csrfToken) || "";
+      if (a.body && a.body.admitted) return location.assign(attr("seats")); // the room is off
+      if (a.body && a.body.placed) return (place = a.body), follow();
+      var form = box.querySelector("form[data-door-proof]");
+      if (!form) return take("", follow);
+      say("title", "Joining the queue");
+      form.addEventListener("submit", function (e) {
+        e.preventDefault();
+        take(String(new FormData(form).get("altcha") || ""), follow);
+      });
+    }, function () { later(start); });
+  }
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
+  else start();
+})();

@@ -1,0 +1,83 @@
+package web_test
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"boxoffice/internal/browsertest"
+)
+
+// TestDoorPageIsPublic: the front door's page is the same for everyone: cacheable,
+// no cookie, no session row.
+func TestDoorPageIsPublic(t *testing.T) {
+	t.Parallel()
+	a := newTestApp(t, frontQueue)
+	roomOn(t, a, a.EventID, 10, 50, time.Minute)
+	sessions := count(t, a.Pool, `SELECT count(*) FROM sessions`)
+	resp, err := http.Get(a.URL + "/events/" + demoSlug + "/door")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if cc := resp.Header.Get("Cache-Control"); resp.StatusCode != http.StatusOK || !strings.HasPrefix(cc, "public") || len(resp.Cookies()) > 0 {
+		t.Errorf("door page: got %d, Cache-Control %q, %d cookies; want 200, public, none", resp.StatusCode, cc, len(resp.Cookies()))
+	}
+	if got := count(t, a.Pool, `SELECT count(*) FROM sessions`); got != sessions {
+		t.Errorf("door page: sessions went from %d to %d, want unchanged", sessions, got)
+	}
+}
+
+// TestBrowserDoor: in Chromium, a visitor opens the front door's page while the one
+// slot is taken. The page solves the proof of work, takes a place, and says from the
+// board that nobody is ahead; no session is made for it meanwhile. The shopper
+// releases: the page claims at its turn and goes to the seat map, admitted.
+func TestBrowserDoor(t *testing.T) {
+	t.Parallel()
+	app := newTestApp(t, frontQueue, proofAsShipped)
+	roomOn(t, app, app.EventID, 1, 100, time.Minute)
+	runQueue(t, app)
+	seats := firstSeats(t, app.Pool, app.EventID, 1)
+	shopper := visitorVia(t, app, app.EventID, nil)
+	if st, raw, _ := shopper.raw("POST", placePath(app.EventID), nil, withProof(shopper.solve())); st != http.StatusOK {
+		t.Fatalf("shopper's place: got %d %s", st, raw)
+	}
+	waitTurn(t, shopper, app.EventID, 20*time.Second)
+	if st, q := claim(t, shopper, app.EventID); st != http.StatusOK || !q.Admitted {
+		t.Fatalf("shopper's claim: got %d %+v, want admitted", st, q)
+	}
+	sessions := count(t, app.Pool, `SELECT count(*) FROM sessions`)
+
+	b := browsertest.New(t)
+	ctx := b.NewContext(t)
+	resp := browsertest.Run(t, ctx, chromedp.NavigateResponse(app.URL+"/events/"+demoSlug+"/door"))
+	if resp.Status != 200 {
+		t.Fatalf("door page: got status %d, want 200", resp.Status)
+	}
+	waitJS(t, ctx, "the page to say from the board where it stands",
+		`document.querySelector('#door [data-d="ahead"]').textContent === "Nobody is ahead of you."`, browsertest.Timeout)
+	if got := count(t, app.Pool, `SELECT count(*) FROM sessions`); got != sessions {
+		t.Errorf("while the page waits: sessions went from %d to %d, want unchanged", sessions, got)
+	}
+
+	held := shopper.hold(app.EventID, seats[0])
+	if st := shopper.do("DELETE", "/api/v1/holds/"+held.HoldID, nil, nil); st != http.StatusNoContent {
+		t.Fatalf("shopper's release: got %d, want 204", st)
+	}
+	wait, cancel := context.WithTimeout(ctx, browsertest.Timeout)
+	defer cancel()
+	if err := chromedp.Do(wait, chromedp.WaitVisible(chromedp.CSS("#seat-form"))); err != nil {
+		t.Fatalf("the seat map did not come after the slot came back: %v", err)
+	}
+	if path := js[string](t, ctx, `location.pathname`); path != "/events/"+demoSlug+"/seats" {
+		t.Errorf("after its turn: at %s, want the seat map", path)
+	}
+	if got := count(t, app.Pool, `SELECT count(*) FROM sessions`); got != sessions+1 {
+		t.Errorf("after the claim: sessions went from %d to %d, want one more", sessions, got)
+	}
+	noConsoleErrors(t, ctx)
+}

@@ -1,0 +1,261 @@
+package web
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"boxoffice/internal/booking"
+	"boxoffice/internal/waitroom"
+)
+
+// The front door: a place in the waiting room that costs the origin nothing until its
+// turn. POST …/queue/place gives an arrival a signed place token in a cookie (no
+// session, no database, no Redis call of its own: the room counts arrivals per group
+// in memory); the visitor works out its position and wait from the event's board and
+// its place (the answers here do the same sum for API clients), and claims its
+// admission with POST …/queue/claim once the board's cursor has passed its place: only
+// then is a session made, and the admission token the seat calls ask for.
+
+// placeCookie keeps an arrival's place token, one an event.
+const placeCookie = "place-"
+
+// placeHeader lets an API client without a cookie jar send its place token.
+const placeHeader = "X-Place-Token"
+
+// placeMaxAge is how long a place is kept: a waiting room lasts hours at most.
+const placeMaxAge = 24 * 60 * 60
+
+func placeCookieName(eventID int64) string { return placeCookie + strconv.FormatInt(eventID, 10) }
+
+var (
+	errNoPlace = &apiError{Status: http.StatusBadRequest, Code: "no_place",
+		Message: "No place in the waiting room: take one with POST /api/v1/events/{id}/queue/place first."}
+	errInvalidPlace = &apiError{Status: http.StatusForbidden, Code: "invalid_place",
+		Message: "This place token is not one this waiting room gave for this event: take a place with POST /api/v1/events/{id}/queue/place."}
+	errPlaceClaimed = &apiError{Status: http.StatusConflict, Code: "place_claimed",
+		Message: "This place in the queue was claimed by another visitor: take a place of your own."}
+	errPlaceUsed = &apiError{Status: http.StatusConflict, Code: "place_used",
+		Message: "The admission this place gave has ended: take a new place to shop again."}
+	errVerifiedQueue = &apiError{Status: http.StatusConflict, Code: "verified_queue",
+		Message: "This onsale is for verified buyers: join with POST /api/v1/events/{id}/queue in your verified session."}
+)
+
+// placeJSON is the answer of the place calls: the documented queue figures worked out
+// from the board and the place, and the place itself, which the board's cursor passes
+// at its turn (turn: claim now).
+type placeJSON struct {
+	queueJSON
+	Placed    bool    `json:"placed"`
+	Group     uint64  `json:"group"`
+	Tiebreak  float64 `json:"tiebreak"`
+	Epoch     string  `json:"epoch,omitempty"`
+	Turn      bool    `json:"turn"`
+	CSRFToken string  `json:"csrfToken,omitempty"`
+}
+
+// placeOf is the request's place for the event: from the header, else the cookie.
+// ok false: none; err: one that does not verify.
+func (s *server) placeOf(c echo.Context, eventID int64) (waitroom.Place, string, bool, error) {
+	tok := c.Request().Header.Get(placeHeader)
+	if tok == "" {
+		if ck, err := c.Cookie(placeCookieName(eventID)); err == nil {
+			tok = ck.Value
+		}
+	}
+	if tok == "" {
+		return waitroom.Place{}, "", false, nil
+	}
+	p, err := s.Queue.VerifyPlace(tok, eventID)
+	if err != nil {
+		return p, tok, true, errInvalidPlace
+	}
+	return p, tok, true, nil
+}
+
+func (s *server) keepPlace(c echo.Context, eventID int64, tok string) {
+	c.SetCookie(&http.Cookie{Name: placeCookieName(eventID), Value: tok, Path: "/", MaxAge: placeMaxAge,
+		HttpOnly: true, Secure: s.CookieSecure, SameSite: http.SameSiteLaxMode})
+}
+
+// placeEvent is the event of the address, with its room on; with it off, ok is
+// false and the answer (admitted, no token needed) is written.
+func (s *server) placeEvent(c echo.Context) (booking.Event, bool, error) {
+	ev, err := eventOfPath(s, c)
+	if err != nil {
+		return ev, false, err
+	}
+	if !ev.QueueEnabled {
+		return ev, false, c.JSON(http.StatusOK, placeJSON{queueJSON: queueJSON{Admitted: true}})
+	}
+	if ev.VerifiedOnly {
+		return ev, false, errVerifiedQueue
+	}
+	return ev, true, nil
+}
+
+// getPlace answers where the request's place stands, from the board (one cached read
+// for the whole crowd); placed false without one. It writes nothing but the CSRF
+// cookie, whose token it answers for the POSTs that follow.
+func (s *server) getPlace(c echo.Context) error {
+	ev, on, err := s.placeEvent(c)
+	if !on {
+		return err
+	}
+	p, _, ok, err := s.placeOf(c, ev.ID)
+	if err != nil {
+		return err
+	}
+	b, berr := s.board(c.Request().Context(), ev.Room())
+	out := placeJSON{}
+	if ok {
+		out = placeView(p, b, berr == nil)
+	}
+	out.CSRFToken, _ = c.Get(csrfContext).(string)
+	return c.JSON(http.StatusOK, out)
+}
+
+// takePlace gives an arrival its place, keeping one it has (and counting it again
+// should Redis have lost the counts since). A new place asks the proof of work and
+// counts against the address's joins, as a join does; it touches no database and
+// makes no Redis call of its own (the board is this instance's cached read).
+func (s *server) takePlace(c echo.Context) error {
+	ev, on, err := s.placeEvent(c)
+	if !on {
+		return err
+	}
+	p, tok, ok, err := s.placeOf(c, ev.ID)
+	if err != nil {
+		return err
+	}
+	qe := ev.Room()
+	b, berr := s.board(c.Request().Context(), qe)
+	if berr != nil {
+		b = waitroom.Board{}
+	}
+	if ok {
+		p, tok = s.Queue.Recount(p, tok, b)
+	} else {
+		if err := s.proveArrival(c, ev); err != nil {
+			return err
+		}
+		if err := s.limitAddress(c, limitedByJoins); err != nil {
+			return err
+		}
+		p, tok = s.Queue.Arrive(qe, b)
+	}
+	s.keepPlace(c, ev.ID, tok)
+	return c.JSON(http.StatusOK, placeView(p, b, berr == nil))
+}
+
+// proveArrival checks the proof of work a new place needs, without a session: it is
+// remembered by the place itself.
+func (s *server) proveArrival(c echo.Context, ev booking.Event) error {
+	if !s.ProofOfWork {
+		return nil
+	}
+	pr := c.Request().Header.Get(proofHeader)
+	if pr == "" {
+		return errProofRequired
+	}
+	if err := s.Proof.Verify(c.Request().Context(), pr); err != nil {
+		return proofInvalid(err)
+	}
+	return nil
+}
+
+// claimPlace admits the session's buyer (made now, if new: the session is created at
+// admission, not at arrival) on the request's place once the board's cursor has
+// passed it. Before that it answers the place as takePlace does, making nothing.
+func (s *server) claimPlace(c echo.Context) error {
+	ev, on, err := s.placeEvent(c)
+	if !on {
+		return err
+	}
+	p, _, ok, err := s.placeOf(c, ev.ID)
+	switch {
+	case err != nil:
+		return err
+	case !ok:
+		return errNoPlace
+	}
+	qe := ev.Room()
+	ctx := c.Request().Context()
+	visitor := s.pageBuyer(c)
+	if cl, tok, ok := s.sessionAdmission(c, ev.ID, visitor); ok && !s.admissionEnded(c, ev.ID, visitor, cl) {
+		return c.JSON(http.StatusOK, placeJSON{queueJSON: queueView(waitroom.Status{Admitted: true, Token: tok, ExpiresAt: cl.ExpiresAt}), Placed: true, Turn: true})
+	}
+	b, err := s.board(ctx, qe)
+	if err != nil {
+		return err
+	}
+	if !p.Passed(b) {
+		return c.JSON(http.StatusOK, placeView(p, b, true))
+	}
+	created := false
+	if visitor == "" {
+		if visitor, created, err = s.newBuyer(c); err != nil {
+			return err
+		}
+	}
+	st, err := s.Queue.Claim(ctx, qe, p, visitor)
+	switch {
+	case errors.Is(err, waitroom.ErrPlaceClaimed):
+		return errPlaceClaimed
+	case errors.Is(err, waitroom.ErrPlaceUsed):
+		// The place is spent: without its cookie the next POST …/queue/place takes a new one.
+		c.SetCookie(&http.Cookie{Name: placeCookieName(ev.ID), Value: "", Path: "/", MaxAge: -1,
+			HttpOnly: true, Secure: s.CookieSecure, SameSite: http.SameSiteLaxMode})
+		return errPlaceUsed
+	case err != nil:
+		return err
+	case !st.Admitted:
+		return c.JSON(http.StatusOK, placeView(p, b, true))
+	}
+	if _, verr := s.Queue.Verify(st.Token, qe.ID, visitor); verr != nil {
+		return errors.Join(errors.New("a fresh admission token does not verify"), verr)
+	}
+	s.keepAdmission(c, qe.ID, st)
+	if s.ProofOfWork {
+		// The place was given for a proof of work: the session it admits has proved,
+		// as a session that joined with one has, and its first hold asks no other.
+		s.Sessions.Put(ctx, provedKey, true)
+	}
+	if created {
+		if err := s.saveSession(c); err != nil {
+			return err
+		}
+	}
+	return c.JSON(http.StatusOK, placeJSON{queueJSON: queueView(st), Placed: true, Turn: true, Group: p.Group, Tiebreak: p.Tiebreak})
+}
+
+// placeView works a place's figures out from the board (known false: no board, the
+// place alone): position, people ahead, the wait, and whether its turn has come.
+func placeView(p waitroom.Place, b waitroom.Board, known bool) placeJSON {
+	out := placeJSON{Placed: true, Group: p.Group, Tiebreak: p.Tiebreak, Epoch: p.Epoch}
+	out.Number = p.Number
+	if !known {
+		out.PreQueue = p.Group == 0
+		out.PollAfterSeconds = queueRetryAfter
+		return out
+	}
+	out.PreQueue = b.PreQueue
+	out.Waiting = int(max(0, float64(b.Counted)-b.Passed))
+	out.SeatsLeft, out.SoldOut, out.AllHeld = b.SeatsLeft, b.SoldOut, b.AllHeld
+	out.PollAfterSeconds = 1
+	if p.Passed(b) {
+		out.Turn = true
+		return out
+	}
+	ahead := p.Ahead(b)
+	out.Ahead, out.Position = ahead, ahead+1
+	out.LikelyGone = waitroom.LikelyGone(out.Position, b.LastsFor)
+	if b.PerPlace > 0 && !b.PreQueue && !out.LikelyGone {
+		wait := func(per time.Duration) time.Duration { return time.Duration(out.Position)*per + b.Notice }
+		out.EtaSeconds, out.EtaMinSeconds, out.EtaMaxSeconds = nearSeconds(wait(b.PerPlace)), seconds(wait(b.PerPlaceMin)), seconds(wait(b.PerPlaceMax))
+	}
+	return out
+}

@@ -1,0 +1,130 @@
+package web_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"testing"
+	"time"
+
+	"boxoffice/internal/booking/bookingtest"
+	"boxoffice/internal/dbtest"
+	"boxoffice/web"
+)
+
+// TestPlaceAbuseLimits: a new place counts against the address's joins and needs a
+// proof of work, as a join does; a place taken again is not counted again, and other
+// addresses are not refused (the negative controls).
+func TestPlaceAbuseLimits(t *testing.T) {
+	t.Parallel()
+	home := func(i int) *fromAddress { return at(fmt.Sprintf("2001:db8:bb:1:%x::%x", i, i+1)) } // one /64
+
+	t.Run("address joins", func(t *testing.T) {
+		t.Parallel()
+		a := limitApp(t, "ADDRESS_JOINS_PER_HOUR", "3")
+		roomOn(t, a, a.EventID, 1, 1, time.Minute)
+		var first *client
+		for i := range 3 {
+			c := visitorVia(t, a, a.EventID, home(i))
+			if st := c.do("POST", placePath(a.EventID), nil, nil); st != http.StatusOK {
+				t.Fatalf("place %d: got status %d, want 200", i+1, st)
+			}
+			if i == 0 {
+				first = c
+			}
+		}
+		st, raw, h := visitorVia(t, a, a.EventID, home(3)).raw("POST", placePath(a.EventID), nil, nil)
+		wantLimited(t, "a 4th place", st, raw, h, web.LimitedByJoins, 3600)
+		if st := first.do("POST", placePath(a.EventID), nil, nil); st != http.StatusOK {
+			t.Errorf("a place taken again from the limited address: got status %d, want 200 (not counted again)", st)
+		}
+		if st := visitorVia(t, a, a.EventID, at("2001:db8:bb:2::1")).do("POST", placePath(a.EventID), nil, nil); st != http.StatusOK {
+			t.Errorf("a place from another address: got status %d, want 200", st)
+		}
+	})
+
+	t.Run("proof of work", func(t *testing.T) {
+		t.Parallel()
+		a := newTestApp(t, proofOn)
+		roomOn(t, a, a.EventID, 1, 1, time.Minute)
+		c := visitorVia(t, a, a.EventID, nil)
+		st, raw, _ := c.raw("POST", placePath(a.EventID), nil, nil)
+		if e, _ := parseError(raw); st != http.StatusForbidden || e.Error != "proof_required" {
+			t.Errorf("a place without a proof: got %d %s, want 403 proof_required", st, raw)
+		}
+		p := c.solve()
+		var got web.PlaceJSON
+		st, raw, _ = c.raw("POST", placePath(a.EventID), nil, withProof(p))
+		if err := json.Unmarshal(raw, &got); st != http.StatusOK || err != nil || !got.Placed {
+			t.Fatalf("a place with a solved proof: got %d %s, want 200 placed", st, raw)
+		}
+		other := visitorVia(t, a, a.EventID, nil)
+		st, raw, _ = other.raw("POST", placePath(a.EventID), nil, withProof(p))
+		if st == http.StatusOK {
+			t.Errorf("the same proof for a second place: got 200 %s, want it refused", raw)
+		}
+	})
+}
+
+// waitTurn polls the place until the board's cursor has passed it, as the page does.
+func waitTurn(t *testing.T, c *client, eventID int64, within time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		var q web.PlaceJSON
+		if st := c.do("GET", placePath(eventID), nil, &q); st == http.StatusOK && q.Turn {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the cursor did not pass the place within %v", within)
+		}
+		time.Sleep(50 * time.Millisecond) // polling the board, as the queue page does
+	}
+}
+
+// claim claims the client's place and answers whether it was admitted.
+func claim(t *testing.T, c *client, eventID int64) (int, web.PlaceJSON) {
+	t.Helper()
+	var q web.PlaceJSON
+	st := c.do("POST", claimPath(eventID), nil, &q)
+	return st, q
+}
+
+// TestPlaceRedisHung: Redis stops answering during a queued onsale. Arrivals still get
+// their places (counted in memory); a claim admits nobody; a buyer admitted before
+// keeps holding. Redis resumes: the counts kept go in, the late arrival's turn comes,
+// and it is admitted and holds.
+func TestPlaceRedisHung(t *testing.T) {
+	t.Parallel()
+	srv := dbtest.StartRedisServer(t, "")
+	a := newTestApp(t, func(o *appOptions) {
+		frontQueue(o)
+		o.Env = map[string]string{"REDIS_URL": "redis://" + srv.Addr() + "/0"}
+	})
+	roomOn(t, a, a.EventID, 5, 100, time.Minute)
+	runQueue(t, a)
+	seats := firstSeats(t, a.Pool, a.EventID, 3)
+	admitted, _ := arrival(t, a, a.EventID)
+	waitTurn(t, admitted, a.EventID, 20*time.Second)
+	if st, q := claim(t, admitted, a.EventID); st != http.StatusOK || !q.Admitted {
+		t.Fatalf("claim: got %d %+v, want admitted", st, q)
+	}
+
+	srv.Hang()
+	late, _ := arrival(t, a, a.EventID) // a place with Redis hung
+	if st, q := claim(t, late, a.EventID); q.Admitted {
+		t.Errorf("claim with Redis hung: got %d admitted, want nobody admitted", st)
+	}
+	admitted.hold(a.EventID, seats[0])
+
+	srv.Resume()
+	waitTurn(t, late, a.EventID, 20*time.Second)
+	if st, q := claim(t, late, a.EventID); st != http.StatusOK || !q.Admitted {
+		t.Fatalf("claim after Redis resumed: got %d %+v, want admitted", st, q)
+	}
+	if st, e, _ := holdStatus(late, a.EventID, seats[0], nil); st != http.StatusConflict || e.Error != "seat_unavailable" {
+		t.Errorf("hold of a seat held while Redis hung: got %d %q, want 409 seat_unavailable", st, e.Error)
+	}
+	late.hold(a.EventID, seats[1])
+	bookingtest.Check(t, a.Pool, a.EventID)
+}

@@ -1,0 +1,193 @@
+package web_test
+
+import (
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"testing"
+	"time"
+
+	"boxoffice/internal/dbtest"
+	"boxoffice/internal/waitroom"
+	"boxoffice/web"
+)
+
+// frontQueue is fastQueue with short arrival groups, so that the cursor reaches an
+// arrival within a fraction of a second.
+func frontQueue(o *appOptions) {
+	o.Queue = waitroom.Options{Tick: 20 * time.Millisecond, Lease: 500 * time.Millisecond, Refresh: 50 * time.Millisecond,
+		GroupSpan: 100 * time.Millisecond, Flush: 50 * time.Millisecond, Settle: 100 * time.Millisecond}
+}
+
+// arrival is a visitor without a session who takes a place: a cookie jar, and the
+// CSRF token the place call's GET gives (which makes no session).
+func arrival(t *testing.T, a *testApp, eventID int64) (*client, web.PlaceJSON) {
+	t.Helper()
+	c := visitorVia(t, a, eventID, nil)
+	var p web.PlaceJSON
+	if st := c.do("POST", placePath(eventID), nil, &p); st != http.StatusOK || !p.Placed {
+		t.Fatalf("POST place: got %d %+v, want 200 placed", st, p)
+	}
+	return c, p
+}
+
+// visitorVia is a visitor without a session over rt (nil: the default transport),
+// with the CSRF token of the place call's GET, and no place yet.
+func visitorVia(t *testing.T, a *testApp, eventID int64, rt http.RoundTripper) *client {
+	t.Helper()
+	jar, _ := cookiejar.New(nil)
+	c := &client{t: t, http: &http.Client{Jar: jar, Timeout: 30 * time.Second, Transport: rt}, base: a.URL}
+	var p web.PlaceJSON
+	if st := c.do("GET", placePath(eventID), nil, &p); st != http.StatusOK || p.CSRFToken == "" || p.Placed {
+		t.Fatalf("GET place: got %d %+v, want 200 with a CSRF token and no place", st, p)
+	}
+	c.csrf = p.CSRFToken
+	return c
+}
+
+func placePath(eventID int64) string { return "/api/v1/events/" + itoa(eventID) + "/queue/place" }
+func claimPath(eventID int64) string { return "/api/v1/events/" + itoa(eventID) + "/queue/claim" }
+
+// placeToken is the client's place cookie for the event.
+func placeToken(t *testing.T, c *client, eventID int64) string {
+	t.Helper()
+	u, _ := url.Parse(c.base + "/")
+	for _, ck := range c.http.Jar.Cookies(u) {
+		if ck.Name == web.PlaceCookie(eventID) {
+			return ck.Value
+		}
+	}
+	t.Fatalf("no place cookie for event %d", eventID)
+	return ""
+}
+
+// TestPlaceArrivalsCostNoSessionNorRedisCallEach: a hundred arrivals take places
+// without a session row and with no Redis call each (the board's cached read and the
+// counts' flush are per instance and second); the old join, the negative control,
+// costs a session and Redis calls for each. Taking a place twice keeps it.
+func TestPlaceArrivalsCostNoSessionNorRedisCallEach(t *testing.T) {
+	t.Parallel()
+	a := newTestApp(t, frontQueue)
+	roomOn(t, a, a.EventID, 10, 50, time.Minute)
+	const n = 100
+	var calls dbtest.RedisCalls
+	a.Redis.AddHook(&calls)
+	sessions := count(t, a.Pool, `SELECT count(*) FROM sessions`)
+	// A connection's set-up calls (HELLO, CLIENT) come once, not per visitor: a first
+	// arrival opens it.
+	arrival(t, a, a.EventID)
+	start, before := time.Now(), calls.N()
+	var first *client
+	for i := range n {
+		c, _ := arrival(t, a, a.EventID)
+		if i == 0 {
+			first = c
+		}
+	}
+	took, used := time.Since(start), calls.N()-before
+	if got := count(t, a.Pool, `SELECT count(*) FROM sessions`); got != sessions {
+		t.Errorf("%d arrivals: sessions went from %d to %d, want unchanged", n, sessions, got)
+	}
+	// The board is read at most once a second (boardTTL), a script call each; the
+	// admitter is not running; the counts are flushed only by it.
+	if most := int64(took/time.Second) + 2; used > most {
+		t.Errorf("%d arrivals in %v: got %d Redis commands, want at most %d (one board read a second)", n, took, used, most)
+	}
+	tok := placeToken(t, first, a.EventID)
+	var again web.PlaceJSON
+	if st := first.do("POST", placePath(a.EventID), nil, &again); st != http.StatusOK || placeToken(t, first, a.EventID) != tok {
+		t.Errorf("taking a place twice: got %d and another token; want the same place", st)
+	}
+
+	// Negative control: the old join costs each arrival a session and Redis calls.
+	before = calls.N()
+	for range 10 {
+		c := a.newClient(t)
+		c.queue("POST", a.EventID)
+	}
+	if used := calls.N() - before; used < 10 {
+		t.Errorf("10 old joins: got %d Redis commands, want 10 at least (the counter must see per-visitor calls)", used)
+	}
+	if got := count(t, a.Pool, `SELECT count(*) FROM sessions`); got < sessions+10 {
+		t.Errorf("10 old joins: sessions went from %d to %d, want 10 more", sessions, got)
+	}
+}
+
+// TestPlaceClaimAdmitsAtItsTurn: an arrival's place is claimed once the cursor passes
+// it: before that the claim makes nothing; then it makes the session and the
+// admission, and a seat can be held with it. A forged token or another event's is
+// refused.
+func TestPlaceClaimAdmitsAtItsTurn(t *testing.T) {
+	t.Parallel()
+	a := newTestApp(t, frontQueue)
+	roomOn(t, a, a.EventID, 10, 50, time.Minute)
+	other := smallEvent(t, a.Pool, "front-other")
+	roomOn(t, a, other, 10, 50, time.Minute)
+	c, p := arrival(t, a, a.EventID)
+	if p.Group == 0 || p.Admitted {
+		t.Fatalf("an arrival after the onsale: got %+v, want a group after the draw, not admitted", p)
+	}
+	sessions := count(t, a.Pool, `SELECT count(*) FROM sessions`)
+	var early web.PlaceJSON
+	if st := c.do("POST", claimPath(a.EventID), nil, &early); st != http.StatusOK || early.Admitted {
+		t.Fatalf("claim before the admitter ran: got %d %+v, want 200 not admitted", st, early)
+	}
+	if got := count(t, a.Pool, `SELECT count(*) FROM sessions`); got != sessions {
+		t.Errorf("a claim before its turn made a session (%d → %d)", sessions, got)
+	}
+
+	// Refused: a forged token, and a token of another event.
+	forged := placeToken(t, c, a.EventID)
+	forged = forged[:len(forged)-2] + map[bool]string{true: "AA", false: "AB"}[forged[len(forged)-2:] != "AA"]
+	o2, _ := arrival(t, a, other)
+	for name, tok := range map[string]string{"forged": forged, "another event's": placeToken(t, o2, other)} {
+		st, raw, _ := c.raw("POST", claimPath(a.EventID), nil, http.Header{"X-Place-Token": {tok}})
+		if e, _ := parseError(raw); st != http.StatusForbidden || e.Error != "invalid_place" {
+			t.Errorf("claim with %s token: got %d %s, want 403 invalid_place", name, st, raw)
+		}
+	}
+
+	runQueue(t, a)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		var q web.PlaceJSON
+		if st := c.do("GET", placePath(a.EventID), nil, &q); st != http.StatusOK {
+			t.Fatalf("GET place: %d", st)
+		}
+		if q.Turn {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the cursor never passed the place: last %+v", q)
+		}
+		time.Sleep(50 * time.Millisecond) // polling the board, as the queue page does
+	}
+	var got web.PlaceJSON
+	if st := c.do("POST", claimPath(a.EventID), nil, &got); st != http.StatusOK || !got.Admitted || got.Token == "" {
+		t.Fatalf("claim at its turn: got %d %+v, want admitted with a token", st, got)
+	}
+	if n := count(t, a.Pool, `SELECT count(*) FROM sessions`); n != sessions+1 {
+		t.Errorf("the claim: sessions went from %d to %d, want one more", sessions, n)
+	}
+	seat := firstSeats(t, a.Pool, a.EventID, 1)[0]
+	held := c.hold(a.EventID, seat)
+	// Another visitor showing the same place is refused.
+	thief, _ := arrival(t, a, a.EventID)
+	st, raw, _ := thief.raw("POST", claimPath(a.EventID), nil, http.Header{"X-Place-Token": {placeToken(t, c, a.EventID)}})
+	if e, _ := parseError(raw); st != http.StatusConflict || e.Error != "place_claimed" {
+		t.Errorf("another visitor claims the place: got %d %s, want 409 place_claimed", st, raw)
+	}
+	// Released: the admission has ended and the place is spent; a new place is taken.
+	used := placeToken(t, c, a.EventID)
+	if st := c.do("DELETE", "/api/v1/holds/"+held.HoldID, nil, nil); st != http.StatusNoContent {
+		t.Fatalf("release: got %d, want 204", st)
+	}
+	st, raw, _ = c.raw("POST", claimPath(a.EventID), nil, nil)
+	if e, _ := parseError(raw); st != http.StatusConflict || e.Error != "place_used" {
+		t.Errorf("claim after the admission ended: got %d %s, want 409 place_used", st, raw)
+	}
+	var again web.PlaceJSON
+	if st := c.do("POST", placePath(a.EventID), nil, &again); st != http.StatusOK || placeToken(t, c, a.EventID) == used {
+		t.Errorf("a place after the spent one: got %d and the same token, want a new place", st)
+	}
+}
