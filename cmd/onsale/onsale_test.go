@@ -44,7 +44,7 @@ func TestSmallOnsale(t *testing.T) {
 	p := apptest.New(t, o)
 	onsaleAt := time.Now().Add(3 * time.Second).Truncate(time.Second).Add(time.Second)
 	_, err := benchkit.CreateEvent(t.Context(), p.Pool, benchkit.Event{Slug: "sim-small", Seats: 300, OnsaleAt: onsaleAt,
-		Queue: &benchkit.Queue{Slots: 40, Rate: 25, TokenTTL: 20 * time.Second, Idle: 10 * time.Second}})
+		Queue: &benchkit.Queue{Slots: 40, Rate: 25, TokenTTL: 20 * time.Second, Idle: 10 * time.Second}, Pricing: true})
 	if err != nil {
 		t.Fatal(err)
 	}

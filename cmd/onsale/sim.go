@@ -48,6 +48,9 @@ type config struct {
 	Basket   float64 // share of seat buyers who hold one seat, then add the others one by one
 	Decline  float64 // share paying with a declined card first
 	Late     float64 // share whose payment's webhook comes late
+	Types    float64  // share of holders who set a seat to a type other than the default
+	Voucher  float64  // share of holders who enter a voucher, one of Codes
+	Codes    []string // the vouchers they enter
 
 	Rate  float64 // the waiting room's admission rate, to compare; read from the database when given
 	Slots int     // its shoppers at a time, likewise
@@ -317,12 +320,16 @@ func (s *sim) check(ctx context.Context, admin *client, progress io.Writer, db *
 	} else {
 		r.Violations = append(r.Violations, apiViolations(buyers, orders, last)...)
 	}
+	var bad []string
+	r.Pricing, bad = pricingOf(buyers, orders)
+	r.Violations = append(r.Violations, bad...)
 	if db != nil {
 		v, err := db.violations(checkCtx, s.event.ID, cfg.Tidy+cfg.TidyGrace)
 		if err != nil {
 			r.Violations = append(r.Violations, "the SQL checks failed to run: "+err.Error())
 		}
 		r.Violations = append(r.Violations, v...)
+		r.Violations = append(r.Violations, s.moneyAgrees(checkCtx, db, r.Pricing)...)
 	}
 	var after map[string]float64
 	if before != nil {
