@@ -226,8 +226,8 @@ type (
 		OrderID     int64      `json:"orderId"`
 		Status      string     `json:"status"`
 		AmountCents int64      `json:"amountCents"`
-		Seats    []seatJSON `json:"seats"`
-		GAPlaces *struct {
+		Seats       []seatJSON `json:"seats"`
+		GAPlaces    *struct {
 			Quantity int `json:"quantity"`
 		} `json:"gaPlaces"`
 		Tickets []struct {

@@ -40,14 +40,14 @@ type config struct {
 	MapEvery   time.Duration // how often the crowd's seat map is fetched again
 	Timeout    time.Duration // per request
 
-	Specific float64 // share choosing their seats on the map (the rest of Best+Specific: standing)
-	Best     float64 // share asking for the best available
-	MaxQty   int     // a buyer wants 1 to MaxQty seats
-	Abandon  float64 // share leaving after the hold (half release, half close the tab)
-	Idle     float64 // share of admitted buyers who never hold: their turn lapses
-	Basket   float64 // share of seat buyers who hold one seat, then add the others one by one
-	Decline  float64 // share paying with a declined card first
-	Late     float64 // share whose payment's webhook comes late
+	Specific float64  // share choosing their seats on the map (the rest of Best+Specific: standing)
+	Best     float64  // share asking for the best available
+	MaxQty   int      // a buyer wants 1 to MaxQty seats
+	Abandon  float64  // share leaving after the hold (half release, half close the tab)
+	Idle     float64  // share of admitted buyers who never hold: their turn lapses
+	Basket   float64  // share of seat buyers who hold one seat, then add the others one by one
+	Decline  float64  // share paying with a declined card first
+	Late     float64  // share whose payment's webhook comes late
 	Types    float64  // share of holders who set a seat to a type other than the default
 	Voucher  float64  // share of holders who enter a voucher, one of Codes
 	Codes    []string // the vouchers they enter
