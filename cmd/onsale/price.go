@@ -33,16 +33,18 @@ type quoteJSON struct {
 			Name string `json:"name"`
 		} `json:"types"`
 	} `json:"lines"`
-	PricesCents   int64  `json:"pricesCents"`
-	FeesCents     int64  `json:"feesCents"`
-	DiscountCents int64  `json:"discountCents"`
-	TaxCents      int64  `json:"taxCents"`
-	TaxLabel      string `json:"taxLabel"`
-	TotalCents    int64  `json:"totalCents"`
-	Voucher       *struct {
+	// TotalCents is what checkout charges: the prices and fees less the discounts,
+	// the tax included.
+	TotalCents  int64 `json:"totalCents"`
+	PricesCents int64 `json:"pricesCents"`
+	FeesCents   int64 `json:"feesCents"`
+	Voucher     *struct {
 		Code    string `json:"code"`
 		Problem string `json:"problem"`
 	} `json:"voucher"`
+	DiscountCents int64  `json:"discountCents"`
+	TaxCents      int64  `json:"taxCents"`
+	TaxLabel      string `json:"taxLabel"`
 }
 
 // pricedJSON is a hold with its quote.
