@@ -94,7 +94,7 @@ func (b *buyer) readQuote(ctx context.Context, holdID string) (quoteJSON, bool) 
 // ends it as expired, any other refusal as an error.
 func (b *buyer) priceAnswer(step string, a answer) bool {
 	switch {
-	case a.Status == http.StatusOK:
+	case a.Status == http.StatusOK || a.Status == http.StatusNoContent:
 		return true
 	case a.Status == http.StatusGone:
 		b.outcome = outExpired
@@ -188,7 +188,7 @@ func (b *buyer) checkout(ctx context.Context, holdID string) (int64, bool) {
 			b.price.refused = b.price.voucher + ": " + a.kind() + " at checkout"
 			b.price.voucher = ""
 			s.count.expected("checkout: " + a.kind())
-			if !b.call(ctx, "voucher", http.MethodDelete, "/api/v1/holds/"+holdID+"/voucher", nil, nil) {
+			if a, ok := b.try(ctx, "voucher", http.MethodDelete, "/api/v1/holds/"+holdID+"/voucher", nil, nil); !ok || !b.priceAnswer("voucher", a) {
 				return 0, false
 			}
 			if b.price.quote, ok = b.readQuote(ctx, holdID); !ok {

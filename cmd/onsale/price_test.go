@@ -8,8 +8,8 @@ import (
 )
 
 // checkPricing checks the prices of a run on a priced event: tickets of every type
-// (as many as the places sold), buyers who set types, the unlimited voucher redeemed,
-// the limited one used up to its limit and refused past it, and the money the same
+// (at least as many as the places sold), buyers who set types, the unlimited voucher
+// redeemed, the limited one refused once used up and never used past its limit, and the money the same
 // in the buyers' checkouts, the orders, their lines and the charges less refunds.
 func checkPricing(t *testing.T, r *report) {
 	t.Helper()
@@ -26,8 +26,11 @@ func checkPricing(t *testing.T, r *report) {
 	for _, n := range k.TicketsByType {
 		tickets += n
 	}
-	if tickets != r.Counts.PlacesSold || k.Orders != r.Counts.Confirmed || k.TypeBuyers == 0 {
-		t.Errorf("pricing: %d tickets in %d orders, %d buyers set types; want the %d places sold in the %d orders confirmed, and some",
+	// The report's counts are of the buyers who saw their tickets in time; the prices'
+	// of every order confirmed by the end (whose places its lines are: a violation
+	// otherwise).
+	if tickets < r.Counts.PlacesSold || k.Orders < r.Counts.Confirmed || k.TypeBuyers == 0 {
+		t.Errorf("pricing: %d tickets in %d orders, %d buyers set types; want at least the %d places sold in the %d orders confirmed, and some",
 			tickets, k.Orders, k.TypeBuyers, r.Counts.PlacesSold, r.Counts.Confirmed)
 	}
 	if k.Vouchers.Redeemed[benchkit.VoucherPercent] == 0 {
@@ -44,8 +47,10 @@ func checkPricing(t *testing.T, r *report) {
 			benchkit.VoucherLimited, refused, k.Vouchers.Refused, r.Expected)
 	}
 	for _, v := range k.SQL.Vouchers {
-		if v.Code == benchkit.VoucherLimited && (v.Limit != benchkit.VoucherLimitedUses || v.Used != v.Limit || v.Redemptions != v.Used) {
-			t.Errorf("pricing: voucher %s has %d uses, %d redemptions, limit %d; want all %d used, each a redemption",
+		// An order that lapses unpaid gives its use back, so the voucher may end with
+		// uses left over even though buyers were refused it.
+		if v.Code == benchkit.VoucherLimited && (v.Limit != benchkit.VoucherLimitedUses || v.Used > v.Limit || v.Redemptions != v.Used) {
+			t.Errorf("pricing: voucher %s has %d uses, %d redemptions, limit %d; want at most %d used, each a redemption",
 				v.Code, v.Used, v.Redemptions, v.Limit, benchkit.VoucherLimitedUses)
 		}
 	}

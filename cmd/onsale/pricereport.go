@@ -44,8 +44,8 @@ type voucherSQL struct {
 	Limit       int    `json:"limit"`
 }
 
-// pricingOf sums up the buyers' prices, and says where a confirmed order's amount is
-// not what its checkout charged.
+// pricingOf sums up the buyers' prices, and says where a confirmed order's amount or
+// places are not what its checkout charged for.
 func pricingOf(buyers []*buyer, orders map[int]orderJSON) (*pricingJSON, []string) {
 	out := &pricingJSON{TicketsByType: map[string]int{}}
 	out.Vouchers.Entered, out.Vouchers.Redeemed, out.Vouchers.Refused = map[string]int{}, map[string]int{}, map[string]int{}
@@ -70,6 +70,13 @@ func pricingOf(buyers []*buyer, orders map[int]orderJSON) (*pricingJSON, []strin
 			bad = append(bad, fmt.Sprintf("order %d is confirmed for %d cents, its checkout charged %d", o.OrderID, o.AmountCents, u.charged))
 		}
 		q := u.quote
+		places := len(o.Seats)
+		if o.GAPlaces != nil {
+			places += o.GAPlaces.Quantity
+		}
+		if len(q.Lines) != places {
+			bad = append(bad, fmt.Sprintf("order %d is confirmed with %d places, its checkout priced %d", o.OrderID, places, len(q.Lines)))
+		}
 		out.Orders++
 		for _, l := range q.Lines {
 			out.TicketsByType[l.Type]++
