@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"boxoffice/internal/demo"
+	"boxoffice/internal/pricedemo"
 )
 
 // seedStadium creates a big event with its waiting room on and its onsale a little
@@ -25,6 +26,7 @@ func seedStadium(ctx context.Context, args []string, getenv func(string) string,
 	slots := fs.Int("slots", 2000, "waiting room: shoppers at a time")
 	rate := fs.Float64("rate", 150, "waiting room: admissions a second")
 	ttl := fs.Duration("token-ttl", 5*time.Minute, "waiting room: how long an admission lasts")
+	priced := fs.Bool("pricing", true, "give it ticket types (adult, child, concession), fees, tax and two vouchers (internal/pricedemo)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -48,7 +50,12 @@ func seedStadium(ctx context.Context, args []string, getenv func(string) string,
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "event=%d slug=%s seats=%d places=%d onsale=%s slots=%d rate=%g\n",
-		id, spec.Slug, spec.Seats(), spec.GA[0].Capacity, onsale.UTC().Format(time.RFC3339), *slots, *rate)
+	if *priced {
+		if _, err := pricedemo.Apply(ctx, pool, id); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(stdout, "event=%d slug=%s seats=%d places=%d onsale=%s slots=%d rate=%g pricing=%t\n",
+		id, spec.Slug, spec.Seats(), spec.GA[0].Capacity, onsale.UTC().Format(time.RFC3339), *slots, *rate, *priced)
 	return nil
 }

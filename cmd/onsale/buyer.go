@@ -5,7 +5,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"net/http"
-	"strconv"
 	"time"
 
 	"boxoffice/internal/benchkit"
@@ -57,6 +56,7 @@ type buyer struct {
 	// then add the others one by one (basket.go).
 	want   int
 	basket basketUse
+	price  priceUse
 }
 
 // etaSeen is an ETA the queue page showed, when, for how many admissions (the
@@ -139,21 +139,12 @@ func (b *buyer) visit(ctx context.Context) {
 		return
 	}
 	b.think(ctx)
-	var co checkoutJSON
-	a, ok := b.try(ctx, "checkout", http.MethodPost, "/api/v1/holds/"+h.HoldID+"/checkout",
-		map[string]string{"email": "buyer" + strconv.Itoa(b.id) + "@example.com"}, &co)
-	if !ok {
+	if !b.choosePrices(ctx, h.HoldID) {
 		return
 	}
-	if a.Status == http.StatusGone {
-		b.outcome = outExpired
+	if b.orderID, ok = b.checkout(ctx, h.HoldID); !ok {
 		return
 	}
-	if a.Status != http.StatusCreated {
-		b.fail("checkout", a)
-		return
-	}
-	b.orderID = co.OrderID
 	if !b.pay(ctx) {
 		return
 	}

@@ -154,7 +154,7 @@ var invariants = []invariant{
 // violations returns every broken invariant of the event, one line each.
 func (c *sqlCheck) violations(ctx context.Context, eventID int64, tidy time.Duration) ([]string, error) {
 	var out []string
-	for _, inv := range invariants {
+	for _, inv := range append(invariants[:len(invariants):len(invariants)], moneyInvariants...) {
 		args := []any{eventID}
 		if strings.Contains(inv.query, "$2") {
 			args = append(args, tidy.Seconds())

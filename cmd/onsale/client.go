@@ -216,16 +216,18 @@ type (
 		} `json:"gaPlaces"`
 	}
 	checkoutJSON struct {
-		OrderID int64 `json:"orderId"`
+		OrderID     int64 `json:"orderId"`
+		AmountCents int64 `json:"amountCents"`
 	}
 	payJSON struct {
 		Status string `json:"status"`
 	}
 	orderJSON struct {
-		OrderID  int64      `json:"orderId"`
-		Status   string     `json:"status"`
-		Seats    []seatJSON `json:"seats"`
-		GAPlaces *struct {
+		OrderID     int64      `json:"orderId"`
+		Status      string     `json:"status"`
+		AmountCents int64      `json:"amountCents"`
+		Seats       []seatJSON `json:"seats"`
+		GAPlaces    *struct {
 			Quantity int `json:"quantity"`
 		} `json:"gaPlaces"`
 		Tickets []struct {

@@ -17,8 +17,12 @@
 // the waiting room and waits as the queue page does (following the queue's public
 // board, looking itself at its turn and when the server says), and once admitted holds seats
 // (of their choice, leaning to the front rows; best available; or standing places;
-// some (-basket) hold one seat and add the others one by one), sometimes abandons, checks out, pays with a test card (some declined, some with a
-// late webhook) and waits for the tickets. Some admitted buyers never hold (-idle):
+// some (-basket) hold one seat and add the others one by one), sometimes abandons,
+// reads the basket's price, sets a seat to another ticket type (-types) or enters a
+// voucher (-voucher; one used up is refused, and the buyer goes on without it), checks
+// out, pays with a test card (some declined, some with a late webhook) and waits for
+// the tickets. The checks then add the money: what the orders, their lines and the
+// provider's charges less refunds say must agree, and no voucher outruns its limit. Some admitted buyers never hold (-idle):
 // their turn lapses and goes to the next in line, which the report counts.
 //
 // The crowd is an outsider: it speaks HTTP (and, for the checks, SQL) and calls no
@@ -43,6 +47,7 @@ import (
 	"io"
 	"os"
 	"runtime/pprof"
+	"strings"
 	"time"
 
 	"boxoffice/internal/benchkit"
@@ -139,6 +144,9 @@ func parseFlags(args []string, stderr io.Writer) (cfg config, jsonPath, svgPath 
 	fs.Float64Var(&cfg.Basket, "basket", 0.3, "share of buyers wanting seats who hold one, then add the others one by one (POST /holds/{id}/seats)")
 	fs.Float64Var(&cfg.Decline, "decline", 0.05, "share paying with a declined card first")
 	fs.Float64Var(&cfg.Late, "late", 0.1, "share whose payment webhook comes late")
+	fs.Float64Var(&cfg.Types, "types", 0.3, "share of holders who set a seat to another ticket type (a child beside an adult, a concession)")
+	fs.Float64Var(&cfg.Voucher, "voucher", 0.3, "share of holders who enter a voucher, one of -voucher-codes (0 for an event without them)")
+	codes := fs.String("voucher-codes", benchkit.VoucherPercent+","+benchkit.VoucherLimited, "the vouchers they enter, comma-separated (the price list of seed-stadium -pricing)")
 	fs.Float64Var(&cfg.Rate, "rate", 0, "the waiting room's admission rate, to compare (read from -db when given)")
 	fs.IntVar(&cfg.Slots, "slots", 0, "the waiting room's shoppers at a time, to compare (read from -db when given)")
 	fs.StringVar(&cfg.DB, "db", "", "PostgreSQL URL of the server's database, for the SQL checks")
@@ -154,6 +162,11 @@ func parseFlags(args []string, stderr io.Writer) (cfg config, jsonPath, svgPath 
 	fs.StringVar(&svgPath, "svg", "", "write the chart as SVG to this file")
 	if err = fs.Parse(args); err != nil {
 		return
+	}
+	for c := range strings.SplitSeq(*codes, ",") {
+		if c = strings.TrimSpace(c); c != "" {
+			cfg.Codes = append(cfg.Codes, c)
+		}
 	}
 	switch {
 	case fs.NArg() > 0:
@@ -171,8 +184,9 @@ func parseFlags(args []string, stderr io.Writer) (cfg config, jsonPath, svgPath 
 	case cfg.Conns < 1:
 		err = errors.New("-conns must be at least 1")
 	case !share(cfg.Early) || !share(cfg.Specific) || !share(cfg.Best) || !share(cfg.Specific+cfg.Best) ||
-		!share(cfg.Abandon) || !share(cfg.Idle) || !share(cfg.Basket) || !share(cfg.Decline) || !share(cfg.Late):
-		err = errors.New("-early, -specific, -best (and their sum), -abandon, -idle, -basket, -decline and -late are shares from 0 to 1")
+		!share(cfg.Abandon) || !share(cfg.Idle) || !share(cfg.Basket) || !share(cfg.Decline) || !share(cfg.Late) ||
+		!share(cfg.Types) || !share(cfg.Voucher):
+		err = errors.New("-early, -specific, -best (and their sum), -abandon, -idle, -basket, -decline, -late, -types and -voucher are shares from 0 to 1")
 	}
 	return
 }

@@ -38,7 +38,7 @@ func smallOnsale(t *testing.T, extra ...string) (*report, config) {
 	p := apptest.New(t, o)
 	onsaleAt := time.Now().Add(3 * time.Second).Truncate(time.Second).Add(time.Second)
 	_, err := benchkit.CreateEvent(t.Context(), p.Pool, benchkit.Event{Slug: "sim-small", Seats: 300, OnsaleAt: onsaleAt,
-		Queue: &benchkit.Queue{Slots: 40, Rate: 25, TokenTTL: 20 * time.Second, Idle: 10 * time.Second}})
+		Queue: &benchkit.Queue{Slots: 40, Rate: 25, TokenTTL: 20 * time.Second, Idle: 10 * time.Second}, Pricing: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +74,8 @@ func smallOnsale(t *testing.T, extra ...string) (*report, config) {
 // an event of 300 seats and 60 standing places whose onsale is three seconds ahead:
 // 300 buyers, some early into the pre-queue, a waiting room of 40 at 25 a second (admissions lasting 20 s,
 // or 10 s with no seat held), holds that lapse in 4 s, buyers who walk away once admitted, abandons,
-// declined cards and late webhooks. It must sell out, break no invariant (through the API and in
+// declined cards and late webhooks; the event is priced (ticket types, fees, tax, two
+// vouchers, one of five uses), and buyers set types and enter vouchers. It must sell out, break no invariant (through the API and in
 // SQL), and meet no answer but those an onsale normally gives; the turns of those who walked away
 // lapse and their slots go to the next in line.
 func TestSmallOnsale(t *testing.T) {
@@ -121,6 +122,8 @@ func TestSmallOnsale(t *testing.T) {
 	}
 	checkTrace(t, cfg.Trace, r)
 	checkChart(t, r)
+	checkPricing(t, r)
+	checkMoneyControl(t, cfg.DB, "sim-small")
 }
 
 // checkLapses checks that some admitted buyers walked away, that turns lapsed (no

@@ -96,6 +96,7 @@ type report struct {
 	Metrics    []metricJSON   `json:"metrics,omitempty"`
 	Lapses     *lapsesJSON    `json:"lapses,omitempty"`
 	Basket     *basketJSON    `json:"basket,omitempty"`
+	Pricing    *pricingJSON   `json:"pricing,omitempty"`
 	Violations []string       `json:"violations"`
 	Timeline   []sample       `json:"timeline"`
 }

@@ -15,6 +15,7 @@ func (r *report) writeText(w io.Writer) {
 	p := func(format string, a ...any) { fmt.Fprintf(w, format+"\n", a...) }
 	r.writeSale(p)
 	r.writeQueue(p)
+	r.writePricing(p)
 	r.writeVerdict(p)
 }
 

@@ -40,15 +40,18 @@ type config struct {
 	MapEvery   time.Duration // how often the crowd's seat map is fetched again
 	Timeout    time.Duration // per request
 
-	Specific float64 // share choosing their seats on the map (the rest of Best+Specific: standing)
-	Best     float64 // share asking for the best available
-	MaxQty   int     // a buyer wants 1 to MaxQty seats
-	Abandon  float64 // share leaving after the hold (half release, half close the tab)
-	Idle     float64 // share of admitted buyers who never hold: their turn lapses
-	Basket   float64 // share of seat buyers who hold one seat, then add the others one by one
-	Decline  float64 // share paying with a declined card first
-	Late     float64 // share whose payment's webhook comes late
-	Front    bool    // buyers take a place token (…/queue/place) and claim at their turn, no session before
+	Specific float64  // share choosing their seats on the map (the rest of Best+Specific: standing)
+	Best     float64  // share asking for the best available
+	MaxQty   int      // a buyer wants 1 to MaxQty seats
+	Abandon  float64  // share leaving after the hold (half release, half close the tab)
+	Idle     float64  // share of admitted buyers who never hold: their turn lapses
+	Basket   float64  // share of seat buyers who hold one seat, then add the others one by one
+	Decline  float64  // share paying with a declined card first
+	Late     float64  // share whose payment's webhook comes late
+	Types    float64  // share of holders who set a seat to a type other than the default
+	Voucher  float64  // share of holders who enter a voucher, one of Codes
+	Codes    []string // the vouchers they enter
+	Front    bool     // buyers take a place token (…/queue/place) and claim at their turn, no session before
 
 	Rate  float64 // the waiting room's admission rate, to compare; read from the database when given
 	Slots int     // its shoppers at a time, likewise
@@ -318,12 +321,16 @@ func (s *sim) check(ctx context.Context, admin *client, progress io.Writer, db *
 	} else {
 		r.Violations = append(r.Violations, apiViolations(buyers, orders, last)...)
 	}
+	var bad []string
+	r.Pricing, bad = pricingOf(buyers, orders)
+	r.Violations = append(r.Violations, bad...)
 	if db != nil {
 		v, err := db.violations(checkCtx, s.event.ID, cfg.Tidy+cfg.TidyGrace)
 		if err != nil {
 			r.Violations = append(r.Violations, "the SQL checks failed to run: "+err.Error())
 		}
 		r.Violations = append(r.Violations, v...)
+		r.Violations = append(r.Violations, s.moneyAgrees(checkCtx, db, r.Pricing)...)
 	}
 	var after map[string]float64
 	if before != nil {

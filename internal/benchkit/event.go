@@ -12,6 +12,7 @@ import (
 
 	"boxoffice/internal/demo"
 	"boxoffice/internal/live"
+	"boxoffice/internal/pricedemo"
 	"boxoffice/internal/waitroom"
 )
 
@@ -28,7 +29,18 @@ type Event struct {
 	OnsaleAt time.Time
 	// Queue, if set, turns its waiting room on.
 	Queue *Queue
+	// Pricing gives it the price list of a real onsale (internal/pricedemo): ticket
+	// types, fees, tax and the vouchers VoucherPercent and VoucherLimited.
+	Pricing bool
 }
+
+// The vouchers an event with Pricing has: VoucherPercent takes a share off, as often
+// as it is entered; VoucherLimited an amount, VoucherLimitedUses times in all.
+const (
+	VoucherPercent     = pricedemo.PercentCode
+	VoucherLimited     = pricedemo.LimitedCode
+	VoucherLimitedUses = pricedemo.LimitedUses
+)
 
 // CreateEvent creates the event through the catalog, as staff would, and returns its
 // id.
@@ -41,6 +53,11 @@ func CreateEvent(ctx context.Context, db *pgxpool.Pool, e Event) (int64, error) 
 	id, err := demo.Create(ctx, db, spec)
 	if err != nil {
 		return 0, fmt.Errorf("create event %s: %w", e.Slug, err)
+	}
+	if e.Pricing {
+		if _, err := pricedemo.Apply(ctx, db, id); err != nil {
+			return 0, fmt.Errorf("price event %s: %w", e.Slug, err)
+		}
 	}
 	return id, nil
 }
