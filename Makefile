@@ -24,7 +24,7 @@ SERVICES = svc_env=$$(.ci/services.sh); eval "$$svc_env"
 # make test also needs nginx (the CDN test) and Chromium (the browser tests).
 TEST_SERVICES = svc_env=$$(.ci/services.sh test); eval "$$svc_env"
 
-.PHONY: help run test verify generate vendor bench bench-holds bench-confirm bench-best bench-arrive bench-queue bench-sse bench-cdn onsale services services-stop clean-data cluster cluster-stop cluster-status backup-drill
+.PHONY: help run test verify generate vendor bench bench-holds bench-confirm bench-best bench-arrive bench-queue bench-sse bench-cdn onsale services services-stop clean-data cluster cluster-stop cluster-status
 
 help: ## list the targets
 	@awk 'BEGIN { FS = ":.*## " } /^[a-z][a-z-]*:.*## / { printf "  %-14s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
@@ -199,6 +199,7 @@ clean-data: services-stop ## stop the services and delete .data/
 # Backup and point-in-time restore (deploy/backup/pitr-drill.sh, docs/OPERATIONS.md): a
 # PostgreSQL of its own with WAL archiving, a base backup, an onsale, a restore to a
 # time in its middle, the checks; Redis from the services.
+.PHONY: backup-drill
 backup-drill: ## WAL archiving, a base backup, an onsale, a restore to a time in its middle, every check after it (.data/backup/)
 	$(SERVICES)
 	deploy/backup/pitr-drill.sh
