@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"time"
 
 	"boxoffice/internal/booking/bookingtest"
@@ -82,16 +80,6 @@ func orders(ctx context.Context, pool *pgxpool.Pool, event int64, target string)
 		list = append(list, o)
 	}
 	return list, rows.Err()
-}
-
-func readMark(path string) (Mark, error) {
-	var m Mark
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return m, err
-	}
-	err = json.Unmarshal(b, &m)
-	return m, err
 }
 
 // checkRestore runs compare on the restored database and the source, then the seat
