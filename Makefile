@@ -195,3 +195,11 @@ cluster-status: ## each part of make cluster's topology: address, and up or down
 
 clean-data: services-stop ## stop the services and delete .data/
 	rm -rf .data
+
+# Backup and point-in-time restore (deploy/backup/pitr-drill.sh, docs/OPERATIONS.md): a
+# PostgreSQL of its own with WAL archiving, a base backup, an onsale, a restore to a
+# time in its middle, the checks; Redis from the services.
+.PHONY: backup-drill
+backup-drill: ## WAL archiving, a base backup, an onsale, a restore to a time in its middle, every check after it (.data/backup/)
+	$(SERVICES)
+	deploy/backup/pitr-drill.sh
