@@ -14,7 +14,7 @@ set -uo pipefail
 
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 data="$top/.data/cluster"
-out="$top/docs/runs/cluster-drills.md"
+out=${DRILLS_OUT:-$top/docs/runs/cluster-drills.md}
 work="$data/drills"
 # lb and event are the drills' (deploy/cluster/drills/*.sh).
 # shellcheck disable=SC2034
@@ -57,8 +57,9 @@ new_event() {
 
 # crowd URL FILE [ARGS…]: the onsale simulator on $slug, its report in FILE.
 crowd() {
-  local url=$1 file=$2; shift 2
-  "$data/bin/onsale" run -url "$url" -allow-host "${url#http://}" -event "$slug" -db "$primary" \
+  local url=$1 file=$2 host; shift 2
+  host=${url#http://}
+  "$data/bin/onsale" run -url "$url" -allow-host "${host%:*}" -event "$slug" -db "$primary" \
     -buyers "$BUYERS" -early-window 10s -burst 5s -duration "${DURATION:-45s}" -settle 40s -progress 10s "$@" >"$file" 2>&1
 }
 
