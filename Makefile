@@ -24,7 +24,7 @@ SERVICES = svc_env=$$(.ci/services.sh); eval "$$svc_env"
 # make test also needs nginx (the CDN test) and Chromium (the browser tests).
 TEST_SERVICES = svc_env=$$(.ci/services.sh test); eval "$$svc_env"
 
-.PHONY: help run test verify generate vendor bench bench-holds bench-confirm bench-best bench-arrive bench-queue bench-sse bench-cdn onsale services services-stop clean-data cluster cluster-stop cluster-status
+.PHONY: help run test verify generate vendor bench bench-holds bench-confirm bench-best bench-arrive bench-queue bench-sse bench-cdn onsale services services-stop clean-data cluster cluster-stop cluster-status cluster-drills
 
 help: ## list the targets
 	@awk 'BEGIN { FS = ":.*## " } /^[a-z][a-z-]*:.*## / { printf "  %-14s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
@@ -189,6 +189,9 @@ cluster: ## start a primary and a replica, PgBouncer, a 3+3 Redis Cluster, three
 
 cluster-stop: ## stop everything make cluster started and remove its namespaces (data kept)
 	deploy/cluster/cluster.sh down
+
+cluster-drills: ## fail parts of make cluster during small onsales and check every invariant (deploy/cluster/drills.sh; docs/runs/cluster-drills.md)
+	deploy/cluster/drills.sh $(ARGS)
 
 cluster-status: ## each part of make cluster's topology: address, and up or down
 	@deploy/cluster/cluster.sh status

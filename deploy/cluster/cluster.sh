@@ -237,6 +237,11 @@ start_apps() {
   DATABASE_URL=$primary "$bin" migrate >&2
   DATABASE_URL=$primary "$bin" seed >&2
   redis="redis://$(addr redis1)?addr=$(addr redis2)&addr=$(addr redis3)"
+  # CLUSTER_TRUSTED_PROXIES adds networks whose X-Forwarded-For the instances believe
+  # (the drills' crowd on the host names each buyer's address as a CDN edge would);
+  # the rest of the environment (PROOF_OF_WORK_MAXNUMBER, HOLD_TTL…) reaches them as is.
+  # The test payment provider posts its webhooks to the balancer, as a real one posts
+  # to the shop's public address: any instance confirms.
   for name in "${app_parts[@]}"; do
     alive "$data/$name.pid" boxoffice && continue
     # The pid file names the server itself: bash writes its own pid, then becomes it.
@@ -245,7 +250,8 @@ start_apps() {
       DATABASE_POOLER=transaction \
       DATABASE_REPLICA_URL="postgres://boxoffice@$(addr pg2)/boxoffice?sslmode=disable" \
       REDIS_URL="$redis" ADDR="$(addr "$name")" METRICS_ADDR="$(host "$name"):$(($(port "$name") + 1000))" \
-      TRUSTED_PROXIES="$(host nginx)/32" BASE_URL="http://$(addr nginx)" \
+      PAYMENT_WEBHOOK_URL="http://$(addr nginx)/api/v1/payments/webhook" \
+      TRUSTED_PROXIES="$(host nginx)/32${CLUSTER_TRUSTED_PROXIES:+,$CLUSTER_TRUSTED_PROXIES}" BASE_URL="http://$(addr nginx)" \
       DB_MAX_CONNS=12 LOG_FORMAT=json \
       setsid bash -c 'echo $$ >"$0"; exec "$@"' "$data/$name.pid" "$bin" serve </dev/null >>"$data/$name.log" 2>&1 &
   done
