@@ -33,12 +33,7 @@ func TestVerifiedPlaceAtTheDoor(t *testing.T) {
 		t.Errorf("a place without a confirmed email: got %d %s, want 403 email_not_verified", st, raw)
 	}
 
-	addr := mailtest.Address(t)
-	first, second, other := a.newClient(t), a.newClient(t), a.newClient(t)
-	first.verifyEmail(catcher, a.EventID, addr, 1)
-	linkGapPassed(t, a)
-	second.verifyEmail(catcher, a.EventID, addr, 2)
-	other.verifyEmail(catcher, a.EventID, mailtest.Address(t), 1)
+	first, second, other := threeBuyers(t, a, catcher)
 	places := map[*client]web.PlaceJSON{}
 	for _, c := range []*client{first, second, other} {
 		var p web.PlaceJSON
@@ -103,4 +98,17 @@ func secondRound(t *testing.T, a *testApp, shopper, again *client, tok string, e
 	case !want && (st != http.StatusConflict || e.Error != "place_used"):
 		t.Errorf("a second round on a place taken before the buyer's claim: got %d %s, want 409 place_used", st, raw)
 	}
+}
+
+// threeBuyers are three sessions that confirmed an email for a's event: the first two
+// the same address (one buyer), the third another.
+func threeBuyers(t *testing.T, a *testApp, catcher *mailtest.Catcher) (first, second, other *client) {
+	t.Helper()
+	addr := mailtest.Address(t)
+	first, second, other = a.newClient(t), a.newClient(t), a.newClient(t)
+	first.verifyEmail(catcher, a.EventID, addr, 1)
+	linkGapPassed(t, a)
+	second.verifyEmail(catcher, a.EventID, addr, 2)
+	other.verifyEmail(catcher, a.EventID, mailtest.Address(t), 1)
+	return first, second, other
 }
