@@ -84,7 +84,7 @@ func eventOfOrder(s *server, c echo.Context) (booking.Event, error) {
 // (admitted). A token is checked by its signature, and by one Redis read whether its
 // admission has ended, which a Redis that is away does not stop: admitted buyers keep
 // buying. Anyone else is turned back: the API answers 429 not_admitted with the queue
-// position; pages send the browser to the queue page. An onsale for verified buyers
+// position; pages send the browser to the way in (wayInURL). An onsale for verified buyers
 // first turns away a session that has not confirmed an email for it (verify.go).
 func (s *server) admission(find eventOf) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
@@ -109,7 +109,7 @@ func (s *server) admission(find eventOf) echo.MiddlewareFunc {
 				return s.turnLapsed(c, ev, visitor, next)
 			}
 			if !strings.HasPrefix(c.Request().URL.Path, "/api/") {
-				return seeOther(c, queueURL(ev))
+				return seeOther(c, wayInURL(ev))
 			}
 			return s.notAdmitted(c.Request().Context(), ev, visitor)
 		}
@@ -140,7 +140,17 @@ func (s *server) notAdmitted(ctx context.Context, ev booking.Event, visitor stri
 	return ae
 }
 
+// queueURL is the sorted-set room's page, which works without JavaScript: the front
+// door's page links to it for browsers without, and a visitor whose turn lapsed waits
+// there, back at the end of its line (turnLapsed).
 func queueURL(ev booking.Event) string { return "/events/" + ev.Slug + "/queue" }
+
+// doorURL is the front door's page (showDoor).
+func doorURL(ev booking.Event) string { return "/events/" + ev.Slug + "/door" }
+
+// wayInURL is where a browser waits for its turn: the front door, which costs the
+// origin nothing until then.
+func wayInURL(ev booking.Event) string { return doorURL(ev) }
 
 // endedTimeout bounds asking Redis whether an admission has ended: past it the token
 // stands on its signature.

@@ -32,6 +32,9 @@ func (s *server) showDoor(c echo.Context) error {
 	p.Scripts = append(p.Scripts, queueScript, doorScript)
 	dp := views.DoorPage{Page: p, Event: eventHeader(ev, time.Now()), PlaceURL: placeURL(ev.ID), ClaimURL: claimURL(ev.ID),
 		BoardURL: boardURL(ev), SeatsURL: seatsURL(ev, ""), QueueURL: queueURL(ev)}
+	if ev.VerifiedOnly {
+		dp.VerifyURL = verifyURL(ev)
+	}
 	if s.ProofOfWork {
 		pb := proofBox("join")
 		dp.Proof = &pb

@@ -79,14 +79,15 @@ func (s *server) showEvent(c echo.Context) error {
 	}))
 }
 
-// wayIn is the event page's way to the seats: through the waiting room while the
-// event's room is on (before the onsale too: the pre-queue), straight otherwise.
+// wayIn is the event page's way to the seats: through the waiting room's front door
+// while the event's room is on (before the onsale too: the pre-queue), straight
+// otherwise.
 func wayIn(ev booking.Event) views.ActionLink {
 	if ev.VerifiedOnly { // the registration page leads on once the email is confirmed
 		return views.ActionLink{Href: verifyURL(ev), Text: "Confirm your email to buy"}
 	}
 	if ev.QueueEnabled {
-		return views.ActionLink{Href: queueURL(ev), Text: "Join the queue"}
+		return views.ActionLink{Href: wayInURL(ev), Text: "Join the queue"}
 	}
 	return views.ActionLink{Href: seatsURL(ev, ""), Text: "Choose seats"}
 }

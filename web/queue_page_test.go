@@ -130,8 +130,8 @@ func TestQueuePage(t *testing.T) {
 	}
 
 	_, event, _ := second.raw("GET", "/events/"+demoSlug, nil, nil)
-	if !strings.Contains(string(event), `href="`+page+`"`) || !strings.Contains(string(event), "Join the queue") {
-		t.Error("event page with the room on: want the way in through the queue")
+	if door := "/events/" + demoSlug + "/door"; !strings.Contains(string(event), `href="`+door+`"`) || !strings.Contains(string(event), "Join the queue") {
+		t.Error("event page with the room on: want the way in through the front door")
 	}
 
 	// Admitted: the poll moves the browser on to the seats, with a link too.

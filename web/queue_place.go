@@ -40,8 +40,8 @@ var (
 		Message: "This place in the queue was claimed by another visitor: take a place of your own."}
 	errPlaceUsed = &apiError{Status: http.StatusConflict, Code: "place_used",
 		Message: "The admission this place gave has ended: take a new place to shop again."}
-	errVerifiedQueue = &apiError{Status: http.StatusConflict, Code: "verified_queue",
-		Message: "This onsale is for verified buyers: join with POST /api/v1/events/{id}/queue in your verified session."}
+	errNotYourPlace = &apiError{Status: http.StatusForbidden, Code: "invalid_place",
+		Message: "This onsale gives one place per confirmed email, and this place was taken by another buyer: take a place of your own."}
 )
 
 // placeJSON is the answer of the place calls: the documented queue figures worked out
@@ -91,10 +91,23 @@ func (s *server) placeEvent(c echo.Context) (booking.Event, bool, error) {
 	if !ev.QueueEnabled {
 		return ev, false, c.JSON(http.StatusOK, placeJSON{queueJSON: queueJSON{Admitted: true}})
 	}
-	if ev.VerifiedOnly {
-		return ev, false, errVerifiedQueue
+	if ev.VerifiedOnly && !s.verifiedFor(c, ev.ID) {
+		return ev, false, errNotVerified
 	}
 	return ev, true, nil
+}
+
+// placeSession loads the session of the place calls for an onsale of verified buyers
+// alone, whose places are the buyer's own (ArriveAs): any other arrival touches no
+// session store.
+func (s *server) placeSession(next echo.HandlerFunc) echo.HandlerFunc {
+	withSession := s.loadSession(next)
+	return func(c echo.Context) error {
+		if ev, err := eventOfPath(s, c); err == nil && ev.VerifiedOnly {
+			return withSession(c)
+		}
+		return next(c)
+	}
 }
 
 // getPlace answers where the request's place stands, from the board (one cached read
@@ -136,6 +149,11 @@ func (s *server) takePlace(c echo.Context) error {
 	if berr != nil {
 		b = waitroom.Board{}
 	}
+	buyer := ""
+	if ev.VerifiedOnly { // one place per confirmed email: the buyer's own (owned.go)
+		buyer = s.pageBuyer(c)
+		ok = ok && s.Queue.Owns(p, buyer)
+	}
 	if ok {
 		p, tok = s.Queue.Recount(p, tok, b)
 	} else {
@@ -145,10 +163,18 @@ func (s *server) takePlace(c echo.Context) error {
 		if err := s.limitAddress(c, limitedByJoins); err != nil {
 			return err
 		}
-		p, tok = s.Queue.Arrive(qe, b)
+		p, tok = s.arrive(qe, b, buyer)
 	}
 	s.keepPlace(c, ev.ID, tok)
 	return c.JSON(http.StatusOK, placeView(p, b, berr == nil))
+}
+
+// arrive gives a new place: the buyer's own with a buyer, else a random one.
+func (s *server) arrive(qe waitroom.Event, b waitroom.Board, buyer string) (waitroom.Place, string) {
+	if buyer != "" {
+		return s.Queue.ArriveAs(qe, b, buyer)
+	}
+	return s.Queue.Arrive(qe, b)
 }
 
 // proveArrival checks the proof of work a new place needs, without a session: it is
@@ -185,6 +211,9 @@ func (s *server) claimPlace(c echo.Context) error {
 	qe := ev.Room()
 	ctx := c.Request().Context()
 	visitor := s.pageBuyer(c)
+	if ev.VerifiedOnly && !s.Queue.Owns(p, visitor) {
+		return errNotYourPlace
+	}
 	if cl, tok, ok := s.sessionAdmission(c, ev.ID, visitor); ok && !s.admissionEnded(c, ev.ID, visitor, cl) {
 		return c.JSON(http.StatusOK, placeJSON{queueJSON: queueView(waitroom.Status{Admitted: true, Token: tok, ExpiresAt: cl.ExpiresAt}), Placed: true, Turn: true})
 	}
@@ -201,7 +230,11 @@ func (s *server) claimPlace(c echo.Context) error {
 			return err
 		}
 	}
-	st, err := s.Queue.Claim(ctx, qe, p, visitor)
+	claim := s.Queue.Claim
+	if ev.VerifiedOnly {
+		claim = s.Queue.ClaimOwned
+	}
+	st, err := claim(ctx, qe, p, visitor)
 	switch {
 	case errors.Is(err, waitroom.ErrPlaceClaimed):
 		return errPlaceClaimed

@@ -83,7 +83,7 @@ func (s *server) routes(e *echo.Echo) {
 	api.POST("/events/:id/queue", s.joinQueue, buyer...)
 	api.GET("/events/:id/queue", s.getQueue, slices.Concat([]echo.MiddlewareFunc{s.lookSlots}, buyer)...)
 	api.GET("/events/:id/queue/board", s.getBoard, timed)
-	place := []echo.MiddlewareFunc{timed, noStore, body, s.csrf()} // no session: queue_place.go
+	place := []echo.MiddlewareFunc{timed, noStore, body, s.placeSession, s.csrf()} // no session but verified buyers': queue_place.go
 	api.GET("/events/:id/queue/place", s.getPlace, place...)
 	api.POST("/events/:id/queue/place", s.takePlace, place...)
 	api.POST("/events/:id/queue/claim", s.claimPlace, buyer...)

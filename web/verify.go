@@ -123,7 +123,7 @@ var errInvalidLink = badRequest("invalid_link", "This link is not one we sent: c
 // onward is where a verified buyer goes next: the queue, or the seats with the room off.
 func onward(ev booking.Event) views.ActionLink {
 	if ev.QueueEnabled {
-		return views.ActionLink{Href: queueURL(ev), Text: "Join the queue"}
+		return views.ActionLink{Href: wayInURL(ev), Text: "Join the queue"}
 	}
 	return views.ActionLink{Href: seatsURL(ev, ""), Text: "Choose seats"}
 }

@@ -152,12 +152,7 @@ func TestVerifiedLimitPerEmail(t *testing.T) {
 	a, catcher := newMailApp(t, func(o *appOptions) { o.Env = map[string]string{"MAX_SEATS_PER_BUYER": "4"} })
 	control := smallEvent(t, a.Pool, "unverified")
 	verifiedOnly(t, a, a.EventID)
-	addr := mailtest.Address(t)
-	first, second, other := a.newClient(t), a.newClient(t), a.newClient(t)
-	first.verifyEmail(catcher, a.EventID, addr, 1)
-	linkGapPassed(t, a)
-	second.verifyEmail(catcher, a.EventID, addr, 2)
-	other.verifyEmail(catcher, a.EventID, mailtest.Address(t), 1)
+	first, second, other := threeBuyers(t, a, catcher)
 	seats := firstSeats(t, a.Pool, a.EventID, 8)
 
 	h := first.hold(a.EventID, seats[0], seats[1], seats[2])

@@ -97,9 +97,12 @@ return {whole, cg, tostring(cf), tostring(passed), active, outstanding}
 // claimScript admits ARGV[1] on a place the cursor has passed, once per place.
 //
 // ARGV: 1 visitor, 2 group, 3 tiebreak, 4 nonce, 5 admission ms, 6 lapse ms (fresh),
-// 7 key idle ms. Reply: {code, admission end (ms)}; code 3 admitted now, 1 admitted
-// already, 2 not passed yet, 0 no state (Redis lost it), -1 the place was claimed by
-// another visitor, -2 the place's admission has ended.
+// 7 key idle ms, 8 the place's issue (ms) for a buyer's own place, else "": such a
+// place issued before the buyer's last claim admits nothing (the claims hash keeps
+// that claim's time under "b:" and the visitor). Reply: {code, admission end (ms)};
+// code 3 admitted now, 1 admitted already, 2 not passed yet, 0 no state (Redis lost
+// it), -1 the place was claimed by another visitor, -2 the place's admission has ended
+// (or, for a buyer's own place, it was taken before the buyer's last claim).
 var claimScript = redis.NewScript(luaCommon + `
 local now = clock()
 local v = ARGV[1]
@@ -111,6 +114,11 @@ if prev and prev ~= v then return {-1, 0} end
 local exp = tonumber(redis.call('ZSCORE', KEYS[3], v))
 if exp and exp > now then return {1, exp} end
 if prev then return {-2, 0} end
+local owned = ARGV[8] ~= ''
+if owned then
+  local last = tonumber(redis.call('HGET', KEYS[12], 'b:' .. v))
+  if last and tonumber(ARGV[8]) < last then return {-2, 0} end
+end
 local g, f = tonumber(ARGV[2]), tonumber(ARGV[3])
 local cg, cf = tonumber(st[2]) or 0, tonumber(st[3]) or 0
 if not (g < cg or (g == cg and f < cf)) then return {2, 0} end
@@ -118,6 +126,7 @@ exp = later(v, now + tonumber(ARGV[5]))
 redis.call('ZADD', KEYS[3], exp, v)
 fresh(now, tonumber(ARGV[6]), {v})
 redis.call('HSET', KEYS[12], ARGV[4], v)
+if owned then redis.call('HSET', KEYS[12], 'b:' .. v, now) end
 redis.call('HINCRBY', KEYS[14], math.floor(now / 1000), 1)
 return {3, exp}
 `)
@@ -134,13 +143,24 @@ var (
 // (signed token, a slot) that Join gives, made now and for this visitor alone. Not
 // passed yet, it answers Status{Queued: true}. With the room off everyone is admitted.
 func (r *Room) Claim(ctx context.Context, ev Event, p Place, visitor string) (Status, error) {
+	return r.claim(ctx, ev, p, visitor, "")
+}
+
+// ClaimOwned is Claim of a buyer's own place (ArriveAs; the caller checks Owns): one
+// admission at a time for the buyer, as Claim gives any visitor, and none on a place
+// issued before the buyer's last claim, which ErrPlaceUsed refuses.
+func (r *Room) ClaimOwned(ctx context.Context, ev Event, p Place, buyer string) (Status, error) {
+	return r.claim(ctx, ev, p, buyer, strconv.FormatInt(p.IssuedAt.UnixMilli(), 10))
+}
+
+func (r *Room) claim(ctx context.Context, ev Event, p Place, visitor, issued string) (Status, error) {
 	s := ev.Settings
 	if !s.Enabled {
 		return r.Join(ctx, ev, visitor)
 	}
 	res, err := r.script(ctx, claimScript, eventKeys(r.prefix, ev.ID), visitor, p.Group,
 		strconv.FormatFloat(p.Tiebreak, 'g', -1, 64), strconv.FormatUint(p.Nonce, 10),
-		tokenTTL(s).Milliseconds(), lapseMS(s), r.idleMS(s))
+		tokenTTL(s).Milliseconds(), lapseMS(s), r.idleMS(s), issued)
 	if err != nil {
 		return Status{}, err
 	}

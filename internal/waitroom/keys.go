@@ -24,7 +24,8 @@ func eventTag(eventID int64) string { return "{event:" + strconv.FormatInt(event
 //	          ran out), the last minute only
 //	count     hash: arrival group → arrivals counted in it (place tokens), and "total"
 //	groups    sorted set: the arrival groups with a count, scored by group
-//	claims    hash: place nonce → the visitor who claimed it (one claim per place)
+//	claims    hash: place nonce → the visitor who claimed it (one claim per place), and
+//	          "b:" buyer → when the buyer last claimed one of its own places (Redis ms)
 //	grants    hash: second (Redis clock) → places the cursor passed in it, the claim window only
 //	claimed   hash: second (Redis clock) → places claimed in it, the claim window only
 func eventKeys(prefix string, eventID int64) []string {

@@ -164,6 +164,11 @@ func (r *Room) groupOf(drawAt, now time.Time) uint64 {
 // no Redis and no database, one count in this instance's memory (arrivals.go). It
 // answers the place and its signed token.
 func (r *Room) Arrive(ev Event, b Board) (Place, string) {
+	return r.arrive(ev, b, r.place())
+}
+
+// arrive is Arrive with the place's tiebreak given.
+func (r *Room) arrive(ev Event, b Board, tiebreak float64) (Place, string) {
 	drawAt := ev.OnsaleAt
 	if b.DrawAt.After(drawAt) {
 		drawAt = b.DrawAt
@@ -171,7 +176,7 @@ func (r *Room) Arrive(ev Event, b Board) (Place, string) {
 	var nonce [8]byte
 	_, _ = rand.Read(nonce[:])
 	p := Place{
-		EventID: ev.ID, Group: r.groupOf(drawAt, time.Now()), Tiebreak: r.place(),
+		EventID: ev.ID, Group: r.groupOf(drawAt, time.Now()), Tiebreak: tiebreak,
 		Nonce: binary.BigEndian.Uint64(nonce[:]), IssuedAt: time.Now().Truncate(time.Millisecond),
 		Number: b.Counted + r.counter.pending(ev.ID), Epoch: b.Epoch, KeyID: r.keys[0].ID,
 	}

@@ -8,7 +8,9 @@
 // share of the pre-queue beyond the cursor). At its turn it claims (POST
 // …/queue/claim), which makes the session and the admission, and goes to the seats.
 // A board showing another epoch means Redis lost the counts: the place is taken again
-// (the same place, counted again). No eval, no inline script or style.
+// (the same place, counted again). An onsale of verified buyers refuses a session that
+// has not confirmed an email (403 email_not_verified): the page goes to the
+// registration page (data-verify). No eval, no inline script or style.
 (function () {
   "use strict";
   var box = null, csrf = "", place = null, words = null;
@@ -27,6 +29,7 @@
     });
   }
   function later(f) { setTimeout(f, 1000); }
+  function unverified(a) { return a.status === 403 && a.body && a.body.error === "email_not_verified" && attr("verify"); }
 
   function passed(p, b) { return p.group < b.cursorGroup || (p.group === b.cursorGroup && p.tiebreak < b.cursorFrac); }
   function ahead(p, b) {
@@ -91,6 +94,7 @@
     words = window.queueWords;
     if (!box || !window.fetch || !words) return;
     api("GET", attr("place")).then(function (a) {
+      if (unverified(a)) return location.assign(attr("verify"));
       csrf = (a.body && a.body.csrfToken) || "";
       if (a.body && a.body.admitted) return location.assign(attr("seats")); // the room is off
       if (a.body && a.body.placed) return (place = a.body), follow();
