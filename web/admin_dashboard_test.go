@@ -65,8 +65,7 @@ func TestAdminDashboard(t *testing.T) {
 	o := a.buyAs(t, "dash1@example.com", seats[0], seats[1])
 	a.buyAs(t, "dash2@example.com", seats[2])
 	bo, _ := a.staffClient(t, staff.BoxOffice)
-	if p := bo.postForm("/admin/orders/"+itoa(o.OrderID)+"/refund", url.Values{"_csrf": {bo.csrf}, "kind": {"refund"},
-		"ticket": {itoa(o.Tickets[0].ID)}}, false); p.status != http.StatusSeeOther {
+	if p := bo.refundVia(o.OrderID, url.Values{"kind": {"refund"}, "ticket": {itoa(o.Tickets[0].ID)}}); p.status != http.StatusSeeOther {
 		t.Fatalf("refund: status %d, want 303", p.status)
 	}
 	a.waitJobs(t)

@@ -74,8 +74,9 @@ func TestBrowserCheckin(t *testing.T) {
 }
 
 // TestBrowserOrderRefund: the box office, on a phone-sized screen, finds an order by
-// email, ticks one of its two tickets and refunds it: the page says so, the ticket
-// shows refunded, and the seat is free. The pages are no wider than the screen.
+// email, ticks one of its two tickets and refunds it through the confirmation page
+// (the seat stays sold until it is confirmed): the page says so, the ticket shows
+// refunded, and the seat is free. The pages are no wider than the screen.
 func TestBrowserOrderRefund(t *testing.T) {
 	t.Parallel()
 	a := newTestApp(t)
@@ -107,8 +108,19 @@ func TestBrowserOrderRefund(t *testing.T) {
 	browsertest.Do(t, ctx,
 		chromedp.Click(chromedp.CSS(`label[for=ticket-`+itoa(o.Tickets[0].ID)+`]`)),
 		chromedp.Click(chromedp.CSS(`button[value=refund]`)),
+		chromedp.WaitVisible(chromedp.CSS(`form[action$="/refund/confirm"] button[type=submit]`)),
+	)
+	if seatFree(t, a.Pool, a.EventID, o.Tickets[0].SeatID) {
+		t.Errorf("the confirmation page freed the seat before the refund was confirmed")
+	}
+	browsertest.Do(t, ctx,
+		chromedp.Click(chromedp.CSS(`form[action$="/refund/confirm"] button[type=submit]`)),
+		chromedp.WaitVisible(chromedp.CSS(`label[for=ticket-`+itoa(o.Tickets[1].ID)+`]`)),
 		chromedp.WaitVisible(chromedp.CSS(`.notice[role=status]`)),
 	)
+	if got := js[string](t, ctx, `document.querySelector(".notice[role=status]").textContent`); !strings.HasPrefix(got, "Refunded") {
+		t.Errorf("after the refund: notice %q, want it to say Refunded", got)
+	}
 	if n := js[float64](t, ctx, `document.querySelectorAll("input[name=ticket]").length`); n != 1 {
 		t.Errorf("after the refund: %v tickets offered, want the one left", n)
 	}

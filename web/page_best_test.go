@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -110,7 +111,7 @@ func TestBestFormPriceLevel(t *testing.T) {
 }
 
 // TestAPIBestPriceLevel: the API's best available takes an optional priceCents; without
-// it any price, as before.
+// it any price, as before. A second call adds to the buyer's basket and answers with it.
 func TestAPIBestPriceLevel(t *testing.T) {
 	t.Parallel()
 	app := newTestApp(t)
@@ -125,13 +126,18 @@ func TestAPIBestPriceLevel(t *testing.T) {
 			t.Errorf("best 2 at 25.00: got %+v, want the Balcony's row G at 2500", s)
 		}
 	}
+	first := h.HoldID
 	if st := c.do("POST", path, map[string]any{"quantity": 2}, &h); st != http.StatusCreated {
 		t.Fatalf("best 2: got status %d, want 201", st)
 	}
+	// The answer is the buyer's one basket: the Balcony's two and the two added.
+	var where []string
 	for _, s := range h.Seats {
-		if s.Section != "Stalls" || s.Row != "A" {
-			t.Errorf("best 2 at any price: got %+v, want the Stalls' row A", s)
-		}
+		where = append(where, s.Section+" "+s.Row)
+	}
+	slices.Sort(where)
+	if got, want := strings.Join(where, ", "), "Balcony G, Balcony G, Stalls A, Stalls A"; h.HoldID != first || got != want {
+		t.Errorf("best 2 at any price: got hold %s with %s, want hold %s with %s", h.HoldID, got, first, want)
 	}
 	var e struct{ Error string }
 	if st := c.do("POST", path, map[string]any{"quantity": 2, "priceCents": -5}, &e); st != http.StatusBadRequest || e.Error != "invalid_price" {

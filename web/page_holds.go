@@ -145,25 +145,28 @@ func (s *server) createHoldForm(c echo.Context) error {
 	}
 	s.admissionLasts(ctx, ev.ID, req.Buyer, h.ExpiresAt)
 	msg := views.Message{Text: heldText(h, ev.Zone)}
+	seats := h.Seats
 	if req.Kind() == booking.HoldKindBest {
-		found, err := s.foundView(ctx, ev.ID, view, h.Seats)
+		// What was found is what this call added, not the basket it joined.
+		seats = h.Added
+		found, err := s.foundView(ctx, ev.ID, view, seats)
 		if err != nil {
 			return err
 		}
 		switch {
 		case !isHTMX(c):
-			return c.Redirect(http.StatusSeeOther, foundURL(ev, found, h.Seats))
+			return c.Redirect(http.StatusSeeOther, foundURL(ev, found, seats))
 		case found != view: // the page shows another part of the venue: show theirs
-			c.Response().Header().Set("HX-Redirect", foundURL(ev, found, h.Seats))
+			c.Response().Header().Set("HX-Redirect", foundURL(ev, found, seats))
 			return c.NoContent(http.StatusOK)
 		}
-		msg = foundMessage(h.Seats, h.ExpiresAt, ev.Zone)
+		msg = foundMessage(seats, h.ExpiresAt, ev.Zone)
 	}
 	if !isHTMX(c) {
 		return c.Redirect(http.StatusSeeOther, seatsURL(ev, view))
 	}
-	ids := make([]int64, len(h.Seats))
-	for i, st := range h.Seats {
+	ids := make([]int64, len(seats))
+	for i, st := range seats {
 		ids[i] = st.ID
 	}
 	return s.holdAnswer(c, ev, view, http.StatusOK, msg, ids, booking.SeatHeld)

@@ -69,7 +69,8 @@ func (s *Buyer) Basket(ctx context.Context, eventID int64, buyer string) (Hold, 
 // one statement (hold_add_seats), all or nothing. Best available and standing places
 // are held as a hold of their own, by Hold's rules, which is then folded into the
 // basket (hold_merge); if the basket cannot take them (its checkout began meanwhile,
-// it lapsed) they stay a hold of their own, which is then the basket.
+// it lapsed) they stay a hold of their own, which is then the basket. The answer's
+// Added names the seats this call added.
 func (s *Buyer) AddToBasket(ctx context.Context, req HoldRequest) (Hold, error) {
 	if req.Kind() == HoldKindSeats {
 		return s.addSeats(ctx, req, 0)
@@ -82,8 +83,12 @@ func (s *Buyer) AddToBasket(ctx context.Context, req HoldRequest) (Hold, error) 
 		return Hold{}, ErrOtherTier
 	}
 	h, err := s.Hold(ctx, req)
-	if err != nil || !found {
+	if err != nil {
 		return h, err
+	}
+	h.Added = h.Seats
+	if !found {
+		return h, nil
 	}
 	m, err := s.q.BasketMerge(ctx, db.BasketMergeParams{EventID: req.EventID, Buyer: req.Buyer, IntoID: basket.ID.Seq, FromID: h.ID.Seq})
 	if err != nil {
@@ -93,7 +98,12 @@ func (s *Buyer) AddToBasket(ctx context.Context, req HoldRequest) (Hold, error) 
 		return h, nil
 	}
 	s.announce(ctx, req.EventID, m.Moved)
-	return s.GetHold(ctx, basket.ID, req.Buyer)
+	merged, err := s.GetHold(ctx, basket.ID, req.Buyer)
+	if err != nil {
+		return Hold{}, err
+	}
+	merged.Added = h.Added
+	return merged, nil
 }
 
 // HoldOrAdd is the API's hold call: what req asks for joins the buyer's basket on the
@@ -167,7 +177,12 @@ func (s *store) addSeats(ctx context.Context, req HoldRequest, seq int64) (Hold,
 		return Hold{}, err
 	}
 	s.announce(ctx, req.EventID, seatIDsOf(added.Seats))
-	return (&Buyer{s}).GetHold(ctx, added.ID, req.Buyer)
+	h, err := (&Buyer{s}).GetHold(ctx, added.ID, req.Buyer)
+	if err != nil {
+		return Hold{}, err
+	}
+	h.Added = added.Seats
+	return h, nil
 }
 
 // RemoveSeat frees one seat of the buyer's hold id, and only that seat, while the

@@ -70,6 +70,10 @@ type Hold struct {
 	// CheckoutBegun: an order names the hold, so it can no longer change (basket.go).
 	// Only BuyerHolds fills it in.
 	CheckoutBegun bool
+	// Added are the seats the call that answered it put into the hold (exact seats:
+	// those asked for, now in it); the rest of Seats were there before. Only
+	// AddToBasket and AddSeats fill it in.
+	Added []Seat
 }
 
 // HoldRequest asks for a hold: exact seats (SeatIDs, when not nil, and nothing else),
