@@ -343,11 +343,15 @@ func (s *store) refundable(provider string) bool {
 
 // endOrder ends an order with no valid ticket left: refund_pending while any refund
 // of it is under way (the last refund's word ends it refunded, with the refund
-// email), refunded at once otherwise.
+// email), refunded at once otherwise. The voucher use it counted goes back in the
+// same transaction (releaseVoucher): an order that keeps no ticket has not used it.
 func (s *store) endOrder(ctx context.Context, tx pgx.Tx, q *db.Queries, o db.Order, kind RefundKind) (string, error) {
 	reason := ReasonStaffRefund
 	if kind == KindVoid {
 		reason = ReasonVoided
+	}
+	if err := releaseVoucher(ctx, q, o.EventID, o.ID); err != nil {
+		return "", err
 	}
 	left, err := q.RefundsUnsettledCount(ctx, o.ID)
 	if err != nil {
