@@ -126,12 +126,18 @@ func (s *server) sellPage(c echo.Context, ev booking.Event, section string, msg 
 			held[st.ID] = h.Kind
 		}
 	}
+	// The seats' labels say the online price, as the live stream's renderings (one
+	// for every viewer of the map) do.
+	prices, err := s.allInPrices(ctx, ev.ID)
+	if err != nil {
+		return views.StaffSell{}, err
+	}
 	now := time.Now()
 	out := views.StaffSell{
 		AdminPage: p, Event: eventHeader(ev, now), Message: msg, StreamURL: streamURL(ev, m),
 		Legend: legend(sum, booking.AllInPrices{}), // the desk quotes its own methods
 		Map: seatMapView(mapArgs{ev: ev, m: m, sum: sum, section: section, csrf: p.CSRFToken,
-			style: seatStyle{staff: held},
+			style: seatStyle{staff: held, prices: prices},
 			staff: &staffMap{pageURL: func(sec string) string { return sellURL(ev.ID, sec) }, formAction: sellURL(ev.ID, "")}}),
 		Sale: views.SaleForm{Action: sellURL(ev.ID, ""), Token: rand.Text(), Name: in.name, Email: in.email,
 			Quantity: in.quantity, GAQuantity: in.gaQuantity},

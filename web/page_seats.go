@@ -109,7 +109,7 @@ func (s *server) seatsPageFor(ctx context.Context, ev booking.Event, section, bu
 	if err != nil {
 		return views.SeatsPage{}, err
 	}
-	prices, err := s.Buyer.AllInPrices(ctx, ev.ID)
+	prices, err := s.allInPrices(ctx, ev.ID)
 	if err != nil {
 		return views.SeatsPage{}, err
 	}
@@ -121,7 +121,7 @@ func (s *server) seatsPageFor(ctx context.Context, ev booking.Event, section, bu
 		Best:   bestForm(ev, sum, section, p.CSRFToken, limit),
 		GA:     gaForms(ev, m, p.CSRFToken, limit),
 		Legend: legend(sum, prices),
-		Map:    seatMapView(mapArgs{ev: ev, m: m, sum: sum, section: section, style: seatStyle{mine: mine}, csrf: p.CSRFToken}),
+		Map:    seatMapView(mapArgs{ev: ev, m: m, sum: sum, section: section, style: seatStyle{mine: mine, prices: prices}, csrf: p.CSRFToken}),
 	}, nil
 }
 
@@ -236,9 +236,13 @@ func (s *server) seatFragments(ctx context.Context, eventID int64, seatIDs []int
 	if err != nil {
 		return nil, err
 	}
+	prices, err := s.allInPrices(ctx, eventID)
+	if err != nil {
+		return nil, err
+	}
 	seats := make([]views.SeatView, len(m.Seats))
 	for i, st := range m.Seats {
-		seats[i] = seatView(st, st.Status)
+		seats[i] = seatView(st, st.Status, prices)
 	}
 	var buf bytes.Buffer
 	if err := views.SeatsOOB(seats).Render(ctx, &buf); err != nil {

@@ -13,6 +13,9 @@ type AllInPrices struct {
 	// tiers at that price: the map and its summary group seats by their own price.
 	bySeatPrice map[int]int
 	byGATier    map[int64]int
+	// choice marks the seat prices at which a buyer chooses among several types:
+	// the seat's figure is then the lowest, a "from" price.
+	choice map[int]bool
 	// OrderFee is charged once per order on top (see package pricing's doc).
 	OrderFee int
 	// Fees says whether any fee is folded into the prices.
@@ -26,6 +29,10 @@ func (p AllInPrices) Seat(base int) int {
 	}
 	return base
 }
+
+// SeatChoice reports whether a seat whose own price is base offers several ticket
+// types, so that Seat is the lowest of their prices.
+func (p AllInPrices) SeatChoice(base int) bool { return p.choice[base] }
 
 // GA is the all-in "from" price of a place of GA tier id, whose own price is base.
 func (p AllInPrices) GA(id int64, base int) int {
@@ -45,7 +52,7 @@ func (s *Buyer) AllInPrices(ctx context.Context, eventID int64) (AllInPrices, er
 	if err != nil {
 		return AllInPrices{}, err
 	}
-	out := AllInPrices{bySeatPrice: map[int]int{}, byGATier: map[int64]int{}, OrderFee: int(cfg.OrderFee(pricing.MethodOnline))}
+	out := AllInPrices{bySeatPrice: map[int]int{}, byGATier: map[int64]int{}, choice: map[int]bool{}, OrderFee: int(cfg.OrderFee(pricing.MethodOnline))}
 	for _, l := range levels {
 		from, ok := cfg.From(l.Level, l.BasePrice, pricing.MethodOnline)
 		if !ok {
@@ -53,8 +60,13 @@ func (s *Buyer) AllInPrices(ctx context.Context, eventID int64) (AllInPrices, er
 		}
 		if l.Level.GATierID != 0 {
 			out.byGATier[l.Level.GATierID] = int(from)
-		} else if cur, seen := out.bySeatPrice[int(l.BasePrice)]; !seen || int(from) < cur {
+			continue
+		}
+		if cur, seen := out.bySeatPrice[int(l.BasePrice)]; !seen || int(from) < cur {
 			out.bySeatPrice[int(l.BasePrice)] = int(from)
+		}
+		if len(cfg.Offered(l.Level, pricing.MethodOnline, nil)) > 1 {
+			out.choice[int(l.BasePrice)] = true
 		}
 	}
 	out.Fees = cfg.Fees.PerTicket+cfg.MethodFees[pricing.MethodOnline].PerTicket > 0
