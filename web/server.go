@@ -135,8 +135,9 @@ type server struct {
 	// events keeps events for a second, for every page, stream and check that names
 	// one (eventByID, eventBySlug); limiter bounds each buyer's seat calls.
 	events *eventCache
-	boards *ttlCache[int64, waitroom.Board]      // the events' queue boards, by id
-	allIn  *ttlCache[int64, booking.AllInPrices] // the events' first prices (page_seatprice.go)
+	boards *ttlCache[int64, waitroom.Board] // the events' queue boards, by id
+	// allIn keeps the events' first prices (page_seatprice.go).
+	allIn *ttlCache[int64, booking.AllInPrices]
 	// mapBodies keeps the seat maps' encoded answers (seatmap_body.go).
 	mapBodies mapBodies
 	limiter   *rateLimiter
