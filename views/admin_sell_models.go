@@ -33,11 +33,12 @@ type SaleForm struct {
 	// Types are the event's ticket types the window sells, each with how many the
 	// buyer wants; tickets not counted take their level's first type. Empty for an
 	// event without types.
-	Types []SaleType
+	Types []TypeCount
 }
 
-// SaleType is one ticket type's count in the sale form.
-type SaleType struct {
+// TypeCount is one ticket type's count field in a form (the sale form, the basket's
+// standing places).
+type TypeCount struct {
 	InputID, Name string // the field's id and name ("type_12")
 	Label         string // the type and its prices, "Child (€12.50)"
 	Value         string // as typed

@@ -97,7 +97,7 @@ func (s *server) staffMapPost(c echo.Context) (booking.Event, url.Values, sellIn
 		name: strings.TrimSpace(f.Get("name")), email: strings.TrimSpace(f.Get("email")), method: f.Get("method"),
 		kind: f.Get("kind"), reason: strings.TrimSpace(f.Get("reason")), releaseAt: f.Get("release_at"), view: f.Get("view"),
 		quantity: strings.TrimSpace(f.Get("quantity")), section: f.Get("section"),
-		gaTier: f.Get("ga_tier"), gaQuantity: strings.TrimSpace(f.Get("ga_quantity")), types: saleTypesTyped(f),
+		gaTier: f.Get("ga_tier"), gaQuantity: strings.TrimSpace(f.Get("ga_quantity")), types: typeCountsTyped(f),
 	}
 	if cleanText("view", in.view, 100) != nil {
 		in.view = ""
@@ -282,7 +282,7 @@ func saleForm(f url.Values, in sellInput) (booking.Sale, error) {
 		return booking.Sale{}, badRequest("invalid_token", "This form is incomplete; load the page again.")
 	}
 	sale.Method, sale.Token, sale.BuyerName, sale.Email = in.method, token, in.name, in.email
-	sale.Types, err = saleTypes(in.types)
+	sale.Types, err = typeCounts(in.types)
 	return sale, err
 }
 

@@ -11,16 +11,17 @@ import (
 	"boxoffice/views"
 )
 
-// The sale form's ticket types: how many tickets of each type the buyer at the window
-// wants. Fields are named type_<id>; an empty field counts none.
+// Forms that count tickets per type: the window's sale form (how many tickets of each
+// type the buyer wants) and the basket's standing places. Fields are named type_<id>;
+// an empty field counts none.
 
-const saleTypePrefix = "type_"
+const typeCountPrefix = "type_"
 
-// saleTypesTyped is what was typed into the form's type fields, by field name.
-func saleTypesTyped(f url.Values) map[string]string {
+// typeCountsTyped is what was typed into a form's type fields, by field name.
+func typeCountsTyped(f url.Values) map[string]string {
 	out := map[string]string{}
 	for k, v := range f {
-		if strings.HasPrefix(k, saleTypePrefix) && len(v) > 0 {
+		if strings.HasPrefix(k, typeCountPrefix) && len(v) > 0 {
 			out[k] = strings.TrimSpace(v[0])
 		}
 	}
@@ -29,13 +30,13 @@ func saleTypesTyped(f url.Values) map[string]string {
 
 // saleTypes reads the type counts typed into a sale form; a field that is not a type
 // id or a count is a 400 that says so. Booking judges whether the event sells them.
-func saleTypes(typed map[string]string) (map[int64]int, error) {
+func typeCounts(typed map[string]string) (map[int64]int, error) {
 	out := map[int64]int{}
 	for k, v := range typed {
 		if v == "" {
 			continue
 		}
-		id, err := booking.ParseID(strings.TrimPrefix(k, saleTypePrefix))
+		id, err := booking.ParseID(strings.TrimPrefix(k, typeCountPrefix))
 		if err != nil {
 			return nil, badRequest("invalid_type", "That is not a ticket type of this event.")
 		}
@@ -52,12 +53,12 @@ func saleTypes(typed map[string]string) (map[int64]int, error) {
 
 // saleTypeFields lists the types the window sells, each labelled with its prices, and
 // what was typed for it.
-func (s *server) saleTypeFields(ctx context.Context, eventID int64, typed map[string]string) ([]views.SaleType, error) {
+func (s *server) saleTypeFields(ctx context.Context, eventID int64, typed map[string]string) ([]views.TypeCount, error) {
 	types, err := s.Desk.DeskTypes(ctx, eventID)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]views.SaleType, 0, len(types))
+	out := make([]views.TypeCount, 0, len(types))
 	for _, t := range types {
 		var prices []int
 		for _, p := range t.Prices {
@@ -73,8 +74,8 @@ func (s *server) saleTypeFields(ctx context.Context, eventID int64, typed map[st
 		if t.DeskOnly {
 			label += ", box office only"
 		}
-		name := saleTypePrefix + strconv.FormatInt(t.ID, 10)
-		out = append(out, views.SaleType{InputID: "sale-" + name, Name: name, Label: label, Value: typed[name]})
+		name := typeCountPrefix + strconv.FormatInt(t.ID, 10)
+		out = append(out, views.TypeCount{InputID: "sale-" + name, Name: name, Label: label, Value: typed[name]})
 	}
 	return out, nil
 }

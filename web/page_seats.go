@@ -170,7 +170,7 @@ func holdPanel(ev booking.Event, section string, holds []booking.Hold, quotes ma
 		}
 		hv.Total = priceText(total)
 		if priced {
-			hv.Price = basketPrice(h, bq)
+			hv.Price, hv.GATypes = basketPrice(h, bq), gaTypeForm(h, bq)
 			if hv.Total = priceText(int(bq.Total)); bq.Problem != nil {
 				hv.Total = "not yet: see above"
 			}
