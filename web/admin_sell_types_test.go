@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -12,7 +13,8 @@ import (
 // TestStaffSaleTypes: the window's sale form offers the event's types, the desk-only
 // Companion too; a cash sale of a Child, a Companion and an Adult (the default for the
 // seat left) takes the quote for cash, which the payment the till counts, the order's
-// lines and the receipt all show. Online the Companion is refused.
+// lines and the receipt all show, and a whole refund at the desk gives back. Online
+// the Companion is refused.
 func TestStaffSaleTypes(t *testing.T) {
 	t.Parallel()
 	a := newTestApp(t)
@@ -50,6 +52,12 @@ func TestStaffSaleTypes(t *testing.T) {
 		if !strings.Contains(receipt, w) {
 			t.Errorf("the receipt does not say %q: %s", w, receipt)
 		}
+	}
+	// Refunded whole at the desk, the sale gives back in cash what the window took.
+	orderID := int64(count(t, a.Pool, `SELECT $1::bigint`, loc[2]))
+	c.refundVia(orderID, url.Values{"kind": {"refund"}, "whole": {"1"}})
+	if n := count(t, a.Pool, `SELECT coalesce(sum(amount_cents), 0) FROM refunds WHERE order_id = $1 AND state = 'succeeded'`, orderID); n != want {
+		t.Errorf("refunded at the desk: got %d, want the %d taken", n, want)
 	}
 	bookingtest.CheckMoney(t, a.Pool, e.id)
 

@@ -167,6 +167,9 @@ func (s *store) endTickets(ctx context.Context, tx pgx.Tx, q *db.Queries, req St
 	}
 	var refundID int64
 	if req.Kind == KindRefund {
+		if res.AmountCents, err = withOrderFee(ctx, q, o.EventID, o.ID, res.AmountCents, res.Whole); err != nil {
+			return StaffRefundResult{}, 0, err
+		}
 		if refundID, res.Method, err = s.refundTickets(ctx, tx, q, o, ids, res.AmountCents, staffID); err != nil {
 			return StaffRefundResult{}, 0, err
 		}
@@ -184,6 +187,17 @@ func (s *store) endTickets(ctx context.Context, tx pgx.Tx, q *db.Queries, req St
 	}
 	err = staff.Audit(ctx, tx, req.By.StaffID, "order."+string(req.Kind), OrderSubject(o.ID), before, after, req.By.Address)
 	return res, o.EventID, err
+}
+
+// withOrderFee adds the order's per-order fee to amount when the refund ends the whole
+// order: each ticket gives back what it cost (its order line), and the last one the
+// fee too, so an order refunded in parts gives back exactly what it charged.
+func withOrderFee(ctx context.Context, q *db.Queries, eventID, orderID int64, amount int, whole bool) (int, error) {
+	if !whole {
+		return amount, nil
+	}
+	fee, err := q.OrderFeeCents(ctx, db.OrderFeeCentsParams{EventID: eventID, OrderID: orderID})
+	return amount + int(fee), err
 }
 
 // ticketsToEnd is the tickets asked for, sorted and each once; with Whole, every
