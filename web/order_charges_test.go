@@ -12,6 +12,20 @@ import (
 	"boxoffice/web"
 )
 
+// adultAndChildWithFive holds e's first two seats, the second as a Child, with the
+// voucher FIVE, and returns the hold's id.
+func (c *client) adultAndChildWithFive(e pricedEvent) string {
+	c.t.Helper()
+	h := c.hold(e.id, e.seats[0], e.seats[1])
+	if st := c.setType(h.HoldID, e.seats[1], e.child); st != http.StatusOK {
+		c.t.Fatalf("set Child: got %d", st)
+	}
+	if st := c.do("PUT", "/api/v1/holds/"+h.HoldID+"/voucher", map[string]string{"code": "FIVE"}, nil); st != http.StatusOK {
+		c.t.Fatalf("voucher: got %d", st)
+	}
+	return h.HoldID
+}
+
 // TestOrderChargesShown: an order of an Adult and a Child with the voucher FIVE shows
 // staff its itemised lines and the voucher's code and discount, and its ticket PDF
 // gives each ticket's type and what it cost. Voided whole, the order gives the
@@ -21,14 +35,7 @@ func TestOrderChargesShown(t *testing.T) {
 	app := newTestApp(t)
 	e := newPricedEvent(t, app.Pool, "priced-order")
 	c := app.newClient(t)
-	h := c.hold(e.id, e.seats[0], e.seats[1])
-	if st := c.setType(h.HoldID, e.seats[1], e.child); st != http.StatusOK {
-		t.Fatalf("set Child: got %d", st)
-	}
-	if st := c.do("PUT", "/api/v1/holds/"+h.HoldID+"/voucher", map[string]string{"code": "FIVE"}, nil); st != http.StatusOK {
-		t.Fatalf("voucher: got %d", st)
-	}
-	co := c.checkout(h.HoldID)
+	co := c.checkout(c.adultAndChildWithFive(e))
 	c.pay(co.OrderID, "")
 	waitOrder(t, c, co.OrderID, booking.StatusConfirmed)
 
