@@ -318,6 +318,6 @@ func (s *server) holdAnswer(c echo.Context, ev booking.Event, view string, statu
 	return render(c, status, personal, views.HoldAnswerView(views.HoldAnswer{
 		Message: msg, Panel: &panel,
 		Seats: seatsOfMap(m, seatIDs, known, style),
-		GA:    gaForms(ev, m, csrf, s.Buyer.Config().MaxPerBuyer),
+		GA:    gaForms(ev, m, csrf, s.Buyer.Config().MaxPerBuyer, prices),
 	}))
 }

@@ -25,11 +25,21 @@ func (s *server) allInPrices(ctx context.Context, eventID int64) (booking.AllInP
 // key gives its price ("€21.75 incl. fees"), "from" when the buyer chooses among
 // several types. The zero AllInPrices (the staff map) reads the seat's own price.
 func seatPriceText(base int, prices booking.AllInPrices) string {
-	t := priceText(prices.Seat(base))
-	if prices.SeatChoice(base) {
+	return allInFigure(prices.Seat(base), prices.SeatChoice(base), prices.Fees)
+}
+
+// gaPriceText is a standing place's price as the seat page's standing form says it:
+// the figure the event page gives its tier, "from" and "incl. fees" as for seats.
+func gaPriceText(t booking.GATier, prices booking.AllInPrices) string {
+	return allInFigure(prices.GA(t.ID, t.PriceCents), prices.GAChoice(t.ID), prices.Fees) + " each"
+}
+
+func allInFigure(cents int, choice, fees bool) string {
+	t := priceText(cents)
+	if choice {
 		t = "from " + t
 	}
-	if prices.Fees {
+	if fees {
 		t += " incl. fees"
 	}
 	return t

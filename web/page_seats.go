@@ -119,7 +119,7 @@ func (s *server) seatsPageFor(ctx context.Context, ev booking.Event, section, bu
 		Page: p, Event: eventHeader(ev, now), StreamURL: streamURL(ev, m), PageURL: seatsURL(ev, section),
 		Message: msg, Holds: panel,
 		Best:   bestForm(ev, sum, section, p.CSRFToken, limit),
-		GA:     gaForms(ev, m, p.CSRFToken, limit),
+		GA:     gaForms(ev, m, p.CSRFToken, limit, prices),
 		Legend: legend(sum, prices),
 		Map:    seatMapView(mapArgs{ev: ev, m: m, sum: sum, section: section, style: seatStyle{mine: mine, prices: prices}, csrf: p.CSRFToken}),
 	}, nil
@@ -204,13 +204,13 @@ func bestForm(ev booking.Event, sum booking.MapSummary, section, csrf string, li
 	return f
 }
 
-func gaForms(ev booking.Event, m booking.SeatMap, csrf string, limit int) []views.GAForm {
+func gaForms(ev booking.Event, m booking.SeatMap, csrf string, limit int, prices booking.AllInPrices) []views.GAForm {
 	var out []views.GAForm
 	for _, t := range m.GATiers {
 		id := strconv.FormatInt(t.ID, 10)
 		out = append(out, views.GAForm{
 			Action: holdsURL(ev), CSRF: csrf, TierID: id,
-			Name: t.Name + " (general admission)", Price: priceText(t.PriceCents) + " each", Left: leftText(t.Remaining),
+			Name: t.Name + " (general admission)", Price: gaPriceText(t, prices), Left: leftText(t.Remaining),
 			Max: max(0, min(limit, t.Remaining)), InputID: "ga-qty-" + id, LeftID: "ga-left-" + id,
 		})
 	}

@@ -12,8 +12,8 @@ import (
 // TestSeatLabelAllIn: a seat's label (its tooltip and what a screen reader says) gives
 // the price all in, the figure the map's key gives (the cheapest type with the
 // per-ticket fees, "from" as there is a choice of types), on the page, in the hold
-// answer's seats and in what the live stream sends; an event without types or fees
-// keeps its plain price.
+// answer's seats and in what the live stream sends; the standing form gives its tier's
+// all-in price; an event without types or fees keeps its plain price.
 func TestSeatLabelAllIn(t *testing.T) {
 	t.Parallel()
 	app := newTestApp(t)
@@ -27,6 +27,10 @@ func TestSeatLabelAllIn(t *testing.T) {
 	}
 	if key := doc.Find(".legend-list li").First().Text(); !strings.Contains(key, "€14.25 incl. fees") {
 		t.Errorf("key: got %q, want the same €14.25 incl. fees", key)
+	}
+	// The standing tier sells Adult only (8.00 + 1.75), as the event page says.
+	if ga := doc.Find("form.ga").Text(); !strings.Contains(ga, "€9.75 incl. fees each") {
+		t.Errorf("standing form: got %q, want €9.75 incl. fees each", ga)
 	}
 	_, body, _ := b.do("POST", "/events/priced-label/holds", url.Values{"_csrf": {token}, "seat": {itoa(e.seats[0])}}, http.Header{"HX-Request": {"true"}})
 	if !strings.Contains(string(body), want+", held by you") {
