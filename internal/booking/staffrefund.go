@@ -43,7 +43,7 @@ type RefundKind string
 
 // The kinds of a staff refund.
 const (
-	KindRefund RefundKind = "refund" // the tickets' prices go back through the payment provider
+	KindRefund RefundKind = "refund" // what the tickets cost goes back by the payment's method
 	KindVoid   RefundKind = "void"   // the tickets end, no money moves
 )
 
@@ -236,7 +236,8 @@ func voidTickets(ctx context.Context, q *db.Queries, o db.Order, ids []int64, ki
 	return voided, nil
 }
 
-// count adds the voided tickets' prices, seats and places to res, and returns the
+// count adds what the voided tickets cost (their order lines), their seats and places
+// to res, and returns the
 // places per general-admission tier.
 func (res *StaffRefundResult) count(voided []db.TicketsVoidRow) map[int64]int {
 	ga := map[int64]int{}
