@@ -237,8 +237,7 @@ func voidTickets(ctx context.Context, q *db.Queries, o db.Order, ids []int64, ki
 }
 
 // count adds what the voided tickets cost (their order lines), their seats and places
-// to res, and returns the
-// places per general-admission tier.
+// to res, and returns the places per general-admission tier.
 func (res *StaffRefundResult) count(voided []db.TicketsVoidRow) map[int64]int {
 	ga := map[int64]int{}
 	for _, v := range voided {
