@@ -28,12 +28,13 @@ ORDER BY o.id DESC
 LIMIT @max_rows::int;
 
 -- name: TicketsOfOrderAdmin :many
--- Every ticket of an order, valid or not, with what it admits to, its price, and how
--- it ended or was used.
+-- Every ticket of an order, valid or not, with what it admits to, what it cost (its
+-- order line's, else its seat's or tier's price), and how it ended or was used.
 SELECT t.id, t.seat_id, t.ga_tier_id, t.code, t.created_at, t.voided_at, t.void_reason, t.refund_id,
        t.checked_in_at, t.checked_in_gate,
        coalesce(s.section, '') AS section, coalesce(s.row_label, '') AS row_label, coalesce(s.number, 0)::int AS number,
-       coalesce(g.name, '') AS ga_tier_name, coalesce(s.price_cents, g.price_cents, 0)::int AS price_cents
+       coalesce(g.name, '') AS ga_tier_name,
+       coalesce(ticket_paid_cents(t.event_id, t.order_id, t.id, t.seat_id, t.ga_tier_id), s.price_cents, g.price_cents, 0)::int AS price_cents
 FROM tickets t
 LEFT JOIN seats s ON s.event_id = t.event_id AND s.id = t.seat_id
 LEFT JOIN ga_tiers g ON g.event_id = t.event_id AND g.id = t.ga_tier_id
@@ -49,7 +50,7 @@ ORDER BY id;
 -- Ends tickets of an order, staff's decision: only those still valid and not used at
 -- the door. Their rows are the verdict: the caller compares them with what it asked
 -- for and undoes everything on a shortfall. Answers with what each admitted to and
--- its price (what a refund gives back).
+-- what it cost (what a refund gives back: its order line's, else its own price).
 WITH v AS (
     UPDATE tickets t
     SET voided_at = now(), void_reason = @void_reason::text, voided_by = sqlc.narg(staff_id)::bigint
@@ -57,7 +58,8 @@ WITH v AS (
       AND t.voided_at IS NULL AND t.checked_in_at IS NULL
     RETURNING t.id, t.seat_id, t.ga_tier_id
 )
-SELECT v.id, v.seat_id, v.ga_tier_id, coalesce(s.price_cents, g.price_cents, 0)::int AS price_cents
+SELECT v.id, v.seat_id, v.ga_tier_id,
+       coalesce(ticket_paid_cents(@event_id, @order_id, v.id, v.seat_id, v.ga_tier_id), s.price_cents, g.price_cents, 0)::int AS price_cents
 FROM v
 LEFT JOIN seats s ON s.event_id = @event_id AND s.id = v.seat_id
 LEFT JOIN ga_tiers g ON g.event_id = @event_id AND g.id = v.ga_tier_id

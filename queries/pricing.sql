@@ -94,3 +94,8 @@ VALUES (@event_id, @order_id, @line, @kind, @seat_id, @ga_tier_id, @type_id, @la
 -- name: OrderLineList :many
 SELECT line, kind, seat_id, ga_tier_id, type_id, label, price_cents, fee_cents, discount_cents, tax_cents, total_cents
 FROM order_lines WHERE event_id = @event_id AND order_id = @order_id ORDER BY line;
+
+-- name: OrderFeeCents :one
+-- The per-order fee an order charged (its order_fee lines); 0 when none.
+SELECT coalesce(sum(total_cents), 0)::int FROM order_lines
+WHERE event_id = @event_id AND order_id = @order_id AND kind = 'order_fee';

@@ -62,6 +62,12 @@ type AdminOrder struct {
 	LinkAction  string
 	LinkVersion int
 	LinkResend  bool
+
+	// Lines itemise what the order charged (types, fees, discount, tax); Voucher
+	// names the voucher it redeemed and its discount ("SPRING, −€2.00"), or a
+	// discount whose voucher use was given back.
+	Lines   []OrderLine
+	Voucher string
 }
 
 // AdminTicket is one ticket of an order.

@@ -30,6 +30,18 @@ type SaleForm struct {
 	Sections   []Option // empty for a venue of one section
 	GATiers    []Option // empty for an event without standing
 	GAQuantity string
+	// Types are the event's ticket types the window sells, each with how many the
+	// buyer wants; tickets not counted take their level's first type. Empty for an
+	// event without types.
+	Types []TypeCount
+}
+
+// TypeCount is one ticket type's count field in a form (the sale form, the basket's
+// standing places).
+type TypeCount struct {
+	InputID, Name string // the field's id and name ("type_12")
+	Label         string // the type and its prices, "Child (€12.50)"
+	Value         string // as typed
 }
 
 // StaffHoldForm keeps the ticked seats off sale.

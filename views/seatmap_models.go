@@ -53,6 +53,17 @@ type HoldView struct {
 	CheckoutBegun bool
 	// Price is what the basket costs, all in; nil when it cannot be priced.
 	Price *BasketPrice
+	// GATypes counts the standing places per ticket type; nil when the hold has no
+	// standing places, they have no choice of type, or the hold can no longer change.
+	GATypes *GATypeForm
+}
+
+// GATypeForm says how many of a basket's standing places are of each type (a form
+// post of type_<id> counts); places not counted take the first type.
+type GATypeForm struct {
+	URL    string
+	What   string // "3 standing places (Standing)"
+	Fields []TypeCount
 }
 
 // BasketPrice is a basket's quote as the panel shows it: amounts already worded.

@@ -74,6 +74,7 @@ func (s *server) showSell(c echo.Context) error {
 type sellInput struct {
 	name, email, method, kind, reason, releaseAt, view string
 	quantity, section, gaTier, gaQuantity              string
+	types                                              map[string]string // by field name (admin_sell_types.go)
 }
 
 // staffMapPost reads a post of the staff map's form (by either of its buttons): the
@@ -96,7 +97,7 @@ func (s *server) staffMapPost(c echo.Context) (booking.Event, url.Values, sellIn
 		name: strings.TrimSpace(f.Get("name")), email: strings.TrimSpace(f.Get("email")), method: f.Get("method"),
 		kind: f.Get("kind"), reason: strings.TrimSpace(f.Get("reason")), releaseAt: f.Get("release_at"), view: f.Get("view"),
 		quantity: strings.TrimSpace(f.Get("quantity")), section: f.Get("section"),
-		gaTier: f.Get("ga_tier"), gaQuantity: strings.TrimSpace(f.Get("ga_quantity")),
+		gaTier: f.Get("ga_tier"), gaQuantity: strings.TrimSpace(f.Get("ga_quantity")), types: typeCountsTyped(f),
 	}
 	if cleanText("view", in.view, 100) != nil {
 		in.view = ""
@@ -125,12 +126,18 @@ func (s *server) sellPage(c echo.Context, ev booking.Event, section string, msg 
 			held[st.ID] = h.Kind
 		}
 	}
+	// The seats' labels say the online price, as the live stream's renderings (one
+	// for every viewer of the map) do.
+	prices, err := s.allInPrices(ctx, ev.ID)
+	if err != nil {
+		return views.StaffSell{}, err
+	}
 	now := time.Now()
 	out := views.StaffSell{
 		AdminPage: p, Event: eventHeader(ev, now), Message: msg, StreamURL: streamURL(ev, m),
 		Legend: legend(sum, booking.AllInPrices{}), // the desk quotes its own methods
 		Map: seatMapView(mapArgs{ev: ev, m: m, sum: sum, section: section, csrf: p.CSRFToken,
-			style: seatStyle{staff: held},
+			style: seatStyle{staff: held, prices: prices},
 			staff: &staffMap{pageURL: func(sec string) string { return sellURL(ev.ID, sec) }, formAction: sellURL(ev.ID, "")}}),
 		Sale: views.SaleForm{Action: sellURL(ev.ID, ""), Token: rand.Text(), Name: in.name, Email: in.email,
 			Quantity: in.quantity, GAQuantity: in.gaQuantity},
@@ -150,6 +157,9 @@ func (s *server) sellPage(c echo.Context, ev booking.Event, section string, msg 
 		id := strconv.FormatInt(t.ID, 10)
 		out.Sale.GATiers = append(out.Sale.GATiers, views.Option{Value: id, Selected: id == in.gaTier,
 			Label: t.Name + ", " + s.Money.Short(t.PriceCents) + " (" + leftText(t.Remaining) + ")"})
+	}
+	if out.Sale.Types, err = s.saleTypeFields(ctx, ev.ID, in.types); err != nil {
+		return views.StaffSell{}, err
 	}
 	for _, k := range booking.StaffHoldKinds {
 		out.Hold.Kinds = append(out.Hold.Kinds, views.Option{Value: k, Label: holdKindText(k), Selected: k == in.kind})
@@ -272,7 +282,8 @@ func saleForm(f url.Values, in sellInput) (booking.Sale, error) {
 		return booking.Sale{}, badRequest("invalid_token", "This form is incomplete; load the page again.")
 	}
 	sale.Method, sale.Token, sale.BuyerName, sale.Email = in.method, token, in.name, in.email
-	return sale, nil
+	sale.Types, err = typeCounts(in.types)
+	return sale, err
 }
 
 // sellRefused shows the staff map again with why a sale or a staff hold was refused,
@@ -395,18 +406,24 @@ func (s *server) showSale(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	v, err := staffSaleView(c, s.Money, ev, o, rec)
+	charges, err := s.Buyer.OrderCharges(ctx, o)
+	if err != nil {
+		return err
+	}
+	v, err := staffSaleView(c, s.Money, ev, o, rec, charges)
 	if err != nil {
 		return err
 	}
 	return render(c, http.StatusOK, personal, views.StaffSalePage(v))
 }
 
-func staffSaleView(c echo.Context, shop money.Shop, ev booking.Event, o booking.Order, rec *booking.SaleRecord) (views.StaffSale, error) {
+// staffSaleView is a sale's receipt and tickets: its lines itemised as charged
+// (types, fees, tax), its total the amount the window took.
+func staffSaleView(c echo.Context, shop money.Shop, ev booking.Event, o booking.Order, rec *booking.SaleRecord, charges booking.Charges) (views.StaffSale, error) {
 	number := "Order " + strconv.FormatInt(o.ID, 10)
 	p := adminPage(c, number)
 	p.Scripts = append(p.Scripts, static.URL("js/print.js"))
-	lines, _ := ordertext.OrderLines(shop, o.Seats, o.GA)
+	lines, _ := ordertext.ChargeLines(shop, o.Seats, o.GA, charges)
 	v := views.StaffSale{AdminPage: p, Number: number, Event: ordertext.OrderEvent(ev), Lines: lines,
 		Total: shop.Format(o.AmountCents), SellURL: sellURL(ev.ID, ""), Paid: "Bought online", Buyer: o.Email}
 	if rec != nil {

@@ -13,7 +13,9 @@ import (
 
 	"boxoffice/internal/booking"
 	"boxoffice/internal/ical"
+	"boxoffice/internal/money"
 	"boxoffice/internal/ordertext"
+	"boxoffice/internal/pricing"
 	"boxoffice/internal/ticketpdf"
 )
 
@@ -65,8 +67,12 @@ func (s *server) ticketsPDF(c echo.Context) error {
 				Message: "Too many PDFs were asked for from your network in the last minute; wait a moment and try again."}
 		}
 	}
+	charges, err := s.Buyer.OrderCharges(c.Request().Context(), o)
+	if err != nil {
+		return err
+	}
 	var buf bytes.Buffer
-	if err := ticketpdf.Write(&buf, ticketDocument(o, ev)); err != nil {
+	if err := ticketpdf.Write(&buf, ticketDocument(o, ev, ticketTypes(s.Money, o, charges))); err != nil {
 		return err
 	}
 	c.Response().Header().Set(echo.HeaderContentDisposition, fmt.Sprintf(`inline; filename="tickets-order-%d.pdf"`, o.ID))
@@ -75,14 +81,15 @@ func (s *server) ticketsPDF(c echo.Context) error {
 
 // ticketDocument words an order's tickets for the PDF, its time through the one
 // function that will take the venue's zone.
-func ticketDocument(o booking.Order, ev booking.Event) ticketpdf.Document {
+// types are the tickets' types and prices by ticket id (ticketTypes).
+func ticketDocument(o booking.Order, ev booking.Event, types map[int64]string) ticketpdf.Document {
 	d := ticketpdf.Document{
 		Event: ev.Name, Venue: ev.Venue, When: ordertext.When(ev),
 		Order: "Order " + strconv.FormatInt(o.ID, 10),
 	}
 	for i, t := range o.Tickets {
 		place, _ := ordertext.TicketPlace(o, t)
-		d.Tickets = append(d.Tickets, ticketpdf.Ticket{Label: ordertext.TicketLabel(i, len(o.Tickets)), Code: t.Code, Place: place})
+		d.Tickets = append(d.Tickets, ticketpdf.Ticket{Label: ordertext.TicketLabel(i, len(o.Tickets)), Code: t.Code, Place: place, Type: types[t.ID]})
 	}
 	return d
 }
@@ -119,4 +126,33 @@ func (s *server) eventICS(c echo.Context) error {
 	}
 	c.Response().Header().Set(echo.HeaderContentDisposition, fmt.Sprintf(`attachment; filename="event-order-%d.ics"`, o.ID))
 	return c.Blob(http.StatusOK, ical.ContentType, buf.Bytes())
+}
+
+// ticketTypes words each ticket's type and what it cost ("Child, €14.25": its line's
+// total, the per-ticket fees in, any discount off), by ticket id, from the order's
+// charges: a seat's ticket by its seat's line, a standing ticket by the lines of its
+// tier in order. An order made before orders were itemised has none.
+func ticketTypes(m money.Shop, o booking.Order, ch booking.Charges) map[int64]string {
+	out := map[int64]string{}
+	bySeat := map[int64]pricing.LineQuote{}
+	byTier := map[int64][]pricing.LineQuote{}
+	for _, l := range ch.Quote.Lines {
+		if l.SeatID != 0 {
+			bySeat[l.SeatID] = l
+		} else {
+			byTier[l.GATierID] = append(byTier[l.GATierID], l)
+		}
+	}
+	for _, t := range o.Tickets {
+		l, ok := bySeat[t.SeatID]
+		if t.SeatID == 0 {
+			if ls := byTier[t.GATierID]; len(ls) > 0 {
+				l, ok, byTier[t.GATierID] = ls[0], true, ls[1:]
+			}
+		}
+		if ok {
+			out[t.ID] = l.TypeName + ", " + m.Format(int(l.Total))
+		}
+	}
+	return out
 }

@@ -113,6 +113,57 @@ func pricedGALines(h booking.Hold, bq booking.BasketQuote) []views.HoldLine {
 	return out
 }
 
+// gaTypeForm counts h's standing places per type, as bq has them (chosen, or by
+// default); nil when they have no choice of type or can no longer change.
+func gaTypeForm(h booking.Hold, bq booking.BasketQuote) *views.GATypeForm {
+	if h.GA == nil || h.CheckoutBegun {
+		return nil
+	}
+	level := pricing.Level{GATierID: h.GA.TierID}
+	if len(bq.Offered[level]) < 2 {
+		return nil
+	}
+	counts := map[int64]int{}
+	for _, l := range bq.Chosen {
+		if l.GATierID == h.GA.TierID {
+			counts[l.TypeID]++
+		}
+	}
+	fee := int64(0)
+	if lq := lineQuotesOf(bq, 0); len(lq) > 0 {
+		fee = lq[0].Fee
+	}
+	f := &views.GATypeForm{URL: "/holds/" + h.ID.String() + "/ga-types",
+		What: fmt.Sprintf("%d standing places (%s)", h.GA.Quantity, h.GA.TierName)}
+	for _, t := range bq.Offered[level] {
+		name := typeCountPrefix + strconv.FormatInt(t.ID, 10)
+		f.Fields = append(f.Fields, views.TypeCount{InputID: "ga-" + name + "-" + h.ID.String(), Name: name,
+			Label: t.Name + " " + priceText(int(t.Prices[level]+fee)), Value: strconv.Itoa(counts[t.ID])})
+	}
+	return f
+}
+
+// setGATypesForm sets how many of the basket's standing places are of each type: a
+// form post of type_<id> counts. Places not counted take the first type.
+func (s *server) setGATypesForm(c echo.Context) error {
+	id, buyer, ev, err := s.basketForm(c)
+	if err != nil {
+		return err
+	}
+	f, err := c.FormParams()
+	if err != nil {
+		return s.holdRefused(c, ev, "", booking.HoldRequest{}, badRequest("invalid_form", "The form could not be read."))
+	}
+	counts, err := typeCounts(typeCountsTyped(f))
+	if err == nil {
+		err = s.Buyer.SetGATypes(c.Request().Context(), id, buyer, counts)
+	}
+	if err != nil {
+		return s.holdRefused(c, ev, "", booking.HoldRequest{}, err)
+	}
+	return s.basketChanged(c, ev, "Ticket types set. Your places are still yours.")
+}
+
 // basketPrice is the summary of bq under the lines.
 func basketPrice(h booking.Hold, bq booking.BasketQuote) *views.BasketPrice {
 	q := bq.Quote

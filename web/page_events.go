@@ -56,7 +56,7 @@ func (s *server) showEvent(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	prices, err := s.Buyer.AllInPrices(c.Request().Context(), ev.ID)
+	prices, err := s.allInPrices(ctx, ev.ID)
 	if err != nil {
 		return err
 	}

@@ -304,9 +304,13 @@ func (s *server) holdAnswer(c echo.Context, ev booking.Event, view string, statu
 	if err != nil {
 		return err
 	}
+	prices, err := s.allInPrices(ctx, ev.ID)
+	if err != nil {
+		return err
+	}
 	csrf := buyerPage(c, "").CSRFToken
 	panel, mine := holdPanel(ev, view, holds, quotes, csrf, time.Now())
-	style := seatStyle{mine: mine}
+	style := seatStyle{mine: mine, prices: prices}
 	if msg.Picked != "" { // the seats concerned are the ones best available found
 		style.picked = map[int64]bool{}
 		for _, id := range seatIDs {
@@ -317,6 +321,6 @@ func (s *server) holdAnswer(c echo.Context, ev booking.Event, view string, statu
 	return render(c, status, personal, views.HoldAnswerView(views.HoldAnswer{
 		Message: msg, Panel: &panel,
 		Seats: seatsOfMap(m, seatIDs, known, style),
-		GA:    gaForms(ev, m, csrf, s.Buyer.Config().MaxPerBuyer),
+		GA:    gaForms(ev, m, csrf, s.Buyer.Config().MaxPerBuyer, prices),
 	}))
 }

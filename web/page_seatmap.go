@@ -42,6 +42,9 @@ type seatStyle struct {
 	mine   map[int64]bool   // the viewer's held seats
 	staff  map[int64]string // on the staff map: seats of staff holds, by kind
 	picked map[int64]bool   // the seats best available just found (page_best.go)
+	// prices are the event's first prices the seats' labels say; zero: the seats'
+	// own prices (the staff map, whose desk quotes its own methods).
+	prices booking.AllInPrices
 }
 
 // state is the seat's state as this viewer sees it. The buyer's own holds come from a
@@ -58,7 +61,7 @@ func (st seatStyle) state(s booking.MapSeat) string {
 
 // seatView draws one seat in a state. Its element id never changes, so the live
 // stream and hold answers can replace it out of band.
-func seatView(s booking.MapSeat, state string) views.SeatView {
+func seatView(s booking.MapSeat, state string, prices booking.AllInPrices) views.SeatView {
 	v := views.SeatView{
 		DOMID:      seatDOMID(s.ID),
 		Transform:  "translate(" + strconv.Itoa(s.X) + " " + strconv.Itoa(s.Y) + ")",
@@ -67,7 +70,7 @@ func seatView(s booking.MapSeat, state string) views.SeatView {
 	word := state
 	if kind, ok := strings.CutPrefix(state, stateStaff); ok {
 		v.Shape, v.Class = "held", "seat held staff"
-		v.Label = seatName(s) + ", " + kind + " hold"
+		v.Label = seatName(s, prices) + ", " + kind + " hold"
 		return v
 	}
 	switch state {
@@ -81,16 +84,17 @@ func seatView(s booking.MapSeat, state string) views.SeatView {
 	default:
 		v.Shape, v.Class, word = "held", "seat held", booking.SeatHeld
 	}
-	v.Label = seatName(s) + ", " + word
+	v.Label = seatName(s, prices) + ", " + word
 	return v
 }
 
 func seatDOMID(id int64) string { return "seat-" + strconv.FormatInt(id, 10) }
 
-// seatName is how a seat is read out: "Stalls, row F, seat 12, €45", and whether it is a
-// wheelchair space.
-func seatName(s booking.MapSeat) string {
-	n := booking.SeatName(s.Section, s.Row, s.Number) + ", " + priceText(s.PriceCents)
+// seatName is how a seat is read out: "Stalls, row F, seat 12, €47 incl. fees", and
+// whether it is a wheelchair space. The price is the one the map's key gives the seat's
+// price (seatPriceText).
+func seatName(s booking.MapSeat, prices booking.AllInPrices) string {
+	n := booking.SeatName(s.Section, s.Row, s.Number) + ", " + seatPriceText(s.PriceCents, prices)
 	if s.Accessible {
 		n += ", wheelchair space"
 	}
@@ -259,7 +263,7 @@ func seatRows(v *views.SeatMap, a mapArgs) {
 			row.Groups = append(row.Groups, views.PriceGroup{Class: class})
 		}
 		g := &row.Groups[len(row.Groups)-1]
-		g.Seats = append(g.Seats, seatView(s, a.style.state(s)))
+		g.Seats = append(g.Seats, seatView(s, a.style.state(s), a.style.prices))
 	}
 	top := minY - 8
 	if a.section == "" {
@@ -329,7 +333,7 @@ func seatsOfMap(m booking.SeatMap, ids []int64, known string, style seatStyle) [
 			known == booking.SeatAvailable && state == booking.SeatHeld:
 			state = known
 		}
-		out[i] = seatView(s, state)
+		out[i] = seatView(s, state, style.prices)
 		if style.picked[s.ID] {
 			out[i].Class += " picked"
 		}

@@ -109,7 +109,7 @@ func (s *server) seatsPageFor(ctx context.Context, ev booking.Event, section, bu
 	if err != nil {
 		return views.SeatsPage{}, err
 	}
-	prices, err := s.Buyer.AllInPrices(ctx, ev.ID)
+	prices, err := s.allInPrices(ctx, ev.ID)
 	if err != nil {
 		return views.SeatsPage{}, err
 	}
@@ -119,9 +119,9 @@ func (s *server) seatsPageFor(ctx context.Context, ev booking.Event, section, bu
 		Page: p, Event: eventHeader(ev, now), StreamURL: streamURL(ev, m), PageURL: seatsURL(ev, section),
 		Message: msg, Holds: panel,
 		Best:   bestForm(ev, sum, section, p.CSRFToken, limit),
-		GA:     gaForms(ev, m, p.CSRFToken, limit),
+		GA:     gaForms(ev, m, p.CSRFToken, limit, prices),
 		Legend: legend(sum, prices),
-		Map:    seatMapView(mapArgs{ev: ev, m: m, sum: sum, section: section, style: seatStyle{mine: mine}, csrf: p.CSRFToken}),
+		Map:    seatMapView(mapArgs{ev: ev, m: m, sum: sum, section: section, style: seatStyle{mine: mine, prices: prices}, csrf: p.CSRFToken}),
 	}, nil
 }
 
@@ -170,7 +170,7 @@ func holdPanel(ev booking.Event, section string, holds []booking.Hold, quotes ma
 		}
 		hv.Total = priceText(total)
 		if priced {
-			hv.Price = basketPrice(h, bq)
+			hv.Price, hv.GATypes = basketPrice(h, bq), gaTypeForm(h, bq)
 			if hv.Total = priceText(int(bq.Total)); bq.Problem != nil {
 				hv.Total = "not yet: see above"
 			}
@@ -204,13 +204,13 @@ func bestForm(ev booking.Event, sum booking.MapSummary, section, csrf string, li
 	return f
 }
 
-func gaForms(ev booking.Event, m booking.SeatMap, csrf string, limit int) []views.GAForm {
+func gaForms(ev booking.Event, m booking.SeatMap, csrf string, limit int, prices booking.AllInPrices) []views.GAForm {
 	var out []views.GAForm
 	for _, t := range m.GATiers {
 		id := strconv.FormatInt(t.ID, 10)
 		out = append(out, views.GAForm{
 			Action: holdsURL(ev), CSRF: csrf, TierID: id,
-			Name: t.Name + " (general admission)", Price: priceText(t.PriceCents) + " each", Left: leftText(t.Remaining),
+			Name: t.Name + " (general admission)", Price: gaPriceText(t, prices), Left: leftText(t.Remaining),
 			Max: max(0, min(limit, t.Remaining)), InputID: "ga-qty-" + id, LeftID: "ga-left-" + id,
 		})
 	}
@@ -236,9 +236,13 @@ func (s *server) seatFragments(ctx context.Context, eventID int64, seatIDs []int
 	if err != nil {
 		return nil, err
 	}
+	prices, err := s.allInPrices(ctx, eventID)
+	if err != nil {
+		return nil, err
+	}
 	seats := make([]views.SeatView, len(m.Seats))
 	for i, st := range m.Seats {
-		seats[i] = seatView(st, st.Status)
+		seats[i] = seatView(st, st.Status, prices)
 	}
 	var buf bytes.Buffer
 	if err := views.SeatsOOB(seats).Render(ctx, &buf); err != nil {

@@ -17,19 +17,13 @@ func TestItemisedReceipt(t *testing.T) {
 	app := newMoneyApp(t)
 	e := newPricedEvent(t, app.Pool, "priced-mail")
 	c := app.newClient(t)
-	h := c.hold(e.id, e.seats[0], e.seats[1])
-	if st := c.setType(h.HoldID, e.seats[1], e.child); st != http.StatusOK {
-		t.Fatalf("set Child: got %d", st)
-	}
-	if st := c.do("PUT", "/api/v1/holds/"+h.HoldID+"/voucher", map[string]string{"code": "FIVE"}, nil); st != http.StatusOK {
-		t.Fatalf("voucher: got %d", st)
-	}
-	quoted := c.pricedHold(h.HoldID).Quote.TotalCents
+	holdID := c.adultAndChildWithFive(e)
+	quoted := c.pricedHold(holdID).Quote.TotalCents
 	// Adult 20.00 + Child 12.50 + 2 × 1.75 fees + 2.00 per order - 5.00 = 33.00.
 	if quoted != 3300 {
 		t.Fatalf("quote: got %d, want 3300", quoted)
 	}
-	co := app.checkout(c, h.HoldID)
+	co := app.checkout(c, holdID)
 	if co.AmountCents != 3300 {
 		t.Fatalf("checkout: got %d, want 3300", co.AmountCents)
 	}

@@ -54,6 +54,7 @@ func (s *server) routes(e *echo.Echo) {
 	e.POST("/holds/:holdId/release", s.releaseHoldForm, buyerPage...)
 	e.POST("/holds/:holdId/seats/:seatId/remove", s.removeSeatForm, buyerPage...) // page_basket.go
 	e.POST("/holds/:holdId/seats/:seatId/type", s.setTypeForm, buyerPage...)      // page_basketprice.go
+	e.POST("/holds/:holdId/ga-types", s.setGATypesForm, buyerPage...)             // page_basketprice.go
 	e.POST("/holds/:holdId/voucher", s.voucherForm, buyerPage...)
 	getHead(e, "/holds/:holdId/checkout", s.showCheckout, seatPage(eventOfHold)...)
 	e.POST("/holds/:holdId/checkout", s.submitCheckout, seatPage(eventOfHold)...)

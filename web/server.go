@@ -136,6 +136,8 @@ type server struct {
 	// one (eventByID, eventBySlug); limiter bounds each buyer's seat calls.
 	events *eventCache
 	boards *ttlCache[int64, waitroom.Board] // the events' queue boards, by id
+	// allIn keeps the events' first prices (page_seatprice.go).
+	allIn *ttlCache[int64, booking.AllInPrices]
 	// mapBodies keeps the seat maps' encoded answers (seatmap_body.go).
 	mapBodies mapBodies
 	limiter   *rateLimiter
@@ -171,6 +173,7 @@ func newServer(d Deps) (*server, error) {
 		Deps:   d,
 		looks:  make(chan struct{}, 2*runtime.GOMAXPROCS(0)),
 		events: newEventCache(), boards: newTTLCache[int64, waitroom.Board](boardTTL),
+		allIn:      newTTLCache[int64, booking.AllInPrices](allInTTL),
 		limiter:    newRateLimiter(d.Redis, d.RedisPrefix, d.RateLimit, d.RateBurst, d.Log),
 		orderLinks: orderLinks{sign: d.Links, base: d.BaseURL},
 	}

@@ -33,7 +33,8 @@ var ErrVoucherNotFound = errors.New("no such voucher for this event")
 type BasketQuote struct {
 	pricing.Quote
 	// Offered are the types a line at each level may choose (none on an event
-	// without types): not paused, not desk-only, not code-only.
+	// without types): not paused, not desk-only, and code-only ones only when the
+	// hold's access code reveals them.
 	Offered map[pricing.Level][]pricing.Type
 	// VoucherCode is the voucher entered, if any; VoucherProblem says why it does not
 	// apply now (it is then left out of the quote).
@@ -58,23 +59,25 @@ func (s *Buyer) Quote(ctx context.Context, id HoldID, buyer string) (BasketQuote
 	if !h.Live {
 		return BasketQuote{}, ErrHoldExpired
 	}
-	b, err := s.basketOf(ctx, s.q, id, h.GaTierID, h.GaQuantity)
+	b, err := s.basketOf(ctx, s.q, id, buyer, h.GaTierID, h.GaQuantity)
 	if err != nil {
 		return BasketQuote{}, err
 	}
 	return b.quote(time.Now()), nil
 }
 
-// basket is a hold's lines, its event's price configuration and its voucher.
+// basket is a hold's lines, its event's price configuration, its voucher and the
+// access code the hold was made with (which may reveal a code-only type).
 type basket struct {
 	cfg     pricing.Config
 	lines   []pricing.Line
 	voucher *pricing.Voucher
+	code    *pricing.AccessCode
 }
 
-// basketOf reads hold id's priced lines (its seats, then its GA places) and voucher
-// through q. gaTier and gaQty are the hold row's.
-func (s *store) basketOf(ctx context.Context, q *db.Queries, id HoldID, gaTier *int64, gaQty int32) (basket, error) {
+// basketOf reads hold id's priced lines (its seats, then its GA places), voucher and
+// access code through q. buyer, gaTier and gaQty are the hold row's.
+func (s *store) basketOf(ctx context.Context, q *db.Queries, id HoldID, buyer string, gaTier *int64, gaQty int32) (basket, error) {
 	cfg, err := s.priceConfig(ctx, q, id.Event)
 	if err != nil {
 		return basket{}, err
@@ -92,6 +95,12 @@ func (s *store) basketOf(ctx context.Context, q *db.Queries, id HoldID, gaTier *
 		if b.lines, err = gaLines(ctx, q, id, *gaTier, int(gaQty), b.lines); err != nil {
 			return basket{}, err
 		}
+	}
+	code, found, err := s.holdAccessCode(ctx, q, id, buyer)
+	if err != nil {
+		return basket{}, err
+	} else if found {
+		b.code = &code
 	}
 	v, err := q.HoldVoucherGet(ctx, db.HoldVoucherGetParams{EventID: id.Event, HoldID: id.Seq})
 	if err == nil {
@@ -136,14 +145,14 @@ func (b basket) quote(now time.Time) BasketQuote {
 	out := BasketQuote{Offered: map[pricing.Level][]pricing.Type{}}
 	for _, l := range b.lines {
 		if _, ok := out.Offered[l.Level]; !ok {
-			out.Offered[l.Level] = b.cfg.Offered(l.Level, pricing.MethodOnline, nil)
+			out.Offered[l.Level] = b.cfg.Offered(l.Level, pricing.MethodOnline, b.code)
 		}
 		if l.TypeID == 0 {
-			l.TypeID = b.cfg.Default(l.Level, pricing.MethodOnline, nil)
+			l.TypeID = b.cfg.Default(l.Level, pricing.MethodOnline, b.code)
 		}
 		out.Chosen = append(out.Chosen, l)
 	}
-	in := pricing.Basket{Lines: b.lines, Method: pricing.MethodOnline, Voucher: b.voucher, Now: now}
+	in := pricing.Basket{Lines: b.lines, Method: pricing.MethodOnline, Voucher: b.voucher, Code: b.code, Now: now}
 	if b.voucher != nil {
 		out.VoucherCode = b.voucher.Code
 	}
@@ -175,12 +184,13 @@ func (s *store) lockBasket(ctx context.Context, q *db.Queries, id HoldID, buyer 
 	} else if !errors.Is(err, pgx.ErrNoRows) {
 		return basket{}, err
 	}
-	return s.basketOf(ctx, q, id, h.GaTierID, h.GaQuantity)
+	return s.basketOf(ctx, q, id, buyer, h.GaTierID, h.GaQuantity)
 }
 
-// offers reports whether type typeID is offered online at level.
+// offers reports whether type typeID is offered online at level, to the holder of the
+// basket's access code if it has one.
 func (b basket) offers(level pricing.Level, typeID int64) bool {
-	for _, t := range b.cfg.Offered(level, pricing.MethodOnline, nil) {
+	for _, t := range b.cfg.Offered(level, pricing.MethodOnline, b.code) {
 		if t.ID == typeID {
 			return true
 		}

@@ -49,6 +49,9 @@ type Sale struct {
 	Together bool
 	GATierID int64
 	Method   string // PayCash or PayCardPresent
+	// Types are how many tickets of each type (by id) the buyer wants; tickets not
+	// named take their level's default type (deskprice.go).
+	Types map[int64]int
 	// Token is the sale form's own random key: the same form submitted twice sells
 	// once, and the second answer is the first sale's order.
 	Token     string
@@ -160,8 +163,16 @@ func (s *store) sellTx(ctx context.Context, tx pgx.Tx, q *db.Queries, sl Sale, b
 	if err != nil {
 		return saleDone{}, err
 	}
-	row, amount, err := createSaleOrder(ctx, q, sl, buyer, h)
+	quote, err := s.saleQuote(ctx, q, sl, buyer, h)
 	if err != nil {
+		return saleDone{}, err
+	}
+	amount := int(quote.Total)
+	row, err := createSaleOrder(ctx, q, sl, buyer, h, amount)
+	if err != nil {
+		return saleDone{}, err
+	}
+	if err := chargeLines(ctx, q, row, quote); err != nil {
 		return saleDone{}, err
 	}
 	paymentID, err := payAtBoxOffice(ctx, q, row, amount, sl.Method)
@@ -193,7 +204,7 @@ func (s *store) sellTx(ctx context.Context, tx pgx.Tx, q *db.Queries, sl Sale, b
 	}
 	err = staff.Audit(ctx, tx, sl.StaffID, "boxoffice.sale", OrderSubject(row.ID), nil,
 		map[string]any{"orderId": row.ID, "seatIds": sold, "gaTierId": row.GaTierID, "gaQuantity": row.GaQuantity,
-			"amountCents": amount, "method": sl.Method, "buyerName": sl.BuyerName, "email": sl.Email}, sl.Address)
+			"amountCents": amount, "types": sl.Types, "method": sl.Method, "buyerName": sl.BuyerName, "email": sl.Email}, sl.Address)
 	return saleDone{row: row, sold: sold, ga: h.GA != nil}, err
 }
 
@@ -215,29 +226,24 @@ func saleOfForm(ctx context.Context, q *db.Queries, sl Sale) (row db.Order, foun
 	return row, true, nil
 }
 
-// createSaleOrder makes the order of what h holds for the sale, priced as an online
-// checkout prices it, and returns it with its amount. Outside the sales window it
-// makes none: a *NotOnSaleError or ErrSalesClosed.
-func createSaleOrder(ctx context.Context, q *db.Queries, sl Sale, buyer string, h Hold) (db.Order, int, error) {
-	amount := 0
-	for _, st := range h.Seats {
-		amount += st.PriceCents
-	}
+// createSaleOrder makes the order of what h holds for the sale, for amount (the
+// sale's quote for its method). Outside the sales window it makes none: a
+// *NotOnSaleError or ErrSalesClosed.
+func createSaleOrder(ctx context.Context, q *db.Queries, sl Sale, buyer string, h Hold, amount int) (db.Order, error) {
 	p := db.OrderCreateParams{
 		EventID: sl.EventID, HoldID: h.ID.Seq, Buyer: buyer, Email: sl.Email, SeatIds: seatIDsOf(h.Seats),
+		AmountCents: int32(amount),
 	}
 	if h.GA != nil {
-		amount += h.GA.PriceCents * h.GA.Quantity
 		p.GaTierID, p.GaQuantity = &h.GA.TierID, int32(h.GA.Quantity)
 	}
-	p.AmountCents = int32(amount)
 	row, err := q.OrderCreate(ctx, p)
 	if errors.Is(err, pgx.ErrNoRows) {
 		if werr := saleWindowError(ctx, q, sl.EventID); werr != nil {
-			return db.Order{}, 0, werr
+			return db.Order{}, werr
 		}
 	}
-	return row, amount, err
+	return row, err
 }
 
 // payAtBoxOffice records the money taken at the window for the order as a payment

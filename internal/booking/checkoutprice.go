@@ -20,7 +20,7 @@ const OrderFeeLabel = "Order fee"
 // that are not exactly those seats are the lapse they are (ErrHoldExpired), never an
 // order priced without them.
 func (s *store) checkoutQuote(ctx context.Context, q *db.Queries, id HoldID, h db.HoldLockRow, seats []db.SeatsOfHoldRow) (pricing.Quote, error) {
-	b, err := s.basketOf(ctx, q, id, h.GaTierID, h.GaQuantity)
+	b, err := s.basketOf(ctx, q, id, h.Buyer, h.GaTierID, h.GaQuantity)
 	if err != nil {
 		return pricing.Quote{}, err
 	}
@@ -36,7 +36,7 @@ func (s *store) checkoutQuote(ctx context.Context, q *db.Queries, id HoldID, h d
 	if n != len(seats) {
 		return pricing.Quote{}, ErrHoldExpired
 	}
-	return b.cfg.Quote(pricing.Basket{Lines: b.lines, Method: pricing.MethodOnline, Voucher: b.voucher, Now: time.Now()})
+	return b.cfg.Quote(pricing.Basket{Lines: b.lines, Method: pricing.MethodOnline, Voucher: b.voucher, Code: b.code, Now: time.Now()})
 }
 
 // chargeLines writes order o's lines (one a ticket, then the order fee) and redeems

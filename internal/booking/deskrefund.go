@@ -111,6 +111,9 @@ func (s *Desk) PreviewStaffRefund(ctx context.Context, req StaffRefundRequest) (
 		p.AmountCents = 0
 		return p, nil
 	}
+	if p.AmountCents, err = withOrderFee(ctx, s.q, o.EventID, o.ID, p.AmountCents, p.Whole); err != nil {
+		return StaffRefundPreview{}, translate(err)
+	}
 	p.Method, err = s.refundMethod(ctx, o, p.AmountCents)
 	return p, err
 }

@@ -43,7 +43,7 @@ type RefundKind string
 
 // The kinds of a staff refund.
 const (
-	KindRefund RefundKind = "refund" // the tickets' prices go back through the payment provider
+	KindRefund RefundKind = "refund" // what the tickets cost goes back by the payment's method
 	KindVoid   RefundKind = "void"   // the tickets end, no money moves
 )
 
@@ -167,6 +167,9 @@ func (s *store) endTickets(ctx context.Context, tx pgx.Tx, q *db.Queries, req St
 	}
 	var refundID int64
 	if req.Kind == KindRefund {
+		if res.AmountCents, err = withOrderFee(ctx, q, o.EventID, o.ID, res.AmountCents, res.Whole); err != nil {
+			return StaffRefundResult{}, 0, err
+		}
 		if refundID, res.Method, err = s.refundTickets(ctx, tx, q, o, ids, res.AmountCents, staffID); err != nil {
 			return StaffRefundResult{}, 0, err
 		}
@@ -184,6 +187,17 @@ func (s *store) endTickets(ctx context.Context, tx pgx.Tx, q *db.Queries, req St
 	}
 	err = staff.Audit(ctx, tx, req.By.StaffID, "order."+string(req.Kind), OrderSubject(o.ID), before, after, req.By.Address)
 	return res, o.EventID, err
+}
+
+// withOrderFee adds the order's per-order fee to amount when the refund ends the whole
+// order: each ticket gives back what it cost (its order line), and the last one the
+// fee too, so an order refunded in parts gives back exactly what it charged.
+func withOrderFee(ctx context.Context, q *db.Queries, eventID, orderID int64, amount int, whole bool) (int, error) {
+	if !whole {
+		return amount, nil
+	}
+	fee, err := q.OrderFeeCents(ctx, db.OrderFeeCentsParams{EventID: eventID, OrderID: orderID})
+	return amount + int(fee), err
 }
 
 // ticketsToEnd is the tickets asked for, sorted and each once; with Whole, every
@@ -222,8 +236,8 @@ func voidTickets(ctx context.Context, q *db.Queries, o db.Order, ids []int64, ki
 	return voided, nil
 }
 
-// count adds the voided tickets' prices, seats and places to res, and returns the
-// places per general-admission tier.
+// count adds what the voided tickets cost (their order lines), their seats and places
+// to res, and returns the places per general-admission tier.
 func (res *StaffRefundResult) count(voided []db.TicketsVoidRow) map[int64]int {
 	ga := map[int64]int{}
 	for _, v := range voided {
@@ -343,11 +357,15 @@ func (s *store) refundable(provider string) bool {
 
 // endOrder ends an order with no valid ticket left: refund_pending while any refund
 // of it is under way (the last refund's word ends it refunded, with the refund
-// email), refunded at once otherwise.
+// email), refunded at once otherwise. The voucher use it counted goes back in the
+// same transaction (releaseVoucher): an order that keeps no ticket has not used it.
 func (s *store) endOrder(ctx context.Context, tx pgx.Tx, q *db.Queries, o db.Order, kind RefundKind) (string, error) {
 	reason := ReasonStaffRefund
 	if kind == KindVoid {
 		reason = ReasonVoided
+	}
+	if err := releaseVoucher(ctx, q, o.EventID, o.ID); err != nil {
+		return "", err
 	}
 	left, err := q.RefundsUnsettledCount(ctx, o.ID)
 	if err != nil {

@@ -438,7 +438,8 @@ const ticketsOfOrderAdmin = `-- name: TicketsOfOrderAdmin :many
 SELECT t.id, t.seat_id, t.ga_tier_id, t.code, t.created_at, t.voided_at, t.void_reason, t.refund_id,
        t.checked_in_at, t.checked_in_gate,
        coalesce(s.section, '') AS section, coalesce(s.row_label, '') AS row_label, coalesce(s.number, 0)::int AS number,
-       coalesce(g.name, '') AS ga_tier_name, coalesce(s.price_cents, g.price_cents, 0)::int AS price_cents
+       coalesce(g.name, '') AS ga_tier_name,
+       coalesce(ticket_paid_cents(t.event_id, t.order_id, t.id, t.seat_id, t.ga_tier_id), s.price_cents, g.price_cents, 0)::int AS price_cents
 FROM tickets t
 LEFT JOIN seats s ON s.event_id = t.event_id AND s.id = t.seat_id
 LEFT JOIN ga_tiers g ON g.event_id = t.event_id AND g.id = t.ga_tier_id
@@ -469,8 +470,8 @@ type TicketsOfOrderAdminRow struct {
 	PriceCents    int32
 }
 
-// Every ticket of an order, valid or not, with what it admits to, its price, and how
-// it ended or was used.
+// Every ticket of an order, valid or not, with what it admits to, what it cost (its
+// order line's, else its seat's or tier's price), and how it ended or was used.
 func (q *Queries) TicketsOfOrderAdmin(ctx context.Context, arg TicketsOfOrderAdminParams) ([]TicketsOfOrderAdminRow, error) {
 	rows, err := q.db.Query(ctx, ticketsOfOrderAdmin, arg.EventID, arg.OrderID)
 	if err != nil {
@@ -557,12 +558,13 @@ func (q *Queries) TicketsValidOfOrder(ctx context.Context, arg TicketsValidOfOrd
 const ticketsVoid = `-- name: TicketsVoid :many
 WITH v AS (
     UPDATE tickets t
-    SET voided_at = now(), void_reason = $2::text, voided_by = $3::bigint
-    WHERE t.event_id = $1 AND t.order_id = $4 AND t.id = ANY($5::bigint[])
+    SET voided_at = now(), void_reason = $3::text, voided_by = $4::bigint
+    WHERE t.event_id = $1 AND t.order_id = $2 AND t.id = ANY($5::bigint[])
       AND t.voided_at IS NULL AND t.checked_in_at IS NULL
     RETURNING t.id, t.seat_id, t.ga_tier_id
 )
-SELECT v.id, v.seat_id, v.ga_tier_id, coalesce(s.price_cents, g.price_cents, 0)::int AS price_cents
+SELECT v.id, v.seat_id, v.ga_tier_id,
+       coalesce(ticket_paid_cents($1, $2, v.id, v.seat_id, v.ga_tier_id), s.price_cents, g.price_cents, 0)::int AS price_cents
 FROM v
 LEFT JOIN seats s ON s.event_id = $1 AND s.id = v.seat_id
 LEFT JOIN ga_tiers g ON g.event_id = $1 AND g.id = v.ga_tier_id
@@ -571,9 +573,9 @@ ORDER BY v.id
 
 type TicketsVoidParams struct {
 	EventID    int64
+	OrderID    int64
 	VoidReason string
 	StaffID    *int64
-	OrderID    int64
 	TicketIds  []int64
 }
 
@@ -587,13 +589,13 @@ type TicketsVoidRow struct {
 // Ends tickets of an order, staff's decision: only those still valid and not used at
 // the door. Their rows are the verdict: the caller compares them with what it asked
 // for and undoes everything on a shortfall. Answers with what each admitted to and
-// its price (what a refund gives back).
+// what it cost (what a refund gives back: its order line's, else its own price).
 func (q *Queries) TicketsVoid(ctx context.Context, arg TicketsVoidParams) ([]TicketsVoidRow, error) {
 	rows, err := q.db.Query(ctx, ticketsVoid,
 		arg.EventID,
+		arg.OrderID,
 		arg.VoidReason,
 		arg.StaffID,
-		arg.OrderID,
 		arg.TicketIds,
 	)
 	if err != nil {

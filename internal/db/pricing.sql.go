@@ -215,6 +215,24 @@ func (q *Queries) HoldSeatTypeSet(ctx context.Context, arg HoldSeatTypeSetParams
 	return result.RowsAffected(), nil
 }
 
+const orderFeeCents = `-- name: OrderFeeCents :one
+SELECT coalesce(sum(total_cents), 0)::int FROM order_lines
+WHERE event_id = $1 AND order_id = $2 AND kind = 'order_fee'
+`
+
+type OrderFeeCentsParams struct {
+	EventID int64
+	OrderID int64
+}
+
+// The per-order fee an order charged (its order_fee lines); 0 when none.
+func (q *Queries) OrderFeeCents(ctx context.Context, arg OrderFeeCentsParams) (int32, error) {
+	row := q.db.QueryRow(ctx, orderFeeCents, arg.EventID, arg.OrderID)
+	var column_1 int32
+	err := row.Scan(&column_1)
+	return column_1, err
+}
+
 const orderLineList = `-- name: OrderLineList :many
 SELECT line, kind, seat_id, ga_tier_id, type_id, label, price_cents, fee_cents, discount_cents, tax_cents, total_cents
 FROM order_lines WHERE event_id = $1 AND order_id = $2 ORDER BY line

@@ -39,6 +39,9 @@ type Ticket struct {
 	Label string // "Ticket 1 of 2"
 	Code  string
 	Place []views.TicketField // section, row and seat; or the general-admission tier
+	// Type is the ticket's type and what it cost ("Child, €14.25"); empty for an
+	// order made before orders were itemised.
+	Type string
 }
 
 // The page, in millimetres.
@@ -110,6 +113,9 @@ func page(pdf *fpdf.Fpdf, d Document, t Ticket, qr string) {
 	pdf.SetXY(margin, top)
 	for _, f := range t.Place {
 		field(pdf, f.Label, f.Value, 18)
+	}
+	if t.Type != "" {
+		field(pdf, "Ticket", t.Type, 13)
 	}
 	field(pdf, "Order", d.Order, 13)
 	field(pdf, "Ticket code", t.Code, 11)

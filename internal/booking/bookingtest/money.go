@@ -63,20 +63,31 @@ var moneyInvariants = []invariant{
 		FROM payments p JOIN orders o ON o.id = p.order_id JOIN refunds r ON r.payment_id = p.id AND r.state <> 'failed'
 		WHERE o.event_id = $1
 		GROUP BY p.id, p.amount_cents HAVING sum(r.amount_cents) > p.amount_cents`},
+	// A ticket is worth what its order line charged (ticket_paid_cents), else its own
+	// price; the staff refund that ended an order, its last, gives back the order fee
+	// too.
 	{"a staff refund that is not its tickets' prices", `
-		SELECT 'refund ' || r.id || ' of ' || r.amount_cents || ' cents for tickets worth ' || coalesce(sum(coalesce(s.price_cents, g.price_cents)), 0)
-		FROM refunds r JOIN orders o ON o.id = r.order_id
-		LEFT JOIN tickets t ON t.refund_id = r.id
-		LEFT JOIN seats s ON s.event_id = t.event_id AND s.id = t.seat_id
-		LEFT JOIN ga_tiers g ON g.event_id = t.event_id AND g.id = t.ga_tier_id
-		WHERE o.event_id = $1 AND r.by_staff
-		GROUP BY r.id, r.amount_cents HAVING r.amount_cents <> coalesce(sum(coalesce(s.price_cents, g.price_cents)), 0)`},
+		SELECT 'refund ' || r.id || ' of ' || r.amount_cents || ' cents for tickets worth ' || worth
+		FROM (SELECT r.id, r.order_id, r.amount_cents,
+		             coalesce(sum(coalesce(ticket_paid_cents(t.event_id, t.order_id, t.id, t.seat_id, t.ga_tier_id), s.price_cents, g.price_cents)), 0) AS worth
+		      FROM refunds r JOIN orders o ON o.id = r.order_id
+		      LEFT JOIN tickets t ON t.refund_id = r.id
+		      LEFT JOIN seats s ON s.event_id = t.event_id AND s.id = t.seat_id
+		      LEFT JOIN ga_tiers g ON g.event_id = t.event_id AND g.id = t.ga_tier_id
+		      WHERE o.event_id = $1 AND r.by_staff
+		      GROUP BY r.id, r.order_id, r.amount_cents) r
+		WHERE r.amount_cents <> worth
+		  AND NOT (r.amount_cents = worth + (SELECT coalesce(sum(l.total_cents), 0) FROM order_lines l
+		                                     WHERE l.event_id = $1 AND l.order_id = r.order_id AND l.kind = 'order_fee')
+		           AND NOT EXISTS (SELECT 1 FROM tickets v WHERE v.event_id = $1 AND v.order_id = r.order_id AND v.voided_at IS NULL)
+		           AND r.id = (SELECT max(x.id) FROM refunds x WHERE x.order_id = r.order_id AND x.by_staff))`},
 	{"a ticket refunded by staff without its refund, or voided with one", `
 		SELECT 'ticket ' || t.id || ' ended as ' || t.void_reason || ' with refund ' || coalesce(t.refund_id::text, 'none')
 		FROM tickets t
 		WHERE t.event_id = $1 AND t.void_reason IS NOT NULL
 		  AND ((t.void_reason = 'void') <> (t.refund_id IS NULL))
-		  AND coalesce((SELECT s.price_cents FROM seats s WHERE s.event_id = t.event_id AND s.id = t.seat_id),
+		  AND coalesce(ticket_paid_cents(t.event_id, t.order_id, t.id, t.seat_id, t.ga_tier_id),
+		               (SELECT s.price_cents FROM seats s WHERE s.event_id = t.event_id AND s.id = t.seat_id),
 		               (SELECT g.price_cents FROM ga_tiers g WHERE g.event_id = t.event_id AND g.id = t.ga_tier_id)) > 0`},
 	{"a box-office payment refunded other than at the desk: by no member, through a provider, or not done at once", `
 		SELECT 'refund ' || r.id || ' of box-office payment ' || p.id || ' is ' || r.state
@@ -93,17 +104,21 @@ var moneyInvariants = []invariant{
 		  AND (b.order_id IS NULL OR b.method <> p.state_reason OR b.event_id <> o.event_id)`},
 	{"a desk confirmation that does not match what it did", `
 		SELECT 'confirmation of order ' || c.order_id || ' says ' || c.amount_cents || ' cents for '
-		       || cardinality(c.ticket_ids) || ' tickets; they are worth ' || coalesce(sum(coalesce(s.price_cents, g.price_cents)), 0)
-		       || ', ' || count(t.id) || ' ended as ' || c.kind
-		FROM staff_refund_requests c JOIN orders o ON o.id = c.order_id
-		LEFT JOIN tickets t ON t.event_id = o.event_id AND t.id = ANY(c.ticket_ids) AND t.order_id = c.order_id
-		     AND t.void_reason = c.kind
-		LEFT JOIN seats s ON s.event_id = t.event_id AND s.id = t.seat_id
-		LEFT JOIN ga_tiers g ON g.event_id = t.event_id AND g.id = t.ga_tier_id
-		WHERE o.event_id = $1
-		GROUP BY c.key, c.order_id, c.amount_cents, c.ticket_ids, c.kind
-		HAVING count(t.id) <> cardinality(c.ticket_ids)
-		    OR c.amount_cents <> CASE c.kind WHEN 'void' THEN 0 ELSE coalesce(sum(coalesce(s.price_cents, g.price_cents)), 0) END`},
+		       || c.asked || ' tickets; they are worth ' || c.worth || ', ' || c.ended || ' ended as ' || c.kind
+		FROM (SELECT c.order_id, c.amount_cents, c.kind, cardinality(c.ticket_ids) AS asked, count(t.id) AS ended,
+		             coalesce(sum(coalesce(ticket_paid_cents(t.event_id, t.order_id, t.id, t.seat_id, t.ga_tier_id), s.price_cents, g.price_cents)), 0) AS worth
+		      FROM staff_refund_requests c JOIN orders o ON o.id = c.order_id
+		      LEFT JOIN tickets t ON t.event_id = o.event_id AND t.id = ANY(c.ticket_ids) AND t.order_id = c.order_id
+		           AND t.void_reason = c.kind
+		      LEFT JOIN seats s ON s.event_id = t.event_id AND s.id = t.seat_id
+		      LEFT JOIN ga_tiers g ON g.event_id = t.event_id AND g.id = t.ga_tier_id
+		      WHERE o.event_id = $1
+		      GROUP BY c.key, c.order_id, c.amount_cents, c.ticket_ids, c.kind) c
+		WHERE c.ended <> c.asked
+		   OR (c.amount_cents <> CASE c.kind WHEN 'void' THEN 0 ELSE c.worth END
+		       AND NOT (c.kind = 'refund' AND c.amount_cents = c.worth + (SELECT coalesce(sum(l.total_cents), 0) FROM order_lines l
+		                                     WHERE l.event_id = $1 AND l.order_id = c.order_id AND l.kind = 'order_fee')
+		                AND NOT EXISTS (SELECT 1 FROM tickets v WHERE v.event_id = $1 AND v.order_id = c.order_id AND v.voided_at IS NULL)))`},
 	{"an order refund_pending once the jobs have run", `
 		SELECT 'order ' || o.id || ' is refund_pending (' || o.status_reason || ')'
 		FROM orders o WHERE o.event_id = $1 AND o.status = 'refund_pending'`},
