@@ -112,6 +112,7 @@ func (a *App) buildLive(qopt waitroom.Options) {
 	cfg := a.Config
 	a.Live = live.NewHub(a.Redis, cfg.RedisPrefix, a.Log, live.HubOptions{
 		Apply: a.Booking.Maps.ApplySeatChanges, Reset: a.Booking.Maps.ResyncSeatMap, Unwatched: a.Booking.Maps.SeatMapUnwatched,
+		Repair: a.Booking.Maps.SeatMapDrift,
 	})
 	a.Queue = waitroom.New(a.Redis, cfg.RedisPrefix, cfg.AdmissionKeys, waitroom.Hooks{
 		Events: func(ctx context.Context) ([]waitroom.Event, error) {
