@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"time"
+
+	"boxoffice/internal/ticker"
 )
 
 // repairLoop runs the Repair hook every RepairEvery while the feed has watchers and
@@ -18,35 +20,32 @@ func (f *feed) repairLoop(ctx context.Context) {
 	if h.opt.Repair == nil {
 		return
 	}
-	t := time.NewTicker(h.opt.RepairEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
+	ticker.Every(ctx, h.opt.RepairEvery, func() { f.repair(ctx) })
+}
+
+// repair runs the Repair hook once and announces what it found.
+func (f *feed) repair(ctx context.Context) {
+	h := f.hub
+	f.mu.Lock()
+	watched := f.ready && len(f.watchers) > 0
+	f.mu.Unlock()
+	if !watched {
+		return
+	}
+	seats, ga, err := h.opt.Repair(ctx, f.event)
+	if err != nil {
+		if ctx.Err() == nil {
+			h.log.Warn("seat map repair: the map could not be compared", "event", f.event, "err", err)
 		}
-		f.mu.Lock()
-		watched := f.ready && len(f.watchers) > 0
-		f.mu.Unlock()
-		if !watched {
-			continue
-		}
-		seats, ga, err := h.opt.Repair(ctx, f.event)
-		if err != nil {
-			if ctx.Err() == nil {
-				h.log.Warn("seat map repair: the map could not be compared", "event", f.event, "err", err)
-			}
-			continue
-		}
-		if len(seats) == 0 && !ga {
-			continue
-		}
-		h.log.Warn("seat map repair: viewers were behind the database; announcing the difference",
-			"event", f.event, "seats", len(seats), "ga", ga)
-		if err := f.announce(ctx, seats, ga); err != nil && ctx.Err() == nil {
-			h.log.Warn("seat map repair not announced", "event", f.event, "err", err)
-		}
+		return
+	}
+	if len(seats) == 0 && !ga {
+		return
+	}
+	h.log.Warn("seat map repair: viewers were behind the database; announcing the difference",
+		"event", f.event, "seats", len(seats), "ga", ga)
+	if err := f.announce(ctx, seats, ga); err != nil && ctx.Err() == nil {
+		h.log.Warn("seat map repair not announced", "event", f.event, "err", err)
 	}
 }
 
