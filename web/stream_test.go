@@ -31,10 +31,16 @@ type streamApp struct {
 
 func newStreamApp(t *testing.T, o web.StreamOptions) *streamApp {
 	t.Helper()
+	return newStreamAppWith(t, o, nil)
+}
+
+// newStreamAppWith is newStreamApp with the hub's options adjusted by tune.
+func newStreamAppWith(t *testing.T, o web.StreamOptions, tune func(*testApp, *live.HubOptions)) *streamApp {
+	t.Helper()
 	a := newTestApp(t)
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	sa := &streamApp{testApp: a, synced: make(chan int64, 10)}
-	sa.hub = live.NewHub(a.Redis, a.Prefix, quiet, live.HubOptions{
+	hopt := live.HubOptions{
 		Flush: 10 * time.Millisecond,
 		Apply: a.Booking.Maps.ApplySeatChanges,
 		Reset: func(ctx context.Context, ev, v int64) {
@@ -42,7 +48,11 @@ func newStreamApp(t *testing.T, o web.StreamOptions) *streamApp {
 			sa.synced <- v
 		},
 		Unwatched: a.Booking.Maps.SeatMapUnwatched,
-	})
+	}
+	if tune != nil {
+		tune(a, &hopt)
+	}
+	sa.hub = live.NewHub(a.Redis, a.Prefix, quiet, hopt)
 	o.Hub = sa.hub
 	o.Log = quiet
 	h, streams, err := web.NewStreamServer(a.App.WebDeps(), o)

@@ -14,6 +14,7 @@ import (
 	"boxoffice/internal/catalog"
 	"boxoffice/internal/checkin"
 	"boxoffice/internal/config"
+	"boxoffice/internal/db"
 	"boxoffice/internal/dbgate"
 	"boxoffice/internal/iowait"
 	"boxoffice/internal/jobs"
@@ -68,7 +69,8 @@ func (a *App) buildBooking(mapMaxAge time.Duration) error {
 		ReconcileAfter: cfg.ReconcileAfter, IdempotencyTTL: cfg.IdempotencyTTL, RefundKeyWindow: cfg.RefundKeyWindow,
 	}, a.publisher, a.Provider, a.Log)
 	a.Booking.SetCounters(a.Metrics)
-	a.Booking.SetReads(a.Reads.Pool)
+	stale := a.Reads.Stale()
+	a.Booking.SetReads(func() db.DBTX { return stale })
 	return nil
 }
 
@@ -110,6 +112,7 @@ func (a *App) buildLive(qopt waitroom.Options) {
 	cfg := a.Config
 	a.Live = live.NewHub(a.Redis, cfg.RedisPrefix, a.Log, live.HubOptions{
 		Apply: a.Booking.Maps.ApplySeatChanges, Reset: a.Booking.Maps.ResyncSeatMap, Unwatched: a.Booking.Maps.SeatMapUnwatched,
+		Repair: a.Booking.Maps.SeatMapDrift,
 	})
 	a.Queue = waitroom.New(a.Redis, cfg.RedisPrefix, cfg.AdmissionKeys, waitroom.Hooks{
 		Events: func(ctx context.Context) ([]waitroom.Event, error) {

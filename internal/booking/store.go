@@ -21,7 +21,7 @@ import (
 type store struct {
 	pool   *pgxpool.Pool
 	q      *db.Queries
-	reads  func() *pgxpool.Pool // nil: the primary; see Services.SetReads
+	reads  func() db.DBTX // nil: the primary; see Services.SetReads
 	cfg    Config
 	notify Notifier
 	pay    Provider // nil: only free orders can be bought

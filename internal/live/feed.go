@@ -90,8 +90,14 @@ func (f *feed) run(ctx context.Context) {
 		defer close(received)
 		f.receive(ctx)
 	}()
+	repaired := make(chan struct{})
+	go func() {
+		defer close(repaired)
+		f.repairLoop(ctx)
+	}()
 	defer func() {
 		<-received // ctx is done, ps closed: the receiver returns
+		<-repaired
 		if f.followed {
 			h.opt.Unwatched(f.event)
 		}

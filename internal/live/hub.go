@@ -57,6 +57,16 @@ type HubOptions struct {
 	// Linger ago, or the hub closed): from then on a cache must not trust its copy to
 	// be kept current.
 	Unwatched func(eventID int64)
+	// Repair, when set, is called every RepairEvery for each event that has watchers
+	// here: it compares the seat statuses the viewers were sent (the cache the Apply
+	// hook keeps) with a fresh read and returns the seats that differ, and whether the
+	// general-admission places do. The hub announces them as an ordinary change, so
+	// that every instance's viewers converge on the database even when a change's own
+	// announcement was lost between its commit and its publish (the instance died, or
+	// Redis did not take it). Nil: no repair.
+	Repair func(ctx context.Context, eventID int64) (seatIDs []int64, ga bool, err error)
+	// RepairEvery is how often Repair runs per watched event. Default 1 s.
+	RepairEvery time.Duration
 }
 
 func (o HubOptions) withDefaults() HubOptions {
@@ -76,6 +86,7 @@ func (o HubOptions) withDefaults() HubOptions {
 	defDur(&o.Linger, 5*time.Second)
 	def(&o.MaxBatchSeats, 1024)
 	defDur(&o.HealthCheck, 30*time.Second)
+	defDur(&o.RepairEvery, time.Second)
 	if o.Apply == nil {
 		o.Apply = func(context.Context, int64, int64, []int64) {}
 	}

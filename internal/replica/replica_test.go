@@ -96,3 +96,58 @@ func TestNoReplica(t *testing.T) {
 		t.Fatal("no replica: got the replica chosen, want the primary")
 	}
 }
+
+// TestStaleReadsOutliveTheReplica: a stale-tolerant read that finds the replica gone
+// (stopped since the last measurement, which still chose it) answers from the primary
+// at once, by QueryRow and by Query, and later reads go straight to the primary. The
+// control: the same read on the pool the chooser still names fails.
+func TestStaleReadsOutliveTheReplica(t *testing.T) {
+	t.Parallel()
+	pair := dbtest.StartPostgresPair(t)
+	primary, rep := pair.Pools(t)
+	// A still clock: the measurement that chose the replica never ages, so nothing but
+	// the failed read itself can move the reads to the primary.
+	still := time.Now()
+	r := replica.New(primary, rep, replica.Options{Every: time.Hour, Now: func() time.Time { return still }})
+	measureUntil(t, r, true, true, "a caught-up replica chosen")
+	// A second chooser, measured now too, for the Query after the stop.
+	r2 := replica.New(primary, rep, replica.Options{Every: time.Hour, Now: func() time.Time { return still }})
+	measureUntil(t, r2, true, true, "a caught-up replica chosen by the second chooser")
+	ctx := t.Context()
+	stale := r.Stale()
+	var where bool
+	if err := stale.QueryRow(ctx, "SELECT pg_is_in_recovery()").Scan(&where); err != nil || !where {
+		t.Fatalf("a read before the stop: in recovery %v (%v), want it answered by the replica", where, err)
+	}
+
+	pair.StopReplica(t)
+	if !r.UseReplica() {
+		t.Fatal("after the stop, before any read: the chooser gave the replica up already; the test shows nothing")
+	}
+	var n int
+	if err := r.Pool().QueryRow(ctx, "SELECT 1").Scan(&n); err == nil {
+		t.Fatal("control: a read on the stopped replica succeeded; the test shows nothing")
+	}
+	if err := stale.QueryRow(ctx, "SELECT pg_is_in_recovery()").Scan(&where); err != nil || where {
+		t.Fatalf("QueryRow after the stop: in recovery %v, err %v; want the primary's answer", where, err)
+	}
+	if r.UseReplica() {
+		t.Fatal("after a read found the replica gone: still chosen, want the primary until it measures well")
+	}
+
+	// Query, through the second chooser, which still names the stopped replica.
+	rows, err := r2.Stale().Query(ctx, "SELECT pg_is_in_recovery() FROM generate_series(1, 3)")
+	if err != nil {
+		t.Fatalf("Query after the stop: %v", err)
+	}
+	got := 0
+	for rows.Next() {
+		if err := rows.Scan(&where); err != nil || where {
+			t.Fatalf("Query after the stop: a row in recovery %v (%v), want the primary's", where, err)
+		}
+		got++
+	}
+	if err := rows.Err(); err != nil || got != 3 {
+		t.Fatalf("Query after the stop: %d rows (%v), want 3 from the primary", got, err)
+	}
+}
