@@ -135,9 +135,9 @@ func (s *server) sellPage(c echo.Context, ev booking.Event, section string, msg 
 	now := time.Now()
 	out := views.StaffSell{
 		AdminPage: p, Event: eventHeader(ev, now), Message: msg, StreamURL: streamURL(ev, m),
-		Legend: legend(sum, booking.AllInPrices{}), // the desk quotes its own methods
+		Legend: legend(s.Money, sum, booking.AllInPrices{}), // the desk quotes its own methods
 		Map: seatMapView(mapArgs{ev: ev, m: m, sum: sum, section: section, csrf: p.CSRFToken,
-			style: seatStyle{staff: held, prices: prices},
+			style: seatStyle{staff: held, prices: prices, money: s.Money},
 			staff: &staffMap{pageURL: func(sec string) string { return sellURL(ev.ID, sec) }, formAction: sellURL(ev.ID, "")}}),
 		Sale: views.SaleForm{Action: sellURL(ev.ID, ""), Token: rand.Text(), Name: in.name, Email: in.email,
 			Quantity: in.quantity, GAQuantity: in.gaQuantity},

@@ -10,6 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"boxoffice/internal/booking"
+	"boxoffice/internal/money"
 	"boxoffice/internal/pricing"
 	"boxoffice/views"
 )
@@ -47,16 +48,16 @@ func lineQuotesOf(bq booking.BasketQuote, seatID int64) []pricing.LineQuote {
 
 // typeOptions are the types a line at level may take, each with its all-in price,
 // the chosen one selected.
-func typeOptions(bq booking.BasketQuote, level pricing.Level, chosen, fee int64) []views.Option {
+func typeOptions(shop money.Shop, bq booking.BasketQuote, level pricing.Level, chosen, fee int64) []views.Option {
 	var out []views.Option
 	for _, t := range bq.Offered[level] {
-		out = append(out, views.Option{Value: strconv.FormatInt(t.ID, 10), Label: t.Name + " " + priceText(int(t.Prices[level]+fee)), Selected: t.ID == chosen})
+		out = append(out, views.Option{Value: strconv.FormatInt(t.ID, 10), Label: t.Name + " " + shop.Short(int(t.Prices[level]+fee)), Selected: t.ID == chosen})
 	}
 	return out
 }
 
 // pricedSeatLine fills in line l of seat seatID from the basket's quote.
-func pricedSeatLine(l *views.HoldLine, h booking.Hold, bq booking.BasketQuote, seatID int64) {
+func pricedSeatLine(shop money.Shop, l *views.HoldLine, h booking.Hold, bq booking.BasketQuote, seatID int64) {
 	var chosen pricing.Line
 	for _, c := range bq.Chosen {
 		if c.SeatID == seatID {
@@ -66,32 +67,32 @@ func pricedSeatLine(l *views.HoldLine, h booking.Hold, bq booking.BasketQuote, s
 	fee := int64(0)
 	if lq := lineQuotesOf(bq, seatID); len(lq) == 1 {
 		q := lq[0]
-		fee, l.Price, l.Type = q.Fee, priceText(int(q.Total)), q.TypeName
-		l.Detail = lineDetail(q.Fee, q.Discount)
+		fee, l.Price, l.Type = q.Fee, shop.Short(int(q.Total)), q.TypeName
+		l.Detail = lineDetail(shop, q.Fee, q.Discount)
 	}
 	if len(bq.Offered[chosen.Level]) > 0 && !h.CheckoutBegun {
 		l.TypeURL = "/holds/" + h.ID.String() + "/seats/" + strconv.FormatInt(seatID, 10) + "/type"
-		l.Types = typeOptions(bq, chosen.Level, chosen.TypeID, fee)
+		l.Types = typeOptions(shop, bq, chosen.Level, chosen.TypeID, fee)
 	}
 }
 
 // lineDetail says what a line's all-in price is made of.
-func lineDetail(fee, discount int64) string {
+func lineDetail(shop money.Shop, fee, discount int64) string {
 	d := ""
 	if fee > 0 {
-		d = "incl. " + priceText(int(fee)) + " fees"
+		d = "incl. " + shop.Short(int(fee)) + " fees"
 	}
 	if discount > 0 {
 		if d != "" {
 			d += ", "
 		}
-		d += priceText(int(discount)) + " off"
+		d += shop.Short(int(discount)) + " off"
 	}
 	return d
 }
 
 // pricedGALines are a hold's standing places, one line per type, from its quote.
-func pricedGALines(h booking.Hold, bq booking.BasketQuote) []views.HoldLine {
+func pricedGALines(shop money.Shop, h booking.Hold, bq booking.BasketQuote) []views.HoldLine {
 	var out []views.HoldLine
 	byType := map[string][]pricing.LineQuote{}
 	var order []string
@@ -108,14 +109,14 @@ func pricedGALines(h booking.Hold, bq booking.BasketQuote) []views.HoldLine {
 			total, fee, discount = total+q.Total, fee+q.Fee, discount+q.Discount
 		}
 		out = append(out, views.HoldLine{What: fmt.Sprintf("%d × %s (general admission)", len(qs), h.GA.TierName),
-			Type: name, Price: priceText(int(total)), Detail: lineDetail(fee, discount)})
+			Type: name, Price: shop.Short(int(total)), Detail: lineDetail(shop, fee, discount)})
 	}
 	return out
 }
 
 // gaTypeForm counts h's standing places per type, as bq has them (chosen, or by
 // default); nil when they have no choice of type or can no longer change.
-func gaTypeForm(h booking.Hold, bq booking.BasketQuote) *views.GATypeForm {
+func gaTypeForm(shop money.Shop, h booking.Hold, bq booking.BasketQuote) *views.GATypeForm {
 	if h.GA == nil || h.CheckoutBegun {
 		return nil
 	}
@@ -138,7 +139,7 @@ func gaTypeForm(h booking.Hold, bq booking.BasketQuote) *views.GATypeForm {
 	for _, t := range bq.Offered[level] {
 		name := typeCountPrefix + strconv.FormatInt(t.ID, 10)
 		f.Fields = append(f.Fields, views.TypeCount{InputID: "ga-" + name + "-" + h.ID.String(), Name: name,
-			Label: t.Name + " " + priceText(int(t.Prices[level]+fee)), Value: strconv.Itoa(counts[t.ID])})
+			Label: t.Name + " " + shop.Short(int(t.Prices[level]+fee)), Value: strconv.Itoa(counts[t.ID])})
 	}
 	return f
 }
@@ -165,17 +166,17 @@ func (s *server) setGATypesForm(c echo.Context) error {
 }
 
 // basketPrice is the summary of bq under the lines.
-func basketPrice(h booking.Hold, bq booking.BasketQuote) *views.BasketPrice {
+func basketPrice(shop money.Shop, h booking.Hold, bq booking.BasketQuote) *views.BasketPrice {
 	q := bq.Quote
-	p := &views.BasketPrice{Fees: priceText(int(q.Fees)), Tax: "incl. " + priceText(int(q.Tax)) + " " + q.TaxLabel, VoucherCode: bq.VoucherCode}
+	p := &views.BasketPrice{Fees: shop.Short(int(q.Fees)), Tax: "incl. " + shop.Short(int(q.Tax)) + " " + q.TaxLabel, VoucherCode: bq.VoucherCode}
 	if q.TaxLabel == "" || q.Tax == 0 {
 		p.Tax = "included where due"
 	}
 	if q.OrderFee > 0 {
-		p.OrderFee = priceText(int(q.OrderFee))
+		p.OrderFee = shop.Short(int(q.OrderFee))
 	}
 	if q.Discount > 0 {
-		p.Discount = "−" + priceText(int(q.Discount))
+		p.Discount = "−" + shop.Short(int(q.Discount))
 	}
 	if bq.VoucherProblem != nil {
 		p.VoucherProblem = sentence(bq.VoucherProblem.Error())

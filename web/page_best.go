@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"boxoffice/internal/booking"
+	"boxoffice/internal/money"
 	"boxoffice/internal/zone"
 	"boxoffice/views"
 )
@@ -25,12 +26,12 @@ const pickedParam = "picked"
 
 // foundMessage says which seats best available found and what they cost, and names
 // their elements for the page's script.
-func foundMessage(seats []booking.Seat, expires time.Time, loc *time.Location) views.Message {
+func foundMessage(shop money.Shop, seats []booking.Seat, expires time.Time, loc *time.Location) views.Message {
 	ids := make([]string, len(seats))
 	for i, st := range seats {
 		ids[i] = seatDOMID(st.ID)
 	}
-	text := foundText(seats)
+	text := foundText(shop, seats)
 	if !expires.IsZero() {
 		text += " Held until " + zone.Clock(expires, loc) + "."
 	}
@@ -39,7 +40,7 @@ func foundMessage(seats []booking.Seat, expires time.Time, loc *time.Location) v
 
 // foundText names found seats in words: "4 seats found: Stalls row C, 12–15, 45.00
 // each." Seats of one row are a range when their numbers follow each other.
-func foundText(seats []booking.Seat) string {
+func foundText(shop money.Shop, seats []booking.Seat) string {
 	if len(seats) == 0 {
 		return ""
 	}
@@ -75,12 +76,12 @@ func foundText(seats []booking.Seat) string {
 		total += st.PriceCents
 		same = same && st.PriceCents == s[0].PriceCents
 	}
-	price := priceText(total) + " in all"
+	price := shop.Short(total) + " in all"
 	switch {
 	case len(s) == 1:
-		price = priceText(total)
+		price = shop.Short(total)
 	case same:
-		price = priceText(s[0].PriceCents) + " each"
+		price = shop.Short(s[0].PriceCents) + " each"
 	}
 	return head + strings.Join(where, "; ") + ", " + price + "."
 }
@@ -149,7 +150,7 @@ func (s *server) markFound(ctx context.Context, ev booking.Event, p *views.Seats
 	for _, st := range booking.SeatsByID(m, ids) {
 		seats = append(seats, booking.Seat{ID: st.ID, Section: st.Section, Row: st.Row, Number: st.Number, PriceCents: st.PriceCents})
 	}
-	p.Message = foundMessage(seats, time.Time{}, ev.Zone)
+	p.Message = foundMessage(s.Money, seats, time.Time{}, ev.Zone)
 	picked := map[string]bool{}
 	for _, st := range seats {
 		picked[seatDOMID(st.ID)] = true

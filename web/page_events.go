@@ -60,7 +60,7 @@ func (s *server) showEvent(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	av := availability(ev, m, booking.Summarize(m), prices)
+	av := availability(s.Money, ev, m, booking.Summarize(m), prices)
 	varyHTMX(c)
 	if isHTMX(c) {
 		return render(c, http.StatusOK, eventPageCache, views.AvailabilityView(av))
@@ -120,30 +120,30 @@ func untilText(d time.Duration) string {
 
 // allInText is a first price as buyers see it: all in, with the per-order fee beside
 // it as prominently (package pricing's doc).
-func allInText(cents int, prices booking.AllInPrices) string {
-	s := priceText(cents)
+func allInText(shop money.Shop, cents int, prices booking.AllInPrices) string {
+	s := shop.Short(cents)
 	if prices.Fees {
 		s += " incl. fees"
 	}
 	if prices.OrderFee > 0 {
-		s += " + " + priceText(prices.OrderFee) + " per order"
+		s += " + " + shop.Short(prices.OrderFee) + " per order"
 	}
 	return s
 }
 
-func availability(ev booking.Event, m booking.SeatMap, sum booking.MapSummary, prices booking.AllInPrices) views.Availability {
+func availability(shop money.Shop, ev booking.Event, m booking.SeatMap, sum booking.MapSummary, prices booking.AllInPrices) views.Availability {
 	av := views.Availability{URL: eventURL(ev)}
 	left := sum.Available
 	for _, p := range sum.Prices {
-		av.Prices = append(av.Prices, views.PriceLine{Price: allInText(prices.Seat(p.PriceCents), prices), Left: leftText(p.Available)})
+		av.Prices = append(av.Prices, views.PriceLine{Price: allInText(shop, prices.Seat(p.PriceCents), prices), Left: leftText(p.Available)})
 	}
 	for _, t := range m.GATiers {
-		av.GA = append(av.GA, views.GALine{Name: t.Name + " (general admission)", Price: allInText(prices.GA(t.ID, t.PriceCents), prices), Left: leftText(t.Remaining)})
+		av.GA = append(av.GA, views.GALine{Name: t.Name + " (general admission)", Price: allInText(shop, prices.GA(t.ID, t.PriceCents), prices), Left: leftText(t.Remaining)})
 		left += t.Remaining
 	}
 	for _, sec := range sum.Sections {
 		av.Sections = append(av.Sections, views.SectionLine{
-			Name: sec.Name, Prices: priceRange(prices.Seat(sec.MinPriceCents), prices.Seat(sec.MaxPriceCents)),
+			Name: sec.Name, Prices: priceRange(shop, prices.Seat(sec.MinPriceCents), prices.Seat(sec.MaxPriceCents)),
 			Left:      fmt.Sprintf("%s of %s left", ordertext.Thousands(sec.Available), ordertext.Thousands(sec.Seats)),
 			Available: sec.Available, Seats: sec.Seats,
 		})
@@ -186,17 +186,13 @@ func onSaleText(ev booking.Event, now time.Time) string {
 	return "On sale now"
 }
 
-// priceText writes a seat price as people say it: €45, or €45.50 when it has cents.
-// The seat map's labels, the hold panel and the price lists are drawn by functions
-// that are not handed the shop's money yet: they write the default (euros, the
-// English way), which is also the configured one unless SHOP_LOCALE says otherwise.
-func priceText(cents int) string { return money.Shop{}.Short(cents) }
-
-func priceRange(lo, hi int) string {
+// priceRange writes the prices from lo to hi as the shop's price lists do (Short:
+// "€45–€65", "45–65 €" in German), one price when they are the same.
+func priceRange(shop money.Shop, lo, hi int) string {
 	if lo == hi {
-		return priceText(lo)
+		return shop.Short(lo)
 	}
-	return priceText(lo) + "–" + priceText(hi)
+	return shop.Short(lo) + "–" + shop.Short(hi)
 }
 
 func leftText(n int) string {

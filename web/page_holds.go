@@ -160,7 +160,7 @@ func (s *server) createHoldForm(c echo.Context) error {
 			c.Response().Header().Set("HX-Redirect", foundURL(ev, found, seats))
 			return c.NoContent(http.StatusOK)
 		}
-		msg = foundMessage(seats, h.ExpiresAt, ev.Zone)
+		msg = foundMessage(s.Money, seats, h.ExpiresAt, ev.Zone)
 	}
 	if !isHTMX(c) {
 		return c.Redirect(http.StatusSeeOther, seatsURL(ev, view))
@@ -309,8 +309,8 @@ func (s *server) holdAnswer(c echo.Context, ev booking.Event, view string, statu
 		return err
 	}
 	csrf := buyerPage(c, "").CSRFToken
-	panel, mine := holdPanel(ev, view, holds, quotes, csrf, time.Now())
-	style := seatStyle{mine: mine, prices: prices}
+	panel, mine := holdPanel(s.Money, ev, view, holds, quotes, csrf, time.Now())
+	style := seatStyle{mine: mine, prices: prices, money: s.Money}
 	if msg.Picked != "" { // the seats concerned are the ones best available found
 		style.picked = map[int64]bool{}
 		for _, id := range seatIDs {
@@ -321,6 +321,6 @@ func (s *server) holdAnswer(c echo.Context, ev booking.Event, view string, statu
 	return render(c, status, personal, views.HoldAnswerView(views.HoldAnswer{
 		Message: msg, Panel: &panel,
 		Seats: seatsOfMap(m, seatIDs, known, style),
-		GA:    gaForms(ev, m, csrf, s.Buyer.Config().MaxPerBuyer, prices),
+		GA:    gaForms(s.Money, ev, m, csrf, s.Buyer.Config().MaxPerBuyer, prices),
 	}))
 }

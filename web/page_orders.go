@@ -79,7 +79,7 @@ func (s *server) orderModel(ctx context.Context, c echo.Context, o booking.Order
 			return m, err
 		}
 		m.Tickets = tickets
-		m.Notes = refundNotes(o.Refunds)
+		m.Notes = refundNotes(s.Money, o.Refunds)
 		if refundsUnderWay(o.Refunds) {
 			m.PollURL = acc.path(o.ID, "") // until the extra payment's refund is done
 		}
@@ -91,7 +91,7 @@ func (s *server) orderModel(ctx context.Context, c echo.Context, o booking.Order
 		m.Tone, m.Heading = "problem", "Your payment "+refund
 		m.Message = ordertext.RefundCause(o.StatusReason, limit) + "; your payment " + refund + " in full."
 		if o.StatusReason == booking.ReasonVoided {
-			voidedWords(&m, o, limit)
+			voidedWords(s.Money, &m, o, limit)
 		}
 		m.Next = seatsLink(ev)
 	case booking.StatusExpired:
@@ -157,21 +157,21 @@ func (s *server) unpaidOrder(ctx context.Context, m views.Order, o booking.Order
 }
 
 // refundNotes word the refunds of a confirmed order: payments beyond the one it kept.
-func refundNotes(refunds []booking.OrderRefund) []string {
+func refundNotes(shop money.Shop, refunds []booking.OrderRefund) []string {
 	var out []string
 	for _, r := range refunds {
-		what := "A second payment of " + money.Shop{}.Format(r.AmountCents) + " for this order"
+		what := "A second payment of " + shop.Format(r.AmountCents) + " for this order"
 		if r.Reason == booking.ReasonStaffRefund {
 			// Tickets the box office refunded: part of the payment, not a second one.
 			if r.Done {
-				out = append(out, "The box office refunded "+money.Shop{}.Format(r.AmountCents)+" for tickets of this order.")
+				out = append(out, "The box office refunded "+shop.Format(r.AmountCents)+" for tickets of this order.")
 			} else {
-				out = append(out, "The box office is refunding "+money.Shop{}.Format(r.AmountCents)+" for tickets of this order.")
+				out = append(out, "The box office is refunding "+shop.Format(r.AmountCents)+" for tickets of this order.")
 			}
 			continue
 		}
 		if r.Reason == booking.ReasonOtherPayment {
-			what = "A payment of " + money.Shop{}.Format(r.AmountCents) + " made while another payment of this order was under way"
+			what = "A payment of " + shop.Format(r.AmountCents) + " made while another payment of this order was under way"
 		}
 		if r.Done {
 			out = append(out, what+" has been refunded in full.")
@@ -184,10 +184,10 @@ func refundNotes(refunds []booking.OrderRefund) []string {
 
 // voidedWords words an order the box office voided: no money moved with the void (the
 // box office settles it in person), and any tickets of it refunded before are noted.
-func voidedWords(m *views.Order, o booking.Order, limit int) {
+func voidedWords(shop money.Shop, m *views.Order, o booking.Order, limit int) {
 	m.Heading = "Your tickets were cancelled"
 	m.Message = ordertext.RefundCause(o.StatusReason, limit) + ". Ask the box office about your payment."
-	m.Notes = refundNotes(o.Refunds)
+	m.Notes = refundNotes(shop, o.Refunds)
 }
 
 func refundsUnderWay(refunds []booking.OrderRefund) bool {

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"boxoffice/internal/booking"
+	"boxoffice/internal/money"
 	"boxoffice/internal/ordertext"
 	"boxoffice/views"
 )
@@ -45,6 +46,8 @@ type seatStyle struct {
 	// prices are the event's first prices the seats' labels say; zero: the seats'
 	// own prices (the staff map, whose desk quotes its own methods).
 	prices booking.AllInPrices
+	// money writes the prices: the shop's format (SHOP_LOCALE).
+	money money.Shop
 }
 
 // state is the seat's state as this viewer sees it. The buyer's own holds come from a
@@ -61,7 +64,7 @@ func (st seatStyle) state(s booking.MapSeat) string {
 
 // seatView draws one seat in a state. Its element id never changes, so the live
 // stream and hold answers can replace it out of band.
-func seatView(s booking.MapSeat, state string, prices booking.AllInPrices) views.SeatView {
+func seatView(s booking.MapSeat, state string, style seatStyle) views.SeatView {
 	v := views.SeatView{
 		DOMID:      seatDOMID(s.ID),
 		Transform:  "translate(" + strconv.Itoa(s.X) + " " + strconv.Itoa(s.Y) + ")",
@@ -70,7 +73,7 @@ func seatView(s booking.MapSeat, state string, prices booking.AllInPrices) views
 	word := state
 	if kind, ok := strings.CutPrefix(state, stateStaff); ok {
 		v.Shape, v.Class = "held", "seat held staff"
-		v.Label = seatName(s, prices) + ", " + kind + " hold"
+		v.Label = seatName(s, style) + ", " + kind + " hold"
 		return v
 	}
 	switch state {
@@ -84,7 +87,7 @@ func seatView(s booking.MapSeat, state string, prices booking.AllInPrices) views
 	default:
 		v.Shape, v.Class, word = "held", "seat held", booking.SeatHeld
 	}
-	v.Label = seatName(s, prices) + ", " + word
+	v.Label = seatName(s, style) + ", " + word
 	return v
 }
 
@@ -93,8 +96,8 @@ func seatDOMID(id int64) string { return "seat-" + strconv.FormatInt(id, 10) }
 // seatName is how a seat is read out: "Stalls, row F, seat 12, €47 incl. fees", and
 // whether it is a wheelchair space. The price is the one the map's key gives the seat's
 // price (seatPriceText).
-func seatName(s booking.MapSeat, prices booking.AllInPrices) string {
-	n := booking.SeatName(s.Section, s.Row, s.Number) + ", " + seatPriceText(s.PriceCents, prices)
+func seatName(s booking.MapSeat, style seatStyle) string {
+	n := booking.SeatName(s.Section, s.Row, s.Number) + ", " + seatPriceText(style.money, s.PriceCents, style.prices)
 	if s.Accessible {
 		n += ", wheelchair space"
 	}
@@ -200,7 +203,7 @@ func overview(v *views.SeatMap, a mapArgs) {
 		v.Sections = append(v.Sections, views.SectionShape{
 			Name: sec.Name, URL: a.url(sec.Name),
 			Label: fmt.Sprintf("Section %s: %s of %s seats left (%d%%), %s", sec.Name,
-				ordertext.Thousands(sec.Available), ordertext.Thousands(sec.Seats), pct, priceRange(sec.MinPriceCents, sec.MaxPriceCents)),
+				ordertext.Thousands(sec.Available), ordertext.Thousands(sec.Seats), pct, priceRange(a.style.money, sec.MinPriceCents, sec.MaxPriceCents)),
 			Class: availabilityBand(sec.Available, sec.Seats),
 			X:     x, Y: y, W: w, H: h, TextX: x + w/2, TextY: y + h/2 - 20,
 			Left: fmt.Sprintf("%s left · %d%%", ordertext.Thousands(sec.Available), pct),
@@ -263,7 +266,7 @@ func seatRows(v *views.SeatMap, a mapArgs) {
 			row.Groups = append(row.Groups, views.PriceGroup{Class: class})
 		}
 		g := &row.Groups[len(row.Groups)-1]
-		g.Seats = append(g.Seats, seatView(s, a.style.state(s), a.style.prices))
+		g.Seats = append(g.Seats, seatView(s, a.style.state(s), a.style))
 	}
 	top := minY - 8
 	if a.section == "" {
@@ -304,7 +307,7 @@ func sectionChoices(a mapArgs) []views.SectionChoice {
 		out = append(out, views.SectionChoice{
 			Name: sec.Name, URL: a.url(sec.Name), Seats: sec.Seats,
 			Left:    sectionLeft(sec.Available, sec.Seats),
-			Prices:  priceRange(sec.MinPriceCents, sec.MaxPriceCents),
+			Prices:  priceRange(a.style.money, sec.MinPriceCents, sec.MaxPriceCents),
 			ViewBox: box, RailBox: rail,
 		})
 	}
@@ -333,7 +336,7 @@ func seatsOfMap(m booking.SeatMap, ids []int64, known string, style seatStyle) [
 			known == booking.SeatAvailable && state == booking.SeatHeld:
 			state = known
 		}
-		out[i] = seatView(s, state, style.prices)
+		out[i] = seatView(s, state, style)
 		if style.picked[s.ID] {
 			out[i].Class += " picked"
 		}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"boxoffice/internal/booking"
+	"boxoffice/internal/money"
 )
 
 // allInTTL is how long an event's first prices are kept in memory. Every page with
@@ -24,18 +25,18 @@ func (s *server) allInPrices(ctx context.Context, eventID int64) (booking.AllInP
 // seatPriceText is a seat's price as its label reads it: the all-in figure the map's
 // key gives its price ("€21.75 incl. fees"), "from" when the buyer chooses among
 // several types. The zero AllInPrices (the staff map) reads the seat's own price.
-func seatPriceText(base int, prices booking.AllInPrices) string {
-	return allInFigure(prices.Seat(base), prices.SeatChoice(base), prices.Fees)
+func seatPriceText(shop money.Shop, base int, prices booking.AllInPrices) string {
+	return allInFigure(shop, prices.Seat(base), prices.SeatChoice(base), prices.Fees)
 }
 
 // gaPriceText is a standing place's price as the seat page's standing form says it:
 // the figure the event page gives its tier, "from" and "incl. fees" as for seats.
-func gaPriceText(t booking.GATier, prices booking.AllInPrices) string {
-	return allInFigure(prices.GA(t.ID, t.PriceCents), prices.GAChoice(t.ID), prices.Fees) + " each"
+func gaPriceText(shop money.Shop, t booking.GATier, prices booking.AllInPrices) string {
+	return allInFigure(shop, prices.GA(t.ID, t.PriceCents), prices.GAChoice(t.ID), prices.Fees) + " each"
 }
 
-func allInFigure(cents int, choice, fees bool) string {
-	t := priceText(cents)
+func allInFigure(shop money.Shop, cents int, choice, fees bool) string {
+	t := shop.Short(cents)
 	if choice {
 		t = "from " + t
 	}

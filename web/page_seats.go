@@ -11,6 +11,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"boxoffice/internal/booking"
+	"boxoffice/internal/money"
 	"boxoffice/internal/ordertext"
 	"boxoffice/static"
 	"boxoffice/views"
@@ -41,7 +42,7 @@ func (s *server) showSeats(c echo.Context) error {
 			if err != nil {
 				return err
 			}
-			panel, _ := holdPanel(ev, section, holds, quotes, buyerPage(c, "").CSRFToken, time.Now())
+			panel, _ := holdPanel(s.Money, ev, section, holds, quotes, buyerPage(c, "").CSRFToken, time.Now())
 			return render(c, http.StatusOK, personal, views.HoldPanelView(panel, false))
 		}
 		p, err := s.seatsPage(c, ev, section, views.Message{})
@@ -113,15 +114,15 @@ func (s *server) seatsPageFor(ctx context.Context, ev booking.Event, section, bu
 	if err != nil {
 		return views.SeatsPage{}, err
 	}
-	panel, mine := holdPanel(ev, section, holds, quotes, p.CSRFToken, now)
+	panel, mine := holdPanel(s.Money, ev, section, holds, quotes, p.CSRFToken, now)
 	limit := s.Buyer.Config().MaxPerBuyer
 	return views.SeatsPage{
 		Page: p, Event: eventHeader(ev, now), StreamURL: streamURL(ev, m), PageURL: seatsURL(ev, section),
 		Message: msg, Holds: panel,
-		Best:   bestForm(ev, sum, section, p.CSRFToken, limit),
-		GA:     gaForms(ev, m, p.CSRFToken, limit, prices),
-		Legend: legend(sum, prices),
-		Map:    seatMapView(mapArgs{ev: ev, m: m, sum: sum, section: section, style: seatStyle{mine: mine, prices: prices}, csrf: p.CSRFToken}),
+		Best:   bestForm(s.Money, ev, sum, section, p.CSRFToken, limit),
+		GA:     gaForms(s.Money, ev, m, p.CSRFToken, limit, prices),
+		Legend: legend(s.Money, sum, prices),
+		Map:    seatMapView(mapArgs{ev: ev, m: m, sum: sum, section: section, style: seatStyle{mine: mine, prices: prices, money: s.Money}, csrf: p.CSRFToken}),
 	}, nil
 }
 
@@ -136,7 +137,7 @@ func holdsURL(ev booking.Event) string { return "/events/" + ev.Slug + "/holds" 
 // holdPanel shows the buyer's basket and any holds whose checkout has begun, priced
 // by quotes (a hold without one shows its seats' own prices), and returns which seats
 // are theirs.
-func holdPanel(ev booking.Event, section string, holds []booking.Hold, quotes map[booking.HoldID]booking.BasketQuote, csrf string, now time.Time) (views.HoldPanel, map[int64]bool) {
+func holdPanel(shop money.Shop, ev booking.Event, section string, holds []booking.Hold, quotes map[booking.HoldID]booking.BasketQuote, csrf string, now time.Time) (views.HoldPanel, map[int64]bool) {
 	ids, mine := mineIDs(holds)
 	p := views.HoldPanel{URL: seatsURL(ev, section), MineIDs: ids, CSRF: csrf}
 	for _, h := range holds {
@@ -151,27 +152,27 @@ func holdPanel(ev booking.Event, section string, holds []booking.Hold, quotes ma
 		bq, priced := quotes[h.ID]
 		total := 0
 		for _, st := range h.Seats {
-			l := views.HoldLine{What: ordertext.SeatLabel(st), Price: priceText(st.PriceCents)}
+			l := views.HoldLine{What: ordertext.SeatLabel(st), Price: shop.Short(st.PriceCents)}
 			if !h.CheckoutBegun {
 				l.RemoveURL = removeSeatURL(h.ID, st.ID)
 			}
 			if priced {
-				pricedSeatLine(&l, h, bq, st.ID) // page_basketprice.go
+				pricedSeatLine(shop, &l, h, bq, st.ID) // page_basketprice.go
 			}
 			hv.Lines = append(hv.Lines, l)
 			total += st.PriceCents
 		}
 		if h.GA != nil && priced && bq.Problem == nil {
-			hv.Lines = append(hv.Lines, pricedGALines(h, bq)...)
+			hv.Lines = append(hv.Lines, pricedGALines(shop, h, bq)...)
 		} else if h.GA != nil {
 			cents := h.GA.Quantity * h.GA.PriceCents
-			hv.Lines = append(hv.Lines, views.HoldLine{What: fmt.Sprintf("%d × %s (general admission)", h.GA.Quantity, h.GA.TierName), Price: priceText(cents)})
+			hv.Lines = append(hv.Lines, views.HoldLine{What: fmt.Sprintf("%d × %s (general admission)", h.GA.Quantity, h.GA.TierName), Price: shop.Short(cents)})
 			total += cents
 		}
-		hv.Total = priceText(total)
+		hv.Total = shop.Short(total)
 		if priced {
-			hv.Price, hv.GATypes = basketPrice(h, bq), gaTypeForm(h, bq)
-			if hv.Total = priceText(int(bq.Total)); bq.Problem != nil {
+			hv.Price, hv.GATypes = basketPrice(shop, h, bq), gaTypeForm(shop, h, bq)
+			if hv.Total = shop.Short(int(bq.Total)); bq.Problem != nil {
 				hv.Total = "not yet: see above"
 			}
 		}
@@ -180,7 +181,7 @@ func holdPanel(ev booking.Event, section string, holds []booking.Hold, quotes ma
 	return p, mine
 }
 
-func bestForm(ev booking.Event, sum booking.MapSummary, section, csrf string, limit int) views.BestForm {
+func bestForm(shop money.Shop, ev booking.Event, sum booking.MapSummary, section, csrf string, limit int) views.BestForm {
 	f := views.BestForm{Action: holdsURL(ev), CSRF: csrf}
 	for n := 1; n <= limit; n++ {
 		label := strconv.Itoa(n) + " seats"
@@ -192,7 +193,7 @@ func bestForm(ev booking.Event, sum booking.MapSummary, section, csrf string, li
 	if len(sum.Prices) > 1 {
 		f.Prices = append(f.Prices, views.Option{Value: "", Label: "any price", Selected: true})
 		for _, p := range sum.Prices {
-			f.Prices = append(f.Prices, views.Option{Value: strconv.Itoa(p.PriceCents), Label: priceText(p.PriceCents)})
+			f.Prices = append(f.Prices, views.Option{Value: strconv.Itoa(p.PriceCents), Label: shop.Short(p.PriceCents)})
 		}
 	}
 	if len(sum.Sections) > 1 {
@@ -204,24 +205,24 @@ func bestForm(ev booking.Event, sum booking.MapSummary, section, csrf string, li
 	return f
 }
 
-func gaForms(ev booking.Event, m booking.SeatMap, csrf string, limit int, prices booking.AllInPrices) []views.GAForm {
+func gaForms(shop money.Shop, ev booking.Event, m booking.SeatMap, csrf string, limit int, prices booking.AllInPrices) []views.GAForm {
 	var out []views.GAForm
 	for _, t := range m.GATiers {
 		id := strconv.FormatInt(t.ID, 10)
 		out = append(out, views.GAForm{
 			Action: holdsURL(ev), CSRF: csrf, TierID: id,
-			Name: t.Name + " (general admission)", Price: gaPriceText(t, prices), Left: leftText(t.Remaining),
+			Name: t.Name + " (general admission)", Price: gaPriceText(shop, t, prices), Left: leftText(t.Remaining),
 			Max: max(0, min(limit, t.Remaining)), InputID: "ga-qty-" + id, LeftID: "ga-left-" + id,
 		})
 	}
 	return out
 }
 
-func legend(sum booking.MapSummary, prices booking.AllInPrices) views.Legend {
+func legend(shop money.Shop, sum booking.MapSummary, prices booking.AllInPrices) views.Legend {
 	var l views.Legend
 	colour := priceClasses(sum)
 	for _, p := range sum.Prices {
-		l.Prices = append(l.Prices, views.LegendPrice{Class: colour[p.PriceCents], Price: allInText(prices.Seat(p.PriceCents), prices)})
+		l.Prices = append(l.Prices, views.LegendPrice{Class: colour[p.PriceCents], Price: allInText(shop, prices.Seat(p.PriceCents), prices)})
 	}
 	return l
 }
@@ -242,7 +243,7 @@ func (s *server) seatFragments(ctx context.Context, eventID int64, seatIDs []int
 	}
 	seats := make([]views.SeatView, len(m.Seats))
 	for i, st := range m.Seats {
-		seats[i] = seatView(st, st.Status, prices)
+		seats[i] = seatView(st, st.Status, seatStyle{prices: prices, money: s.Money})
 	}
 	var buf bytes.Buffer
 	if err := views.SeatsOOB(seats).Render(ctx, &buf); err != nil {
