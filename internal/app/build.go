@@ -14,7 +14,6 @@ import (
 	"boxoffice/internal/catalog"
 	"boxoffice/internal/checkin"
 	"boxoffice/internal/config"
-	"boxoffice/internal/db"
 	"boxoffice/internal/dbgate"
 	"boxoffice/internal/iowait"
 	"boxoffice/internal/jobs"
@@ -69,8 +68,7 @@ func (a *App) buildBooking(mapMaxAge time.Duration) error {
 		ReconcileAfter: cfg.ReconcileAfter, IdempotencyTTL: cfg.IdempotencyTTL, RefundKeyWindow: cfg.RefundKeyWindow,
 	}, a.publisher, a.Provider, a.Log)
 	a.Booking.SetCounters(a.Metrics)
-	stale := a.Reads.Stale()
-	a.Booking.SetReads(func() db.DBTX { return stale })
+	a.Booking.SetReads(a.Reads.Stale())
 	return nil
 }
 

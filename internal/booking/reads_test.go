@@ -19,7 +19,7 @@ func TestStaleReadsGoWhereTheChooserSays(t *testing.T) {
 	ctx := t.Context()
 	stale := dbtest.Pool(t)
 	reads := stale
-	f.svc.SetReads(func() db.DBTX { return reads })
+	f.svc.store.reads = func() db.DBTX { return reads }
 
 	if evs, err := f.svc.Buyer.Events(ctx); err != nil || len(evs) != 0 {
 		t.Fatalf("public event list on the stale side: got %d events (%v), want 0", len(evs), err)

@@ -57,10 +57,10 @@ func New(pool *pgxpool.Pool, cfg Config, notify Notifier, provider Provider, log
 // (the public event list and pages, unwatched seat maps, the control room's counts):
 // a streaming replica while its lag allows, else the primary. Unset, they read the
 // primary. Whatever decides (holds, checkouts, confirmations, the map patches the
-// live feed stamps with a version) always reads the primary. reads hands out the
-// connection of such a read (replica.Reads.Stale, which also retries a read on the
-// primary when the replica went away).
-func (s *Services) SetReads(reads func() db.DBTX) { s.store.reads = reads }
+// live feed stamps with a version) always reads the primary. conn runs such a read
+// (replica.Reads.Stale, which chooses at each read and runs it again on the primary
+// when the replica went away).
+func (s *Services) SetReads(conn db.DBTX) { s.store.reads = func() db.DBTX { return conn } }
 
 // SetCounters attaches the counters, once, while the program is built.
 func (s *Services) SetCounters(c Counters) { s.store.counters = c }
