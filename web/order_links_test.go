@@ -106,7 +106,7 @@ func TestOrderLinkOpensAnywhere(t *testing.T) {
 		t.Fatalf("the link from another device: got %d, want 200", p.status)
 	}
 	checkPersonal(t, "order page by link", p)
-	checkTickets(t, p.doc, b.order, true)
+	checkTickets(t, p.doc, b.order)
 	for h, want := range map[string]string{"X-Robots-Tag": "noindex, nofollow", "Referrer-Policy": "no-referrer"} {
 		if got := p.header.Get(h); got != want {
 			t.Errorf("%s: got %q, want %q", h, got, want)
@@ -224,7 +224,7 @@ func TestOrderLinkRevoke(t *testing.T) {
 	if pg.status != http.StatusOK {
 		t.Fatalf("the new link: got %d, want 200", pg.status)
 	}
-	checkTickets(t, pg.doc, b.order, true)
+	checkTickets(t, pg.doc, b.order)
 	if st := s.do("GET", b.link, nil, nil); st != http.StatusNotFound {
 		t.Errorf("the first link after the resend: got %d, want 404", st)
 	}
