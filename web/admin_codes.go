@@ -100,7 +100,7 @@ func formTime(form url.Values, name, what string, loc *time.Location) (time.Time
 	}
 	t, _, err := zone.ParseForm(v, loc)
 	if err != nil {
-		return time.Time{}, &booking.InvalidError{Kind: booking.ErrInvalidPricing, Code: "invalid_pricing", Reason: what + ": " + err.Error()}
+		return time.Time{}, booking.InvalidPricing("%s: %v", what, err)
 	}
 	return t, nil
 }

@@ -119,7 +119,7 @@ func (s *server) formMoney(form url.Values, name, what string) (int64, error) {
 	}
 	n, err := s.parseMoney(v)
 	if err != nil {
-		return 0, &booking.InvalidError{Kind: booking.ErrInvalidPricing, Code: "invalid_pricing", Reason: what + ": " + err.Error()}
+		return 0, booking.InvalidPricing("%s: %v", what, err)
 	}
 	return n, nil
 }
@@ -132,7 +132,7 @@ func formInt(form url.Values, name, what string) (int, error) {
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil {
-		return 0, &booking.InvalidError{Kind: booking.ErrInvalidPricing, Code: "invalid_pricing", Reason: what + " must be a whole number"}
+		return 0, booking.InvalidPricing("%s must be a whole number", what)
 	}
 	return n, nil
 }

@@ -24,13 +24,13 @@ type AccessCodeInput struct {
 func (in AccessCodeInput) validate() error {
 	switch {
 	case !codePattern.MatchString(in.Code):
-		return invalidPricing("a code is 3 to 40 letters, digits or dashes")
+		return InvalidPricing("a code is 3 to 40 letters, digits or dashes")
 	case in.Starts.IsZero() || in.Ends.IsZero():
-		return invalidPricing("a presale needs a start and an end")
+		return InvalidPricing("a presale needs a start and an end")
 	case !in.Ends.After(in.Starts):
-		return invalidPricing("a presale must end after it starts")
+		return InvalidPricing("a presale must end after it starts")
 	case in.Quota < 0 || in.Quota > 10_000_000:
-		return invalidPricing("the quota is a whole number of places from 0 (none) to 10,000,000")
+		return InvalidPricing("the quota is a whole number of places from 0 (none) to 10,000,000")
 	}
 	return nil
 }
@@ -55,7 +55,7 @@ func (s *Desk) CreateAccessCode(ctx context.Context, eventID int64, in AccessCod
 		id, err = q.AccessCodeCreate(ctx, db.AccessCodeCreateParams{EventID: eventID, Code: in.Code, PresaleStartsAt: in.Starts,
 			PresaleEndsAt: in.Ends, Quota: nonZero(in.Quota), RevealsTypeID: revealsID})
 		if errors.Is(err, pgx.ErrNoRows) {
-			return invalidPricing("this event already has an access code %s", in.Code)
+			return InvalidPricing("this event already has an access code %s", in.Code)
 		} else if err != nil {
 			return err
 		}

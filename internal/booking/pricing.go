@@ -19,7 +19,9 @@ import (
 // vouchers or access codes as staff set them.
 var ErrInvalidPricing = errors.New("invalid price setting")
 
-func invalidPricing(format string, args ...any) error {
+// InvalidPricing is an *InvalidError of kind ErrInvalidPricing (code invalid_pricing):
+// a price setting staff typed that cannot be kept, worded by format and args.
+func InvalidPricing(format string, args ...any) error {
 	e := invalid(ErrInvalidPricing, format, args...).(*InvalidError)
 	e.Code = "invalid_pricing"
 	return e
@@ -128,17 +130,17 @@ type PricingInput struct {
 func (s *Desk) SetPricing(ctx context.Context, eventID int64, in PricingInput, by Actor) error {
 	in.TaxLabel = strings.TrimSpace(in.TaxLabel)
 	if in.TaxRateBP < 0 || in.TaxRateBP > 10_000 {
-		return invalidPricing("the tax rate must be from 0 to 100 %%")
+		return InvalidPricing("the tax rate must be from 0 to 100 %%")
 	}
 	if n := utf8.RuneCountInString(in.TaxLabel); n < 1 || n > 40 {
-		return invalidPricing("the tax needs a name of 1 to 40 characters, such as VAT")
+		return InvalidPricing("the tax needs a name of 1 to 40 characters, such as VAT")
 	}
 	for m, f := range in.Fees {
 		if m != FeesAll && !pricing.Method(m).Valid() {
-			return invalidPricing("%q is not a payment method", m)
+			return InvalidPricing("%q is not a payment method", m)
 		}
 		if f.PerTicket < 0 || f.PerOrder < 0 || f.PerTicket > MaxPrice/10 || f.PerOrder > MaxPrice/10 {
-			return invalidPricing("fees must be from 0 to 100,000.00")
+			return InvalidPricing("fees must be from 0 to 100,000.00")
 		}
 	}
 	return s.inTx(ctx, func(tx pgx.Tx, q *db.Queries) error {
@@ -173,17 +175,17 @@ type TypeInput struct {
 func (in TypeInput) validate() error {
 	switch n := utf8.RuneCountInString(in.Name); {
 	case n < 1 || n > 60:
-		return invalidPricing("a ticket type needs a name of 1 to 60 characters")
+		return InvalidPricing("a ticket type needs a name of 1 to 60 characters")
 	case in.MaxPerOrder < 0 || in.MaxPerOrder > 10_000:
-		return invalidPricing("the most per order must be a whole number from 0 (no cap) to 10,000")
+		return InvalidPricing("the most per order must be a whole number from 0 (no cap) to 10,000")
 	case in.Position < -10_000 || in.Position > 10_000:
-		return invalidPricing("the position must be from -10,000 to 10,000")
+		return InvalidPricing("the position must be from -10,000 to 10,000")
 	case in.CountsAsAdult && in.NeedsAdult:
-		return invalidPricing("a type cannot both count as an adult and need one")
+		return InvalidPricing("a type cannot both count as an adult and need one")
 	}
 	for _, p := range in.Prices {
 		if p < 0 || p > MaxPrice {
-			return invalidPricing("prices must be from 0 to 1,000,000.00")
+			return InvalidPricing("prices must be from 0 to 1,000,000.00")
 		}
 	}
 	return nil
@@ -212,7 +214,7 @@ func (s *Desk) SaveType(ctx context.Context, eventID int64, in TypeInput, by Act
 		}
 		for l := range in.Prices {
 			if !hasLevel(levels, l) {
-				return invalidPricing("a price names a level this event does not have")
+				return InvalidPricing("a price names a level this event does not have")
 			}
 		}
 		if id, err = saveTypeRow(ctx, q, eventID, id, in, maxPer); err != nil {
@@ -249,7 +251,7 @@ func saveTypeRow(ctx context.Context, q *db.Queries, eventID, id int64, in TypeI
 		}
 	}
 	if dberr.IsUniqueViolation(err) {
-		return 0, invalidPricing("this event already has a ticket type named %q", in.Name)
+		return 0, InvalidPricing("this event already has a ticket type named %q", in.Name)
 	}
 	return id, err
 }

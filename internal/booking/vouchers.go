@@ -38,15 +38,15 @@ type VoucherInput struct {
 func (in VoucherInput) validate() error {
 	switch {
 	case !codePattern.MatchString(in.Code):
-		return invalidPricing("a code is 3 to 40 letters, digits or dashes")
+		return InvalidPricing("a code is 3 to 40 letters, digits or dashes")
 	case (in.AmountOff > 0) == (in.PercentOffBP > 0):
-		return invalidPricing("a voucher takes either an amount or a percentage off")
+		return InvalidPricing("a voucher takes either an amount or a percentage off")
 	case in.AmountOff < 0 || in.AmountOff > MaxPrice || in.PercentOffBP < 0 || in.PercentOffBP > 10_000:
-		return invalidPricing("an amount off is up to 1,000,000.00 and a percentage up to 100")
+		return InvalidPricing("an amount off is up to 1,000,000.00 and a percentage up to 100")
 	case in.Limit < 0 || in.Limit > 1_000_000:
-		return invalidPricing("the usage limit is a whole number from 0 (none) to 1,000,000")
+		return InvalidPricing("the usage limit is a whole number from 0 (none) to 1,000,000")
 	case !in.ValidFrom.IsZero() && !in.ValidUntil.IsZero() && !in.ValidUntil.After(in.ValidFrom):
-		return invalidPricing("a voucher must end after it starts")
+		return InvalidPricing("a voucher must end after it starts")
 	}
 	return nil
 }
@@ -82,7 +82,7 @@ func (s *Desk) CreateVoucher(ctx context.Context, eventID int64, in VoucherInput
 			PercentOffBp: nonZero(in.PercentOffBP), TypeIds: append([]int64{}, in.TypeIDs...), UsageLimit: nonZero(in.Limit),
 			ValidFrom: optTime(in.ValidFrom), ValidUntil: optTime(in.ValidUntil)})
 		if errors.Is(err, pgx.ErrNoRows) {
-			return invalidPricing("this event already has a voucher %s", in.Code)
+			return InvalidPricing("this event already has a voucher %s", in.Code)
 		} else if err != nil {
 			return err
 		}
@@ -109,7 +109,7 @@ next:
 				continue next
 			}
 		}
-		return invalidPricing("ticket type %d is not a type of this event", id)
+		return InvalidPricing("ticket type %d is not a type of this event", id)
 	}
 	return nil
 }
