@@ -1,6 +1,7 @@
 package booking
 
 import (
+	"context"
 	"errors"
 	"slices"
 	"testing"
@@ -217,5 +218,53 @@ func TestBasketRemoveSeat(t *testing.T) {
 	}
 	if _, found, _ := f.svc.Buyer.Basket(t.Context(), f.event, "flo"); found {
 		t.Errorf("basket after emptying it: found, want none")
+	}
+}
+
+// TestBasketCheckoutBegunMeanwhile: a checkout that begins on the basket while an add
+// waits for the hold's row lock (the add found the basket before the order existed)
+// sends the added seats into a new hold, as the message of ErrCheckoutBegun promises,
+// and leaves the ordered hold as its order has it.
+func TestBasketCheckoutBegunMeanwhile(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, basketSpec(), DefaultConfig())
+	seats := f.rowSeats(t, "Floor", "A")
+	h := f.hold(t, "cy", seats[0])
+	checkout, err := f.pool.Begin(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer checkout.Rollback(context.Background()) //nolint:errcheck // committed below
+	if _, err := checkout.Exec(t.Context(), `SELECT 1 FROM holds WHERE event_id = $1 AND id = $2 FOR UPDATE`, f.event, h.ID.Seq); err != nil {
+		t.Fatal(err)
+	}
+	type answer struct {
+		h   Hold
+		err error
+	}
+	added := make(chan answer, 1)
+	go func() {
+		got, err := f.svc.Buyer.AddToBasket(context.Background(), HoldRequest{EventID: f.event, Buyer: "cy", SeatIDs: seats[1:2]})
+		added <- answer{got, err}
+	}()
+	eventually(t, "the add waiting for the hold's row", 10*time.Second, func() bool {
+		return f.count(t, `SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`) == 1
+	})
+	if _, err := checkout.Exec(t.Context(), `INSERT INTO orders (event_id, hold_id, buyer, email, seat_ids, amount_cents)
+		VALUES ($1, $2, 'cy', 'cy@example.com', $3, 5000)`, f.event, h.ID.Seq, seats[:1]); err != nil {
+		t.Fatal(err)
+	}
+	if err := checkout.Commit(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	a := <-added
+	if a.err != nil {
+		t.Fatalf("add while the checkout began: %v, want the seat in a new hold", a.err)
+	}
+	if a.h.ID == h.ID || !slices.Equal(sortedIDs(a.h.Seats), seats[1:2]) {
+		t.Errorf("got hold %s with seats %v, want a new hold with %v", a.h.ID, sortedIDs(a.h.Seats), seats[1:2])
+	}
+	if count, held, _ := f.holdRow(t, h.ID); count != 1 || held != 1 {
+		t.Errorf("the ordered hold: seat_count %d, %d seats held; want 1 and 1", count, held)
 	}
 }

@@ -36,6 +36,8 @@ $$;
 -- p_hold_id 0 is the buyer's basket: their newest live hold on the event without an
 -- order, found under the buyer's basket lock so that two requests of one buyer cannot
 -- both open one; with none, the seats open a new hold (hold_seats_client, p_ttl_seconds).
+-- A checkout does not take that lock: when it begins on the basket between the look and
+-- the hold's row lock, the seats open a new hold too, as they would a moment later.
 -- Seats the hold already has are not asked again, so a repeated request changes
 -- nothing. The answer is hold_seats' (one row per seat of the request, status 'held',
 -- or one row saying why nothing was held), and the statuses of hold_basket_lock.
@@ -60,6 +62,7 @@ DECLARE
     v_free bigint[];
     v_code bigint;
     v_pre record;
+    v_basket boolean := p_hold_id = 0;
 BEGIN
     SELECT event_sale_state(e), CASE WHEN now() < e.onsale_at THEN e.onsale_at ELSE event_sales_close(e) END
     INTO v_window, v_at
@@ -90,6 +93,11 @@ BEGIN
         PERFORM pg_advisory_xact_lock(hashtextextended('client/' || p_client, p_event_id));
     END IF;
     SELECT * INTO v_lock FROM hold_basket_lock(p_event_id, p_buyer, p_hold_id);
+    IF v_lock.status = 'checkout_begun' AND v_basket THEN
+        RETURN QUERY SELECT * FROM hold_seats_client(p_event_id, p_buyer, p_seat_ids, p_ttl_seconds, p_limit,
+                                                     p_client, p_client_limit, true, p_code_id);
+        RETURN;
+    END IF;
     IF v_lock.status <> 'ok' THEN
         RETURN QUERY SELECT v_lock.status, p_hold_id, NULL::timestamptz, 0,
                             NULL::bigint, NULL::text, NULL::text, NULL::int, NULL::int;
