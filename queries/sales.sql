@@ -7,10 +7,23 @@
 
 -- name: EventSales :many
 -- Every event's sales, soonest first.
+-- Fees and tax are those of the confirmed orders' lines (both are parts of the
+-- revenue) that were not given back: a refunded ticket gives back its line, and an
+-- order whose every ticket was refunded its order fee too, as staff refunds do.
 WITH ev AS (
     SELECT e.id, e.name, e.starts_at, v.time_zone,
            (date_trunc('day', now() AT TIME ZONE v.time_zone) AT TIME ZONE v.time_zone) AS today
     FROM events e JOIN venues v ON v.id = e.venue_id
+), kept AS (
+    SELECT l.event_id, sum(l.fee_cents) AS fee_cents, sum(l.tax_cents) AS tax_cents
+    FROM order_lines l JOIN orders o ON o.id = l.order_id
+    WHERE o.confirmed_at IS NOT NULL
+      AND NOT EXISTS (SELECT 1 FROM tickets t
+                      WHERE t.event_id = l.event_id AND t.order_id = l.order_id AND t.void_reason = 'refund'
+                        AND CASE l.kind WHEN 'ticket' THEN ticket_line(t.event_id, t.order_id, t.id, t.seat_id, t.ga_tier_id) = l.line
+                            ELSE NOT EXISTS (SELECT 1 FROM tickets v WHERE v.event_id = l.event_id AND v.order_id = l.order_id
+                                               AND v.void_reason IS DISTINCT FROM 'refund') END)
+    GROUP BY l.event_id
 )
 SELECT ev.id, ev.name, ev.time_zone, ev.starts_at,
     ((SELECT count(*) FROM seats s WHERE s.event_id = ev.id)
@@ -22,8 +35,9 @@ SELECT ev.id, ev.name, ev.time_zone, ev.starts_at,
         WHERE o.event_id = ev.id AND r.reason = 'staff_refund' AND r.state <> 'failed'))::bigint AS revenue_cents,
     ((SELECT coalesce(sum(o.amount_cents), 0) FROM orders o WHERE o.event_id = ev.id AND o.confirmed_at >= ev.today)
      - (SELECT coalesce(sum(r.amount_cents), 0) FROM refunds r JOIN orders o ON o.id = r.order_id
-        WHERE o.event_id = ev.id AND r.reason = 'staff_refund' AND r.state <> 'failed' AND r.created_at >= ev.today))::bigint AS revenue_today_cents
-FROM ev
+        WHERE o.event_id = ev.id AND r.reason = 'staff_refund' AND r.state <> 'failed' AND r.created_at >= ev.today))::bigint AS revenue_today_cents,
+    coalesce(kept.fee_cents, 0)::bigint AS fee_cents, coalesce(kept.tax_cents, 0)::bigint AS tax_cents
+FROM ev LEFT JOIN kept ON kept.event_id = ev.id
 ORDER BY ev.starts_at, ev.id;
 
 -- name: TicketsByDay :many

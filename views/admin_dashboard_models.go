@@ -21,4 +21,5 @@ type EventSalesRow struct {
 	Tickets, TicketsToday int
 	Left, Capacity        int
 	Revenue, RevenueToday string
+	Fees, Tax             string // the parts of Revenue charged as fees and as tax
 }

@@ -47,7 +47,8 @@ func (s *server) salesDashboard(c echo.Context) (views.SalesDashboard, error) {
 		todayCents += e.RevenueTodayCents
 		d.Events = append(d.Events, views.EventSalesRow{Name: e.Name, When: zone.Short(e.StartsAt, e.Zone),
 			Tickets: e.Tickets, TicketsToday: e.TicketsToday, Left: e.Left(), Capacity: e.Capacity,
-			Revenue: s.Money.Format(e.RevenueCents), RevenueToday: s.Money.Format(e.RevenueTodayCents)})
+			Revenue: s.Money.Format(e.RevenueCents), RevenueToday: s.Money.Format(e.RevenueTodayCents),
+			Fees: s.Money.Format(e.FeeCents), Tax: s.Money.Format(e.TaxCents)})
 	}
 	d.TodayRevenue = s.Money.Format(todayCents)
 	return d, nil

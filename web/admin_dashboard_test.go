@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -54,13 +55,21 @@ func TestAdminOrderList(t *testing.T) {
 }
 
 // TestAdminDashboard: the landing page shows today's sales and the event's — tickets
-// sold, revenue less a staff refund, tickets left — as the database has them counted
+// sold, revenue less a staff refund, the fees and tax in it, tickets left — as the database has them counted
 // another way (payments and refunds that succeeded, seats unsold), and a chart of
 // tickets sold per day. The door does not see sales.
 func TestAdminDashboard(t *testing.T) {
 	t.Parallel()
 	a := newTestApp(t)
 	a.runJobs(t)
+	for _, q := range []string{
+		`INSERT INTO event_pricing (event_id, tax_rate_bp, tax_label) VALUES ($1, 2000, 'VAT')`,
+		`INSERT INTO event_fees (event_id, method, per_ticket_cents, per_order_cents) VALUES ($1, 'all', 150, 200)`,
+	} {
+		if _, err := a.Pool.Exec(t.Context(), q, a.EventID); err != nil {
+			t.Fatal(err)
+		}
+	}
 	seats := firstSeats(t, a.Pool, a.EventID, 3)
 	o := a.buyAs(t, "dash1@example.com", seats[0], seats[1])
 	a.buyAs(t, "dash2@example.com", seats[2])
@@ -85,6 +94,17 @@ func TestAdminDashboard(t *testing.T) {
 		+ (SELECT coalesce(sum(capacity), 0) FROM ga_tiers WHERE event_id = $1)
 		- (SELECT count(*) FROM tickets WHERE event_id = $1 AND ga_tier_id IS NOT NULL AND voided_at IS NULL)`, a.EventID)
 	capacity := count(t, a.Pool, `SELECT (SELECT count(*) FROM seats WHERE event_id = $1) + (SELECT coalesce(sum(capacity), 0) FROM ga_tiers WHERE event_id = $1)`, a.EventID)
+	// The fees and tax kept, another way: the seat lines of the valid tickets, and the
+	// order fee lines of the orders that still have one (both orders here).
+	kept := `SELECT
+		(SELECT coalesce(sum(l.%[1]s), 0) FROM tickets t JOIN order_lines l ON l.event_id = t.event_id AND l.order_id = t.order_id AND l.seat_id = t.seat_id
+		 WHERE t.event_id = $1 AND t.voided_at IS NULL)
+		+ (SELECT coalesce(sum(l.%[1]s), 0) FROM order_lines l WHERE l.event_id = $1 AND l.kind = 'order_fee'
+		   AND EXISTS (SELECT 1 FROM tickets t WHERE t.event_id = $1 AND t.order_id = l.order_id AND t.voided_at IS NULL))`
+	fees, tax := count(t, a.Pool, fmt.Sprintf(kept, "fee_cents"), a.EventID), count(t, a.Pool, fmt.Sprintf(kept, "tax_cents"), a.EventID)
+	if fees != 2*150+2*200 || tax <= 0 {
+		t.Fatalf("set-up: fees %d cents, tax %d cents; want two tickets' and two orders' fees and some tax", fees, tax)
+	}
 	if tickets != 2 || revenue <= 0 {
 		t.Fatalf("set-up: %d tickets, %d cents; want 2 tickets and some money", tickets, revenue)
 	}
@@ -101,16 +121,17 @@ func TestAdminDashboard(t *testing.T) {
 	})
 	m := money.Shop{}
 	// Everything was sold just now: today's figures are the event's.
-	want := []string{strconv.Itoa(tickets), m.Format(revenue), strconv.Itoa(tickets), m.Format(revenue), strconv.Itoa(left) + " of " + strconv.Itoa(capacity)}
-	if len(row) != 6 || strings.Join(row[1:], " | ") != strings.Join(want, " | ") {
+	want := []string{strconv.Itoa(tickets), m.Format(revenue), strconv.Itoa(tickets), m.Format(revenue), m.Format(fees), m.Format(tax),
+		strconv.Itoa(left) + " of " + strconv.Itoa(capacity)}
+	if len(row) != 8 || strings.Join(row[1:], " | ") != strings.Join(want, " | ") {
 		t.Errorf("the event's sales: got %q, want %q", row, want)
 	}
 	today := strings.Join(strings.Fields(p.doc.Find("#sales-today").Text()), " ")
 	if !strings.Contains(today, strconv.Itoa(tickets)+" tickets, "+m.Format(revenue)) {
 		t.Errorf("today: got %q, want %d tickets and %s", today, tickets, m.Format(revenue))
 	}
-	if fees := p.doc.Find("#sales-fees").Text(); !strings.Contains(fees, "Fees and tax are not recorded") {
-		t.Errorf("fees and tax: got %q, want the note that they are not recorded", fees)
+	if note := p.doc.Find("#sales-fees").Text(); !strings.Contains(note, "a refunded ticket gives its fee and tax back") {
+		t.Errorf("fees and tax: got %q, want the note on what they are", note)
 	}
 	chart := p.doc.Find("section.sales svg.chart")
 	if chart.Length() != 1 || chart.Find("rect").Length() != 1 ||

@@ -10,8 +10,9 @@ import (
 
 // EventSales is one event's sales for the box office's dashboard. Tickets are the
 // valid ones; revenue is what confirmed orders were charged less what staff refunds
-// gave back; "today" starts at midnight on the venue's clocks. Fees and tax are not
-// recorded apart yet: the revenue is the amounts the buyers paid.
+// gave back; "today" starts at midnight on the venue's clocks. Fees and tax are the
+// parts of the revenue that the orders' lines charged as fees and tax and that no
+// refund gave back.
 type EventSales struct {
 	EventID           int64
 	Name              string
@@ -22,6 +23,8 @@ type EventSales struct {
 	TicketsToday      int
 	RevenueCents      int
 	RevenueTodayCents int
+	FeeCents          int
+	TaxCents          int
 }
 
 // Left is how many seats and places are not sold (held ones included).
@@ -43,7 +46,8 @@ func (s *Desk) Sales(ctx context.Context) ([]EventSales, error) {
 	for i, r := range rows {
 		out[i] = EventSales{EventID: r.ID, Name: r.Name, Zone: zone.Of(r.TimeZone), StartsAt: r.StartsAt,
 			Capacity: int(r.Capacity), Tickets: int(r.Tickets), TicketsToday: int(r.TicketsToday),
-			RevenueCents: int(r.RevenueCents), RevenueTodayCents: int(r.RevenueTodayCents)}
+			RevenueCents: int(r.RevenueCents), RevenueTodayCents: int(r.RevenueTodayCents),
+			FeeCents: int(r.FeeCents), TaxCents: int(r.TaxCents)}
 	}
 	return out, nil
 }
