@@ -169,7 +169,7 @@ func runConfirmAPI(ctx context.Context, srv *server, cl *apiClient, sessions []b
 				// Consecutive payments are of different buyers: a buyer's orders
 				// confirm one at a time (booking takes the buyer's lock to count the
 				// buyer's seats), and one buyer paying ten orders at once is no onsale.
-				i = (j%buyers)*10 + j/buyers
+				i = byBuyer(j, buyers)
 			}
 			c := call{want: http.StatusAccepted, sent: time.Now()}
 			c.status, c.err = cl.post(ctx, cl.base+"/api/v1/orders/"+strconv.FormatInt(orders[i], 10)+"/pay", sessions[i/10], body, &answer)
@@ -192,20 +192,30 @@ func runConfirmAPI(ctx context.Context, srv *server, cl *apiClient, sessions []b
 	return res, err
 }
 
+// byBuyer is the j-th of the orders of buyers buyers, ten each (order i is
+// sessions[i/10]'s), taken so that consecutive ones are of different buyers.
+func byBuyer(j, buyers int) int { return (j%buyers)*10 + j/buyers }
+
 // makeOrders makes a pending one-seat order of each of ev's first n seats through
 // the API (a hold, then checkout), with workers requests at a time; order i is
-// sessions[i/10]'s.
+// sessions[i/10]'s. Requests at the same time are of different buyers: a buyer's
+// second hold while the first is not checked out yet would join its basket.
 func makeOrders(ctx context.Context, cl *apiClient, sessions []buyer, ev event, n, workers int) ([]int64, error) {
 	orders := make([]int64, n)
+	buyers := (n + 9) / 10
 	var next atomic.Int64
 	g, gctx := errgroup.WithContext(ctx)
 	for range workers {
 		g.Go(func() error {
 			var answer bytes.Buffer
 			for {
-				i := int(next.Add(1)) - 1
-				if i >= n {
+				j := int(next.Add(1)) - 1
+				if j >= buyers*10 {
 					return nil
+				}
+				i := byBuyer(j, buyers)
+				if i >= n {
+					continue
 				}
 				sess := sessions[i/10]
 				var h struct {

@@ -101,9 +101,12 @@ func (c *apiClient) createSessions(ctx context.Context, n, workers int) ([]buyer
 
 // holdKind is what one request asks for.
 type holdKind struct {
-	name     string
-	seats    int // seats one successful hold takes
-	perBuyer int // successful holds before the session reaches the 10-seat limit
+	name  string
+	seats int // seats one successful hold takes
+	// perBuyer is the successful holds a session makes before the next session takes
+	// over: one, since a buyer's next hold joins the first's basket (a basket add,
+	// unbatched, not the new hold an onsale's buyer makes and pgbench's UPDATE is).
+	perBuyer int
 	body     func(rng *rand.Rand, ev *event, buf []byte) []byte
 }
 
@@ -113,15 +116,15 @@ var (
 	// exactKind holds the event's next seat by id: the clients walk through the
 	// event together, so that every attempt finds its seat free while seats are left,
 	// as pgbench's clients do (walkSeat).
-	exactKind = holdKind{name: "exact one-seat holds", seats: 1, perBuyer: 10,
+	exactKind = holdKind{name: "exact one-seat holds", seats: 1, perBuyer: 1,
 		body: func(_ *rand.Rand, ev *event, buf []byte) []byte {
 			buf = append(buf[:0], `{"seatIds":[`...)
 			i := (ev.next.Add(1) - 1) % int64(len(ev.SeatIDs))
 			buf = strconv.AppendInt(buf, ev.SeatIDs[i], 10)
 			return append(buf, "]}"...)
 		}}
-	// bestKind asks for the best 4 seats; two holds of 4 fill 8 of the 10 allowed.
-	bestKind = holdKind{name: "best available 4", seats: 4, perBuyer: 2,
+	// bestKind asks for the best 4 seats.
+	bestKind = holdKind{name: "best available 4", seats: 4, perBuyer: 1,
 		body: func(_ *rand.Rand, _ *event, buf []byte) []byte { return append(buf[:0], `{"quantity":4}`...) }}
 )
 
