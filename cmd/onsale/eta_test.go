@@ -26,7 +26,7 @@ func TestReplay(t *testing.T) {
 		"3,-30.000,true,4.400,1.000,2,88,44.00,bought\n")
 	writeTestFile(t, report, `{"admission":{"configuredPerSecond":44},"timeline":[{"t":0,"admissionLimit":44},{"t":15,"admissionLimit":35.2}]}`)
 	var out strings.Builder
-	if err := replayETA(trace, report, &out); err != nil {
+	if err := replayETA(trace, report, -1, &out); err != nil {
 		t.Fatal(err)
 	}
 	t.Log("\n" + out.String())
@@ -57,5 +57,44 @@ func writeTestFile(t *testing.T, path, s string) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestReplayFront: a front-door run's buyer of the pre-queue, shown its wait half a
+// second after the draw for 256 admissions at the full 128/s, was let in 4.5 s later:
+// the cursor opened 2 s after the draw (the report's settle). From the rate and the
+// notice alone the wait is 3.5 s (22 % short); with the 1.5 s left of the settle, 5 s
+// (11 % long). Without the settle (-settle 0, the negative control) the front door's
+// line is not replayed.
+func TestReplayFront(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	trace := filepath.Join(dir, "trace.csv")
+	report := filepath.Join(dir, "report.json")
+	writeTestFile(t, trace, "buyer,joined,pre_queue,admitted,eta_at,eta_seconds,eta_places,eta_rate,outcome\n"+
+		"1,-30.000,true,5.000,0.500,4,256,0.00,bought\n")
+	writeTestFile(t, report, `{"admission":{"configuredPerSecond":128},"timeline":[{"t":-5,"admissionLimit":128}],"frontDoorSettleSeconds":2}`)
+	share := func(out, rule string) string {
+		m := regexp.MustCompile(`(?m)^  ` + regexp.QuoteMeta(rule) + ` +(\d+\.\d %)`).FindStringSubmatch(out)
+		if m == nil {
+			return "none"
+		}
+		return m[1]
+	}
+	for _, settle := range []float64{-1, 0} {
+		var out strings.Builder
+		if err := replayETA(trace, report, settle, &out); err != nil {
+			t.Fatal(err)
+		}
+		t.Log("\n" + out.String())
+		want := map[string]string{"expected, and the notice": "0.0 %", "front door: expected, notice, opening": "100.0 %"}
+		if settle == 0 {
+			want["front door: expected, notice, opening"] = "none"
+		}
+		for rule, w := range want {
+			if got := share(out.String(), rule); got != w {
+				t.Errorf("settle %g, %s: got %s, want %s within ±20 %%", settle, rule, got, w)
+			}
+		}
 	}
 }
