@@ -17,14 +17,10 @@ import (
 // its turn 3.4 s later: 41 % short from any rate, 3 % long with the notice.
 func TestReplay(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	trace := filepath.Join(dir, "trace.csv")
-	report := filepath.Join(dir, "report.json")
-	writeTestFile(t, trace, "buyer,joined,pre_queue,admitted,eta_at,eta_seconds,eta_places,eta_rate,outcome\n"+
-		"1,4.000,false,30.000,20.000,13,440,40.00,bought\n"+
+	trace, report := replayFiles(t, "1,4.000,false,30.000,20.000,13,440,40.00,bought\n"+
 		"2,5.000,false,,21.000,20,800,40.00,cut by the time limit\n"+
-		"3,-30.000,true,4.400,1.000,2,88,44.00,bought\n")
-	writeTestFile(t, report, `{"admission":{"configuredPerSecond":44},"timeline":[{"t":0,"admissionLimit":44},{"t":15,"admissionLimit":35.2}]}`)
+		"3,-30.000,true,4.400,1.000,2,88,44.00,bought\n",
+		`{"admission":{"configuredPerSecond":44},"timeline":[{"t":0,"admissionLimit":44},{"t":15,"admissionLimit":35.2}]}`)
 	var out strings.Builder
 	if err := replayETA(trace, report, -1, &out); err != nil {
 		t.Fatal(err)
@@ -53,6 +49,17 @@ func TestReplay(t *testing.T) {
 	}
 }
 
+// replayFiles writes a trace of rows (under the trace's header) and a report for
+// replayETA, and answers their paths.
+func replayFiles(t *testing.T, rows, report string) (string, string) {
+	t.Helper()
+	dir := t.TempDir()
+	tp, rp := filepath.Join(dir, "trace.csv"), filepath.Join(dir, "report.json")
+	writeTestFile(t, tp, "buyer,joined,pre_queue,admitted,eta_at,eta_seconds,eta_places,eta_rate,outcome\n"+rows)
+	writeTestFile(t, rp, report)
+	return tp, rp
+}
+
 func writeTestFile(t *testing.T, path, s string) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
@@ -68,12 +75,8 @@ func writeTestFile(t *testing.T, path, s string) {
 // line is not replayed.
 func TestReplayFront(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	trace := filepath.Join(dir, "trace.csv")
-	report := filepath.Join(dir, "report.json")
-	writeTestFile(t, trace, "buyer,joined,pre_queue,admitted,eta_at,eta_seconds,eta_places,eta_rate,outcome\n"+
-		"1,-30.000,true,5.000,0.500,4,256,0.00,bought\n")
-	writeTestFile(t, report, `{"admission":{"configuredPerSecond":128},"timeline":[{"t":-5,"admissionLimit":128}],"frontDoorSettleSeconds":2}`)
+	trace, report := replayFiles(t, "1,-30.000,true,5.000,0.500,4,256,0.00,bought\n",
+		`{"admission":{"configuredPerSecond":128},"timeline":[{"t":-5,"admissionLimit":128}],"frontDoorSettleSeconds":2}`)
 	share := func(out, rule string) string {
 		m := regexp.MustCompile(`(?m)^  ` + regexp.QuoteMeta(rule) + ` +(\d+\.\d %)`).FindStringSubmatch(out)
 		if m == nil {
