@@ -70,6 +70,12 @@ type boardJSON struct {
 	Counted       int64   `json:"counted"`
 	PreQueueCount int64   `json:"preQueueCount"`
 	Epoch         string  `json:"epoch"`
+	// OpensAt is when the cursor may first move (Settle after the draw), and it enters
+	// arrival group g ≥ 1 groupSpanSeconds × g later: a place's wait counts its
+	// position's worth from then, and is no sooner than its group's opening
+	// (waitroom.Place.Wait, static/js/door.js).
+	OpensAt          time.Time `json:"opensAt"`
+	GroupSpanSeconds float64   `json:"groupSpanSeconds"`
 }
 
 func boardView(b waitroom.Board) boardJSON {
@@ -79,7 +85,7 @@ func boardView(b waitroom.Board) boardJSON {
 		SecondsPerPlaceMax: b.PerPlaceMax.Seconds(), NoticeSeconds: b.Notice.Seconds(), SeatsLeft: b.SeatsLeft, SoldOut: b.SoldOut, AllHeld: b.AllHeld,
 		LastsFor: b.LastsFor, At: b.At.UTC(),
 		CursorGroup: b.CursorGroup, CursorFrac: b.CursorFrac, Passed: b.Passed, Counted: b.Counted, PreQueueCount: b.PreCount,
-		Epoch: b.Epoch,
+		Epoch: b.Epoch, OpensAt: b.OpensAt.UTC(), GroupSpanSeconds: b.GroupSpan.Seconds(),
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
-	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -286,9 +285,9 @@ func placeView(p waitroom.Place, b waitroom.Board, known bool) placeJSON {
 	ahead := p.Ahead(b)
 	out.Ahead, out.Position = ahead, ahead+1
 	out.LikelyGone = waitroom.LikelyGone(out.Position, b.LastsFor)
-	if b.PerPlace > 0 && !b.PreQueue && !out.LikelyGone {
-		wait := func(per time.Duration) time.Duration { return time.Duration(out.Position)*per + b.Notice }
-		out.EtaSeconds, out.EtaMinSeconds, out.EtaMaxSeconds = nearSeconds(wait(b.PerPlace)), seconds(wait(b.PerPlaceMin)), seconds(wait(b.PerPlaceMax))
+	if !b.PreQueue && !out.LikelyGone {
+		lo, est, hi := p.Wait(b)
+		out.EtaSeconds, out.EtaMinSeconds, out.EtaMaxSeconds = nearSeconds(est), seconds(lo), seconds(hi)
 	}
 	return out
 }

@@ -148,20 +148,7 @@ func TestPlaceClaimAdmitsAtItsTurn(t *testing.T) {
 	}
 
 	runQueue(t, a)
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		var q web.PlaceJSON
-		if st := c.do("GET", placePath(a.EventID), nil, &q); st != http.StatusOK {
-			t.Fatalf("GET place: %d", st)
-		}
-		if q.Turn {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the cursor never passed the place: last %+v", q)
-		}
-		time.Sleep(50 * time.Millisecond) // polling the board, as the queue page does
-	}
+	untilTurn(t, c, a.EventID)
 	var got web.PlaceJSON
 	if st := c.do("POST", claimPath(a.EventID), nil, &got); st != http.StatusOK || !got.Admitted || got.Token == "" {
 		t.Fatalf("claim at its turn: got %d %+v, want admitted with a token", st, got)
@@ -189,5 +176,54 @@ func TestPlaceClaimAdmitsAtItsTurn(t *testing.T) {
 	var again web.PlaceJSON
 	if st := c.do("POST", placePath(a.EventID), nil, &again); st != http.StatusOK || placeToken(t, c, a.EventID) == used {
 		t.Errorf("a place after the spent one: got %d and the same token, want a new place", st)
+	}
+}
+
+// untilTurn polls the visitor's place, as its page follows the board, until the
+// cursor has passed it.
+func untilTurn(t *testing.T, c *client, eventID int64) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		var q web.PlaceJSON
+		if st := c.do("GET", placePath(eventID), nil, &q); st != http.StatusOK {
+			t.Fatalf("GET place: %d", st)
+		}
+		if q.Turn {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the cursor never passed the place: last %+v", q)
+		}
+		time.Sleep(50 * time.Millisecond) // polling the board, as the queue page does
+	}
+}
+
+// TestPlaceClaimWaitsAtAFullRoom: one slot, and two places passed (the first not
+// claimed within its claim window, so the cursor passed its slot on to the second).
+// The first claim takes the slot; the second, at its turn, is answered not admitted
+// (ask again), and goes in once the first shopper releases what it held.
+func TestPlaceClaimWaitsAtAFullRoom(t *testing.T) {
+	t.Parallel()
+	a := newTestApp(t, frontQueue, func(o *appOptions) { o.Queue.ClaimWindow = 100 * time.Millisecond })
+	roomOn(t, a, a.EventID, 1, 50, time.Minute)
+	first, _ := arrival(t, a, a.EventID)
+	second, _ := arrival(t, a, a.EventID)
+	runQueue(t, a)
+	untilTurn(t, first, a.EventID)
+	untilTurn(t, second, a.EventID)
+	var in, out web.PlaceJSON
+	if st := first.do("POST", claimPath(a.EventID), nil, &in); st != http.StatusOK || !in.Admitted {
+		t.Fatalf("the first claim: got %d %+v, want admitted", st, in)
+	}
+	if st := second.do("POST", claimPath(a.EventID), nil, &out); st != http.StatusOK || out.Admitted || !out.Turn {
+		t.Fatalf("the second claim with the one slot taken: got %d %+v, want 200, its turn, not admitted", st, out)
+	}
+	held := first.hold(a.EventID, firstSeats(t, a.Pool, a.EventID, 1)[0])
+	if st := first.do("DELETE", "/api/v1/holds/"+held.HoldID, nil, nil); st != http.StatusNoContent {
+		t.Fatalf("release: got %d, want 204", st)
+	}
+	if st := second.do("POST", claimPath(a.EventID), nil, &out); st != http.StatusOK || !out.Admitted {
+		t.Errorf("the second claim asked again once the slot came back: got %d %+v, want admitted", st, out)
 	}
 }

@@ -93,8 +93,19 @@ func (b *buyer) frontQueue(ctx context.Context) bool {
 	}
 }
 
-// showFront records the wait the page shows from the board: (ahead + 1) places at the
-// board's seconds a place, and the notice.
+// wait is the place's wait on the board at seconds a place, as the server and the
+// page work it out (waitroom.Place.Wait): places' worth from when the cursor opens, no
+// sooner than it may enter the place's group, and the notice.
+func (p placeJSON) wait(bd *queueBoardSeen, places int, per float64) float64 {
+	start, group := 0.0, 0.0
+	if !bd.At.IsZero() && !bd.OpensAt.IsZero() {
+		start = math.Max(bd.OpensAt.Sub(bd.At).Seconds(), 0)
+		group = math.Max(bd.OpensAt.Sub(bd.At).Seconds()+float64(p.Group)*bd.GroupSpanSeconds, 0) - start
+	}
+	return start + math.Max(float64(places)*per, group) + bd.NoticeSeconds
+}
+
+// showFront records the wait the page shows from the board (wait).
 func (b *buyer) showFront(p placeJSON, bd *queueBoardSeen) {
 	if bd.SecondsPerPlace <= 0 {
 		return
@@ -106,6 +117,6 @@ func (b *buyer) showFront(p placeJSON, bd *queueBoardSeen) {
 		}
 		return
 	}
-	eta := int(math.Round(float64(places)*bd.SecondsPerPlace + bd.NoticeSeconds))
+	eta := int(math.Round(p.wait(bd, places, bd.SecondsPerPlace)))
 	b.etas = append(b.etas, etaSeen{max(eta, 1), time.Now(), places, bd.RatePerSecond})
 }

@@ -36,6 +36,11 @@ type queueBoardJSON struct {
 	Passed        float64 `json:"passed"`
 	PreQueueCount int64   `json:"preQueueCount"`
 	Epoch         string  `json:"epoch"`
+	// At is the board's own time; the cursor opens at opensAt and enters arrival group
+	// g ≥ 1 groupSpanSeconds × g later (a place's wait, waitroom.Place.Wait).
+	At               time.Time `json:"at"`
+	OpensAt          time.Time `json:"opensAt"`
+	GroupSpanSeconds float64   `json:"groupSpanSeconds"`
 }
 
 // boardEvery is how often the crowd's copy of the queue board is read: a CDN serves

@@ -18,9 +18,13 @@ type report struct {
 		Seats    int       `json:"seats"`
 		Places   int       `json:"standingPlaces"`
 	} `json:"event"`
-	Buyers   int            `json:"buyers"`
-	Seed     uint64         `json:"seed"`
-	Outcomes map[string]int `json:"outcomes"`
+	Buyers int    `json:"buyers"`
+	Seed   uint64 `json:"seed"`
+	// FrontSettle is, in a run through the front door, how long after the draw its
+	// cursor opened (the board's opensAt): the waits shown at the draw include it
+	// (onsale eta replays them so).
+	FrontSettle float64        `json:"frontDoorSettleSeconds,omitempty"`
+	Outcomes    map[string]int `json:"outcomes"`
 	// SoldOutSeconds is the time from the onsale until the map first showed no seat
 	// available and no standing place left (seats may still be held, and come back
 	// if their holds lapse); nil if it never did. AllSoldSeconds: until nothing was
@@ -212,6 +216,9 @@ func (s *sim) fill(r *report, buyers []*buyer, onsale, ended time.Time, first *b
 	r.Event.Seats = first.available + first.held + first.sold
 	r.Event.Places = first.gaRemaining
 	r.Buyers, r.Seed = len(buyers), s.cfg.Seed
+	if bd := s.qboard.cur.Load(); s.cfg.Front && bd != nil && !bd.OpensAt.IsZero() {
+		r.FrontSettle = bd.OpensAt.Sub(bd.DrawAt).Seconds()
+	}
 	r.Outcomes = map[string]int{}
 	for _, b := range buyers {
 		r.Outcomes[b.outcome]++

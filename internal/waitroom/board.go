@@ -67,6 +67,11 @@ type Board struct {
 	Counted     int64
 	PreCount    int64
 	Epoch       string
+	// OpensAt is when the cursor may first move: Settle after the draw, once every
+	// instance has flushed the pre-queue's counts; it enters arrival group g ≥ 1
+	// GroupSpan × g later (front.go). A place's wait is no shorter (Place.Wait).
+	OpensAt   time.Time
+	GroupSpan time.Duration
 }
 
 // Board reads the event's board: one small read-only script, whatever the crowd.
@@ -96,6 +101,7 @@ func (r *Room) Board(ctx context.Context, ev Event) (Board, error) {
 		Counted: asInt(get(18), 0), PreCount: asInt(get(19), 0),
 	}
 	b.Epoch, _ = get(8).(string)
+	b.OpensAt, b.GroupSpan = f.drawAt.Add(r.opt.Settle), r.opt.GroupSpan
 	if !b.AllHeld {
 		b.PerPlaceMin, b.PerPlace, b.PerPlaceMax = eta(0, f.pace, ev.Settings)
 		if b.PerPlace > 0 {

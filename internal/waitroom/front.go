@@ -3,6 +3,7 @@ package waitroom
 import (
 	"context"
 	"errors"
+	"math"
 	"strconv"
 	"time"
 
@@ -19,11 +20,13 @@ import (
 // A passed place that is not claimed within ClaimWindow stops counting against the
 // slots: a visitor who left never blocks the room.
 //
-// Two approximations, both bounded and neither about seats (PostgreSQL decides every
-// one): a place claimed after its window still admits its visitor, who then takes a
-// slot the cursor had given on; and an instance whose clock or flush lags more than
-// Settle counts arrivals into a group the cursor has passed, who may claim at once.
-// Keep the instances' clocks within a second of each other (NTP), as Verify asks.
+// The claim keeps the slots too: it admits only while the admissions running and the
+// passed places still within their window fit in them (claimScript). Two kinds of
+// claim come outside the cursor's reckoning: a place claimed after its window, whose
+// slot the cursor may have given on, and the place of an arrival counted into a group
+// the cursor has passed (an instance whose clock or flush lags more than Settle). Such
+// a claim waits ("not yet, ask again") until a slot is free rather than go in over the
+// slots. Keep the instances' clocks within a second of each other (NTP), as Verify asks.
 
 // frontScript moves the cursor for one event, after tickScript in the same tick (which
 // refilled the bucket and let in any waiters of the sorted-set queue first).
@@ -40,17 +43,8 @@ local drawAt = math.max(tonumber(ARGV[1]), tonumber(st[4]) or 0)
 local span, settle = tonumber(ARGV[2]), tonumber(ARGV[3])
 local cg, cf, passed = tonumber(st[7]) or 0, tonumber(st[8]) or 0, tonumber(st[9]) or 0
 
--- The sum of a per-second hash over the claim window, forgetting older seconds.
-local function windowSum(key, from)
-  local sum = 0
-  local h = redis.call('HGETALL', key)
-  for i = 1, #h, 2 do
-    if tonumber(h[i]) < from then redis.call('HDEL', key, h[i]) else sum = sum + tonumber(h[i + 1]) end
-  end
-  return sum
-end
 local from = math.floor((now - tonumber(ARGV[6])) / 1000)
-local outstanding = math.max(0, windowSum(KEYS[13], from) - windowSum(KEYS[14], from))
+local outstanding = math.max(0, windowSum(KEYS[13], from, true) - windowSum(KEYS[14], from, true))
 local active = redis.call('ZCOUNT', KEYS[3], now + 1, '+inf')
 local stock, free = tonumber(st[5]) or -1, tonumber(st[6]) or -1
 
@@ -94,15 +88,22 @@ end
 return {whole, cg, tostring(cf), tostring(passed), active, outstanding}
 `)
 
-// claimScript admits ARGV[1] on a place the cursor has passed, once per place.
+// claimScript admits ARGV[1] on a place the cursor has passed, once per place, and
+// only within the slots.
 //
 // ARGV: 1 visitor, 2 group, 3 tiebreak, 4 nonce, 5 admission ms, 6 lapse ms (fresh),
 // 7 key idle ms, 8 the place's issue (ms) for a buyer's own place, else "": such a
 // place issued before the buyer's last claim admits nothing (the claims hash keeps
-// that claim's time under "b:" and the visitor). Reply: {code, admission end (ms)};
-// code 3 admitted now, 1 admitted already, 2 not passed yet, 0 no state (Redis lost
-// it), -1 the place was claimed by another visitor, -2 the place's admission has ended
-// (or, for a buyer's own place, it was taken before the buyer's last claim).
+// that claim's time under "b:" and the visitor), 9 slots, 10 claim window ms.
+// Reply: {code, admission end (ms)}; code 3 admitted now, 1 admitted already, 2 not
+// passed yet, 4 passed but the slots are full (ask again), 0 no state (Redis lost it),
+// -1 the place was claimed by another visitor, -2 the place's admission has ended (or,
+// for a buyer's own place, it was taken before the buyer's last claim).
+//
+// Invariant, as the cursor's: active + outstanding <= slots after the claim. A claim
+// takes one of the outstanding places' slots (the claimed hash counts it against the
+// grants), or a free one when none is outstanding; a late claim, or the claim of a
+// place counted late, that finds neither free waits, and so never goes over the slots.
 var claimScript = redis.NewScript(luaCommon + `
 local now = clock()
 local v = ARGV[1]
@@ -122,6 +123,10 @@ end
 local g, f = tonumber(ARGV[2]), tonumber(ARGV[3])
 local cg, cf = tonumber(st[2]) or 0, tonumber(st[3]) or 0
 if not (g < cg or (g == cg and f < cf)) then return {2, 0} end
+local from = math.floor((now - tonumber(ARGV[10])) / 1000)
+local outstanding = math.max(0, windowSum(KEYS[13], from, false) - windowSum(KEYS[14], from, false))
+local active = redis.call('ZCOUNT', KEYS[3], now + 1, '+inf')
+if active + math.max(outstanding, 1) > tonumber(ARGV[9]) then return {4, 0} end
 exp = later(v, now + tonumber(ARGV[5]))
 redis.call('ZADD', KEYS[3], exp, v)
 fresh(now, tonumber(ARGV[6]), {v})
@@ -141,7 +146,8 @@ var (
 
 // Claim admits visitor on place p once the cursor has passed it: the admission
 // (signed token, a slot) that Join gives, made now and for this visitor alone. Not
-// passed yet, it answers Status{Queued: true}. With the room off everyone is admitted.
+// passed yet, or passed while every slot is taken (a late claim), it answers
+// Status{Queued: true}: ask again. With the room off everyone is admitted.
 func (r *Room) Claim(ctx context.Context, ev Event, p Place, visitor string) (Status, error) {
 	return r.claim(ctx, ev, p, visitor, "")
 }
@@ -158,9 +164,13 @@ func (r *Room) claim(ctx context.Context, ev Event, p Place, visitor, issued str
 	if !s.Enabled {
 		return r.Join(ctx, ev, visitor)
 	}
+	slots := int64(s.Slots)
+	if r.unboundedClaims {
+		slots = math.MaxInt32
+	}
 	res, err := r.script(ctx, claimScript, eventKeys(r.prefix, ev.ID), visitor, p.Group,
 		strconv.FormatFloat(p.Tiebreak, 'g', -1, 64), strconv.FormatUint(p.Nonce, 10),
-		tokenTTL(s).Milliseconds(), lapseMS(s), r.idleMS(s), issued)
+		tokenTTL(s).Milliseconds(), lapseMS(s), r.idleMS(s), issued, slots, r.opt.ClaimWindow.Milliseconds())
 	if err != nil {
 		return Status{}, err
 	}
@@ -173,7 +183,7 @@ func (r *Room) claim(ctx context.Context, ev Event, p Place, visitor, issued str
 	case -2:
 		return Status{}, ErrPlaceUsed
 	}
-	return Status{Queued: true, SeatsLeft: -1}, nil
+	return Status{Queued: true, SeatsLeft: -1, PollAfter: MinPoll}, nil
 }
 
 // cursor is one frontScript's answer.

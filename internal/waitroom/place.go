@@ -29,8 +29,10 @@ type Place struct {
 	Tiebreak float64 // uniform in [0, 1): the order within the group
 	Nonce    uint64  // one claim per place (Claim)
 	IssuedAt time.Time
-	// Number is how many arrivals had been counted when the place was issued: the
-	// board's Passed subtracted from it is about the people ahead (after the draw).
+	// Number is how many arrivals had been counted when the place was issued, every
+	// instance's flushed counts that the issuing one knew of and its own not yet
+	// flushed (counter.counted): the board's Passed subtracted from it is about the
+	// people ahead (after the draw).
 	Number int64
 	// Epoch is the room's epoch the place was counted under ("" unknown): when the
 	// board shows another one, Redis lost the counts, and the place is counted again
@@ -178,7 +180,7 @@ func (r *Room) arrive(ev Event, b Board, tiebreak float64) (Place, string) {
 	p := Place{
 		EventID: ev.ID, Group: r.groupOf(drawAt, time.Now()), Tiebreak: tiebreak,
 		Nonce: binary.BigEndian.Uint64(nonce[:]), IssuedAt: time.Now().Truncate(time.Millisecond),
-		Number: b.Counted + r.counter.pending(ev.ID), Epoch: b.Epoch, KeyID: r.keys[0].ID,
+		Number: r.counter.counted(ev.ID, b.Counted), Epoch: b.Epoch, KeyID: r.keys[0].ID,
 	}
 	// The tiebreak is carried in 32 bits: keep the place the token will say.
 	p.Tiebreak = float64(uint32(p.Tiebreak*tiebreakScale)) / tiebreakScale
@@ -223,4 +225,21 @@ func (p Place) Ahead(b Board) int {
 		return int(float64(b.PreCount) * max(0, p.Tiebreak-from))
 	}
 	return int(max(0, float64(p.Number)-b.Passed))
+}
+
+// Wait is the place's wait on board b, within bounds, as its page works it out from the
+// board (static/js/door.js does the same sum): its position's worth of the board's wait
+// a place, counted from when the cursor opens (Board.OpensAt: the draw's Settle, which
+// a place of the pre-queue waits out first) and no sooner than the cursor may enter the
+// place's group, and the notice of the turn. All zero when the board has no honest
+// figure (PerPlace zero: paused, all held) or the place has passed.
+func (p Place) Wait(b Board) (lo, est, hi time.Duration) {
+	if b.PerPlace <= 0 || p.Passed(b) {
+		return 0, 0, 0
+	}
+	pos := time.Duration(p.Ahead(b) + 1)
+	start := max(b.OpensAt.Sub(b.At), 0)
+	group := max(b.OpensAt.Add(time.Duration(p.Group)*b.GroupSpan).Sub(b.At), 0) - start
+	wait := func(per time.Duration) time.Duration { return start + max(pos*per, group) + b.Notice }
+	return wait(b.PerPlaceMin), wait(b.PerPlace), wait(b.PerPlaceMax)
 }

@@ -95,6 +95,22 @@ local function unclaimed(now, free, secs)
   return free - claimed
 end
 
+-- windowSum is the sum of a per-second hash (grants, claimed) over the seconds from
+-- from on; forget drops the older seconds as it goes (the admitter's tick does, a
+-- claim only reads).
+local function windowSum(key, from, forget)
+  local sum = 0
+  local h = redis.call('HGETALL', key)
+  for i = 1, #h, 2 do
+    if tonumber(h[i]) >= from then
+      sum = sum + tonumber(h[i + 1])
+    elseif forget then
+      redis.call('HDEL', key, h[i])
+    end
+  end
+  return sum
+end
+
 -- keep lets the event's keys live idle ms after the last join or tick, then go.
 local function keep(idle)
   for i = 1, #KEYS do redis.call('PEXPIRE', KEYS[i], idle) end

@@ -271,6 +271,9 @@ type Room struct {
 	// onAdmit, when set (tests), hears of every admission this instance makes, at the
 	// Redis time it made them; direct says Join let the visitor straight in.
 	onAdmit func(eventID int64, visitors []string, at time.Time, direct bool)
+	// unboundedClaims, when set (tests' negative controls), lets a claim go in over
+	// the slots, as it did before claimScript looked at them.
+	unboundedClaims bool
 }
 
 // New returns a Room over rdb with keys under prefix. keys[0] signs tokens. It panics

@@ -6,7 +6,8 @@
 // window.queueWords): a place (group, tiebreak) has had its turn once it comes before
 // the board's cursor; about number − passed are ahead of it (in the pre-queue, its
 // share of the pre-queue beyond the cursor). At its turn it claims (POST
-// …/queue/claim), which makes the session and the admission, and goes to the seats.
+// …/queue/claim), which makes the session and the admission, and goes to the seats;
+// a claim that finds every slot taken is answered "not yet" and asked again.
 // A board showing another epoch means Redis lost the counts: the place is taken again
 // (the same place, counted again). An onsale of verified buyers refuses a session that
 // has not confirmed an email (403 email_not_verified): the page goes to the
@@ -39,6 +40,18 @@
     }
     return Math.floor(Math.max(0, (p.number || 0) - b.passed));
   }
+  // The wait at per seconds a place, as waitroom.Place.Wait works it out: the
+  // position's worth from when the cursor opens (the draw's settle, which the
+  // pre-queue waits out first), no sooner than the cursor may enter the place's
+  // group, and the notice of the turn.
+  function wait(p, b, pos, per) {
+    if (!(per > 0)) return 0;
+    var at = Date.parse(b.at), opens = Date.parse(b.opensAt);
+    if (isNaN(at) || isNaN(opens)) at = opens = 0;
+    var start = Math.max(opens - at, 0) / 1000;
+    var group = Math.max(opens + p.group * (b.groupSpanSeconds || 0) * 1000 - at, 0) / 1000 - start;
+    return start + Math.max(pos * per, group) + b.noticeSeconds;
+  }
   function show(p, b) {
     if (b.soldOut) return say("title", "Sold out"), say("ahead", ""), say("wait", "");
     if (b.preQueue) {
@@ -50,8 +63,7 @@
     say("title", "You are in the queue");
     say("ahead", words.ahead(n));
     if (words.gone(pos, b.lastsFor)) return say("wait", "The tickets may be gone before your turn.");
-    var lo = b.secondsPerPlaceMin > 0 ? pos * b.secondsPerPlaceMin + b.noticeSeconds : 0;
-    var hi = b.secondsPerPlaceMax > 0 ? pos * b.secondsPerPlaceMax + b.noticeSeconds : 0;
+    var lo = wait(p, b, pos, b.secondsPerPlaceMin), hi = wait(p, b, pos, b.secondsPerPlaceMax);
     say("wait", "Your wait: " + words.wait(lo, hi, n) + ".");
   }
 
@@ -71,6 +83,8 @@
       // A place spent (its admission ended) is dropped by the server: start afresh.
       if (a.status === 409 && a.body.error === "place_used") return location.reload();
       if (a.status === 409) return say("ahead", a.body.message || ""), say("wait", "");
+      // Its turn, but every slot is taken (a claim after its window): asked again.
+      if (a.status === 200 && a.body.turn) say("ahead", "Every shopper's slot is taken just now: you go in as soon as one frees up.");
       later(follow);
     }, function () { later(follow); });
   }
