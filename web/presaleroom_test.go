@@ -27,6 +27,21 @@ const (
 	presaleSoon = `now() + interval '10 minutes', now() + interval '50 minutes'`
 )
 
+// presaleApp is a server whose demo event has its room on (5 slots, 50/s) and the
+// public onsale beyond the hour, with access code code on window (SQL) and quota
+// (0: none); run starts the admitter.
+func presaleApp(t *testing.T, code, window string, quota int, run bool, opts ...func(*appOptions)) *testApp {
+	t.Helper()
+	a := newTestApp(t, opts...)
+	setWindow(t, a.Pool, a.EventID, windowLater)
+	roomOn(t, a, a.EventID, 5, 50, time.Minute)
+	presaleCode(t, a, a.EventID, code, window, quota, false)
+	if run {
+		runQueue(t, a)
+	}
+	return a
+}
+
 func queuePath(eventID int64) string { return "/api/v1/events/" + itoa(eventID) + "/queue" }
 
 // enterCode enters an access code for the client's session through the API.
@@ -57,12 +72,8 @@ func roomToken(t testing.TB, a *testApp, roomID int64, visitor string) http.Head
 // room holds (the controls).
 func TestPresaleRoom(t *testing.T) {
 	t.Parallel()
-	a := newTestApp(t, fastQueue)
-	setWindow(t, a.Pool, a.EventID, windowLater)
-	roomOn(t, a, a.EventID, 5, 50, time.Minute)
-	presaleCode(t, a, a.EventID, "MEMBERS", presaleNow, 4, false)
+	a := presaleApp(t, "MEMBERS", presaleNow, 4, true, fastQueue)
 	seats := firstSeats(t, a.Pool, a.EventID, 5)
-	runQueue(t, a)
 
 	bob := a.newClient(t)
 	st, raw, _ := bob.raw("POST", queuePath(a.EventID), nil, nil)
@@ -137,12 +148,8 @@ func TestPresaleRoom(t *testing.T) {
 // and the hold statement still keeps the holds within the quota.
 func TestPresaleRoomStockStops(t *testing.T) {
 	t.Parallel()
-	a := newTestApp(t, fastQueue)
-	setWindow(t, a.Pool, a.EventID, windowLater)
-	roomOn(t, a, a.EventID, 5, 50, time.Minute)
-	presaleCode(t, a, a.EventID, "FANS", presaleNow, 2, false)
+	a := presaleApp(t, "FANS", presaleNow, 2, true, fastQueue)
 	seats := firstSeats(t, a.Pool, a.EventID, 5)
-	runQueue(t, a)
 
 	ada := a.newClient(t)
 	enterCode(t, ada, a.EventID, "FANS")
@@ -194,10 +201,7 @@ func boardURLOf(eventID int64) string { return "/api/v1/events/" + itoa(eventID)
 // presale's draw and follows its board, and the door's place is the presale room's.
 func TestPresaleRoomPages(t *testing.T) {
 	t.Parallel()
-	a := newTestApp(t)
-	setWindow(t, a.Pool, a.EventID, windowLater)
-	roomOn(t, a, a.EventID, 5, 50, time.Minute)
-	presaleCode(t, a, a.EventID, "MEMBERS", presaleSoon, 0, false)
+	a := presaleApp(t, "MEMBERS", presaleSoon, 0, false)
 	b := a.newBrowser(t)
 
 	st, body, _ := b.do("GET", "/events/demo-night/queue", nil, nil)
@@ -250,11 +254,7 @@ func TestPresaleRoomPages(t *testing.T) {
 // seat map, admitted.
 func TestBrowserPresaleDoor(t *testing.T) {
 	t.Parallel()
-	app := newTestApp(t, frontQueue)
-	setWindow(t, app.Pool, app.EventID, windowLater)
-	roomOn(t, app, app.EventID, 5, 50, time.Minute)
-	presaleCode(t, app, app.EventID, "MEMBERS", presaleNow, 0, false)
-	runQueue(t, app)
+	app := presaleApp(t, "MEMBERS", presaleNow, 0, true, frontQueue)
 
 	ctx := browsertest.New(t).NewContext(t)
 	browsertest.Do(t, ctx, chromedp.Navigate(app.URL+"/events/"+demoSlug+"/door"))
