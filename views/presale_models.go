@@ -13,6 +13,9 @@ type CodePage struct {
 	// Typed is what was typed and Refused why it was refused, when it was.
 	Typed   string
 	Refused string
+	// Notice says, to a browser without a code while only a presale's waiting room
+	// takes arrivals, that the sale is the presale's and when it opens to the public.
+	Notice string
 	// Next is the way on: the queue, or the seats.
 	Next ActionLink
 }

@@ -27,6 +27,7 @@ type QueueStatus struct {
 	Admitted bool
 	SoldOut  bool
 	PreQueue bool // before the onsale: places are drawn at random then
+	Presale  bool // the presale's room, for its code holders: drawn when the presale opens
 	AllHeld  bool // nothing free: everything left is held by people paying
 	// LikelyGone: more people are ahead than the unsold places are likely to serve
 	// (waitroom.Status.LikelyGone): no wait is shown, but why.
@@ -71,4 +72,12 @@ func (q QueueStatus) State() string {
 		return "allHeld"
 	}
 	return "waiting"
+}
+
+// drawBefore says what the pre-queue waits for: the presale, or the onsale.
+func drawBefore(presale bool) string {
+	if presale {
+		return "Before the presale"
+	}
+	return "Before the onsale"
 }

@@ -81,7 +81,9 @@ func eventOfOrder(s *server, c echo.Context) (booking.Event, error) {
 
 // admission guards seat selection and checkout during a queued onsale: with the
 // event's room on, a request passes only with the session's admission to this event
-// (admitted). A token is checked by its signature, and by one Redis read whether its
+// (admitted), in the room the session uses (room: a presale's for its code holders).
+// Before the onsale a session without a code is told the sale has not opened, as the
+// hold would say. A token is checked by its signature, and by one Redis read whether its
 // admission has ended, which a Redis that is away does not stop: admitted buyers keep
 // buying. Anyone else is turned back: the API answers 429 not_admitted with the queue
 // position; pages send the browser to the way in (wayInURL). An onsale for verified buyers
@@ -100,25 +102,39 @@ func (s *server) admission(find eventOf) echo.MiddlewareFunc {
 			if !ev.QueueEnabled {
 				return next(c)
 			}
+			api := strings.HasPrefix(c.Request().URL.Path, "/api/")
+			qe, err := s.room(c, ev)
+			if errors.Is(err, errNeedsCode) && (c.Param("holdId") != "" || c.Param("orderId") != "") {
+				// A hold made in the presale is checked out and paid while it lives
+				// (admitted), its code's window over or not: the statements decide.
+				qe, err = ev.Room(), nil
+			}
+			switch {
+			case errors.Is(err, errNeedsCode) && api:
+				// Before the onsale, without a code: what the hold would answer.
+				return inZone(&booking.NotOnSaleError{OnsaleAt: ev.OnsaleAt}, ev.Zone)
+			case err != nil:
+				return roomRefused(c, ev, err)
+			}
 			visitor := s.pageBuyer(c)
-			ok, end := s.admitted(c, ev, visitor)
+			ok, end := s.admitted(c, qe, visitor)
 			if ok {
 				return next(c)
 			}
 			if end == waitroom.Lapsed {
-				return s.turnLapsed(c, ev, visitor, next)
+				return s.turnLapsed(c, ev, qe, visitor, next)
 			}
-			if !strings.HasPrefix(c.Request().URL.Path, "/api/") {
+			if !api {
 				return seeOther(c, wayInURL(ev))
 			}
-			return s.notAdmitted(c.Request().Context(), ev, visitor)
+			return s.notAdmitted(c.Request().Context(), qe, visitor)
 		}
 	}
 }
 
 // notAdmitted is the API's refusal, with the caller's place in the queue when Redis
 // says it in time.
-func (s *server) notAdmitted(ctx context.Context, ev booking.Event, visitor string) error {
+func (s *server) notAdmitted(ctx context.Context, qe waitroom.Event, visitor string) error {
 	ae := &apiError{Status: http.StatusTooManyRequests, Code: "not_admitted", RetryAfter: queueRetryAfter,
 		Message: "Not your turn yet: join the waiting room with POST /api/v1/events/{id}/queue and ask GET until admitted; " +
 			"then keep the cookies, or send the token in X-Admission-Token."}
@@ -127,7 +143,7 @@ func (s *server) notAdmitted(ctx context.Context, ev booking.Event, visitor stri
 	}
 	ctx, cancel := context.WithTimeout(ctx, positionTimeout)
 	defer cancel()
-	st, err := s.Queue.Status(ctx, ev.Room(), visitor)
+	st, err := s.Queue.Status(ctx, qe, visitor)
 	switch {
 	case err != nil:
 	case st.Admitted:
@@ -156,8 +172,8 @@ func wayInURL(ev booking.Event) string { return doorURL(ev) }
 // stands on its signature.
 const endedTimeout = 300 * time.Millisecond
 
-// admitted reports whether the request carries the session's admission to ev: a token
-// for ev and the visitor (in X-Admission-Token, or kept in the admission cookie or
+// admitted reports whether the request carries the session's admission to room qe: a
+// token for qe and the visitor (in X-Admission-Token, or kept in the admission cookie or
 // the session) whose admission has not ended. An admission ends when its purchase
 // completes or its hold is released (leaveQueue), or lapses when nothing was held in
 // time (turnLapsed): another round of shopping starts in the queue. A call on a hold
@@ -166,7 +182,7 @@ const endedTimeout = 300 * time.Millisecond
 // because the token ended mid-hold; and a hold sold or released is not live, so it
 // admits nothing more. Refused, it also says how a token the request carries ended
 // (waitroom.Lapsed before waitroom.Left).
-func (s *server) admitted(c echo.Context, ev booking.Event, visitor string) (bool, waitroom.End) {
+func (s *server) admitted(c echo.Context, qe waitroom.Event, visitor string) (bool, waitroom.End) {
 	if visitor == "" {
 		return false, waitroom.Running
 	}
@@ -176,16 +192,16 @@ func (s *server) admitted(c echo.Context, ev booking.Event, visitor string) (boo
 		if onHold {
 			return true
 		}
-		end := s.admissionEnd(c, ev.ID, visitor, cl)
+		end := s.admissionEnd(c, qe.ID, visitor, cl)
 		refused = max(refused, end)
 		return end == waitroom.Running
 	}
 	if tok := c.Request().Header.Get(admissionHeader); tok != "" {
-		if cl, err := s.Queue.Verify(tok, ev.ID, visitor); err == nil && running(cl) {
+		if cl, err := s.Queue.Verify(tok, qe.ID, visitor); err == nil && running(cl) {
 			return true, waitroom.Running
 		}
 	}
-	if cl, _, ok := s.sessionAdmission(c, ev.ID, visitor); ok && running(cl) {
+	if cl, _, ok := s.sessionAdmission(c, qe.ID, visitor); ok && running(cl) {
 		return true, waitroom.Running
 	}
 	return onHold && s.onLiveHold(c, visitor), refused

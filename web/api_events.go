@@ -127,6 +127,12 @@ func (s *server) answerQueue(c echo.Context, ask queueAsk) error {
 	if err != nil {
 		return err
 	}
+	if ask == queueJoin && ev.QueueEnabled {
+		// A join the presale refuses is told so before it pays a proof of work.
+		if _, err := s.room(c, ev); err != nil {
+			return roomRefused(c, ev, err)
+		}
+	}
 	if ask == queueJoin {
 		if err := s.proveJoin(c, ev); err != nil {
 			return err

@@ -17,7 +17,7 @@ import (
 // token they carry is refused from then on. Their next seat call puts them back in the
 // queue and says so in words.
 
-// turnLapsed answers a seat call whose admission lapsed. The visitor joins the queue
+// turnLapsed answers a seat call whose admission to room qe lapsed. The visitor joins the queue
 // again at once (counted against the address's joins; no new proof of work: the
 // session gave one for the turn it lost, and joining again only puts it at the end of
 // the line): with a slot free and nobody waiting that admits them anew, and the call
@@ -25,12 +25,11 @@ import (
 // the line. The seat page opened anew goes to the queue page, which says why; a form
 // or the API is refused with 429 not_admitted, lapsed, in words and, through the API,
 // with the new position.
-func (s *server) turnLapsed(c echo.Context, ev booking.Event, visitor string, next echo.HandlerFunc) error {
-	qe := ev.Room()
+func (s *server) turnLapsed(c echo.Context, ev booking.Event, qe waitroom.Event, visitor string, next echo.HandlerFunc) error {
 	st, err := s.join(c, qe, visitor)
 	if err == nil && st.Admitted {
-		if _, verr := s.Queue.Verify(st.Token, ev.ID, visitor); verr == nil {
-			s.keepAdmission(c, ev.ID, st)
+		if _, verr := s.Queue.Verify(st.Token, qe.ID, visitor); verr == nil {
+			s.keepAdmission(c, qe.ID, st)
 			return next(c)
 		}
 	}
@@ -75,12 +74,12 @@ func idleText(d time.Duration) string {
 // lapsedNotice is what the queue page says to a visitor whose last turn lapsed: the
 // session still carries that admission's token, whose admission the room says lapsed.
 // Empty for anyone else (one Redis read, only for a session with a valid token).
-func (s *server) lapsedNotice(c echo.Context, ev booking.Event, visitor string) string {
-	cl, _, ok := s.sessionAdmission(c, ev.ID, visitor)
-	if !ok || s.admissionEnd(c, ev.ID, visitor, cl) != waitroom.Lapsed {
+func (s *server) lapsedNotice(c echo.Context, qe waitroom.Event, visitor string) string {
+	cl, _, ok := s.sessionAdmission(c, qe.ID, visitor)
+	if !ok || s.admissionEnd(c, qe.ID, visitor, cl) != waitroom.Lapsed {
 		return ""
 	}
-	return lapsedText(ev.Room().Settings, true)
+	return lapsedText(qe.Settings, true)
 }
 
 // holdWithinText tells an admitted visitor how long the turn waits for a hold; empty

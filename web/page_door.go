@@ -31,7 +31,7 @@ func (s *server) showDoor(c echo.Context) error {
 	p := page("Waiting room: " + ev.Name)
 	p.Scripts = append(p.Scripts, queueScript, doorScript)
 	dp := views.DoorPage{Page: p, Event: eventHeader(ev, time.Now()), PlaceURL: placeURL(ev.ID), ClaimURL: claimURL(ev.ID),
-		BoardURL: boardURL(ev), SeatsURL: seatsURL(ev, ""), QueueURL: queueURL(ev)}
+		BoardURL: boardURL(ev), SeatsURL: seatsURL(ev, ""), QueueURL: queueURL(ev), CodeURL: codeURL(ev)}
 	if ev.VerifiedOnly {
 		dp.VerifyURL = verifyURL(ev)
 	}

@@ -94,9 +94,13 @@ func (s *server) roomOf(c echo.Context) (booking.Event, bool, error) {
 func (s *server) queuePage(c echo.Context, ev booking.Event, ask queueAsk) error {
 	seats := seatsURL(ev, "")
 	st, err := s.queueStatus(c, ev, ask)
+	qe, rerr := s.room(c, ev) // the room queueStatus asked, from the same second's reads
+	if rerr != nil {
+		qe = ev.Room()
+	}
 	var start int
 	if err == nil {
-		start = s.keepQueueStart(c, ev.ID, st)
+		start = s.keepQueueStart(c, qe.ID, st)
 	}
 	status := http.StatusOK
 	switch {
@@ -111,9 +115,11 @@ func (s *server) queuePage(c echo.Context, ev booking.Event, ask queueAsk) error
 		c.Response().Header().Set("HX-Redirect", seats)
 	}
 	q := queueStatusModel(ev, st, start, time.Now())
+	_, q.Presale = booking.RoomEvent(qe.ID)
+	q.BoardURL = roomBoardURL(ev, qe)
 	q.Paused = status == http.StatusServiceUnavailable
 	if !st.Admitted && !q.Paused {
-		q.Lapsed = s.lapsedNotice(c, ev, s.pageBuyer(c))
+		q.Lapsed = s.lapsedNotice(c, qe, s.pageBuyer(c))
 	}
 	if q.Paused {
 		// The board fails too while Redis is away; the page looks as soon as it
@@ -165,6 +171,15 @@ func queueStatusModel(ev booking.Event, st waitroom.Status, start int, now time.
 // boardURL is the event's queue board (getBoard), which the queue page follows.
 func boardURL(ev booking.Event) string {
 	return "/api/v1/events/" + strconv.FormatInt(ev.ID, 10) + "/queue/board"
+}
+
+// roomBoardURL is the board of room qe of the event: its presale's is asked with
+// room=presale (getBoard).
+func roomBoardURL(ev booking.Event, qe waitroom.Event) string {
+	if _, presale := booking.RoomEvent(qe.ID); presale {
+		return boardURL(ev) + "?room=" + presaleRoomParam
+	}
+	return boardURL(ev)
 }
 
 // drawTime says when the pre-queue's order is drawn, on the clocks of the event's

@@ -101,6 +101,9 @@ func (s *server) codeView(c echo.Context, ev booking.Event) views.CodePage {
 		Action: codeURL(ev), CSRFField: csrfForm, Next: onward(ev)}
 	if e := s.sessionCode(c, ev.ID); e.ID != 0 {
 		v.Entered = e.Code
+		v.Message = s.presaleQueueText(c.Request().Context(), ev, e.ID)
+	} else if _, _, on, err := s.presaleRoom(c.Request().Context(), ev); err == nil && on && !booking.PublicQueueOpen(ev, time.Now()) {
+		v.Notice = "This is the presale, for access code holders: the sale opens to the public on " + zone.When(ev.OnsaleAt, ev.Zone) + "."
 	}
 	return v
 }
@@ -130,7 +133,7 @@ func (s *server) submitCode(c echo.Context) error {
 	switch {
 	case err == nil:
 		v.Entered = ac.Code
-		v.Message = presaleText(ac, ev)
+		v.Message = strings.TrimSpace(presaleText(ac, ev) + " " + s.presaleQueueText(c.Request().Context(), ev, ac.ID))
 		return render(c, http.StatusOK, personal, views.CodePageView(v))
 	case errors.As(err, &ae) && ae.Status == http.StatusTooManyRequests:
 		return err

@@ -185,17 +185,22 @@ const (
 // away. An admission is kept in a cookie, whose requests then need no header. With
 // the room off everyone is admitted, no token needed. An onsale for verified buyers
 // queues only sessions that confirmed an email (errNotVerified): their visitor is the
-// address's buyer id, so one address has one place however many sessions join.
+// address's buyer id, so one address has one place however many sessions join. A
+// presale's code holders stand in its room (room); before the onsale, a session
+// without a code stands nowhere (presaleOnly).
 func (s *server) queueStatus(c echo.Context, ev booking.Event, ask queueAsk) (waitroom.Status, error) {
 	if ev.VerifiedOnly && !s.verifiedFor(c, ev.ID) {
 		return waitroom.Status{}, errNotVerified
 	}
-	qe := ev.Room()
-	if !qe.Settings.Enabled {
+	if !ev.QueueEnabled {
 		return waitroom.Status{Admitted: true}, nil
 	}
+	qe, err := s.room(c, ev)
+	if err != nil {
+		return waitroom.Status{}, roomRefused(c, ev, err)
+	}
 	visitor := s.pageBuyer(c)
-	if cl, tok, ok := s.sessionAdmission(c, ev.ID, visitor); ok && !s.admissionEnded(c, ev.ID, visitor, cl) {
+	if cl, tok, ok := s.sessionAdmission(c, qe.ID, visitor); ok && !s.admissionEnded(c, qe.ID, visitor, cl) {
 		return waitroom.Status{Admitted: true, Token: tok, ExpiresAt: cl.ExpiresAt}, nil
 	}
 	created := false
@@ -250,8 +255,8 @@ func (s *server) askRoom(c echo.Context, qe waitroom.Event, visitor string, ask 
 // second round. It never fails the request: a slot not given back lapses with its
 // token.
 func (s *server) leaveQueue(ctx context.Context, eventID int64, buyer string) {
-	s.roomCall(ctx, eventID, buyer, "waiting room slot not given back", func(ctx context.Context) error {
-		return s.Queue.Leave(ctx, eventID, buyer)
+	s.roomCall(ctx, eventID, buyer, "waiting room slot not given back", func(ctx context.Context, roomID int64) error {
+		return s.Queue.Leave(ctx, roomID, buyer)
 	})
 }
 
@@ -260,15 +265,16 @@ func (s *server) leaveQueue(ctx context.Context, eventID int64, buyer string) {
 // tokens that last as long. It never fails the request: an admission not extended
 // still lets its hold be checked out and paid (admitted).
 func (s *server) admissionLasts(ctx context.Context, eventID int64, buyer string, until time.Time) {
-	s.roomCall(ctx, eventID, buyer, "waiting room admission not extended to the hold", func(ctx context.Context) error {
-		return s.Queue.Extend(ctx, eventID, buyer, until)
+	s.roomCall(ctx, eventID, buyer, "waiting room admission not extended to the hold", func(ctx context.Context, roomID int64) error {
+		return s.Queue.Extend(ctx, roomID, buyer, until)
 	})
 }
 
-// roomCall makes call, a change to the buyer's admission, when the event's room is
-// on, within leaveTimeout: the buyer's answer must not wait on a Redis that hangs.
-// A failure is logged as failed, never returned.
-func (s *server) roomCall(ctx context.Context, eventID int64, buyer, failed string, call func(context.Context) error) {
+// roomCall makes call, a change to the buyer's admission in the room the event's holds
+// are made with (roomOfHolds), when the event's room is on, within leaveTimeout: the
+// buyer's answer must not wait on a Redis that hangs. A failure is logged as failed,
+// never returned.
+func (s *server) roomCall(ctx context.Context, eventID int64, buyer, failed string, call func(context.Context, int64) error) {
 	if buyer == "" {
 		return
 	}
@@ -276,9 +282,10 @@ func (s *server) roomCall(ctx context.Context, eventID int64, buyer, failed stri
 	if err != nil || !ev.QueueEnabled {
 		return
 	}
+	roomID := s.roomOfHolds(ctx, ev)
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), leaveTimeout)
 	defer cancel()
-	if err := call(ctx); err != nil {
+	if err := call(ctx, roomID); err != nil {
 		s.Log.WarnContext(ctx, failed, "event", eventID, "err", err)
 	}
 }

@@ -93,14 +93,23 @@ func boardView(b waitroom.Board) boardJSON {
 var errNoWaitingRoom = &apiError{Status: http.StatusNotFound, Code: "no_waiting_room",
 	Message: "This event has no waiting room open: go straight to its seats."}
 
-// getBoard answers the event's board: public, the same for everyone, cacheable for a
-// second. No session: a crowd's pages read it every few seconds.
+// getBoard answers the event's board, or with room=presale its presale room's: public,
+// the same for everyone, cacheable for a second. No session: a crowd's pages read it
+// every few seconds.
 func (s *server) getBoard(c echo.Context) error {
 	ev, err := eventOfPath(s, c)
 	if err != nil {
 		return err
 	}
 	qe := ev.Room()
+	if c.QueryParam("room") == presaleRoomParam {
+		var on bool
+		if qe, _, on, err = s.presaleRoom(c.Request().Context(), ev); err != nil {
+			return err
+		} else if !on {
+			return errNoWaitingRoom
+		}
+	}
 	if !qe.Settings.Enabled {
 		return errNoWaitingRoom
 	}

@@ -54,6 +54,10 @@ type placeJSON struct {
 	Epoch     string  `json:"epoch,omitempty"`
 	Turn      bool    `json:"turn"`
 	CSRFToken string  `json:"csrfToken,omitempty"`
+	// Board is the board of the place's room, which the door follows: the presale's
+	// for a presale's code holder (Presale), else the event's.
+	Board   string `json:"board,omitempty"`
+	Presale bool   `json:"presale,omitempty"`
 }
 
 // placeOf is the request's place for the event: from the header, else the cookie.
@@ -80,31 +84,43 @@ func (s *server) keepPlace(c echo.Context, eventID int64, tok string) {
 		HttpOnly: true, Secure: s.CookieSecure, SameSite: http.SameSiteLaxMode})
 }
 
-// placeEvent is the event of the address, with its room on; with it off, ok is
-// false and the answer (admitted, no token needed) is written.
-func (s *server) placeEvent(c echo.Context) (booking.Event, bool, error) {
+// placeEvent is the event of the address, with its room on, and the room the
+// session's place is in (room: a presale's for its code holders); with the room off,
+// ok is false and the answer (admitted, no token needed) is written.
+func (s *server) placeEvent(c echo.Context) (booking.Event, waitroom.Event, bool, error) {
 	ev, err := eventOfPath(s, c)
 	if err != nil {
-		return ev, false, err
+		return ev, waitroom.Event{}, false, err
 	}
 	if !ev.QueueEnabled {
-		return ev, false, c.JSON(http.StatusOK, placeJSON{queueJSON: queueJSON{Admitted: true}})
+		return ev, waitroom.Event{}, false, c.JSON(http.StatusOK, placeJSON{queueJSON: queueJSON{Admitted: true}})
 	}
 	if ev.VerifiedOnly && !s.verifiedFor(c, ev.ID) {
-		return ev, false, errNotVerified
+		return ev, waitroom.Event{}, false, errNotVerified
 	}
-	return ev, true, nil
+	qe, err := s.room(c, ev)
+	if err != nil {
+		return ev, qe, false, roomRefused(c, ev, err)
+	}
+	return ev, qe, true, nil
 }
 
-// placeSession loads the session of the place calls for an onsale of verified buyers
-// alone, whose places are the buyer's own (ArriveAs): any other arrival touches no
+// placeSession loads the session of the place calls for an onsale of verified buyers,
+// whose places are the buyer's own (ArriveAs), and while a presale room is on, whose
+// arrivals are the sessions that entered a code (room): any other arrival touches no
 // session store.
 func (s *server) placeSession(next echo.HandlerFunc) echo.HandlerFunc {
 	withSession := s.loadSession(next)
 	return func(c echo.Context) error {
-		if ev, err := eventOfPath(s, c); err == nil && ev.VerifiedOnly {
+		ev, err := eventOfPath(s, c)
+		if err != nil {
+			c.Set(noSessionContext, true)
+			return next(c)
+		}
+		if _, _, presale, perr := s.presaleRoom(c.Request().Context(), ev); ev.VerifiedOnly || presale || perr != nil {
 			return withSession(c)
 		}
+		c.Set(noSessionContext, true)
 		return next(c)
 	}
 }
@@ -113,19 +129,20 @@ func (s *server) placeSession(next echo.HandlerFunc) echo.HandlerFunc {
 // for the whole crowd); placed false without one. It writes nothing but the CSRF
 // cookie, whose token it answers for the POSTs that follow.
 func (s *server) getPlace(c echo.Context) error {
-	ev, on, err := s.placeEvent(c)
+	ev, qe, on, err := s.placeEvent(c)
 	if !on {
 		return err
 	}
-	p, _, ok, err := s.placeOf(c, ev.ID)
+	p, _, ok, err := s.placeOf(c, qe.ID)
 	if err != nil {
 		return err
 	}
-	b, berr := s.board(c.Request().Context(), ev.Room())
+	b, berr := s.board(c.Request().Context(), qe)
 	out := placeJSON{}
 	if ok {
 		out = placeView(p, b, berr == nil)
 	}
+	presaleBoard(&out, ev, qe)
 	out.CSRFToken, _ = c.Get(csrfContext).(string)
 	return c.JSON(http.StatusOK, out)
 }
@@ -135,15 +152,14 @@ func (s *server) getPlace(c echo.Context) error {
 // counts against the address's joins, as a join does; it touches no database and
 // makes no Redis call of its own (the board is this instance's cached read).
 func (s *server) takePlace(c echo.Context) error {
-	ev, on, err := s.placeEvent(c)
+	ev, qe, on, err := s.placeEvent(c)
 	if !on {
 		return err
 	}
-	p, tok, ok, err := s.placeOf(c, ev.ID)
+	p, tok, ok, err := s.placeOf(c, qe.ID)
 	if err != nil {
 		return err
 	}
-	qe := ev.Room()
 	b, berr := s.board(c.Request().Context(), qe)
 	if berr != nil {
 		b = waitroom.Board{}
@@ -164,8 +180,18 @@ func (s *server) takePlace(c echo.Context) error {
 		}
 		p, tok = s.arrive(qe, b, buyer)
 	}
-	s.keepPlace(c, ev.ID, tok)
-	return c.JSON(http.StatusOK, placeView(p, b, berr == nil))
+	s.keepPlace(c, qe.ID, tok)
+	out := placeView(p, b, berr == nil)
+	presaleBoard(&out, ev, qe)
+	return c.JSON(http.StatusOK, out)
+}
+
+// presaleBoard names, in a place's answer, the presale room's board when the place is
+// in it; a public place's answer is left as it was (its page knows the board).
+func presaleBoard(out *placeJSON, ev booking.Event, qe waitroom.Event) {
+	if qe.ID != ev.ID {
+		out.Board, out.Presale = roomBoardURL(ev, qe), true
+	}
 }
 
 // arrive gives a new place: the buyer's own with a buyer, else a random one.
@@ -196,24 +222,23 @@ func (s *server) proveArrival(c echo.Context, ev booking.Event) error {
 // admission, not at arrival) on the request's place once the board's cursor has
 // passed it. Before that it answers the place as takePlace does, making nothing.
 func (s *server) claimPlace(c echo.Context) error {
-	ev, on, err := s.placeEvent(c)
+	ev, qe, on, err := s.placeEvent(c)
 	if !on {
 		return err
 	}
-	p, _, ok, err := s.placeOf(c, ev.ID)
+	p, _, ok, err := s.placeOf(c, qe.ID)
 	switch {
 	case err != nil:
 		return err
 	case !ok:
 		return errNoPlace
 	}
-	qe := ev.Room()
 	ctx := c.Request().Context()
 	visitor := s.pageBuyer(c)
 	if ev.VerifiedOnly && !s.Queue.Owns(p, visitor) {
 		return errNotYourPlace
 	}
-	if cl, tok, ok := s.sessionAdmission(c, ev.ID, visitor); ok && !s.admissionEnded(c, ev.ID, visitor, cl) {
+	if cl, tok, ok := s.sessionAdmission(c, qe.ID, visitor); ok && !s.admissionEnded(c, qe.ID, visitor, cl) {
 		return c.JSON(http.StatusOK, placeJSON{queueJSON: queueView(waitroom.Status{Admitted: true, Token: tok, ExpiresAt: cl.ExpiresAt}), Placed: true, Turn: true})
 	}
 	b, err := s.board(ctx, qe)
@@ -239,7 +264,7 @@ func (s *server) claimPlace(c echo.Context) error {
 		return errPlaceClaimed
 	case errors.Is(err, waitroom.ErrPlaceUsed):
 		// The place is spent: without its cookie the next POST …/queue/place takes a new one.
-		c.SetCookie(&http.Cookie{Name: placeCookieName(ev.ID), Value: "", Path: "/", MaxAge: -1,
+		c.SetCookie(&http.Cookie{Name: placeCookieName(qe.ID), Value: "", Path: "/", MaxAge: -1,
 			HttpOnly: true, Secure: s.CookieSecure, SameSite: http.SameSiteLaxMode})
 		return errPlaceUsed
 	case err != nil:

@@ -136,6 +136,8 @@ type server struct {
 	// one (eventByID, eventBySlug); limiter bounds each buyer's seat calls.
 	events *eventCache
 	boards *ttlCache[int64, waitroom.Board] // the events' queue boards, by id
+	// presales keeps the events' presales for a second (presaleroom.go).
+	presales *ttlCache[int64, booking.Presale]
 	// allIn keeps the events' first prices (page_seatprice.go).
 	allIn *ttlCache[int64, booking.AllInPrices]
 	// mapBodies keeps the seat maps' encoded answers (seatmap_body.go).
@@ -174,6 +176,7 @@ func newServer(d Deps) (*server, error) {
 		looks:  make(chan struct{}, 2*runtime.GOMAXPROCS(0)),
 		events: newEventCache(), boards: newTTLCache[int64, waitroom.Board](boardTTL),
 		allIn:      newTTLCache[int64, booking.AllInPrices](allInTTL),
+		presales:   newTTLCache[int64, booking.Presale](eventCacheTTL),
 		limiter:    newRateLimiter(d.Redis, d.RedisPrefix, d.RateLimit, d.RateBurst, d.Log),
 		orderLinks: orderLinks{sign: d.Links, base: d.BaseURL},
 	}

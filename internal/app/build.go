@@ -119,14 +119,24 @@ func (a *App) buildLive(qopt waitroom.Options) {
 			for i, ev := range events {
 				out[i] = ev.Room()
 			}
-			return out, err
+			if err != nil {
+				return out, err
+			}
+			presales, err := a.Booking.Buyer.QueuedPresales(ctx) // their own rooms (booking/presaleroom.go)
+			return append(out, presales...), err
 		},
-		Stock: func(ctx context.Context, eventID int64) (waitroom.Stock, error) {
-			st, err := a.Booking.Maps.Stock(ctx, eventID)
+		Stock: func(ctx context.Context, roomID int64) (waitroom.Stock, error) {
+			eventID, presale := booking.RoomEvent(roomID)
+			stock := a.Booking.Maps.Stock
+			if presale {
+				stock = a.Booking.Maps.PresaleStock
+			}
+			st, err := stock(ctx, eventID)
 			return waitroom.Stock{Unsold: st.Unsold, Free: st.Free}, err
 		},
-		Admitted: a.Metrics.QueueAdmitted,
-		Lapsed:   a.Metrics.QueueLapsed,
+		// A presale's admissions count as its event's.
+		Admitted: func(roomID int64, n int) { a.Metrics.QueueAdmitted(roomEvent(roomID), n) },
+		Lapsed:   func(roomID int64, lapsed, reused int) { a.Metrics.QueueLapsed(roomEvent(roomID), lapsed, reused) },
 		Load:     a.Load.Level,
 	}, a.Log, qopt)
 }
@@ -211,4 +221,10 @@ func openPool(ctx context.Context, cfg config.Config, url string, adjust func(*p
 		adjust(pc)
 	}
 	return pgxpool.NewWithConfig(ctx, pc)
+}
+
+// roomEvent is the event of a waiting room id: its own, or its presale's.
+func roomEvent(roomID int64) int64 {
+	id, _ := booking.RoomEvent(roomID)
+	return id
 }

@@ -55,6 +55,128 @@ func (q *Queries) AccessCodeCheck(ctx context.Context, arg AccessCodeCheckParams
 	return i, err
 }
 
+const accessCodesPresale = `-- name: AccessCodesPresale :many
+SELECT c.id, c.presale_starts_at, c.presale_ends_at, c.quota,
+       greatest(c.places_used,
+                (SELECT coalesce(sum(h.seat_count + h.ga_quantity), 0)::int FROM holds h
+                 WHERE h.event_id = c.event_id AND h.access_code_id = c.id AND h.sold_at IS NOT NULL))::int AS places_sold,
+       access_code_places(c.event_id, c.id) AS places_held
+FROM access_codes c JOIN events e ON e.id = c.event_id
+WHERE c.event_id = $1 AND NOT c.paused
+  AND c.presale_ends_at > now() AND c.presale_starts_at < e.onsale_at
+ORDER BY c.presale_starts_at, c.id
+`
+
+type AccessCodesPresaleRow struct {
+	ID              int64
+	PresaleStartsAt time.Time
+	PresaleEndsAt   time.Time
+	Quota           *int32
+	PlacesSold      int32
+	PlacesHeld      int32
+}
+
+// The event's presale as its waiting room meters it: the codes that are not paused,
+// whose window has not ended by the database clock and begins before the public
+// onsale, with what their quotas have taken: the places bought (the larger of
+// places_used and the places of the sold holds that record the code, as hold_presale
+// compares) and the places of those holds bought or live (access_code_places).
+func (q *Queries) AccessCodesPresale(ctx context.Context, eventID int64) ([]AccessCodesPresaleRow, error) {
+	rows, err := q.db.Query(ctx, accessCodesPresale, eventID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []AccessCodesPresaleRow{}
+	for rows.Next() {
+		var i AccessCodesPresaleRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.PresaleStartsAt,
+			&i.PresaleEndsAt,
+			&i.Quota,
+			&i.PlacesSold,
+			&i.PlacesHeld,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const eventsPresaleQueued = `-- name: EventsPresaleQueued :many
+SELECT e.id, e.slug, e.name, e.starts_at, e.onsale_at,
+       event_sales_close(e) AS sales_close_at,
+       e.queue_enabled, e.queue_slots, e.queue_rate, e.queue_token_ttl_seconds, e.queue_idle_seconds, e.verified_only, v.name AS venue, v.time_zone
+FROM events e
+JOIN venues v ON v.id = e.venue_id
+WHERE e.queue_enabled AND e.published AND now() < e.onsale_at
+  AND EXISTS (SELECT 1 FROM access_codes c
+              WHERE c.event_id = e.id AND NOT c.paused AND c.presale_starts_at < e.onsale_at
+                AND c.presale_starts_at <= now() + make_interval(secs => $1::float8)
+                AND c.presale_ends_at > now())
+ORDER BY e.onsale_at, e.id
+`
+
+type EventsPresaleQueuedRow struct {
+	ID                   int64
+	Slug                 string
+	Name                 string
+	StartsAt             time.Time
+	OnsaleAt             time.Time
+	SalesCloseAt         time.Time
+	QueueEnabled         bool
+	QueueSlots           int32
+	QueueRate            float64
+	QueueTokenTtlSeconds int32
+	QueueIdleSeconds     int32
+	VerifiedOnly         bool
+	Venue                string
+	TimeZone             string
+}
+
+// The events whose waiting room is on and whose presale room is the admitter's work:
+// before the public onsale, a code not paused whose window begins before the onsale
+// and within lead, and has not ended. Decided by the database clock.
+func (q *Queries) EventsPresaleQueued(ctx context.Context, leadSeconds float64) ([]EventsPresaleQueuedRow, error) {
+	rows, err := q.db.Query(ctx, eventsPresaleQueued, leadSeconds)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []EventsPresaleQueuedRow{}
+	for rows.Next() {
+		var i EventsPresaleQueuedRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Slug,
+			&i.Name,
+			&i.StartsAt,
+			&i.OnsaleAt,
+			&i.SalesCloseAt,
+			&i.QueueEnabled,
+			&i.QueueSlots,
+			&i.QueueRate,
+			&i.QueueTokenTtlSeconds,
+			&i.QueueIdleSeconds,
+			&i.VerifiedOnly,
+			&i.Venue,
+			&i.TimeZone,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const holdAccessCode = `-- name: HoldAccessCode :one
 SELECT c.id, c.code, c.presale_starts_at, c.presale_ends_at, c.quota, c.places_used, c.reveals_type_id, c.paused
 FROM holds h JOIN access_codes c ON c.event_id = h.event_id AND c.id = h.access_code_id

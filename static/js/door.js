@@ -11,7 +11,10 @@
 // A board showing another epoch means Redis lost the counts: the place is taken again
 // (the same place, counted again). An onsale of verified buyers refuses a session that
 // has not confirmed an email (403 email_not_verified): the page goes to the
-// registration page (data-verify). No eval, no inline script or style.
+// registration page (data-verify). While only a presale's room takes arrivals, a
+// session without an access code is refused (403 access_code_required): the page goes
+// to the code page (data-code). A presale's code holder follows the presale room's
+// board, which the place call names. No eval, no inline script or style.
 (function () {
   "use strict";
   var box = null, csrf = "", place = null, words = null;
@@ -31,6 +34,8 @@
   }
   function later(f) { setTimeout(f, 1000); }
   function unverified(a) { return a.status === 403 && a.body && a.body.error === "email_not_verified" && attr("verify"); }
+  function needsCode(a) { return a.status === 403 && a.body && a.body.error === "access_code_required" && attr("code"); }
+  function board() { return (place && place.board) || attr("board"); }
 
   function passed(p, b) { return p.group < b.cursorGroup || (p.group === b.cursorGroup && p.tiebreak < b.cursorFrac); }
   function ahead(p, b) {
@@ -56,7 +61,7 @@
     if (b.soldOut) return say("title", "Sold out"), say("ahead", ""), say("wait", "");
     if (b.preQueue) {
       say("title", "You are in the waiting room");
-      say("ahead", "Before the onsale: your place is drawn at random when it opens. Arriving early or reloading does not change your chances.");
+      say("ahead", "Before the " + (place.presale ? "presale" : "onsale") + ": your place is drawn at random when it opens. Arriving early or reloading does not change your chances.");
       return say("wait", "");
     }
     var n = ahead(p, b), pos = n + 1;
@@ -68,7 +73,7 @@
   }
 
   function follow() {
-    fetch(attr("board"), { credentials: "omit" }).then(function (r) { return r.ok ? r.json() : null; }).then(function (b) {
+    fetch(board(), { credentials: "omit" }).then(function (r) { return r.ok ? r.json() : null; }).then(function (b) {
       if (!b) return later(follow);
       if (b.epoch && place.epoch && b.epoch !== place.epoch) return take("", follow);
       if (passed(place, b)) return claim();
@@ -109,6 +114,7 @@
     if (!box || !window.fetch || !words) return;
     api("GET", attr("place")).then(function (a) {
       if (unverified(a)) return location.assign(attr("verify"));
+      if (needsCode(a)) return location.assign(attr("code"));
       csrf = (a.body && a.body.csrfToken) || "";
       if (a.body && a.body.admitted) return location.assign(attr("seats")); // the room is off
       if (a.body && a.body.placed) return (place = a.body), follow();
