@@ -91,7 +91,7 @@ WHERE event_id = @event_id AND id = @id;
 -- name: HoldLock :one
 -- The hold row, locked: checkout, release and confirm of one hold take turns on it.
 SELECT id, event_id, buyer, seat_count, ga_tier_id, ga_quantity, expires_at, released_at, sold_at,
-       hold_is_live(holds) AS live
+       hold_is_live(holds) AS live, access_code_id
 FROM holds
 WHERE event_id = @event_id AND id = @id
 FOR UPDATE;

@@ -63,8 +63,9 @@ FROM access_codes WHERE event_id = @event_id AND code = @code;
 UPDATE access_codes SET paused = @paused WHERE event_id = @event_id AND id = @id;
 
 -- name: AccessCodeUse :execrows
--- Takes @places of an access code's quota for order @order_id if it is not paused and
--- the places fit: like VoucherRedeem, the affected rows are the verdict.
+-- Takes @places of an access code's quota for order @order_id, at its confirmation, if
+-- it is not paused and the places fit: like VoucherRedeem, the affected rows are the
+-- verdict.
 WITH c AS (
     UPDATE access_codes SET places_used = places_used + @places::integer
     WHERE access_codes.event_id = @event_id AND id = @code_id AND NOT paused
@@ -97,3 +98,9 @@ WITH r AS (
     RETURNING event_id, voucher_id
 )
 UPDATE vouchers v SET used = v.used - 1 FROM r WHERE v.event_id = r.event_id AND v.id = r.voucher_id;
+
+-- name: AccessCodeUseGet :one
+-- The access code order @order_id's places were counted against, and how many.
+SELECT c.code, u.places
+FROM access_code_uses u JOIN access_codes c ON c.event_id = u.event_id AND c.id = u.code_id
+WHERE u.event_id = @event_id AND u.order_id = @order_id;

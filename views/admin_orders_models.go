@@ -68,6 +68,9 @@ type AdminOrder struct {
 	// discount whose voucher use was given back.
 	Lines   []OrderLine
 	Voucher string
+	// AccessCode is the presale code the order's places were counted against, with
+	// how many ("FANCLUB, 2 of its places"); empty: a public order.
+	AccessCode string
 }
 
 // AdminTicket is one ticket of an order.

@@ -128,7 +128,7 @@ func (s *server) adminOrderModel(c echo.Context, id int64) (views.AdminOrder, er
 	if o.Confirmed != nil {
 		m.Confirmed = adminTime(*o.Confirmed, o.Zone)
 	}
-	if m.Lines, m.Voucher, err = s.adminCharges(c.Request().Context(), o.Order); err != nil {
+	if err = s.adminCharges(c.Request().Context(), o.Order, &m); err != nil {
 		return views.AdminOrder{}, err
 	}
 	if m.LinkVersion, err = s.Desk.OrderLinkVersion(c.Request().Context(), id); err != nil {

@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"boxoffice/internal/staff"
 	"net/http"
 	"net/url"
 	"strings"
@@ -73,6 +74,15 @@ func TestPresaleAPI(t *testing.T) {
 	}
 	if n := count(t, app.Pool, `SELECT access_code_places($1, (SELECT id FROM access_codes WHERE code = 'MEMBERS'))`, app.EventID); n != 2 {
 		t.Errorf("the code's places: got %d, want 2", n)
+	}
+	// The confirmation counted the places against the code, and staff see it on the order.
+	if n := count(t, app.Pool, `SELECT places_used FROM access_codes WHERE code = 'MEMBERS'`); n != 2 {
+		t.Errorf("the code's places_used: got %d, want 2", n)
+	}
+	bo, _ := app.staffClient(t, staff.BoxOffice)
+	if p := bo.page("/admin/orders/"+itoa(co.OrderID), false); p.status != http.StatusOK ||
+		strings.TrimSpace(p.doc.Find("dd.access-code").Text()) != "MEMBERS, 2 of its places" {
+		t.Errorf("the admin order page: status %d, presale code %q; want 200 and %q", p.status, p.doc.Find("dd.access-code").Text(), "MEMBERS, 2 of its places")
 	}
 	st, raw, _ = ada.raw("POST", holdPath, map[string]any{"seatIds": seats[2:3]}, nil)
 	if st != http.StatusCreated {

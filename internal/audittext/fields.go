@@ -201,6 +201,7 @@ var reasons = map[string]string{
 	"seats_unavailable":  "the hold ran out and its seats were sold",
 	"sold_out":           "the hold ran out and its places were sold",
 	"buyer_limit":        "it would take the buyer past the limit per buyer",
+	"presale_quota":      "the presale code's places were all taken",
 	"amount_mismatch":    "the amount paid was not the order's",
 	"order_expired":      "paid after the order had expired",
 	"already_paid":       "a second payment for a paid order",

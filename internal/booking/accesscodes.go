@@ -116,8 +116,8 @@ func (s *Desk) SetAccessCodePaused(ctx context.Context, eventID, id int64, pause
 }
 
 // useAccessCode takes places of access code codeID's quota for order orderID, in the
-// caller's transaction at confirmation: true if the code is not paused and the places
-// fit its quota, by one conditional statement (AccessCodeUse).
+// caller's transaction at confirmation (countCode): true if the code is not paused and
+// the places fit its quota, by one conditional statement (AccessCodeUse).
 func useAccessCode(ctx context.Context, q *db.Queries, eventID, codeID, orderID int64, places int) (bool, error) {
 	n, err := q.AccessCodeUse(ctx, db.AccessCodeUseParams{EventID: eventID, CodeID: codeID, OrderID: orderID, Places: int32(places)})
 	return n == 1, translate(err)

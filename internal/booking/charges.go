@@ -17,6 +17,10 @@ type Charges struct {
 	Quote pricing.Quote
 	// VoucherCode is the voucher redeemed; empty: none.
 	VoucherCode string
+	// AccessCode is the presale code the order's places were counted against, and
+	// CodePlaces how many; empty and 0: a public order (or one not confirmed yet).
+	AccessCode string
+	CodePlaces int
 }
 
 // ChargesOf is the itemisation of a basket's quote, before it is an order.
@@ -61,6 +65,12 @@ func (s *store) charges(ctx context.Context, eventID, orderID int64) (Charges, e
 	v, err := s.q.VoucherRedemptionGet(ctx, db.VoucherRedemptionGetParams{EventID: eventID, OrderID: orderID})
 	if err == nil {
 		out.VoucherCode, q.VoucherID = v.Code, v.VoucherID
+	} else if !errors.Is(err, pgx.ErrNoRows) {
+		return Charges{}, translate(err)
+	}
+	c, err := s.q.AccessCodeUseGet(ctx, db.AccessCodeUseGetParams{EventID: eventID, OrderID: orderID})
+	if err == nil {
+		out.AccessCode, out.CodePlaces = c.Code, int(c.Places)
 	} else if !errors.Is(err, pgx.ErrNoRows) {
 		return Charges{}, translate(err)
 	}

@@ -345,7 +345,7 @@ func (s *store) sellUpTo(ctx context.Context, tx pgx.Tx, q *db.Queries, o db.Ord
 		return undo(ReasonSeatsUnavailable)
 	}
 	if !standing {
-		return seats.Vals, "", nil
+		return s.countCode(ctx, q, o, h.Val.AccessCodeID, seats.Vals, undo)
 	}
 	if h.Val.ReleasedAt != nil {
 		// The tidy-up gave the places back after the hold lapsed: take them again.
@@ -371,5 +371,26 @@ func (s *store) sellUpTo(ctx context.Context, tx pgx.Tx, q *db.Queries, o db.Ord
 	if err := q.OrderConfirm(ctx, db.OrderConfirmParams{ID: o.ID, PaymentID: paymentID}); err != nil {
 		return nil, "", err
 	}
-	return seats.Vals, "", nil
+	return s.countCode(ctx, q, o, h.Val.AccessCodeID, seats.Vals, undo)
+}
+
+// countCode counts a presale order's places against its access code (codeID, the
+// hold's; nil: a public order) once everything else of the sale stands, by one
+// conditional statement (useAccessCode), and undoes the sale when they do not fit or
+// the code was paused meanwhile. hold_presale let the places be held only within the
+// quota, so this is the backstop, as the seats' unique index is for the seats, and the
+// record the order shows.
+func (s *store) countCode(ctx context.Context, q *db.Queries, o db.Order, codeID *int64, sold []int64,
+	undo func(string) ([]int64, string, error)) ([]int64, string, error) {
+	if codeID == nil {
+		return sold, "", nil
+	}
+	ok, err := useAccessCode(ctx, q, o.EventID, *codeID, o.ID, len(o.SeatIds)+int(o.GaQuantity))
+	if err != nil {
+		return nil, "", err
+	}
+	if !ok {
+		return undo(ReasonPresaleQuota)
+	}
+	return sold, "", nil
 }

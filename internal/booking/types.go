@@ -142,6 +142,7 @@ const (
 	ReasonSeatsUnavailable  = "seats_unavailable"  // the hold lapsed and its seats were sold
 	ReasonSoldOut           = "sold_out"           // the hold lapsed and its GA places were sold
 	ReasonBuyerLimit        = "buyer_limit"        // selling would take the buyer past the limit
+	ReasonPresaleQuota      = "presale_quota"      // the presale code's places were all taken
 	ReasonAmountMismatch    = "amount_mismatch"    // the amount paid is not the order's
 	ReasonOrderExpired      = "order_expired"      // paid after the order had expired
 	ReasonAlreadyPaid       = "already_paid"       // a second payment for a confirmed order

@@ -289,7 +289,7 @@ func (q *Queries) HoldGet(ctx context.Context, arg HoldGetParams) (HoldGetRow, e
 
 const holdLock = `-- name: HoldLock :one
 SELECT id, event_id, buyer, seat_count, ga_tier_id, ga_quantity, expires_at, released_at, sold_at,
-       hold_is_live(holds) AS live
+       hold_is_live(holds) AS live, access_code_id
 FROM holds
 WHERE event_id = $1 AND id = $2
 FOR UPDATE
@@ -301,16 +301,17 @@ type HoldLockParams struct {
 }
 
 type HoldLockRow struct {
-	ID         int64
-	EventID    int64
-	Buyer      string
-	SeatCount  int32
-	GaTierID   *int64
-	GaQuantity int32
-	ExpiresAt  time.Time
-	ReleasedAt *time.Time
-	SoldAt     *time.Time
-	Live       bool
+	ID           int64
+	EventID      int64
+	Buyer        string
+	SeatCount    int32
+	GaTierID     *int64
+	GaQuantity   int32
+	ExpiresAt    time.Time
+	ReleasedAt   *time.Time
+	SoldAt       *time.Time
+	Live         bool
+	AccessCodeID *int64
 }
 
 // The hold row, locked: checkout, release and confirm of one hold take turns on it.
@@ -328,6 +329,7 @@ func (q *Queries) HoldLock(ctx context.Context, arg HoldLockParams) (HoldLockRow
 		&i.ReleasedAt,
 		&i.SoldAt,
 		&i.Live,
+		&i.AccessCodeID,
 	)
 	return i, err
 }

@@ -165,8 +165,9 @@ type AccessCodeUseParams struct {
 	CodeID  int64
 }
 
-// Takes @places of an access code's quota for order @order_id if it is not paused and
-// the places fit: like VoucherRedeem, the affected rows are the verdict.
+// Takes @places of an access code's quota for order @order_id, at its confirmation, if
+// it is not paused and the places fit: like VoucherRedeem, the affected rows are the
+// verdict.
 func (q *Queries) AccessCodeUse(ctx context.Context, arg AccessCodeUseParams) (int64, error) {
 	result, err := q.db.Exec(ctx, accessCodeUse,
 		arg.OrderID,
@@ -178,6 +179,30 @@ func (q *Queries) AccessCodeUse(ctx context.Context, arg AccessCodeUseParams) (i
 		return 0, err
 	}
 	return result.RowsAffected(), nil
+}
+
+const accessCodeUseGet = `-- name: AccessCodeUseGet :one
+SELECT c.code, u.places
+FROM access_code_uses u JOIN access_codes c ON c.event_id = u.event_id AND c.id = u.code_id
+WHERE u.event_id = $1 AND u.order_id = $2
+`
+
+type AccessCodeUseGetParams struct {
+	EventID int64
+	OrderID int64
+}
+
+type AccessCodeUseGetRow struct {
+	Code   string
+	Places int32
+}
+
+// The access code order @order_id's places were counted against, and how many.
+func (q *Queries) AccessCodeUseGet(ctx context.Context, arg AccessCodeUseGetParams) (AccessCodeUseGetRow, error) {
+	row := q.db.QueryRow(ctx, accessCodeUseGet, arg.EventID, arg.OrderID)
+	var i AccessCodeUseGetRow
+	err := row.Scan(&i.Code, &i.Places)
+	return i, err
 }
 
 const holdVoucherClear = `-- name: HoldVoucherClear :exec

@@ -101,6 +101,8 @@ func RefundCause(reason string, maxPerBuyer int) string {
 		return "Your hold ran out before the payment completed and the places were sold to someone else"
 	case booking.ReasonBuyerLimit:
 		return fmt.Sprintf("Buying these seats would have taken you past the limit of %d tickets per buyer for this event", maxPerBuyer)
+	case booking.ReasonPresaleQuota:
+		return "The presale's places for your access code were all taken before the payment completed"
 	case booking.ReasonAmountMismatch:
 		return "The amount paid did not match the order's total, so nothing was sold"
 	case booking.ReasonOrderExpired, booking.ReasonHoldLapsed:
