@@ -65,7 +65,7 @@ func (b *buyer) fillBasket(ctx context.Context, h *holdJSON, want int) bool {
 			return true // the buyer goes on with what they hold
 		}
 		var next holdJSON
-		a, ok := b.try(ctx, "add", http.MethodPost, "/api/v1/holds/"+h.HoldID+"/seats", map[string]any{"seatIds": []int64{id}}, &next)
+		a, ok := b.send(ctx, "add", http.MethodPost, "/api/v1/holds/"+h.HoldID+"/seats", map[string]any{"seatIds": []int64{id}}, &next)
 		if !ok {
 			return false
 		}

@@ -51,7 +51,11 @@ type buyer struct {
 	admitted            bool
 	orderID             int64
 	paid                bool // a charge was taken (pay answered 202): tickets or a refund are owed
-	outcome             string
+	// payUnanswered: a pay call went out and no answer came back (the time limit cut
+	// it, or the connection failed): the charge may have been taken all the same.
+	payUnanswered bool
+	keys          int // Idempotency-Keys used so far (send)
+	outcome       string
 	// want is how many seats a basket buyer wants (0 for the others): they hold one,
 	// then add the others one by one (basket.go).
 	want   int
@@ -365,7 +369,7 @@ func (b *buyer) hold(ctx context.Context) (holdJSON, bool) {
 			continue
 		}
 		var h holdJSON
-		a, ok := b.try(ctx, "hold", http.MethodPost, "/api/v1/events/"+s.eventPath+"/holds", body, &h)
+		a, ok := b.send(ctx, "hold", http.MethodPost, "/api/v1/events/"+s.eventPath+"/holds", body, &h)
 		if !ok {
 			return h, false
 		}
@@ -449,23 +453,6 @@ func (b *buyer) call(ctx context.Context, step, method, path string, body, out a
 		return false
 	}
 	return true
-}
-
-// try makes a call and records its latency; false means no answer came (the time
-// limit, or a transport error, which is counted).
-func (b *buyer) try(ctx context.Context, step, method, path string, body, out any) (answer, bool) {
-	a, err := b.c.do(ctx, method, path, body, out)
-	if err != nil {
-		if ctx.Err() != nil {
-			b.outcome = outCut
-			return a, false
-		}
-		b.sim.count.unexpected(step + ": " + errKind(err))
-		b.outcome = outFailed
-		return a, false
-	}
-	b.sim.called(step, a)
-	return a, true
 }
 
 // fail counts an answer that is no normal part of an onsale. A seat call refused for

@@ -12,7 +12,11 @@ import (
 // apiViolations checks, through what the API said to the buyers and the final seat map,
 // that no seat was sold twice, that the seats sold are the seats ticketed, and that
 // every paid order has its tickets or its refund. It assumes the simulated buyers were
-// the event's only buyers (a fresh event, as make onsale makes).
+// the event's only buyers (a fresh event, as make onsale makes), and that orders holds
+// each buyer's order as read after the buying (settle): a confirmed order counts
+// whether or not its buyer saw the confirmation in time. An order whose pay call was
+// never answered may be pending without a refund (nothing is known to be charged; the
+// SQL checks see a charge that went through); a paid one may not.
 func apiViolations(buyers []*buyer, orders map[int]orderJSON, m *board) []string {
 	var out []string
 	owner := map[int64]int64{} // seat → the confirmed order whose ticket names it

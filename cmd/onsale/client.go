@@ -28,6 +28,8 @@ type client struct {
 	// front sends a client's: the server's limits per address see each buyer apart,
 	// not the one machine the crowd runs on. Empty: none sent.
 	addr string
+	// key, if set, goes with the next call as its Idempotency-Key (send).
+	key string
 }
 
 func newClient(base string, rt http.RoundTripper, timeout time.Duration) *client {
@@ -62,6 +64,8 @@ type answer struct {
 	// ConnWait is the part of Took spent waiting for one of the simulator's own
 	// connections (its pools are bounded; people's browsers do not share them).
 	ConnWait time.Duration
+	// Replayed: the server answered a repeated Idempotency-Key with its first answer.
+	Replayed bool
 }
 
 // kind names the answer for the error table: the code of an error body, or the status.
@@ -95,6 +99,8 @@ func errKind(err error) string {
 // sent as JSON; out, if not nil, receives a 2xx answer (decoded, or as it came into a
 // *[]byte). An error means no answer came.
 func (c *client) do(ctx context.Context, method, path string, body, out any) (answer, error) {
+	key := c.key
+	c.key = ""
 	var r io.Reader
 	if body != nil {
 		j, err := json.Marshal(body)
@@ -120,6 +126,9 @@ func (c *client) do(ctx context.Context, method, path string, body, out any) (an
 	if c.addr != "" {
 		req.Header.Set("X-Forwarded-For", c.addr)
 	}
+	if key != "" {
+		req.Header.Set("Idempotency-Key", key)
+	}
 	start := time.Now()
 	var gotConn time.Time
 	req = req.WithContext(httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
@@ -131,7 +140,8 @@ func (c *client) do(ctx context.Context, method, path string, body, out any) (an
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(resp.Body)
-	a := answer{Status: resp.StatusCode, Took: time.Since(start), ConnWait: gotConn.Sub(start)}
+	a := answer{Status: resp.StatusCode, Took: time.Since(start), ConnWait: gotConn.Sub(start),
+		Replayed: resp.Header.Get("Idempotent-Replayed") == "true"}
 	if err != nil {
 		return a, fmt.Errorf("%w: %s %s: reading the answer: %w", errTransport, method, path, err)
 	}

@@ -22,10 +22,16 @@ func (b *buyer) pay(ctx context.Context) bool {
 	}
 	for {
 		b.think(ctx)
+		if ctx.Err() != nil {
+			b.outcome = outCut
+			return false
+		}
 		var p payJSON
-		a, ok := b.try(ctx, "pay", http.MethodPost, "/api/v1/orders/"+strconv.FormatInt(b.orderID, 10)+"/pay",
+		a, ok := b.send(ctx, "pay", http.MethodPost, "/api/v1/orders/"+strconv.FormatInt(b.orderID, 10)+"/pay",
 			map[string]string{"card": card, "delivery": delivery}, &p)
 		if !ok {
+			// The call went out: the server may have taken the charge all the same.
+			b.payUnanswered = true
 			return false
 		}
 		switch {

@@ -170,7 +170,7 @@ func (b *buyer) checkout(ctx context.Context, holdID string) (int64, bool) {
 	body := map[string]string{"email": "buyer" + strconv.Itoa(b.id) + "@example.com"}
 	for range 2 {
 		var co checkoutJSON
-		a, ok := b.try(ctx, "checkout", http.MethodPost, "/api/v1/holds/"+holdID+"/checkout", body, &co)
+		a, ok := b.send(ctx, "checkout", http.MethodPost, "/api/v1/holds/"+holdID+"/checkout", body, &co)
 		if !ok {
 			return 0, false
 		}

@@ -94,9 +94,12 @@ type report struct {
 		PreQueue    int     `json:"preQueueN"`
 		RhoPreQueue float64 `json:"spearmanPreQueue"`
 	} `json:"fairness"`
-	Errors     map[string]int `json:"errors"`
-	Limited    map[string]int `json:"limited"` // the rate limits' refusals, by step and limit: part of errors and expected
-	Expected   map[string]int `json:"expected"`
+	Errors   map[string]int `json:"errors"`
+	Limited  map[string]int `json:"limited"` // the rate limits' refusals, by step and limit: part of errors and expected
+	Expected map[string]int `json:"expected"`
+	// Retried counts the calls sent again with the same Idempotency-Key after a 502,
+	// a 503 or no answer, by step and their first and last answers.
+	Retried    map[string]int `json:"retried"`
 	Metrics    []metricJSON   `json:"metrics,omitempty"`
 	Lapses     *lapsesJSON    `json:"lapses,omitempty"`
 	Basket     *basketJSON    `json:"basket,omitempty"`
@@ -241,7 +244,7 @@ func (s *sim) fill(r *report, buyers []*buyer, onsale, ended time.Time, first *b
 	c := s.count
 	c.mu.Lock()
 	r.Counts.Holds, r.Counts.HoldConflicts, r.Counts.Confirmed = c.total["hold"], c.total["conflict"], c.total["sale"]
-	r.Errors, r.Expected = c.unexp, c.exp
+	r.Errors, r.Expected, r.Retried = c.unexp, c.exp, c.retried
 	r.Limited = map[string]int{}
 	for _, m := range []map[string]int{r.Errors, r.Expected} {
 		for k, n := range m {

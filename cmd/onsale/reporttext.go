@@ -117,7 +117,8 @@ func (r *report) writeVerdict(p printf) {
 	for _, t := range []struct {
 		name   string
 		counts map[string]int
-	}{{"errors", r.Errors}, {"refused by the rate limits", r.Limited}} {
+	}{{"errors", r.Errors}, {"sent again with the same Idempotency-Key (after a 502, a 503 or no answer)", r.Retried},
+		{"refused by the rate limits", r.Limited}} {
 		if len(t.counts) == 0 {
 			p("%s: none", t.name)
 			continue

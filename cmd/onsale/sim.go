@@ -23,8 +23,8 @@ type config struct {
 	URL        string        // the boxoffice to drive
 	Event      string        // the event's slug or id
 	Buyers     int           // how many buyers come
-	Duration   time.Duration // hard limit of the buying; checks and report follow within Settle
-	Settle     time.Duration // how long paid orders may take to settle after the buying
+	Duration   time.Duration // hard limit of the buying; checks and report follow within twice Settle
+	Settle     time.Duration // how long paid orders may take to settle after the buying; the checks after have as long
 	AllowHost  string        // a host other than loopback that may be driven
 	CPUProfile string        // where to write the simulator's own CPU profile
 	Trace      string        // where to write one CSV line per buyer (writeTrace)
@@ -58,6 +58,7 @@ type config struct {
 
 	DB        string        // PostgreSQL URL for the SQL checks; empty: API checks only
 	Metrics   string        // Prometheus /metrics URL to compare counts with; empty: none
+	Keys      bool          // an Idempotency-Key on each hold, add, checkout and pay, and one repeat with it (send)
 	Tidy      time.Duration // the server's TIDY_INTERVAL
 	TidyGrace time.Duration // time a tidy-up round itself may take
 
@@ -137,11 +138,21 @@ type counters struct {
 	exp   map[string]int
 	sec   map[string][]int // by whole second since start
 	total map[string]int
-	errs  atomic.Int64
+	// retried counts the calls sent again with their Idempotency-Key, by step and
+	// their first and last answers (send).
+	retried map[string]int
+	errs    atomic.Int64
 }
 
 func newCounters(start time.Time) *counters {
-	return &counters{start: start, unexp: map[string]int{}, exp: map[string]int{}, sec: map[string][]int{}, total: map[string]int{}}
+	return &counters{start: start, unexp: map[string]int{}, exp: map[string]int{}, sec: map[string][]int{}, total: map[string]int{},
+		retried: map[string]int{}}
+}
+
+func (c *counters) retry(kind string) {
+	c.mu.Lock()
+	c.retried[kind]++
+	c.mu.Unlock()
 }
 
 func (c *counters) event(name string) {
@@ -304,15 +315,21 @@ func (s *sim) play(ctx context.Context, admin *client, progress io.Writer, buyer
 // runSpan is the sale's time: from the onsale to the end of the buying.
 type runSpan struct{ onsale, ended time.Time }
 
-// check waits, bounded by Settle, for the paid orders to settle (late webhooks); then
-// the map, the orders and the database must agree. It sums the run up in a report.
+// check waits, bounded by Settle, for the orders whose payment went through (or may
+// have: its answer never came) to settle (late webhooks, buyers cut off by the time
+// limit); then the map, the orders and the database must agree. The reads after the
+// wait have a deadline of their own, Settle again: a wait that used up its time (an
+// order whose webhook never comes) must not cut them short. It sums the run up in a
+// report.
 func (s *sim) check(ctx context.Context, admin *client, progress io.Writer, db *sqlCheck, before map[string]float64,
 	buyers []*buyer, span runSpan, first *board) (*report, error) {
 	cfg := s.cfg
+	settleCtx, stopSettle := context.WithTimeout(ctx, cfg.Settle)
+	orders := s.settle(settleCtx, buyers)
+	stopSettle()
 	checkCtx, stopCheck := context.WithTimeout(ctx, cfg.Settle)
 	defer stopCheck()
 	r := &report{}
-	orders := s.settle(checkCtx, buyers)
 	// The map may be a second stale (API contract): read it once that second is over.
 	sleep(checkCtx, time.Second+100*time.Millisecond)
 	last, err := s.seats.fetch(checkCtx, admin, s.eventPath)
@@ -370,8 +387,10 @@ func (s *sim) findEvent(ctx context.Context, c *client) error {
 	return fmt.Errorf("no event %q on sale at %s", s.cfg.Event, s.cfg.URL)
 }
 
-// settle waits, within ctx, until every paid order has its tickets or its refund, and
-// returns each buyer's order as it then stands (by buyer index).
+// settle waits, within ctx, until every order paid for has its tickets or its refund,
+// and returns each buyer's order as it then stands (by buyer index). An order whose
+// pay call was never answered is waited for too: the charge may have gone through,
+// and its tickets then count on the final map.
 func (s *sim) settle(ctx context.Context, buyers []*buyer) map[int]orderJSON {
 	out := make(map[int]orderJSON)
 	var mu sync.Mutex
@@ -391,7 +410,7 @@ func (s *sim) settle(ctx context.Context, buyers []*buyer) map[int]orderJSON {
 					mu.Lock()
 					out[i] = o
 					mu.Unlock()
-					if !b.paid || o.Status != "pending" {
+					if !(b.paid || b.payUnanswered) || o.Status != "pending" {
 						return
 					}
 				}

@@ -33,7 +33,8 @@ ensure_cluster() {
   if [ "$(cat "$data/mode" 2>/dev/null)" = netns ]; then
     for name in app1 app2 app3; do
       pid=$(cat "$data/$name.pid" 2>/dev/null || true)
-      if [ -n "$pid" ] && ! tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -qx PROOF_OF_WORK=off; then
+      # A pid that is gone (an instance a drill killed) is cluster.sh's to restart.
+      if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null && ! tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -qx PROOF_OF_WORK=off; then
         kill "$pid"
         while kill -0 "$pid" 2>/dev/null; do sleep 0.2; done
       fi
