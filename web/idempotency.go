@@ -75,7 +75,7 @@ func (s *server) idempotent(c echo.Context, h echo.HandlerFunc) error {
 	}
 	if err := s.Buyer.FinishIdempotent(context.WithoutCancel(ctx), buyer, key, status, answer); err != nil {
 		// The key stays taken by a request that never finished; repeats of it run
-		// again once it is stale (booking: a minute).
+		// again once it is stale (booking: 20 s, past the request's deadline).
 		s.Log.WarnContext(ctx, "idempotent answer not kept", "key", key, "err", err)
 	}
 	return herr

@@ -28,9 +28,11 @@ var (
 )
 
 // idempotencyStale is how long a key may stay taken by a request that never finished
-// before a repeat of the same request may run again: far longer than any request
-// runs, so only a request whose process died leaves it that long.
-const idempotencyStale = time.Minute
+// before a repeat of the same request may run again: longer than any request runs
+// (web gives each 15 s of database work, then its answer is kept or the key given
+// back), so only a request whose process died leaves it that long, and a client that
+// repeats it after an instance died gets an answer within this time.
+const idempotencyStale = 20 * time.Second
 
 // IdempotentAnswer is the stored answer of a request, replayed to its repeats.
 type IdempotentAnswer struct {
