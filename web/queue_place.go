@@ -126,8 +126,14 @@ const placeEventKey = "place.event"
 // placeSession loads the session of the place calls for an onsale of verified buyers
 // alone, whose places are the buyer's own (ArriveAs): any other arrival touches no
 // session store. It keeps the event it read for the handler.
+//
+// The place routes run without the request deadline (routes.go), whose context and
+// timer every arrival would pay for: each call an arrival can make bounds itself (the
+// event and board caches' loads, the board's Redis read, the address limit, the proof
+// of work's memory), and the session's load, the one that does not, gets the deadline
+// here.
 func (s *server) placeSession(next echo.HandlerFunc) echo.HandlerFunc {
-	withSession := s.loadSession(next)
+	withSession := deadline(requestTimeout)(s.loadSession(next))
 	return func(c echo.Context) error {
 		ev, err := eventOfPath(s, c)
 		if err != nil {
