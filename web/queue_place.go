@@ -19,6 +19,14 @@ import (
 // admission with POST …/queue/claim once the board's cursor has passed its place: only
 // then is a session made, and the admission token the seat calls ask for.
 
+// placeRoute is the place calls' route under /api/v1.
+const placeRoute = "/events/:id/queue/place"
+
+// quietRoutes are the routes whose answered requests are logged at debug level: the
+// crowd's arrivals, thousands a second at an onsale, which the HTTP metrics count
+// anyway. Their refusals and errors are logged as any request's.
+var quietRoutes = map[string]bool{"/api/v1" + placeRoute: true}
+
 // placeCookie keeps an arrival's place token, one an event.
 const placeCookie = "place-"
 
@@ -79,18 +87,33 @@ func (s *server) placeOf(c echo.Context, eventID int64) (waitroom.Place, string,
 	return p, tok, true, nil
 }
 
+// keepPlace sets the place cookie: the header http.Cookie's String writes for it, in
+// one string (the name and the token, base64url, need neither checks nor quoting).
 func (s *server) keepPlace(c echo.Context, eventID int64, tok string) {
-	c.SetCookie(&http.Cookie{Name: placeCookieName(eventID), Value: tok, Path: "/", MaxAge: placeMaxAge,
-		HttpOnly: true, Secure: s.CookieSecure, SameSite: http.SameSiteLaxMode})
+	attrs := placeCookieAttrs
+	if s.CookieSecure {
+		attrs = placeCookieAttrsSecure
+	}
+	c.Response().Header().Add(echo.HeaderSetCookie, placeCookieName(eventID)+"="+tok+attrs)
 }
+
+// The place cookie's attributes, as http.Cookie writes them: Path=/, Max-Age
+// placeMaxAge, HttpOnly, Secure with COOKIE_SECURE, SameSite=Lax.
+const (
+	placeCookieAttrs       = "; Path=/; Max-Age=86400; HttpOnly; SameSite=Lax"
+	placeCookieAttrsSecure = "; Path=/; Max-Age=86400; HttpOnly; Secure; SameSite=Lax"
+)
 
 // placeEvent is the event of the address, with its room on, and the room the
 // session's place is in (room: a presale's for its code holders); with the room off,
 // ok is false and the answer (admitted, no token needed) is written.
 func (s *server) placeEvent(c echo.Context) (booking.Event, waitroom.Event, bool, error) {
-	ev, err := eventOfPath(s, c)
-	if err != nil {
-		return ev, waitroom.Event{}, false, err
+	ev, ok := c.Get(placeEventKey).(booking.Event)
+	if !ok {
+		var err error
+		if ev, err = eventOfPath(s, c); err != nil {
+			return ev, waitroom.Event{}, false, err
+		}
 	}
 	if !ev.QueueEnabled {
 		return ev, waitroom.Event{}, false, c.JSON(http.StatusOK, placeJSON{queueJSON: queueJSON{Admitted: true}})
@@ -105,18 +128,28 @@ func (s *server) placeEvent(c echo.Context) (booking.Event, waitroom.Event, bool
 	return ev, qe, true, nil
 }
 
+// placeEventKey is where placeSession leaves the place calls' event for placeEvent.
+const placeEventKey = "place.event"
+
 // placeSession loads the session of the place calls for an onsale of verified buyers,
 // whose places are the buyer's own (ArriveAs), and while a presale room is on, whose
 // arrivals are the sessions that entered a code (room): any other arrival touches no
-// session store.
+// session store. It keeps the event it read for the handler.
+//
+// The place routes run without the request deadline (routes.go), whose context and
+// timer every arrival would pay for: each call an arrival can make bounds itself (the
+// event and board caches' loads, the board's Redis read, the address limit, the proof
+// of work's memory), and the session's load, the one that does not, gets the deadline
+// here.
 func (s *server) placeSession(next echo.HandlerFunc) echo.HandlerFunc {
-	withSession := s.loadSession(next)
+	withSession := deadline(requestTimeout)(s.loadSession(next))
 	return func(c echo.Context) error {
 		ev, err := eventOfPath(s, c)
 		if err != nil {
 			c.Set(noSessionContext, true)
-			return next(c)
+			return next(c) // the handler answers the error, after the CSRF check
 		}
+		c.Set(placeEventKey, ev)
 		if _, _, presale, perr := s.presaleRoom(c.Request().Context(), ev); ev.VerifiedOnly || presale || perr != nil {
 			return withSession(c)
 		}
@@ -144,7 +177,7 @@ func (s *server) getPlace(c echo.Context) error {
 	}
 	presaleBoard(&out, ev, qe)
 	out.CSRFToken, _ = c.Get(csrfContext).(string)
-	return c.JSON(http.StatusOK, out)
+	return placeAnswer(c, out)
 }
 
 // takePlace gives an arrival its place, keeping one it has (and counting it again
@@ -183,7 +216,7 @@ func (s *server) takePlace(c echo.Context) error {
 	s.keepPlace(c, qe.ID, tok)
 	out := placeView(p, b, berr == nil)
 	presaleBoard(&out, ev, qe)
-	return c.JSON(http.StatusOK, out)
+	return placeAnswer(c, out)
 }
 
 // presaleBoard names, in a place's answer, the presale room's board when the place is

@@ -1,8 +1,12 @@
 package web
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"testing"
 	"time"
+
+	"github.com/labstack/echo/v4"
 
 	"boxoffice/internal/waitroom"
 )
@@ -36,6 +40,23 @@ func TestPlaceView(t *testing.T) {
 		if v.Turn != tc.turn || v.Position != tc.position || (v.EtaSeconds > 0) != tc.eta || v.LikelyGone != tc.gone {
 			t.Errorf("%s: got turn %v, position %d, eta %d s, likely gone %v; want %v, %d, eta %v, %v",
 				tc.name, v.Turn, v.Position, v.EtaSeconds, v.LikelyGone, tc.turn, tc.position, tc.eta, tc.gone)
+		}
+	}
+}
+
+// TestPlaceCookieAsHTTPCookie: the place cookie's header, written in one string, is the
+// one http.Cookie writes for its attributes, with COOKIE_SECURE and without.
+func TestPlaceCookieAsHTTPCookie(t *testing.T) {
+	t.Parallel()
+	e := echo.New()
+	for _, secure := range []bool{false, true} {
+		rec := httptest.NewRecorder()
+		s := &server{Deps: Deps{Settings: Settings{CookieSecure: secure}}}
+		s.keepPlace(e.NewContext(httptest.NewRequest("POST", "/", nil), rec), 42, "AbC-_09")
+		want := (&http.Cookie{Name: placeCookieName(42), Value: "AbC-_09", Path: "/", MaxAge: placeMaxAge,
+			HttpOnly: true, Secure: secure, SameSite: http.SameSiteLaxMode}).String()
+		if got := rec.Header().Values("Set-Cookie"); len(got) != 1 || got[0] != want {
+			t.Errorf("secure %v: Set-Cookie %q, want %q", secure, got, want)
 		}
 	}
 }

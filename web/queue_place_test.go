@@ -1,12 +1,20 @@
 package web_test
 
 import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"io"
+	"log/slog"
 	"net/http"
 	"net/http/cookiejar"
+	"net/http/httptest"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
+	"boxoffice/internal/apptest"
 	"boxoffice/internal/dbtest"
 	"boxoffice/internal/waitroom"
 	"boxoffice/web"
@@ -225,5 +233,112 @@ func TestPlaceClaimWaitsAtAFullRoom(t *testing.T) {
 	}
 	if st := second.do("POST", claimPath(a.EventID), nil, &out); st != http.StatusOK || !out.Admitted {
 		t.Errorf("the second claim asked again once the slot came back: got %d %+v, want admitted", st, out)
+	}
+}
+
+// TestPlaceRequestsLoggedAtDebug: the crowd's place calls are logged at debug level
+// when answered, so a server logging at info writes no line for them, while their
+// refusals (a POST without its CSRF token) and the other routes' requests (the board,
+// the negative control) are logged as before; a server logging at debug writes them.
+func TestPlaceRequestsLoggedAtDebug(t *testing.T) {
+	t.Parallel()
+	for _, level := range []slog.Level{slog.LevelInfo, slog.LevelDebug} {
+		t.Run(level.String(), func(t *testing.T) {
+			t.Parallel()
+			var buf lockedBuffer
+			a := newTestApp(t, func(o *appOptions) {
+				o.Log = slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: level}))
+			})
+			roomOn(t, a, a.EventID, 10, 50, time.Minute)
+			arrival(t, a, a.EventID) // its GET and its POST, both answered 200
+			c := visitorVia(t, a, a.EventID, nil)
+			c.csrf = ""
+			if st := c.do("POST", placePath(a.EventID), nil, nil); st != http.StatusForbidden {
+				t.Fatalf("POST place without the CSRF token: got %d, want 403", st)
+			}
+			board := "/api/v1/events/" + itoa(a.EventID) + "/queue/board"
+			if st := c.do("GET", board, nil, nil); st != http.StatusOK {
+				t.Fatalf("GET board: got %d, want 200", st)
+			}
+
+			lines := map[string][]int{} // "METHOD uri" → statuses logged
+			sc := bufio.NewScanner(bytes.NewReader(buf.Bytes()))
+			for sc.Scan() {
+				var l struct {
+					Msg, Method, URI string
+					Status           int
+				}
+				if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+					t.Fatalf("log line %q: %v", sc.Text(), err)
+				}
+				if l.Msg == "request" {
+					lines[l.Method+" "+l.URI] = append(lines[l.Method+" "+l.URI], l.Status)
+				}
+			}
+			answered := 3 // the arrival's GET and POST, the refused visitor's GET
+			if level == slog.LevelInfo {
+				answered = 0
+			}
+			place := placePath(a.EventID)
+			if got := len(lines["GET "+place]) + count200(lines["POST "+place]); got != answered {
+				t.Errorf("answered place calls logged: %d (%v), want %d", got, lines, answered)
+			}
+			if got := lines["POST "+place]; !contains(got, http.StatusForbidden) {
+				t.Errorf("the refused place call: logged statuses %v, want its 403", got)
+			}
+			if got := lines["GET "+board]; len(got) != 1 {
+				t.Errorf("the board: logged %v, want one line", got)
+			}
+		})
+	}
+}
+
+func count200(statuses []int) int {
+	n := 0
+	for _, s := range statuses {
+		if s == http.StatusOK {
+			n++
+		}
+	}
+	return n
+}
+
+func contains(statuses []int, want int) bool {
+	for _, s := range statuses {
+		if s == want {
+			return true
+		}
+	}
+	return false
+}
+
+// BenchmarkPlaceArrival is what the origin does for one arrival at the front door, in
+// process, without a network or a client: the place call's GET (a CSRF token), then
+// its POST (a signed place), through the program's whole handler and its middleware,
+// logging as in production (JSON at info level, thrown away). Its allocations an
+// arrival are the steady figure to compare; its time depends on the machine's load.
+// bench arrive (cmd/bench) measures arrivals over HTTP against a minimal server.
+func BenchmarkPlaceArrival(b *testing.B) {
+	p := apptest.New(b, apptest.Options{Log: slog.New(slog.NewJSONHandler(io.Discard, nil))})
+	roomOn(b, &testApp{Pool: p.Pool}, p.EventID, 2000, 128, time.Minute)
+	if _, err := p.Pool.Exec(b.Context(), `UPDATE events SET onsale_at = now() + interval '1 hour' WHERE id = $1`, p.EventID); err != nil {
+		b.Fatal(err)
+	}
+	path := placePath(p.EventID)
+	for b.Loop() {
+		get := httptest.NewRecorder()
+		p.Handler.ServeHTTP(get, httptest.NewRequest(http.MethodGet, path, nil))
+		ck := get.Result().Cookies()
+		if get.Code != http.StatusOK || len(ck) != 1 {
+			b.Fatalf("GET place: %d, cookies %v", get.Code, ck)
+		}
+		req := httptest.NewRequest(http.MethodPost, path, nil)
+		req.Header.Set("X-CSRF-Token", ck[0].Value)
+		req.AddCookie(ck[0])
+		post := httptest.NewRecorder()
+		p.Handler.ServeHTTP(post, req)
+		if post.Code != http.StatusOK || !strings.Contains(post.Body.String(), `"placed":true`) {
+			b.Fatalf("POST place: %d %s", post.Code, post.Body)
+		}
 	}
 }

@@ -84,9 +84,11 @@ func (s *server) routes(e *echo.Echo) {
 	api.POST("/events/:id/queue", s.joinQueue, buyer...)
 	api.GET("/events/:id/queue", s.getQueue, slices.Concat([]echo.MiddlewareFunc{s.lookSlots}, buyer)...)
 	api.GET("/events/:id/queue/board", s.getBoard, timed)
-	place := []echo.MiddlewareFunc{timed, noStore, body, s.placeSession, s.csrf()} // no session but verified buyers': queue_place.go
-	api.GET("/events/:id/queue/place", s.getPlace, place...)
-	api.POST("/events/:id/queue/place", s.takePlace, place...)
+	// No session but verified buyers', and no deadline of their own: every call an
+	// arrival may make bounds itself (queue_place.go).
+	place := []echo.MiddlewareFunc{noStore, body, s.placeSession, s.csrf()}
+	api.GET(placeRoute, s.getPlace, place...)
+	api.POST(placeRoute, s.takePlace, place...)
 	api.POST("/events/:id/queue/claim", s.claimPlace, buyer...)
 	seatCall := func(find eventOf) []echo.MiddlewareFunc {
 		return slices.Concat([]echo.MiddlewareFunc{s.step}, buyer, []echo.MiddlewareFunc{s.rateLimit, s.admission(find)})

@@ -351,8 +351,14 @@ func (s *server) requestLogConfig() middleware.RequestLoggerConfig {
 		HandleError: true,
 		LogValuesFunc: func(c echo.Context, v middleware.RequestLoggerValues) error {
 			level := slog.LevelInfo
-			if v.Status >= 500 {
+			switch {
+			case v.Status >= 500:
 				level = slog.LevelError
+			case v.Status < 400 && quietRoutes[c.Path()]:
+				level = slog.LevelDebug
+			}
+			if !s.Log.Enabled(c.Request().Context(), level) {
+				return nil
 			}
 			attrs := []slog.Attr{
 				slog.String("id", v.RequestID), slog.String("method", v.Method), slog.String("uri", redactURI(v.URI)),

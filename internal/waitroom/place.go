@@ -1,7 +1,6 @@
 package waitroom
 
 import (
-	"crypto/hmac"
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/binary"
@@ -60,6 +59,15 @@ var placeEncoding = base64.RawURLEncoding
 // tiebreakScale turns the token's 32-bit tiebreak into a fraction of a group.
 const tiebreakScale = 1 << 32
 
+// placeMACs are the place tokens' MACs under each key, by its id.
+func placeMACs(verifiers map[string][]byte) map[string]*keyring.MACs {
+	out := make(map[string]*keyring.MACs, len(verifiers))
+	for id, secret := range verifiers {
+		out[id] = keyring.NewMACs(secret, placeDomain)
+	}
+	return out
+}
+
 func (r *Room) signPlace(p Place) string {
 	k := r.keys[0]
 	b := make([]byte, 0, 64+len(p.Epoch)+len(k.ID)+keyring.Size)
@@ -74,7 +82,7 @@ func (r *Room) signPlace(p Place) string {
 	b = append(b, p.Epoch...)
 	b = append(b, byte(len(k.ID)))
 	b = append(b, k.ID...)
-	b = append(b, keyring.MAC(k.Secret, placeDomain, b)...)
+	b = r.placeMACs[k.ID].Append(b, b)
 	return placeEncoding.EncodeToString(b)
 }
 
@@ -100,11 +108,11 @@ func (r *Room) VerifyPlace(token string, eventID int64) (Place, error) {
 	if d.bad || len(d.b) != 0 {
 		return refuse("malformed")
 	}
-	secret, ok := r.verifiers[p.KeyID]
+	macs, ok := r.placeMACs[p.KeyID]
 	if !ok {
 		return refuse("signed by key %q, which is not configured", p.KeyID)
 	}
-	if !hmac.Equal(sum, keyring.MAC(secret, placeDomain, payload)) {
+	if !macs.Equal(sum, payload) {
 		return refuse("bad signature")
 	}
 	if p.EventID != eventID {

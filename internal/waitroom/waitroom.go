@@ -252,7 +252,8 @@ type Room struct {
 	rdb       redis.UniversalClient
 	prefix    string
 	keys      []Key
-	verifiers map[string][]byte // key id → secret, for every configured key
+	verifiers map[string][]byte        // key id → secret, for every configured key
+	placeMACs map[string]*keyring.MACs // key id → the place tokens' MACs (place.go)
 	hooks     Hooks
 	log       *slog.Logger
 	opt       Options
@@ -289,7 +290,7 @@ func New(rdb redis.UniversalClient, prefix string, keys []Key, hooks Hooks, log 
 	if log == nil {
 		log = slog.Default()
 	}
-	r := &Room{rdb: rdb, prefix: prefix, keys: keys, verifiers: ver, hooks: hooks, log: log, opt: opt.withDefaults()}
+	r := &Room{rdb: rdb, prefix: prefix, keys: keys, verifiers: ver, placeMACs: placeMACs(ver), hooks: hooks, log: log, opt: opt.withDefaults()}
 	if !contextTimeouts(rdb) {
 		panic("waitroom: the Redis client needs ContextTimeoutEnabled, so that a hanging Redis cannot hold a call past Options.Timeout")
 	}
