@@ -332,7 +332,9 @@ func placeView(p waitroom.Place, b waitroom.Board, known bool) placeJSON {
 		out.PollAfterSeconds = queueRetryAfter
 		return out
 	}
-	out.PreQueue = b.PreQueue
+	// In the draw only if issued before it: a place of a later group read against a
+	// board cached from before the draw is not drawn at random but queued after it.
+	out.PreQueue = b.PreQueue && p.Group == 0
 	out.Waiting = int(max(0, float64(b.Counted)-b.Passed))
 	out.SeatsLeft, out.SoldOut, out.AllHeld = b.SeatsLeft, b.SoldOut, b.AllHeld
 	out.PollAfterSeconds = 1

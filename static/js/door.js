@@ -59,7 +59,7 @@
   }
   function show(p, b) {
     if (b.soldOut) return say("title", "Sold out"), say("ahead", ""), say("wait", "");
-    if (b.preQueue) {
+    if (b.preQueue && p.group === 0) { // a later group's place is queued after the draw
       say("title", "You are in the waiting room");
       say("ahead", "Before the " + (place.presale ? "presale" : "onsale") + ": your place is drawn at random when it opens. Arriving early or reloading does not change your chances.");
       return say("wait", "");
