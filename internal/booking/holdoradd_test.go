@@ -14,9 +14,9 @@ import (
 // has begun and a lapsed one are no basket; bought seats still count against the
 // buyer limit, with or without a basket.
 func TestHoldOrAddJoinsBasket(t *testing.T) {
-	t.Parallel()
 	cfg := DefaultConfig()
-	cfg.MaxPerBuyer = 5
+	cfg.MaxPerBuyer = 5 // 3 bought and 2 held reach it
+	t.Parallel()
 	f := newFixture(t, basketSpec(), cfg)
 	seats := f.rowSeats(t, "Floor", "A")
 	call := func(ids ...int64) (Hold, error) {
