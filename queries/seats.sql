@@ -216,14 +216,15 @@ WHERE event_id = @event_id AND id = ANY(@seat_ids::bigint[]);
 -- name: SeatsHoldExact :many
 -- Holds exactly these seats for the buyer in one round trip, the client network within
 -- its limit: see migrations/functions/hold_seats.sql and hold_seats_client.sql for the
--- steps and the answer's statuses.
+-- steps and the answer's statuses. With join_basket, a buyer who has a basket on the
+-- event gets 'basket' instead, with nothing held.
 SELECT h.status::text AS status, coalesce(h.hold_id, 0)::bigint AS hold_id,
        coalesce(h.expires_at, 'epoch')::timestamptz AS expires_at, h.held::int AS held,
        coalesce(h.seat_id, 0)::bigint AS seat_id, coalesce(h.section, '')::text AS section,
        coalesce(h.row_label, '')::text AS row_label, coalesce(h.number, 0)::int AS number,
        coalesce(h.price_cents, 0)::int AS price_cents
 FROM hold_seats_client(@event_id::bigint, @buyer::text, @seat_ids::bigint[], @ttl_seconds::float8, @buyer_limit::int,
-                       @client_key::text, @client_limit::int, true, @code_id::bigint) AS h;
+                       @client_key::text, @client_limit::int, true, @code_id::bigint, @join_basket::boolean) AS h;
 
 -- name: SeatsHoldExactBatch :batchmany
 -- SeatsHoldExact for several buyers in one round trip, inside one transaction the
@@ -235,4 +236,4 @@ SELECT h.status::text AS status, coalesce(h.hold_id, 0)::bigint AS hold_id,
        coalesce(h.row_label, '')::text AS row_label, coalesce(h.number, 0)::int AS number,
        coalesce(h.price_cents, 0)::int AS price_cents
 FROM hold_seats_client(@event_id::bigint, @buyer::text, @seat_ids::bigint[], @ttl_seconds::float8, @buyer_limit::int,
-                       @client_key::text, @client_limit::int, false, @code_id::bigint) AS h;
+                       @client_key::text, @client_limit::int, false, @code_id::bigint, @join_basket::boolean) AS h;

@@ -109,15 +109,26 @@ func (s *Buyer) AddToBasket(ctx context.Context, req HoldRequest) (Hold, error) 
 // HoldOrAdd is the API's hold call: what req asks for joins the buyer's basket on the
 // event when they have one (AddToBasket: the same hold, its expiry kept), and
 // otherwise opens it by Hold's own path, where an onsale's exact holds are batched
-// with other buyers'. The basket is looked for by one indexed read first. Two first
-// calls of one buyer at the same instant may each open a hold; the buyer limit still
-// counts them together. (The seat page's AddToBasket opens a basket under the buyer's
-// basket lock instead, unbatched.)
+// with other buyers'. Exact seats ask for the basket in their holding statement,
+// after the buyer's lock (hold_seats' 'basket', which holds nothing), so the first
+// hold of a buyer costs no read of its own and a second call of the same buyer at the
+// same instant joins the first's hold. Best available and standing places look for
+// the basket by one indexed read first; two first calls of one buyer at the same
+// instant may then each open a hold, and the buyer limit still counts them together.
+// (The seat page's AddToBasket opens a basket under the buyer's basket lock instead,
+// unbatched.)
 func (s *Buyer) HoldOrAdd(ctx context.Context, req HoldRequest) (Hold, error) {
 	if req.Buyer == "" {
 		return Hold{}, errors.New("hold without a buyer")
 	}
 	ctx = dbgate.First(ctx)
+	if req.Kind() == HoldKindSeats {
+		h, err := s.counted(s.hold(ctx, req, true))
+		if errors.Is(err, errHasBasket) {
+			return s.AddToBasket(ctx, req)
+		}
+		return h, err
+	}
 	_, err := s.q.BasketOfBuyer(ctx, db.BasketOfBuyerParams{EventID: req.EventID, Buyer: req.Buyer})
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
@@ -127,6 +138,10 @@ func (s *Buyer) HoldOrAdd(ctx context.Context, req HoldRequest) (Hold, error) {
 	}
 	return s.AddToBasket(ctx, req)
 }
+
+// errHasBasket: the buyer has a basket on the event, so a hold call's exact seats were
+// not held as a hold of their own; they join the basket (HoldOrAdd).
+var errHasBasket = errors.New("booking: the buyer has a basket on the event")
 
 // AddSeats adds exact seats to the buyer's hold id, all or nothing, within the
 // buyer's and the client network's limits, and returns the hold. It refuses a hold

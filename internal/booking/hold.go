@@ -17,7 +17,11 @@ import (
 // Hold keeps seats or places for a buyer until the hold expires, and counts the
 // verdict (counters.go).
 func (s *Buyer) Hold(ctx context.Context, req HoldRequest) (Hold, error) {
-	h, err := s.hold(ctx, req)
+	return s.counted(s.hold(ctx, req, false))
+}
+
+// counted counts a hold's verdict (counters.go).
+func (s *Buyer) counted(h Hold, err error) (Hold, error) {
 	if s.counters != nil {
 		switch {
 		case err == nil:
@@ -33,8 +37,10 @@ func (s *Buyer) Hold(ctx context.Context, req HoldRequest) (Hold, error) {
 // expires. Exact seats are all or nothing: if any is taken, nothing is held and the
 // error names the taken seats. Outside the event's sales window nothing is held: a
 // *NotOnSaleError or ErrSalesClosed, decided by the database clock in the claiming
-// statement. A request CheckHold refuses holds nothing: an *InvalidError.
-func (s *store) hold(ctx context.Context, req HoldRequest) (Hold, error) {
+// statement. A request CheckHold refuses holds nothing: an *InvalidError. With
+// joinBasket, exact seats are not held if the buyer has a basket on the event
+// (errHasBasket): they join it instead (HoldOrAdd).
+func (s *store) hold(ctx context.Context, req HoldRequest, joinBasket bool) (Hold, error) {
 	if req.Buyer == "" {
 		return Hold{}, errors.New("hold without a buyer")
 	}
@@ -49,7 +55,7 @@ func (s *store) hold(ctx context.Context, req HoldRequest) (Hold, error) {
 	best := kind == HoldKindBest
 	switch kind {
 	case HoldKindSeats:
-		return s.holdExact(ctx, req)
+		return s.holdExact(ctx, req, joinBasket)
 	case HoldKindBest:
 		if h, err := s.holdFromMap(ctx, req); !errors.Is(err, errNoMapChoice) {
 			return h, err
@@ -231,13 +237,15 @@ func (s *store) client(req HoldRequest) (string, int32) {
 // holdExact holds exactly the asked-for seats, all or nothing, in one call of the
 // hold_seats function, batched with the holds arriving at the same moment (batch.go):
 // the path an onsale hammers costs one round trip and a share of one commit. If any seat is
-// taken nothing is held and the error names the taken seats.
-func (s *store) holdExact(ctx context.Context, req HoldRequest) (Hold, error) {
+// taken nothing is held and the error names the taken seats. With joinBasket a buyer
+// who has a basket on the event holds nothing here: errHasBasket, found by the same
+// statement under the buyer's lock.
+func (s *store) holdExact(ctx context.Context, req HoldRequest, joinBasket bool) (Hold, error) {
 	client, clientLimit := s.client(req)
 	rows, err := s.holdExactRows(ctx, db.SeatsHoldExactParams{
 		EventID: req.EventID, Buyer: req.Buyer, SeatIds: req.SeatIDs,
 		TtlSeconds: s.cfg.HoldTTL.Seconds(), BuyerLimit: int32(s.cfg.MaxPerBuyer),
-		ClientKey: client, ClientLimit: clientLimit, CodeID: req.AccessCode,
+		ClientKey: client, ClientLimit: clientLimit, CodeID: req.AccessCode, JoinBasket: joinBasket,
 	})
 	if err != nil {
 		return Hold{}, err
@@ -265,6 +273,8 @@ func (s *store) exactVerdict(ctx context.Context, req HoldRequest, rows []db.Sea
 		return Hold{}, s.missingEventOr(ctx, req.EventID, &UnknownSeatsError{SeatIDs: ids})
 	case "taken":
 		return Hold{}, &SeatsUnavailableError{SeatIDs: ids}
+	case "basket":
+		return Hold{}, errHasBasket
 	}
 	if err := s.refusal(rows[0].Status, rows[0].ExpiresAt, int(rows[0].Held), s.cfg.MaxPerBuyer); err != nil {
 		return Hold{}, err

@@ -24,7 +24,7 @@ SELECT h.status::text AS status, coalesce(h.hold_id, 0)::bigint AS hold_id,
        coalesce(h.row_label, '')::text AS row_label, coalesce(h.number, 0)::int AS number,
        coalesce(h.price_cents, 0)::int AS price_cents
 FROM hold_seats_client($1::bigint, $2::text, $3::bigint[], $4::float8, $5::int,
-                       $6::text, $7::int, false, $8::bigint) AS h
+                       $6::text, $7::int, false, $8::bigint, $9::boolean) AS h
 `
 
 type SeatsHoldExactBatchBatchResults struct {
@@ -42,6 +42,7 @@ type SeatsHoldExactBatchParams struct {
 	ClientKey   string
 	ClientLimit int32
 	CodeID      int64
+	JoinBasket  bool
 }
 
 type SeatsHoldExactBatchRow struct {
@@ -71,6 +72,7 @@ func (q *Queries) SeatsHoldExactBatch(ctx context.Context, arg []SeatsHoldExactB
 			a.ClientKey,
 			a.ClientLimit,
 			a.CodeID,
+			a.JoinBasket,
 		}
 		batch.Queue(seatsHoldExactBatch, vals...)
 	}

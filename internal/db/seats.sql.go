@@ -663,7 +663,7 @@ SELECT h.status::text AS status, coalesce(h.hold_id, 0)::bigint AS hold_id,
        coalesce(h.row_label, '')::text AS row_label, coalesce(h.number, 0)::int AS number,
        coalesce(h.price_cents, 0)::int AS price_cents
 FROM hold_seats_client($1::bigint, $2::text, $3::bigint[], $4::float8, $5::int,
-                       $6::text, $7::int, true, $8::bigint) AS h
+                       $6::text, $7::int, true, $8::bigint, $9::boolean) AS h
 `
 
 type SeatsHoldExactParams struct {
@@ -675,6 +675,7 @@ type SeatsHoldExactParams struct {
 	ClientKey   string
 	ClientLimit int32
 	CodeID      int64
+	JoinBasket  bool
 }
 
 type SeatsHoldExactRow struct {
@@ -691,7 +692,8 @@ type SeatsHoldExactRow struct {
 
 // Holds exactly these seats for the buyer in one round trip, the client network within
 // its limit: see migrations/functions/hold_seats.sql and hold_seats_client.sql for the
-// steps and the answer's statuses.
+// steps and the answer's statuses. With join_basket, a buyer who has a basket on the
+// event gets 'basket' instead, with nothing held.
 func (q *Queries) SeatsHoldExact(ctx context.Context, arg SeatsHoldExactParams) ([]SeatsHoldExactRow, error) {
 	rows, err := q.db.Query(ctx, seatsHoldExact,
 		arg.EventID,
@@ -702,6 +704,7 @@ func (q *Queries) SeatsHoldExact(ctx context.Context, arg SeatsHoldExactParams) 
 		arg.ClientKey,
 		arg.ClientLimit,
 		arg.CodeID,
+		arg.JoinBasket,
 	)
 	if err != nil {
 		return nil, err

@@ -26,8 +26,11 @@ type decoded struct {
 	values   map[string]any // never handed out: callers get a copy, which scs changes
 }
 
-// maxDecoded bounds the memory: past it the memo starts again empty.
-const maxDecoded = 50_000
+// maxDecoded bounds the memory: past it the memo starts again empty. It is as many as
+// the store keeps in memory (maxCached), so that a session the store serves without
+// PostgreSQL is decoded without gob too: with fewer, an onsale with more buyers than
+// the memo holds empties it again and again, and every request pays gob's decoding.
+const maxDecoded = maxCached
 
 // NewCodec returns a Codec remembering up to maxDecoded decodings.
 func NewCodec() *Codec { return &Codec{memo: make(map[string]decoded)} }

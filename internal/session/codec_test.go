@@ -1,6 +1,7 @@
 package session
 
 import (
+	"fmt"
 	"maps"
 	"testing"
 	"time"
@@ -75,5 +76,24 @@ func TestCodecRemembersWhatItEncoded(t *testing.T) {
 			t.Fatalf("read %d: got %v %v, gob reads %v %v", i, gotDeadline, got, gobDeadline, gobValues)
 		}
 		got["buyer"] = "someone else"
+	}
+}
+
+// TestCodecRemembersAsManyAsTheStore: the memo keeps the decodings of as many sessions
+// as the store keeps in memory; the first of them is still remembered when the last
+// comes in.
+func TestCodecRemembersAsManyAsTheStore(t *testing.T) {
+	t.Parallel()
+	c := NewCodec()
+	deadline := time.Now().Add(time.Hour)
+	for i := range maxCached {
+		c.remember(fmt.Appendf(nil, "session %d", i), decoded{deadline: deadline, values: map[string]any{"buyer": i}})
+	}
+	c.mu.Lock()
+	_, kept := c.memo["session 0"]
+	n := len(c.memo)
+	c.mu.Unlock()
+	if !kept || n != maxCached {
+		t.Errorf("after %d sessions: the first remembered %v, %d remembered; want true, %d", maxCached, kept, n, maxCached)
 	}
 }

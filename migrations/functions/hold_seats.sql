@@ -13,7 +13,12 @@
 --      'not_on_sale' or 'presale_quota'; the hold records the code it passed with;
 --   2. the buyer's advisory lock serialises this buyer's holds on this event;
 --   3. the buyer's count (buyer_places), read after the lock, includes every earlier
---      hold: past p_limit, the answer is one row 'limit' (held = what the buyer has);
+--      hold: past p_limit, the answer is one row 'limit' (held = what the buyer has).
+--      With p_basket (the API's hold call, whose seats join the buyer's basket) the
+--      same scan finds the basket (buyer_basket): if the buyer has one, nothing is
+--      written and the answer is one row 'basket' (hold_id = the basket), for the
+--      caller to add the seats to it (hold_add_seats). Every hold of the buyer is
+--      made under this lock, so a basket committed before it is seen;
 --   4. one seat is claimed by the plain conditional UPDATE, its row count the verdict;
 --      several are first locked in id order (overlapping holds queue instead of
 --      deadlocking) and re-checked on the locked rows (seat_is_free), which is the
@@ -29,7 +34,7 @@
 -- counts the ids, is cheaper than the generic one, so the lock and the claim would be
 -- planned anew at every hold of two seats or more (TestHoldSeatsKeepsItsPlans).
 CREATE OR REPLACE FUNCTION hold_seats(p_event_id bigint, p_buyer text, p_seat_ids bigint[], p_ttl_seconds float8, p_limit int,
-    p_code_id bigint DEFAULT 0,
+    p_code_id bigint DEFAULT 0, p_basket boolean DEFAULT false,
     OUT status text, OUT hold_id bigint, OUT expires_at timestamptz, OUT held int,
     OUT seat_id bigint, OUT section text, OUT row_label text, OUT number int, OUT price_cents int)
 RETURNS SETOF record
@@ -44,6 +49,7 @@ DECLARE
     v_expires timestamptz;
     v_pre record;
     v_code bigint;
+    v_basket bigint;
 BEGIN
     SELECT event_sale_state(e),
            CASE WHEN now() < e.onsale_at THEN e.onsale_at ELSE event_sales_close(e) END,
@@ -67,7 +73,16 @@ BEGIN
 
     PERFORM pg_advisory_xact_lock(hashtextextended(p_buyer, p_event_id));
 
-    v_held := buyer_places(p_event_id, p_buyer, 0);
+    IF p_basket THEN
+        SELECT b.held, b.basket INTO v_held, v_basket FROM buyer_basket(p_event_id, p_buyer) b;
+        IF v_basket IS NOT NULL THEN
+            RETURN QUERY SELECT 'basket'::text, v_basket, NULL::timestamptz, v_held,
+                                NULL::bigint, NULL::text, NULL::text, NULL::int, NULL::int;
+            RETURN;
+        END IF;
+    ELSE
+        v_held := buyer_places(p_event_id, p_buyer, 0);
+    END IF;
     IF v_held + cardinality(p_seat_ids) > p_limit THEN
         RETURN QUERY SELECT 'limit'::text, NULL::bigint, NULL::timestamptz, v_held,
                             NULL::bigint, NULL::text, NULL::text, NULL::int, NULL::int;

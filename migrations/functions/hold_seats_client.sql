@@ -7,15 +7,16 @@
 -- its first hold lapses (expires_at). Otherwise the answer is hold_seats', and the hold
 -- row carries the network: hold_seats inserts it without naming the network, and the
 -- column's default reads the transaction's boxoffice.client_key setting, which this
--- function sets around its call and clears after. p_code_id is the buyer's access code
--- (0: none), passed on to hold_seats.
+-- function sets around its call (when there is a network) and clears after. p_code_id
+-- is the buyer's access code (0: none) and p_basket whether the seats join the buyer's
+-- basket (the answer 'basket' when they have one), both passed on to hold_seats.
 --
 -- p_wait false is for a batch of holds in one transaction (booking's batch.go): a
 -- network whose lock another transaction has is not waited for, the answer is one row
 -- 'busy', and the caller runs that hold again on its own. Waiting there could close a
 -- cycle with another batch, which takes its seats' locks in another order.
 CREATE OR REPLACE FUNCTION hold_seats_client(p_event_id bigint, p_buyer text, p_seat_ids bigint[], p_ttl_seconds float8, p_limit int,
-    p_client text, p_client_limit int, p_wait boolean, p_code_id bigint,
+    p_client text, p_client_limit int, p_wait boolean, p_code_id bigint, p_basket boolean DEFAULT false,
     OUT status text, OUT hold_id bigint, OUT expires_at timestamptz, OUT held int,
     OUT seat_id bigint, OUT section text, OUT row_label text, OUT number int, OUT price_cents int)
 RETURNS SETOF record
@@ -39,8 +40,14 @@ BEGIN
             RETURN;
         END IF;
     END IF;
-    PERFORM set_config('boxoffice.client_key', coalesce(p_client, ''), true);
-    RETURN QUERY SELECT * FROM hold_seats(p_event_id, p_buyer, p_seat_ids, p_ttl_seconds, p_limit, p_code_id);
-    PERFORM set_config('boxoffice.client_key', '', true);
+    -- Without a network the setting is left alone: every call here clears it after
+    -- itself, so it is empty (or unset) already.
+    IF p_client <> '' THEN
+        PERFORM set_config('boxoffice.client_key', p_client, true);
+    END IF;
+    RETURN QUERY SELECT * FROM hold_seats(p_event_id, p_buyer, p_seat_ids, p_ttl_seconds, p_limit, p_code_id, p_basket);
+    IF p_client <> '' THEN
+        PERFORM set_config('boxoffice.client_key', '', true);
+    END IF;
 END;
 $$;
