@@ -112,10 +112,11 @@ func (s *Buyer) AddToBasket(ctx context.Context, req HoldRequest) (Hold, error) 
 // with other buyers'. Exact seats ask for the basket in their holding statement,
 // after the buyer's lock (hold_seats' 'basket', which holds nothing), so the first
 // hold of a buyer costs no read of its own and a second call of the same buyer at the
-// same instant joins the first's hold. Best available and standing places go through
-// AddToBasket, which looks for the basket by one indexed read and merges what Hold
-// took into it; two first calls of one buyer at the same instant may then each open
-// a hold, and the buyer limit still counts them together.
+// same instant joins the first's hold. Best available and standing places look for
+// the basket by one indexed read first; two first calls of one buyer at the same
+// instant may then each open a hold, and the buyer limit still counts them together.
+// (The seat page's AddToBasket opens a basket under the buyer's basket lock instead,
+// unbatched.)
 func (s *Buyer) HoldOrAdd(ctx context.Context, req HoldRequest) (Hold, error) {
 	if req.Buyer == "" {
 		return Hold{}, errors.New("hold without a buyer")
@@ -127,6 +128,13 @@ func (s *Buyer) HoldOrAdd(ctx context.Context, req HoldRequest) (Hold, error) {
 			return s.AddToBasket(ctx, req)
 		}
 		return h, err
+	}
+	_, err := s.q.BasketOfBuyer(ctx, db.BasketOfBuyerParams{EventID: req.EventID, Buyer: req.Buyer})
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return s.Hold(ctx, req)
+	case err != nil:
+		return Hold{}, translate(err)
 	}
 	return s.AddToBasket(ctx, req)
 }
