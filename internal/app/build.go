@@ -186,10 +186,11 @@ func NewLogger(cfg config.Config, w io.Writer) *slog.Logger {
 	if w == nil {
 		w = os.Stderr
 	}
+	opts := &slog.HandlerOptions{Level: cfg.LogLevel}
 	if cfg.LogFormat == "json" {
-		return slog.New(slog.NewJSONHandler(w, nil))
+		return slog.New(slog.NewJSONHandler(w, opts))
 	}
-	return slog.New(slog.NewTextHandler(w, nil))
+	return slog.New(slog.NewTextHandler(w, opts))
 }
 
 // gateWaiting reads the pool's gate, nil when the pool has none (a tracer of a test's

@@ -7,6 +7,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/url"
 	"strconv"
@@ -37,9 +38,13 @@ type Config struct {
 	// PaymentProvider is who takes the money (PAYMENT_PROVIDER): "test", the built-in
 	// test provider (the default in development; production must name it), or "stripe".
 	PaymentProvider string
-	StripeSecretKey string        // STRIPE_SECRET_KEY: required with PAYMENT_PROVIDER=stripe
-	StripeAPIURL    string        // STRIPE_API_URL: Stripe's API address, for a local fake; empty is Stripe's own
-	LogFormat       string        // LOG_FORMAT: json or text
+	StripeSecretKey string // STRIPE_SECRET_KEY: required with PAYMENT_PROVIDER=stripe
+	StripeAPIURL    string // STRIPE_API_URL: Stripe's API address, for a local fake; empty is Stripe's own
+	LogFormat       string // LOG_FORMAT: json or text
+	// LogLevel is the least level logged (LOG_LEVEL: debug, info, warn or error, as
+	// slog.Level reads them): debug adds each answered place call of the crowd's
+	// arrivals, which the HTTP metrics count anyway.
+	LogLevel        slog.Level
 	ShutdownTimeout time.Duration // SHUTDOWN_TIMEOUT
 	// AdmissionKeys sign and verify the waiting room's admission tokens
 	// (ADMISSION_KEYS, "kid:secret,kid:secret"): the first signs, the others only
@@ -351,6 +356,11 @@ func (r *reader) addresses(c *Config) {
 	}
 	if c.LogFormat != "json" && c.LogFormat != "text" {
 		r.failf("LOG_FORMAT=%q: want json or text", c.LogFormat)
+	}
+	if v := r.getenv("LOG_LEVEL"); v != "" {
+		if err := c.LogLevel.UnmarshalText([]byte(v)); err != nil {
+			r.failf("LOG_LEVEL=%q: want debug, info, warn or error", v)
+		}
 	}
 	if _, _, err := net.SplitHostPort(c.Addr); err != nil {
 		r.failf("ADDR=%q: want host:port or :port", c.Addr)

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -29,16 +30,27 @@ func TestLoadRejects(t *testing.T) {
 	t.Parallel()
 	_, err := Load(env(map[string]string{
 		"HOLD_TTL": "soon", "MAX_SEATS_PER_BUYER": "-1", "DB_MAX_CONNS": "x", "COOKIE_SECURE": "maybe",
-		"LOG_FORMAT": "xml", "ADDR": "8080", "PAYMENT_WEBHOOK_URL": "/relative", "TRUSTED_PROXIES": "203.0.113.0/24, edge",
+		"LOG_FORMAT": "xml", "LOG_LEVEL": "loud", "ADDR": "8080", "PAYMENT_WEBHOOK_URL": "/relative", "TRUSTED_PROXIES": "203.0.113.0/24, edge",
 		"METRICS_ADDR": "9091",
 	}))
 	if err == nil {
 		t.Fatal("got no error, want one per bad setting")
 	}
 	for _, name := range []string{"DATABASE_URL", "REDIS_URL", "HOLD_TTL", "MAX_SEATS_PER_BUYER", "DB_MAX_CONNS",
-		"COOKIE_SECURE", "LOG_FORMAT", "ADDR", "PAYMENT_WEBHOOK_URL", "TRUSTED_PROXIES", "METRICS_ADDR"} {
+		"COOKIE_SECURE", "LOG_FORMAT", "LOG_LEVEL", "ADDR", "PAYMENT_WEBHOOK_URL", "TRUSTED_PROXIES", "METRICS_ADDR"} {
 		if !strings.Contains(err.Error(), name) {
 			t.Errorf("error %q does not name %s", err, name)
+		}
+	}
+}
+
+// TestLogLevel: LOG_LEVEL names the least level logged, info when unset.
+func TestLogLevel(t *testing.T) {
+	t.Parallel()
+	for v, want := range map[string]slog.Level{"": slog.LevelInfo, "debug": slog.LevelDebug, "WARN": slog.LevelWarn, "error": slog.LevelError} {
+		c, err := Load(env(map[string]string{"DATABASE_URL": "postgres://x", "REDIS_URL": "redis://x", "LOG_LEVEL": v}))
+		if err != nil || c.LogLevel != want {
+			t.Errorf("LOG_LEVEL=%q: got %v (%v), want %v", v, c.LogLevel, err, want)
 		}
 	}
 }
