@@ -89,6 +89,20 @@ func (s *server) limitAddress(c echo.Context, kind string) error {
 		Message: addressWords[kind]}
 }
 
+// peekAddress is limitAddress without counting the call: refused only if the address
+// is already past its limit of kind.
+func (s *server) peekAddress(c echo.Context, kind string) error {
+	limit, on := s.limiter.perAddress[kind]
+	if !on {
+		return nil
+	}
+	if wait, ok := s.limiter.peek(c.Request().Context(), kind+":"+s.clientNet(c), limit); !ok {
+		return &apiError{Status: http.StatusTooManyRequests, Code: "rate_limited", LimitedBy: kind, RetryAfter: wait,
+			Message: addressWords[kind]}
+	}
+	return nil
+}
+
 // join is the waiting room's Join, counted against the address's joins.
 func (s *server) join(c echo.Context, ev waitroom.Event, visitor string) (waitroom.Status, error) {
 	if err := s.limitAddress(c, limitedByJoins); err != nil {

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"crypto/rand"
 	"errors"
 	"net/http"
 	"strconv"
@@ -281,11 +282,15 @@ func (s *server) claimPlace(c echo.Context) error {
 	if !p.Passed(b) {
 		return c.JSON(http.StatusOK, placeView(p, b, true))
 	}
+	// A visitor without a session gets one only if admitted: a claim turned away at a
+	// full room makes nothing. The address's limit on new sessions is looked at now
+	// and counted at the admission.
 	created := false
 	if visitor == "" {
-		if visitor, created, err = s.newBuyer(c); err != nil {
+		if err := s.peekAddress(c, limitedBySessions); err != nil {
 			return err
 		}
+		visitor, created = rand.Text(), true // 128 random bits, as newBuyer's
 	}
 	claim := s.Queue.Claim
 	if ev.VerifiedOnly {
@@ -307,6 +312,11 @@ func (s *server) claimPlace(c echo.Context) error {
 	}
 	if _, verr := s.Queue.Verify(st.Token, qe.ID, visitor); verr != nil {
 		return errors.Join(errors.New("a fresh admission token does not verify"), verr)
+	}
+	if created {
+		// Counted, not refused: the peek let it through and the slot is taken.
+		_ = s.limitAddress(c, limitedBySessions)
+		s.Sessions.Put(ctx, buyerKey, visitor)
 	}
 	s.keepAdmission(c, qe.ID, st)
 	if s.ProofOfWork {

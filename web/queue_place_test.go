@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -224,8 +225,16 @@ func TestPlaceClaimWaitsAtAFullRoom(t *testing.T) {
 	if st := first.do("POST", claimPath(a.EventID), nil, &in); st != http.StatusOK || !in.Admitted {
 		t.Fatalf("the first claim: got %d %+v, want admitted", st, in)
 	}
+	sessions := count(t, a.Pool, `SELECT count(*) FROM sessions`)
 	if st := second.do("POST", claimPath(a.EventID), nil, &out); st != http.StatusOK || out.Admitted || !out.Turn {
 		t.Fatalf("the second claim with the one slot taken: got %d %+v, want 200, its turn, not admitted", st, out)
+	}
+	// Turned away, it made no session: none stored, no session cookie.
+	if got := count(t, a.Pool, `SELECT count(*) FROM sessions`); got != sessions {
+		t.Errorf("a claim turned away: sessions went from %d to %d, want unchanged", sessions, got)
+	}
+	if hasSessionCookie(a, second) {
+		t.Error("a claim turned away: the visitor got a session cookie")
 	}
 	held := first.hold(a.EventID, firstSeats(t, a.Pool, a.EventID, 1)[0])
 	if st := first.do("DELETE", "/api/v1/holds/"+held.HoldID, nil, nil); st != http.StatusNoContent {
@@ -233,6 +242,48 @@ func TestPlaceClaimWaitsAtAFullRoom(t *testing.T) {
 	}
 	if st := second.do("POST", claimPath(a.EventID), nil, &out); st != http.StatusOK || !out.Admitted {
 		t.Errorf("the second claim asked again once the slot came back: got %d %+v, want admitted", st, out)
+	}
+	// The control: admitted, it made the session.
+	if got := count(t, a.Pool, `SELECT count(*) FROM sessions`); got != sessions+1 || !hasSessionCookie(a, second) {
+		t.Errorf("the second claim admitted: sessions went from %d to %d (cookie %v), want one more, with its cookie",
+			sessions, got, hasSessionCookie(a, second))
+	}
+}
+
+// hasSessionCookie reports whether the client holds a buyer session cookie.
+func hasSessionCookie(a *testApp, c *client) bool { return sessionCookie(nil, a, c) != "" }
+
+// TestPlaceClaimCountsNewSessions: a claim that makes a session counts against the
+// address's new sessions; past the limit the next visitor's claim from that address
+// is refused at its turn with 429 (its session not made, no slot taken), while one
+// from another address is admitted (the control).
+func TestPlaceClaimCountsNewSessions(t *testing.T) {
+	t.Parallel()
+	a := newTestApp(t, frontQueue, func(o *appOptions) { o.Env = map[string]string{"ADDRESS_SESSIONS_PER_HOUR": "1"} })
+	roomOn(t, a, a.EventID, 5, 50, time.Minute)
+	home := func(i int) *fromAddress { return at(fmt.Sprintf("2001:db8:cc:1:%x::%x", i, i+1)) } // one /64
+	first := visitorVia(t, a, a.EventID, home(0))
+	second := visitorVia(t, a, a.EventID, home(1))
+	other := visitorVia(t, a, a.EventID, at("2001:db8:cc:2::1"))
+	for _, c := range []*client{first, second, other} {
+		if st := c.do("POST", placePath(a.EventID), nil, nil); st != http.StatusOK {
+			t.Fatalf("POST place: got %d, want 200", st)
+		}
+	}
+	runQueue(t, a)
+	for _, c := range []*client{first, second, other} {
+		untilTurn(t, c, a.EventID)
+	}
+	if st, q := claim(t, first, a.EventID); st != http.StatusOK || !q.Admitted {
+		t.Fatalf("the first claim: got %d %+v, want admitted", st, q)
+	}
+	st, raw, h := second.raw("POST", claimPath(a.EventID), nil, nil)
+	wantLimited(t, "a second new session's claim from the address", st, raw, h, web.LimitedBySessions, 3600)
+	if hasSessionCookie(a, second) {
+		t.Error("the refused claim: the visitor got a session cookie")
+	}
+	if st, q := claim(t, other, a.EventID); st != http.StatusOK || !q.Admitted {
+		t.Errorf("a claim from another address: got %d %+v, want admitted", st, q)
 	}
 }
 

@@ -77,6 +77,27 @@ func (s *server) rateLimit(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
+// peek is allow without counting the call: whether one more is within limit now. A
+// caller that goes on counts it with allow once it has done what it counts.
+func (l *rateLimiter) peek(ctx context.Context, key string, limit redis_rate.Limit) (retryAfter int, ok bool) {
+	if time.Now().UnixNano() < l.openUntil.Load() {
+		return 0, true
+	}
+	ctx, cancel := context.WithTimeout(ctx, rateTimeout)
+	defer cancel()
+	// A cost of 0 reads the bucket and changes nothing: Remaining is how many more
+	// calls fit now.
+	res, err := l.limiter.AllowN(ctx, l.prefix+key, limit, 0)
+	if err != nil || res.Remaining >= 1 {
+		return 0, true
+	}
+	wait := res.RetryAfter
+	if wait <= 0 {
+		wait = limit.Period / time.Duration(max(limit.Rate, 1))
+	}
+	return max(1, seconds(wait)), false
+}
+
 // allow reports whether one more call under key is within limit and, if not, how
 // many whole seconds to wait. Redis failing lets the call through.
 func (l *rateLimiter) allow(ctx context.Context, key string, limit redis_rate.Limit) (retryAfter int, ok bool) {
