@@ -3,8 +3,20 @@
 -- left in flight for stale_seconds by a request of the same body that never finished
 -- (its process died; a request never runs that long). No row: the key is taken (the
 -- caller reads it to replay its answer, or to refuse).
+--
+-- The claim and the answer's save commit asynchronously, as session writes do
+-- (sessions.sql): set_config(…, true) turns synchronous_commit off for the
+-- statement's own transaction, so a keyed call waits for no WAL fsync of the key's
+-- own. The key is seen by every other transaction at once all the same. The WAL is
+-- one sequence: the request's own durable commit (a hold, an order, a payment's
+-- claim) flushes the claim made before it, so a crash never keeps a request's effect
+-- and loses its key. It can lose an answer saved in the last moment (3 ×
+-- wal_writer_delay): the key is then left in flight, and a repeat after it goes stale
+-- runs again, against booking's own guards (one order per hold, one payment under
+-- way per order, the buyer's one basket).
 INSERT INTO idempotency_keys (buyer, key, request_hash, expires_at)
-VALUES (@buyer, @key, @request_hash, now() + make_interval(secs => @ttl_seconds::float8))
+SELECT @buyer::text, @key::text, @request_hash::bytea, now() + make_interval(secs => @ttl_seconds::float8)
+FROM (SELECT set_config('synchronous_commit', 'off', true)) AS lax
 ON CONFLICT (buyer, key) DO UPDATE
 SET request_hash = excluded.request_hash, status = NULL, body = NULL, created_at = now(),
     expires_at = excluded.expires_at
@@ -17,7 +29,9 @@ RETURNING buyer;
 SELECT request_hash, status, body FROM idempotency_keys WHERE buyer = @buyer AND key = @key;
 
 -- name: IdempotencyKeySave :exec
+-- Commits asynchronously (IdempotencyKeyClaim says why that is safe).
 UPDATE idempotency_keys SET status = @status, body = @body
+FROM (SELECT set_config('synchronous_commit', 'off', true)) AS lax
 WHERE buyer = @buyer AND key = @key AND status IS NULL;
 
 -- name: IdempotencyKeyRelease :exec

@@ -3,6 +3,9 @@ package booking
 import (
 	"errors"
 	"testing"
+
+	"boxoffice/internal/db"
+	"boxoffice/internal/dbtest"
 )
 
 // TestIdempotentStaleKey: a key left in flight by a request that never finished (its
@@ -34,6 +37,71 @@ func TestIdempotentStaleKey(t *testing.T) {
 			t.Errorf("%s (begun %s ago): got %v, %v; want the repeat to run", tc.key, tc.age, first, err)
 		case !tc.wantRun && !errors.Is(err, ErrIdempotencyKeyInUse):
 			t.Errorf("%s (begun %s ago): got %v, %v; want %v", tc.key, tc.age, first, err, ErrIdempotencyKeyInUse)
+		}
+	}
+}
+
+// TestIdempotencyKeysCommitAsynchronously: a key's claim and its answer's save each
+// turn synchronous_commit off for their own transaction only (the statement's
+// set_config is evaluated, not planned away), so neither waits for a WAL fsync; the
+// connection commits durably again after them. The control reads the same setting
+// after a statement without it, which leaves it on.
+func TestIdempotencyKeysCommitAsynchronously(t *testing.T) {
+	t.Parallel()
+	pool := dbtest.Pool(t)
+	ctx := t.Context()
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	// Test databases commit asynchronously throughout (dbtest); this connection
+	// commits durably, as production's do.
+	if _, err := conn.Exec(ctx, `SET synchronous_commit = on`); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _, _ = conn.Exec(ctx, `RESET synchronous_commit`) }()
+	setting := func(q db.DBTX) string {
+		var v string
+		if err := q.QueryRow(ctx, `SELECT current_setting('synchronous_commit')`).Scan(&v); err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	st := int32(201)
+	for _, tc := range []struct {
+		name string
+		run  func(q *db.Queries) error
+		want string
+	}{
+		{"claim", func(q *db.Queries) error {
+			_, err := q.IdempotencyKeyClaim(ctx, db.IdempotencyKeyClaimParams{Buyer: "ann", Key: "k", RequestHash: []byte("h"),
+				TtlSeconds: 60, StaleSeconds: 20})
+			return err
+		}, "off"},
+		{"save", func(q *db.Queries) error {
+			return q.IdempotencyKeySave(ctx, db.IdempotencyKeySaveParams{Buyer: "ann", Key: "k", Status: &st, Body: []byte("{}")})
+		}, "off"},
+		{"control: a read of the key", func(q *db.Queries) error {
+			_, err := q.IdempotencyKeyGet(ctx, db.IdempotencyKeyGetParams{Buyer: "ann", Key: "k"})
+			return err
+		}, "on"},
+	} {
+		tx, err := conn.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tc.run(db.New(tx)); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if got := setting(tx); got != tc.want {
+			t.Errorf("%s: in its transaction synchronous_commit is %q, want %q", tc.name, got, tc.want)
+		}
+		if err := tx.Commit(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if got := setting(conn); got != "on" {
+			t.Errorf("after the %s the connection's synchronous_commit is %q, want on", tc.name, got)
 		}
 	}
 }

@@ -11,7 +11,8 @@ import (
 
 const idempotencyKeyClaim = `-- name: IdempotencyKeyClaim :one
 INSERT INTO idempotency_keys (buyer, key, request_hash, expires_at)
-VALUES ($1, $2, $3, now() + make_interval(secs => $4::float8))
+SELECT $1::text, $2::text, $3::bytea, now() + make_interval(secs => $4::float8)
+FROM (SELECT set_config('synchronous_commit', 'off', true)) AS lax
 ON CONFLICT (buyer, key) DO UPDATE
 SET request_hash = excluded.request_hash, status = NULL, body = NULL, created_at = now(),
     expires_at = excluded.expires_at
@@ -33,6 +34,17 @@ type IdempotencyKeyClaimParams struct {
 // left in flight for stale_seconds by a request of the same body that never finished
 // (its process died; a request never runs that long). No row: the key is taken (the
 // caller reads it to replay its answer, or to refuse).
+//
+// The claim and the answer's save commit asynchronously, as session writes do
+// (sessions.sql): set_config(…, true) turns synchronous_commit off for the
+// statement's own transaction, so a keyed call waits for no WAL fsync of the key's
+// own. The key is seen by every other transaction at once all the same. The WAL is
+// one sequence: the request's own durable commit (a hold, an order, a payment's
+// claim) flushes the claim made before it, so a crash never keeps a request's effect
+// and loses its key. It can lose an answer saved in the last moment (3 ×
+// wal_writer_delay): the key is then left in flight, and a repeat after it goes stale
+// runs again, against booking's own guards (one order per hold, one payment under
+// way per order, the buyer's one basket).
 func (q *Queries) IdempotencyKeyClaim(ctx context.Context, arg IdempotencyKeyClaimParams) (string, error) {
 	row := q.db.QueryRow(ctx, idempotencyKeyClaim,
 		arg.Buyer,
@@ -85,6 +97,7 @@ func (q *Queries) IdempotencyKeyRelease(ctx context.Context, arg IdempotencyKeyR
 
 const idempotencyKeySave = `-- name: IdempotencyKeySave :exec
 UPDATE idempotency_keys SET status = $1, body = $2
+FROM (SELECT set_config('synchronous_commit', 'off', true)) AS lax
 WHERE buyer = $3 AND key = $4 AND status IS NULL
 `
 
@@ -95,6 +108,7 @@ type IdempotencyKeySaveParams struct {
 	Key    string
 }
 
+// Commits asynchronously (IdempotencyKeyClaim says why that is safe).
 func (q *Queries) IdempotencyKeySave(ctx context.Context, arg IdempotencyKeySaveParams) error {
 	_, err := q.db.Exec(ctx, idempotencyKeySave,
 		arg.Status,
