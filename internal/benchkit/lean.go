@@ -87,6 +87,11 @@ type LeanConn struct {
 	conn    net.Conn
 	br      *bufio.Reader
 	wbuf    []byte
+	// watched is the context whose end cuts the connection short, unwatch what
+	// stops that: set once per connection and context, not per request.
+	watched     context.Context
+	watchedConn net.Conn
+	unwatch     func() bool
 }
 
 // NewLeanConn is a connection to base (http://host:port), dialled on first use.
@@ -104,6 +109,10 @@ func NewLeanConn(base string) (*LeanConn, error) {
 
 // Close closes the connection, if open.
 func (c *LeanConn) Close() error {
+	if c.unwatch != nil {
+		c.unwatch()
+		c.unwatch, c.watched, c.watchedConn = nil, nil, nil
+	}
 	if c.conn == nil {
 		return nil
 	}
@@ -182,10 +191,9 @@ func (c *LeanConn) roundTrip(ctx context.Context, req LeanRequest, resp *LeanRes
 	if err := c.conn.SetDeadline(time.Now().Add(c.Timeout)); err != nil {
 		return err
 	}
-	if ctx.Done() != nil {
-		conn := c.conn
-		stop := context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Unix(1, 0)) })
-		defer stop()
+	c.watch(ctx)
+	if err := ctx.Err(); err != nil { // ended before the deadline above was set
+		return err
 	}
 	if _, err := c.conn.Write(c.wbuf); err != nil {
 		if closedByPeer(err) {
@@ -198,6 +206,19 @@ func (c *LeanConn) roundTrip(ctx context.Context, req LeanRequest, resp *LeanRes
 		c.Close()
 	}
 	return err
+}
+
+// watch makes ctx's end cut the connection's I/O short, by a deadline in the past.
+func (c *LeanConn) watch(ctx context.Context) {
+	if ctx.Done() == nil || (ctx == c.watched && c.conn == c.watchedConn) {
+		return
+	}
+	if c.unwatch != nil {
+		c.unwatch()
+	}
+	conn := c.conn
+	c.unwatch = context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Unix(1, 0)) })
+	c.watched, c.watchedConn = ctx, conn
 }
 
 // readLeanResponse reads one answer from br into resp, skipping interim (1xx) ones,
