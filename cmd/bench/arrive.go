@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/json"
@@ -52,13 +51,26 @@ type arriveTarget struct {
 // minimal net/http server doing the same join in the same Redis.
 type arriveBench struct{}
 
-func (arriveBench) flags(*flag.FlagSet, *options) {}
-func (arriveBench) check(options) []error         { return nil }
-func (arriveBench) sessions(options) int          { return 0 }
+func (arriveBench) flags(fs *flag.FlagSet, o *options) {
+	fs.StringVar(&o.client, "client", clientLean, "the clients' HTTP: lean (one HTTP/1.1 connection each, requests from pre-built bytes) or nethttp (Go's net/http client)")
+}
 
-func (arriveBench) describe(options) string {
-	return fmt.Sprintf("an event whose waiting room is on (%d slots, %g a second), its onsale an hour ahead: every arrival joins the pre-queue",
-		arriveQueue.Slots, arriveQueue.Rate)
+func (arriveBench) check(o options) []error {
+	if o.client != clientLean && o.client != clientNetHTTP {
+		return []error{fmt.Errorf("-client: want %s or %s, not %q", clientLean, clientNetHTTP, o.client)}
+	}
+	return nil
+}
+
+func (arriveBench) sessions(options) int { return 0 }
+
+func (arriveBench) describe(o options) string {
+	how := "lean HTTP/1.1 clients, one connection each"
+	if o.client == clientNetHTTP {
+		how = "Go's net/http client"
+	}
+	return fmt.Sprintf("an event whose waiting room is on (%d slots, %g a second), its onsale an hour ahead: every arrival joins the pre-queue; %s",
+		arriveQueue.Slots, arriveQueue.Rate, how)
 }
 
 func (arriveBench) prepare(ctx context.Context, srv *server, _ options) ([]event, roundFunc, error) {
@@ -137,20 +149,17 @@ func (k arrivalKind) path(s string, eventID int64) string {
 // arrival counts when the POST answered 200 and put the visitor in the pre-queue.
 func runArrivals(ctx context.Context, srv *server, o options, name, base string, ev arriveTarget, kind arrivalKind, profile string) (*arriveResult, error) {
 	res := &arriveResult{Name: name, Window: o.duration}
-	cl := newAPIClient(base, o.clients)
-	defer cl.Close()
-	join := base + kind.path(kind.post, ev.ID)
-	first := kind.path(kind.first, ev.ID)
-	all, w, err := drive(ctx, srv, o, newTiming(o), profile, func(int) func() (call, bool) {
-		var answer bytes.Buffer
+	arrivers, closeAll, err := newArrivers(o.client, base, ev, kind, o.clients)
+	if err != nil {
+		return res, err
+	}
+	defer closeAll()
+	all, w, err := drive(ctx, srv, o, newTiming(o), profile, func(i int) func() (call, bool) {
+		arrive := arrivers[i]
 		return func() (call, bool) {
 			c := call{want: http.StatusOK, sent: time.Now()}
-			answer.Reset()
-			b, err := cl.firstGet(ctx, first)
-			if c.err = err; err == nil {
-				c.status, c.err = cl.post(ctx, join, b, nil, &answer)
-			}
-			c.done, c.body, c.key = time.Now(), answer.Bytes(), answerKey(c.status, answer.Bytes())
+			c.status, c.body, c.err = arrive(ctx)
+			c.done, c.key = time.Now(), answerKey(c.status, c.body)
 			if c.status == http.StatusOK && !inPreQueue(c.body) {
 				c.want, c.key = 0, "200 not in the pre-queue"
 			}
@@ -217,15 +226,6 @@ func startMinimalFrontDoor(ctx context.Context, srv *server, target arriveTarget
 			Waiting: st.Waiting, ETASeconds: int(st.ETA.Seconds()), PreQueue: st.PreQueue})
 	})
 	return benchkit.Serve(mux)
-}
-
-// inPreQueue says whether a join's answer puts the visitor in the pre-queue, where
-// every arrival an hour before the onsale belongs.
-func inPreQueue(answer []byte) bool {
-	var a struct {
-		PreQueue bool `json:"preQueue"`
-	}
-	return json.Unmarshal(answer, &a) == nil && a.PreQueue
 }
 
 func (r *arriveResult) row(rp *report, tag string) {

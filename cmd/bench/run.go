@@ -42,6 +42,8 @@ type options struct {
 	// bench database (server.go: programURL).
 	pooler   string
 	execMode string
+	// client is the arrivals' HTTP client (arriveclient.go).
+	client string
 }
 
 // benchmark is one of the benchmarks that measure the program on the bench database.
