@@ -53,10 +53,10 @@ func (s *Buyer) Checkout(ctx context.Context, id HoldID, buyer, email string) (O
 			return err
 		}
 		var view Order
-		if o, view, err = createOrder(ctx, q, id, h, seats.Vals, buyer, email, quote); err != nil {
+		if o, view, err = createOrder(ctx, tx, q, id, h, seats.Vals, buyer, email, quote); err != nil {
 			return err
 		}
-		if err := chargeLines(ctx, q, o, quote); err != nil {
+		if err := chargeVoucher(ctx, q, o, quote); err != nil {
 			return err
 		}
 		if o.AmountCents > 0 {
@@ -88,37 +88,46 @@ func (s *Buyer) Checkout(ctx context.Context, id HoldID, buyer, email string) (O
 }
 
 // createOrder makes the pending order of the live hold h, whose seats are seats, for
-// the amount quote totals, and returns it with the view that reading it back would
-// give. Outside the event's sales window it makes none: a *NotOnSaleError or
-// ErrSalesClosed.
-func createOrder(ctx context.Context, q *db.Queries, id HoldID, h db.HoldLockRow, seats []db.SeatsOfHoldRow, buyer, email string, quote pricing.Quote) (db.Order, Order, error) {
-	amount := int(quote.Total)
+// the amount quote totals, with its lines, and returns it with the view that reading
+// it back would give. Outside the event's sales window it makes none: a
+// *NotOnSaleError or ErrSalesClosed. One round trip: a standing tier's name and price,
+// for the view, go with the order.
+func createOrder(ctx context.Context, tx pgx.Tx, q *db.Queries, id HoldID, h db.HoldLockRow, seats []db.SeatsOfHoldRow, buyer, email string, quote pricing.Quote) (db.Order, Order, error) {
 	ids := make([]int64, len(seats))
 	view := Order{HoldID: id, Email: email, Status: StatusPending}
 	for i, st := range seats {
 		ids[i] = st.ID
 		view.Seats = append(view.Seats, Seat{ID: st.ID, Section: st.Section, Row: st.RowLabel, Number: int(st.Number), PriceCents: int(st.PriceCents)})
 	}
+	var pl db.Pipeline
+	var tier *db.Row[db.GATierGetRow]
 	if h.GaTierID != nil {
-		t, err := q.GATierGet(ctx, db.GATierGetParams{EventID: id.Event, ID: *h.GaTierID})
-		if err != nil {
-			return db.Order{}, Order{}, err
+		tier = pl.GATierGet(db.GATierGetParams{EventID: id.Event, ID: *h.GaTierID})
+	}
+	p := db.OrderCreateParams{
+		EventID: id.Event, HoldID: id.Seq, Buyer: buyer, Email: email, SeatIds: ids,
+		GaTierID: h.GaTierID, GaQuantity: h.GaQuantity, AmountCents: int32(quote.Total),
+	}
+	withLines(&p, quote)
+	created := pl.OrderCreate(p)
+	if err := pl.Send(ctx, tx); err != nil {
+		return db.Order{}, Order{}, err
+	}
+	if tier != nil {
+		if !tier.Found {
+			return db.Order{}, Order{}, pgx.ErrNoRows
 		}
+		t := tier.Val
 		view.GA = &GAPlaces{TierID: t.ID, TierName: t.Name, Quantity: int(h.GaQuantity), PriceCents: int(t.PriceCents)}
 	}
-	o, err := q.OrderCreate(ctx, db.OrderCreateParams{
-		EventID: id.Event, HoldID: id.Seq, Buyer: buyer, Email: email, SeatIds: ids,
-		GaTierID: h.GaTierID, GaQuantity: h.GaQuantity, AmountCents: int32(amount),
-	})
-	if errors.Is(err, pgx.ErrNoRows) {
+	if !created.Found {
 		// Not a second checkout (the hold row's lock rules that out): the window.
 		if werr := saleWindowError(ctx, q, id.Event); werr != nil {
 			return db.Order{}, Order{}, werr
 		}
+		return db.Order{}, Order{}, pgx.ErrNoRows
 	}
-	if err != nil {
-		return db.Order{}, Order{}, err
-	}
+	o := db.Order(created.Val)
 	view.ID, view.EventID, view.AmountCents = o.ID, o.EventID, int(o.AmountCents)
 	return o, view, nil
 }

@@ -131,6 +131,11 @@ func (p *Pipeline) GATierGet(arg GATierGetParams) *Row[GATierGetRow] {
 	return queueRow(p, pgx.RowToStructByPos[GATierGetRow], func(q *Queries) { q.GATierGet(recording, arg) })
 }
 
+// OrderCreate queues Queries.OrderCreate.
+func (p *Pipeline) OrderCreate(arg OrderCreateParams) *Row[OrderCreateRow] {
+	return queueRow(p, pgx.RowToStructByPos[OrderCreateRow], func(q *Queries) { q.OrderCreate(recording, arg) })
+}
+
 // HoldCreate queues Queries.HoldCreate.
 func (p *Pipeline) HoldCreate(arg HoldCreateParams) *Row[HoldCreateRow] {
 	return queueRow(p, pgx.RowToStructByPos[HoldCreateRow], func(q *Queries) { q.HoldCreate(recording, arg) })
