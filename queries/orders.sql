@@ -45,17 +45,23 @@ SET status = @status, status_reason = @status_reason, updated_at = now(),
 WHERE id = @id;
 
 -- name: OrderConfirm :exec
--- The order is sold: payment_id names the provider's payment it keeps (none for a free
--- order).
+-- The order is sold, and its hold with it: payment_id names the provider's payment it
+-- keeps (none for a free order). One statement for both rows, which the sale has
+-- locked already (HoldLock; OrderLock, or the order's own creation in the same
+-- transaction), so it takes no lock the sale does not hold.
+WITH sold_hold AS (
+    UPDATE holds SET sold_at = now(), released_at = NULL
+    WHERE holds.event_id = @event_id AND holds.id = @hold_id AND holds.sold_at IS NULL
+)
 UPDATE orders
 SET status = 'confirmed', status_reason = '', payment_id = sqlc.narg(payment_id)::text,
     confirmed_at = now(), updated_at = now()
-WHERE id = @id AND status = 'pending';
+WHERE orders.id = @id AND orders.status = 'pending';
 
 -- name: OrderSetReason :exec
 -- Says why a pending order is still pending (payment_failed, payment_unknown).
 UPDATE orders SET status_reason = @status_reason, updated_at = now()
-WHERE id = @id AND status = 'pending';
+WHERE orders.id = @id AND orders.status = 'pending';
 
 -- name: OrdersLapsed :many
 -- Pending orders whose hold lapsed (or was released) unsold, with no payment under way:

@@ -90,7 +90,8 @@ func tripsFixture(t *testing.T) (moneyFixture, *trips) {
 	}
 	t.Cleanup(pool.Close)
 	p := newFakeProvider()
-	f := fixtureOn(t, pool, smallSpec([]demo.Section{oneRow("A", 6, 1000)}), DefaultConfig()).withProviderConfig(p, DefaultConfig())
+	f := fixtureOn(t, pool, smallSpec([]demo.Section{oneRow("A", 6, 1000)},
+		demo.GATier{Name: "Floor", PriceCents: 1000, Capacity: 10, Stripes: 2}), DefaultConfig()).withProviderConfig(p, DefaultConfig())
 	jobs := bookingtest.NewJobs(t, f.pool, bookingtest.Workers{})
 	f.svc.SetJobs(jobs)
 	f.ids(t, `INSERT INTO event_fees (event_id, method, per_ticket_cents, per_order_cents) VALUES ($1, 'all', 100, 300) RETURNING event_id`, f.event)
@@ -98,54 +99,73 @@ func tripsFixture(t *testing.T) (moneyFixture, *trips) {
 	return moneyFixture{fixture: f, provider: p, jobs: jobs}, tr
 }
 
-// TestCheckoutAndConfirmRoundTrips: the round trips of a buyer's checkout (two seats,
-// fees, with a voucher and without), of the payment's claim and charge, and of the
-// provider's webhook that confirms the order, each within its budget; the order's
-// lines are the quote's. The statements of each are logged (go test -v).
+// TestCheckoutAndConfirmRoundTrips: the round trips of a buyer's checkout (two seats
+// or two standing places, fees, with a voucher and without), of the payment's claim
+// and charge, and of the provider's webhook that confirms the order, each within its
+// budget; the order's lines are the quote's. The statements of each are logged (go
+// test -v).
 func TestCheckoutAndConfirmRoundTrips(t *testing.T) {
 	t.Parallel()
 	f, tr := tripsFixture(t)
 	seats := f.rowSeats(t, "A", "A")
-	for i, voucher := range []bool{true, false} {
-		buyer := []string{"a", "b"}[i]
-		h := f.hold(t, buyer, seats[2*i:2*i+2]...)
-		if voucher {
-			if err := f.svc.Buyer.SetVoucher(t.Context(), h.ID, buyer, "ONCE"); err != nil {
+	for _, c := range []struct {
+		buyer            string
+		seats            []int64 // none: two standing places
+		voucher          bool
+		checkout, notify int // budgets: checkout's round trips, confirm's
+	}{
+		{"a", seats[0:2], true, 11, 4},
+		{"b", seats[2:4], false, 10, 4},
+		{"c", nil, false, 12, 5},
+	} {
+		var h Hold
+		if c.seats != nil {
+			h = f.hold(t, c.buyer, c.seats...)
+		} else if h2, err := f.holdGA(t, c.buyer, 2); err != nil {
+			t.Fatal(err)
+		} else {
+			h = h2
+		}
+		if c.voucher {
+			if err := f.svc.Buyer.SetVoucher(t.Context(), h.ID, c.buyer, "ONCE"); err != nil {
 				t.Fatal(err)
 			}
 		}
 		var o Order
-		checkout := tr.during(func() { o = f.checkout(t, h, buyer) })
-		if want := 2*1100 + 300 - map[bool]int{true: 500}[voucher]; o.AmountCents != want {
-			t.Fatalf("amount: got %d, want %d", o.AmountCents, want)
+		checkout := tr.during(func() { o = f.checkout(t, h, c.buyer) })
+		if want := 2*1100 + 300 - map[bool]int{true: 500}[c.voucher]; o.AmountCents != want {
+			t.Fatalf("%s: amount: got %d, want %d", c.buyer, o.AmountCents, want)
 		}
 		ch, err := f.svc.Buyer.OrderCharges(t.Context(), o)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if q := ch.Quote; q.Total != int64(o.AmountCents) || len(q.Lines) != 2 || q.OrderFee != 300 || (ch.VoucherCode == "ONCE") != voucher {
-			t.Errorf("charges: got total %d, %d ticket lines, order fee %d, voucher %q; want %d, 2, 300, voucher %v",
-				q.Total, len(q.Lines), q.OrderFee, ch.VoucherCode, o.AmountCents, voucher)
+		if q := ch.Quote; q.Total != int64(o.AmountCents) || len(q.Lines) != 2 || q.OrderFee != 300 || (ch.VoucherCode == "ONCE") != c.voucher {
+			t.Errorf("%s: charges: got total %d, %d ticket lines, order fee %d, voucher %q; want %d, 2, 300, voucher %v",
+				c.buyer, q.Total, len(q.Lines), q.OrderFee, ch.VoucherCode, o.AmountCents, c.voucher)
 		}
 		pay := tr.during(func() {
-			if _, err := f.svc.Buyer.Pay(t.Context(), o.ID, buyer, PaymentMethod{Method: "card"}); err != nil {
+			if _, err := f.svc.Buyer.Pay(t.Context(), o.ID, c.buyer, PaymentMethod{Method: "card"}); err != nil {
 				t.Fatal(err)
 			}
 		})
-		ev := f.provider.chargeOf(t, o.ID).event("evt_"+buyer, KindPaymentSucceeded)
+		ev := f.provider.chargeOf(t, o.ID).event("evt_"+c.buyer, KindPaymentSucceeded)
 		confirm := tr.during(func() {
 			if got, err := f.svc.Buyer.ApplyPayment(t.Context(), "test", ev); err != nil || got != OutcomeConfirmed {
-				t.Fatalf("webhook: got %q, %v; want confirmed", got, err)
+				t.Fatalf("%s: webhook: got %q, %v; want confirmed", c.buyer, got, err)
 			}
 		})
-		for _, c := range []struct {
+		if s, ga := f.ticketCount(t, o.ID); s+ga != 2 {
+			t.Errorf("%s: got %d tickets, want 2", c.buyer, s+ga)
+		}
+		for _, r := range []struct {
 			name string
 			sent []string
 			max  int
-		}{{"checkout", checkout, 10 + map[bool]int{true: 1}[voucher]}, {"pay", pay, 3}, {"confirm", confirm, 4}} {
-			t.Logf("voucher %v: %s: %d round trips: %s", voucher, c.name, len(c.sent), strings.Join(c.sent, " | "))
-			if len(c.sent) > c.max {
-				t.Errorf("voucher %v: %s took %d round trips, want at most %d", voucher, c.name, len(c.sent), c.max)
+		}{{"checkout", checkout, c.checkout}, {"pay", pay, 3}, {"confirm", confirm, c.notify}} {
+			t.Logf("%s (seats %v, voucher %v): %s: %d round trips: %s", c.buyer, c.seats != nil, c.voucher, r.name, len(r.sent), strings.Join(r.sent, " | "))
+			if len(r.sent) > r.max {
+				t.Errorf("%s: %s took %d round trips, want at most %d", c.buyer, r.name, len(r.sent), r.max)
 			}
 		}
 	}

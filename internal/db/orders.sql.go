@@ -43,21 +43,34 @@ func (q *Queries) OrderByHold(ctx context.Context, arg OrderByHoldParams) (Order
 }
 
 const orderConfirm = `-- name: OrderConfirm :exec
+WITH sold_hold AS (
+    UPDATE holds SET sold_at = now(), released_at = NULL
+    WHERE holds.event_id = $3 AND holds.id = $4 AND holds.sold_at IS NULL
+)
 UPDATE orders
 SET status = 'confirmed', status_reason = '', payment_id = $1::text,
     confirmed_at = now(), updated_at = now()
-WHERE id = $2 AND status = 'pending'
+WHERE orders.id = $2 AND orders.status = 'pending'
 `
 
 type OrderConfirmParams struct {
 	PaymentID *string
 	ID        int64
+	EventID   int64
+	HoldID    int64
 }
 
-// The order is sold: payment_id names the provider's payment it keeps (none for a free
-// order).
+// The order is sold, and its hold with it: payment_id names the provider's payment it
+// keeps (none for a free order). One statement for both rows, which the sale has
+// locked already (HoldLock; OrderLock, or the order's own creation in the same
+// transaction), so it takes no lock the sale does not hold.
 func (q *Queries) OrderConfirm(ctx context.Context, arg OrderConfirmParams) error {
-	_, err := q.db.Exec(ctx, orderConfirm, arg.PaymentID, arg.ID)
+	_, err := q.db.Exec(ctx, orderConfirm,
+		arg.PaymentID,
+		arg.ID,
+		arg.EventID,
+		arg.HoldID,
+	)
 	return err
 }
 
@@ -249,7 +262,7 @@ func (q *Queries) OrderLock(ctx context.Context, id int64) (Order, error) {
 
 const orderSetReason = `-- name: OrderSetReason :exec
 UPDATE orders SET status_reason = $1, updated_at = now()
-WHERE id = $2 AND status = 'pending'
+WHERE orders.id = $2 AND orders.status = 'pending'
 `
 
 type OrderSetReasonParams struct {

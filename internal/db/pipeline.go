@@ -171,9 +171,9 @@ func (p *Pipeline) TicketsIssueForSeats(arg TicketsIssueForSeatsParams) *Affecte
 	return p.affected(func(q *Queries) { q.TicketsIssueForSeats(recording, arg) })
 }
 
-// HoldMarkSold queues Queries.HoldMarkSold.
-func (p *Pipeline) HoldMarkSold(arg HoldMarkSoldParams) *Affected {
-	return p.affected(func(q *Queries) { q.HoldMarkSold(recording, arg) })
+// TicketsIssueForGA queues Queries.TicketsIssueForGA.
+func (p *Pipeline) TicketsIssueForGA(arg TicketsIssueForGAParams) *Affected {
+	return p.affected(func(q *Queries) { q.TicketsIssueForGA(recording, arg) })
 }
 
 // OrderConfirm queues Queries.OrderConfirm.
