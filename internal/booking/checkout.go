@@ -52,8 +52,11 @@ func (s *Buyer) Checkout(ctx context.Context, id HoldID, buyer, email string) (O
 		if err != nil {
 			return err
 		}
+		// An order to pay with no voucher to count is the transaction's last word:
+		// nothing it answers can roll the transaction back, so the commit goes with it.
+		last := quote.Total > 0 && quote.VoucherID == 0
 		var view Order
-		if o, view, err = createOrder(ctx, tx, q, id, h, seats.Vals, buyer, email, quote); err != nil {
+		if o, view, err = createOrder(ctx, tx, q, id, h, seats.Vals, buyer, email, quote, last); err != nil {
 			return err
 		}
 		if err := chargeVoucher(ctx, q, o, quote); err != nil {
@@ -71,6 +74,13 @@ func (s *Buyer) Checkout(ctx context.Context, id HoldID, buyer, email string) (O
 		confirmed = err == nil && o.Status == db.OrderStatusConfirmed
 		return err
 	})
+	if errors.Is(err, errNoOrderMade) {
+		// Not a second checkout (the hold row's lock rules that out): the window.
+		if werr := saleWindowError(ctx, s.q, id.Event); werr != nil {
+			return Order{}, translate(werr)
+		}
+		return Order{}, translate(pgx.ErrNoRows)
+	}
 	if err != nil {
 		return Order{}, err
 	}
@@ -89,10 +99,12 @@ func (s *Buyer) Checkout(ctx context.Context, id HoldID, buyer, email string) (O
 
 // createOrder makes the pending order of the live hold h, whose seats are seats, for
 // the amount quote totals, with its lines, and returns it with the view that reading
-// it back would give. Outside the event's sales window it makes none: a
-// *NotOnSaleError or ErrSalesClosed. One round trip: a standing tier's name and price,
-// for the view, go with the order.
-func createOrder(ctx context.Context, tx pgx.Tx, q *db.Queries, id HoldID, h db.HoldLockRow, seats []db.SeatsOfHoldRow, buyer, email string, quote pricing.Quote) (db.Order, Order, error) {
+// it back would give. One round trip: a standing tier's name and price, for the view,
+// go with the order, and with last the transaction's commit too. Outside the event's
+// sales window it makes none (OrderCreate's conditions are the verdict): a
+// *NotOnSaleError or ErrSalesClosed, read in the transaction; errNoOrderMade if the
+// transaction has committed already, for the caller to read why after it.
+func createOrder(ctx context.Context, tx pgx.Tx, q *db.Queries, id HoldID, h db.HoldLockRow, seats []db.SeatsOfHoldRow, buyer, email string, quote pricing.Quote, last bool) (db.Order, Order, error) {
 	ids := make([]int64, len(seats))
 	view := Order{HoldID: id, Email: email, Status: StatusPending}
 	for i, st := range seats {
@@ -110,27 +122,37 @@ func createOrder(ctx context.Context, tx pgx.Tx, q *db.Queries, id HoldID, h db.
 	}
 	withLines(&p, quote)
 	created := pl.OrderCreate(p)
-	if err := pl.Send(ctx, tx); err != nil {
+	var err error
+	if last {
+		_, err = pl.SendAndCommit(ctx, tx)
+	} else {
+		err = pl.Send(ctx, tx)
+	}
+	switch {
+	case err != nil:
 		return db.Order{}, Order{}, err
-	}
-	if tier != nil {
-		if !tier.Found {
-			return db.Order{}, Order{}, pgx.ErrNoRows
-		}
-		t := tier.Val
-		view.GA = &GAPlaces{TierID: t.ID, TierName: t.Name, Quantity: int(h.GaQuantity), PriceCents: int(t.PriceCents)}
-	}
-	if !created.Found {
-		// Not a second checkout (the hold row's lock rules that out): the window.
+	case !created.Found && last:
+		return db.Order{}, Order{}, errNoOrderMade
+	case !created.Found:
 		if werr := saleWindowError(ctx, q, id.Event); werr != nil {
 			return db.Order{}, Order{}, werr
 		}
 		return db.Order{}, Order{}, pgx.ErrNoRows
+	case tier != nil && !tier.Found:
+		return db.Order{}, Order{}, pgx.ErrNoRows
+	}
+	if tier != nil {
+		t := tier.Val
+		view.GA = &GAPlaces{TierID: t.ID, TierName: t.Name, Quantity: int(h.GaQuantity), PriceCents: int(t.PriceCents)}
 	}
 	o := db.Order(created.Val)
 	view.ID, view.EventID, view.AmountCents = o.ID, o.EventID, int(o.AmountCents)
 	return o, view, nil
 }
+
+// errNoOrderMade: OrderCreate made no order, which outside a second checkout (ruled
+// out by the hold's lock) is the sales window's verdict.
+var errNoOrderMade = errors.New("no order made")
 
 // confirmFree sells a free order, with no charge, in the caller's transaction. If it
 // cannot sell (the buyer's limit), the order stays pending and nothing is owed.

@@ -115,8 +115,8 @@ func TestCheckoutAndConfirmRoundTrips(t *testing.T) {
 		checkout, notify int // budgets: checkout's round trips, confirm's
 	}{
 		{"a", seats[0:2], true, 11, 4},
-		{"b", seats[2:4], false, 10, 4},
-		{"c", nil, false, 12, 5},
+		{"b", seats[2:4], false, 9, 4},
+		{"c", nil, false, 11, 5},
 	} {
 		var h Hold
 		if c.seats != nil {
