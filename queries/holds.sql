@@ -109,10 +109,6 @@ WHERE s.event_id = @event_id AND s.held_by = @hold_id AND s.id = ANY(@seat_ids::
 UPDATE holds SET released_at = now()
 WHERE event_id = @event_id AND id = @id AND released_at IS NULL AND sold_at IS NULL;
 
--- name: HoldMarkSold :execrows
-UPDATE holds SET sold_at = now(), released_at = NULL
-WHERE event_id = @event_id AND id = @id AND sold_at IS NULL;
-
 -- name: HoldsGALapsed :many
 -- GA holds past their expiry whose places have not been given back, locked; holds busy
 -- in another transaction (a confirm, say) are left for the next round.

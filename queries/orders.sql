@@ -2,15 +2,30 @@
 -- One order per hold, and only while the event's sale is open to the hold (by the
 -- database clock; a hold that records an access code, in the code's presale too): no
 -- row means a second checkout of the same hold (the caller answers with the existing
--- order) or the window (EventSaleWindow tells).
-INSERT INTO orders (event_id, hold_id, buyer, email, seat_ids, ga_tier_id, ga_quantity, amount_cents)
-SELECT @event_id::bigint, @hold_id::bigint, @buyer::text, @email::text, @seat_ids::bigint[],
-       sqlc.narg(ga_tier_id)::bigint, @ga_quantity::int, @amount_cents::int
-WHERE EXISTS (SELECT 1 FROM events e WHERE e.id = @event_id::bigint
-              AND event_on_sale_with(e, (SELECT h.access_code_id FROM holds h
-                                         WHERE h.event_id = @event_id::bigint AND h.id = @hold_id::bigint)))
-ON CONFLICT (event_id, hold_id) DO NOTHING
-RETURNING *;
+-- order) or the window (EventSaleWindow tells). The order's lines (order_lines, what
+-- it charges line by line) go in with it, numbered from 1 in the arrays' order: the
+-- lines_* arrays have one element per line, 0 for a seat, tier or type a line has
+-- not. One statement, so an order is never without its lines, and no lines are
+-- written when no order is.
+WITH created AS (
+    INSERT INTO orders (event_id, hold_id, buyer, email, seat_ids, ga_tier_id, ga_quantity, amount_cents)
+    SELECT @event_id::bigint, @hold_id::bigint, @buyer::text, @email::text, @seat_ids::bigint[],
+           sqlc.narg(ga_tier_id)::bigint, @ga_quantity::int, @amount_cents::int
+    WHERE EXISTS (SELECT 1 FROM events e WHERE e.id = @event_id::bigint
+                  AND event_on_sale_with(e, (SELECT h.access_code_id FROM holds h
+                                             WHERE h.event_id = @event_id::bigint AND h.id = @hold_id::bigint)))
+    ON CONFLICT (event_id, hold_id) DO NOTHING
+    RETURNING *
+), lines AS (
+    INSERT INTO order_lines (event_id, order_id, line, kind, seat_id, ga_tier_id, type_id, label,
+        price_cents, fee_cents, discount_cents, tax_cents, total_cents)
+    SELECT c.event_id, c.id, l.i, (@lines_kind::text[])[l.i], nullif((@lines_seat_id::bigint[])[l.i], 0),
+           nullif((@lines_ga_tier_id::bigint[])[l.i], 0), nullif((@lines_type_id::bigint[])[l.i], 0),
+           (@lines_label::text[])[l.i], (@lines_price_cents::int[])[l.i], (@lines_fee_cents::int[])[l.i],
+           (@lines_discount_cents::int[])[l.i], (@lines_tax_cents::int[])[l.i], (@lines_total_cents::int[])[l.i]
+    FROM created c, generate_subscripts(@lines_kind::text[], 1) AS l(i)
+)
+SELECT created.* FROM created;
 
 -- name: OrderByHold :one
 SELECT * FROM orders WHERE event_id = @event_id AND hold_id = @hold_id;
@@ -30,17 +45,23 @@ SET status = @status, status_reason = @status_reason, updated_at = now(),
 WHERE id = @id;
 
 -- name: OrderConfirm :exec
--- The order is sold: payment_id names the provider's payment it keeps (none for a free
--- order).
+-- The order is sold, and its hold with it: payment_id names the provider's payment it
+-- keeps (none for a free order). One statement for both rows, which the sale has
+-- locked already (HoldLock; OrderLock, or the order's own creation in the same
+-- transaction), so it takes no lock the sale does not hold.
+WITH sold_hold AS (
+    UPDATE holds SET sold_at = now(), released_at = NULL
+    WHERE holds.event_id = @event_id AND holds.id = @hold_id AND holds.sold_at IS NULL
+)
 UPDATE orders
 SET status = 'confirmed', status_reason = '', payment_id = sqlc.narg(payment_id)::text,
     confirmed_at = now(), updated_at = now()
-WHERE id = @id AND status = 'pending';
+WHERE orders.id = @id AND orders.status = 'pending';
 
 -- name: OrderSetReason :exec
 -- Says why a pending order is still pending (payment_failed, payment_unknown).
 UPDATE orders SET status_reason = @status_reason, updated_at = now()
-WHERE id = @id AND status = 'pending';
+WHERE orders.id = @id AND orders.status = 'pending';
 
 -- name: OrdersLapsed :many
 -- Pending orders whose hold lapsed (or was released) unsold, with no payment under way:

@@ -85,12 +85,6 @@ ORDER BY s.id;
 SELECT ga_tier_id, type_id, quantity FROM hold_ga_types
 WHERE event_id = @event_id AND hold_id = @hold_id ORDER BY ga_tier_id, type_id;
 
--- name: OrderLinesAdd :copyfrom
-INSERT INTO order_lines (event_id, order_id, line, kind, seat_id, ga_tier_id, type_id, label,
-    price_cents, fee_cents, discount_cents, tax_cents, total_cents)
-VALUES (@event_id, @order_id, @line, @kind, @seat_id, @ga_tier_id, @type_id, @label,
-    @price_cents, @fee_cents, @discount_cents, @tax_cents, @total_cents);
-
 -- name: OrderLineList :many
 SELECT line, kind, seat_id, ga_tier_id, type_id, label, price_cents, fee_cents, discount_cents, tax_cents, total_cents
 FROM order_lines WHERE event_id = @event_id AND order_id = @order_id ORDER BY line;

@@ -192,24 +192,38 @@ RETURNING s.id;
 -- name: SeatMap :many
 -- The whole map of one event, statuses decided by the database clock.
 SELECT id, section, row_label, number, price_cents, rank, x, y, accessible,
-       (CASE
-            WHEN sold_at IS NOT NULL THEN 'sold'
-            WHEN seat_is_held(seats) THEN 'held'
-            ELSE 'available'
-        END)::text AS status
+       seat_status(seats)::text AS status
 FROM seats
 WHERE event_id = @event_id
 ORDER BY section, row_label, number;
+
+-- name: SeatStatuses :one
+-- Every seat's status and the GA places left, in one row for the drift check
+-- (mapdrift.go), which compares them with the cached map each second: the ids, and at
+-- the same places in statuses the first letter of each seat's status (seat_status, as
+-- SeatMap shows it). Both aggregates take the seats in one pass, in the same order;
+-- no order is asked for, since none is needed. The GA places left are counted as
+-- GATiers counts them, the tiers read once (a CTE named twice is materialised).
+WITH ga AS (
+    SELECT coalesce(array_agg(t.id ORDER BY t.id), '{}')::bigint[] AS tier_ids,
+           coalesce(array_agg(coalesce((SELECT sum(g.remaining) FROM ga_stripes g
+                                        WHERE g.event_id = t.event_id AND g.tier_id = t.id), 0)::int
+                              ORDER BY t.id), '{}')::int[] AS remaining
+    FROM ga_tiers t
+    WHERE t.event_id = @event_id
+)
+SELECT coalesce(array_agg(s.id), '{}')::bigint[] AS ids,
+       coalesce(string_agg(left(seat_status(s), 1), ''), '')::text AS statuses,
+       (SELECT ga.tier_ids FROM ga)::bigint[] AS ga_tier_ids,
+       (SELECT ga.remaining FROM ga)::int[] AS ga_remaining
+FROM seats s
+WHERE s.event_id = @event_id;
 
 -- name: SeatMapByIDs :many
 -- Some seats of the map, as SeatMap shows them: what a live map re-reads when the feed
 -- names seats that changed.
 SELECT id, section, row_label, number, price_cents, rank, x, y, accessible,
-       (CASE
-            WHEN sold_at IS NOT NULL THEN 'sold'
-            WHEN seat_is_held(seats) THEN 'held'
-            ELSE 'available'
-        END)::text AS status
+       seat_status(seats)::text AS status
 FROM seats
 WHERE event_id = @event_id AND id = ANY(@seat_ids::bigint[]);
 

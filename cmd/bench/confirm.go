@@ -27,8 +27,8 @@ import (
 
 // pgbenchConfirmScript is the sale of one pending one-seat order as booking's sell and
 // ApplyPayment send it (queries/seats.sql SeatSell, queries/tickets.sql
-// TicketsIssueForSeats, queries/holds.sql HoldMarkSold, queries/orders.sql
-// OrderConfirm), in one transaction. Order i holds seat min_seat+i with hold
+// TicketsIssueForSeats, queries/orders.sql OrderConfirm, which marks the hold sold
+// too), in one transaction. Order i holds seat min_seat+i with hold
 // min_hold+i (pgbenchConfirmSetup makes them so).
 const pgbenchConfirmScript = `\set n :n + 1
 \set i :client_id + :clients * :n
@@ -48,9 +48,11 @@ RETURNING s.id;
 INSERT INTO tickets (event_id, order_id, seat_id, code)
 SELECT :event, :o, s.id, replace(gen_random_uuid()::text, '-', '')
 FROM seats s WHERE s.event_id = :event AND s.order_id = :o ORDER BY s.id;
-UPDATE holds SET sold_at = now(), released_at = NULL WHERE event_id = :event AND id = :h AND sold_at IS NULL;
+WITH sold_hold AS (
+    UPDATE holds SET sold_at = now(), released_at = NULL WHERE event_id = :event AND id = :h AND sold_at IS NULL
+)
 UPDATE orders SET status = 'confirmed', status_reason = '', payment_id = 'pgbench', confirmed_at = now(), updated_at = now()
-WHERE id = :o AND status = 'pending';
+WHERE orders.id = :o AND orders.status = 'pending';
 END;
 `
 

@@ -12,6 +12,7 @@ import (
 
 	"boxoffice/internal/db"
 	"boxoffice/internal/dbgate"
+	"boxoffice/internal/pricing"
 	"boxoffice/internal/staff"
 )
 
@@ -168,11 +169,11 @@ func (s *store) sellTx(ctx context.Context, tx pgx.Tx, q *db.Queries, sl Sale, b
 		return saleDone{}, err
 	}
 	amount := int(quote.Total)
-	row, err := createSaleOrder(ctx, q, sl, buyer, h, amount)
+	row, err := createSaleOrder(ctx, q, sl, buyer, h, quote)
 	if err != nil {
 		return saleDone{}, err
 	}
-	if err := chargeLines(ctx, q, row, quote); err != nil {
+	if err := chargeVoucher(ctx, q, row, quote); err != nil {
 		return saleDone{}, err
 	}
 	paymentID, err := payAtBoxOffice(ctx, q, row, amount, sl.Method)
@@ -226,24 +227,25 @@ func saleOfForm(ctx context.Context, q *db.Queries, sl Sale) (row db.Order, foun
 	return row, true, nil
 }
 
-// createSaleOrder makes the order of what h holds for the sale, for amount (the
-// sale's quote for its method). Outside the sales window it makes none: a
-// *NotOnSaleError or ErrSalesClosed.
-func createSaleOrder(ctx context.Context, q *db.Queries, sl Sale, buyer string, h Hold, amount int) (db.Order, error) {
+// createSaleOrder makes the order of what h holds for the sale, with its lines, for
+// the total of quote (the sale's quote for its method). Outside the sales window it
+// makes none: a *NotOnSaleError or ErrSalesClosed.
+func createSaleOrder(ctx context.Context, q *db.Queries, sl Sale, buyer string, h Hold, quote pricing.Quote) (db.Order, error) {
 	p := db.OrderCreateParams{
 		EventID: sl.EventID, HoldID: h.ID.Seq, Buyer: buyer, Email: sl.Email, SeatIds: seatIDsOf(h.Seats),
-		AmountCents: int32(amount),
+		AmountCents: int32(quote.Total),
 	}
 	if h.GA != nil {
 		p.GaTierID, p.GaQuantity = &h.GA.TierID, int32(h.GA.Quantity)
 	}
+	withLines(&p, quote)
 	row, err := q.OrderCreate(ctx, p)
 	if errors.Is(err, pgx.ErrNoRows) {
 		if werr := saleWindowError(ctx, q, sl.EventID); werr != nil {
 			return db.Order{}, werr
 		}
 	}
-	return row, err
+	return db.Order(row), err
 }
 
 // payAtBoxOffice records the money taken at the window for the order as a payment

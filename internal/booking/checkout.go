@@ -52,11 +52,14 @@ func (s *Buyer) Checkout(ctx context.Context, id HoldID, buyer, email string) (O
 		if err != nil {
 			return err
 		}
+		// An order to pay with no voucher to count is the transaction's last word:
+		// nothing it answers can roll the transaction back, so the commit goes with it.
+		last := quote.Total > 0 && quote.VoucherID == 0
 		var view Order
-		if o, view, err = createOrder(ctx, q, id, h, seats.Vals, buyer, email, quote); err != nil {
+		if o, view, err = createOrder(ctx, tx, q, id, h, seats.Vals, buyer, email, quote, last); err != nil {
 			return err
 		}
-		if err := chargeLines(ctx, q, o, quote); err != nil {
+		if err := chargeVoucher(ctx, q, o, quote); err != nil {
 			return err
 		}
 		if o.AmountCents > 0 {
@@ -71,6 +74,13 @@ func (s *Buyer) Checkout(ctx context.Context, id HoldID, buyer, email string) (O
 		confirmed = err == nil && o.Status == db.OrderStatusConfirmed
 		return err
 	})
+	if errors.Is(err, errNoOrderMade) {
+		// Not a second checkout (the hold row's lock rules that out): the window.
+		if werr := saleWindowError(ctx, s.q, id.Event); werr != nil {
+			return Order{}, translate(werr)
+		}
+		return Order{}, translate(pgx.ErrNoRows)
+	}
 	if err != nil {
 		return Order{}, err
 	}
@@ -88,40 +98,61 @@ func (s *Buyer) Checkout(ctx context.Context, id HoldID, buyer, email string) (O
 }
 
 // createOrder makes the pending order of the live hold h, whose seats are seats, for
-// the amount quote totals, and returns it with the view that reading it back would
-// give. Outside the event's sales window it makes none: a *NotOnSaleError or
-// ErrSalesClosed.
-func createOrder(ctx context.Context, q *db.Queries, id HoldID, h db.HoldLockRow, seats []db.SeatsOfHoldRow, buyer, email string, quote pricing.Quote) (db.Order, Order, error) {
-	amount := int(quote.Total)
+// the amount quote totals, with its lines, and returns it with the view that reading
+// it back would give. One round trip: a standing tier's name and price, for the view,
+// go with the order, and with last the transaction's commit too. Outside the event's
+// sales window it makes none (OrderCreate's conditions are the verdict): a
+// *NotOnSaleError or ErrSalesClosed, read in the transaction; errNoOrderMade if the
+// transaction has committed already, for the caller to read why after it.
+func createOrder(ctx context.Context, tx pgx.Tx, q *db.Queries, id HoldID, h db.HoldLockRow, seats []db.SeatsOfHoldRow, buyer, email string, quote pricing.Quote, last bool) (db.Order, Order, error) {
 	ids := make([]int64, len(seats))
 	view := Order{HoldID: id, Email: email, Status: StatusPending}
 	for i, st := range seats {
 		ids[i] = st.ID
 		view.Seats = append(view.Seats, Seat{ID: st.ID, Section: st.Section, Row: st.RowLabel, Number: int(st.Number), PriceCents: int(st.PriceCents)})
 	}
+	var pl db.Pipeline
+	var tier *db.Row[db.GATierGetRow]
 	if h.GaTierID != nil {
-		t, err := q.GATierGet(ctx, db.GATierGetParams{EventID: id.Event, ID: *h.GaTierID})
-		if err != nil {
-			return db.Order{}, Order{}, err
-		}
-		view.GA = &GAPlaces{TierID: t.ID, TierName: t.Name, Quantity: int(h.GaQuantity), PriceCents: int(t.PriceCents)}
+		tier = pl.GATierGet(db.GATierGetParams{EventID: id.Event, ID: *h.GaTierID})
 	}
-	o, err := q.OrderCreate(ctx, db.OrderCreateParams{
+	p := db.OrderCreateParams{
 		EventID: id.Event, HoldID: id.Seq, Buyer: buyer, Email: email, SeatIds: ids,
-		GaTierID: h.GaTierID, GaQuantity: h.GaQuantity, AmountCents: int32(amount),
-	})
-	if errors.Is(err, pgx.ErrNoRows) {
-		// Not a second checkout (the hold row's lock rules that out): the window.
+		GaTierID: h.GaTierID, GaQuantity: h.GaQuantity, AmountCents: int32(quote.Total),
+	}
+	withLines(&p, quote)
+	created := pl.OrderCreate(p)
+	var err error
+	if last {
+		_, err = pl.SendAndCommit(ctx, tx)
+	} else {
+		err = pl.Send(ctx, tx)
+	}
+	switch {
+	case err != nil:
+		return db.Order{}, Order{}, err
+	case !created.Found && last:
+		return db.Order{}, Order{}, errNoOrderMade
+	case !created.Found:
 		if werr := saleWindowError(ctx, q, id.Event); werr != nil {
 			return db.Order{}, Order{}, werr
 		}
+		return db.Order{}, Order{}, pgx.ErrNoRows
+	case tier != nil && !tier.Found:
+		return db.Order{}, Order{}, pgx.ErrNoRows
 	}
-	if err != nil {
-		return db.Order{}, Order{}, err
+	if tier != nil {
+		t := tier.Val
+		view.GA = &GAPlaces{TierID: t.ID, TierName: t.Name, Quantity: int(h.GaQuantity), PriceCents: int(t.PriceCents)}
 	}
+	o := db.Order(created.Val)
 	view.ID, view.EventID, view.AmountCents = o.ID, o.EventID, int(o.AmountCents)
 	return o, view, nil
 }
+
+// errNoOrderMade: OrderCreate made no order, which outside a second checkout (ruled
+// out by the hold's lock) is the sales window's verdict.
+var errNoOrderMade = errors.New("no order made")
 
 // confirmFree sells a free order, with no charge, in the caller's transaction. If it
 // cannot sell (the buyer's limit), the order stays pending and nothing is owed.

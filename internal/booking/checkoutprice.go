@@ -39,36 +39,37 @@ func (s *store) checkoutQuote(ctx context.Context, q *db.Queries, id HoldID, h d
 	return b.cfg.Quote(pricing.Basket{Lines: b.lines, Method: pricing.MethodOnline, Voucher: b.voucher, Code: b.code, Now: time.Now()})
 }
 
-// chargeLines writes order o's lines (one a ticket, then the order fee) and redeems
-// its voucher, in the transaction that creates o. The amount to charge is fixed when
-// the order is made, so that is where a voucher's use is counted: by VoucherRedeem's
+// withLines puts quote's lines into p, for OrderCreate to write with the order: one
+// a ticket, then the order fee. The amount to charge is fixed when the order is made,
+// so that is where its lines are written.
+func withLines(p *db.OrderCreateParams, quote pricing.Quote) {
+	n := len(quote.Lines) + 1
+	p.LinesKind, p.LinesLabel = make([]string, 0, n), make([]string, 0, n)
+	p.LinesSeatID, p.LinesGaTierID, p.LinesTypeID = make([]int64, 0, n), make([]int64, 0, n), make([]int64, 0, n)
+	p.LinesPriceCents, p.LinesFeeCents, p.LinesDiscountCents = make([]int32, 0, n), make([]int32, 0, n), make([]int32, 0, n)
+	p.LinesTaxCents, p.LinesTotalCents = make([]int32, 0, n), make([]int32, 0, n)
+	add := func(kind, label string, seat, tier, typ, price, fee, discount, tax, total int64) {
+		p.LinesKind, p.LinesLabel = append(p.LinesKind, kind), append(p.LinesLabel, label)
+		p.LinesSeatID, p.LinesGaTierID, p.LinesTypeID = append(p.LinesSeatID, seat), append(p.LinesGaTierID, tier), append(p.LinesTypeID, typ)
+		p.LinesPriceCents, p.LinesFeeCents = append(p.LinesPriceCents, int32(price)), append(p.LinesFeeCents, int32(fee))
+		p.LinesDiscountCents, p.LinesTaxCents = append(p.LinesDiscountCents, int32(discount)), append(p.LinesTaxCents, int32(tax))
+		p.LinesTotalCents = append(p.LinesTotalCents, int32(total))
+	}
+	for _, l := range quote.Lines {
+		add("ticket", l.TypeName, l.SeatID, l.GATierID, l.TypeID, l.Price, l.Fee, l.Discount, l.Tax, l.Total)
+	}
+	if quote.OrderFee > 0 {
+		add("order_fee", OrderFeeLabel, 0, 0, 0, 0, quote.OrderFee, 0, quote.OrderFeeTax, quote.OrderFee)
+	}
+}
+
+// chargeVoucher redeems order o's voucher (quote's, if any), in the transaction that
+// creates o: a voucher's use is counted where the amount is fixed, by VoucherRedeem's
 // one conditional statement, so a limited voucher is never used more often than its
 // limit. A voucher used up meanwhile refuses the checkout, and the whole transaction
 // (the order too) rolls back. An order that lapses unpaid gives the use back
 // (releaseVoucher).
-func chargeLines(ctx context.Context, q *db.Queries, o db.Order, quote pricing.Quote) error {
-	rows := make([]db.OrderLinesAddParams, 0, len(quote.Lines)+1)
-	for i, l := range quote.Lines {
-		r := db.OrderLinesAddParams{EventID: o.EventID, OrderID: o.ID, Line: int32(i + 1), Kind: "ticket", Label: l.TypeName,
-			PriceCents: int32(l.Price), FeeCents: int32(l.Fee), DiscountCents: int32(l.Discount), TaxCents: int32(l.Tax), TotalCents: int32(l.Total)}
-		if l.SeatID != 0 {
-			r.SeatID = &l.SeatID
-		}
-		if l.GATierID != 0 {
-			r.GaTierID = &l.GATierID
-		}
-		if l.TypeID != 0 {
-			r.TypeID = &l.TypeID
-		}
-		rows = append(rows, r)
-	}
-	if quote.OrderFee > 0 {
-		rows = append(rows, db.OrderLinesAddParams{EventID: o.EventID, OrderID: o.ID, Line: int32(len(rows) + 1), Kind: "order_fee",
-			Label: OrderFeeLabel, FeeCents: int32(quote.OrderFee), TaxCents: int32(quote.OrderFeeTax), TotalCents: int32(quote.OrderFee)})
-	}
-	if _, err := q.OrderLinesAdd(ctx, rows); err != nil {
-		return err
-	}
+func chargeVoucher(ctx context.Context, q *db.Queries, o db.Order, quote pricing.Quote) error {
 	if quote.VoucherID == 0 {
 		return nil
 	}

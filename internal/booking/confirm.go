@@ -300,8 +300,9 @@ func (s *store) sell(ctx context.Context, tx pgx.Tx, q *db.Queries, o db.Order, 
 // seats are sold by one conditional statement whose rows are the verdict, as ever; a
 // verdict against the sale (the buyer's limit, a seat gone) rolls back to the savepoint
 // taken before anything was sold, undoing the tickets, the hold's and the order's
-// marks that went with it. Standing places follow one by one, after the verdicts: a
-// hold whose places were given back must take them again first.
+// marks that went with it. Standing places follow after the verdicts: a hold whose
+// places were given back must take them again first; then their tickets and the
+// confirmation go in one round trip.
 func (s *store) sellUpTo(ctx context.Context, tx pgx.Tx, q *db.Queries, o db.Order, limit int, paymentID *string, with *db.Pipeline) (sold []int64, reason string, err error) {
 	pl := with
 	if pl == nil {
@@ -322,9 +323,9 @@ func (s *store) sellUpTo(ctx context.Context, tx pgx.Tx, q *db.Queries, o db.Ord
 		pl.TicketsIssueForSeats(db.TicketsIssueForSeatsParams{EventID: o.EventID, OrderID: o.ID})
 	}
 	standing := o.GaQuantity > 0 && o.GaTierID != nil
+	confirm := db.OrderConfirmParams{ID: o.ID, PaymentID: paymentID, EventID: o.EventID, HoldID: o.HoldID}
 	if !standing {
-		pl.HoldMarkSold(db.HoldMarkSoldParams{EventID: o.EventID, ID: o.HoldID})
-		pl.OrderConfirm(db.OrderConfirmParams{ID: o.ID, PaymentID: paymentID})
+		pl.OrderConfirm(confirm)
 	}
 	if err := pl.Send(ctx, tx); err != nil {
 		return nil, "", err
@@ -360,15 +361,10 @@ func (s *store) sellUpTo(ctx context.Context, tx pgx.Tx, q *db.Queries, o db.Ord
 			return nil, "", err
 		}
 	}
-	if _, err := q.TicketsIssueForGA(ctx, db.TicketsIssueForGAParams{
-		EventID: o.EventID, OrderID: o.ID, GaTierID: *o.GaTierID, Quantity: o.GaQuantity,
-	}); err != nil {
-		return nil, "", err
-	}
-	if _, err := q.HoldMarkSold(ctx, db.HoldMarkSoldParams{EventID: o.EventID, ID: o.HoldID}); err != nil {
-		return nil, "", err
-	}
-	if err := q.OrderConfirm(ctx, db.OrderConfirmParams{ID: o.ID, PaymentID: paymentID}); err != nil {
+	var tail db.Pipeline
+	tail.TicketsIssueForGA(db.TicketsIssueForGAParams{EventID: o.EventID, OrderID: o.ID, GaTierID: *o.GaTierID, Quantity: o.GaQuantity})
+	tail.OrderConfirm(confirm)
+	if err := tail.Send(ctx, tx); err != nil {
 		return nil, "", err
 	}
 	return s.countCode(ctx, q, o, h.Val.AccessCodeID, seats.Vals, undo)

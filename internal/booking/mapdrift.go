@@ -2,7 +2,10 @@ package booking
 
 import (
 	"context"
+	"fmt"
 	"time"
+
+	"boxoffice/internal/db"
 )
 
 // driftGrace is how long a difference between the cache and a fresh read must last
@@ -15,22 +18,28 @@ const driftGrace = 250 * time.Millisecond
 // the seats whose status differs, and whether the GA places do. A difference must hold
 // twice, at the fresh read and again driftGrace later at a re-read of just those
 // seats, so a change whose announcement is merely on its way is not reported. It costs
-// one read of the map per call, however many viewers watch. It is the hub's Repair
-// hook; a map not loaded, or due for a reload anyway, reports nothing.
+// one statement per call, however many viewers watch: every seat's id and status
+// letter and the GA places left (SeatStatuses), not the whole map, which is all it
+// compares. It is the hub's Repair hook; a map not loaded, or due for a reload anyway,
+// reports nothing.
 func (s *Maps) SeatMapDrift(ctx context.Context, eventID int64) ([]int64, bool, error) {
 	e := s.maps.lookup(eventID)
 	if e == nil || !s.fresh(e) {
 		return nil, false, nil
 	}
-	m, err := s.loadSeatMap(ctx, s.q, eventID)
+	st, err := s.q.SeatStatuses(ctx, eventID)
 	if err != nil {
-		return nil, false, err
+		return nil, false, translate(err)
 	}
-	status := make(map[int64]string, len(m.Seats))
-	for _, st := range m.Seats {
-		status[st.ID] = st.Status
+	if len(st.Ids) != len(st.Statuses) || len(st.GaTierIds) != len(st.GaRemaining) {
+		return nil, false, fmt.Errorf("seat statuses of event %d: %d ids for %d statuses, %d tiers for %d counts",
+			eventID, len(st.Ids), len(st.Statuses), len(st.GaTierIds), len(st.GaRemaining))
 	}
-	seats, ga := e.differs(status, m.GATiers)
+	tiers := make([]GATier, len(st.GaTierIds))
+	for i, id := range st.GaTierIds {
+		tiers[i] = GATier{ID: id, Remaining: int(st.GaRemaining[i])}
+	}
+	seats, ga := e.differs(st.Ids, st.Statuses, tiers)
 	if len(seats) == 0 && !ga {
 		return nil, false, nil
 	}
@@ -45,22 +54,38 @@ func (s *Maps) SeatMapDrift(ctx context.Context, eventID int64) ([]int64, bool, 
 	if err != nil {
 		return nil, false, err
 	}
-	clear(status)
-	for _, r := range rows {
-		status[r.ID] = r.Status
-	}
-	seats, ga = e.differs(status, tiers)
+	ids, letters := statusLetters(rows)
+	seats, ga = e.differs(ids, letters, tiers)
 	return seats, ga, nil
 }
 
-// differs returns the seats of status (seat id to its status) whose status in the
-// entry is another, and whether tiers (nil: not read) differ in the places left.
-func (e *mapEntry) differs(status map[int64]string, tiers []GATier) ([]int64, bool) {
+// statusLetters gives re-read seats as SeatStatuses gives them: their ids, and the
+// first letter of each one's status at the same place.
+func statusLetters(rows []db.SeatMapByIDsRow) ([]int64, string) {
+	ids := make([]int64, len(rows))
+	letters := make([]byte, len(rows))
+	for i, r := range rows {
+		ids[i] = r.ID
+		if r.Status != "" {
+			letters[i] = r.Status[0]
+		}
+	}
+	return ids, string(letters)
+}
+
+// differs returns the seats of ids whose status in the entry begins with another
+// letter than theirs in letters (the statuses differ in their first letter), and
+// whether tiers (nil: not read) differ in the places left.
+func (e *mapEntry) differs(ids []int64, letters string, tiers []GATier) ([]int64, bool) {
 	e.mu.RLock()
 	defer e.mu.RUnlock()
 	var seats []int64
-	for id, st := range status {
-		if p, ok := e.index[id]; ok && e.seats[p].Status != st {
+	for i, id := range ids {
+		p, ok := e.index[id]
+		if !ok {
+			continue
+		}
+		if st := e.seats[p].Status; st == "" || st[0] != letters[i] {
 			seats = append(seats, id)
 		}
 	}

@@ -9,50 +9,6 @@ import (
 	"context"
 )
 
-// iteratorForOrderLinesAdd implements pgx.CopyFromSource.
-type iteratorForOrderLinesAdd struct {
-	rows                 []OrderLinesAddParams
-	skippedFirstNextCall bool
-}
-
-func (r *iteratorForOrderLinesAdd) Next() bool {
-	if len(r.rows) == 0 {
-		return false
-	}
-	if !r.skippedFirstNextCall {
-		r.skippedFirstNextCall = true
-		return true
-	}
-	r.rows = r.rows[1:]
-	return len(r.rows) > 0
-}
-
-func (r iteratorForOrderLinesAdd) Values() ([]interface{}, error) {
-	return []interface{}{
-		r.rows[0].EventID,
-		r.rows[0].OrderID,
-		r.rows[0].Line,
-		r.rows[0].Kind,
-		r.rows[0].SeatID,
-		r.rows[0].GaTierID,
-		r.rows[0].TypeID,
-		r.rows[0].Label,
-		r.rows[0].PriceCents,
-		r.rows[0].FeeCents,
-		r.rows[0].DiscountCents,
-		r.rows[0].TaxCents,
-		r.rows[0].TotalCents,
-	}, nil
-}
-
-func (r iteratorForOrderLinesAdd) Err() error {
-	return nil
-}
-
-func (q *Queries) OrderLinesAdd(ctx context.Context, arg []OrderLinesAddParams) (int64, error) {
-	return q.db.CopyFrom(ctx, []string{"order_lines"}, []string{"event_id", "order_id", "line", "kind", "seat_id", "ga_tier_id", "type_id", "label", "price_cents", "fee_cents", "discount_cents", "tax_cents", "total_cents"}, &iteratorForOrderLinesAdd{rows: arg})
-}
-
 // iteratorForVenueSeatsInsert implements pgx.CopyFromSource.
 type iteratorForVenueSeatsInsert struct {
 	rows                 []VenueSeatsInsertParams

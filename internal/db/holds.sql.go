@@ -352,24 +352,6 @@ func (q *Queries) HoldMarkReleased(ctx context.Context, arg HoldMarkReleasedPara
 	return result.RowsAffected(), nil
 }
 
-const holdMarkSold = `-- name: HoldMarkSold :execrows
-UPDATE holds SET sold_at = now(), released_at = NULL
-WHERE event_id = $1 AND id = $2 AND sold_at IS NULL
-`
-
-type HoldMarkSoldParams struct {
-	EventID int64
-	ID      int64
-}
-
-func (q *Queries) HoldMarkSold(ctx context.Context, arg HoldMarkSoldParams) (int64, error) {
-	result, err := q.db.Exec(ctx, holdMarkSold, arg.EventID, arg.ID)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected(), nil
-}
-
 const holdSeatsHeld = `-- name: HoldSeatsHeld :one
 SELECT count(*)::int
 FROM seats s JOIN holds h ON h.event_id = s.event_id AND h.id = s.held_by

@@ -26,6 +26,9 @@ type LazyTx struct {
 	tx      pgx.Tx // pgx's transaction, once begun
 	closed  bool   // ended before it began
 	release func() // gives a pooled connection back at the end (Begin)
+	// committed: SendAndCommit committed; the end sends nothing. committedEnded: and
+	// the end has come.
+	committed, committedEnded bool
 }
 
 // BeginLazy starts a LazyTx on conn, sending nothing yet.
@@ -130,6 +133,31 @@ func (t *LazyTx) CopyFrom(ctx context.Context, table pgx.Identifier, columns []s
 	return tx.CopyFrom(ctx, table, columns, src)
 }
 
+// SendAndCommit sends b with the transaction's COMMIT behind it, in the same round trip
+// (the begin too, if nothing was sent yet), and reads b's results: for a transaction
+// whose last statements' answers cannot make it roll back. A statement that fails ends
+// the batch before the COMMIT: the error is returned, the transaction is aborted, and
+// only its end (Rollback) remains. Once it returns nil, what the transaction did is
+// committed; no statement may follow, the first Commit or Rollback after it sends
+// nothing and returns nil (it gives the connection back), so the caller's usual Commit
+// and deferred Rollback need no change.
+func (t *LazyTx) SendAndCommit(ctx context.Context, b *pgx.Batch) error {
+	var tag pgconn.CommandTag
+	b.Queue("commit").Exec(func(ct pgconn.CommandTag) error {
+		tag = ct
+		return nil
+	})
+	if err := t.SendBatch(ctx, b).Close(); err != nil {
+		return err
+	}
+	t.tx, t.closed, t.committed = nil, true, true
+	if tag.String() == "ROLLBACK" {
+		// PostgreSQL ended an aborted transaction: as pgx's Commit says it.
+		return pgx.ErrTxCommitRollback
+	}
+	return nil
+}
+
 // Prepare prepares on the transaction's connection.
 func (t *LazyTx) Prepare(ctx context.Context, name, sql string) (*pgconn.StatementDescription, error) {
 	tx, err := t.begun(ctx)
@@ -174,6 +202,11 @@ func (t *LazyTx) Rollback(ctx context.Context) error { return t.end(ctx, pgx.Tx.
 func (t *LazyTx) end(ctx context.Context, how func(pgx.Tx, context.Context) error) error {
 	var err error
 	switch {
+	case t.committed:
+		if t.committedEnded {
+			err = pgx.ErrTxClosed
+		}
+		t.committedEnded = true
 	case t.tx != nil:
 		err = how(t.tx, ctx)
 	case t.closed:

@@ -271,3 +271,66 @@ func TestBeginGivesTheConnectionBack(t *testing.T) {
 		t.Errorf("the committed row: %d (%v), want 1", n, err)
 	}
 }
+
+// TestLazyTxSendAndCommit: the last statements and the COMMIT go in one round trip
+// (with the begin too when nothing was sent before); what was done is committed, the
+// end that follows sends nothing, and nothing runs after. A statement that fails ends
+// the batch before the COMMIT: nothing of the transaction stays (the control that the
+// COMMIT is not simply run whatever happens).
+func TestLazyTxSendAndCommit(t *testing.T) {
+	conn, tr := tracedConn(t)
+	ctx := t.Context()
+	for _, begun := range []bool{false, true} {
+		token := map[bool]string{false: "and-commit", true: "begun-and-commit"}[begun]
+		tx := db.BeginLazy(conn)
+		if begun {
+			if _, err := tx.Exec(ctx, `SELECT 1`); err != nil {
+				t.Fatal(err)
+			}
+		}
+		*tr = trips{}
+		var b pgx.Batch
+		b.Queue(insertSession, token)
+		if err := tx.SendAndCommit(ctx, &b); err != nil {
+			t.Fatalf("begun %v: %v", begun, err)
+		}
+		if got := tr.queries + tr.batches; got != 1 {
+			t.Errorf("begun %v: %d round trips for the statement and the commit, want 1", begun, got)
+		}
+		if err := tx.Commit(ctx); err != nil {
+			t.Errorf("begun %v: Commit after SendAndCommit: %v, want nil", begun, err)
+		}
+		if got := tr.queries + tr.batches; got != 1 {
+			t.Errorf("begun %v: the end sent %d round trips, want none", begun, got-1)
+		}
+		if err := tx.Rollback(ctx); !errors.Is(err, pgx.ErrTxClosed) {
+			t.Errorf("begun %v: Rollback after the end: %v, want ErrTxClosed", begun, err)
+		}
+		if _, err := tx.Exec(ctx, `SELECT 1`); !errors.Is(err, pgx.ErrTxClosed) {
+			t.Errorf("begun %v: Exec after SendAndCommit: %v, want ErrTxClosed", begun, err)
+		}
+		if n := sessionRows(t, conn, token); n != 1 {
+			t.Errorf("begun %v: %d rows after, want 1 (committed)", begun, n)
+		}
+		if s := conn.PgConn().TxStatus(); s != 'I' {
+			t.Errorf("begun %v: connection left in transaction status %q", begun, s)
+		}
+	}
+
+	tx := db.BeginLazy(conn)
+	var b pgx.Batch
+	b.Queue(insertSession, "failed-and-commit")
+	b.Queue(insertSession, "failed-and-commit") // a duplicate token
+	if err := tx.SendAndCommit(ctx, &b); err == nil {
+		t.Fatal("a duplicate token was inserted")
+	}
+	if err := tx.Rollback(ctx); err != nil {
+		t.Errorf("rollback after the failed batch: %v", err)
+	}
+	if n := sessionRows(t, conn, "failed-and-commit"); n != 0 {
+		t.Errorf("after a failed batch: %d rows, want 0 (the COMMIT did not run)", n)
+	}
+	if s := conn.PgConn().TxStatus(); s != 'I' {
+		t.Errorf("after a failed batch: connection left in transaction status %q", s)
+	}
+}

@@ -7,6 +7,7 @@ package db
 
 import (
 	"context"
+	"time"
 )
 
 const orderByHold = `-- name: OrderByHold :one
@@ -42,51 +43,107 @@ func (q *Queries) OrderByHold(ctx context.Context, arg OrderByHoldParams) (Order
 }
 
 const orderConfirm = `-- name: OrderConfirm :exec
+WITH sold_hold AS (
+    UPDATE holds SET sold_at = now(), released_at = NULL
+    WHERE holds.event_id = $3 AND holds.id = $4 AND holds.sold_at IS NULL
+)
 UPDATE orders
 SET status = 'confirmed', status_reason = '', payment_id = $1::text,
     confirmed_at = now(), updated_at = now()
-WHERE id = $2 AND status = 'pending'
+WHERE orders.id = $2 AND orders.status = 'pending'
 `
 
 type OrderConfirmParams struct {
 	PaymentID *string
 	ID        int64
+	EventID   int64
+	HoldID    int64
 }
 
-// The order is sold: payment_id names the provider's payment it keeps (none for a free
-// order).
+// The order is sold, and its hold with it: payment_id names the provider's payment it
+// keeps (none for a free order). One statement for both rows, which the sale has
+// locked already (HoldLock; OrderLock, or the order's own creation in the same
+// transaction), so it takes no lock the sale does not hold.
 func (q *Queries) OrderConfirm(ctx context.Context, arg OrderConfirmParams) error {
-	_, err := q.db.Exec(ctx, orderConfirm, arg.PaymentID, arg.ID)
+	_, err := q.db.Exec(ctx, orderConfirm,
+		arg.PaymentID,
+		arg.ID,
+		arg.EventID,
+		arg.HoldID,
+	)
 	return err
 }
 
 const orderCreate = `-- name: OrderCreate :one
-INSERT INTO orders (event_id, hold_id, buyer, email, seat_ids, ga_tier_id, ga_quantity, amount_cents)
-SELECT $1::bigint, $2::bigint, $3::text, $4::text, $5::bigint[],
-       $6::bigint, $7::int, $8::int
-WHERE EXISTS (SELECT 1 FROM events e WHERE e.id = $1::bigint
-              AND event_on_sale_with(e, (SELECT h.access_code_id FROM holds h
-                                         WHERE h.event_id = $1::bigint AND h.id = $2::bigint)))
-ON CONFLICT (event_id, hold_id) DO NOTHING
-RETURNING id, event_id, hold_id, buyer, email, seat_ids, ga_tier_id, ga_quantity, amount_cents, status, status_reason, payment_id, created_at, updated_at, confirmed_at
+WITH created AS (
+    INSERT INTO orders (event_id, hold_id, buyer, email, seat_ids, ga_tier_id, ga_quantity, amount_cents)
+    SELECT $1::bigint, $2::bigint, $3::text, $4::text, $5::bigint[],
+           $6::bigint, $7::int, $8::int
+    WHERE EXISTS (SELECT 1 FROM events e WHERE e.id = $1::bigint
+                  AND event_on_sale_with(e, (SELECT h.access_code_id FROM holds h
+                                             WHERE h.event_id = $1::bigint AND h.id = $2::bigint)))
+    ON CONFLICT (event_id, hold_id) DO NOTHING
+    RETURNING id, event_id, hold_id, buyer, email, seat_ids, ga_tier_id, ga_quantity, amount_cents, status, status_reason, payment_id, created_at, updated_at, confirmed_at
+), lines AS (
+    INSERT INTO order_lines (event_id, order_id, line, kind, seat_id, ga_tier_id, type_id, label,
+        price_cents, fee_cents, discount_cents, tax_cents, total_cents)
+    SELECT c.event_id, c.id, l.i, ($9::text[])[l.i], nullif(($10::bigint[])[l.i], 0),
+           nullif(($11::bigint[])[l.i], 0), nullif(($12::bigint[])[l.i], 0),
+           ($13::text[])[l.i], ($14::int[])[l.i], ($15::int[])[l.i],
+           ($16::int[])[l.i], ($17::int[])[l.i], ($18::int[])[l.i]
+    FROM created c, generate_subscripts($9::text[], 1) AS l(i)
+)
+SELECT created.id, created.event_id, created.hold_id, created.buyer, created.email, created.seat_ids, created.ga_tier_id, created.ga_quantity, created.amount_cents, created.status, created.status_reason, created.payment_id, created.created_at, created.updated_at, created.confirmed_at FROM created
 `
 
 type OrderCreateParams struct {
-	EventID     int64
-	HoldID      int64
-	Buyer       string
-	Email       string
-	SeatIds     []int64
-	GaTierID    *int64
-	GaQuantity  int32
-	AmountCents int32
+	EventID            int64
+	HoldID             int64
+	Buyer              string
+	Email              string
+	SeatIds            []int64
+	GaTierID           *int64
+	GaQuantity         int32
+	AmountCents        int32
+	LinesKind          []string
+	LinesSeatID        []int64
+	LinesGaTierID      []int64
+	LinesTypeID        []int64
+	LinesLabel         []string
+	LinesPriceCents    []int32
+	LinesFeeCents      []int32
+	LinesDiscountCents []int32
+	LinesTaxCents      []int32
+	LinesTotalCents    []int32
+}
+
+type OrderCreateRow struct {
+	ID           int64
+	EventID      int64
+	HoldID       int64
+	Buyer        string
+	Email        string
+	SeatIds      []int64
+	GaTierID     *int64
+	GaQuantity   int32
+	AmountCents  int32
+	Status       OrderStatus
+	StatusReason string
+	PaymentID    *string
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
+	ConfirmedAt  *time.Time
 }
 
 // One order per hold, and only while the event's sale is open to the hold (by the
 // database clock; a hold that records an access code, in the code's presale too): no
 // row means a second checkout of the same hold (the caller answers with the existing
-// order) or the window (EventSaleWindow tells).
-func (q *Queries) OrderCreate(ctx context.Context, arg OrderCreateParams) (Order, error) {
+// order) or the window (EventSaleWindow tells). The order's lines (order_lines, what
+// it charges line by line) go in with it, numbered from 1 in the arrays' order: the
+// lines_* arrays have one element per line, 0 for a seat, tier or type a line has
+// not. One statement, so an order is never without its lines, and no lines are
+// written when no order is.
+func (q *Queries) OrderCreate(ctx context.Context, arg OrderCreateParams) (OrderCreateRow, error) {
 	row := q.db.QueryRow(ctx, orderCreate,
 		arg.EventID,
 		arg.HoldID,
@@ -96,8 +153,18 @@ func (q *Queries) OrderCreate(ctx context.Context, arg OrderCreateParams) (Order
 		arg.GaTierID,
 		arg.GaQuantity,
 		arg.AmountCents,
+		arg.LinesKind,
+		arg.LinesSeatID,
+		arg.LinesGaTierID,
+		arg.LinesTypeID,
+		arg.LinesLabel,
+		arg.LinesPriceCents,
+		arg.LinesFeeCents,
+		arg.LinesDiscountCents,
+		arg.LinesTaxCents,
+		arg.LinesTotalCents,
 	)
-	var i Order
+	var i OrderCreateRow
 	err := row.Scan(
 		&i.ID,
 		&i.EventID,
@@ -195,7 +262,7 @@ func (q *Queries) OrderLock(ctx context.Context, id int64) (Order, error) {
 
 const orderSetReason = `-- name: OrderSetReason :exec
 UPDATE orders SET status_reason = $1, updated_at = now()
-WHERE id = $2 AND status = 'pending'
+WHERE orders.id = $2 AND orders.status = 'pending'
 `
 
 type OrderSetReasonParams struct {

@@ -58,6 +58,20 @@ func (p *Pipeline) Send(ctx context.Context, db DBTX) error {
 	return err
 }
 
+// SendAndCommit is Send with the transaction's COMMIT in the same round trip, when db
+// is a LazyTx (LazyTx.SendAndCommit): for the last statements of a transaction whose
+// answers cannot make it roll back. On any other db it is Send, and the caller's
+// Commit commits. It reports whether it committed.
+func (p *Pipeline) SendAndCommit(ctx context.Context, db DBTX) (bool, error) {
+	tx, ok := db.(*LazyTx)
+	if !ok {
+		return false, p.Send(ctx, db)
+	}
+	err := tx.SendAndCommit(ctx, &p.b)
+	p.b = pgx.Batch{}
+	return err == nil, err
+}
+
 // Savepoint queues SAVEPOINT name: what follows can be undone alone with
 // RollbackTo(name), sent on its own when the results say so. A savepoint need not be
 // released: the transaction's commit keeps what was done after it.
@@ -131,6 +145,11 @@ func (p *Pipeline) GATierGet(arg GATierGetParams) *Row[GATierGetRow] {
 	return queueRow(p, pgx.RowToStructByPos[GATierGetRow], func(q *Queries) { q.GATierGet(recording, arg) })
 }
 
+// OrderCreate queues Queries.OrderCreate.
+func (p *Pipeline) OrderCreate(arg OrderCreateParams) *Row[OrderCreateRow] {
+	return queueRow(p, pgx.RowToStructByPos[OrderCreateRow], func(q *Queries) { q.OrderCreate(recording, arg) })
+}
+
 // HoldCreate queues Queries.HoldCreate.
 func (p *Pipeline) HoldCreate(arg HoldCreateParams) *Row[HoldCreateRow] {
 	return queueRow(p, pgx.RowToStructByPos[HoldCreateRow], func(q *Queries) { q.HoldCreate(recording, arg) })
@@ -166,9 +185,9 @@ func (p *Pipeline) TicketsIssueForSeats(arg TicketsIssueForSeatsParams) *Affecte
 	return p.affected(func(q *Queries) { q.TicketsIssueForSeats(recording, arg) })
 }
 
-// HoldMarkSold queues Queries.HoldMarkSold.
-func (p *Pipeline) HoldMarkSold(arg HoldMarkSoldParams) *Affected {
-	return p.affected(func(q *Queries) { q.HoldMarkSold(recording, arg) })
+// TicketsIssueForGA queues Queries.TicketsIssueForGA.
+func (p *Pipeline) TicketsIssueForGA(arg TicketsIssueForGAParams) *Affected {
+	return p.affected(func(q *Queries) { q.TicketsIssueForGA(recording, arg) })
 }
 
 // OrderConfirm queues Queries.OrderConfirm.

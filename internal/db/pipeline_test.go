@@ -204,26 +204,41 @@ func TestPipelineAnswersAsQueries(t *testing.T) {
 				r := p.TicketsIssueForSeats(db.TicketsIssueForSeatsParams{EventID: eventID, OrderID: o.ID})
 				return func(pgx.Tx) any { return r.N }
 			}},
-		{"HoldMarkSold",
+		{"TicketsIssueForGA",
 			func(tx pgx.Tx) (any, error) {
-				q := db.New(tx)
-				return q.HoldMarkSold(ctx, db.HoldMarkSoldParams{EventID: eventID, ID: o.HoldID})
+				return db.New(tx).TicketsIssueForGA(ctx, db.TicketsIssueForGAParams{EventID: eventID, OrderID: o.ID, GaTierID: tier, Quantity: 2})
 			},
 			func(p *db.Pipeline) func(pgx.Tx) any {
-				r := p.HoldMarkSold(db.HoldMarkSoldParams{EventID: eventID, ID: o.HoldID})
+				r := p.TicketsIssueForGA(db.TicketsIssueForGAParams{EventID: eventID, OrderID: o.ID, GaTierID: tier, Quantity: 2})
 				return func(pgx.Tx) any { return r.N }
 			}},
 		{"OrderConfirm",
 			func(tx pgx.Tx) (any, error) {
 				q := db.New(tx)
-				err := q.OrderConfirm(ctx, db.OrderConfirmParams{PaymentID: &providerID, ID: o.ID})
+				err := q.OrderConfirm(ctx, db.OrderConfirmParams{PaymentID: &providerID, ID: o.ID, EventID: eventID, HoldID: o.HoldID})
 				o, _ := q.OrderLock(ctx, o.ID)
-				return [2]any{o.Status, *o.PaymentID}, err
+				sold, serr := holdSold(ctx, tx, eventID, o.HoldID)
+				return [3]any{o.Status, *o.PaymentID, sold}, errors.Join(err, serr)
 			},
 			func(p *db.Pipeline) func(pgx.Tx) any {
-				p.OrderConfirm(db.OrderConfirmParams{PaymentID: &providerID, ID: o.ID})
+				p.OrderConfirm(db.OrderConfirmParams{PaymentID: &providerID, ID: o.ID, EventID: eventID, HoldID: o.HoldID})
 				r := p.OrderLock(o.ID)
-				return func(pgx.Tx) any { return [2]any{r.Val.Status, *r.Val.PaymentID} }
+				return func(tx pgx.Tx) any {
+					sold, err := holdSold(ctx, tx, eventID, o.HoldID)
+					if err != nil {
+						return err.Error()
+					}
+					return [3]any{r.Val.Status, *r.Val.PaymentID, sold}
+				}
+			}},
+		{"OrderCreate, none (the hold has its order)",
+			func(tx pgx.Tx) (any, error) {
+				_, err := db.New(tx).OrderCreate(ctx, db.OrderCreateParams{EventID: eventID, HoldID: o.HoldID, Buyer: o.Buyer, SeatIds: o.SeatIds, LinesKind: []string{"ticket"}})
+				return db.Row[db.OrderCreateRow]{}, ignoreNoRows(err)
+			},
+			func(p *db.Pipeline) func(pgx.Tx) any {
+				r := p.OrderCreate(db.OrderCreateParams{EventID: eventID, HoldID: o.HoldID, Buyer: o.Buyer, SeatIds: o.SeatIds, LinesKind: []string{"ticket"}})
+				return func(pgx.Tx) any { return *r }
 			}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -355,4 +370,11 @@ func paymentState(ctx context.Context, tx pgx.Tx, id int64) string {
 		return "error: " + err.Error()
 	}
 	return state
+}
+
+// holdSold reads whether the hold is marked sold, in tx.
+func holdSold(ctx context.Context, tx pgx.Tx, eventID, holdID int64) (bool, error) {
+	var sold bool
+	err := tx.QueryRow(ctx, `SELECT sold_at IS NOT NULL FROM holds WHERE event_id = $1 AND id = $2`, eventID, holdID).Scan(&sold)
+	return sold, err
 }

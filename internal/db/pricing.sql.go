@@ -289,22 +289,6 @@ func (q *Queries) OrderLineList(ctx context.Context, arg OrderLineListParams) ([
 	return items, nil
 }
 
-type OrderLinesAddParams struct {
-	EventID       int64
-	OrderID       int64
-	Line          int32
-	Kind          string
-	SeatID        *int64
-	GaTierID      *int64
-	TypeID        *int64
-	Label         string
-	PriceCents    int32
-	FeeCents      int32
-	DiscountCents int32
-	TaxCents      int32
-	TotalCents    int32
-}
-
 const priceLevelList = `-- name: PriceLevelList :many
 SELECT id AS price_tier_id, 0::bigint AS ga_tier_id, name, price_cents FROM price_tiers WHERE price_tiers.event_id = $1
 UNION ALL

@@ -356,11 +356,7 @@ func (q *Queries) SeatHold(ctx context.Context, arg SeatHoldParams) ([]SeatHoldR
 
 const seatMap = `-- name: SeatMap :many
 SELECT id, section, row_label, number, price_cents, rank, x, y, accessible,
-       (CASE
-            WHEN sold_at IS NOT NULL THEN 'sold'
-            WHEN seat_is_held(seats) THEN 'held'
-            ELSE 'available'
-        END)::text AS status
+       seat_status(seats)::text AS status
 FROM seats
 WHERE event_id = $1
 ORDER BY section, row_label, number
@@ -413,11 +409,7 @@ func (q *Queries) SeatMap(ctx context.Context, eventID int64) ([]SeatMapRow, err
 
 const seatMapByIDs = `-- name: SeatMapByIDs :many
 SELECT id, section, row_label, number, price_cents, rank, x, y, accessible,
-       (CASE
-            WHEN sold_at IS NOT NULL THEN 'sold'
-            WHEN seat_is_held(seats) THEN 'held'
-            ELSE 'available'
-        END)::text AS status
+       seat_status(seats)::text AS status
 FROM seats
 WHERE event_id = $1 AND id = ANY($2::bigint[])
 `
@@ -565,6 +557,48 @@ func (q *Queries) SeatSell(ctx context.Context, arg SeatSellParams) ([]int64, er
 		return nil, err
 	}
 	return items, nil
+}
+
+const seatStatuses = `-- name: SeatStatuses :one
+WITH ga AS (
+    SELECT coalesce(array_agg(t.id ORDER BY t.id), '{}')::bigint[] AS tier_ids,
+           coalesce(array_agg(coalesce((SELECT sum(g.remaining) FROM ga_stripes g
+                                        WHERE g.event_id = t.event_id AND g.tier_id = t.id), 0)::int
+                              ORDER BY t.id), '{}')::int[] AS remaining
+    FROM ga_tiers t
+    WHERE t.event_id = $1
+)
+SELECT coalesce(array_agg(s.id), '{}')::bigint[] AS ids,
+       coalesce(string_agg(left(seat_status(s), 1), ''), '')::text AS statuses,
+       (SELECT ga.tier_ids FROM ga)::bigint[] AS ga_tier_ids,
+       (SELECT ga.remaining FROM ga)::int[] AS ga_remaining
+FROM seats s
+WHERE s.event_id = $1
+`
+
+type SeatStatusesRow struct {
+	Ids         []int64
+	Statuses    string
+	GaTierIds   []int64
+	GaRemaining []int32
+}
+
+// Every seat's status and the GA places left, in one row for the drift check
+// (mapdrift.go), which compares them with the cached map each second: the ids, and at
+// the same places in statuses the first letter of each seat's status (seat_status, as
+// SeatMap shows it). Both aggregates take the seats in one pass, in the same order;
+// no order is asked for, since none is needed. The GA places left are counted as
+// GATiers counts them, the tiers read once (a CTE named twice is materialised).
+func (q *Queries) SeatStatuses(ctx context.Context, eventID int64) (SeatStatusesRow, error) {
+	row := q.db.QueryRow(ctx, seatStatuses, eventID)
+	var i SeatStatusesRow
+	err := row.Scan(
+		&i.Ids,
+		&i.Statuses,
+		&i.GaTierIds,
+		&i.GaRemaining,
+	)
+	return i, err
 }
 
 const seatTidyLapsed = `-- name: SeatTidyLapsed :many

@@ -22,6 +22,18 @@ LANGUAGE sql STABLE AS $$
     SELECT s.held_by IS NOT NULL AND s.hold_expires_at > now()
 $$;
 
+-- seat_status: the seat's status as every map shows it: 'sold', 'held' (a hold that
+-- has not lapsed) or 'available'. The whole map, some of its seats and the drift
+-- check's compact read all ask it, so they cannot disagree.
+CREATE OR REPLACE FUNCTION seat_status(s seats) RETURNS text
+LANGUAGE sql STABLE AS $$
+    SELECT CASE
+               WHEN s.sold_at IS NOT NULL THEN 'sold'
+               WHEN seat_is_held(s) THEN 'held'
+               ELSE 'available'
+           END
+$$;
+
 -- seat_hold_lapsed: the seat still names a hold that has lapsed: free, but not yet
 -- tidied (the index seats_held_expiry finds these).
 CREATE OR REPLACE FUNCTION seat_hold_lapsed(s seats) RETURNS boolean
