@@ -25,12 +25,12 @@ func (s *Buyer) Checkout(ctx context.Context, id HoldID, buyer, email string) (O
 	confirmed := false // a free order, sold by this call
 	err := s.inTx(ctx, func(tx pgx.Tx, q *db.Queries) error {
 		sold, confirmed, fresh = nil, false, nil
-		// One round trip: the hold locked, its order if it has one, and its seats (read
+		// One round trip: the hold locked, its order if it has one, and its basket (read
 		// for nothing when the order exists or the hold lapsed, which is rare).
 		var pl db.Pipeline
 		locked := pl.HoldLock(db.HoldLockParams{EventID: id.Event, ID: id.Seq})
 		existing := pl.OrderByHold(db.OrderByHoldParams{EventID: id.Event, HoldID: id.Seq})
-		seats := pl.SeatsOfHold(db.SeatsOfHoldParams{EventID: id.Event, HoldID: &id.Seq})
+		r := queueBasket(&pl, id)
 		if err := pl.Send(ctx, tx); err != nil {
 			return err
 		}
@@ -45,15 +45,16 @@ func (s *Buyer) Checkout(ctx context.Context, id HoldID, buyer, email string) (O
 		if !h.Live {
 			return ErrHoldExpired
 		}
-		if len(seats.Vals) != int(h.SeatCount) {
+		seats := r.held()
+		if len(seats) != int(h.SeatCount) {
 			return ErrHoldExpired
 		}
-		quote, err := s.checkoutQuote(ctx, q, id, h, seats.Vals)
+		quote, err := s.checkoutQuote(ctx, tx, r, h)
 		if err != nil {
 			return err
 		}
 		var view Order
-		if o, view, err = createOrder(ctx, q, id, h, seats.Vals, buyer, email, quote); err != nil {
+		if o, view, err = createOrder(ctx, q, id, h, seats, r.ga(), buyer, email, quote); err != nil {
 			return err
 		}
 		if err := chargeLines(ctx, q, o, quote); err != nil {
@@ -87,24 +88,17 @@ func (s *Buyer) Checkout(ctx context.Context, id HoldID, buyer, email string) (O
 	return view, translate(err)
 }
 
-// createOrder makes the pending order of the live hold h, whose seats are seats, for
-// the amount quote totals, and returns it with the view that reading it back would
-// give. Outside the event's sales window it makes none: a *NotOnSaleError or
-// ErrSalesClosed.
-func createOrder(ctx context.Context, q *db.Queries, id HoldID, h db.HoldLockRow, seats []db.SeatsOfHoldRow, buyer, email string, quote pricing.Quote) (db.Order, Order, error) {
+// createOrder makes the pending order of the live hold h, whose seats are seats and
+// GA places ga, for the amount quote totals, and returns it with the view that
+// reading it back would give. Outside the event's sales window it makes none: a
+// *NotOnSaleError or ErrSalesClosed.
+func createOrder(ctx context.Context, q *db.Queries, id HoldID, h db.HoldLockRow, seats []db.HoldBasketSeatsRow, ga *GAPlaces, buyer, email string, quote pricing.Quote) (db.Order, Order, error) {
 	amount := int(quote.Total)
 	ids := make([]int64, len(seats))
-	view := Order{HoldID: id, Email: email, Status: StatusPending}
+	view := Order{HoldID: id, Email: email, Status: StatusPending, GA: ga}
 	for i, st := range seats {
 		ids[i] = st.ID
 		view.Seats = append(view.Seats, Seat{ID: st.ID, Section: st.Section, Row: st.RowLabel, Number: int(st.Number), PriceCents: int(st.PriceCents)})
-	}
-	if h.GaTierID != nil {
-		t, err := q.GATierGet(ctx, db.GATierGetParams{EventID: id.Event, ID: *h.GaTierID})
-		if err != nil {
-			return db.Order{}, Order{}, err
-		}
-		view.GA = &GAPlaces{TierID: t.ID, TierName: t.Name, Quantity: int(h.GaQuantity), PriceCents: int(t.PriceCents)}
 	}
 	o, err := q.OrderCreate(ctx, db.OrderCreateParams{
 		EventID: id.Event, HoldID: id.Seq, Buyer: buyer, Email: email, SeatIds: ids,
