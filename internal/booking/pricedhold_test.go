@@ -277,8 +277,17 @@ func TestPricedHoldRoundTrips(t *testing.T) {
 		}
 	}
 
+	// One batch: BEGIN, the hold's lock, its order, its basket; then the type and COMMIT.
+	trips, stmts := rt.during(func() { err = fresh.Buyer.SetSeatType(ctx, h.ID, "ada", seats[1], adult) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if trips != 3 || stmts != 7 {
+		t.Errorf("a seat's type: %d round trips of %d statements, want 3 of 7", trips, stmts)
+	}
+
 	var o Order
-	trips, stmts := rt.during(func() { o, err = fresh.Buyer.Checkout(ctx, h.ID, "ada", "ada@example.com") })
+	trips, stmts = rt.during(func() { o, err = fresh.Buyer.Checkout(ctx, h.ID, "ada", "ada@example.com") })
 	if err != nil {
 		t.Fatal(err)
 	}
