@@ -58,12 +58,8 @@ func (s *Buyer) Quote(ctx context.Context, id HoldID, buyer string) (BasketQuote
 // prices it: one round trip, and a second only when the event's price configuration
 // changed since this process last read it.
 func (s *Buyer) PricedHold(ctx context.Context, id HoldID, buyer string) (Hold, BasketQuote, error) {
-	var pl db.Pipeline
-	r := queueBasket(&pl, id)
-	if err := pl.Send(ctx, s.pool); err != nil {
-		return Hold{}, BasketQuote{}, translate(err)
-	}
-	if err := r.check(buyer); err != nil {
+	r, err := s.readBasket(ctx, id, buyer)
+	if err != nil {
 		return Hold{}, BasketQuote{}, err
 	}
 	b, err := s.basketOf(ctx, s.pool, r, buyer)

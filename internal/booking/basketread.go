@@ -87,6 +87,17 @@ func queueBasket(pl *db.Pipeline, id HoldID) basketRead {
 	}
 }
 
+// readBasket reads the basket of buyer's live hold id on the pool, in one round trip:
+// a hold that is not theirs is ErrHoldNotFound, one not live ErrHoldExpired.
+func (s *store) readBasket(ctx context.Context, id HoldID, buyer string) (basketRead, error) {
+	var pl db.Pipeline
+	r := queueBasket(&pl, id)
+	if err := pl.Send(ctx, s.pool); err != nil {
+		return basketRead{}, translate(err)
+	}
+	return r, r.check(buyer)
+}
+
 // check refuses a hold that is not buyer's (ErrHoldNotFound) or not live
 // (ErrHoldExpired), as GetHold does.
 func (r basketRead) check(buyer string) error {

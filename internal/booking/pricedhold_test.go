@@ -205,8 +205,9 @@ func (r *roundTrips) TraceCopyFromEnd(context.Context, *pgx.Conn, pgx.TraceCopyF
 // TestPricedHoldRoundTrips: a priced read of a hold (the API's GET of a hold with its
 // quote) is one round trip of two statements once the process has the event's price
 // configuration, for seats with a type and a voucher as for standing places; reading
-// the configuration adds one round trip of four. Checkout reads its basket in the
-// batch that locks the hold.
+// the configuration adds one round trip of four. GetHold is that read without the
+// price. A change of a seat's type and checkout read the basket in the batch that
+// locks the hold.
 func TestPricedHoldRoundTrips(t *testing.T) {
 	t.Parallel()
 	pc, err := pgxpool.ParseConfig(dbtest.URL(t))
@@ -277,8 +278,13 @@ func TestPricedHoldRoundTrips(t *testing.T) {
 		}
 	}
 
+	trips, stmts := rt.during(func() { _, err = fresh.Buyer.GetHold(ctx, ga.ID, "bob") })
+	if err != nil || trips != 1 || stmts != 2 {
+		t.Errorf("GetHold: %d round trips of %d statements (%v), want 1 of 2", trips, stmts, err)
+	}
+
 	// One batch: BEGIN, the hold's lock, its order, its basket; then the type and COMMIT.
-	trips, stmts := rt.during(func() { err = fresh.Buyer.SetSeatType(ctx, h.ID, "ada", seats[1], adult) })
+	trips, stmts = rt.during(func() { err = fresh.Buyer.SetSeatType(ctx, h.ID, "ada", seats[1], adult) })
 	if err != nil {
 		t.Fatal(err)
 	}
