@@ -109,12 +109,16 @@ func (b basket) quote(now time.Time) BasketQuote {
 
 // lockBasket locks hold id of buyer for a change of its price (a type, a voucher) and
 // reads it back, in one round trip: refused if it is not theirs, not live, or its
-// checkout has begun.
-func (s *store) lockBasket(ctx context.Context, tx pgx.Tx, id HoldID, buyer string) (basket, error) {
+// checkout has begun. also, if not nil, queues more reads in that round trip, after
+// the lock.
+func (s *store) lockBasket(ctx context.Context, tx pgx.Tx, id HoldID, buyer string, also func(*db.Pipeline)) (basket, error) {
 	var pl db.Pipeline
 	locked := pl.HoldLock(db.HoldLockParams{EventID: id.Event, ID: id.Seq})
 	existing := pl.OrderByHold(db.OrderByHoldParams{EventID: id.Event, HoldID: id.Seq})
 	r := queueBasket(&pl, id)
+	if also != nil {
+		also(&pl)
+	}
 	if err := pl.Send(ctx, tx); err != nil {
 		return basket{}, err
 	}
@@ -145,7 +149,7 @@ func (b basket) offers(level pricing.Level, typeID int64) bool {
 // stays held as it was: only the line's type changes.
 func (s *Buyer) SetSeatType(ctx context.Context, id HoldID, buyer string, seatID, typeID int64) error {
 	return s.inTx(ctx, func(tx pgx.Tx, q *db.Queries) error {
-		b, err := s.lockBasket(ctx, tx, id, buyer)
+		b, err := s.lockBasket(ctx, tx, id, buyer, nil)
 		if err != nil {
 			return err
 		}
@@ -175,7 +179,7 @@ func (s *Buyer) SetSeatType(ctx context.Context, id HoldID, buyer string, seatID
 // id); places left over take the level's default type.
 func (s *Buyer) SetGATypes(ctx context.Context, id HoldID, buyer string, counts map[int64]int) error {
 	return s.inTx(ctx, func(tx pgx.Tx, q *db.Queries) error {
-		b, err := s.lockBasket(ctx, tx, id, buyer)
+		b, err := s.lockBasket(ctx, tx, id, buyer, nil)
 		if err != nil {
 			return err
 		}
@@ -224,19 +228,22 @@ func (s *Buyer) SetGATypes(ctx context.Context, id HoldID, buyer string, counts 
 // for no ticket here) is its *pricing.VoucherError; neither is kept.
 func (s *Buyer) SetVoucher(ctx context.Context, id HoldID, buyer, code string) error {
 	return s.inTx(ctx, func(tx pgx.Tx, q *db.Queries) error {
-		b, err := s.lockBasket(ctx, tx, id, buyer)
+		var typed *db.Row[db.VoucherByCodeRow] // the voucher the buyer typed, read with the basket
+		b, err := s.lockBasket(ctx, tx, id, buyer, func(pl *db.Pipeline) {
+			if code != "" {
+				typed = pl.VoucherByCode(db.VoucherByCodeParams{EventID: id.Event, Code: NormalCode(code)})
+			}
+		})
 		if err != nil {
 			return err
 		}
 		if code == "" {
 			return q.HoldVoucherClear(ctx, db.HoldVoucherClearParams{EventID: id.Event, HoldID: id.Seq})
 		}
-		v, found, err := s.voucherByCode(ctx, q, id.Event, code)
-		if err != nil {
-			return err
-		} else if !found {
+		if !typed.Found {
 			return ErrVoucherNotFound
 		}
+		v := voucherOf(typed.Val)
 		b.voucher = &v
 		bq := b.quote(time.Now())
 		if bq.VoucherProblem != nil {

@@ -207,7 +207,7 @@ func (r *roundTrips) TraceCopyFromEnd(context.Context, *pgx.Conn, pgx.TraceCopyF
 // configuration, for seats with a type and a voucher as for standing places; reading
 // the configuration adds one round trip of four. GetHold is that read without the
 // price. A change of a seat's type and checkout read the basket in the batch that
-// locks the hold.
+// locks the hold, and a voucher's entry the voucher its code names too.
 func TestPricedHoldRoundTrips(t *testing.T) {
 	t.Parallel()
 	pc, err := pgxpool.ParseConfig(dbtest.URL(t))
@@ -290,6 +290,15 @@ func TestPricedHoldRoundTrips(t *testing.T) {
 	}
 	if trips != 3 || stmts != 7 {
 		t.Errorf("a seat's type: %d round trips of %d statements, want 3 of 7", trips, stmts)
+	}
+
+	// One batch: the same, and the voucher the code names; then the voucher and COMMIT.
+	trips, stmts = rt.during(func() { err = fresh.Buyer.SetVoucher(ctx, h.ID, "ada", "tenoff") })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if trips != 3 || stmts != 8 {
+		t.Errorf("a voucher: %d round trips of %d statements, want 3 of 8", trips, stmts)
 	}
 
 	var o Order

@@ -33,3 +33,8 @@ func (p *Pipeline) TicketTypeList(eventID int64) *Rows[TicketTypeListRow] {
 func (p *Pipeline) TicketTypePriceList(eventID int64) *Rows[TicketTypePriceListRow] {
 	return queueRows(p, pgx.RowToStructByPos[TicketTypePriceListRow], func(q *Queries) { q.TicketTypePriceList(recording, eventID) })
 }
+
+// VoucherByCode queues Queries.VoucherByCode.
+func (p *Pipeline) VoucherByCode(arg VoucherByCodeParams) *Row[VoucherByCodeRow] {
+	return queueRow(p, pgx.RowToStructByPos[VoucherByCodeRow], func(q *Queries) { q.VoucherByCode(recording, arg) })
+}
