@@ -2,8 +2,13 @@
 -- to it. Every statement names its event.
 
 -- name: PricingGet :one
-SELECT e.id, coalesce(p.tax_rate_bp, 0)::integer AS tax_rate_bp, coalesce(p.tax_label, 'VAT')::text AS tax_label
-FROM events e LEFT JOIN event_pricing p ON p.event_id = e.id
+-- The event's tax, and the version of its price configuration (event_price_versions; 0:
+-- none) as this statement sees it: read first, what follows is at least that new.
+SELECT e.id, coalesce(p.tax_rate_bp, 0)::integer AS tax_rate_bp, coalesce(p.tax_label, 'VAT')::text AS tax_label,
+       coalesce(v.version, 0)::bigint AS version
+FROM events e
+LEFT JOIN event_pricing p ON p.event_id = e.id
+LEFT JOIN event_price_versions v ON v.event_id = e.id
 WHERE e.id = @event_id;
 
 -- name: PricingSetTax :exec
@@ -72,18 +77,43 @@ DELETE FROM hold_ga_types WHERE event_id = @event_id AND hold_id = @hold_id AND 
 INSERT INTO hold_ga_types (event_id, hold_id, ga_tier_id, type_id, quantity)
 VALUES (@event_id, @hold_id, @ga_tier_id, @type_id, @quantity);
 
--- name: HoldSeatLines :many
--- A hold's seats as priced lines: the seat row decides which seats are in the basket;
--- a type chosen for a seat the hold no longer holds is not read.
-SELECT s.id AS seat_id, s.price_tier_id, s.price_cents, coalesce(t.type_id, 0)::bigint AS type_id
+-- name: HoldBasket :one
+-- A hold as its basket is priced, in one statement: the hold row (live: hold_is_live),
+-- its event's price configuration version (0: none), its GA tier, the access code it
+-- was made with, the voucher entered in it, and how many of its GA places are of each
+-- type (the ga_type_ arrays, one element a row of hold_ga_types, by tier and type).
+SELECT h.id, h.buyer, h.seat_count, h.ga_tier_id, h.ga_quantity, h.expires_at, hold_is_live(h) AS live,
+       coalesce(pv.version, 0)::bigint AS price_version,
+       g.name AS ga_tier_name, g.price_cents AS ga_price_cents,
+       c.id AS code_id, c.code, c.presale_starts_at, c.presale_ends_at, c.quota, c.places_used, c.reveals_type_id,
+       c.paused AS code_paused,
+       v.id AS voucher_id, v.code AS voucher_code, v.amount_off_cents, v.percent_off_bp, v.type_ids, v.usage_limit,
+       v.used, v.valid_from, v.valid_until, v.paused AS voucher_paused,
+       array(SELECT t.ga_tier_id FROM hold_ga_types t WHERE t.event_id = h.event_id AND t.hold_id = h.id
+             ORDER BY t.ga_tier_id, t.type_id)::bigint[] AS ga_type_tiers,
+       array(SELECT t.type_id FROM hold_ga_types t WHERE t.event_id = h.event_id AND t.hold_id = h.id
+             ORDER BY t.ga_tier_id, t.type_id)::bigint[] AS ga_type_ids,
+       array(SELECT t.quantity FROM hold_ga_types t WHERE t.event_id = h.event_id AND t.hold_id = h.id
+             ORDER BY t.ga_tier_id, t.type_id)::integer[] AS ga_type_quantities
+FROM holds h
+LEFT JOIN event_price_versions pv ON pv.event_id = h.event_id
+LEFT JOIN ga_tiers g ON g.event_id = h.event_id AND g.id = h.ga_tier_id
+LEFT JOIN access_codes c ON c.event_id = h.event_id AND c.id = h.access_code_id
+LEFT JOIN hold_vouchers hv ON hv.event_id = h.event_id AND hv.hold_id = h.id
+LEFT JOIN vouchers v ON v.event_id = hv.event_id AND v.id = hv.voucher_id
+WHERE h.event_id = @event_id AND h.id = @id;
+
+-- name: HoldBasketSeats :many
+-- A hold's seats, both for its answer (held: seat_is_held, the seats it still has) and
+-- as priced lines with their chosen types: the seat row decides which seats are in the
+-- basket; a type chosen for a seat the hold no longer holds is not read.
+SELECT s.id, s.section, s.row_label, s.number, s.price_cents, s.price_tier_id,
+       coalesce(t.type_id, 0)::bigint AS type_id, seat_is_held(s) AS held
 FROM seats s
 LEFT JOIN hold_seat_types t ON t.event_id = s.event_id AND t.hold_id = s.held_by AND t.seat_id = s.id
-WHERE s.event_id = @event_id AND s.held_by = @hold_id
+WHERE s.event_id = @event_id AND s.held_by = @hold_id::bigint
 ORDER BY s.id;
 
--- name: HoldGATypeList :many
-SELECT ga_tier_id, type_id, quantity FROM hold_ga_types
-WHERE event_id = @event_id AND hold_id = @hold_id ORDER BY ga_tier_id, type_id;
 
 -- name: OrderLineList :many
 SELECT line, kind, seat_id, ga_tier_id, type_id, label, price_cents, fee_cents, discount_cents, tax_cents, total_cents

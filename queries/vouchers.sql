@@ -83,12 +83,6 @@ ON CONFLICT (event_id, hold_id) DO UPDATE SET voucher_id = EXCLUDED.voucher_id;
 -- name: HoldVoucherClear :exec
 DELETE FROM hold_vouchers WHERE event_id = @event_id AND hold_id = @hold_id;
 
--- name: HoldVoucherGet :one
--- The voucher entered in a basket, as VoucherByCode reads one.
-SELECT v.id, v.code, v.amount_off_cents, v.percent_off_bp, v.type_ids, v.usage_limit, v.used, v.valid_from, v.valid_until, v.paused, v.created_at
-FROM hold_vouchers h JOIN vouchers v ON v.event_id = h.event_id AND v.id = h.voucher_id
-WHERE h.event_id = @event_id AND h.hold_id = @hold_id;
-
 -- name: VoucherRedemptionRelease :execrows
 -- Gives an order's voucher use back: the order sold nothing and charged nothing (it
 -- expired unpaid), so the use it counted may go to another buyer. One statement: the

@@ -99,11 +99,7 @@ type pricedHoldJSON struct {
 
 // pricedHold answers with the buyer's hold id and its quote.
 func (s *server) pricedHold(ctx context.Context, c echo.Context, id booking.HoldID, buyer string) error {
-	h, err := s.Buyer.GetHold(ctx, id, buyer)
-	if err != nil {
-		return err
-	}
-	bq, err := s.Buyer.Quote(ctx, id, buyer)
+	h, bq, err := s.Buyer.PricedHold(ctx, id, buyer)
 	if err != nil {
 		return err
 	}

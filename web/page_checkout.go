@@ -39,13 +39,13 @@ func (s *server) showCheckout(c echo.Context) error {
 		return err
 	}
 	buyer := s.pageBuyer(c)
-	h, err := s.Buyer.GetHold(c.Request().Context(), id, buyer)
+	h, bq, err := s.Buyer.PricedHold(c.Request().Context(), id, buyer)
 	if errors.Is(err, booking.ErrHoldExpired) {
 		return s.holdOver(c, id, buyer, err)
 	} else if err != nil {
 		return err
 	}
-	m, err := s.checkoutModel(c, h)
+	m, err := s.checkoutModelOf(c, h, bq)
 	if err != nil {
 		return err
 	}
@@ -63,14 +63,10 @@ func (s *server) submitCheckout(c echo.Context) error {
 	}
 	ctx := c.Request().Context()
 	buyer := s.pageBuyer(c)
-	h, err := s.Buyer.GetHold(ctx, id, buyer)
+	h, bq, err := s.Buyer.PricedHold(ctx, id, buyer)
 	if errors.Is(err, booking.ErrHoldExpired) {
 		return s.holdOver(c, id, buyer, err)
 	} else if err != nil {
-		return err
-	}
-	bq, err := s.Buyer.Quote(ctx, id, buyer)
-	if err != nil {
 		return err
 	}
 	_, total := ordertext.ChargeLines(s.Money, h.Seats, h.GA, booking.ChargesOf(bq))
@@ -212,14 +208,19 @@ func cardShaped(s string) bool {
 	return digits >= 12 && digits <= 19
 }
 
-// checkoutModel is the checkout page of a hold, without a message.
+// checkoutModel is the checkout page of a hold, without a message, priced afresh.
 func (s *server) checkoutModel(c echo.Context, h booking.Hold) (views.Checkout, error) {
-	ev, err := s.eventByID(c.Request().Context(), h.ID.Event)
+	// The basket's quote is what checkout charges: the page says that sum.
+	bq, err := s.Buyer.Quote(c.Request().Context(), h.ID, s.pageBuyer(c))
 	if err != nil {
 		return views.Checkout{}, err
 	}
-	// The basket's quote is what checkout charges: the page says that sum.
-	bq, err := s.Buyer.Quote(c.Request().Context(), h.ID, s.pageBuyer(c))
+	return s.checkoutModelOf(c, h, bq)
+}
+
+// checkoutModelOf is the checkout page of hold h, priced by bq, without a message.
+func (s *server) checkoutModelOf(c echo.Context, h booking.Hold, bq booking.BasketQuote) (views.Checkout, error) {
+	ev, err := s.eventByID(c.Request().Context(), h.ID.Event)
 	if err != nil {
 		return views.Checkout{}, err
 	}

@@ -49,7 +49,7 @@ func (p AllInPrices) GA(id int64, base int) int {
 
 // AllInPrices reads an event's first prices for the event page and the map.
 func (s *Buyer) AllInPrices(ctx context.Context, eventID int64) (AllInPrices, error) {
-	cfg, err := s.priceConfig(ctx, s.q, eventID)
+	cfg, err := s.priceConfig(ctx, s.pool, eventID)
 	if err != nil {
 		return AllInPrices{}, err
 	}

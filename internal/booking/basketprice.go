@@ -50,20 +50,23 @@ type BasketQuote struct {
 
 // Quote prices the buyer's live hold id as checkout would charge it online.
 func (s *Buyer) Quote(ctx context.Context, id HoldID, buyer string) (BasketQuote, error) {
-	h, err := s.q.HoldGet(ctx, db.HoldGetParams{EventID: id.Event, ID: id.Seq})
-	if errors.Is(err, pgx.ErrNoRows) || (err == nil && h.Buyer != buyer) {
-		return BasketQuote{}, ErrHoldNotFound
-	} else if err != nil {
-		return BasketQuote{}, translate(err)
-	}
-	if !h.Live {
-		return BasketQuote{}, ErrHoldExpired
-	}
-	b, err := s.basketOf(ctx, s.q, id, buyer, h.GaTierID, h.GaQuantity)
+	_, bq, err := s.PricedHold(ctx, id, buyer)
+	return bq, err
+}
+
+// PricedHold is the buyer's live hold id as GetHold answers it, priced as Quote
+// prices it: one round trip, and a second only when the event's price configuration
+// changed since this process last read it.
+func (s *Buyer) PricedHold(ctx context.Context, id HoldID, buyer string) (Hold, BasketQuote, error) {
+	r, err := s.readBasket(ctx, id, buyer)
 	if err != nil {
-		return BasketQuote{}, err
+		return Hold{}, BasketQuote{}, err
 	}
-	return b.quote(time.Now()), nil
+	b, err := s.basketOf(ctx, s.pool, r, buyer)
+	if err != nil {
+		return Hold{}, BasketQuote{}, err
+	}
+	return r.hold(), b.quote(time.Now()), nil
 }
 
 // basket is a hold's lines, its event's price configuration, its voucher and the
@@ -73,69 +76,6 @@ type basket struct {
 	lines   []pricing.Line
 	voucher *pricing.Voucher
 	code    *pricing.AccessCode
-}
-
-// basketOf reads hold id's priced lines (its seats, then its GA places), voucher and
-// access code through q. buyer, gaTier and gaQty are the hold row's.
-func (s *store) basketOf(ctx context.Context, q *db.Queries, id HoldID, buyer string, gaTier *int64, gaQty int32) (basket, error) {
-	cfg, err := s.priceConfig(ctx, q, id.Event)
-	if err != nil {
-		return basket{}, err
-	}
-	b := basket{cfg: cfg}
-	seats, err := q.HoldSeatLines(ctx, db.HoldSeatLinesParams{EventID: id.Event, HoldID: &id.Seq})
-	if err != nil {
-		return basket{}, translate(err)
-	}
-	for _, r := range seats {
-		b.lines = append(b.lines, pricing.Line{SeatID: r.SeatID, Level: pricing.Level{PriceTierID: r.PriceTierID},
-			BasePrice: int64(r.PriceCents), TypeID: r.TypeID})
-	}
-	if gaTier != nil && gaQty > 0 {
-		if b.lines, err = gaLines(ctx, q, id, *gaTier, int(gaQty), b.lines); err != nil {
-			return basket{}, err
-		}
-	}
-	code, found, err := s.holdAccessCode(ctx, q, id, buyer)
-	if err != nil {
-		return basket{}, err
-	} else if found {
-		b.code = &code
-	}
-	v, err := q.HoldVoucherGet(ctx, db.HoldVoucherGetParams{EventID: id.Event, HoldID: id.Seq})
-	if err == nil {
-		voucher := voucherOf(db.VoucherByCodeRow(v))
-		b.voucher = &voucher
-	} else if !errors.Is(err, pgx.ErrNoRows) {
-		return basket{}, translate(err)
-	}
-	return b, nil
-}
-
-// gaLines appends a hold's qty GA places of tier to lines, one line a place: as many
-// of each type as hold_ga_types says (never more than qty in all), the rest without a
-// chosen type.
-func gaLines(ctx context.Context, q *db.Queries, id HoldID, tier int64, qty int, lines []pricing.Line) ([]pricing.Line, error) {
-	t, err := q.GATierGet(ctx, db.GATierGetParams{EventID: id.Event, ID: tier})
-	if err != nil {
-		return nil, translate(err)
-	}
-	typed, err := q.HoldGATypeList(ctx, db.HoldGATypeListParams{EventID: id.Event, HoldID: id.Seq})
-	if err != nil {
-		return nil, translate(err)
-	}
-	place := pricing.Line{GATierID: tier, Level: pricing.Level{GATierID: tier}, BasePrice: int64(t.PriceCents)}
-	for _, r := range typed {
-		for n := 0; n < int(r.Quantity) && qty > 0 && r.GaTierID == tier; n++ {
-			l := place
-			l.TypeID = r.TypeID
-			lines, qty = append(lines, l), qty-1
-		}
-	}
-	for ; qty > 0; qty-- {
-		lines = append(lines, place)
-	}
-	return lines, nil
 }
 
 // quote prices b for an online buyer at now. A voucher that no longer applies is left
@@ -168,23 +108,30 @@ func (b basket) quote(now time.Time) BasketQuote {
 }
 
 // lockBasket locks hold id of buyer for a change of its price (a type, a voucher) and
-// reads it back: refused if it is not theirs, not live, or its checkout has begun.
-func (s *store) lockBasket(ctx context.Context, q *db.Queries, id HoldID, buyer string) (basket, error) {
-	h, err := q.HoldLock(ctx, db.HoldLockParams{EventID: id.Event, ID: id.Seq})
-	if errors.Is(err, pgx.ErrNoRows) || (err == nil && h.Buyer != buyer) {
+// reads it back, in one round trip: refused if it is not theirs, not live, or its
+// checkout has begun. also, if not nil, queues more reads in that round trip, after
+// the lock.
+func (s *store) lockBasket(ctx context.Context, tx pgx.Tx, id HoldID, buyer string, also func(*db.Pipeline)) (basket, error) {
+	var pl db.Pipeline
+	locked := pl.HoldLock(db.HoldLockParams{EventID: id.Event, ID: id.Seq})
+	existing := pl.OrderByHold(db.OrderByHoldParams{EventID: id.Event, HoldID: id.Seq})
+	r := queueBasket(&pl, id)
+	if also != nil {
+		also(&pl)
+	}
+	if err := pl.Send(ctx, tx); err != nil {
+		return basket{}, err
+	}
+	h := locked.Val
+	switch {
+	case !locked.Found || h.Buyer != buyer:
 		return basket{}, ErrHoldNotFound
-	} else if err != nil {
-		return basket{}, err
-	}
-	if !h.Live {
+	case !h.Live:
 		return basket{}, ErrHoldExpired
-	}
-	if _, err := q.OrderByHold(ctx, db.OrderByHoldParams{EventID: id.Event, HoldID: id.Seq}); err == nil {
+	case existing.Found:
 		return basket{}, ErrCheckoutBegun
-	} else if !errors.Is(err, pgx.ErrNoRows) {
-		return basket{}, err
 	}
-	return s.basketOf(ctx, q, id, buyer, h.GaTierID, h.GaQuantity)
+	return s.basketOf(ctx, tx, r, buyer)
 }
 
 // offers reports whether type typeID is offered online at level, to the holder of the
@@ -201,8 +148,8 @@ func (b basket) offers(level pricing.Level, typeID int64) bool {
 // SetSeatType sets the ticket type of one seat of the buyer's basket id. The seat
 // stays held as it was: only the line's type changes.
 func (s *Buyer) SetSeatType(ctx context.Context, id HoldID, buyer string, seatID, typeID int64) error {
-	return s.inTx(ctx, func(_ pgx.Tx, q *db.Queries) error {
-		b, err := s.lockBasket(ctx, q, id, buyer)
+	return s.inTx(ctx, func(tx pgx.Tx, q *db.Queries) error {
+		b, err := s.lockBasket(ctx, tx, id, buyer, nil)
 		if err != nil {
 			return err
 		}
@@ -231,8 +178,8 @@ func (s *Buyer) SetSeatType(ctx context.Context, id HoldID, buyer string, seatID
 // SetGATypes sets how many of the basket's standing places are of each type (by type
 // id); places left over take the level's default type.
 func (s *Buyer) SetGATypes(ctx context.Context, id HoldID, buyer string, counts map[int64]int) error {
-	return s.inTx(ctx, func(_ pgx.Tx, q *db.Queries) error {
-		b, err := s.lockBasket(ctx, q, id, buyer)
+	return s.inTx(ctx, func(tx pgx.Tx, q *db.Queries) error {
+		b, err := s.lockBasket(ctx, tx, id, buyer, nil)
 		if err != nil {
 			return err
 		}
@@ -280,20 +227,23 @@ func (s *Buyer) SetGATypes(ctx context.Context, id HoldID, buyer string, counts 
 // ErrVoucherNotFound, and one that cannot be used (paused, out of its dates, used up,
 // for no ticket here) is its *pricing.VoucherError; neither is kept.
 func (s *Buyer) SetVoucher(ctx context.Context, id HoldID, buyer, code string) error {
-	return s.inTx(ctx, func(_ pgx.Tx, q *db.Queries) error {
-		b, err := s.lockBasket(ctx, q, id, buyer)
+	return s.inTx(ctx, func(tx pgx.Tx, q *db.Queries) error {
+		var typed *db.Row[db.VoucherByCodeRow] // the voucher the buyer typed, read with the basket
+		b, err := s.lockBasket(ctx, tx, id, buyer, func(pl *db.Pipeline) {
+			if code != "" {
+				typed = pl.VoucherByCode(db.VoucherByCodeParams{EventID: id.Event, Code: NormalCode(code)})
+			}
+		})
 		if err != nil {
 			return err
 		}
 		if code == "" {
 			return q.HoldVoucherClear(ctx, db.HoldVoucherClearParams{EventID: id.Event, HoldID: id.Seq})
 		}
-		v, found, err := s.voucherByCode(ctx, q, id.Event, code)
-		if err != nil {
-			return err
-		} else if !found {
+		if !typed.Found {
 			return ErrVoucherNotFound
 		}
+		v := voucherOf(typed.Val)
 		b.voucher = &v
 		bq := b.quote(time.Now())
 		if bq.VoucherProblem != nil {

@@ -164,7 +164,7 @@ func (s *store) sellTx(ctx context.Context, tx pgx.Tx, q *db.Queries, sl Sale, b
 	if err != nil {
 		return saleDone{}, err
 	}
-	quote, err := s.saleQuote(ctx, q, sl, buyer, h)
+	quote, err := s.saleQuote(ctx, tx, sl, buyer, h)
 	if err != nil {
 		return saleDone{}, err
 	}

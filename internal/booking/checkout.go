@@ -25,12 +25,12 @@ func (s *Buyer) Checkout(ctx context.Context, id HoldID, buyer, email string) (O
 	confirmed := false // a free order, sold by this call
 	err := s.inTx(ctx, func(tx pgx.Tx, q *db.Queries) error {
 		sold, confirmed, fresh = nil, false, nil
-		// One round trip: the hold locked, its order if it has one, and its seats (read
+		// One round trip: the hold locked, its order if it has one, and its basket (read
 		// for nothing when the order exists or the hold lapsed, which is rare).
 		var pl db.Pipeline
 		locked := pl.HoldLock(db.HoldLockParams{EventID: id.Event, ID: id.Seq})
 		existing := pl.OrderByHold(db.OrderByHoldParams{EventID: id.Event, HoldID: id.Seq})
-		seats := pl.SeatsOfHold(db.SeatsOfHoldParams{EventID: id.Event, HoldID: &id.Seq})
+		r := queueBasket(&pl, id)
 		if err := pl.Send(ctx, tx); err != nil {
 			return err
 		}
@@ -45,10 +45,11 @@ func (s *Buyer) Checkout(ctx context.Context, id HoldID, buyer, email string) (O
 		if !h.Live {
 			return ErrHoldExpired
 		}
-		if len(seats.Vals) != int(h.SeatCount) {
+		seats := r.held()
+		if len(seats) != int(h.SeatCount) {
 			return ErrHoldExpired
 		}
-		quote, err := s.checkoutQuote(ctx, q, id, h, seats.Vals)
+		quote, err := s.checkoutQuote(ctx, tx, r, h)
 		if err != nil {
 			return err
 		}
@@ -56,7 +57,7 @@ func (s *Buyer) Checkout(ctx context.Context, id HoldID, buyer, email string) (O
 		// nothing it answers can roll the transaction back, so the commit goes with it.
 		last := quote.Total > 0 && quote.VoucherID == 0
 		var view Order
-		if o, view, err = createOrder(ctx, tx, q, id, h, seats.Vals, buyer, email, quote, last); err != nil {
+		if o, view, err = createOrder(ctx, tx, q, id, h, seats, r.ga(), buyer, email, quote, last); err != nil {
 			return err
 		}
 		if err := chargeVoucher(ctx, q, o, quote); err != nil {
@@ -97,25 +98,21 @@ func (s *Buyer) Checkout(ctx context.Context, id HoldID, buyer, email string) (O
 	return view, translate(err)
 }
 
-// createOrder makes the pending order of the live hold h, whose seats are seats, for
-// the amount quote totals, with its lines, and returns it with the view that reading
-// it back would give. One round trip: a standing tier's name and price, for the view,
-// go with the order, and with last the transaction's commit too. Outside the event's
-// sales window it makes none (OrderCreate's conditions are the verdict): a
-// *NotOnSaleError or ErrSalesClosed, read in the transaction; errNoOrderMade if the
-// transaction has committed already, for the caller to read why after it.
-func createOrder(ctx context.Context, tx pgx.Tx, q *db.Queries, id HoldID, h db.HoldLockRow, seats []db.SeatsOfHoldRow, buyer, email string, quote pricing.Quote, last bool) (db.Order, Order, error) {
+// createOrder makes the pending order of the live hold h, whose seats are seats and
+// GA places ga, for the amount quote totals, with its lines, and returns it with the
+// view that reading it back would give. One round trip, and with last the
+// transaction's commit goes with it. Outside the event's sales window it makes none
+// (OrderCreate's conditions are the verdict): a *NotOnSaleError or ErrSalesClosed,
+// read in the transaction; errNoOrderMade if the transaction has committed already,
+// for the caller to read why after it.
+func createOrder(ctx context.Context, tx pgx.Tx, q *db.Queries, id HoldID, h db.HoldLockRow, seats []db.HoldBasketSeatsRow, ga *GAPlaces, buyer, email string, quote pricing.Quote, last bool) (db.Order, Order, error) {
 	ids := make([]int64, len(seats))
-	view := Order{HoldID: id, Email: email, Status: StatusPending}
+	view := Order{HoldID: id, Email: email, Status: StatusPending, GA: ga}
 	for i, st := range seats {
 		ids[i] = st.ID
 		view.Seats = append(view.Seats, Seat{ID: st.ID, Section: st.Section, Row: st.RowLabel, Number: int(st.Number), PriceCents: int(st.PriceCents)})
 	}
 	var pl db.Pipeline
-	var tier *db.Row[db.GATierGetRow]
-	if h.GaTierID != nil {
-		tier = pl.GATierGet(db.GATierGetParams{EventID: id.Event, ID: *h.GaTierID})
-	}
 	p := db.OrderCreateParams{
 		EventID: id.Event, HoldID: id.Seq, Buyer: buyer, Email: email, SeatIds: ids,
 		GaTierID: h.GaTierID, GaQuantity: h.GaQuantity, AmountCents: int32(quote.Total),
@@ -138,12 +135,6 @@ func createOrder(ctx context.Context, tx pgx.Tx, q *db.Queries, id HoldID, h db.
 			return db.Order{}, Order{}, werr
 		}
 		return db.Order{}, Order{}, pgx.ErrNoRows
-	case tier != nil && !tier.Found:
-		return db.Order{}, Order{}, pgx.ErrNoRows
-	}
-	if tier != nil {
-		t := tier.Val
-		view.GA = &GAPlaces{TierID: t.ID, TierName: t.Name, Quantity: int(h.GaQuantity), PriceCents: int(t.PriceCents)}
 	}
 	o := db.Order(created.Val)
 	view.ID, view.EventID, view.AmountCents = o.ID, o.EventID, int(o.AmountCents)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"boxoffice/internal/db"
 	"boxoffice/internal/pricing"
 )
@@ -11,30 +13,22 @@ import (
 // OrderFeeLabel labels an order's per-order fee line.
 const OrderFeeLabel = "Order fee"
 
-// checkoutQuote prices live hold h for its order, in checkout's transaction: the
-// amount an online buyer is charged is this Quote's Total. A basket that breaks a
-// rule (a cap, a type that needs an adult, a desk-only type) or whose voucher no
-// longer applies is refused with the pricing error, and no order is made. seats are
-// the hold's seats as checkout read them: the lines are read by a later statement,
-// and a hold that lapsed in between may have lost a seat to another buyer, so lines
-// that are not exactly those seats are the lapse they are (ErrHoldExpired), never an
-// order priced without them.
-func (s *store) checkoutQuote(ctx context.Context, q *db.Queries, id HoldID, h db.HoldLockRow, seats []db.SeatsOfHoldRow) (pricing.Quote, error) {
-	b, err := s.basketOf(ctx, q, id, h.Buyer, h.GaTierID, h.GaQuantity)
-	if err != nil {
-		return pricing.Quote{}, err
-	}
-	n := 0
-	for _, l := range b.lines {
-		if l.SeatID != 0 {
-			if n >= len(seats) || seats[n].ID != l.SeatID {
-				return pricing.Quote{}, ErrHoldExpired
-			}
-			n++
+// checkoutQuote prices live hold h for its order from r, its basket read in
+// checkout's transaction after its lock: the amount an online buyer is charged is this
+// Quote's Total. A basket that breaks a rule (a cap, a type that needs an adult, a
+// desk-only type) or whose voucher no longer applies is refused with the pricing
+// error, and no order is made. A line whose seat the hold no longer holds (it lapsed,
+// and the seat may have gone to another buyer) is the lapse it is (ErrHoldExpired),
+// never an order priced without it.
+func (s *store) checkoutQuote(ctx context.Context, tx pgx.Tx, r basketRead, h db.HoldLockRow) (pricing.Quote, error) {
+	for _, st := range r.seats.Vals {
+		if !st.Held {
+			return pricing.Quote{}, ErrHoldExpired
 		}
 	}
-	if n != len(seats) {
-		return pricing.Quote{}, ErrHoldExpired
+	b, err := s.basketOf(ctx, tx, r, h.Buyer)
+	if err != nil {
+		return pricing.Quote{}, err
 	}
 	return b.cfg.Quote(pricing.Basket{Lines: b.lines, Method: pricing.MethodOnline, Voucher: b.voucher, Code: b.code, Now: time.Now()})
 }

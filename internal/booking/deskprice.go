@@ -5,6 +5,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"boxoffice/internal/db"
 	"boxoffice/internal/pricing"
 )
@@ -19,7 +21,7 @@ import (
 // DeskTypes are the types the window may sell for an event, in order: every type not
 // paused, desk-only ones too; code-only ones stay with their codes' holders.
 func (s *Desk) DeskTypes(ctx context.Context, eventID int64) ([]pricing.Type, error) {
-	cfg, err := s.priceConfig(ctx, s.q, eventID)
+	cfg, err := s.priceConfig(ctx, s.pool, eventID)
 	if err != nil {
 		return nil, err
 	}
@@ -32,14 +34,17 @@ func (s *Desk) DeskTypes(ctx context.Context, eventID int64) ([]pricing.Type, er
 	return out, nil
 }
 
-// saleQuote prices hold h of the sale in its transaction: the amount the window takes.
-func (s *store) saleQuote(ctx context.Context, q *db.Queries, sl Sale, buyer string, h Hold) (pricing.Quote, error) {
-	var gaTier *int64
-	gaQty := int32(0)
-	if h.GA != nil {
-		gaTier, gaQty = &h.GA.TierID, int32(h.GA.Quantity)
+// saleQuote prices hold h of the sale in its transaction tx: the amount the window takes.
+func (s *store) saleQuote(ctx context.Context, tx pgx.Tx, sl Sale, buyer string, h Hold) (pricing.Quote, error) {
+	var pl db.Pipeline
+	r := queueBasket(&pl, h.ID)
+	if err := pl.Send(ctx, tx); err != nil {
+		return pricing.Quote{}, err
 	}
-	b, err := s.basketOf(ctx, q, h.ID, buyer, gaTier, gaQty)
+	if !r.row.Found {
+		return pricing.Quote{}, ErrHoldNotFound
+	}
+	b, err := s.basketOf(ctx, tx, r, buyer)
 	if err != nil {
 		return pricing.Quote{}, err
 	}

@@ -355,30 +355,13 @@ func (s *store) releaseLocked(ctx context.Context, q *db.Queries, id HoldID, ga 
 }
 
 // GetHold returns a live hold of the buyer; a lapsed or released one is ErrHoldExpired.
+// It reads the hold and its seats in one round trip (PricedHold's read).
 func (s *Buyer) GetHold(ctx context.Context, id HoldID, buyer string) (Hold, error) {
-	h, err := s.q.HoldGet(ctx, db.HoldGetParams{EventID: id.Event, ID: id.Seq})
-	if errors.Is(err, pgx.ErrNoRows) || (err == nil && h.Buyer != buyer) {
-		return Hold{}, ErrHoldNotFound
-	} else if err != nil {
-		return Hold{}, translate(err)
-	}
-	if !h.Live {
-		return Hold{}, ErrHoldExpired
-	}
-	out := Hold{ID: id, ExpiresAt: h.ExpiresAt}
-	rows, err := s.q.SeatsOfHold(ctx, db.SeatsOfHoldParams{EventID: id.Event, HoldID: &id.Seq})
+	r, err := s.readBasket(ctx, id, buyer)
 	if err != nil {
-		return Hold{}, translate(err)
+		return Hold{}, err
 	}
-	out.Seats = seatsOf(rows)
-	if h.GaTierID != nil {
-		t, err := s.q.GATierGet(ctx, db.GATierGetParams{EventID: id.Event, ID: *h.GaTierID})
-		if err != nil {
-			return Hold{}, translate(err)
-		}
-		out.GA = &GAPlaces{TierID: t.ID, TierName: t.Name, Quantity: int(h.GaQuantity), PriceCents: int(t.PriceCents)}
-	}
-	return out, nil
+	return r.hold(), nil
 }
 
 // seatFields is the shape of every seat row the queries return for a buyer.

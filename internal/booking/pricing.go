@@ -43,7 +43,7 @@ type PriceSetup struct {
 
 // PriceSetup reads an event's price configuration, for the admin pages.
 func (s *Desk) PriceSetup(ctx context.Context, eventID int64) (PriceSetup, error) {
-	cfg, err := s.priceConfig(ctx, s.q, eventID)
+	cfg, err := s.priceConfig(ctx, s.pool, eventID)
 	if err != nil {
 		return PriceSetup{}, err
 	}
@@ -63,21 +63,24 @@ func priceLevels(ctx context.Context, q *db.Queries, eventID int64) ([]TypeLevel
 	return out, nil
 }
 
-// priceConfig reads an event's price configuration through q (the pool's, or a
-// transaction's): what checkout hands to pricing.Config.Quote.
-func (s *store) priceConfig(ctx context.Context, q *db.Queries, eventID int64) (pricing.Config, error) {
-	p, err := q.PricingGet(ctx, eventID)
-	if errors.Is(err, pgx.ErrNoRows) {
+// priceConfig reads an event's price configuration through dbtx (the pool, or a
+// transaction) in one round trip: what checkout hands to pricing.Config.Quote. It
+// keeps it under the version its first statement saw (priceConfigs): the other
+// statements, run after it, see that version's configuration or a later one.
+func (s *store) priceConfig(ctx context.Context, dbtx db.DBTX, eventID int64) (pricing.Config, error) {
+	var pl db.Pipeline
+	p := pl.PricingGet(eventID)
+	fees := pl.FeeList(eventID)
+	types := pl.TicketTypeList(eventID)
+	prices := pl.TicketTypePriceList(eventID)
+	if err := pl.Send(ctx, dbtx); err != nil {
+		return pricing.Config{}, translate(err)
+	}
+	if !p.Found {
 		return pricing.Config{}, ErrEventNotFound
-	} else if err != nil {
-		return pricing.Config{}, translate(err)
 	}
-	cfg := pricing.Config{TaxRateBP: int(p.TaxRateBp), TaxLabel: p.TaxLabel, MethodFees: map[pricing.Method]pricing.Fees{}}
-	fees, err := q.FeeList(ctx, eventID)
-	if err != nil {
-		return pricing.Config{}, translate(err)
-	}
-	for _, f := range fees {
+	cfg := pricing.Config{TaxRateBP: int(p.Val.TaxRateBp), TaxLabel: p.Val.TaxLabel, MethodFees: map[pricing.Method]pricing.Fees{}}
+	for _, f := range fees.Vals {
 		fee := pricing.Fees{PerTicket: int64(f.PerTicketCents), PerOrder: int64(f.PerOrderCents)}
 		if f.Method == FeesAll {
 			cfg.Fees = fee
@@ -85,27 +88,20 @@ func (s *store) priceConfig(ctx context.Context, q *db.Queries, eventID int64) (
 			cfg.MethodFees[pricing.Method(f.Method)] = fee
 		}
 	}
-	types, err := q.TicketTypeList(ctx, eventID)
-	if err != nil {
-		return pricing.Config{}, translate(err)
-	}
-	prices, err := q.TicketTypePriceList(ctx, eventID)
-	if err != nil {
-		return pricing.Config{}, translate(err)
-	}
-	for _, t := range types {
+	for _, t := range types.Vals {
 		pt := pricing.Type{ID: t.ID, Name: t.Name, Position: int(t.Position), CountsAsAdult: t.CountsAsAdult,
 			NeedsAdult: t.NeedsAdult, DeskOnly: t.DeskOnly, CodeOnly: t.CodeOnly, Paused: t.Paused, Prices: map[pricing.Level]int64{}}
 		if t.MaxPerOrder != nil {
 			pt.MaxPerOrder = int(*t.MaxPerOrder)
 		}
-		for _, p := range prices {
+		for _, p := range prices.Vals {
 			if p.TypeID == t.ID {
 				pt.Prices[pricing.Level{PriceTierID: p.PriceTierID, GATierID: p.GaTierID}] = int64(p.PriceCents)
 			}
 		}
 		cfg.Types = append(cfg.Types, pt)
 	}
+	s.prices.put(eventID, p.Val.Version, cfg)
 	return cfg, nil
 }
 

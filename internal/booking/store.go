@@ -30,6 +30,8 @@ type store struct {
 
 	maps mapCache // seat maps, kept current by the live feed: mapcache.go
 
+	prices priceConfigs // events' price configurations by version: basketread.go
+
 	owners orderOwners // each order's event and buyer, for OrderEvent: owners.go
 
 	// counters hear of holds, sales and refunds after commit (counters.go); nil: none.

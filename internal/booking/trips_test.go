@@ -114,9 +114,9 @@ func TestCheckoutAndConfirmRoundTrips(t *testing.T) {
 		voucher          bool
 		checkout, notify int // budgets: checkout's round trips, confirm's
 	}{
-		{"a", seats[0:2], true, 11, 4},
-		{"b", seats[2:4], false, 9, 4},
-		{"c", nil, false, 11, 5},
+		{"a", seats[0:2], true, 4, 4},
+		{"b", seats[2:4], false, 2, 4},
+		{"c", nil, false, 2, 5},
 	} {
 		var h Hold
 		if c.seats != nil {

@@ -153,17 +153,6 @@ func voucherOf(r db.VoucherByCodeRow) pricing.Voucher {
 	return v
 }
 
-// voucherByCode finds an event's voucher by the code a buyer typed; false: none.
-func (s *store) voucherByCode(ctx context.Context, q *db.Queries, eventID int64, code string) (pricing.Voucher, bool, error) {
-	r, err := q.VoucherByCode(ctx, db.VoucherByCodeParams{EventID: eventID, Code: NormalCode(code)})
-	if errors.Is(err, pgx.ErrNoRows) {
-		return pricing.Voucher{}, false, nil
-	} else if err != nil {
-		return pricing.Voucher{}, false, translate(err)
-	}
-	return voucherOf(r), true, nil
-}
-
 // SetVoucherPaused pauses a voucher (no basket may use it, and its redemption at
 // confirmation fails) or resumes it.
 func (s *Desk) SetVoucherPaused(ctx context.Context, eventID, id int64, paused bool, by Actor) error {

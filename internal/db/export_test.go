@@ -9,4 +9,5 @@ var StatementText = map[string]string{
 	"HoldSeatsHeld": holdSeatsHeld, "HoldsGALapsed": holdsGALapsed, "HoldsOfBuyer": holdsOfBuyer,
 	"StaffHoldsOfEvent": staffHoldsOfEvent, "ControlCounts": controlCounts,
 	"HoldCreate": holdCreate, "BuyerWithinLimit": buyerWithinLimit,
+	"HoldBasket": holdBasket, "HoldBasketSeats": holdBasketSeats,
 }

@@ -286,6 +286,11 @@ type EventFee struct {
 	PerOrderCents  int32
 }
 
+type EventPriceVersion struct {
+	EventID int64
+	Version int64
+}
+
 type EventPricing struct {
 	EventID   int64
 	TaxRateBp int32

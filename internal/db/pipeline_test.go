@@ -82,6 +82,36 @@ func TestPipelineAnswersAsQueries(t *testing.T) {
 				r := p.SeatsOfHold(db.SeatsOfHoldParams{EventID: eventID, HoldID: &o.HoldID})
 				return func(pgx.Tx) any { return r.Vals }
 			}},
+		{"HoldBasket",
+			func(tx pgx.Tx) (any, error) {
+				v, err := db.New(tx).HoldBasket(ctx, db.HoldBasketParams{EventID: eventID, ID: o.HoldID})
+				return db.Row[db.HoldBasketRow]{Val: v, Found: true}, err
+			},
+			func(p *db.Pipeline) func(pgx.Tx) any {
+				r := p.HoldBasket(db.HoldBasketParams{EventID: eventID, ID: o.HoldID})
+				return func(pgx.Tx) any { return *r }
+			}},
+		{"HoldBasketSeats",
+			func(tx pgx.Tx) (any, error) {
+				return db.New(tx).HoldBasketSeats(ctx, db.HoldBasketSeatsParams{EventID: eventID, HoldID: o.HoldID})
+			},
+			func(p *db.Pipeline) func(pgx.Tx) any {
+				r := p.HoldBasketSeats(db.HoldBasketSeatsParams{EventID: eventID, HoldID: o.HoldID})
+				return func(pgx.Tx) any { return r.Vals }
+			}},
+		{"PricingGet, FeeList, TicketTypeList, TicketTypePriceList",
+			func(tx pgx.Tx) (any, error) {
+				q := db.New(tx)
+				p, err := q.PricingGet(ctx, eventID)
+				fees, _ := q.FeeList(ctx, eventID)
+				types, _ := q.TicketTypeList(ctx, eventID)
+				prices, _ := q.TicketTypePriceList(ctx, eventID)
+				return []any{p, fees, types, prices}, err
+			},
+			func(p *db.Pipeline) func(pgx.Tx) any {
+				pr, fees, types, prices := p.PricingGet(eventID), p.FeeList(eventID), p.TicketTypeList(eventID), p.TicketTypePriceList(eventID)
+				return func(pgx.Tx) any { return []any{pr.Val, fees.Vals, types.Vals, prices.Vals} }
+			}},
 		{"PaymentClaim, refused while a payment is under way",
 			func(tx pgx.Tx) (any, error) {
 				v, err := db.New(tx).PaymentClaim(ctx, db.PaymentClaimParams{OrderID: o.ID, Provider: "test", IdempotencyKey: "pay_again"})

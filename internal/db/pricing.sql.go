@@ -7,6 +7,7 @@ package db
 
 import (
 	"context"
+	"time"
 )
 
 const feeList = `-- name: FeeList :many
@@ -63,6 +64,168 @@ func (q *Queries) FeeSet(ctx context.Context, arg FeeSetParams) error {
 	return err
 }
 
+const holdBasket = `-- name: HoldBasket :one
+SELECT h.id, h.buyer, h.seat_count, h.ga_tier_id, h.ga_quantity, h.expires_at, hold_is_live(h) AS live,
+       coalesce(pv.version, 0)::bigint AS price_version,
+       g.name AS ga_tier_name, g.price_cents AS ga_price_cents,
+       c.id AS code_id, c.code, c.presale_starts_at, c.presale_ends_at, c.quota, c.places_used, c.reveals_type_id,
+       c.paused AS code_paused,
+       v.id AS voucher_id, v.code AS voucher_code, v.amount_off_cents, v.percent_off_bp, v.type_ids, v.usage_limit,
+       v.used, v.valid_from, v.valid_until, v.paused AS voucher_paused,
+       array(SELECT t.ga_tier_id FROM hold_ga_types t WHERE t.event_id = h.event_id AND t.hold_id = h.id
+             ORDER BY t.ga_tier_id, t.type_id)::bigint[] AS ga_type_tiers,
+       array(SELECT t.type_id FROM hold_ga_types t WHERE t.event_id = h.event_id AND t.hold_id = h.id
+             ORDER BY t.ga_tier_id, t.type_id)::bigint[] AS ga_type_ids,
+       array(SELECT t.quantity FROM hold_ga_types t WHERE t.event_id = h.event_id AND t.hold_id = h.id
+             ORDER BY t.ga_tier_id, t.type_id)::integer[] AS ga_type_quantities
+FROM holds h
+LEFT JOIN event_price_versions pv ON pv.event_id = h.event_id
+LEFT JOIN ga_tiers g ON g.event_id = h.event_id AND g.id = h.ga_tier_id
+LEFT JOIN access_codes c ON c.event_id = h.event_id AND c.id = h.access_code_id
+LEFT JOIN hold_vouchers hv ON hv.event_id = h.event_id AND hv.hold_id = h.id
+LEFT JOIN vouchers v ON v.event_id = hv.event_id AND v.id = hv.voucher_id
+WHERE h.event_id = $1 AND h.id = $2
+`
+
+type HoldBasketParams struct {
+	EventID int64
+	ID      int64
+}
+
+type HoldBasketRow struct {
+	ID               int64
+	Buyer            string
+	SeatCount        int32
+	GaTierID         *int64
+	GaQuantity       int32
+	ExpiresAt        time.Time
+	Live             bool
+	PriceVersion     int64
+	GaTierName       *string
+	GaPriceCents     *int32
+	CodeID           *int64
+	Code             *string
+	PresaleStartsAt  *time.Time
+	PresaleEndsAt    *time.Time
+	Quota            *int32
+	PlacesUsed       *int32
+	RevealsTypeID    *int64
+	CodePaused       *bool
+	VoucherID        *int64
+	VoucherCode      *string
+	AmountOffCents   *int32
+	PercentOffBp     *int32
+	TypeIds          []int64
+	UsageLimit       *int32
+	Used             *int32
+	ValidFrom        *time.Time
+	ValidUntil       *time.Time
+	VoucherPaused    *bool
+	GaTypeTiers      []int64
+	GaTypeIds        []int64
+	GaTypeQuantities []int32
+}
+
+// A hold as its basket is priced, in one statement: the hold row (live: hold_is_live),
+// its event's price configuration version (0: none), its GA tier, the access code it
+// was made with, the voucher entered in it, and how many of its GA places are of each
+// type (the ga_type_ arrays, one element a row of hold_ga_types, by tier and type).
+func (q *Queries) HoldBasket(ctx context.Context, arg HoldBasketParams) (HoldBasketRow, error) {
+	row := q.db.QueryRow(ctx, holdBasket, arg.EventID, arg.ID)
+	var i HoldBasketRow
+	err := row.Scan(
+		&i.ID,
+		&i.Buyer,
+		&i.SeatCount,
+		&i.GaTierID,
+		&i.GaQuantity,
+		&i.ExpiresAt,
+		&i.Live,
+		&i.PriceVersion,
+		&i.GaTierName,
+		&i.GaPriceCents,
+		&i.CodeID,
+		&i.Code,
+		&i.PresaleStartsAt,
+		&i.PresaleEndsAt,
+		&i.Quota,
+		&i.PlacesUsed,
+		&i.RevealsTypeID,
+		&i.CodePaused,
+		&i.VoucherID,
+		&i.VoucherCode,
+		&i.AmountOffCents,
+		&i.PercentOffBp,
+		&i.TypeIds,
+		&i.UsageLimit,
+		&i.Used,
+		&i.ValidFrom,
+		&i.ValidUntil,
+		&i.VoucherPaused,
+		&i.GaTypeTiers,
+		&i.GaTypeIds,
+		&i.GaTypeQuantities,
+	)
+	return i, err
+}
+
+const holdBasketSeats = `-- name: HoldBasketSeats :many
+SELECT s.id, s.section, s.row_label, s.number, s.price_cents, s.price_tier_id,
+       coalesce(t.type_id, 0)::bigint AS type_id, seat_is_held(s) AS held
+FROM seats s
+LEFT JOIN hold_seat_types t ON t.event_id = s.event_id AND t.hold_id = s.held_by AND t.seat_id = s.id
+WHERE s.event_id = $1 AND s.held_by = $2::bigint
+ORDER BY s.id
+`
+
+type HoldBasketSeatsParams struct {
+	EventID int64
+	HoldID  int64
+}
+
+type HoldBasketSeatsRow struct {
+	ID          int64
+	Section     string
+	RowLabel    string
+	Number      int32
+	PriceCents  int32
+	PriceTierID int64
+	TypeID      int64
+	Held        bool
+}
+
+// A hold's seats, both for its answer (held: seat_is_held, the seats it still has) and
+// as priced lines with their chosen types: the seat row decides which seats are in the
+// basket; a type chosen for a seat the hold no longer holds is not read.
+func (q *Queries) HoldBasketSeats(ctx context.Context, arg HoldBasketSeatsParams) ([]HoldBasketSeatsRow, error) {
+	rows, err := q.db.Query(ctx, holdBasketSeats, arg.EventID, arg.HoldID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []HoldBasketSeatsRow{}
+	for rows.Next() {
+		var i HoldBasketSeatsRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Section,
+			&i.RowLabel,
+			&i.Number,
+			&i.PriceCents,
+			&i.PriceTierID,
+			&i.TypeID,
+			&i.Held,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const holdGATypeAdd = `-- name: HoldGATypeAdd :exec
 INSERT INTO hold_ga_types (event_id, hold_id, ga_tier_id, type_id, quantity)
 VALUES ($1, $2, $3, $4, $5)
@@ -87,42 +250,6 @@ func (q *Queries) HoldGATypeAdd(ctx context.Context, arg HoldGATypeAddParams) er
 	return err
 }
 
-const holdGATypeList = `-- name: HoldGATypeList :many
-SELECT ga_tier_id, type_id, quantity FROM hold_ga_types
-WHERE event_id = $1 AND hold_id = $2 ORDER BY ga_tier_id, type_id
-`
-
-type HoldGATypeListParams struct {
-	EventID int64
-	HoldID  int64
-}
-
-type HoldGATypeListRow struct {
-	GaTierID int64
-	TypeID   int64
-	Quantity int32
-}
-
-func (q *Queries) HoldGATypeList(ctx context.Context, arg HoldGATypeListParams) ([]HoldGATypeListRow, error) {
-	rows, err := q.db.Query(ctx, holdGATypeList, arg.EventID, arg.HoldID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []HoldGATypeListRow{}
-	for rows.Next() {
-		var i HoldGATypeListRow
-		if err := rows.Scan(&i.GaTierID, &i.TypeID, &i.Quantity); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
 const holdGATypesClear = `-- name: HoldGATypesClear :exec
 DELETE FROM hold_ga_types WHERE event_id = $1 AND hold_id = $2 AND ga_tier_id = $3
 `
@@ -136,53 +263,6 @@ type HoldGATypesClearParams struct {
 func (q *Queries) HoldGATypesClear(ctx context.Context, arg HoldGATypesClearParams) error {
 	_, err := q.db.Exec(ctx, holdGATypesClear, arg.EventID, arg.HoldID, arg.GaTierID)
 	return err
-}
-
-const holdSeatLines = `-- name: HoldSeatLines :many
-SELECT s.id AS seat_id, s.price_tier_id, s.price_cents, coalesce(t.type_id, 0)::bigint AS type_id
-FROM seats s
-LEFT JOIN hold_seat_types t ON t.event_id = s.event_id AND t.hold_id = s.held_by AND t.seat_id = s.id
-WHERE s.event_id = $1 AND s.held_by = $2
-ORDER BY s.id
-`
-
-type HoldSeatLinesParams struct {
-	EventID int64
-	HoldID  *int64
-}
-
-type HoldSeatLinesRow struct {
-	SeatID      int64
-	PriceTierID int64
-	PriceCents  int32
-	TypeID      int64
-}
-
-// A hold's seats as priced lines: the seat row decides which seats are in the basket;
-// a type chosen for a seat the hold no longer holds is not read.
-func (q *Queries) HoldSeatLines(ctx context.Context, arg HoldSeatLinesParams) ([]HoldSeatLinesRow, error) {
-	rows, err := q.db.Query(ctx, holdSeatLines, arg.EventID, arg.HoldID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []HoldSeatLinesRow{}
-	for rows.Next() {
-		var i HoldSeatLinesRow
-		if err := rows.Scan(
-			&i.SeatID,
-			&i.PriceTierID,
-			&i.PriceCents,
-			&i.TypeID,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
 }
 
 const holdSeatTypeSet = `-- name: HoldSeatTypeSet :execrows
@@ -331,8 +411,11 @@ func (q *Queries) PriceLevelList(ctx context.Context, eventID int64) ([]PriceLev
 
 const pricingGet = `-- name: PricingGet :one
 
-SELECT e.id, coalesce(p.tax_rate_bp, 0)::integer AS tax_rate_bp, coalesce(p.tax_label, 'VAT')::text AS tax_label
-FROM events e LEFT JOIN event_pricing p ON p.event_id = e.id
+SELECT e.id, coalesce(p.tax_rate_bp, 0)::integer AS tax_rate_bp, coalesce(p.tax_label, 'VAT')::text AS tax_label,
+       coalesce(v.version, 0)::bigint AS version
+FROM events e
+LEFT JOIN event_pricing p ON p.event_id = e.id
+LEFT JOIN event_price_versions v ON v.event_id = e.id
 WHERE e.id = $1
 `
 
@@ -340,14 +423,22 @@ type PricingGetRow struct {
 	ID        int64
 	TaxRateBp int32
 	TaxLabel  string
+	Version   int64
 }
 
 // An event's price configuration (internal/pricing's Config), and the staff's changes
 // to it. Every statement names its event.
+// The event's tax, and the version of its price configuration (event_price_versions; 0:
+// none) as this statement sees it: read first, what follows is at least that new.
 func (q *Queries) PricingGet(ctx context.Context, eventID int64) (PricingGetRow, error) {
 	row := q.db.QueryRow(ctx, pricingGet, eventID)
 	var i PricingGetRow
-	err := row.Scan(&i.ID, &i.TaxRateBp, &i.TaxLabel)
+	err := row.Scan(
+		&i.ID,
+		&i.TaxRateBp,
+		&i.TaxLabel,
+		&i.Version,
+	)
 	return i, err
 }
 

@@ -53,6 +53,8 @@ func TestRulesKeepTheIndexScans(t *testing.T) {
 		{"SeatBestRowsInSection", []string{"Index Scan using seats_free_by_section on seats f", "Index Scan using seats_held_expiry on seats l"}},
 		{"SeatTidyLapsed", []string{"Index Scan using seats_held_expiry on seats\n"}},
 		{"SeatsOfHold", []string{"Index Scan using seats_held_by on seats"}},
+		{"HoldBasketSeats", []string{"Index Scan using seats_held_by on seats s"}},
+		{"HoldBasket", []string{"Index Scan using holds_pkey on holds h"}},
 		{"SeatsOfHolds", []string{"Index Scan using seats_held_"}}, // by hold or by expiry, as the statistics say
 		{"HoldSeatsHeld", []string{"Index Scan using seats_held_by on seats s", "Index Scan using holds_buyer on holds h"}},
 		{"HoldsGALapsed", []string{"Index Scan using holds_ga_lapsing on holds"}},

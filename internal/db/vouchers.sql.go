@@ -219,51 +219,6 @@ func (q *Queries) HoldVoucherClear(ctx context.Context, arg HoldVoucherClearPara
 	return err
 }
 
-const holdVoucherGet = `-- name: HoldVoucherGet :one
-SELECT v.id, v.code, v.amount_off_cents, v.percent_off_bp, v.type_ids, v.usage_limit, v.used, v.valid_from, v.valid_until, v.paused, v.created_at
-FROM hold_vouchers h JOIN vouchers v ON v.event_id = h.event_id AND v.id = h.voucher_id
-WHERE h.event_id = $1 AND h.hold_id = $2
-`
-
-type HoldVoucherGetParams struct {
-	EventID int64
-	HoldID  int64
-}
-
-type HoldVoucherGetRow struct {
-	ID             int64
-	Code           string
-	AmountOffCents *int32
-	PercentOffBp   *int32
-	TypeIds        []int64
-	UsageLimit     *int32
-	Used           int32
-	ValidFrom      *time.Time
-	ValidUntil     *time.Time
-	Paused         bool
-	CreatedAt      time.Time
-}
-
-// The voucher entered in a basket, as VoucherByCode reads one.
-func (q *Queries) HoldVoucherGet(ctx context.Context, arg HoldVoucherGetParams) (HoldVoucherGetRow, error) {
-	row := q.db.QueryRow(ctx, holdVoucherGet, arg.EventID, arg.HoldID)
-	var i HoldVoucherGetRow
-	err := row.Scan(
-		&i.ID,
-		&i.Code,
-		&i.AmountOffCents,
-		&i.PercentOffBp,
-		&i.TypeIds,
-		&i.UsageLimit,
-		&i.Used,
-		&i.ValidFrom,
-		&i.ValidUntil,
-		&i.Paused,
-		&i.CreatedAt,
-	)
-	return i, err
-}
-
 const holdVoucherSet = `-- name: HoldVoucherSet :exec
 INSERT INTO hold_vouchers (event_id, hold_id, voucher_id) VALUES ($1, $2, $3)
 ON CONFLICT (event_id, hold_id) DO UPDATE SET voucher_id = EXCLUDED.voucher_id
