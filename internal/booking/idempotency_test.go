@@ -48,26 +48,9 @@ func TestIdempotentStaleKey(t *testing.T) {
 // after a statement without it, which leaves it on.
 func TestIdempotencyKeysCommitAsynchronously(t *testing.T) {
 	t.Parallel()
-	pool := dbtest.Pool(t)
 	ctx := t.Context()
-	conn, err := pool.Acquire(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Release()
-	// Test databases commit asynchronously throughout (dbtest); this connection
-	// commits durably, as production's do.
-	if _, err := conn.Exec(ctx, `SET synchronous_commit = on`); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _, _ = conn.Exec(ctx, `RESET synchronous_commit`) }()
-	setting := func(q db.DBTX) string {
-		var v string
-		if err := q.QueryRow(ctx, `SELECT current_setting('synchronous_commit')`).Scan(&v); err != nil {
-			t.Fatal(err)
-		}
-		return v
-	}
+	conn := dbtest.DurableConn(t, dbtest.Pool(t))
+	setting := func(q db.DBTX) string { return dbtest.SyncCommit(t, q) }
 	st := int32(201)
 	for _, tc := range []struct {
 		name string

@@ -2,12 +2,9 @@ package session
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"testing"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 
 	"boxoffice/internal/db"
 	"boxoffice/internal/dbtest"
@@ -89,28 +86,9 @@ func TestUncachedStore(t *testing.T) {
 // transaction, the check after the commit would find it off.
 func TestCommitIsAsynchronousAlone(t *testing.T) {
 	t.Parallel()
-	pool := dbtest.Pool(t)
 	ctx := t.Context()
-	conn, err := pool.Acquire(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Release()
-	setting := func(q interface {
-		QueryRow(context.Context, string, ...any) pgx.Row
-	}) string {
-		var v string
-		if err := q.QueryRow(ctx, `SELECT current_setting('synchronous_commit')`).Scan(&v); err != nil {
-			t.Fatal(err)
-		}
-		return v
-	}
-	// Test databases commit asynchronously throughout (dbtest); this connection
-	// commits durably, as production's do.
-	if _, err := conn.Exec(ctx, `SET synchronous_commit = on`); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _, _ = conn.Exec(ctx, `RESET synchronous_commit`) }()
+	conn := dbtest.DurableConn(t, dbtest.Pool(t))
+	setting := func(q db.DBTX) string { return dbtest.SyncCommit(t, q) }
 	// Inside a transaction the statement's setting can be read back before the commit.
 	tx, err := conn.Begin(ctx)
 	if err != nil {
