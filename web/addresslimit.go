@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"time"
@@ -77,26 +78,22 @@ func (s *server) clientNet(c echo.Context) string { return clientnet.Key(c.RealI
 // limitAddress counts one call of kind (limitedBySessions, …) from the request's
 // address: past the limit, a 429 rate_limited with Retry-After and words for people.
 func (s *server) limitAddress(c echo.Context, kind string) error {
-	limit, on := s.limiter.perAddress[kind]
-	if !on {
-		return nil
-	}
-	wait, ok := s.limiter.allow(c.Request().Context(), kind+":"+s.clientNet(c), limit)
-	if ok {
-		return nil
-	}
-	return &apiError{Status: http.StatusTooManyRequests, Code: "rate_limited", LimitedBy: kind, RetryAfter: wait,
-		Message: addressWords[kind]}
+	return s.checkAddress(c, kind, s.limiter.allow)
 }
 
 // peekAddress is limitAddress without counting the call: refused only if the address
 // is already past its limit of kind.
 func (s *server) peekAddress(c echo.Context, kind string) error {
+	return s.checkAddress(c, kind, s.limiter.peek)
+}
+
+// checkAddress asks ask about the request's address's limit of kind.
+func (s *server) checkAddress(c echo.Context, kind string, ask func(context.Context, string, redis_rate.Limit) (int, bool)) error {
 	limit, on := s.limiter.perAddress[kind]
 	if !on {
 		return nil
 	}
-	if wait, ok := s.limiter.peek(c.Request().Context(), kind+":"+s.clientNet(c), limit); !ok {
+	if wait, ok := ask(c.Request().Context(), kind+":"+s.clientNet(c), limit); !ok {
 		return &apiError{Status: http.StatusTooManyRequests, Code: "rate_limited", LimitedBy: kind, RetryAfter: wait,
 			Message: addressWords[kind]}
 	}

@@ -1,7 +1,6 @@
 package web
 
 import (
-	"crypto/rand"
 	"errors"
 	"net/http"
 	"strconv"
@@ -290,7 +289,7 @@ func (s *server) claimPlace(c echo.Context) error {
 		if err := s.peekAddress(c, limitedBySessions); err != nil {
 			return err
 		}
-		visitor, created = rand.Text(), true // 128 random bits, as newBuyer's
+		visitor, created = newBuyerID(), true
 	}
 	claim := s.Queue.Claim
 	if ev.VerifiedOnly {

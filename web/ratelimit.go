@@ -77,36 +77,28 @@ func (s *server) rateLimit(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
+// allow reports whether one more call under key is within limit, counting it, and,
+// if not, how many whole seconds to wait. Redis failing lets the call through.
+func (l *rateLimiter) allow(ctx context.Context, key string, limit redis_rate.Limit) (retryAfter int, ok bool) {
+	return l.take(ctx, key, limit, 1)
+}
+
 // peek is allow without counting the call: whether one more is within limit now. A
 // caller that goes on counts it with allow once it has done what it counts.
 func (l *rateLimiter) peek(ctx context.Context, key string, limit redis_rate.Limit) (retryAfter int, ok bool) {
-	if time.Now().UnixNano() < l.openUntil.Load() {
-		return 0, true
-	}
-	ctx, cancel := context.WithTimeout(ctx, rateTimeout)
-	defer cancel()
-	// A cost of 0 reads the bucket and changes nothing: Remaining is how many more
-	// calls fit now.
-	res, err := l.limiter.AllowN(ctx, l.prefix+key, limit, 0)
-	if err != nil || res.Remaining >= 1 {
-		return 0, true
-	}
-	wait := res.RetryAfter
-	if wait <= 0 {
-		wait = limit.Period / time.Duration(max(limit.Rate, 1))
-	}
-	return max(1, seconds(wait)), false
+	return l.take(ctx, key, limit, 0)
 }
 
-// allow reports whether one more call under key is within limit and, if not, how
-// many whole seconds to wait. Redis failing lets the call through.
-func (l *rateLimiter) allow(ctx context.Context, key string, limit redis_rate.Limit) (retryAfter int, ok bool) {
+// take asks whether one more call under key is within limit, counting it when n is 1
+// (a cost of 0 reads the bucket and changes nothing; Remaining is then how many more
+// calls fit now).
+func (l *rateLimiter) take(ctx context.Context, key string, limit redis_rate.Limit, n int) (retryAfter int, ok bool) {
 	if time.Now().UnixNano() < l.openUntil.Load() {
 		return 0, true
 	}
 	ctx, cancel := context.WithTimeout(ctx, rateTimeout)
 	defer cancel()
-	res, err := l.limiter.Allow(ctx, l.prefix+key, limit)
+	res, err := l.limiter.AllowN(ctx, l.prefix+key, limit, n)
 	if err != nil {
 		if !errors.Is(ctx.Err(), context.Canceled) { // not the caller going away
 			l.openUntil.Store(time.Now().Add(rateOpenFor).UnixNano())
@@ -114,8 +106,12 @@ func (l *rateLimiter) allow(ctx context.Context, key string, limit redis_rate.Li
 		}
 		return 0, true
 	}
-	if res.Allowed > 0 {
+	if (n > 0 && res.Allowed > 0) || (n == 0 && res.Remaining >= 1) {
 		return 0, true
 	}
-	return max(1, seconds(res.RetryAfter)), false
+	wait := res.RetryAfter
+	if wait <= 0 { // a look at a full bucket: the next call fits one interval on
+		wait = limit.Period / time.Duration(max(limit.Rate, 1))
+	}
+	return max(1, seconds(wait)), false
 }

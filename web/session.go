@@ -145,10 +145,13 @@ func (s *server) newBuyer(c echo.Context) (b string, created bool, err error) {
 	if err := s.limitAddress(c, limitedBySessions); err != nil {
 		return "", false, err
 	}
-	b = rand.Text() // 128 random bits
+	b = newBuyerID()
 	s.Sessions.Put(ctx, buyerKey, b)
 	return b, true, nil
 }
+
+// newBuyerID is a new buyer's id: 128 random bits.
+func newBuyerID() string { return rand.Text() }
 
 // csrf is Echo's CSRF middleware: browsers that send Sec-Fetch-Site are judged by it;
 // other clients send the token from GET /api/v1/session in X-CSRF-Token, checked

@@ -50,7 +50,7 @@ type BasketQuote struct {
 
 // Quote prices the buyer's live hold id as checkout would charge it online.
 func (s *Buyer) Quote(ctx context.Context, id HoldID, buyer string) (BasketQuote, error) {
-	_, bq, err := s.PricedHold(ctx, id, buyer)
+	_, bq, err := s.priced(ctx, id, buyer)
 	return bq, err
 }
 
@@ -58,15 +58,24 @@ func (s *Buyer) Quote(ctx context.Context, id HoldID, buyer string) (BasketQuote
 // prices it: one round trip, and a second only when the event's price configuration
 // changed since this process last read it.
 func (s *Buyer) PricedHold(ctx context.Context, id HoldID, buyer string) (Hold, BasketQuote, error) {
-	r, err := s.readBasket(ctx, id, buyer)
+	r, bq, err := s.priced(ctx, id, buyer)
 	if err != nil {
 		return Hold{}, BasketQuote{}, err
+	}
+	return r.hold(), bq, nil
+}
+
+// priced reads the buyer's live hold id and prices it.
+func (s *Buyer) priced(ctx context.Context, id HoldID, buyer string) (basketRead, BasketQuote, error) {
+	r, err := s.readBasket(ctx, id, buyer)
+	if err != nil {
+		return r, BasketQuote{}, err
 	}
 	b, err := s.basketOf(ctx, s.pool, r, buyer)
 	if err != nil {
-		return Hold{}, BasketQuote{}, err
+		return r, BasketQuote{}, err
 	}
-	return r.hold(), b.quote(time.Now()), nil
+	return r, b.quote(time.Now()), nil
 }
 
 // basket is a hold's lines, its event's price configuration, its voucher and the
