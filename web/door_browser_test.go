@@ -82,3 +82,41 @@ func TestBrowserDoor(t *testing.T) {
 	}
 	noConsoleErrors(t, ctx)
 }
+
+// TestBrowserDoorTakesAPlaceInOneRequest: in Chromium, with no proof of work asked,
+// the door page takes its place with one request to the place call (a POST whose
+// Sec-Fetch-Site passes the CSRF check, no GET for a token first), and the place is
+// the visitor's: the board counts it and the page says where it stands. The shopper
+// releases: the page claims at its turn and goes to the seat map.
+func TestBrowserDoorTakesAPlaceInOneRequest(t *testing.T) {
+	t.Parallel()
+	app := newTestApp(t, frontQueue)
+	roomOn(t, app, app.EventID, 1, 100, time.Minute)
+	runQueue(t, app)
+	seats := firstSeats(t, app.Pool, app.EventID, 1)
+	shopper, _ := arrival(t, app, app.EventID)
+	waitTurn(t, shopper, app.EventID, 20*time.Second)
+	if st, q := claim(t, shopper, app.EventID); st != http.StatusOK || !q.Admitted {
+		t.Fatalf("shopper's claim: got %d %+v, want admitted", st, q)
+	}
+
+	ctx := browsertest.New(t).NewContext(t)
+	browsertest.Do(t, ctx, chromedp.Navigate(app.URL+"/events/"+demoSlug+"/door"))
+	waitJS(t, ctx, "the page to say from the board where it stands",
+		`document.querySelector('#door [data-d="ahead"]').textContent === "Nobody is ahead of you."`, browsertest.Timeout)
+	calls := js[float64](t, ctx, `performance.getEntriesByType("resource").filter(e => new URL(e.name).pathname.endsWith("/queue/place")).length`)
+	if calls != 1 {
+		t.Errorf("the door page made %v requests to the place call, want 1", calls)
+	}
+
+	held := shopper.hold(app.EventID, seats[0])
+	if st := shopper.do("DELETE", "/api/v1/holds/"+held.HoldID, nil, nil); st != http.StatusNoContent {
+		t.Fatalf("shopper's release: got %d, want 204", st)
+	}
+	wait, cancel := context.WithTimeout(ctx, browsertest.Timeout)
+	defer cancel()
+	if err := chromedp.Do(wait, chromedp.WaitVisible(chromedp.CSS("#seat-form"))); err != nil {
+		t.Fatalf("the seat map did not come after the slot came back: %v", err)
+	}
+	noConsoleErrors(t, ctx)
+}

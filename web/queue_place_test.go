@@ -122,6 +122,50 @@ func TestPlaceArrivalsCostNoSessionNorRedisCallEach(t *testing.T) {
 	}
 }
 
+// TestPlaceInOneRequestFromThePage: the door page's browser takes a place with one
+// POST and nothing before it: Sec-Fetch-Site: same-origin passes the CSRF check with
+// neither cookie nor token, and the place is its cookie; the same POST again keeps it.
+// A cross-site POST, and one with neither the header nor a token (the control: the
+// route is checked), are refused and given no place.
+func TestPlaceInOneRequestFromThePage(t *testing.T) {
+	t.Parallel()
+	a := newTestApp(t, frontQueue)
+	roomOn(t, a, a.EventID, 10, 50, time.Minute)
+	newVisitor := func() *client {
+		jar, _ := cookiejar.New(nil)
+		return &client{t: t, http: &http.Client{Jar: jar, Timeout: 30 * time.Second}, base: a.URL}
+	}
+	c := newVisitor()
+	page := http.Header{"Sec-Fetch-Site": {"same-origin"}}
+	var p web.PlaceJSON
+	st, raw, _ := c.raw("POST", placePath(a.EventID), nil, page)
+	if st != http.StatusOK || json.Unmarshal(raw, &p) != nil || !p.Placed {
+		t.Fatalf("the page's POST place: got %d %s, want 200 placed", st, raw)
+	}
+	tok := placeToken(t, c, a.EventID)
+	if st, raw, _ := c.raw("POST", placePath(a.EventID), nil, page); st != http.StatusOK || placeToken(t, c, a.EventID) != tok {
+		t.Errorf("the page's POST place again: got %d %s and token changed %v; want the same place", st, raw, placeToken(t, c, a.EventID) != tok)
+	}
+	for _, tc := range []struct {
+		name   string
+		header http.Header
+	}{
+		{"cross-site", http.Header{"Sec-Fetch-Site": {"cross-site"}}},
+		{"no Sec-Fetch-Site, no token", nil},
+	} {
+		v := newVisitor()
+		st, raw, h := v.raw("POST", placePath(a.EventID), nil, tc.header)
+		if st != http.StatusForbidden || !strings.Contains(string(raw), "csrf_failed") {
+			t.Errorf("%s POST place: got %d %s, want 403 csrf_failed", tc.name, st, raw)
+		}
+		for _, ck := range h.Values("Set-Cookie") {
+			if strings.HasPrefix(ck, web.PlaceCookie(a.EventID)+"=") {
+				t.Errorf("%s POST place: refused, yet given a place cookie %q", tc.name, ck)
+			}
+		}
+	}
+}
+
 // TestPlaceClaimAdmitsAtItsTurn: an arrival's place is claimed once the cursor passes
 // it: before that the claim makes nothing; then it makes the session and the
 // admission, and a seat can be held with it. A forged token or another event's is

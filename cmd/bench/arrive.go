@@ -84,6 +84,11 @@ func (arriveBench) prepare(ctx context.Context, srv *server, _ options) ([]event
 		if err != nil {
 			return err
 		}
+		step(fmt.Sprintf("arrive: a place through the front door as an API client (a GET for the CSRF token first) on event %d", target.ID))
+		frontToken, err := runArrivals(ctx, r.srv, r.o, "API arrivals (front door, GET for the token first)", r.srv.URL, target, frontTokenArrival, profileName("arrive-front-token", tag))
+		if err != nil {
+			return err
+		}
 		step(fmt.Sprintf("arrive: a new session and a waiting-room join through the API on event %d", target.ID))
 		api, err := runArrivals(ctx, r.srv, r.o, "API arrivals (session + join)", r.srv.URL, target, joinArrival, profileName("arrive", tag))
 		if err != nil {
@@ -102,6 +107,7 @@ func (arriveBench) prepare(ctx context.Context, srv *server, _ options) ([]event
 		r.rep.compare(tag, front, bare, "ratio arrivals front door / minimal", front.rate()/bare.rate(), true, "")
 		r.rep.compare(tag, api, bare, "ratio arrivals API join / minimal", api.rate()/bare.rate(), true, "")
 		r.rep.compare(tag, front, api, "ratio arrivals front door / API join", front.rate()/api.rate(), true, "")
+		r.rep.compare(tag, frontToken, bare, "ratio arrivals front door with a GET for the token / minimal", frontToken.rate()/bare.rate(), true, "")
 		return nil
 	}, nil
 }
@@ -124,17 +130,25 @@ func (t arriveTarget) roomEvent() benchkit.RoomEvent {
 	return benchkit.RoomEventOf(t.ID, t.OnsaleAt, arriveQueue)
 }
 
-// arrivalKind is how an arrival is made: its first GET (which answers the CSRF token)
-// and its POST, under /api/v1.
-type arrivalKind struct{ first, post string }
+// arrivalKind is how an arrival is made, under /api/v1: its first GET, which answers
+// the CSRF token ("": none), and its POST. A browser's POST carries Sec-Fetch-Site:
+// same-origin, as the door page's fetch does, which passes the CSRF check without a
+// token.
+type arrivalKind struct {
+	first, post string
+	browser     bool
+}
 
 var (
 	// joinArrival is a new session and a waiting-room join: the API's old way, and the
 	// minimal server's.
 	joinArrival = arrivalKind{first: "/session", post: "/events/%d/queue"}
-	// frontArrival is the front door's: the place call's GET (a CSRF cookie, no
-	// session) and its POST (a signed place cookie, counted in memory).
-	frontArrival = arrivalKind{first: "/events/%d/queue/place", post: "/events/%d/queue/place"}
+	// frontArrival is the front door's as the door page makes it: one POST for a signed
+	// place cookie, counted in memory.
+	frontArrival = arrivalKind{post: "/events/%d/queue/place", browser: true}
+	// frontTokenArrival is the front door's as an API client without Sec-Fetch-Site
+	// makes it: the place call's GET for the CSRF token (no session), then its POST.
+	frontTokenArrival = arrivalKind{first: "/events/%d/queue/place", post: "/events/%d/queue/place"}
 )
 
 func (k arrivalKind) path(s string, eventID int64) string {

@@ -19,8 +19,9 @@ const (
 	clientNetHTTP = "nethttp"
 )
 
-// arriver makes one client's next arrival: the first GET, then the POST, whose
-// status and answer it returns; the answer is valid until the next arrival.
+// arriver makes one client's next arrival: the first GET if its kind has one, then
+// the POST, whose status and answer it returns; the answer is valid until the next
+// arrival.
 type arriver func(ctx context.Context) (status int, answer []byte, err error)
 
 // newArrivers makes n clients' arrivers of kind on event ev against base, with the
@@ -28,14 +29,18 @@ type arriver func(ctx context.Context) (status int, answer []byte, err error)
 func newArrivers(client, base string, ev arriveTarget, kind arrivalKind, n int) ([]arriver, func(), error) {
 	first, join := kind.path(kind.first, ev.ID), kind.path(kind.post, ev.ID)
 	if client == clientNetHTTP {
-		out, closeAll := netHTTPArrivers(base, first, join, n)
+		out, closeAll := netHTTPArrivers(base, kind, first, join, n)
 		return out, closeAll, nil
 	}
 	get, err := benchkit.NewLeanRequest(http.MethodGet, base, first)
 	if err != nil {
 		return nil, nil, err
 	}
-	post, err := benchkit.NewLeanRequest(http.MethodPost, base, join, "Content-Type", "application/json")
+	postHeader := []string{"Content-Type", "application/json"}
+	if kind.browser {
+		postHeader = append(postHeader, "Sec-Fetch-Site", "same-origin")
+	}
+	post, err := benchkit.NewLeanRequest(http.MethodPost, base, join, postHeader...)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -49,6 +54,12 @@ func newArrivers(client, base string, ev arriveTarget, kind arrivalKind, n int) 
 		conns[i] = c
 		var got, answer benchkit.LeanResponse
 		out[i] = func(ctx context.Context) (int, []byte, error) {
+			if kind.first == "" {
+				if err := c.Do(ctx, post, benchkit.LeanHeaders{}, nil, &answer); err != nil {
+					return 0, nil, err
+				}
+				return answer.Status, answer.Body, nil
+			}
 			if err := c.Do(ctx, get, benchkit.LeanHeaders{}, nil, &got); err != nil {
 				return 0, nil, err
 			}
@@ -72,15 +83,19 @@ func newArrivers(client, base string, ev arriveTarget, kind arrivalKind, n int) 
 	}, nil
 }
 
-// netHTTPArrivers are n arrivers on one net/http client with an idle connection for
-// every one of them, and what closes its connections.
-func netHTTPArrivers(base, first, join string, n int) ([]arriver, func()) {
+// netHTTPArrivers are n arrivers of kind on one net/http client with an idle
+// connection for every one of them, and what closes its connections.
+func netHTTPArrivers(base string, kind arrivalKind, first, join string, n int) ([]arriver, func()) {
 	cl := newAPIClient(base, n)
 	out := make([]arriver, n)
 	for i := range n {
 		var answer bytes.Buffer
 		out[i] = func(ctx context.Context) (int, []byte, error) {
 			answer.Reset()
+			if kind.first == "" {
+				st, err := cl.post(ctx, base+join, buyer{fetchSite: "same-origin"}, nil, &answer)
+				return st, answer.Bytes(), err
+			}
 			b, err := cl.firstGet(ctx, first)
 			if err != nil {
 				return 0, nil, err

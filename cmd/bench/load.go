@@ -37,10 +37,12 @@ func newAPIClient(base string, clients int) *apiClient {
 
 func (c *apiClient) Close() { c.http.CloseIdleConnections() }
 
-// buyer is one buyer session: its cookies (session and CSRF) and CSRF token.
+// buyer is one buyer session: its cookies (session and CSRF) and CSRF token; or a
+// browser's page, whose calls carry Sec-Fetch-Site (fetchSite) instead.
 type buyer struct {
-	cookie string
-	csrf   string
+	cookie    string
+	csrf      string
+	fetchSite string
 }
 
 // newSession starts a buyer session, as a client of the API does first.
@@ -268,15 +270,18 @@ func runAPI(ctx context.Context, srv *server, cl *apiClient, sessions []buyer, e
 	return res, nil
 }
 
-// post sends one hold request; answer receives the body.
+// post sends one POST with the headers of s that are set; answer receives the body.
 func (c *apiClient) post(ctx context.Context, url string, s buyer, body []byte, answer *bytes.Buffer) (int, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
 		return 0, err
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("X-CSRF-Token", s.csrf)
-	req.Header.Set("Cookie", s.cookie)
+	for _, h := range [...][2]string{{"X-CSRF-Token", s.csrf}, {"Cookie", s.cookie}, {"Sec-Fetch-Site", s.fetchSite}} {
+		if h[1] != "" {
+			req.Header.Set(h[0], h[1])
+		}
+	}
 	resp, err := c.http.Do(req)
 	if err != nil {
 		return 0, err

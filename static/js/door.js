@@ -1,9 +1,11 @@
 // door.js: the front door's waiting room (views/door.templ, web/queue_place.go). The
 // page is the same for everyone; the visitor's place is its own cookie. The page takes
-// a place (POST …/queue/place, with the proof of work when the page asks one), then
-// reads the event's board every second (one cached read for the whole crowd) and works
-// out from it and the place where it stands, in the server's words (queue.js's
-// window.queueWords): a place (group, tiebreak) has had its turn once it comes before
+// a place with one request (POST …/queue/place, which keeps a place the visitor has:
+// the browser's Sec-Fetch-Site passes the CSRF check without a token), or, when the
+// page asks a proof of work, looks for the visitor's place (GET) before the proof and
+// the POST; then it reads the event's board every second (one cached read for the
+// whole crowd) and works out from it and the place where it stands, in the server's
+// words (queue.js's window.queueWords): a place (group, tiebreak) has had its turn once it comes before
 // the board's cursor; about number − passed are ahead of it (in the pre-queue, its
 // share of the pre-queue beyond the cursor). At its turn it claims (POST
 // …/queue/claim), which makes the session and the admission, and goes to the seats;
@@ -93,39 +95,55 @@
       later(follow);
     }, function () { later(follow); });
   }
+  // take takes or keeps the visitor's place. A browser that sends no Sec-Fetch-Site
+  // is refused by the CSRF check: it fetches the token (GET …/queue/place) and asks
+  // again. A new place the proof of work guards is asked again with the solution.
   function take(proof, then) {
     api("POST", attr("place"), proof).then(function (a) {
-      if (a.status !== 200 || !a.body.placed) {
-        say("ahead", (a.body && a.body.message) || "The queue could not be joined just now.");
-        // Paused: asked again; any other refusal (a limit, a spent proof) is said and
-        // left to the visitor, who reloads.
-        if (a.status === 503) later(function () { take(proof, then); });
-        return;
+      if (unverified(a)) return location.assign(attr("verify"));
+      if (needsCode(a)) return location.assign(attr("code"));
+      if (a.status === 200 && a.body.admitted) return location.assign(attr("seats")); // the room is off
+      if (a.status === 200 && a.body.placed) {
+        place = a.body;
+        var form = box.querySelector("form[data-door-proof]");
+        if (form) form.hidden = true;
+        return then();
       }
-      place = a.body;
-      var form = box.querySelector("form[data-door-proof]");
-      if (form) form.hidden = true;
-      then();
+      if (a.status === 403 && a.body && a.body.error === "csrf_failed" && !csrf) return token(function () { take(proof, then); });
+      say("ahead", (a.body && a.body.message) || "The queue could not be joined just now.");
+      // Paused: asked again; any other refusal (a limit, a spent proof) is said and
+      // left to the visitor, who reloads.
+      if (a.status === 503) later(function () { take(proof, then); });
     }, function () { later(function () { take(proof, then); }); });
   }
-  function start() {
-    box = document.querySelector("[data-door]");
-    words = window.queueWords;
-    if (!box || !window.fetch || !words) return;
+  // token is the place call's GET: the CSRF token (for a browser that sends no
+  // Sec-Fetch-Site) and the place the visitor has, if any.
+  function token(then) {
     api("GET", attr("place")).then(function (a) {
       if (unverified(a)) return location.assign(attr("verify"));
       if (needsCode(a)) return location.assign(attr("code"));
       csrf = (a.body && a.body.csrfToken) || "";
+      then(a);
+    }, function () { later(function () { token(then); }); });
+  }
+  // start takes a place with one POST when no proof of work is asked. With one, it
+  // first asks whether the visitor has a place already (GET), so that a returning
+  // visitor is not asked to solve another.
+  function start() {
+    box = document.querySelector("[data-door]");
+    words = window.queueWords;
+    if (!box || !window.fetch || !words) return;
+    var form = box.querySelector("form[data-door-proof]");
+    if (!form) return take("", follow);
+    token(function (a) {
       if (a.body && a.body.admitted) return location.assign(attr("seats")); // the room is off
       if (a.body && a.body.placed) return (place = a.body), follow();
-      var form = box.querySelector("form[data-door-proof]");
-      if (!form) return take("", follow);
       say("title", "Joining the queue");
       form.addEventListener("submit", function (e) {
         e.preventDefault();
         take(String(new FormData(form).get("altcha") || ""), follow);
       });
-    }, function () { later(start); });
+    });
   }
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
   else start();
