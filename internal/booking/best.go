@@ -201,13 +201,19 @@ func (v *soldOutVerdicts) covers(req HoldRequest, arrived time.Time) bool {
 // The seats are chosen from the seat map the process keeps when it can be trusted
 // (bestmap.go), and claimed as below; the search in the database decides whenever the
 // map shows nothing for the party, or every choice from it was taken.
-func (s *store) holdBest(ctx context.Context, tx pgx.Tx, q *db.Queries, req HoldRequest, hold db.HoldCreateRow, turn int) ([]Seat, error) {
+//
+// left is how many free seats the search saw left for others once its own were
+// claimed, when the look that seated the party read every row with a free seat; -1
+// otherwise (a narrower look, the map's choice, or nothing held). The look's statement
+// read them after the search began, so it is a verdict for the holds waiting since
+// before (hold): no party larger than left can be seated.
+func (s *store) holdBest(ctx context.Context, tx pgx.Tx, q *db.Queries, req HoldRequest, hold db.HoldCreateRow, turn int) (seats []Seat, left int, err error) {
 	if err := q.BestAvailableLock(ctx, db.BestAvailableLockParams{EventID: req.EventID, Turn: int32(turn)}); err != nil {
-		return nil, err
+		return nil, -1, err
 	}
 	seats, mapShowedNone, err := s.holdBestFromMap(ctx, tx, req, hold)
 	if err != nil || seats != nil {
-		return seats, err
+		return seats, -1, err
 	}
 	windows := searchWindows
 	if mapShowedNone {
@@ -222,13 +228,13 @@ func (s *store) holdBest(ctx context.Context, tx pgx.Tx, q *db.Queries, req Hold
 		for _, w := range windows {
 			rows, freeCount, err := s.bestRows(ctx, q, req, w.seats, w.rows)
 			if err != nil {
-				return nil, err
+				return nil, -1, err
 			}
 			// This look saw every row with a free seat: a wider one finds no more.
 			seenAll := len(rows) < int(w.rows) && freeCount < int(w.seats)
 			tries, clean := choose(rows, req)
 			if len(tries) == 0 && seenAll {
-				return nil, ErrSoldOut
+				return nil, -1, ErrSoldOut
 			}
 			if len(tries) == 0 || (!clean && !seenAll && w != windows[len(windows)-1]) {
 				continue // a wider look may seat the party without stranding a seat
@@ -236,17 +242,21 @@ func (s *store) holdBest(ctx context.Context, tx pgx.Tx, q *db.Queries, req Hold
 			for _, ids := range tries {
 				seats, err := s.claim(ctx, tx, req.EventID, ids, hold, look == looks-1)
 				if err != nil || seats != nil {
-					return seats, err
+					left := -1
+					if seats != nil && seenAll {
+						left = freeCount - len(seats)
+					}
+					return seats, left, err
 				}
 			}
 			contended = true
 			break
 		}
 		if !contended {
-			return nil, ErrSoldOut
+			return nil, -1, ErrSoldOut
 		}
 	}
-	return nil, ErrContended
+	return nil, -1, ErrContended
 }
 
 // holdBestFromMap tries the choices the seat map offers (mapChoices), skipping locked

@@ -438,6 +438,60 @@ func TestBestAvailableSoldOutShared(t *testing.T) {
 	}
 }
 
+// TestBestAvailableLeftShared: a search that seats its party and saw every free seat
+// answers the holds that waited since before it began for a party larger than the
+// seats it left: here 3 of a row's 4 seats are free, the first waiter takes 2, and the
+// other holds of 2 are told sold out without a search of their own. Before, the
+// second waiter searched too, and only its "nothing" answered the rest (waiters-2
+// shared, the control). A hold of 1 arriving after takes the seat left.
+func TestBestAvailableLeftShared(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, smallSpec([]demo.Section{oneRow("Row", 4, 3000)}), DefaultConfig())
+	seats := f.rowSeats(t, "Row", "A")
+	f.hold(t, "x", seats[0])
+
+	dones := f.takeTurns(t)
+	defer func() {
+		for _, done := range dones[1:] {
+			done()
+		}
+	}()
+	const waiters = 6
+	type answer struct {
+		h   Hold
+		err error
+	}
+	answers := make(chan answer, waiters)
+	for i := range waiters {
+		go func() {
+			h, err := f.bestHold(t, buyerName("w", i), 2, "", false)
+			answers <- answer{h, err}
+		}()
+	}
+	eventually(t, fmt.Sprintf("%d holds waiting for a turn", waiters), 10*time.Second,
+		func() bool { return f.svc.store.bestWaiting.Load() >= waiters })
+	dones[0]()
+	held := 0
+	for range waiters {
+		switch a := <-answers; {
+		case a.err == nil && len(a.h.Seats) == 2:
+			held++
+		case !errors.Is(a.err, ErrSoldOut):
+			t.Errorf("a hold of 2 with 3 seats free: %d seats, %v; want 2 seats or ErrSoldOut", len(a.h.Seats), a.err)
+		}
+	}
+	if held != 1 {
+		t.Errorf("holds of 2 that got seats: %d, want 1", held)
+	}
+	if got := f.svc.store.soldOutShared.Load(); got != waiters-1 {
+		t.Errorf("holds answered by another's search: %d, want %d (one searched and seated its party)", got, waiters-1)
+	}
+	h, err := f.bestHold(t, "late", 1, "", false)
+	if err != nil || len(h.Seats) != 1 {
+		t.Errorf("a hold of 1 arriving after, one seat left: %d seats, %v; want the seat", len(h.Seats), err)
+	}
+}
+
 // TestSoldOutAnswersWaiters: a verdict answers the best-available holds it covers
 // while they wait for a turn, at once, not when a turn comes to them: here every turn
 // stays taken, and a search begun after the holds arrived finds nothing for a party

@@ -272,7 +272,7 @@ func payAtBoxOffice(ctx context.Context, q *db.Queries, row db.Order, amount int
 func (s *store) saleHold(ctx context.Context, tx pgx.Tx, q *db.Queries, sl Sale, buyer string, turn int) (Hold, error) {
 	req := sl.holdRequest(buyer)
 	if len(sl.SeatIDs) == 0 {
-		return s.holdPlaces(ctx, tx, q, req, sl.Quantity, turn, nil)
+		return s.holdPlaces(ctx, tx, q, req, sl.Quantity, turn, nil, nil)
 	}
 	rows, err := q.SeatsHoldExact(ctx, db.SeatsHoldExactParams{
 		EventID: sl.EventID, Buyer: buyer, SeatIds: sl.SeatIDs,

@@ -75,21 +75,33 @@ func (s *store) hold(ctx context.Context, req HoldRequest, joinBasket bool) (Hol
 	}
 	defer done()
 	searched := time.Now()
-	h, err := s.holdPlacesTx(ctx, req, turn, nil)
-	if best && errors.Is(err, ErrSoldOut) {
+	left := -1
+	h, err := s.holdPlacesTx(ctx, req, turn, nil, &left)
+	switch {
+	case best && errors.Is(err, ErrSoldOut):
 		s.soldOut.note(req, searched)
+	case best && err == nil && left >= 0:
+		// The search saw every free seat for such a request and left fewer than
+		// left+1 once its own were claimed: no party of left+1 or more, together or
+		// not, can be seated (at the sell-out, most of the holds waiting for a turn).
+		s.soldOut.note(HoldRequest{EventID: req.EventID, Section: req.Section, PriceCents: req.PriceCents, Quantity: left + 1}, searched)
 	}
 	return h, err
 }
 
 // holdPlacesTx is holdPlaces in a transaction of its own, announced once committed.
-func (s *store) holdPlacesTx(ctx context.Context, req HoldRequest, turn int, chosen []int64) (Hold, error) {
+// left, if not nil, is set as holdPlaces sets it, once the transaction has committed.
+func (s *store) holdPlacesTx(ctx context.Context, req HoldRequest, turn int, chosen []int64, left *int) (Hold, error) {
 	var h Hold
+	seen := -1
 	err := s.inTx(ctx, func(tx pgx.Tx, q *db.Queries) error {
 		var err error
-		h, err = s.holdPlaces(ctx, tx, q, req, s.cfg.MaxPerBuyer, turn, chosen)
+		h, err = s.holdPlaces(ctx, tx, q, req, s.cfg.MaxPerBuyer, turn, chosen, &seen)
 		return err
 	})
+	if err == nil && left != nil {
+		*left = seen
+	}
 	if err != nil {
 		return Hold{}, err
 	}
@@ -116,7 +128,7 @@ func (s *store) holdFromMap(ctx context.Context, req HoldRequest) (Hold, error) 
 		return Hold{}, errNoMapChoice
 	}
 	defer release() // after the announcement, which notes the seats as changed
-	h, err := s.holdPlacesTx(ctx, req, 0, ids)
+	h, err := s.holdPlacesTx(ctx, req, 0, ids, nil)
 	if err == nil {
 		s.bestFromMap.Add(1)
 	}
@@ -128,8 +140,9 @@ func (s *store) holdFromMap(ctx context.Context, req HoldRequest) (Hold, error) 
 // carries the sales window and the limit), then the claim. turn is the best-available
 // turn the caller took before the transaction (bestTurn); chosen, when not nil, the
 // seats chosen from the map without a turn (holdFromMap), claimed as they are or not
-// at all (errNoMapChoice).
-func (s *store) holdPlaces(ctx context.Context, tx pgx.Tx, q *db.Queries, req HoldRequest, limit, turn int, chosen []int64) (Hold, error) {
+// at all (errNoMapChoice). left, if not nil, is set to the free seats best available's
+// search saw left after its claim (holdBest), or -1.
+func (s *store) holdPlaces(ctx context.Context, tx pgx.Tx, q *db.Queries, req HoldRequest, limit, turn int, chosen []int64, left *int) (Hold, error) {
 	client, clientLimit := s.client(req)
 	p := db.HoldCreateParams{
 		EventID: req.EventID, Buyer: req.Buyer,
@@ -196,7 +209,11 @@ func (s *store) holdPlaces(ctx context.Context, tx pgx.Tx, q *db.Queries, req Ho
 		}
 		return h, err
 	}
-	h.Seats, err = s.holdBest(ctx, tx, q, req, row, turn)
+	var seen int
+	h.Seats, seen, err = s.holdBest(ctx, tx, q, req, row, turn)
+	if left != nil {
+		*left = seen
+	}
 	return h, err
 }
 
