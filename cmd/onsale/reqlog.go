@@ -60,7 +60,8 @@ type route struct {
 // route). -min leaves out routes with fewer requests; -after and -before keep the
 // requests logged from and before that many seconds after the log's first request
 // line. -phase ROUTE shows instead when in the second that route's requests started
-// and which of those moments its slowest requests started in.
+// and which of those moments its slowest requests started in; -seconds ROUTE, that
+// route second by second, and which seconds its slowest 1 % ended in.
 func runReqlog(_ context.Context, args []string, env benchkit.Env) error {
 	fs := benchkit.FlagSet("onsale", "reqlog", env)
 	minN := fs.Int("min", 100, "leave out routes with fewer requests")
@@ -68,8 +69,9 @@ func runReqlog(_ context.Context, args []string, env benchkit.Env) error {
 	before := fs.Float64("before", 0, "keep requests logged less than this many seconds after the first (0: all)")
 	kinds := fs.Bool("kinds", true, "split holds by their kind (seats, best, standing)")
 	phase := fs.String("phase", "", "instead, when in the second the named route's requests started, e.g. 'POST /api/v1/events/:id/holds'")
+	perSecond := fs.String("seconds", "", "instead, the named route second by second, and which seconds its slowest 1 % ended in")
 	fs.Usage = func() {
-		fmt.Fprintln(env.Stderr, "usage: onsale reqlog [-min N] [-after S] [-before S] [-kinds=false] [-phase ROUTE] [server.log]  (stdin without a file)")
+		fmt.Fprintln(env.Stderr, "usage: onsale reqlog [-min N] [-after S] [-before S] [-kinds=false] [-phase ROUTE | -seconds ROUTE] [server.log]  (stdin without a file)")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -88,12 +90,19 @@ func runReqlog(_ context.Context, args []string, env benchkit.Env) error {
 	if err != nil {
 		return err
 	}
-	if *phase != "" {
-		mine := byRoute(es, *kinds)[*phase]
+	if *phase != "" && *perSecond != "" {
+		return fmt.Errorf("-phase and -seconds: one at a time")
+	}
+	if name := *phase + *perSecond; name != "" {
+		mine := byRoute(es, *kinds)[name]
 		if len(mine) == 0 {
-			return fmt.Errorf("no request of route %q (routes are named as reqlog prints them)", *phase)
+			return fmt.Errorf("no request of route %q (routes are named as reqlog prints them)", name)
 		}
-		writePhases(env.Stdout, phasesOf(*phase, mine))
+		if *phase != "" {
+			writePhases(env.Stdout, phasesOf(name, mine))
+		} else {
+			writeSeconds(env.Stdout, secondsOf(name, mine, es[0].Time))
+		}
 		return nil
 	}
 	writeRoutes(env.Stdout, summarize(es, *minN, *kinds))

@@ -144,3 +144,39 @@ func TestPhases(t *testing.T) {
 		t.Errorf("the table does not show the ninth tenth's share:\n%s", out.String())
 	}
 }
+
+// TestSeconds: a route's requests are counted in the second (after the log's first
+// request) they ended in, and those slower than its p99 where they fell: here 1,000
+// quick holds over ten seconds and 5 slow ones, all in the seventh.
+func TestSeconds(t *testing.T) {
+	t0 := time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC)
+	var es []entry
+	add := func(end, latency time.Duration, uri string) {
+		es = append(es, entry{Time: t0.Add(end), Msg: "request", Method: "POST", URI: uri, Latency: int64(latency)})
+	}
+	add(0, time.Millisecond, "/api/v1/orders/9") // the log's first request: the origin
+	for i := range 1000 {
+		add(time.Duration(i)*10*time.Millisecond+5*time.Millisecond, 4*time.Millisecond, "/api/v1/events/5/holds")
+	}
+	for i := range 5 {
+		add(7*time.Second+time.Duration(i)*time.Millisecond, time.Duration(300+i)*time.Millisecond, "/api/v1/events/5/holds")
+	}
+	holds := "POST /api/v1/events/:id/holds"
+	s := secondsOf(holds, byRoute(es, true)[holds], es[0].Time)
+	if len(s.Rows) != 10 || s.Rows[0].At != 0 || s.Rows[9].At != 9 || s.P99 != 4 {
+		t.Fatalf("p99 %v ms, rows %+v: want 4 ms, the seconds 0 to 9", s.P99, s.Rows)
+	}
+	if r := s.Rows[7]; r.N != 105 || r.Max != 304 || r.Slower != 5 || r.P50 != 4 {
+		t.Errorf("the seventh second: %+v; want 105 holds, max 304 ms, p50 4 ms, 5 slower than the p99", r)
+	}
+	for _, r := range s.Rows {
+		if r.At != 7 && (r.Slower != 0 || r.N != 100 || r.Max != 4) {
+			t.Errorf("second %d: %+v, want 100 quick holds", r.At, r)
+		}
+	}
+	var out strings.Builder
+	writeSeconds(&out, s)
+	if !strings.Contains(out.String(), "the 5 slower than the p99 ended in 7 s (5)") {
+		t.Errorf("the table does not say where the slowest fell:\n%s", out.String())
+	}
+}
