@@ -65,15 +65,7 @@ func TestBrowserDoor(t *testing.T) {
 		t.Errorf("while the page waits: sessions went from %d to %d, want unchanged", sessions, got)
 	}
 
-	held := shopper.hold(app.EventID, seats[0])
-	if st := shopper.do("DELETE", "/api/v1/holds/"+held.HoldID, nil, nil); st != http.StatusNoContent {
-		t.Fatalf("shopper's release: got %d, want 204", st)
-	}
-	wait, cancel := context.WithTimeout(ctx, browsertest.Timeout)
-	defer cancel()
-	if err := chromedp.Do(wait, chromedp.WaitVisible(chromedp.CSS("#seat-form"))); err != nil {
-		t.Fatalf("the seat map did not come after the slot came back: %v", err)
-	}
+	slotBackToSeatMap(t, ctx, app, shopper, seats[0])
 	if path := js[string](t, ctx, `location.pathname`); path != "/events/"+demoSlug+"/seats" {
 		t.Errorf("after its turn: at %s, want the seat map", path)
 	}
@@ -94,11 +86,7 @@ func TestBrowserDoorTakesAPlaceInOneRequest(t *testing.T) {
 	roomOn(t, app, app.EventID, 1, 100, time.Minute)
 	runQueue(t, app)
 	seats := firstSeats(t, app.Pool, app.EventID, 1)
-	shopper, _ := arrival(t, app, app.EventID)
-	waitTurn(t, shopper, app.EventID, 20*time.Second)
-	if st, q := claim(t, shopper, app.EventID); st != http.StatusOK || !q.Admitted {
-		t.Fatalf("shopper's claim: got %d %+v, want admitted", st, q)
-	}
+	shopper := admittedArrival(t, app)
 
 	ctx := browsertest.New(t).NewContext(t)
 	browsertest.Do(t, ctx, chromedp.Navigate(app.URL+"/events/"+demoSlug+"/door"))
@@ -109,7 +97,15 @@ func TestBrowserDoorTakesAPlaceInOneRequest(t *testing.T) {
 		t.Errorf("the door page made %v requests to the place call, want 1", calls)
 	}
 
-	held := shopper.hold(app.EventID, seats[0])
+	slotBackToSeatMap(t, ctx, app, shopper, seats[0])
+	noConsoleErrors(t, ctx)
+}
+
+// slotBackToSeatMap has the admitted shopper hold seat and release it, which gives its
+// slot back, and waits for the door page in ctx to claim its turn and show the seat map.
+func slotBackToSeatMap(t *testing.T, ctx context.Context, app *testApp, shopper *client, seat int64) {
+	t.Helper()
+	held := shopper.hold(app.EventID, seat)
 	if st := shopper.do("DELETE", "/api/v1/holds/"+held.HoldID, nil, nil); st != http.StatusNoContent {
 		t.Fatalf("shopper's release: got %d, want 204", st)
 	}
@@ -118,5 +114,4 @@ func TestBrowserDoorTakesAPlaceInOneRequest(t *testing.T) {
 	if err := chromedp.Do(wait, chromedp.WaitVisible(chromedp.CSS("#seat-form"))); err != nil {
 		t.Fatalf("the seat map did not come after the slot came back: %v", err)
 	}
-	noConsoleErrors(t, ctx)
 }

@@ -66,6 +66,18 @@ func TestPlaceAbuseLimits(t *testing.T) {
 	})
 }
 
+// admittedArrival is a visitor who took a place in a's event, waited for its turn and
+// claimed it: admitted, with a session made at the claim.
+func admittedArrival(t *testing.T, a *testApp) *client {
+	t.Helper()
+	c, _ := arrival(t, a, a.EventID)
+	waitTurn(t, c, a.EventID, 20*time.Second)
+	if st, q := claim(t, c, a.EventID); st != http.StatusOK || !q.Admitted {
+		t.Fatalf("claim: got %d %+v, want admitted", st, q)
+	}
+	return c
+}
+
 // waitTurn polls the place until the board's cursor has passed it, as the page does.
 func waitTurn(t *testing.T, c *client, eventID int64, within time.Duration) {
 	t.Helper()
@@ -104,11 +116,7 @@ func TestPlaceRedisHung(t *testing.T) {
 	roomOn(t, a, a.EventID, 5, 100, time.Minute)
 	runQueue(t, a)
 	seats := firstSeats(t, a.Pool, a.EventID, 3)
-	admitted, _ := arrival(t, a, a.EventID)
-	waitTurn(t, admitted, a.EventID, 20*time.Second)
-	if st, q := claim(t, admitted, a.EventID); st != http.StatusOK || !q.Admitted {
-		t.Fatalf("claim: got %d %+v, want admitted", st, q)
-	}
+	admitted := admittedArrival(t, a)
 
 	srv.Hang()
 	late, _ := arrival(t, a, a.EventID) // a place with Redis hung
