@@ -140,8 +140,8 @@ type arrivalKind struct {
 }
 
 var (
-	// joinArrival is a new session and a waiting-room join: the API's old way, and the
-	// minimal server's.
+	// joinArrival is a new session and a waiting-room join: the API's session-then-join
+	// way, and the minimal server's.
 	joinArrival = arrivalKind{first: "/session", post: "/events/%d/queue"}
 	// frontArrival is the front door's as the door page makes it: one POST for a signed
 	// place cookie, counted in memory.
@@ -173,8 +173,12 @@ func runArrivals(ctx context.Context, srv *server, o options, name, base string,
 		return func() (call, bool) {
 			c := call{want: http.StatusOK, sent: time.Now()}
 			c.status, c.body, c.err = arrive(ctx)
-			c.done, c.key = time.Now(), answerKey(c.status, c.body)
-			if c.status == http.StatusOK && !inPreQueue(c.body) {
+			c.done = time.Now()
+			switch {
+			case c.err != nil:
+			case c.status != http.StatusOK:
+				c.key = answerKey(c.status, c.body) // only a refusal is counted by its key
+			case !inPreQueue(c.body):
 				c.want, c.key = 0, "200 not in the pre-queue"
 			}
 			return c, true

@@ -32,9 +32,12 @@ func newArrivers(client, base string, ev arriveTarget, kind arrivalKind, n int) 
 		out, closeAll := netHTTPArrivers(base, kind, first, join, n)
 		return out, closeAll, nil
 	}
-	get, err := benchkit.NewLeanRequest(http.MethodGet, base, first)
-	if err != nil {
-		return nil, nil, err
+	var get benchkit.LeanRequest
+	if kind.first != "" {
+		var err error
+		if get, err = benchkit.NewLeanRequest(http.MethodGet, base, first); err != nil {
+			return nil, nil, err
+		}
 	}
 	postHeader := []string{"Content-Type", "application/json"}
 	if kind.browser {
@@ -87,20 +90,24 @@ func newArrivers(client, base string, ev arriveTarget, kind arrivalKind, n int) 
 // connection for every one of them, and what closes its connections.
 func netHTTPArrivers(base string, kind arrivalKind, first, join string, n int) ([]arriver, func()) {
 	cl := newAPIClient(base, n)
+	url, site := base+join, ""
+	if kind.browser {
+		site = "same-origin"
+	}
 	out := make([]arriver, n)
 	for i := range n {
 		var answer bytes.Buffer
 		out[i] = func(ctx context.Context) (int, []byte, error) {
 			answer.Reset()
-			if kind.first == "" {
-				st, err := cl.post(ctx, base+join, buyer{fetchSite: "same-origin"}, nil, &answer)
-				return st, answer.Bytes(), err
+			var b buyer
+			if kind.first != "" {
+				var err error
+				if b, err = cl.firstGet(ctx, first); err != nil {
+					return 0, nil, err
+				}
 			}
-			b, err := cl.firstGet(ctx, first)
-			if err != nil {
-				return 0, nil, err
-			}
-			st, err := cl.post(ctx, base+join, b, nil, &answer)
+			b.fetchSite = site
+			st, err := cl.post(ctx, url, b, nil, &answer)
 			return st, answer.Bytes(), err
 		}
 	}

@@ -237,9 +237,11 @@ func readLeanResponse(br *bufio.Reader, noBody bool, resp *LeanResponse) (keep b
 			return false, fmt.Errorf("lean client: malformed status line %q", line)
 		}
 		status, err := strconv.Atoi(string(line[9:12]))
-		if err != nil || status < 100 {
+		if err != nil || status < 100 || (len(line) > 12 && line[12] != ' ') {
 			return false, fmt.Errorf("lean client: malformed status line %q", line)
 		}
+		// Read before the header: line is br's buffer, which the next read may move.
+		http11 := line[7] == '1'
 		h, err := readLeanHeader(br, resp)
 		if err != nil {
 			return false, err
@@ -251,7 +253,7 @@ func readLeanResponse(br *bufio.Reader, noBody bool, resp *LeanResponse) (keep b
 			continue
 		}
 		resp.Status = status
-		keep = line[7] == '1' && !h.close
+		keep = http11 && !h.close
 		resp.Body = resp.Body[:0]
 		switch {
 		case noBody || status == 204 || status == 304:

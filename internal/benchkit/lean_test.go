@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"boxoffice/internal/benchkit"
 )
@@ -148,6 +149,52 @@ func TestLeanClientReconnects(t *testing.T) {
 	do("/")
 	if n := conns.Load(); n != 3 {
 		t.Errorf("after the server closed the kept-alive connection, %d connections, want 3", n)
+	}
+}
+
+// TestLeanClientKeepsAliveAcrossReads: an answer whose status line and header arrive
+// in two reads keeps its connection (HTTP/1.1, no Connection: close). The status line
+// is read from the reader's buffer, which reading the header moves: the version must
+// be taken before (else the header's bytes decide, and every such answer reconnects).
+func TestLeanClientKeepsAliveAcrossReads(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var conns atomic.Int64
+	go func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			conns.Add(1)
+			go func() {
+				defer conn.Close()
+				buf := make([]byte, 4096)
+				for {
+					if _, err := conn.Read(buf); err != nil {
+						return
+					}
+					_, _ = io.WriteString(conn, "HTTP/1.1 200 OK\r\n")
+					time.Sleep(20 * time.Millisecond)
+					_, _ = io.WriteString(conn, "Content-Length: 2\r\n\r\nok")
+				}
+			}()
+		}
+	}()
+	base := "http://" + ln.Addr().String()
+	c := leanConn(t, base)
+	var resp benchkit.LeanResponse
+	for range 2 {
+		if err := c.Do(t.Context(), leanRequest(t, "GET", base, "/"), benchkit.LeanHeaders{}, nil, &resp); err != nil || resp.Status != 200 || string(resp.Body) != "ok" {
+			t.Fatalf("GET: %d %q, %v; want 200 ok", resp.Status, resp.Body, err)
+		}
+	}
+	if n := conns.Load(); n != 1 {
+		t.Errorf("two answers in two reads each: %d connections, want 1 kept alive", n)
 	}
 }
 
