@@ -90,18 +90,15 @@ func (s *store) hold(ctx context.Context, req HoldRequest, joinBasket bool) (Hol
 }
 
 // holdPlacesTx is holdPlaces in a transaction of its own, announced once committed.
-// left, if not nil, is set as holdPlaces sets it, once the transaction has committed.
+// left is as holdPlaces sets it (by the transaction's last try); it says something
+// only when no error is returned.
 func (s *store) holdPlacesTx(ctx context.Context, req HoldRequest, turn int, chosen []int64, left *int) (Hold, error) {
 	var h Hold
-	seen := -1
 	err := s.inTx(ctx, func(tx pgx.Tx, q *db.Queries) error {
 		var err error
-		h, err = s.holdPlaces(ctx, tx, q, req, s.cfg.MaxPerBuyer, turn, chosen, &seen)
+		h, err = s.holdPlaces(ctx, tx, q, req, s.cfg.MaxPerBuyer, turn, chosen, left)
 		return err
 	})
-	if err == nil && left != nil {
-		*left = seen
-	}
 	if err != nil {
 		return Hold{}, err
 	}
@@ -140,8 +137,8 @@ func (s *store) holdFromMap(ctx context.Context, req HoldRequest) (Hold, error) 
 // carries the sales window and the limit), then the claim. turn is the best-available
 // turn the caller took before the transaction (bestTurn); chosen, when not nil, the
 // seats chosen from the map without a turn (holdFromMap), claimed as they are or not
-// at all (errNoMapChoice). left, if not nil, is set to the free seats best available's
-// search saw left after its claim (holdBest), or -1.
+// at all (errNoMapChoice). left, if not nil, is set when best available's search
+// chose the seats: to the free seats it saw left after its claim, or -1 (holdBest).
 func (s *store) holdPlaces(ctx context.Context, tx pgx.Tx, q *db.Queries, req HoldRequest, limit, turn int, chosen []int64, left *int) (Hold, error) {
 	client, clientLimit := s.client(req)
 	p := db.HoldCreateParams{

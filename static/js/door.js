@@ -109,7 +109,10 @@
         if (form) form.hidden = true;
         return then();
       }
-      if (a.status === 403 && a.body && a.body.error === "csrf_failed" && !csrf) return token(function () { take(proof, then); });
+      if (a.status === 403 && a.body && a.body.error === "csrf_failed" && !csrf) {
+        // Once: a GET that gives no token leaves the refusal said, not asked again.
+        return token(function () { if (csrf) take(proof, then); else say("ahead", a.body.message || ""); });
+      }
       say("ahead", (a.body && a.body.message) || "The queue could not be joined just now.");
       // Paused: asked again; any other refusal (a limit, a spent proof) is said and
       // left to the visitor, who reloads.
