@@ -13,7 +13,9 @@
 -- and loses its key. It can lose an answer saved in the last moment (3 ×
 -- wal_writer_delay): the key is then left in flight, and a repeat after it goes stale
 -- runs again, against booking's own guards (one order per hold, one payment under
--- way per order, the buyer's one basket).
+-- way per order, the buyer's one basket). It is sent alone, in its own transaction:
+-- the setting holds for the whole transaction, and would make any write sent in it
+-- commit asynchronously too.
 INSERT INTO idempotency_keys (buyer, key, request_hash, expires_at)
 SELECT @buyer::text, @key::text, @request_hash::bytea, now() + make_interval(secs => @ttl_seconds::float8)
 FROM (SELECT set_config('synchronous_commit', 'off', true)) AS lax

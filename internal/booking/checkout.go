@@ -45,8 +45,11 @@ func (s *Buyer) Checkout(ctx context.Context, id HoldID, buyer, email string) (O
 		if !h.Live {
 			return ErrHoldExpired
 		}
+		// Every seat of the basket still held, and as many as the hold counts: a seat
+		// whose hold lapsed (and may have gone to another buyer) is the lapse it is,
+		// never an order priced without it.
 		seats := r.held()
-		if len(seats) != int(h.SeatCount) {
+		if len(seats) != len(r.seats.Vals) || len(seats) != int(h.SeatCount) {
 			return ErrHoldExpired
 		}
 		quote, err := s.checkoutQuote(ctx, tx, r, h)
@@ -121,7 +124,7 @@ func createOrder(ctx context.Context, tx pgx.Tx, q *db.Queries, id HoldID, h db.
 	created := pl.OrderCreate(p)
 	var err error
 	if last {
-		_, err = pl.SendAndCommit(ctx, tx)
+		err = pl.SendAndCommit(ctx, tx)
 	} else {
 		err = pl.Send(ctx, tx)
 	}

@@ -17,15 +17,8 @@ const OrderFeeLabel = "Order fee"
 // checkout's transaction after its lock: the amount an online buyer is charged is this
 // Quote's Total. A basket that breaks a rule (a cap, a type that needs an adult, a
 // desk-only type) or whose voucher no longer applies is refused with the pricing
-// error, and no order is made. A line whose seat the hold no longer holds (it lapsed,
-// and the seat may have gone to another buyer) is the lapse it is (ErrHoldExpired),
-// never an order priced without it.
+// error, and no order is made. Every seat of r is still held (Checkout checks it).
 func (s *store) checkoutQuote(ctx context.Context, tx pgx.Tx, r basketRead, h db.HoldLockRow) (pricing.Quote, error) {
-	for _, st := range r.seats.Vals {
-		if !st.Held {
-			return pricing.Quote{}, ErrHoldExpired
-		}
-	}
 	b, err := s.basketOf(ctx, tx, r, h.Buyer)
 	if err != nil {
 		return pricing.Quote{}, err

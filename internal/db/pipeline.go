@@ -61,15 +61,15 @@ func (p *Pipeline) Send(ctx context.Context, db DBTX) error {
 // SendAndCommit is Send with the transaction's COMMIT in the same round trip, when db
 // is a LazyTx (LazyTx.SendAndCommit): for the last statements of a transaction whose
 // answers cannot make it roll back. On any other db it is Send, and the caller's
-// Commit commits. It reports whether it committed.
-func (p *Pipeline) SendAndCommit(ctx context.Context, db DBTX) (bool, error) {
+// Commit commits.
+func (p *Pipeline) SendAndCommit(ctx context.Context, db DBTX) error {
 	tx, ok := db.(*LazyTx)
 	if !ok {
-		return false, p.Send(ctx, db)
+		return p.Send(ctx, db)
 	}
 	err := tx.SendAndCommit(ctx, &p.b)
 	p.b = pgx.Batch{}
-	return err == nil, err
+	return err
 }
 
 // Savepoint queues SAVEPOINT name: what follows can be undone alone with

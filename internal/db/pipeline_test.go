@@ -102,11 +102,11 @@ func TestPipelineAnswersAsQueries(t *testing.T) {
 		{"PricingGet, FeeList, TicketTypeList, TicketTypePriceList",
 			func(tx pgx.Tx) (any, error) {
 				q := db.New(tx)
-				p, err := q.PricingGet(ctx, eventID)
-				fees, _ := q.FeeList(ctx, eventID)
-				types, _ := q.TicketTypeList(ctx, eventID)
-				prices, _ := q.TicketTypePriceList(ctx, eventID)
-				return []any{p, fees, types, prices}, err
+				p, err1 := q.PricingGet(ctx, eventID)
+				fees, err2 := q.FeeList(ctx, eventID)
+				types, err3 := q.TicketTypeList(ctx, eventID)
+				prices, err4 := q.TicketTypePriceList(ctx, eventID)
+				return []any{p, fees, types, prices}, errors.Join(err1, err2, err3, err4)
 			},
 			func(p *db.Pipeline) func(pgx.Tx) any {
 				pr, fees, types, prices := p.PricingGet(eventID), p.FeeList(eventID), p.TicketTypeList(eventID), p.TicketTypePriceList(eventID)
