@@ -26,12 +26,7 @@ func staffLoginAt(t *testing.T, ctx context.Context, a *testApp, role staff.Role
 		chromedp.SendKeys(chromedp.CSS("#email"), m.Email),
 		chromedp.SendKeys(chromedp.CSS("#password"), staffPassword),
 	)
-	rctx, cancel := context.WithTimeout(ctx, browsertest.Timeout)
-	resp, err := chromedp.RunResponse(rctx, chromedp.Click(chromedp.CSS("form.login button[type=submit]")))
-	cancel()
-	if err != nil || resp.Status != 200 || !strings.HasSuffix(resp.URL, path) {
-		t.Fatalf("login: got %+v (%v), want %s (200)", resp, err, path)
-	}
+	browsertest.Follow(t, ctx, "login", chromedp.Click(chromedp.CSS("form.login button[type=submit]")), path)
 	return m
 }
 
@@ -73,12 +68,7 @@ func TestBrowserBoxOfficeSale(t *testing.T) {
 		chromedp.SendKeys(chromedp.CSS("#sale-name"), "Grace Hopper"),
 		chromedp.Click(chromedp.CSS(`input[name=method][value=card_present]`)),
 	)
-	rctx, cancel := context.WithTimeout(ctx, browsertest.Timeout)
-	resp, err := chromedp.RunResponse(rctx, chromedp.Click(chromedp.CSS(`.sale-panel button[type=submit]`)))
-	cancel()
-	if err != nil || resp.Status != 200 || !strings.Contains(resp.URL, "/sales/") {
-		t.Fatalf("selling: got %+v (%v), want the tickets page (200)", resp, err)
-	}
+	browsertest.Follow(t, ctx, "selling", chromedp.Click(chromedp.CSS(`.sale-panel button[type=submit]`)), "/sales/")
 	waitJS(t, ctx, "the tickets with QR codes", `document.querySelectorAll(".tickets .ticket svg.qr path[d]").length === 2`, browsertest.Timeout)
 	summary := browsertest.Run(t, ctx, chromedp.Text(chromedp.CSS(".order-summary")))
 	if !strings.Contains(summary, "Paid by card") || !strings.Contains(summary, "Grace Hopper") {
@@ -129,12 +119,7 @@ func TestBrowserStaffMapPhone(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`.map .seat.avail input[value="`+seat+`"]`)),
 		chromedp.SendKeys(chromedp.CSS("#hold-reason"), "Camera position"),
 	)
-	rctx, cancel := context.WithTimeout(ctx, browsertest.Timeout)
-	resp, err := chromedp.RunResponse(rctx, chromedp.Click(chromedp.CSS(`.staff-hold-panel button[type=submit]`)))
-	cancel()
-	if err != nil || resp.Status != 200 {
-		t.Fatalf("staff hold: got %+v (%v)", resp, err)
-	}
+	browsertest.Follow(t, ctx, "staff hold", chromedp.Click(chromedp.CSS(`.staff-hold-panel button[type=submit]`)), "")
 	browsertest.Do(t, ctx, chromedp.WaitVisible(chromedp.CSS("#staff-holds li")))
 	if over := js[float64](t, ctx, `document.documentElement.scrollWidth - window.innerWidth`); over > 1 {
 		t.Errorf("staff map on a phone: %.0f CSS px wider than the screen", over)
@@ -147,12 +132,7 @@ func TestBrowserStaffMapPhone(t *testing.T) {
 
 	// A sale from the phone: its tickets fit the screen too.
 	browsertest.Do(t, ctx, chromedp.Click(chromedp.CSS(`.map .seat.avail input[name=seat]`)))
-	rctx, cancel = context.WithTimeout(ctx, browsertest.Timeout)
-	resp, err = chromedp.RunResponse(rctx, chromedp.Click(chromedp.CSS(`.sale-panel button[type=submit]`)))
-	cancel()
-	if err != nil || resp.Status != 200 || !strings.Contains(resp.URL, "/sales/") {
-		t.Fatalf("sale on a phone: got %+v (%v)", resp, err)
-	}
+	browsertest.Follow(t, ctx, "sale on a phone", chromedp.Click(chromedp.CSS(`.sale-panel button[type=submit]`)), "/sales/")
 	if over := js[float64](t, ctx, `document.documentElement.scrollWidth - window.innerWidth`); over > 1 {
 		t.Errorf("tickets on a phone: %.0f CSS px wider than the screen", over)
 	}
@@ -190,12 +170,7 @@ func TestBrowserBoxOfficeKeyboard(t *testing.T) {
 		t.Fatalf("Space on %s did not tick it", seat)
 	}
 	tabUntil("the sale button", `document.activeElement && document.activeElement.matches(".sale-panel button[type=submit]")`)
-	rctx, cancel := context.WithTimeout(ctx, browsertest.Timeout)
-	resp, err := chromedp.RunResponse(rctx, chromedp.KeyEvent(kb.Enter))
-	cancel()
-	if err != nil || resp.Status != 200 || !strings.Contains(resp.URL, "/sales/") {
-		t.Fatalf("Enter on the sale button: got %+v (%v), want the tickets page", resp, err)
-	}
+	browsertest.Follow(t, ctx, "Enter on the sale button", chromedp.KeyEvent(kb.Enter), "/sales/")
 	seatID := strings.TrimPrefix(seat, "seat-")
 	if n := count(t, app.Pool, `SELECT count(*) FROM seats WHERE event_id = $1 AND id = $2::bigint AND sold_at IS NOT NULL`, app.EventID, seatID); n != 1 {
 		t.Errorf("seat %s sold: %d, want 1", seat, n)

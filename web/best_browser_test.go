@@ -1,7 +1,6 @@
 package web_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 
@@ -54,12 +53,7 @@ func TestBrowserBestPicked(t *testing.T) {
 			if scripts {
 				browsertest.Do(t, ctx, chromedp.Click(chromedp.CSS("form.best button[type=submit]")))
 			} else {
-				rctx, cancel := context.WithTimeout(ctx, browsertest.Timeout)
-				resp, err := chromedp.RunResponse(rctx, chromedp.Click(chromedp.CSS("form.best button[type=submit]")))
-				cancel()
-				if err != nil || resp.Status != 200 || !strings.Contains(resp.URL, "?picked=") {
-					t.Fatalf("posting the form: got %+v (%v), want the seat page naming the seats found (200)", resp, err)
-				}
+				browsertest.Follow(t, ctx, "posting the form", chromedp.Click(chromedp.CSS("form.best button[type=submit]")), "?picked=")
 			}
 			waitJS(t, ctx, "two seats marked picked", `document.querySelectorAll(".map .seat.picked.mine").length === 2`, browsertest.Timeout)
 			waitJS(t, ctx, "the picked seats in view", inView(".map .seat.picked"), browsertest.Timeout)

@@ -216,12 +216,7 @@ func TestBrowserSeatLayoutBigPhone(t *testing.T) {
 	}
 
 	browsertest.Do(t, ctx, chromedp.Evaluate[chromedp.Void](`document.querySelector(".map.overview a.section").scrollIntoView({block: "center"})`))
-	rctx, cancel := context.WithTimeout(ctx, browsertest.Timeout)
-	resp, err := chromedp.RunResponse(rctx, chromedp.Tap(chromedp.CSS(".map.overview a.section rect")))
-	cancel()
-	if err != nil || resp.Status != 200 {
-		t.Fatalf("tapping a section: got %+v (%v), want its seats (200)", resp, err)
-	}
+	browsertest.Follow(t, ctx, "tapping a section", chromedp.Tap(chromedp.CSS(".map.overview a.section rect")), "")
 	browsertest.Do(t, ctx, chromedp.WaitVisible(chromedp.CSS("#seat-form")))
 	waitJS(t, ctx, "the page's scripts", `document.documentElement.classList.contains("js") && typeof htmx === "object"`, browsertest.Timeout)
 	if back := onScreen(t, ctx, "the way back to all sections", "a.back-link"); back.Height < 44 {

@@ -145,12 +145,7 @@ func TestBrowserPhoneSectionsNoScript(t *testing.T) {
 	seatPage(t, ctx, app.URL, false)
 	onScreen(t, ctx, "the list of sections", `.section-choice[data-section="Circle"]`)
 
-	rctx, cancel := context.WithTimeout(ctx, browsertest.Timeout)
-	resp, err := chromedp.RunResponse(rctx, chromedp.Click(chromedp.CSS(`.section-choice[data-section="Circle"]`)))
-	cancel()
-	if err != nil || resp.Status != 200 || !strings.Contains(resp.URL, "section=Circle") {
-		t.Fatalf("Circle's link: got %+v (%v), want Circle's page (200)", resp, err)
-	}
+	browsertest.Follow(t, ctx, "Circle's link", chromedp.Click(chromedp.CSS(`.section-choice[data-section="Circle"]`)), "section=Circle")
 	browsertest.Do(t, ctx, chromedp.WaitVisible(chromedp.CSS("#seat-form")))
 	seats := js[[]string](t, ctx, shownSeats)
 	if len(seats) != 540 || !strings.HasPrefix(seats[0], "Circle,") {

@@ -368,6 +368,25 @@ boxoffice_queue_admission_limit{event="12"} 41.5
 	}
 }
 
+// TestMark: the sell-out times are those of the first map read after the onsale that
+// showed them; a read before the onsale, and later reads, change nothing.
+func TestMark(t *testing.T) {
+	t.Parallel()
+	onsale := time.Now()
+	s := &sim{}
+	at := func(sec int) time.Time { return onsale.Add(time.Duration(sec) * time.Second) }
+	s.mark(&board{at: at(-1), sold: 5}, onsale) // before the onsale: not counted
+	s.mark(&board{at: at(1), available: 3, sold: 2}, onsale)
+	s.mark(&board{at: at(2), held: 2, sold: 3, gaRemaining: 1}, onsale) // places left
+	s.mark(&board{at: at(3), held: 1, sold: 4}, onsale)                 // nothing to hold, one held
+	s.mark(&board{at: at(4), sold: 5}, onsale)
+	s.mark(&board{at: at(5), sold: 5}, onsale)
+	if !s.soldOutAt.Equal(at(3)) || !s.allSoldAt.Equal(at(4)) || !s.seatsSoldAt.Equal(at(4)) {
+		t.Errorf("sold out at %v, all sold at %v, seats sold at %v; want 3 s, 4 s, 4 s",
+			s.soldOutAt.Sub(onsale), s.allSoldAt.Sub(onsale), s.seatsSoldAt.Sub(onsale))
+	}
+}
+
 // TestMachineSpeed: the probe reads its thread's CPU for its fixed work, and the
 // report sums the readings up over the sale: p10, p50 and p90 of the seconds and the
 // share over 1.5 times p10, leaving out readings before the onsale, after the

@@ -309,6 +309,7 @@ func (s *sim) play(ctx context.Context, admin *client, progress io.Writer, buyer
 	ended := time.Now()
 	stopWatch()
 	watch.Wait()
+	s.lastLook(ctx, admin, onsale)
 	return ended
 }
 

@@ -33,7 +33,8 @@ func (s *sim) follow(ctx context.Context) {
 	}
 }
 
-// watch keeps the seat map fresh (every MapEvery), the timeline (a sample a second,
+// watch keeps the seat map fresh (every MapEvery, each read marked for the sell-out),
+// the timeline (a sample a second,
 // the machine's speed in it: speed.go) and the progress line, until ctx ends. The map
 // is fetched apart from the sampling: under load a fetch can take seconds, and the
 // timeline must not wait for it.
@@ -54,7 +55,10 @@ func (s *sim) watch(ctx context.Context, c *client, progress io.Writer, onsale t
 	fetcher.Go(func() { probeSpeed(ctx, &s.probe) })
 	fetcher.Go(func() {
 		benchkit.Every(ctx, s.cfg.MapEvery, func() {
-			if _, err := s.seats.fetch(ctx, c, s.eventPath); err != nil && ctx.Err() == nil {
+			b, err := s.seats.fetch(ctx, c, s.eventPath)
+			if err == nil {
+				s.mark(b, onsale)
+			} else if ctx.Err() == nil {
 				s.count.unexpected("seat map: " + errKind(err))
 			}
 		})
@@ -67,17 +71,6 @@ func (s *sim) watch(ctx context.Context, c *client, progress io.Writer, onsale t
 			Limit: math.Float64frombits(s.limit.Load()), ProbeMs: math.Float64frombits(s.probe.Load())}
 		s.tlMu.Lock()
 		s.timeline = append(s.timeline, sm)
-		if time.Now().After(onsale) && s.seatsSoldAt.IsZero() && b.available == 0 && b.held == 0 && b.sold > 0 {
-			s.seatsSoldAt = b.at
-		}
-		if time.Now().After(onsale) && b.available == 0 && b.gaRemaining == 0 {
-			if s.soldOutAt.IsZero() {
-				s.soldOutAt = b.at
-			}
-			if s.allSoldAt.IsZero() && b.held == 0 {
-				s.allSoldAt = b.at
-			}
-		}
 		s.tlMu.Unlock()
 		if time.Since(lastLine) >= s.cfg.Progress {
 			lastLine = time.Now()
@@ -88,6 +81,40 @@ func (s *sim) watch(ctx context.Context, c *client, progress io.Writer, onsale t
 				sm.T, sm.Queued, admitted, sm.Active, s.gauge.holding.Load(), s.gauge.sold.Load(), b.available, b.gaRemaining, b.held, s.count.errs.Load())
 		}
 	})
+}
+
+// mark notes the first map read after the onsale that showed the seats all sold,
+// nothing left to hold, and nothing held either.
+func (s *sim) mark(b *board, onsale time.Time) {
+	if b == nil || !b.at.After(onsale) {
+		return
+	}
+	s.tlMu.Lock()
+	defer s.tlMu.Unlock()
+	if s.seatsSoldAt.IsZero() && b.available == 0 && b.held == 0 && b.sold > 0 {
+		s.seatsSoldAt = b.at
+	}
+	if b.available == 0 && b.gaRemaining == 0 {
+		if s.soldOutAt.IsZero() {
+			s.soldOutAt = b.at
+		}
+		if s.allSoldAt.IsZero() && b.held == 0 {
+			s.allSoldAt = b.at
+		}
+	}
+}
+
+// lastLook reads the map once more when the buying has ended. The crowd leaves as
+// soon as the queue's board says sold out, which it can say within the second
+// before the next sample: without this read the sell-out would go unseen.
+func (s *sim) lastLook(ctx context.Context, c *client, onsale time.Time) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if b, err := s.seats.fetch(ctx, c, s.eventPath); err == nil {
+		s.mark(b, onsale)
+	} else if ctx.Err() == nil {
+		s.count.unexpected("seat map: " + errKind(err))
+	}
 }
 
 // followLimit reads the server's admission limit every two seconds until ctx ends: the

@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 )
 
@@ -300,6 +301,25 @@ func Run[T any](t testing.TB, ctx context.Context, a chromedp.Action[T]) T {
 		t.Fatalf("browser: %v", err)
 	}
 	return v
+}
+
+// Follow runs an action that leads the tab to another page (a click on a link or a
+// submit button, a key, a tap) and waits, within Timeout, for that page's answer. It
+// fails the test unless the answer is 200 at a URL containing urlHas. A test that
+// waits for the new page's elements after Follow waits on the new page, never on the
+// one the action left.
+func Follow(t testing.TB, ctx context.Context, what string, a chromedp.Action[chromedp.Void], urlHas string) *network.Response {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(ctx, Timeout)
+	defer cancel()
+	resp, err := chromedp.RunResponse(ctx, a)
+	if err != nil {
+		t.Fatalf("%s: %v, want a page at a URL with %q", what, err, urlHas)
+	}
+	if resp.Status != 200 || !strings.Contains(resp.URL, urlHas) {
+		t.Fatalf("%s: got %d %s at %s, want 200 at a URL with %q", what, resp.Status, resp.StatusText, resp.URL, urlHas)
+	}
+	return resp
 }
 
 // Screenshot saves a PNG of the whole page in the tab, named after the test, and
