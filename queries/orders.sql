@@ -46,17 +46,21 @@ WHERE id = @id;
 
 -- name: OrderConfirm :exec
 -- The order is sold, and its hold with it: payment_id names the provider's payment it
--- keeps (none for a free order). One statement for both rows, which the sale has
--- locked already (HoldLock; OrderLock, or the order's own creation in the same
--- transaction), so it takes no lock the sale does not hold.
-WITH sold_hold AS (
-    UPDATE holds SET sold_at = now(), released_at = NULL
-    WHERE holds.event_id = @event_id AND holds.id = @hold_id AND holds.sold_at IS NULL
+-- keeps (none for a free order). Only a pending order is confirmed, and its hold is
+-- marked sold only when it is: an order in any other state leaves both rows as they
+-- are. One statement for both rows, which the sale has locked already (HoldLock;
+-- OrderLock, or the order's own creation in the same transaction), so it takes no
+-- lock the sale does not hold.
+WITH confirmed AS (
+    UPDATE orders
+    SET status = 'confirmed', status_reason = '', payment_id = sqlc.narg(payment_id)::text,
+        confirmed_at = now(), updated_at = now()
+    WHERE orders.id = @id AND orders.status = 'pending'
+    RETURNING orders.id
 )
-UPDATE orders
-SET status = 'confirmed', status_reason = '', payment_id = sqlc.narg(payment_id)::text,
-    confirmed_at = now(), updated_at = now()
-WHERE orders.id = @id AND orders.status = 'pending';
+UPDATE holds SET sold_at = now(), released_at = NULL
+WHERE holds.event_id = @event_id AND holds.id = @hold_id AND holds.sold_at IS NULL
+  AND EXISTS (SELECT 1 FROM confirmed);
 
 -- name: OrderSetReason :exec
 -- Says why a pending order is still pending (payment_failed, payment_unknown).

@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"boxoffice/internal/db"
 	"boxoffice/internal/demo"
 )
 
@@ -329,4 +330,46 @@ func TestApplyPaymentGA(t *testing.T) {
 			t.Errorf("tidy after the sale: got %d GA holds given back, %v, want 0", res.GAHolds, err)
 		}
 	})
+}
+
+// TestOrderConfirmOnlyPending: OrderConfirm confirms a pending order and marks its hold
+// sold; an order in another state (here expired) stays as it is, and so does its hold.
+// Each confirmation is rolled back: it sells no seats, which a sale does beside it.
+func TestOrderConfirmOnlyPending(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, confirmSpec(), Config{})
+	seats := f.rowSeats(t, "Floor", "A")
+	confirm := func(h Hold, o Order) (status string, holdSold bool) {
+		t.Helper()
+		ctx := t.Context()
+		tx, err := f.pool.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = tx.Rollback(ctx) }()
+		if err := db.New(tx).OrderConfirm(ctx, db.OrderConfirmParams{ID: o.ID, EventID: h.ID.Event, HoldID: h.ID.Seq}); err != nil {
+			t.Fatal(err)
+		}
+		err = tx.QueryRow(ctx, `SELECT o.status::text, h.sold_at IS NOT NULL FROM orders o JOIN holds h ON h.event_id = o.event_id AND h.id = o.hold_id
+			WHERE o.id = $1`, o.ID).Scan(&status, &holdSold)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return status, holdSold
+	}
+
+	h := f.hold(t, "expired-buyer", seats[0])
+	o := f.checkout(t, h, "expired-buyer")
+	if _, err := f.pool.Exec(t.Context(), `UPDATE orders SET status = 'expired' WHERE id = $1`, o.ID); err != nil {
+		t.Fatal(err)
+	}
+	if st, sold := confirm(h, o); st != "expired" || sold {
+		t.Errorf("an expired order confirmed: status %s, hold sold %v; want expired and the hold not sold", st, sold)
+	}
+
+	h = f.hold(t, "pending-buyer", seats[1])
+	o = f.checkout(t, h, "pending-buyer")
+	if st, sold := confirm(h, o); st != "confirmed" || !sold {
+		t.Errorf("a pending order confirmed: status %s, hold sold %v; want confirmed and the hold sold", st, sold)
+	}
 }

@@ -43,33 +43,37 @@ func (q *Queries) OrderByHold(ctx context.Context, arg OrderByHoldParams) (Order
 }
 
 const orderConfirm = `-- name: OrderConfirm :exec
-WITH sold_hold AS (
-    UPDATE holds SET sold_at = now(), released_at = NULL
-    WHERE holds.event_id = $3 AND holds.id = $4 AND holds.sold_at IS NULL
+WITH confirmed AS (
+    UPDATE orders
+    SET status = 'confirmed', status_reason = '', payment_id = $3::text,
+        confirmed_at = now(), updated_at = now()
+    WHERE orders.id = $4 AND orders.status = 'pending'
+    RETURNING orders.id
 )
-UPDATE orders
-SET status = 'confirmed', status_reason = '', payment_id = $1::text,
-    confirmed_at = now(), updated_at = now()
-WHERE orders.id = $2 AND orders.status = 'pending'
+UPDATE holds SET sold_at = now(), released_at = NULL
+WHERE holds.event_id = $1 AND holds.id = $2 AND holds.sold_at IS NULL
+  AND EXISTS (SELECT 1 FROM confirmed)
 `
 
 type OrderConfirmParams struct {
-	PaymentID *string
-	ID        int64
 	EventID   int64
 	HoldID    int64
+	PaymentID *string
+	ID        int64
 }
 
 // The order is sold, and its hold with it: payment_id names the provider's payment it
-// keeps (none for a free order). One statement for both rows, which the sale has
-// locked already (HoldLock; OrderLock, or the order's own creation in the same
-// transaction), so it takes no lock the sale does not hold.
+// keeps (none for a free order). Only a pending order is confirmed, and its hold is
+// marked sold only when it is: an order in any other state leaves both rows as they
+// are. One statement for both rows, which the sale has locked already (HoldLock;
+// OrderLock, or the order's own creation in the same transaction), so it takes no
+// lock the sale does not hold.
 func (q *Queries) OrderConfirm(ctx context.Context, arg OrderConfirmParams) error {
 	_, err := q.db.Exec(ctx, orderConfirm,
-		arg.PaymentID,
-		arg.ID,
 		arg.EventID,
 		arg.HoldID,
+		arg.PaymentID,
+		arg.ID,
 	)
 	return err
 }
