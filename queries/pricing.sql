@@ -81,7 +81,8 @@ VALUES (@event_id, @hold_id, @ga_tier_id, @type_id, @quantity);
 -- A hold as its basket is priced, in one statement: the hold row (live: hold_is_live),
 -- its event's price configuration version (0: none), its GA tier, the access code it
 -- was made with, the voucher entered in it, and how many of its GA places are of each
--- type (the ga_type_ arrays, one element a row of hold_ga_types, by tier and type).
+-- type (the ga_type_ arrays, one element a row of hold_ga_types, by tier and type; the
+-- rows read once, into the three arrays in the same order).
 SELECT h.id, h.buyer, h.seat_count, h.ga_tier_id, h.ga_quantity, h.expires_at, hold_is_live(h) AS live,
        coalesce(pv.version, 0)::bigint AS price_version,
        g.name AS ga_tier_name, g.price_cents AS ga_price_cents,
@@ -89,13 +90,16 @@ SELECT h.id, h.buyer, h.seat_count, h.ga_tier_id, h.ga_quantity, h.expires_at, h
        c.paused AS code_paused,
        v.id AS voucher_id, v.code AS voucher_code, v.amount_off_cents, v.percent_off_bp, v.type_ids, v.usage_limit,
        v.used, v.valid_from, v.valid_until, v.paused AS voucher_paused,
-       array(SELECT t.ga_tier_id FROM hold_ga_types t WHERE t.event_id = h.event_id AND t.hold_id = h.id
-             ORDER BY t.ga_tier_id, t.type_id)::bigint[] AS ga_type_tiers,
-       array(SELECT t.type_id FROM hold_ga_types t WHERE t.event_id = h.event_id AND t.hold_id = h.id
-             ORDER BY t.ga_tier_id, t.type_id)::bigint[] AS ga_type_ids,
-       array(SELECT t.quantity FROM hold_ga_types t WHERE t.event_id = h.event_id AND t.hold_id = h.id
-             ORDER BY t.ga_tier_id, t.type_id)::integer[] AS ga_type_quantities
+       coalesce(gt.tiers, '{}')::bigint[] AS ga_type_tiers,
+       coalesce(gt.types, '{}')::bigint[] AS ga_type_ids,
+       coalesce(gt.quantities, '{}')::integer[] AS ga_type_quantities
 FROM holds h
+CROSS JOIN LATERAL (
+    SELECT array_agg(t.ga_tier_id ORDER BY t.ga_tier_id, t.type_id) AS tiers,
+           array_agg(t.type_id ORDER BY t.ga_tier_id, t.type_id) AS types,
+           array_agg(t.quantity ORDER BY t.ga_tier_id, t.type_id) AS quantities
+    FROM hold_ga_types t WHERE t.event_id = h.event_id AND t.hold_id = h.id
+) gt
 LEFT JOIN event_price_versions pv ON pv.event_id = h.event_id
 LEFT JOIN ga_tiers g ON g.event_id = h.event_id AND g.id = h.ga_tier_id
 LEFT JOIN access_codes c ON c.event_id = h.event_id AND c.id = h.access_code_id
