@@ -122,25 +122,22 @@ func (b basket) quote(now time.Time) BasketQuote {
 // the lock.
 func (s *store) lockBasket(ctx context.Context, tx pgx.Tx, id HoldID, buyer string, also func(*db.Pipeline)) (basket, error) {
 	var pl db.Pipeline
-	locked := pl.HoldLock(db.HoldLockParams{EventID: id.Event, ID: id.Seq})
-	existing := pl.OrderByHold(db.OrderByHoldParams{EventID: id.Event, HoldID: id.Seq})
-	r := queueBasket(&pl, id)
+	lb := queueLockedBasket(&pl, id)
 	if also != nil {
 		also(&pl)
 	}
 	if err := pl.Send(ctx, tx); err != nil {
 		return basket{}, err
 	}
-	h := locked.Val
 	switch {
-	case !locked.Found || h.Buyer != buyer:
+	case !lb.hold.Found || lb.hold.Val.Buyer != buyer:
 		return basket{}, ErrHoldNotFound
-	case !h.Live:
+	case !lb.hold.Val.Live:
 		return basket{}, ErrHoldExpired
-	case existing.Found:
+	case lb.order.Found:
 		return basket{}, ErrCheckoutBegun
 	}
-	return s.basketOf(ctx, tx, r, buyer)
+	return s.basketOf(ctx, tx, lb.basketRead, buyer)
 }
 
 // offers reports whether type typeID is offered online at level, to the holder of the

@@ -90,12 +90,36 @@ func queueBasket(pl *db.Pipeline, id HoldID) basketRead {
 // readBasket reads the basket of buyer's live hold id on the pool, in one round trip:
 // a hold that is not theirs is ErrHoldNotFound, one not live ErrHoldExpired.
 func (s *store) readBasket(ctx context.Context, id HoldID, buyer string) (basketRead, error) {
-	var pl db.Pipeline
-	r := queueBasket(&pl, id)
-	if err := pl.Send(ctx, s.pool); err != nil {
+	r, err := sendBasket(ctx, s.pool, id)
+	if err != nil {
 		return basketRead{}, translate(err)
 	}
 	return r, r.check(buyer)
+}
+
+// sendBasket reads hold id's basket through dbtx, in one round trip, unchecked.
+func sendBasket(ctx context.Context, dbtx db.DBTX, id HoldID) (basketRead, error) {
+	var pl db.Pipeline
+	r := queueBasket(&pl, id)
+	return r, pl.Send(ctx, dbtx)
+}
+
+// lockedBasket is hold id locked (HoldLock), its order if it has one, and its basket
+// read as the lock left it, queued on a pipeline: a checkout and a change of the
+// basket's price begin with them.
+type lockedBasket struct {
+	hold  *db.Row[db.HoldLockRow]
+	order *db.Row[db.Order]
+	basketRead
+}
+
+// queueLockedBasket queues the lock and the reads of lockedBasket on pl, in that order.
+func queueLockedBasket(pl *db.Pipeline, id HoldID) lockedBasket {
+	return lockedBasket{
+		hold:       pl.HoldLock(db.HoldLockParams{EventID: id.Event, ID: id.Seq}),
+		order:      pl.OrderByHold(db.OrderByHoldParams{EventID: id.Event, HoldID: id.Seq}),
+		basketRead: queueBasket(pl, id),
+	}
 }
 
 // check refuses a hold that is not buyer's (ErrHoldNotFound) or not live
@@ -139,9 +163,15 @@ func (r basketRead) hold() Hold {
 	held := r.held()
 	out := Hold{ID: r.id, ExpiresAt: r.row.Val.ExpiresAt, Seats: make([]Seat, len(held)), GA: r.ga()}
 	for i, st := range held {
-		out.Seats[i] = Seat{ID: st.ID, Section: st.Section, Row: st.RowLabel, Number: int(st.Number), PriceCents: int(st.PriceCents)}
+		out.Seats[i] = basketSeat(st)
 	}
 	return out
+}
+
+// basketSeat is a basket's seat row as a Seat (its type and price tier aside, which
+// seatsOf's rows do not have).
+func basketSeat(st db.HoldBasketSeatsRow) Seat {
+	return Seat{ID: st.ID, Section: st.Section, Row: st.RowLabel, Number: int(st.Number), PriceCents: int(st.PriceCents)}
 }
 
 // basketOf is the basket r read, for buyer (the access code counts only when the hold

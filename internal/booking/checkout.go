@@ -28,18 +28,16 @@ func (s *Buyer) Checkout(ctx context.Context, id HoldID, buyer, email string) (O
 		// One round trip: the hold locked, its order if it has one, and its basket (read
 		// for nothing when the order exists or the hold lapsed, which is rare).
 		var pl db.Pipeline
-		locked := pl.HoldLock(db.HoldLockParams{EventID: id.Event, ID: id.Seq})
-		existing := pl.OrderByHold(db.OrderByHoldParams{EventID: id.Event, HoldID: id.Seq})
-		r := queueBasket(&pl, id)
+		lb := queueLockedBasket(&pl, id)
 		if err := pl.Send(ctx, tx); err != nil {
 			return err
 		}
-		h := locked.Val
-		if !locked.Found || h.Buyer != buyer {
+		h, r := lb.hold.Val, lb.basketRead
+		if !lb.hold.Found || h.Buyer != buyer {
 			return ErrHoldNotFound
 		}
-		if existing.Found {
-			o = existing.Val
+		if lb.order.Found {
+			o = lb.order.Val
 			return nil
 		}
 		if !h.Live {
@@ -113,7 +111,7 @@ func createOrder(ctx context.Context, tx pgx.Tx, q *db.Queries, id HoldID, h db.
 	view := Order{HoldID: id, Email: email, Status: StatusPending, GA: ga}
 	for i, st := range seats {
 		ids[i] = st.ID
-		view.Seats = append(view.Seats, Seat{ID: st.ID, Section: st.Section, Row: st.RowLabel, Number: int(st.Number), PriceCents: int(st.PriceCents)})
+		view.Seats = append(view.Seats, basketSeat(st))
 	}
 	var pl db.Pipeline
 	p := db.OrderCreateParams{

@@ -7,7 +7,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"boxoffice/internal/db"
 	"boxoffice/internal/pricing"
 )
 
@@ -36,9 +35,8 @@ func (s *Desk) DeskTypes(ctx context.Context, eventID int64) ([]pricing.Type, er
 
 // saleQuote prices hold h of the sale in its transaction tx: the amount the window takes.
 func (s *store) saleQuote(ctx context.Context, tx pgx.Tx, sl Sale, buyer string, h Hold) (pricing.Quote, error) {
-	var pl db.Pipeline
-	r := queueBasket(&pl, h.ID)
-	if err := pl.Send(ctx, tx); err != nil {
+	r, err := sendBasket(ctx, tx, h.ID)
+	if err != nil {
 		return pricing.Quote{}, err
 	}
 	if !r.row.Found {
