@@ -1,15 +1,10 @@
 package booking
 
 import (
-	"context"
 	"strconv"
-	"sync"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 
-	"boxoffice/internal/dbtest"
 	"boxoffice/internal/demo"
 	"boxoffice/internal/pricing"
 )
@@ -157,51 +152,6 @@ func TestEveryPriceTableRaisesTheVersion(t *testing.T) {
 	}
 }
 
-// roundTrips counts what a pool sends: each statement by itself, or a batch of them,
-// is a round trip; each statement, alone or in a batch, a statement.
-type roundTrips struct {
-	mu    sync.Mutex
-	trips int
-	stmts int
-}
-
-func (r *roundTrips) add(trips, stmts int) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.trips += trips
-	r.stmts += stmts
-}
-
-// during counts what fn sends.
-func (r *roundTrips) during(fn func()) (trips, stmts int) {
-	r.mu.Lock()
-	r.trips, r.stmts = 0, 0
-	r.mu.Unlock()
-	fn()
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.trips, r.stmts
-}
-
-func (r *roundTrips) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
-	r.add(1, 1)
-	return ctx
-}
-func (r *roundTrips) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
-func (r *roundTrips) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
-	r.add(1, 0)
-	return ctx
-}
-func (r *roundTrips) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {
-	r.add(0, 1)
-}
-func (r *roundTrips) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}
-func (r *roundTrips) TraceCopyFromStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceCopyFromStartData) context.Context {
-	r.add(1, 1)
-	return ctx
-}
-func (r *roundTrips) TraceCopyFromEnd(context.Context, *pgx.Conn, pgx.TraceCopyFromEndData) {}
-
 // TestPricedHoldRoundTrips: a priced read of a hold (the API's GET of a hold with its
 // quote) is one round trip of two statements once the process has the event's price
 // configuration, for seats with a type and a voucher as for standing places; reading
@@ -210,17 +160,7 @@ func (r *roundTrips) TraceCopyFromEnd(context.Context, *pgx.Conn, pgx.TraceCopyF
 // locks the hold, and a voucher's entry the voucher its code names too.
 func TestPricedHoldRoundTrips(t *testing.T) {
 	t.Parallel()
-	pc, err := pgxpool.ParseConfig(dbtest.URL(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rt := &roundTrips{}
-	pc.ConnConfig.Tracer = rt
-	pool, err := pgxpool.NewWithConfig(t.Context(), pc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
+	pool, rt := tracedPool(t)
 	f := fixtureOn(t, pool, smallSpec([]demo.Section{oneRow("Stalls", 6, 2500)}, demo.GATier{Name: "Floor", PriceCents: 1500, Capacity: 50, Stripes: 2}), DefaultConfig())
 	ctx := t.Context()
 	seats := f.rowSeats(t, "Stalls", "A")
@@ -261,7 +201,7 @@ func TestPricedHoldRoundTrips(t *testing.T) {
 	} {
 		var bq BasketQuote
 		var held Hold
-		trips, stmts := rt.during(func() {
+		trips, stmts := rt.count(func() {
 			held, bq, err = c.svc.Buyer.PricedHold(ctx, c.id, c.buyer)
 		})
 		if err != nil {
@@ -278,13 +218,13 @@ func TestPricedHoldRoundTrips(t *testing.T) {
 		}
 	}
 
-	trips, stmts := rt.during(func() { _, err = fresh.Buyer.GetHold(ctx, ga.ID, "bob") })
+	trips, stmts := rt.count(func() { _, err = fresh.Buyer.GetHold(ctx, ga.ID, "bob") })
 	if err != nil || trips != 1 || stmts != 2 {
 		t.Errorf("GetHold: %d round trips of %d statements (%v), want 1 of 2", trips, stmts, err)
 	}
 
 	// One batch: BEGIN, the hold's lock, its order, its basket; then the type and COMMIT.
-	trips, stmts = rt.during(func() { err = fresh.Buyer.SetSeatType(ctx, h.ID, "ada", seats[1], adult) })
+	trips, stmts = rt.count(func() { err = fresh.Buyer.SetSeatType(ctx, h.ID, "ada", seats[1], adult) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -293,7 +233,7 @@ func TestPricedHoldRoundTrips(t *testing.T) {
 	}
 
 	// One batch: the same, and the voucher the code names; then the voucher and COMMIT.
-	trips, stmts = rt.during(func() { err = fresh.Buyer.SetVoucher(ctx, h.ID, "ada", "tenoff") })
+	trips, stmts = rt.count(func() { err = fresh.Buyer.SetVoucher(ctx, h.ID, "ada", "tenoff") })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -302,7 +242,7 @@ func TestPricedHoldRoundTrips(t *testing.T) {
 	}
 
 	var o Order
-	trips, stmts = rt.during(func() { o, err = fresh.Buyer.Checkout(ctx, h.ID, "ada", "ada@example.com") })
+	trips, stmts = rt.count(func() { o, err = fresh.Buyer.Checkout(ctx, h.ID, "ada", "ada@example.com") })
 	if err != nil {
 		t.Fatal(err)
 	}

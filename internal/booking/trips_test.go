@@ -15,11 +15,30 @@ import (
 )
 
 // trips records what a pool sends while on: one entry per round trip, naming its
-// statements (sqlc's query names; the rest by their first words).
+// statements (sqlc's query names; the rest by their first words), and how many
+// statements they were, alone or in a batch.
 type trips struct {
-	mu   sync.Mutex
-	on   bool
-	sent []string
+	mu    sync.Mutex
+	on    bool
+	sent  []string
+	stmts int
+}
+
+// tracedPool is a pool of the test's own whose round trips tr records.
+func tracedPool(t *testing.T) (*pgxpool.Pool, *trips) {
+	t.Helper()
+	pc, err := pgxpool.ParseConfig(dbtest.URL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := &trips{}
+	pc.ConnConfig.Tracer = tr
+	pool, err := pgxpool.NewWithConfig(t.Context(), pc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	return pool, tr
 }
 
 func stmtName(sql string) string {
@@ -33,16 +52,17 @@ func stmtName(sql string) string {
 	return strings.Join(f, " ")
 }
 
-func (c *trips) add(entry string) {
+func (c *trips) add(entry string, stmts int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.on {
 		c.sent = append(c.sent, entry)
+		c.stmts += stmts
 	}
 }
 
 func (c *trips) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
-	c.add(stmtName(d.SQL))
+	c.add(stmtName(d.SQL), 1)
 	return ctx
 }
 func (c *trips) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
@@ -51,44 +71,46 @@ func (c *trips) TraceBatchStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceBat
 	for i, q := range d.Batch.QueuedQueries {
 		names[i] = stmtName(q.SQL)
 	}
-	c.add("[" + strings.Join(names, " + ") + "]")
+	c.add("["+strings.Join(names, " + ")+"]", len(names))
 	return ctx
 }
 func (c *trips) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
 func (c *trips) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData)     {}
 func (c *trips) TraceCopyFromStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceCopyFromStartData) context.Context {
-	c.add("COPY " + d.TableName.Sanitize())
+	c.add("COPY "+d.TableName.Sanitize(), 1)
 	return ctx
 }
 func (c *trips) TraceCopyFromEnd(context.Context, *pgx.Conn, pgx.TraceCopyFromEndData) {}
 
 // during returns the round trips fn made.
 func (c *trips) during(fn func()) []string {
+	sent, _ := c.counted(fn)
+	return sent
+}
+
+// count returns how many round trips fn made and how many statements they sent.
+func (c *trips) count(fn func()) (trips, stmts int) {
+	sent, stmts := c.counted(fn)
+	return len(sent), stmts
+}
+
+// counted returns the round trips fn made and how many statements they sent.
+func (c *trips) counted(fn func()) ([]string, int) {
 	c.mu.Lock()
-	c.on, c.sent = true, nil
+	c.on, c.sent, c.stmts = true, nil, 0
 	c.mu.Unlock()
 	fn()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.on = false
-	return c.sent
+	return c.sent, c.stmts
 }
 
 // tripsFixture is a money fixture (fees, a voucher, a provider, a job queue) on a pool
 // whose round trips are recorded.
 func tripsFixture(t *testing.T) (moneyFixture, *trips) {
 	t.Helper()
-	pc, err := pgxpool.ParseConfig(dbtest.URL(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr := &trips{}
-	pc.ConnConfig.Tracer = tr
-	pool, err := pgxpool.NewWithConfig(t.Context(), pc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
+	pool, tr := tracedPool(t)
 	p := newFakeProvider()
 	f := fixtureOn(t, pool, smallSpec([]demo.Section{oneRow("A", 6, 1000)},
 		demo.GATier{Name: "Floor", PriceCents: 1000, Capacity: 10, Stripes: 2}), DefaultConfig()).withProviderConfig(p, DefaultConfig())
