@@ -4,7 +4,6 @@ import (
 	"strconv"
 	"testing"
 
-
 	"boxoffice/internal/demo"
 	"boxoffice/internal/pricing"
 )
