@@ -58,7 +58,7 @@ func (s *Buyer) Checkout(ctx context.Context, id HoldID, buyer, email string) (O
 		// nothing it answers can roll the transaction back, so the commit goes with it.
 		last := quote.Total > 0 && quote.VoucherID == 0
 		var view Order
-		if o, view, err = createOrder(ctx, tx, q, id, h, seats, r.ga(), buyer, email, quote, last); err != nil {
+		if o, view, err = createOrder(ctx, tx, id, h, seats, r.ga(), buyer, email, quote, last); err != nil {
 			return err
 		}
 		if err := chargeVoucher(ctx, q, o, quote); err != nil {
@@ -103,10 +103,9 @@ func (s *Buyer) Checkout(ctx context.Context, id HoldID, buyer, email string) (O
 // GA places ga, for the amount quote totals, with its lines, and returns it with the
 // view that reading it back would give. One round trip, and with last the
 // transaction's commit goes with it. Outside the event's sales window it makes none
-// (OrderCreate's conditions are the verdict): a *NotOnSaleError or ErrSalesClosed,
-// read in the transaction; errNoOrderMade if the transaction has committed already,
-// for the caller to read why after it.
-func createOrder(ctx context.Context, tx pgx.Tx, q *db.Queries, id HoldID, h db.HoldLockRow, seats []db.HoldBasketSeatsRow, ga *GAPlaces, buyer, email string, quote pricing.Quote, last bool) (db.Order, Order, error) {
+// (OrderCreate's conditions are the verdict): errNoOrderMade, for the caller to read
+// why once the transaction has ended (committed with last, or rolled back).
+func createOrder(ctx context.Context, tx pgx.Tx, id HoldID, h db.HoldLockRow, seats []db.HoldBasketSeatsRow, ga *GAPlaces, buyer, email string, quote pricing.Quote, last bool) (db.Order, Order, error) {
 	ids := make([]int64, len(seats))
 	view := Order{HoldID: id, Email: email, Status: StatusPending, GA: ga}
 	for i, st := range seats {
@@ -129,13 +128,8 @@ func createOrder(ctx context.Context, tx pgx.Tx, q *db.Queries, id HoldID, h db.
 	switch {
 	case err != nil:
 		return db.Order{}, Order{}, err
-	case !created.Found && last:
-		return db.Order{}, Order{}, errNoOrderMade
 	case !created.Found:
-		if werr := saleWindowError(ctx, q, id.Event); werr != nil {
-			return db.Order{}, Order{}, werr
-		}
-		return db.Order{}, Order{}, pgx.ErrNoRows
+		return db.Order{}, Order{}, errNoOrderMade
 	}
 	o := db.Order(created.Val)
 	view.ID, view.EventID, view.AmountCents = o.ID, o.EventID, int(o.AmountCents)

@@ -172,10 +172,19 @@ func TestSalesWindowCheckoutAndPay(t *testing.T) {
 	seats := f.rowSeats(t, "Floor", "A")
 
 	h := f.hold(t, "ada", seats[0], seats[1])
+	// A basket with a voucher: its checkout's transaction does not end with the order
+	// (the voucher's use follows), and is refused alike.
+	f.voucher(t, "WINDOW", 0, voucherOpen)
+	withVoucher := f.hold(t, "bob", seats[2])
+	if err := f.svc.Buyer.SetVoucher(t.Context(), withVoucher.ID, "bob", "WINDOW"); err != nil {
+		t.Fatal(err)
+	}
 	for _, st := range []saleState{beforeOnsale, saleClosed, saleStarted} {
 		f.setSale(t, st)
 		before := f.state(t)
 		_, err := f.svc.Buyer.Checkout(t.Context(), h.ID, "ada", "ada@example.com")
+		f.checkRefusal(t, st, err, before)
+		_, err = f.svc.Buyer.Checkout(t.Context(), withVoucher.ID, "bob", "bob@example.com")
 		f.checkRefusal(t, st, err, before)
 	}
 	f.setSale(t, saleOpen)
