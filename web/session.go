@@ -59,7 +59,11 @@ func loadSessions(sm *scs.SessionManager, log *slog.Logger) echo.MiddlewareFunc 
 				case scs.Modified:
 					tok, exp, err := sm.Commit(ctx)
 					if err != nil {
-						log.ErrorContext(ctx, "session not saved", "err", err)
+						// A request its client gave up (a closed tab's stream) has
+						// nobody to give the cookie to: that is no error of ours.
+						if ctx.Err() == nil {
+							log.ErrorContext(ctx, "session not saved", "err", err)
+						}
 						return
 					}
 					sm.WriteSessionCookie(ctx, c.Response(), tok, exp)
