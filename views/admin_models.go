@@ -153,6 +153,17 @@ type ControlFigures struct {
 	Registered, Confirmed int
 	Updated               string
 	Chart                 Chart
+	// Presale is the presale's waiting room while it is on (before the public
+	// onsale, with codes whose window has not ended); nil otherwise.
+	Presale *ControlPresale
+}
+
+// ControlPresale is a presale's waiting room in the control room: its queue and
+// shoppers (Known false: Redis did not answer), and when it draws and ends.
+type ControlPresale struct {
+	Known           bool
+	Waiting, Active int
+	Draw, Ends      string
 }
 
 // Control is the control room page.

@@ -75,6 +75,9 @@ func (s *server) controlFigures(ctx context.Context, ev booking.Event, prev *con
 			f.RateNow = strconv.FormatFloat(now, 'f', 1, 64)
 		}
 	}
+	if f.Presale, err = s.controlPresale(ctx, ev); err != nil {
+		return f, err
+	}
 	if ev.VerifiedOnly {
 		vc, err := s.verifyCounts(ctx, ev)
 		if err != nil {
@@ -103,6 +106,27 @@ func (s *server) controlFigures(ctx context.Context, ev booking.Event, prev *con
 	}
 	f.Chart = salesChart(byMinute, max(0, f.Sold-inWindow), f.Capacity, from, now, ev.Zone)
 	return f, nil
+}
+
+// controlPresale is the presale's waiting room while it is on, nil otherwise: its
+// queue and shoppers from Redis (unknown when Redis does not answer, as the public
+// room's), the draw (its earliest code's start) and its last code's end.
+func (s *server) controlPresale(ctx context.Context, ev booking.Event) (*views.ControlPresale, error) {
+	qe, p, on, err := s.presaleRoom(ctx, ev)
+	if err != nil || !on {
+		return nil, err
+	}
+	var ends time.Time
+	for _, c := range p.Codes {
+		if c.Ends.After(ends) {
+			ends = c.Ends
+		}
+	}
+	out := &views.ControlPresale{Draw: zone.Short(qe.OnsaleAt, ev.Zone), Ends: zone.Short(ends, ev.Zone)}
+	if n, err := s.Queue.Counts(ctx, qe.ID); err == nil {
+		out.Known, out.Waiting, out.Active = true, int(n.Waiting), int(n.Active)
+	}
+	return out, nil
 }
 
 // showControl is the control room page.

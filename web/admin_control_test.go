@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -204,5 +205,61 @@ func TestControlStreamEndsOnLogout(t *testing.T) {
 	}
 	if ctx.Err() != nil {
 		t.Error("the stream was still open 30 s after its member logged out")
+	}
+}
+
+// TestControlRoomPresale: while a presale's room is on, the control room shows its
+// queue and shoppers beside the public room's, and /metrics reports them apart from
+// the public room's; once the public onsale has come the presale's tiles are gone.
+func TestControlRoomPresale(t *testing.T) {
+	t.Parallel()
+	a := presaleApp(t, "MEMBERS", presaleNow, 0, true, fastQueue)
+	ada := a.newClient(t)
+	enterCode(t, ada, a.EventID, "MEMBERS")
+	if q := ada.queue("POST", a.EventID); !q.Admitted {
+		waitAdmitted(t, ada, a.EventID, 20*time.Second)
+	}
+
+	c, _ := a.staffClient(t, staff.BoxOffice)
+	path := "/admin/events/" + itoa(a.EventID) + "/control"
+	tile := func(p pageAnswer, name string) (string, bool) {
+		dd := p.doc.Find(".tile").FilterFunction(func(_ int, s *goquery.Selection) bool {
+			return strings.HasPrefix(strings.TrimSpace(s.Find("dt").Text()), name)
+		}).Find("dd")
+		return strings.TrimSpace(dd.Text()), dd.Length() == 1
+	}
+	p := c.page(path, false)
+	if p.status != http.StatusOK {
+		t.Fatalf("control room: %d", p.status)
+	}
+	if got, ok := tile(p, "Presale shopping now"); !ok || got != "1" {
+		t.Errorf("presale shopping now: got %q (shown %v), want 1, the code holder", got, ok)
+	}
+	if got, ok := tile(p, "Presale queue"); !ok || got != "0" {
+		t.Errorf("presale queue: got %q (shown %v), want 0", got, ok)
+	}
+	if got, ok := tile(p, "Shopping now"); !ok || !strings.HasPrefix(got, "0 ") {
+		t.Errorf("the public room's shoppers: got %q (shown %v), want 0", got, ok)
+	}
+
+	rec := httptest.NewRecorder()
+	a.App.Metrics.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	ev := itoa(a.EventID)
+	for _, want := range []string{`boxoffice_presale_queue_active{event="` + ev + `"} 1`, `boxoffice_presale_queue_length{event="` + ev + `"} 0`} {
+		if !strings.Contains(rec.Body.String(), "\n"+want+"\n") {
+			t.Errorf("metrics: no line %q", want)
+		}
+	}
+
+	setWindow(t, a.Pool, a.EventID, windowOpen)
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		// Shown until the server reads the event's new window (within a second).
+		if _, ok := tile(c.page(path, false), "Presale queue"); !ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the presale's tiles still shown 10 s after the public onsale")
+		}
+		time.Sleep(100 * time.Millisecond) // polling, as the page's stream does
 	}
 }

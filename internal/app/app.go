@@ -191,8 +191,8 @@ func (a *App) WebDeps() web.Deps {
 	}
 }
 
-// queues reads the waiting room of every event whose room is on, for /metrics: the
-// events from the database, their rooms from Redis. An event whose room cannot be read
+// queues reads the waiting room of every event whose room is on, and of every presale
+// whose room is on, for /metrics: the events from the database, their rooms from Redis. An event whose room cannot be read
 // is left out, and the error says why.
 func (a *App) queues(ctx context.Context) ([]metrics.Queue, error) {
 	events, err := a.Booking.Buyer.QueuedEvents(ctx)
@@ -213,6 +213,19 @@ func (a *App) queues(ctx context.Context) ([]metrics.Queue, error) {
 		}
 		out = append(out, metrics.Queue{EventID: ev.ID, Waiting: n.Waiting, Active: n.Active,
 			Rate: qe.Settings.Rate, Limit: a.Queue.Limited(qe.Settings).Rate})
+	}
+	presales, err := a.Booking.Buyer.QueuedPresales(ctx)
+	if err != nil {
+		errs = append(errs, fmt.Errorf("presale rooms: %w", err))
+	}
+	for _, qe := range presales {
+		eventID, _ := booking.RoomEvent(qe.ID)
+		n, err := a.Queue.Counts(ctx, qe.ID)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("event %d's presale: %w", eventID, err))
+			continue
+		}
+		out = append(out, metrics.Queue{EventID: eventID, Presale: true, Waiting: n.Waiting, Active: n.Active})
 	}
 	return out, errors.Join(errs...)
 }

@@ -107,9 +107,12 @@ func (m *Metrics) QueueLapsed(eventID int64, lapsed, reused int) {
 	m.reused.WithLabelValues(ev).Add(float64(reused))
 }
 
-// Queue is one event's waiting room at a scrape.
+// Queue is one event's waiting room at a scrape: its public room, or with Presale its
+// presale's, whose settings are the public room's (so only its length and shoppers
+// are reported).
 type Queue struct {
 	EventID int64
+	Presale bool
 	Waiting int64   // visitors in the queue
 	Active  int64   // admitted visitors whose admission has not ended
 	Rate    float64 // admissions per second, as configured
@@ -122,7 +125,8 @@ type Sources struct {
 	Redis redis.UniversalClient
 	// SSEClients counts the live streams open in this process.
 	SSEClients func() int
-	// Queues reads the waiting rooms of the events whose room is on.
+	// Queues reads the waiting rooms of the events whose room is on, and their
+	// presales' rooms while they are on.
 	Queues func(ctx context.Context) ([]Queue, error)
 	// BestAvailable reads best available's counts (booking.Maps.BestAvailableCounts).
 	BestAvailable func() (fromMap, mapMisses int64)

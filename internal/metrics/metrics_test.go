@@ -43,7 +43,8 @@ func TestQueueCollectorKeepsWhatItRead(t *testing.T) {
 	err := m.Watch(Sources{
 		SSEClients: func() int { return 4 },
 		Queues: func(context.Context) ([]Queue, error) {
-			return []Queue{{EventID: 9, Waiting: 120, Active: 50, Rate: 2.5, Limit: 1.875}}, errors.New("event 10: redis unavailable")
+			return []Queue{{EventID: 9, Waiting: 120, Active: 50, Rate: 2.5, Limit: 1.875},
+				{EventID: 11, Presale: true, Waiting: 6, Active: 3}}, errors.New("event 10: redis unavailable")
 		},
 		Load:   func() float64 { return 1.5 },
 		DBGate: func() (int, int, int) { return 2, 5, 11 },
@@ -64,6 +65,7 @@ func TestQueueCollectorKeepsWhatItRead(t *testing.T) {
 		"boxoffice_sse_clients 4",
 		`boxoffice_db_gate_waiting{place="first"} 2`, `boxoffice_db_gate_waiting{place="usual"} 5`,
 		`boxoffice_db_gate_waiting{place="later"} 11`,
+		`boxoffice_presale_queue_length{event="11"} 6`, `boxoffice_presale_queue_active{event="11"} 3`,
 	} {
 		if !strings.Contains(text, "\n"+w+"\n") {
 			t.Errorf("got no line %q in\n%s", w, text)
@@ -71,6 +73,9 @@ func TestQueueCollectorKeepsWhatItRead(t *testing.T) {
 	}
 	if strings.Contains(text, `event="10"`) {
 		t.Errorf("got series of the room that was not read:\n%s", text)
+	}
+	if strings.Contains(text, `boxoffice_queue_length{event="11"}`) {
+		t.Errorf("a presale's room reported as its event's public room:\n%s", text)
 	}
 }
 

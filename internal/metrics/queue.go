@@ -22,6 +22,10 @@ var (
 		"Admissions per second the event's waiting room is configured for.", []string{"event"}, nil)
 	queueLimitDesc = prometheus.NewDesc(prometheus.BuildFQName(Namespace, "queue", "admission_limit"),
 		"Admissions per second the event's waiting room allows now: the configured rate, lowered while the application is past LATENCY_BOUND.", []string{"event"}, nil)
+	presaleLengthDesc = prometheus.NewDesc(prometheus.BuildFQName(Namespace, "presale_queue", "length"),
+		"Access code holders waiting in the event's presale room.", []string{"event"}, nil)
+	presaleActiveDesc = prometheus.NewDesc(prometheus.BuildFQName(Namespace, "presale_queue", "active"),
+		"Access code holders admitted from the event's presale room whose admission has not ended.", []string{"event"}, nil)
 )
 
 // queueCollector reads the waiting rooms at each scrape: they live in Redis and are
@@ -36,6 +40,8 @@ func (c *queueCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- queueActiveDesc
 	ch <- queueRateDesc
 	ch <- queueLimitDesc
+	ch <- presaleLengthDesc
+	ch <- presaleActiveDesc
 }
 
 func (c *queueCollector) Collect(ch chan<- prometheus.Metric) {
@@ -49,6 +55,11 @@ func (c *queueCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	for _, q := range qs {
 		ev := strconv.FormatInt(q.EventID, 10)
+		if q.Presale {
+			ch <- prometheus.MustNewConstMetric(presaleLengthDesc, prometheus.GaugeValue, float64(q.Waiting), ev)
+			ch <- prometheus.MustNewConstMetric(presaleActiveDesc, prometheus.GaugeValue, float64(q.Active), ev)
+			continue
+		}
 		ch <- prometheus.MustNewConstMetric(queueLengthDesc, prometheus.GaugeValue, float64(q.Waiting), ev)
 		ch <- prometheus.MustNewConstMetric(queueActiveDesc, prometheus.GaugeValue, float64(q.Active), ev)
 		ch <- prometheus.MustNewConstMetric(queueRateDesc, prometheus.GaugeValue, q.Rate, ev)
