@@ -1,6 +1,7 @@
 package benchkit_test
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"io"
@@ -298,4 +299,98 @@ func BenchmarkLeanClient(b *testing.B) {
 			}
 		}
 	})
+}
+
+// rawServer answers each request with the bytes answer gives for its request line,
+// closing the connection after an answer when answer says so, and counts the
+// connections it accepts: a server that frames its answers in ways net/http's own
+// server does not choose.
+func rawServer(t *testing.T, answer func(requestLine string) (raw string, closeAfter bool)) (string, *atomic.Int64) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	var conns atomic.Int64
+	go func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			conns.Add(1)
+			go func() {
+				defer conn.Close()
+				br := bufio.NewReader(conn)
+				for {
+					line, err := br.ReadString('\n')
+					if err != nil {
+						return
+					}
+					for { // the header, up to the empty line (the test's requests have no body)
+						h, err := br.ReadString('\n')
+						if err != nil {
+							return
+						}
+						if h == "\r\n" {
+							break
+						}
+					}
+					raw, closeAfter := answer(strings.TrimSpace(line))
+					if _, err := io.WriteString(conn, raw); err != nil || closeAfter {
+						return
+					}
+				}
+			}()
+		}
+	}()
+	return "http://" + ln.Addr().String(), &conns
+}
+
+// TestLeanClientFramings: an interim 103 before the answer is skipped (its header
+// too); a HEAD answer's Content-Length announces no body; a 204 has none; a body
+// without a length runs until the server closes, and the next request goes on a new
+// connection. Each answer is read whole, and nothing of one is taken for the next.
+func TestLeanClientFramings(t *testing.T) {
+	t.Parallel()
+	base, conns := rawServer(t, func(line string) (string, bool) {
+		switch line {
+		case "GET /early HTTP/1.1":
+			return "HTTP/1.1 103 Early Hints\r\nLink: </app.css>; rel=preload\r\n\r\n" +
+				"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nSet-Cookie: a=1\r\n\r\nhello", false
+		case "HEAD /head HTTP/1.1":
+			return "HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n", false
+		case "GET /empty HTTP/1.1":
+			return "HTTP/1.1 204 No Content\r\n\r\n", false
+		case "GET /unframed HTTP/1.1":
+			return "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\nuntil the end", true
+		}
+		return "HTTP/1.1 404 Not Found\r\nContent-Length: 3\r\n\r\nno\n", false
+	})
+	ctx := t.Context()
+	c := leanConn(t, base)
+	var resp benchkit.LeanResponse
+	for _, tc := range []struct {
+		method, path, body, cookies string
+		status                      int
+	}{
+		{"GET", "/early", "hello", "a=1", 200},
+		{"HEAD", "/head", "", "", 200},
+		{"GET", "/empty", "", "", 204},
+		{"GET", "/early", "hello", "a=1", 200}, // still the first connection
+		{"GET", "/unframed", "until the end", "", 200},
+		{"GET", "/early", "hello", "a=1", 200}, // on a second one
+	} {
+		if err := c.Do(ctx, leanRequest(t, tc.method, base, tc.path), benchkit.LeanHeaders{}, nil, &resp); err != nil {
+			t.Fatalf("%s %s: %v", tc.method, tc.path, err)
+		}
+		if resp.Status != tc.status || string(resp.Body) != tc.body || string(resp.Cookies) != tc.cookies {
+			t.Errorf("%s %s: got %d %q cookies %q, want %d %q cookies %q", tc.method, tc.path,
+				resp.Status, resp.Body, resp.Cookies, tc.status, tc.body, tc.cookies)
+		}
+	}
+	if n := conns.Load(); n != 2 {
+		t.Errorf("the answers took %d connections, want 2: one until the unframed body's close, one after", n)
+	}
 }
