@@ -189,10 +189,8 @@ func (t *tally) add(o *tally) {
 // answer of the API.
 func answerKey(status int, body []byte) string {
 	code := "?"
-	if _, rest, ok := bytes.Cut(body, []byte(`"error":"`)); ok {
-		if c, _, ok := bytes.Cut(rest, []byte(`"`)); ok && len(c) < 64 {
-			code = string(c)
-		}
+	if c, ok := scanString(body, "error"); ok && len(c) < 64 {
+		code = string(c)
 	}
 	return strconv.Itoa(status) + " " + code
 }
