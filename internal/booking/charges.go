@@ -2,7 +2,6 @@ package booking
 
 import (
 	"context"
-	"errors"
 
 	"github.com/jackc/pgx/v5"
 
@@ -38,19 +37,27 @@ func (s *Buyer) OrderCharges(ctx context.Context, o Order) (Charges, error) {
 	return s.charges(ctx, o.EventID, o.ID)
 }
 
+// charges reads order orderID's charges in one round trip: its lines, the event's tax
+// label, the voucher it redeemed and the access code it used, if any.
 func (s *store) charges(ctx context.Context, eventID, orderID int64) (Charges, error) {
-	rows, err := s.q.OrderLineList(ctx, db.OrderLineListParams{EventID: eventID, OrderID: orderID})
-	if err != nil || len(rows) == 0 {
+	var pl db.Pipeline
+	lines := pl.OrderLineList(db.OrderLineListParams{EventID: eventID, OrderID: orderID})
+	tax := pl.PricingGet(eventID)
+	voucher := pl.VoucherRedemptionGet(db.VoucherRedemptionGetParams{EventID: eventID, OrderID: orderID})
+	code := pl.AccessCodeUseGet(db.AccessCodeUseGetParams{EventID: eventID, OrderID: orderID})
+	if err := pl.Send(ctx, s.pool); err != nil {
 		return Charges{}, translate(err)
 	}
-	p, err := s.q.PricingGet(ctx, eventID)
-	if err != nil {
-		return Charges{}, translate(err)
+	if len(lines.Vals) == 0 {
+		return Charges{}, nil
+	}
+	if !tax.Found {
+		return Charges{}, translate(pgx.ErrNoRows)
 	}
 	var out Charges
 	q := &out.Quote
-	q.TaxLabel = p.TaxLabel
-	for _, r := range rows {
+	q.TaxLabel = tax.Val.TaxLabel
+	for _, r := range lines.Vals {
 		q.Fees, q.Discount, q.Tax, q.Total = q.Fees+int64(r.FeeCents), q.Discount+int64(r.DiscountCents), q.Tax+int64(r.TaxCents), q.Total+int64(r.TotalCents)
 		if r.Kind != "ticket" {
 			q.OrderFee, q.OrderFeeTax = q.OrderFee+int64(r.FeeCents), q.OrderFeeTax+int64(r.TaxCents)
@@ -62,17 +69,11 @@ func (s *store) charges(ctx context.Context, eventID, orderID int64) (Charges, e
 		q.Prices += l.Price
 		q.Lines = append(q.Lines, l)
 	}
-	v, err := s.q.VoucherRedemptionGet(ctx, db.VoucherRedemptionGetParams{EventID: eventID, OrderID: orderID})
-	if err == nil {
-		out.VoucherCode, q.VoucherID = v.Code, v.VoucherID
-	} else if !errors.Is(err, pgx.ErrNoRows) {
-		return Charges{}, translate(err)
+	if voucher.Found {
+		out.VoucherCode, q.VoucherID = voucher.Val.Code, voucher.Val.VoucherID
 	}
-	c, err := s.q.AccessCodeUseGet(ctx, db.AccessCodeUseGetParams{EventID: eventID, OrderID: orderID})
-	if err == nil {
-		out.AccessCode, out.CodePlaces = c.Code, int(c.Places)
-	} else if !errors.Is(err, pgx.ErrNoRows) {
-		return Charges{}, translate(err)
+	if code.Found {
+		out.AccessCode, out.CodePlaces = code.Val.Code, int(code.Val.Places)
 	}
 	return out, nil
 }

@@ -124,8 +124,8 @@ func tripsFixture(t *testing.T) (moneyFixture, *trips) {
 // TestCheckoutAndConfirmRoundTrips: the round trips of a buyer's checkout (two seats
 // or two standing places, fees, with a voucher and without), of the payment's claim
 // and charge, and of the provider's webhook that confirms the order, each within its
-// budget; the order's lines are the quote's. The statements of each are logged (go
-// test -v).
+// budget; the order's lines are the quote's, read back in one round trip. The
+// statements of each are logged (go test -v).
 func TestCheckoutAndConfirmRoundTrips(t *testing.T) {
 	t.Parallel()
 	f, tr := tripsFixture(t)
@@ -158,9 +158,15 @@ func TestCheckoutAndConfirmRoundTrips(t *testing.T) {
 		if want := 2*1100 + 300 - map[bool]int{true: 500}[c.voucher]; o.AmountCents != want {
 			t.Fatalf("%s: amount: got %d, want %d", c.buyer, o.AmountCents, want)
 		}
-		ch, err := f.svc.Buyer.OrderCharges(t.Context(), o)
+		var ch Charges
+		var err error
+		charges, stmts := tr.counted(func() { ch, err = f.svc.Buyer.OrderCharges(t.Context(), o) })
 		if err != nil {
 			t.Fatal(err)
+		}
+		// One batch: the lines, the tax label, the voucher redeemed, the access code used.
+		if len(charges) != 1 || stmts != 4 {
+			t.Errorf("%s: the order's charges read in %d round trips of %d statements (%v), want 1 of 4", c.buyer, len(charges), stmts, charges)
 		}
 		if q := ch.Quote; q.Total != int64(o.AmountCents) || len(q.Lines) != 2 || q.OrderFee != 300 || (ch.VoucherCode == "ONCE") != c.voucher {
 			t.Errorf("%s: charges: got total %d, %d ticket lines, order fee %d, voucher %q; want %d, 2, 300, voucher %v",

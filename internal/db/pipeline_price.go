@@ -38,3 +38,18 @@ func (p *Pipeline) TicketTypePriceList(eventID int64) *Rows[TicketTypePriceListR
 func (p *Pipeline) VoucherByCode(arg VoucherByCodeParams) *Row[VoucherByCodeRow] {
 	return queueRow(p, pgx.RowToStructByPos[VoucherByCodeRow], func(q *Queries) { q.VoucherByCode(recording, arg) })
 }
+
+// OrderLineList queues Queries.OrderLineList.
+func (p *Pipeline) OrderLineList(arg OrderLineListParams) *Rows[OrderLineListRow] {
+	return queueRows(p, pgx.RowToStructByPos[OrderLineListRow], func(q *Queries) { q.OrderLineList(recording, arg) })
+}
+
+// VoucherRedemptionGet queues Queries.VoucherRedemptionGet.
+func (p *Pipeline) VoucherRedemptionGet(arg VoucherRedemptionGetParams) *Row[VoucherRedemptionGetRow] {
+	return queueRow(p, pgx.RowToStructByPos[VoucherRedemptionGetRow], func(q *Queries) { q.VoucherRedemptionGet(recording, arg) })
+}
+
+// AccessCodeUseGet queues Queries.AccessCodeUseGet.
+func (p *Pipeline) AccessCodeUseGet(arg AccessCodeUseGetParams) *Row[AccessCodeUseGetRow] {
+	return queueRow(p, pgx.RowToStructByPos[AccessCodeUseGetRow], func(q *Queries) { q.AccessCodeUseGet(recording, arg) })
+}
