@@ -159,34 +159,12 @@ func TestLeanClientReconnects(t *testing.T) {
 // be taken before (else the header's bytes decide, and every such answer reconnects).
 func TestLeanClientKeepsAliveAcrossReads(t *testing.T) {
 	t.Parallel()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	var conns atomic.Int64
-	go func() {
-		for {
-			conn, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			conns.Add(1)
-			go func() {
-				defer conn.Close()
-				buf := make([]byte, 4096)
-				for {
-					if _, err := conn.Read(buf); err != nil {
-						return
-					}
-					_, _ = io.WriteString(conn, "HTTP/1.1 200 OK\r\n")
-					time.Sleep(20 * time.Millisecond)
-					_, _ = io.WriteString(conn, "Content-Length: 2\r\n\r\nok")
-				}
-			}()
-		}
-	}()
-	base := "http://" + ln.Addr().String()
+	base, conns := rawServer(t, func(w io.Writer, _ string) bool {
+		_, _ = io.WriteString(w, "HTTP/1.1 200 OK\r\n")
+		time.Sleep(20 * time.Millisecond)
+		_, _ = io.WriteString(w, "Content-Length: 2\r\n\r\nok")
+		return false
+	})
 	c := leanConn(t, base)
 	var resp benchkit.LeanResponse
 	for range 2 {
@@ -301,11 +279,11 @@ func BenchmarkLeanClient(b *testing.B) {
 	})
 }
 
-// rawServer answers each request with the bytes answer gives for its request line,
-// closing the connection after an answer when answer says so, and counts the
-// connections it accepts: a server that frames its answers in ways net/http's own
-// server does not choose.
-func rawServer(t *testing.T, answer func(requestLine string) (raw string, closeAfter bool)) (string, *atomic.Int64) {
+// rawServer answers each request by answer, which writes the bytes of the answer to
+// the request line given and says whether to close the connection after it, and
+// counts the connections it accepts: a server that frames and times its answers in
+// ways net/http's own server does not choose.
+func rawServer(t *testing.T, answer func(w io.Writer, requestLine string) (closeAfter bool)) (string, *atomic.Int64) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -337,8 +315,7 @@ func rawServer(t *testing.T, answer func(requestLine string) (raw string, closeA
 							break
 						}
 					}
-					raw, closeAfter := answer(strings.TrimSpace(line))
-					if _, err := io.WriteString(conn, raw); err != nil || closeAfter {
+					if answer(conn, strings.TrimSpace(line)) {
 						return
 					}
 				}
@@ -354,19 +331,16 @@ func rawServer(t *testing.T, answer func(requestLine string) (raw string, closeA
 // connection. Each answer is read whole, and nothing of one is taken for the next.
 func TestLeanClientFramings(t *testing.T) {
 	t.Parallel()
-	base, conns := rawServer(t, func(line string) (string, bool) {
-		switch line {
-		case "GET /early HTTP/1.1":
-			return "HTTP/1.1 103 Early Hints\r\nLink: </app.css>; rel=preload\r\n\r\n" +
-				"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nSet-Cookie: a=1\r\n\r\nhello", false
-		case "HEAD /head HTTP/1.1":
-			return "HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n", false
-		case "GET /empty HTTP/1.1":
-			return "HTTP/1.1 204 No Content\r\n\r\n", false
-		case "GET /unframed HTTP/1.1":
-			return "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\nuntil the end", true
-		}
-		return "HTTP/1.1 404 Not Found\r\nContent-Length: 3\r\n\r\nno\n", false
+	answers := map[string]string{
+		"GET /early HTTP/1.1": "HTTP/1.1 103 Early Hints\r\nLink: </app.css>; rel=preload\r\n\r\n" +
+			"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nSet-Cookie: a=1\r\n\r\nhello",
+		"HEAD /head HTTP/1.1":    "HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n",
+		"GET /empty HTTP/1.1":    "HTTP/1.1 204 No Content\r\n\r\n",
+		"GET /unframed HTTP/1.1": "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\nuntil the end",
+	}
+	base, conns := rawServer(t, func(w io.Writer, line string) bool {
+		_, _ = io.WriteString(w, answers[line])
+		return line == "GET /unframed HTTP/1.1" // its body ends with the connection
 	})
 	ctx := t.Context()
 	c := leanConn(t, base)
