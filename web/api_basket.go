@@ -21,7 +21,6 @@ type addSeatsJSON struct {
 // answers with the whole hold (its expiry unchanged). Sent with an Idempotency-Key, a
 // repeat gets the first answer.
 func (s *server) addHoldSeats(c echo.Context) error {
-	holdStep(c)
 	return s.idempotent(c, s.addHoldSeatsOnce)
 }
 

@@ -87,14 +87,7 @@ func (s *server) createHold(c echo.Context) error {
 	if err := s.proveHold(c); err != nil {
 		return err
 	}
-	holdStep(c)
 	return s.idempotent(c, s.createHoldOnce)
-}
-
-// holdStep marks the request as a hold's (booking.HoldStep): its Idempotency-Key's
-// claim and answer go first for a connection, as the hold does.
-func holdStep(c echo.Context) {
-	c.SetRequest(c.Request().WithContext(booking.HoldStep(c.Request().Context())))
 }
 
 func (s *server) createHoldOnce(c echo.Context) error {

@@ -9,11 +9,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	"boxoffice/internal/booking/bookingtest"
-	"boxoffice/internal/dbgate"
 	"boxoffice/web"
 )
 
@@ -170,70 +166,4 @@ func TestIdempotencyKeyConcurrent(t *testing.T) {
 		}
 	}
 	bookingtest.CheckMoney(t, app.Pool, app.EventID)
-}
-
-// firstTracer records, for each statement the program's pool sends, its name and
-// whether its call was marked First for a connection (dbgate).
-type firstTracer struct {
-	mu    sync.Mutex
-	first map[string][]bool
-}
-
-func (f *firstTracer) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.first == nil {
-		f.first = map[string][]bool{}
-	}
-	name := stmtName(d.SQL)
-	f.first[name] = append(f.first[name], dbgate.IsFirst(ctx))
-	return ctx
-}
-func (f *firstTracer) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
-
-// marks returns what was recorded for statement name since the last take, and forgets it.
-func (f *firstTracer) take(name string) []bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	out := f.first[name]
-	delete(f.first, name)
-	return out
-}
-
-// TestHoldKeyGoesFirst: a hold's Idempotency-Key claim and answer go first for a
-// pooled connection, as the hold's own statements do, and a seat added's too: they would otherwise wait
-// behind the payments and the order pages in the moments the pool is short. A
-// checkout's, the control, go in the usual line.
-func TestHoldKeyGoesFirst(t *testing.T) {
-	t.Parallel()
-	rec := &firstTracer{}
-	app := newTestApp(t, func(o *appOptions) { o.PoolConfig = func(pc *pgxpool.Config) { pc.ConnConfig.Tracer = rec } })
-	c := app.newClient(t)
-	seats := firstSeats(t, app.Pool, app.EventID, 2)
-	st, raw, _ := c.keyed("/api/v1/events/"+itoa(app.EventID)+"/holds", "hold-first", map[string]any{"seatIds": seats[:1]})
-	if st != http.StatusCreated {
-		t.Fatalf("hold: got %d %s, want 201", st, truncate(raw))
-	}
-	var h web.HoldJSON
-	if err := json.Unmarshal(raw, &h); err != nil {
-		t.Fatal(err)
-	}
-	if st, raw, _ := c.keyed("/api/v1/holds/"+h.HoldID+"/seats", "add-first", map[string]any{"seatIds": seats[1:2]}); st != http.StatusOK {
-		t.Fatalf("a seat added: got %d %s, want 200", st, truncate(raw))
-	}
-	for _, name := range []string{"IdempotencyKeyClaim", "IdempotencyKeySave"} {
-		if got := rec.take(name); len(got) != 2 || !got[0] || !got[1] {
-			t.Errorf("the hold's and the added seat's %s: marked First %v, want twice and true", name, got)
-		}
-	}
-	rec.take("IdempotencyKeyClaim")
-	rec.take("IdempotencyKeySave")
-	if st, raw, _ := c.keyed("/api/v1/holds/"+h.HoldID+"/checkout", "checkout-usual", map[string]any{"email": "ada@example.com"}); st != http.StatusCreated {
-		t.Fatalf("checkout: got %d %s, want 201", st, truncate(raw))
-	}
-	for _, name := range []string{"IdempotencyKeyClaim", "IdempotencyKeySave"} {
-		if got := rec.take(name); len(got) != 1 || got[0] {
-			t.Errorf("the checkout's %s: marked First %v, want once and false", name, got)
-		}
-	}
 }

@@ -9,7 +9,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"boxoffice/internal/db"
-	"boxoffice/internal/dbgate"
 )
 
 // Idempotency keys of the JSON API. A client that sends a POST with an
@@ -40,13 +39,6 @@ type IdempotentAnswer struct {
 	Status int
 	Body   []byte
 }
-
-// HoldStep marks ctx as a hold's, the step a buyer waits on with the seat map in
-// front of them: every statement made with it goes first in the queue for a pooled
-// connection (dbgate.First), the Idempotency-Key's claim and answer of the hold call
-// included, which would otherwise queue behind the payments and the order pages.
-// Hold and its kin mark their own statements; a caller marks the rest of the call.
-func HoldStep(ctx context.Context) context.Context { return dbgate.First(ctx) }
 
 // BeginIdempotent takes key for the buyer's request, which requestHash identifies
 // (method, path and body). nil, nil: the caller runs the request, then calls
