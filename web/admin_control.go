@@ -116,12 +116,7 @@ func (s *server) controlPresale(ctx context.Context, ev booking.Event) (*views.C
 	if err != nil || !on {
 		return nil, err
 	}
-	var ends time.Time
-	for _, c := range p.Codes {
-		if c.Ends.After(ends) {
-			ends = c.Ends
-		}
-	}
+	_, ends := p.Window()
 	out := &views.ControlPresale{Draw: zone.Short(qe.OnsaleAt, ev.Zone), Ends: zone.Short(ends, ev.Zone)}
 	if n, err := s.Queue.Counts(ctx, qe.ID); err == nil {
 		out.Known, out.Waiting, out.Active = true, int(n.Waiting), int(n.Active)

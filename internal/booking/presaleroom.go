@@ -37,8 +37,8 @@ func (p Presale) Has(id int64) bool {
 	return id != 0 && slices.ContainsFunc(p.Codes, func(c PresaleCode) bool { return c.ID == id })
 }
 
-// window is when the presale runs: from its earliest code's start to its latest end.
-func (p Presale) window() (starts, ends time.Time) {
+// Window is when the presale runs: from its earliest code's start to its latest end.
+func (p Presale) Window() (starts, ends time.Time) {
 	for i, c := range p.Codes {
 		if i == 0 || c.Starts.Before(starts) {
 			starts = c.Starts
@@ -71,7 +71,7 @@ func PresaleRoom(ev Event, p Presale, now time.Time) (waitroom.Event, bool) {
 	if !ev.QueueEnabled || len(p.Codes) == 0 || !now.Before(ev.OnsaleAt) {
 		return waitroom.Event{}, false
 	}
-	starts, _ := p.window()
+	starts, _ := p.Window()
 	qe := ev.Room()
 	qe.ID, qe.OnsaleAt = PresaleRoomID(ev.ID), starts
 	return qe, true
