@@ -33,11 +33,10 @@ func (s *sim) follow(ctx context.Context) {
 	}
 }
 
-// watch keeps the seat map fresh (every MapEvery, each read marked for the sell-out),
-// the timeline (a sample a second,
-// the machine's speed in it: speed.go) and the progress line, until ctx ends. The map
-// is fetched apart from the sampling: under load a fetch can take seconds, and the
-// timeline must not wait for it.
+// watch keeps the seat map fresh (every MapEvery, each read marked for the sell-out:
+// look), the timeline (a sample a second, the machine's speed in it: speed.go) and the
+// progress line, until ctx ends. The map is fetched apart from the sampling: under
+// load a fetch can take seconds, and the timeline must not wait for it.
 func (s *sim) watch(ctx context.Context, c *client, progress io.Writer, onsale time.Time) {
 	var fetcher sync.WaitGroup
 	defer fetcher.Wait()
@@ -54,14 +53,7 @@ func (s *sim) watch(ctx context.Context, c *client, progress io.Writer, onsale t
 	}
 	fetcher.Go(func() { probeSpeed(ctx, &s.probe) })
 	fetcher.Go(func() {
-		benchkit.Every(ctx, s.cfg.MapEvery, func() {
-			b, err := s.seats.fetch(ctx, c, s.eventPath)
-			if err == nil {
-				s.mark(b, onsale)
-			} else if ctx.Err() == nil {
-				s.count.unexpected("seat map: " + errKind(err))
-			}
-		})
+		benchkit.Every(ctx, s.cfg.MapEvery, func() { s.look(ctx, c, onsale) })
 	})
 	lastLine := time.Now()
 	benchkit.Every(ctx, time.Second, func() {
@@ -104,17 +96,23 @@ func (s *sim) mark(b *board, onsale time.Time) {
 	}
 }
 
+// look reads the map and marks the read for the sell-out; a failed read is an
+// unexpected answer, unless ctx ended.
+func (s *sim) look(ctx context.Context, c *client, onsale time.Time) {
+	if b, err := s.seats.fetch(ctx, c, s.eventPath); err == nil {
+		s.mark(b, onsale)
+	} else if ctx.Err() == nil {
+		s.count.unexpected("seat map: " + errKind(err))
+	}
+}
+
 // lastLook reads the map once more when the buying has ended. The crowd leaves as
 // soon as the queue's board says sold out, which it can say within the second
 // before the next sample: without this read the sell-out would go unseen.
 func (s *sim) lastLook(ctx context.Context, c *client, onsale time.Time) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	if b, err := s.seats.fetch(ctx, c, s.eventPath); err == nil {
-		s.mark(b, onsale)
-	} else if ctx.Err() == nil {
-		s.count.unexpected("seat map: " + errKind(err))
-	}
+	s.look(ctx, c, onsale)
 }
 
 // followLimit reads the server's admission limit every two seconds until ctx ends: the

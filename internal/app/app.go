@@ -192,8 +192,8 @@ func (a *App) WebDeps() web.Deps {
 }
 
 // queues reads the waiting room of every event whose room is on, and of every presale
-// whose room is on, for /metrics: the events from the database, their rooms from Redis. An event whose room cannot be read
-// is left out, and the error says why.
+// whose room is on, for /metrics: the events from the database, their rooms from
+// Redis. A room that cannot be read is left out, and the error says why.
 func (a *App) queues(ctx context.Context) ([]metrics.Queue, error) {
 	events, err := a.Booking.Buyer.QueuedEvents(ctx)
 	if err != nil {
