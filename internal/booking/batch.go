@@ -77,9 +77,7 @@ func (s *store) holdExactRows(ctx context.Context, p db.SeatsHoldExactParams) ([
 		return rows, translate(err)
 	}
 	c := newExactCall(p, ctx.Done())
-	if t := iowait.From(ctx); t != nil {
-		defer func(at time.Time) { t.AddBatched(time.Since(at)) }(time.Now())
-	}
+	defer iowait.TimeBatched(ctx)()
 	select {
 	case s.exactQ <- c:
 	case <-ctx.Done():

@@ -9,6 +9,9 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"boxoffice/internal/db"
+	"boxoffice/internal/dbgate"
+	"boxoffice/internal/groupcommit"
+	"boxoffice/internal/iowait"
 )
 
 // Idempotency keys of the JSON API. A client that sends a POST with an
@@ -40,19 +43,91 @@ type IdempotentAnswer struct {
 	Body   []byte
 }
 
+// idemKey names a key: its buyer's and its own.
+type idemKey struct{ buyer, key string }
+
+// idemClaim is one request's claim of its key, and idemSave its answer.
+type (
+	idemClaim struct {
+		idemKey
+		hash []byte
+	}
+	idemSave struct {
+		idemKey
+		status int32
+		body   []byte
+	}
+)
+
+// idempotencyWriters gather the keys' claims and saves into batches, one statement
+// each (groupcommit): every keyed API call (a hold, an added seat, a checkout, a
+// payment) claims its key before it runs and saves its answer after, at an onsale
+// four of each per buyer, which one by one took as many of the pool's connections
+// and round trips as the calls themselves did. A batch serves every keyed call
+// waiting, so it goes first for a connection (dbgate.First): at most one of each is
+// in the pool's queue at a time.
+type idempotencyWriters struct {
+	claims groupcommit.Writer[idemClaim, bool]
+	saves  groupcommit.Writer[idemSave, struct{}]
+}
+
+func (s *store) initIdempotency() {
+	first := func() context.Context { return dbgate.First(context.Background()) }
+	s.idem.claims = groupcommit.Writer[idemClaim, bool]{Run: s.claimKeys, Context: first}
+	s.idem.saves = groupcommit.Writer[idemSave, struct{}]{Run: s.saveAnswers, Context: first}
+}
+
+// claimKeys claims a batch's keys; true: taken for its request. A key named twice in
+// the batch (two requests with it at once) is claimed for the first only: the other
+// finds it taken, as it would one batch later.
+func (s *store) claimKeys(ctx context.Context, batch []idemClaim) ([]bool, error) {
+	p := db.IdempotencyKeysClaimParams{
+		TtlSeconds: s.cfg.IdempotencyTTL.Seconds(), StaleSeconds: idempotencyStale.Seconds(),
+		Buyers: make([]string, 0, len(batch)), Keys: make([]string, 0, len(batch)), RequestHashes: make([][]byte, 0, len(batch)),
+	}
+	at := make(map[idemKey]int, len(batch)) // each key's first call
+	for i, c := range batch {
+		if _, ok := at[c.idemKey]; ok {
+			continue
+		}
+		at[c.idemKey] = i
+		p.Buyers, p.Keys, p.RequestHashes = append(p.Buyers, c.buyer), append(p.Keys, c.key), append(p.RequestHashes, c.hash)
+	}
+	rows, err := s.q.IdempotencyKeysClaim(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	taken := make([]bool, len(batch))
+	for _, r := range rows {
+		taken[at[idemKey{r.Buyer, r.Key}]] = true
+	}
+	return taken, nil
+}
+
+// saveAnswers stores a batch's answers.
+func (s *store) saveAnswers(ctx context.Context, batch []idemSave) ([]struct{}, error) {
+	p := db.IdempotencyKeysSaveParams{
+		Buyers: make([]string, len(batch)), Keys: make([]string, len(batch)),
+		Statuses: make([]int32, len(batch)), Bodies: make([][]byte, len(batch)),
+	}
+	for i, a := range batch {
+		p.Buyers[i], p.Keys[i], p.Statuses[i], p.Bodies[i] = a.buyer, a.key, a.status, a.body
+	}
+	return nil, s.q.IdempotencyKeysSave(ctx, p)
+}
+
 // BeginIdempotent takes key for the buyer's request, which requestHash identifies
 // (method, path and body). nil, nil: the caller runs the request, then calls
 // FinishIdempotent. An answer: the request ran before; replay it. Or
 // ErrIdempotencyKeyReused, or ErrIdempotencyKeyInUse.
 func (s *Buyer) BeginIdempotent(ctx context.Context, buyer, key string, requestHash []byte) (*IdempotentAnswer, error) {
-	_, err := s.q.IdempotencyKeyClaim(ctx, db.IdempotencyKeyClaimParams{
-		Buyer: buyer, Key: key, RequestHash: requestHash,
-		TtlSeconds: s.cfg.IdempotencyTTL.Seconds(), StaleSeconds: idempotencyStale.Seconds(),
-	})
-	if err == nil {
-		return nil, nil
-	} else if !errors.Is(err, pgx.ErrNoRows) {
+	end := iowait.TimeBatched(ctx)
+	taken, err := s.idem.claims.Do(ctx, idemClaim{idemKey{buyer, key}, requestHash})
+	end()
+	if err != nil {
 		return nil, translate(err)
+	} else if taken {
+		return nil, nil
 	}
 	k, err := s.q.IdempotencyKeyGet(ctx, db.IdempotencyKeyGetParams{Buyer: buyer, Key: key})
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -74,12 +149,11 @@ func (s *Buyer) BeginIdempotent(ctx context.Context, buyer, key string, requestH
 // status gives the key back instead (the request failed on our side, and a repeat
 // should run it again).
 func (s *Buyer) FinishIdempotent(ctx context.Context, buyer, key string, status int, body []byte) error {
-	var err error
 	if status == 0 {
-		err = s.q.IdempotencyKeyRelease(ctx, db.IdempotencyKeyReleaseParams{Buyer: buyer, Key: key})
-	} else {
-		st := int32(status)
-		err = s.q.IdempotencyKeySave(ctx, db.IdempotencyKeySaveParams{Buyer: buyer, Key: key, Status: &st, Body: body})
+		return translate(s.q.IdempotencyKeyRelease(ctx, db.IdempotencyKeyReleaseParams{Buyer: buyer, Key: key}))
 	}
+	end := iowait.TimeBatched(ctx)
+	_, err := s.idem.saves.Do(ctx, idemSave{idemKey{buyer, key}, int32(status), body})
+	end()
 	return translate(err)
 }

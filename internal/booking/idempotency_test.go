@@ -2,7 +2,10 @@ package booking
 
 import (
 	"errors"
+	"fmt"
+	"sync"
 	"testing"
+	"time"
 
 	"boxoffice/internal/db"
 	"boxoffice/internal/dbtest"
@@ -58,12 +61,13 @@ func TestIdempotencyKeysCommitAsynchronously(t *testing.T) {
 		want string
 	}{
 		{"claim", func(q *db.Queries) error {
-			_, err := q.IdempotencyKeyClaim(ctx, db.IdempotencyKeyClaimParams{Buyer: "ann", Key: "k", RequestHash: []byte("h"),
-				TtlSeconds: 60, StaleSeconds: 20})
+			_, err := q.IdempotencyKeysClaim(ctx, db.IdempotencyKeysClaimParams{Buyers: []string{"ann"}, Keys: []string{"k"},
+				RequestHashes: [][]byte{[]byte("h")}, TtlSeconds: 60, StaleSeconds: 20})
 			return err
 		}, "off"},
 		{"save", func(q *db.Queries) error {
-			return q.IdempotencyKeySave(ctx, db.IdempotencyKeySaveParams{Buyer: "ann", Key: "k", Status: &st, Body: []byte("{}")})
+			return q.IdempotencyKeysSave(ctx, db.IdempotencyKeysSaveParams{Buyers: []string{"ann"}, Keys: []string{"k"},
+				Statuses: []int32{st}, Bodies: [][]byte{[]byte("{}")}})
 		}, "off"},
 		{"control: a read of the key", func(q *db.Queries) error {
 			_, err := q.IdempotencyKeyGet(ctx, db.IdempotencyKeyGetParams{Buyer: "ann", Key: "k"})
@@ -85,6 +89,121 @@ func TestIdempotencyKeysCommitAsynchronously(t *testing.T) {
 		}
 		if got := setting(conn); got != "on" {
 			t.Errorf("after the %s the connection's synchronous_commit is %q, want on", tc.name, got)
+		}
+	}
+}
+
+// TestIdempotencyKeysBatched: the claims that arrive while one batch is in flight go
+// together in the next, one statement for them all, and so do the answers' saves; a
+// key two requests bring at once in one batch runs the first, and the second finds
+// it in flight. The first batch is held in flight by a transaction that holds the
+// key it claims, until the others wait behind it.
+func TestIdempotencyKeysBatched(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, basketSpec(), DefaultConfig())
+	ctx := t.Context()
+	b := f.svc.Buyer
+	hash := []byte("the request")
+
+	blocker, err := f.pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer blocker.Rollback(ctx) //nolint:errcheck // rolled back below; a second call does nothing
+	if _, err := blocker.Exec(ctx, `INSERT INTO idempotency_keys (buyer, key, request_hash, expires_at)
+		VALUES ('eve', 'first', $1, now() + interval '1 hour')`, hash); err != nil {
+		t.Fatal(err)
+	}
+	firstDone := make(chan error, 1)
+	go func() {
+		_, err := b.BeginIdempotent(ctx, "eve", "first", hash)
+		firstDone <- err
+	}()
+	for b.idem.claims.Batches() < 1 {
+		time.Sleep(time.Millisecond)
+	}
+
+	const n = 40
+	type result struct {
+		key   string
+		first *IdempotentAnswer
+		err   error
+	}
+	results := make(chan result, n+1)
+	for i := range n {
+		key := fmt.Sprint("k", i)
+		go func() {
+			a, err := b.BeginIdempotent(ctx, "eve", key, hash)
+			results <- result{key, a, err}
+		}()
+	}
+	for b.idem.claims.Waiting() < n {
+		time.Sleep(time.Millisecond)
+	}
+	go func() { // the same key as k0, brought at once: after the others, in their batch
+		a, err := b.BeginIdempotent(ctx, "eve", "k0", hash)
+		results <- result{"k0 again", a, err}
+	}()
+	for b.idem.claims.Waiting() < n+1 {
+		time.Sleep(time.Millisecond)
+	}
+	if err := blocker.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-firstDone; err != nil {
+		t.Fatalf("the held claim: %v", err)
+	}
+	for range n + 1 {
+		r := <-results
+		switch {
+		case r.key == "k0 again" && !errors.Is(r.err, ErrIdempotencyKeyInUse):
+			t.Errorf("the second request with k0 in the same batch: got %v, %v; want %v", r.first, r.err, ErrIdempotencyKeyInUse)
+		case r.key != "k0 again" && (r.err != nil || r.first != nil):
+			t.Errorf("%s: got %v, %v; want it to run", r.key, r.first, r.err)
+		}
+	}
+	if got := b.idem.claims.Batches(); got != 2 {
+		t.Errorf("claims: %d batches for %d calls, want 2 (the held one, then all the others)", got, n+2)
+	}
+
+	// The saves likewise: k0's is held in flight by a lock on its row.
+	locker, err := f.pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer locker.Rollback(ctx) //nolint:errcheck
+	if _, err := locker.Exec(ctx, `SELECT 1 FROM idempotency_keys WHERE buyer = 'eve' AND key = 'k0' FOR UPDATE`); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	save := func(i int) {
+		wg.Go(func() {
+			if err := b.FinishIdempotent(ctx, "eve", fmt.Sprint("k", i), 201, fmt.Appendf(nil, `{"n":%d}`, i)); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	save(0)
+	for b.idem.saves.Batches() < 1 {
+		time.Sleep(time.Millisecond)
+	}
+	for i := 1; i < n; i++ {
+		save(i)
+	}
+	for b.idem.saves.Waiting() < n-1 {
+		time.Sleep(time.Millisecond)
+	}
+	if err := locker.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	if got := b.idem.saves.Batches(); got != 2 {
+		t.Errorf("saves: %d batches for %d calls, want 2", got, n)
+	}
+	for _, i := range []int{0, n / 2, n - 1} {
+		a, err := b.BeginIdempotent(ctx, "eve", fmt.Sprint("k", i), hash)
+		if err != nil || a == nil || a.Status != 201 || string(a.Body) != fmt.Sprintf(`{"n":%d}`, i) {
+			t.Errorf("repeat of k%d: got %+v, %v; want its saved answer", i, a, err)
 		}
 	}
 }

@@ -50,6 +50,8 @@ type store struct {
 	// bestMapMisses the choices from it that someone else had taken (bestmap.go).
 	bestFromMap, bestMapMisses atomic.Int64
 
+	idem idempotencyWriters // the API's Idempotency-Keys: idempotency.go
+
 	exactQ  chan *exactCall // exact holds waiting to run; see batch.go
 	workers atomic.Int32
 	batches atomic.Int64 // batches of several holds committed together
@@ -83,11 +85,13 @@ func newStore(pool *pgxpool.Pool, cfg Config, notify Notifier, provider Provider
 	if log == nil {
 		log = slog.Default()
 	}
-	return &store{
+	s := &store{
 		pool: pool, q: db.New(pool), cfg: cfg, notify: notify, pay: provider, log: log,
 		maps:   newMapCache(),
 		exactQ: make(chan *exactCall, 4096),
 	}
+	s.initIdempotency()
+	return s
 }
 
 // inTx runs fn in a transaction and commits it. A deadlock or serialization failure,

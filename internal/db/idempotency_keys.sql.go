@@ -9,57 +9,6 @@ import (
 	"context"
 )
 
-const idempotencyKeyClaim = `-- name: IdempotencyKeyClaim :one
-INSERT INTO idempotency_keys (buyer, key, request_hash, expires_at)
-SELECT $1::text, $2::text, $3::bytea, now() + make_interval(secs => $4::float8)
-FROM (SELECT set_config('synchronous_commit', 'off', true)) AS lax
-ON CONFLICT (buyer, key) DO UPDATE
-SET request_hash = excluded.request_hash, status = NULL, body = NULL, created_at = now(),
-    expires_at = excluded.expires_at
-WHERE idempotency_keys.expires_at <= now()
-   OR (idempotency_keys.status IS NULL AND idempotency_keys.request_hash = excluded.request_hash
-       AND idempotency_keys.created_at < now() - make_interval(secs => $5::float8))
-RETURNING buyer
-`
-
-type IdempotencyKeyClaimParams struct {
-	Buyer        string
-	Key          string
-	RequestHash  []byte
-	TtlSeconds   float64
-	StaleSeconds float64
-}
-
-// Takes a key for a first request: a new key, one whose stored answer expired, or one
-// left in flight for stale_seconds by a request of the same body that never finished
-// (its process died; a request never runs that long). No row: the key is taken (the
-// caller reads it to replay its answer, or to refuse).
-//
-// The claim and the answer's save commit asynchronously, as session writes do
-// (sessions.sql): set_config(…, true) turns synchronous_commit off for the
-// statement's own transaction, so a keyed call waits for no WAL fsync of the key's
-// own. The key is seen by every other transaction at once all the same. The WAL is
-// one sequence: the request's own durable commit (a hold, an order, a payment's
-// claim) flushes the claim made before it, so a crash never keeps a request's effect
-// and loses its key. It can lose an answer saved in the last moment (3 ×
-// wal_writer_delay): the key is then left in flight, and a repeat after it goes stale
-// runs again, against booking's own guards (one order per hold, one payment under
-// way per order, the buyer's one basket). It is sent alone, in its own transaction:
-// the setting holds for the whole transaction, and would make any write sent in it
-// commit asynchronously too.
-func (q *Queries) IdempotencyKeyClaim(ctx context.Context, arg IdempotencyKeyClaimParams) (string, error) {
-	row := q.db.QueryRow(ctx, idempotencyKeyClaim,
-		arg.Buyer,
-		arg.Key,
-		arg.RequestHash,
-		arg.TtlSeconds,
-		arg.StaleSeconds,
-	)
-	var buyer string
-	err := row.Scan(&buyer)
-	return buyer, err
-}
-
 const idempotencyKeyGet = `-- name: IdempotencyKeyGet :one
 SELECT request_hash, status, body FROM idempotency_keys WHERE buyer = $1 AND key = $2
 `
@@ -97,28 +46,78 @@ func (q *Queries) IdempotencyKeyRelease(ctx context.Context, arg IdempotencyKeyR
 	return err
 }
 
-const idempotencyKeySave = `-- name: IdempotencyKeySave :exec
-UPDATE idempotency_keys SET status = $1, body = $2
-FROM (SELECT set_config('synchronous_commit', 'off', true)) AS lax
-WHERE buyer = $3 AND key = $4 AND status IS NULL
+const idempotencyKeysClaim = `-- name: IdempotencyKeysClaim :many
+INSERT INTO idempotency_keys (buyer, key, request_hash, expires_at)
+SELECT c.buyer, c.key, c.request_hash, now() + make_interval(secs => $1::float8)
+FROM (SELECT set_config('synchronous_commit', 'off', true)) AS lax,
+     (SELECT unnest($2::text[]) AS buyer, unnest($3::text[]) AS key,
+             unnest($4::bytea[]) AS request_hash) AS c
+ON CONFLICT (buyer, key) DO UPDATE
+SET request_hash = excluded.request_hash, status = NULL, body = NULL, created_at = now(),
+    expires_at = excluded.expires_at
+WHERE idempotency_keys.expires_at <= now()
+   OR (idempotency_keys.status IS NULL AND idempotency_keys.request_hash = excluded.request_hash
+       AND idempotency_keys.created_at < now() - make_interval(secs => $5::float8))
+RETURNING buyer, key
 `
 
-type IdempotencyKeySaveParams struct {
-	Status *int32
-	Body   []byte
-	Buyer  string
-	Key    string
+type IdempotencyKeysClaimParams struct {
+	TtlSeconds    float64
+	Buyers        []string
+	Keys          []string
+	RequestHashes [][]byte
+	StaleSeconds  float64
 }
 
-// Commits asynchronously (IdempotencyKeyClaim says why that is safe).
-func (q *Queries) IdempotencyKeySave(ctx context.Context, arg IdempotencyKeySaveParams) error {
-	_, err := q.db.Exec(ctx, idempotencyKeySave,
-		arg.Status,
-		arg.Body,
-		arg.Buyer,
-		arg.Key,
+type IdempotencyKeysClaimRow struct {
+	Buyer string
+	Key   string
+}
+
+// Takes keys for first requests, a batch of them in one statement (booking gathers
+// the claims that arrive while one batch is in flight into the next, as the session
+// store does with its writes): a new key, one whose stored answer expired, or one
+// left in flight for stale_seconds by a request of the same body that never finished
+// (its process died; a request never runs that long). The keys returned are taken;
+// one not returned was taken before (the caller reads it to replay its answer, or to
+// refuse). A batch names a key once: the caller sends its repeats in no batch.
+//
+// The claims and the answers' saves commit asynchronously, as session writes do
+// (sessions.sql): set_config(…, true) turns synchronous_commit off for the
+// statement's own transaction, so a keyed call waits for no WAL fsync of the key's
+// own. The key is seen by every other transaction at once all the same. The WAL is
+// one sequence: the request's own durable commit (a hold, an order, a payment's
+// claim) flushes the claim made before it, so a crash never keeps a request's effect
+// and loses its key. It can lose an answer saved in the last moment (3 ×
+// wal_writer_delay): the key is then left in flight, and a repeat after it goes stale
+// runs again, against booking's own guards (one order per hold, one payment under
+// way per order, the buyer's one basket). It is sent alone, in its own transaction:
+// the setting holds for the whole transaction, and would make any write sent in it
+// commit asynchronously too.
+func (q *Queries) IdempotencyKeysClaim(ctx context.Context, arg IdempotencyKeysClaimParams) ([]IdempotencyKeysClaimRow, error) {
+	rows, err := q.db.Query(ctx, idempotencyKeysClaim,
+		arg.TtlSeconds,
+		arg.Buyers,
+		arg.Keys,
+		arg.RequestHashes,
+		arg.StaleSeconds,
 	)
-	return err
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []IdempotencyKeysClaimRow{}
+	for rows.Next() {
+		var i IdempotencyKeysClaimRow
+		if err := rows.Scan(&i.Buyer, &i.Key); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const idempotencyKeysExpire = `-- name: IdempotencyKeysExpire :execrows
@@ -132,4 +131,32 @@ func (q *Queries) IdempotencyKeysExpire(ctx context.Context, maxRows int32) (int
 		return 0, err
 	}
 	return result.RowsAffected(), nil
+}
+
+const idempotencyKeysSave = `-- name: IdempotencyKeysSave :exec
+UPDATE idempotency_keys AS k SET status = a.status, body = a.body
+FROM (SELECT set_config('synchronous_commit', 'off', true)) AS lax,
+     (SELECT unnest($1::text[]) AS buyer, unnest($2::text[]) AS key,
+             unnest($3::int[]) AS status, unnest($4::bytea[]) AS body) AS a
+WHERE k.buyer = a.buyer AND k.key = a.key AND k.status IS NULL
+`
+
+type IdempotencyKeysSaveParams struct {
+	Buyers   []string
+	Keys     []string
+	Statuses []int32
+	Bodies   [][]byte
+}
+
+// Stores the answers of a batch of requests (gathered as the claims are), each on its
+// key while the key is in flight. Commits asynchronously (IdempotencyKeysClaim says
+// why that is safe).
+func (q *Queries) IdempotencyKeysSave(ctx context.Context, arg IdempotencyKeysSaveParams) error {
+	_, err := q.db.Exec(ctx, idempotencyKeysSave,
+		arg.Buyers,
+		arg.Keys,
+		arg.Statuses,
+		arg.Bodies,
+	)
+	return err
 }

@@ -46,12 +46,24 @@ func (t *Tally) Redis() (time.Duration, int) {
 }
 
 // Batched is the time spent waiting for work handed to a batch that runs on its own
-// connection (the exact holds', the session writes'), from handing it over to its
-// answer.
+// connection (the exact holds', the session writes', the Idempotency-Keys'), from
+// handing it over to its answer.
 func (t *Tally) Batched() time.Duration { return time.Duration(t.batch.Load()) }
 
 // AddBatched adds to Batched.
 func (t *Tally) AddBatched(d time.Duration) { t.batch.Add(int64(d)) }
+
+// TimeBatched starts timing a wait for a batch, for ctx's tally if it has one: the
+// batch runs on no request's context, so the request's tally would not see it. Call
+// the function it returns when the answer came.
+func TimeBatched(ctx context.Context) func() {
+	t := From(ctx)
+	if t == nil {
+		return func() {}
+	}
+	at := time.Now()
+	return func() { t.AddBatched(time.Since(at)) }
+}
 
 // Empty is true when nothing was tallied.
 func (t *Tally) Empty() bool {

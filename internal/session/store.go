@@ -17,6 +17,7 @@ import (
 
 	"boxoffice/internal/db"
 	"boxoffice/internal/dberr"
+	"boxoffice/internal/groupcommit"
 	"boxoffice/internal/iowait"
 	"boxoffice/internal/ticker"
 )
@@ -50,11 +51,10 @@ type Store struct {
 	q        *db.Queries
 	cacheFor time.Duration // 0: every find asks PostgreSQL
 
-	mu      sync.Mutex
-	cache   map[string]cached
-	pending []*write // sessions waiting to be written (CommitCtx)
-	writing bool     // a goroutine is writing them
-	batches int      // statements written, for tests
+	mu    sync.Mutex
+	cache map[string]cached
+
+	writes groupcommit.Writer[*write, struct{}] // CommitCtx's batches
 }
 
 type cached struct {
@@ -65,14 +65,20 @@ type cached struct {
 
 // NewStore returns a Store on pool that serves sessions from memory for CacheFor.
 func NewStore(pool *pgxpool.Pool) *Store {
-	return &Store{q: db.New(pool), cacheFor: CacheFor, cache: make(map[string]cached)}
+	return newStore(pool, CacheFor)
 }
 
 // NewUncachedStore returns a Store on pool that asks PostgreSQL on every find. Staff
 // sessions use it: a logout on one instance must end the session on all of them at
 // once, not within CacheFor.
 func NewUncachedStore(pool *pgxpool.Pool) *Store {
-	return &Store{q: db.New(pool), cache: make(map[string]cached)}
+	return newStore(pool, 0)
+}
+
+func newStore(pool *pgxpool.Pool, cacheFor time.Duration) *Store {
+	s := &Store{q: db.New(pool), cacheFor: cacheFor, cache: make(map[string]cached)}
+	s.writes = groupcommit.Writer[*write, struct{}]{Run: s.writeBatch, Max: maxBatch, Timeout: writeTimeout}
+	return s
 }
 
 // FindCtx returns a live session's data.
@@ -105,28 +111,11 @@ func (s *Store) FindCtx(ctx context.Context, token string) ([]byte, bool, error)
 // statement of its own, never part of another transaction, which it would make
 // asynchronous too.
 func (s *Store) CommitCtx(ctx context.Context, token string, b []byte, expiry time.Time) error {
-	// The batch runs on no request's context, so the request's tally (its log line's
-	// db_batched) gets the wait for it here, as an exact hold's does.
-	if t := iowait.From(ctx); t != nil {
-		defer func(at time.Time) { t.AddBatched(time.Since(at)) }(time.Now())
-	}
-	w := &write{token: token, data: b, expiry: expiry, done: make(chan struct{})}
-	s.mu.Lock()
-	s.pending = append(s.pending, w)
-	lead := !s.writing
-	s.writing = true
-	s.mu.Unlock()
-	if lead {
-		go s.writeAll()
-	}
-	select {
-	case <-w.done:
-	case <-ctx.Done():
-		// The write may still land; the caller sends no cookie for it, so it is a
-		// session nobody holds, removed when it expires.
-		return dberr.Translate(ctx.Err())
-	}
-	return dberr.Translate(w.err)
+	defer iowait.TimeBatched(ctx)()
+	_, err := s.writes.Do(ctx, &write{token: token, data: b, expiry: expiry})
+	// A write the caller stopped waiting for may still land; the caller sends no
+	// cookie for it, so it is a session nobody holds, removed when it expires.
+	return dberr.Translate(err)
 }
 
 // write is one CommitCtx waiting for its batch.
@@ -134,8 +123,6 @@ type write struct {
 	token  string
 	data   []byte
 	expiry time.Time
-	err    error
-	done   chan struct{}
 }
 
 // maxBatch bounds the sessions one statement writes.
@@ -145,42 +132,11 @@ const maxBatch = 1000
 // runs under no request's context; each request stops waiting at its own deadline.
 const writeTimeout = 10 * time.Second
 
-// writeAll writes the pending sessions, batch after batch, until none are left.
-func (s *Store) writeAll() {
-	for {
-		s.mu.Lock()
-		batch := s.pending
-		if len(batch) > maxBatch {
-			batch = batch[:maxBatch:maxBatch]
-		}
-		s.pending = s.pending[len(batch):]
-		if len(batch) == 0 {
-			s.pending = nil
-			s.writing = false
-			s.mu.Unlock()
-			return
-		}
-		s.batches++
-		s.mu.Unlock()
-		err := s.writeBatch(batch)
-		for _, w := range batch { // in order: a token's last write is what stays in memory
-			if err != nil {
-				s.forget(w.token)
-			} else {
-				s.remember(w.token, w.data, w.expiry)
-			}
-		}
-		for _, w := range batch {
-			w.err = err
-			close(w.done)
-		}
-	}
-}
-
-// writeBatch writes one batch. A token written twice in it is written once, with its
-// later data: two writes of one session that reached the store together, in the
-// order they reached it.
-func (s *Store) writeBatch(batch []*write) error {
+// writeBatch writes one batch and keeps what it wrote in memory (or forgets it, when
+// the write failed), in order: a token's last write is what stays. A token written
+// twice in it is written once, with its later data: two writes of one session that
+// reached the store together, in the order they reached it.
+func (s *Store) writeBatch(ctx context.Context, batch []*write) ([]struct{}, error) {
 	p := db.SessionCommitParams{
 		Tokens:   make([]string, 0, len(batch)),
 		Data:     make([][]byte, 0, len(batch)),
@@ -197,9 +153,15 @@ func (s *Store) writeBatch(batch []*write) error {
 		p.Data = append(p.Data, w.data)
 		p.Expiries = append(p.Expiries, w.expiry)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
-	defer cancel()
-	return s.q.SessionCommit(ctx, p)
+	err := s.q.SessionCommit(ctx, p)
+	for _, w := range batch {
+		if err != nil {
+			s.forget(w.token)
+		} else {
+			s.remember(w.token, w.data, w.expiry)
+		}
+	}
+	return nil, err
 }
 
 // DeleteCtx removes a session.

@@ -145,18 +145,14 @@ func TestCommitsGather(t *testing.T) {
 	errs := make(chan error, 101)
 	go func() { errs <- s.CommitCtx(ctx, "gate", []byte("gate"), expiry) }()
 	dbtest.Eventually(t, "the first batch in flight", 10*time.Second, func() bool {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		return s.writing && len(s.pending) == 0
+		return s.writes.Batches() == 1 && s.writes.Waiting() == 0
 	})
 	const n = 100
 	for i := range n {
 		go func() { errs <- s.CommitCtx(ctx, fmt.Sprintf("tok-%d", i), []byte{byte(i)}, expiry) }()
 	}
 	dbtest.Eventually(t, "a hundred writes waiting", 10*time.Second, func() bool {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		return len(s.pending) == n
+		return s.writes.Waiting() == n
 	})
 	if err := block.Rollback(ctx); err != nil {
 		t.Fatal(err)
@@ -166,10 +162,7 @@ func TestCommitsGather(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	s.mu.Lock()
-	batches := s.batches
-	s.mu.Unlock()
-	if batches != 2 {
+	if batches := s.writes.Batches(); batches != 2 {
 		t.Errorf("%d writes took %d statements, want 2 (the first, then the rest together)", n+1, batches)
 	}
 	other := NewUncachedStore(pool)
@@ -194,7 +187,7 @@ func TestBatchWritesATokenOnce(t *testing.T) {
 		{token: "other", data: []byte("o"), expiry: expiry},
 		{token: "twice", data: []byte("second"), expiry: expiry},
 	}
-	if err := s.writeBatch(batch); err != nil {
+	if _, err := s.writeBatch(t.Context(), batch); err != nil {
 		t.Fatal(err)
 	}
 	got, ok, err := NewUncachedStore(pool).FindCtx(t.Context(), "twice")
