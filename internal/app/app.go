@@ -80,6 +80,10 @@ type App struct {
 	Config config.Config
 	Log    *slog.Logger
 	Pool   *pgxpool.Pool
+	// Writes is a small pool of the primary's for the API's Idempotency-Keys, whose
+	// batched writes every keyed call waits on: apart from Pool and its gate, where
+	// they would queue behind the sale's transactions (booking.Services.SetWrites).
+	Writes *pgxpool.Pool
 	// Replica is the streaming replica's pool (DATABASE_REPLICA_URL), nil without
 	// one; Reads chooses between it and Pool for the reads that may be a second stale.
 	Replica *pgxpool.Pool
@@ -285,6 +289,9 @@ func (a *App) Close(ctx context.Context) error {
 	}
 	if a.Replica != nil {
 		a.Replica.Close()
+	}
+	if a.Writes != nil {
+		a.Writes.Close()
 	}
 	if a.Pool != nil {
 		a.Pool.Close()

@@ -39,6 +39,17 @@ func (a *App) connect(ctx context.Context, opt Options) error {
 	if a.Pool, err = openPool(ctx, a.Config, a.Config.DatabaseURL, opt.PoolConfig); err != nil {
 		return err
 	}
+	if a.Writes, err = openPool(ctx, a.Config, a.Config.DatabaseURL, func(pc *pgxpool.Config) {
+		if opt.PoolConfig != nil {
+			opt.PoolConfig(pc)
+		}
+		pc.MaxConns = writesConns
+		if t, ok := pc.ConnConfig.Tracer.(dbgate.Tracer); ok {
+			pc.ConnConfig.Tracer = t.Inner // no gate: nothing else waits in this pool
+		}
+	}); err != nil {
+		return err
+	}
 	if err = a.openReplica(ctx, opt.PoolConfig); err != nil {
 		return err
 	}
@@ -67,6 +78,7 @@ func (a *App) buildBooking(mapMaxAge time.Duration) error {
 		HoldTTL: cfg.HoldTTL, MaxPerBuyer: cfg.MaxPerBuyer, MaxHeldPerClient: cfg.PerAddress.SeatsHeld, MapMaxAge: mapMaxAge,
 		ReconcileAfter: cfg.ReconcileAfter, IdempotencyTTL: cfg.IdempotencyTTL, RefundKeyWindow: cfg.RefundKeyWindow,
 	}, a.publisher, a.Provider, a.Log)
+	a.Booking.SetWrites(a.Writes)
 	a.Booking.SetCounters(a.Metrics)
 	a.Booking.SetReads(a.Reads.Stale())
 	return nil
@@ -201,6 +213,10 @@ func gateWaiting(pool *pgxpool.Pool) func() (int, int, int) {
 	}
 	return nil
 }
+
+// writesConns is the size of the pool for the Idempotency-Keys' writes (App.Writes):
+// one batch of claims and one of answers in flight at a time.
+const writesConns = 2
 
 // openPool connects to PostgreSQL with short connect timeouts, so that a database that
 // is down turns requests into quick 503s rather than hangs.

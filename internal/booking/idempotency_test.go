@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"boxoffice/internal/db"
 	"boxoffice/internal/dbtest"
 )
@@ -205,5 +207,38 @@ func TestIdempotencyKeysBatched(t *testing.T) {
 		if err != nil || a == nil || a.Status != 201 || string(a.Body) != fmt.Sprintf(`{"n":%d}`, i) {
 			t.Errorf("repeat of k%d: got %+v, %v; want its saved answer", i, a, err)
 		}
+	}
+}
+
+// TestIdempotencyKeysOnTheirPool: with a pool set for them (SetWrites), a key's claim
+// and its answer's save are written there and take no connection of the sale's pool,
+// where they would wait at its gate behind the sale's transactions.
+func TestIdempotencyKeysOnTheirPool(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, basketSpec(), DefaultConfig())
+	ctx := t.Context()
+	writes, err := pgxpool.NewWithConfig(ctx, f.pool.Config().Copy())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(writes.Close)
+	f.svc.SetWrites(writes)
+	b := f.svc.Buyer
+
+	sale, keys := f.pool.Stat().AcquireCount(), writes.Stat().AcquireCount()
+	if a, err := b.BeginIdempotent(ctx, "fay", "k", []byte("h")); a != nil || err != nil {
+		t.Fatalf("claim: got %v, %v; want it taken", a, err)
+	}
+	if err := b.FinishIdempotent(ctx, "fay", "k", 201, []byte(`{}`)); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.pool.Stat().AcquireCount() - sale; got != 0 {
+		t.Errorf("the sale's pool lent %d connections for a claim and a save, want 0", got)
+	}
+	if got := writes.Stat().AcquireCount() - keys; got != 2 {
+		t.Errorf("the keys' pool lent %d connections, want 2 (the claim's batch and the save's)", got)
+	}
+	if a, err := b.BeginIdempotent(ctx, "fay", "k", []byte("h")); err != nil || a == nil || a.Status != 201 {
+		t.Errorf("repeat: got %+v, %v; want the saved answer", a, err)
 	}
 }

@@ -25,9 +25,6 @@ type Writer[In, Out any] struct {
 	Max int
 	// Timeout bounds one batch's Run; 0: 10 s.
 	Timeout time.Duration
-	// Context, when set, makes the context every Run starts from (a mark for the
-	// pool's gate, say); nil: context.Background.
-	Context func() context.Context
 
 	mu      sync.Mutex
 	pending []*call[In, Out]
@@ -108,15 +105,11 @@ func (w *Writer[In, Out]) run(batch []*call[In, Out]) {
 	for i, c := range batch {
 		ins[i] = c.in
 	}
-	ctx := context.Background()
-	if w.Context != nil {
-		ctx = w.Context()
-	}
 	timeout := w.Timeout
 	if timeout <= 0 {
 		timeout = 10 * time.Second
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	outs, err := w.Run(ctx, ins)
 	cancel()
 	for i, c := range batch {
