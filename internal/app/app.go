@@ -80,9 +80,11 @@ type App struct {
 	Config config.Config
 	Log    *slog.Logger
 	Pool   *pgxpool.Pool
-	// Writes is a small pool of the primary's for the API's Idempotency-Keys, whose
-	// batched writes every keyed call waits on: apart from Pool and its gate, where
-	// they would queue behind the sale's transactions (booking.Services.SetWrites).
+	// Writes is a small pool of the primary's for the buyers' session writes and the
+	// API's Idempotency-Keys, batched asynchronous commits that an admission's first
+	// call and every keyed call wait on: apart from Pool and its gate, where they
+	// would queue behind the sale's transactions (booking.Services.SetWrites,
+	// session.Store.SetWrites).
 	Writes *pgxpool.Pool
 	// Replica is the streaming replica's pool (DATABASE_REPLICA_URL), nil without
 	// one; Reads chooses between it and Pool for the reads that may be a second stale.

@@ -158,6 +158,7 @@ func (a *App) buildLive(qopt waitroom.Options) {
 func (a *App) buildDesk() {
 	cfg := a.Config
 	a.store = session.NewStore(a.Pool)
+	a.store.SetWrites(a.Writes)
 	a.Sessions = session.Buyers(a.store, cfg.CookieSecure)
 	a.StaffSessions = session.Staff(session.NewUncachedStore(a.Pool), cfg.CookieSecure, cfg.StaffIdleTimeout, cfg.StaffLifetime)
 	staffPolicy := staff.DefaultPolicy()
@@ -214,9 +215,9 @@ func gateWaiting(pool *pgxpool.Pool) func() (int, int, int) {
 	return nil
 }
 
-// writesConns is the size of the pool for the Idempotency-Keys' writes (App.Writes):
-// one batch of claims and one of answers in flight at a time.
-const writesConns = 2
+// writesConns is the size of the pool for the batched small writes (App.Writes): a
+// batch of sessions, of keys' claims and of their answers in flight at a time.
+const writesConns = 3
 
 // openPool connects to PostgreSQL with short connect timeouts, so that a database that
 // is down turns requests into quick 503s rather than hangs.

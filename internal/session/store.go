@@ -49,6 +49,7 @@ const maxCached = 100_000
 // this one passes the context down.
 type Store struct {
 	q        *db.Queries
+	writesQ  *db.Queries // the pool CommitCtx's batches run on: q's unless SetWrites
 	cacheFor time.Duration // 0: every find asks PostgreSQL
 
 	mu    sync.Mutex
@@ -76,10 +77,18 @@ func NewUncachedStore(pool *pgxpool.Pool) *Store {
 }
 
 func newStore(pool *pgxpool.Pool, cacheFor time.Duration) *Store {
-	s := &Store{q: db.New(pool), cacheFor: cacheFor, cache: make(map[string]cached)}
+	q := db.New(pool)
+	s := &Store{q: q, writesQ: q, cacheFor: cacheFor, cache: make(map[string]cached)}
 	s.writes = groupcommit.Writer[*write, struct{}]{Run: s.writeBatch, Max: maxBatch, Timeout: writeTimeout}
 	return s
 }
+
+// SetWrites sends the batches of session writes to pool, a few connections of their
+// own apart from the sale's pool and its gate (app: App.Writes), where at an
+// onsale's admissions they would wait behind the sale's transactions with every
+// admitted buyer's first call waiting for them. Finds and deletes stay on the store's
+// pool. Call it before the store is used.
+func (s *Store) SetWrites(pool *pgxpool.Pool) { s.writesQ = db.New(pool) }
 
 // FindCtx returns a live session's data.
 func (s *Store) FindCtx(ctx context.Context, token string) ([]byte, bool, error) {
@@ -153,7 +162,7 @@ func (s *Store) writeBatch(ctx context.Context, batch []*write) ([]struct{}, err
 		p.Data = append(p.Data, w.data)
 		p.Expiries = append(p.Expiries, w.expiry)
 	}
-	err := s.q.SessionCommit(ctx, p)
+	err := s.writesQ.SessionCommit(ctx, p)
 	for _, w := range batch {
 		if err != nil {
 			s.forget(w.token)

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"boxoffice/internal/db"
 	"boxoffice/internal/dbtest"
 	"boxoffice/internal/iowait"
@@ -208,5 +210,36 @@ func TestCommitTalliesItsWait(t *testing.T) {
 	}
 	if tally.Batched() <= 0 {
 		t.Errorf("batched time %v after a session write, want its wait", tally.Batched())
+	}
+}
+
+// TestCommitOnItsPool: with a pool set for the writes (SetWrites), a session write
+// takes no connection of the store's own pool, and a find reads it there.
+func TestCommitOnItsPool(t *testing.T) {
+	t.Parallel()
+	pool := dbtest.Pool(t)
+	ctx := t.Context()
+	writes, err := pgxpool.NewWithConfig(ctx, pool.Config().Copy())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(writes.Close)
+	s := NewUncachedStore(pool)
+	s.SetWrites(writes)
+	before, beforeW := pool.Stat().AcquireCount(), writes.Stat().AcquireCount()
+	if err := s.CommitCtx(ctx, "apart", []byte("x"), time.Now().Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if got := pool.Stat().AcquireCount() - before; got != 0 {
+		t.Errorf("the store's pool lent %d connections for a write, want 0", got)
+	}
+	if got := writes.Stat().AcquireCount() - beforeW; got != 1 {
+		t.Errorf("the writes' pool lent %d connections, want 1", got)
+	}
+	if got, ok, err := s.FindCtx(ctx, "apart"); err != nil || !ok || string(got) != "x" {
+		t.Errorf("find: got %q, %v, %v; want the write", got, ok, err)
+	}
+	if got := pool.Stat().AcquireCount() - before; got != 1 {
+		t.Errorf("the store's pool lent %d connections for a write and a find, want 1 (the find)", got)
 	}
 }
