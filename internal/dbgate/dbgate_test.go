@@ -223,3 +223,59 @@ func TestGateUnderLoad(t *testing.T) {
 		t.Errorf("calls done by level: %v; want every level's", done)
 	}
 }
+
+// First calls keep another call at the gate for FirstBy past its due time, no longer:
+// then it enters the pool's queue behind the First calls already there, and the First
+// calls that come later queue behind it. hold2's Acquire, given up, ends and so has
+// the gate look again while hold1 still waits.
+func TestFirstBounded(t *testing.T) {
+	order := func(firstBy time.Duration) []string {
+		g := &Gate{firstBy: firstBy}
+		pool := gatedPool(t, 1, g)
+		ctx := t.Context()
+		busy, err := pool.Acquire(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(busy.Release)
+		var mu sync.Mutex
+		var got []string
+		var wg sync.WaitGroup
+		acquire := func(name string, ctx context.Context) {
+			wg.Go(func() {
+				conn, err := pool.Acquire(ctx)
+				if err != nil {
+					t.Error(name, err)
+					return
+				}
+				mu.Lock()
+				got = append(got, name)
+				mu.Unlock()
+				conn.Release()
+			})
+		}
+		acquire("hold1", First(ctx))
+		waitFor(t, g, "hold1 in the pool's queue", func(f, _, _ int) bool { return f == 1 })
+		acquire("usual", ctx)
+		waitFor(t, g, "usual at the gate", func(_, _, w int) bool { return w == 1 })
+		time.Sleep(50 * time.Millisecond)
+		gone, cancel := context.WithTimeout(First(ctx), 5*time.Millisecond)
+		defer cancel()
+		if _, err := pool.Acquire(gone); err == nil {
+			t.Fatal("hold2 got a connection that is held")
+		}
+		if firstBy < time.Second {
+			waitFor(t, g, "usual let through", func(_, i, _ int) bool { return i == 1 })
+		}
+		time.Sleep(50 * time.Millisecond) // for the call let through to reach the pool's queue
+		acquire("hold3", First(ctx))
+		waitFor(t, g, "hold3 in the pool's queue", func(f, _, _ int) bool { return f == 2 })
+		busy.Release()
+		wg.Wait()
+		return got
+	}
+	checkOrder(t, order(10*time.Millisecond), "hold1", "usual", "hold3")
+	// Negative control: with a bound longer than the usual call has waited, the First
+	// calls keep it at the gate.
+	checkOrder(t, order(time.Hour), "hold1", "hold3", "usual")
+}
