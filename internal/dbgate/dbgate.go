@@ -9,22 +9,13 @@
 // First call waits for a connection, and otherwise enters the pool's queue only when
 // fewer others are in it than there are connections to be had (idle, or not yet
 // opened), and at least one. So a First call waits behind at most one other call
-// plus the connections' present work (and the calls let in for having waited FirstBy,
-// below). At the gate, calls go in the order they asked,
+// plus the connections' present work. At the gate, calls go in the order they asked,
 // except that a call marked Later (work no person's request waits on: a payment's
 // confirmation, the job queue) counts as having asked LaterBy after it did: it lets
 // by the others that came up to that much after it, and never more, so it cannot be
 // starved. (Strictly last, at 128 admissions a second, the webhooks' confirmations
 // would wait behind the order pages' polls of the very orders they confirm, which grow
 // as they wait, until every webhook times out and the sale stops selling.)
-//
-// First is a bounded priority too: the call at the gate due earliest (when it asked,
-// plus LaterBy for a Later call) enters the pool's queue, behind the First calls
-// already in it, once it has been due for FirstBy, whatever First calls wait; it is
-// looked at whenever a call's Acquire ends, which First calls waiting guarantees.
-// Strictly first, with every hold and added seat first as soon as its Idempotency-Key
-// is claimed, a busy second's holds kept the checkouts and payments at the gate for up
-// to a second, past the waiting room's latency bound, and the room admitted slower.
 //
 // The gate counts calls between the start and the end of pgxpool's Acquire, never
 // connections, so a connection taken out of the pool (Hijack, as River's listener
@@ -56,10 +47,6 @@ const (
 // LaterBy is how much later than it asked a call marked Later counts as having asked.
 const LaterBy = 250 * time.Millisecond
 
-// FirstBy is how long the First calls keep a call at the gate past its due time: then
-// it enters the pool's queue while they wait.
-const FirstBy = 100 * time.Millisecond
-
 type levelKey struct{}
 
 // First marks ctx's calls as first in line for a connection at a gated pool.
@@ -88,10 +75,9 @@ func levelOf(ctx context.Context) level {
 // for concurrent use.
 type Gate struct {
 	mu      sync.Mutex
-	first   int           // First calls in pgxpool's Acquire
-	inside  int           // other calls past the gate, in pgxpool's Acquire
-	waiting [2][]waiter   // other calls at the gate, usual and Later, in order of arrival
-	firstBy time.Duration // FirstBy; tests set another
+	first   int         // First calls in pgxpool's Acquire
+	inside  int         // other calls past the gate, in pgxpool's Acquire
+	waiting [2][]waiter // other calls at the gate, usual and Later, in order of arrival
 }
 
 // waiter is a call waiting at the gate: closing ch lets it through.
@@ -164,37 +150,16 @@ func (g *Gate) leave(ctx context.Context, pool *pgxpool.Pool) {
 	} else {
 		g.inside--
 	}
-	now := time.Now()
-	for {
-		q, ok := g.next(pool, now)
-		if !ok {
-			return
+	for g.queued() > 0 && g.open(pool) {
+		q := 0
+		if len(g.waiting[0]) == 0 || (len(g.waiting[1]) > 0 && g.waiting[1][0].due.Before(g.waiting[0][0].due)) {
+			q = 1
 		}
 		close(g.waiting[q][0].ch)
 		g.waiting[q][0] = waiter{}
 		g.waiting[q] = g.waiting[q][1:]
 		g.inside++
 	}
-}
-
-// next is the queue whose first call at the gate may enter the pool's queue now: the
-// earliest due, when there is room for it (roomFor) and no First call waits or it has
-// been due for FirstBy.
-func (g *Gate) next(pool *pgxpool.Pool, now time.Time) (q int, ok bool) {
-	if g.queued() == 0 {
-		return 0, false
-	}
-	if len(g.waiting[0]) == 0 || (len(g.waiting[1]) > 0 && g.waiting[1][0].due.Before(g.waiting[0][0].due)) {
-		q = 1
-	}
-	firstBy := g.firstBy
-	if firstBy == 0 {
-		firstBy = FirstBy
-	}
-	if g.first > 0 && now.Sub(g.waiting[q][0].due) < firstBy {
-		return q, false
-	}
-	return q, g.roomFor(pool)
 }
 
 // Waiting is what waits for a connection now: the First calls (in pgxpool's queue,
@@ -217,18 +182,12 @@ func Of(pool *pgxpool.Pool) *Gate {
 func (g *Gate) queued() int { return len(g.waiting[0]) + len(g.waiting[1]) }
 
 // open says whether another call may enter the pool's queue now: no First call is
-// waiting for a connection and there is room for it (roomFor).
+// waiting for a connection and fewer others are in the queue than connections free,
+// and at least one may always be (so that a connection freed at any moment finds a
+// caller, and an end of Acquire always follows to let the next through). The pool's
+// statistics (a lock of its own) are read only when another call is already in.
 func (g *Gate) open(pool *pgxpool.Pool) bool {
-	return g.first == 0 && g.roomFor(pool)
-}
-
-// roomFor says whether there is room in the pool's queue for one more call past the
-// gate: fewer of them are in it than connections free, and at least one may always be
-// (so that a connection freed at any moment finds a caller, and an end of Acquire
-// always follows to let the next through). The pool's statistics (a lock of its own)
-// are read only when another call is already in.
-func (g *Gate) roomFor(pool *pgxpool.Pool) bool {
-	return g.inside == 0 || g.inside < freeConns(pool)
+	return g.first == 0 && (g.inside == 0 || g.inside < freeConns(pool))
 }
 
 // Tracer wraps a pool's tracer with a gate: TraceAcquireStart passes the gate after
