@@ -64,13 +64,13 @@ type (
 // four of each per buyer, which one by one took as many of the pool's connections,
 // round trips and commits as the calls themselves did.
 //
-// The batches run on a pool of their own when one is set (Services.SetWrites): a key's
-// write takes a tenth of a millisecond and commits asynchronously, and in the
+// The batches run on a connection of their own when one is set (Services.SetWrites):
+// a key's write takes a tenth of a millisecond and commits asynchronously, and in the
 // sale's pool it waits at the gate behind the checkouts' and payments' transactions,
 // tens of milliseconds in a busy second, and every keyed call waits for it twice. A
 // batch waiting there also keeps the next batch's calls waiting behind it (make
-// onsale: the keyed calls' p50 doubled and the sale sold out 50 s later), and marked
-// first it would keep every usual call out of the pool's queue (dbgate).
+// onsale: the keyed calls' p50 doubled), and marked first it would keep every usual
+// call out of the pool's queue (dbgate).
 type idempotencyWriters struct {
 	q      *db.Queries // the pool the batches run on
 	claims groupcommit.Writer[idemClaim, bool]

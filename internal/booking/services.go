@@ -63,9 +63,8 @@ func New(pool *pgxpool.Pool, cfg Config, notify Notifier, provider Provider, log
 func (s *Services) SetReads(conn db.DBTX) { s.store.reads = func() db.DBTX { return conn } }
 
 // SetWrites attaches the pool the API's Idempotency-Keys are written on, once, while
-// the program is built: a few connections of their own, apart from the sale's pool
-// and its gate (idempotency.go says why). Unset, they are written on the store's
-// pool.
+// the program is built: a connection of their own, apart from the sale's pool and
+// its gate (idempotency.go says why). Unset, they are written on the store's pool.
 func (s *Services) SetWrites(pool *pgxpool.Pool) { s.store.idem.q = db.New(pool) }
 
 // SetCounters attaches the counters, once, while the program is built.

@@ -83,11 +83,11 @@ func newStore(pool *pgxpool.Pool, cacheFor time.Duration) *Store {
 	return s
 }
 
-// SetWrites sends the batches of session writes to pool, a few connections of their
-// own apart from the sale's pool and its gate (app: App.Writes), where at an
-// onsale's admissions they would wait behind the sale's transactions with every
-// admitted buyer's first call waiting for them. Finds and deletes stay on the store's
-// pool. Call it before the store is used.
+// SetWrites sends the batches of session writes to pool, a connection of their own
+// apart from the sale's pool and its gate (app: App.Writes), where at an onsale's
+// admissions they would wait behind the sale's transactions with every admitted
+// buyer's first call waiting for them. Finds and deletes stay on the store's pool.
+// Call it before the store is used.
 func (s *Store) SetWrites(pool *pgxpool.Pool) { s.writesQ = db.New(pool) }
 
 // FindCtx returns a live session's data.
