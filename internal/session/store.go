@@ -49,7 +49,7 @@ const maxCached = 100_000
 // this one passes the context down.
 type Store struct {
 	q        *db.Queries
-	writesQ  *db.Queries // the pool CommitCtx's batches run on: q's unless SetWrites
+	writesQ  *db.Queries   // the pool CommitCtx's batches run on: q's unless SetWrites
 	cacheFor time.Duration // 0: every find asks PostgreSQL
 
 	mu    sync.Mutex
