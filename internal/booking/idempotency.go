@@ -127,12 +127,22 @@ func (s *store) saveAnswers(ctx context.Context, batch []idemSave) ([]struct{}, 
 // FinishIdempotent. An answer: the request ran before; replay it. Or
 // ErrIdempotencyKeyReused, or ErrIdempotencyKeyInUse.
 func (s *Buyer) BeginIdempotent(ctx context.Context, buyer, key string, requestHash []byte) (*IdempotentAnswer, error) {
+	// The claim is waited for even if the request goes away meanwhile (a batch takes
+	// milliseconds, bounded by its own timeout), so that a key claimed for a request
+	// that will not run is given back at once: its client's repeat runs rather than
+	// hearing "in use" until the key goes stale.
 	end := iowait.TimeBatched(ctx)
-	taken, err := s.idem.claims.Do(ctx, idemClaim{idemKey{buyer, key}, requestHash})
+	taken, err := s.idem.claims.Do(context.WithoutCancel(ctx), idemClaim{idemKey{buyer, key}, requestHash})
 	end()
-	if err != nil {
+	switch {
+	case err != nil:
 		return nil, translate(err)
-	} else if taken {
+	case taken && ctx.Err() != nil:
+		if err := s.q.IdempotencyKeyRelease(context.WithoutCancel(ctx), db.IdempotencyKeyReleaseParams{Buyer: buyer, Key: key}); err != nil {
+			s.log.WarnContext(ctx, "idempotency key of a request gone away not given back", "key", key, "err", err)
+		}
+		return nil, translate(ctx.Err())
+	case taken:
 		return nil, nil
 	}
 	k, err := s.q.IdempotencyKeyGet(ctx, db.IdempotencyKeyGetParams{Buyer: buyer, Key: key})

@@ -1,6 +1,7 @@
 package booking
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sync"
@@ -240,5 +241,50 @@ func TestIdempotencyKeysOnTheirPool(t *testing.T) {
 	}
 	if a, err := b.BeginIdempotent(ctx, "fay", "k", []byte("h")); err != nil || a == nil || a.Status != 201 {
 		t.Errorf("repeat: got %+v, %v; want the saved answer", a, err)
+	}
+}
+
+// TestIdempotencyClaimOfAGoneRequest: a request that goes away while its key's claim
+// is in flight gets its context's error, and the key, claimed all the same, is given
+// back at once, so that its client's repeat runs. The claim is held in flight by a
+// transaction that holds the key.
+func TestIdempotencyClaimOfAGoneRequest(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, basketSpec(), DefaultConfig())
+	ctx := t.Context()
+	b := f.svc.Buyer
+	hash := []byte("the request")
+	blocker, err := f.pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer blocker.Rollback(ctx) //nolint:errcheck
+	if _, err := blocker.Exec(ctx, `INSERT INTO idempotency_keys (buyer, key, request_hash, expires_at)
+		VALUES ('gus', 'k', $1, now() + interval '1 hour')`, hash); err != nil {
+		t.Fatal(err)
+	}
+	gone, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() {
+		_, err := b.BeginIdempotent(gone, "gus", "k", hash)
+		done <- err
+	}()
+	for b.idem.claims.Batches() < 1 {
+		time.Sleep(time.Millisecond)
+	}
+	cancel()
+	time.Sleep(20 * time.Millisecond) // the request gone before its claim lands
+	if err := blocker.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("the gone request: got %v, want %v", err, context.Canceled)
+	}
+	var n int
+	if err := f.pool.QueryRow(ctx, `SELECT count(*) FROM idempotency_keys WHERE buyer = 'gus'`).Scan(&n); err != nil || n != 0 {
+		t.Errorf("keys of the gone request: %d, %v; want 0 (given back)", n, err)
+	}
+	if a, err := b.BeginIdempotent(ctx, "gus", "k", hash); a != nil || err != nil {
+		t.Errorf("the repeat: got %v, %v; want it to run", a, err)
 	}
 }
