@@ -218,6 +218,8 @@ func TestServeMetrics(t *testing.T) {
 		`boxoffice_http_requests_total{code="200",host="",method="POST",url="/api/v1/events/:id/queue"} 1`,
 		"pgxpool_acquire_count ", "pgxpool_max_conns 16", "boxoffice_redis_pool_hit_total ",
 		`boxoffice_db_gate_waiting{place="first"} `, `boxoffice_db_gate_waiting{place="later"} `,
+		`boxoffice_small_writes_total{kind="session"} `, `boxoffice_small_write_batches_total{kind="key_claim"} `,
+		`boxoffice_small_writes_waiting{kind="key_answer"} `,
 		"go_goroutines ",
 	} {
 		if !hasLine(text, want) {

@@ -27,6 +27,7 @@ import (
 	"boxoffice/internal/catalog"
 	"boxoffice/internal/checkin"
 	"boxoffice/internal/config"
+	"boxoffice/internal/groupcommit"
 	"boxoffice/internal/jobs"
 	"boxoffice/internal/latency"
 	"boxoffice/internal/live"
@@ -169,12 +170,19 @@ func New(ctx context.Context, cfg config.Config, opt Options) (a *App, err error
 	if err = a.Metrics.Watch(metrics.Sources{
 		Pool: a.Pool, Redis: a.Redis, SSEClients: a.Live.Watchers, Queues: a.queues, Log: a.Log,
 		BestAvailable: a.Booking.Maps.BestAvailableCounts, Load: a.Load.Level, DBGate: gateWaiting(a.Pool),
+		SmallWrites: a.smallWrites,
 	}); err != nil {
 		return a, err
 	}
 	a.buildDesk()
 	a.Handler, err = web.New(a.WebDeps())
 	return a, err
+}
+
+// smallWrites are the batched small writes' counts by kind, for the metrics.
+func (a *App) smallWrites() map[string]groupcommit.Stats {
+	claims, answers := a.Booking.KeyWrites()
+	return map[string]groupcommit.Stats{"session": a.store.WriteStats(), "key_claim": claims, "key_answer": answers}
 }
 
 // WebDeps are the parts of the program the HTTP handler uses. New builds a.Handler

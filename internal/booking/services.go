@@ -6,6 +6,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"boxoffice/internal/db"
+	"boxoffice/internal/groupcommit"
 )
 
 // Booking is cut by who calls it, over one store (store.go) that every part shares:
@@ -66,6 +67,12 @@ func (s *Services) SetReads(conn db.DBTX) { s.store.reads = func() db.DBTX { ret
 // the program is built: a connection of their own, apart from the sale's pool and
 // its gate (idempotency.go says why). Unset, they are written on the store's pool.
 func (s *Services) SetWrites(pool *pgxpool.Pool) { s.store.idem.q = db.New(pool) }
+
+// KeyWrites are the counts of the Idempotency-Keys' claims and answers written in
+// batches (idempotency.go), for the metrics.
+func (s *Services) KeyWrites() (claims, answers groupcommit.Stats) {
+	return s.store.idem.claims.Stats(), s.store.idem.saves.Stats()
+}
 
 // SetCounters attaches the counters, once, while the program is built.
 func (s *Services) SetCounters(c Counters) { s.store.counters = c }

@@ -29,7 +29,13 @@ type Writer[In, Out any] struct {
 	mu      sync.Mutex
 	pending []*call[In, Out]
 	running bool // a goroutine is writing the pending calls
+	calls   int
 	batches int
+}
+
+// Stats are a Writer's counts so far, and the calls waiting now.
+type Stats struct {
+	Calls, Batches, Waiting int
 }
 
 type call[In, Out any] struct {
@@ -44,6 +50,7 @@ type call[In, Out any] struct {
 func (w *Writer[In, Out]) Do(ctx context.Context, in In) (Out, error) {
 	c := &call[In, Out]{in: in, done: make(chan struct{})}
 	w.mu.Lock()
+	w.calls++
 	w.pending = append(w.pending, c)
 	lead := !w.running
 	w.running = true
@@ -58,6 +65,13 @@ func (w *Writer[In, Out]) Do(ctx context.Context, in In) (Out, error) {
 		var zero Out
 		return zero, ctx.Err()
 	}
+}
+
+// Stats returns the calls and batches so far and the calls waiting now.
+func (w *Writer[In, Out]) Stats() Stats {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return Stats{Calls: w.calls, Batches: w.batches, Waiting: len(w.pending)}
 }
 
 // Batches is the number of batches run so far.

@@ -65,6 +65,9 @@ func TestWriter(t *testing.T) {
 			t.Errorf("call %d got %d, want %d", r[0], r[1], r[0]*10)
 		}
 	}
+	if got := w.Stats(); got != (Stats{Calls: 5, Batches: 3}) {
+		t.Errorf("stats %+v, want 5 calls in 3 batches, none waiting", got)
+	}
 	mu.Lock()
 	want := [][]int{{1}, {2, 3, 4}, {5}}
 	if !slices.EqualFunc(batches, want, slices.Equal) {

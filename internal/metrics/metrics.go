@@ -28,6 +28,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/redis/go-redis/extra/redisprometheus/v9"
 	"github.com/redis/go-redis/v9"
+
+	"boxoffice/internal/groupcommit"
 )
 
 // Namespace starts the name of every series boxoffice defines itself.
@@ -135,7 +137,10 @@ type Sources struct {
 	// DBGate reads the calls waiting for a pooled connection by their place in the
 	// queue (dbgate.Gate.Waiting).
 	DBGate func() (first, usual, later int)
-	Log    *slog.Logger
+	// SmallWrites reads the batched small writes' counts by kind (groupcommit): the
+	// sessions', the Idempotency-Keys' claims and answers.
+	SmallWrites func() map[string]groupcommit.Stats
+	Log         *slog.Logger
 }
 
 // Watch registers the gauges read from src at each scrape: the pools' own statistics
@@ -164,6 +169,9 @@ func (m *Metrics) Watch(src Sources) error {
 				return float64([]int{f, u, l}[i])
 			}))
 		}
+	}
+	if src.SmallWrites != nil {
+		cs = append(cs, smallWrites(src.SmallWrites)...)
 	}
 	if src.BestAvailable != nil {
 		cs = append(cs,

@@ -9,6 +9,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"boxoffice/internal/groupcommit"
 )
 
 // TestRegistriesApart: two programs in one process (tests) count into registries of
@@ -48,7 +50,10 @@ func TestQueueCollectorKeepsWhatItRead(t *testing.T) {
 		},
 		Load:   func() float64 { return 1.5 },
 		DBGate: func() (int, int, int) { return 2, 5, 11 },
-		Log:    slog.New(slog.NewTextHandler(io.Discard, nil)),
+		SmallWrites: func() map[string]groupcommit.Stats {
+			return map[string]groupcommit.Stats{"session": {Calls: 500, Batches: 40, Waiting: 3}, "key_claim": {Calls: 7, Batches: 7}}
+		},
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -65,6 +70,8 @@ func TestQueueCollectorKeepsWhatItRead(t *testing.T) {
 		"boxoffice_sse_clients 4",
 		`boxoffice_db_gate_waiting{place="first"} 2`, `boxoffice_db_gate_waiting{place="usual"} 5`,
 		`boxoffice_db_gate_waiting{place="later"} 11`,
+		`boxoffice_small_writes_total{kind="session"} 500`, `boxoffice_small_write_batches_total{kind="session"} 40`,
+		`boxoffice_small_writes_waiting{kind="session"} 3`, `boxoffice_small_writes_total{kind="key_claim"} 7`,
 		`boxoffice_presale_queue_length{event="11"} 6`, `boxoffice_presale_queue_active{event="11"} 3`,
 	} {
 		if !strings.Contains(text, "\n"+w+"\n") {

@@ -90,6 +90,9 @@ func newStore(pool *pgxpool.Pool, cacheFor time.Duration) *Store {
 // Call it before the store is used.
 func (s *Store) SetWrites(pool *pgxpool.Pool) { s.writesQ = db.New(pool) }
 
+// WriteStats are the counts of the session writes and their batches, for the metrics.
+func (s *Store) WriteStats() groupcommit.Stats { return s.writes.Stats() }
+
 // FindCtx returns a live session's data.
 func (s *Store) FindCtx(ctx context.Context, token string) ([]byte, bool, error) {
 	now := time.Now()
