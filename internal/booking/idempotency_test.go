@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"boxoffice/internal/db"
@@ -108,15 +109,7 @@ func TestIdempotencyKeysBatched(t *testing.T) {
 	b := f.svc.Buyer
 	hash := []byte("the request")
 
-	blocker, err := f.pool.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer blocker.Rollback(ctx) //nolint:errcheck // rolled back below; a second call does nothing
-	if _, err := blocker.Exec(ctx, `INSERT INTO idempotency_keys (buyer, key, request_hash, expires_at)
-		VALUES ('eve', 'first', $1, now() + interval '1 hour')`, hash); err != nil {
-		t.Fatal(err)
-	}
+	blocker := keyHeld(t, f, "eve", "first", hash)
 	firstDone := make(chan error, 1)
 	go func() {
 		_, err := b.BeginIdempotent(ctx, "eve", "first", hash)
@@ -254,15 +247,7 @@ func TestIdempotencyClaimOfAGoneRequest(t *testing.T) {
 	ctx := t.Context()
 	b := f.svc.Buyer
 	hash := []byte("the request")
-	blocker, err := f.pool.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer blocker.Rollback(ctx) //nolint:errcheck
-	if _, err := blocker.Exec(ctx, `INSERT INTO idempotency_keys (buyer, key, request_hash, expires_at)
-		VALUES ('gus', 'k', $1, now() + interval '1 hour')`, hash); err != nil {
-		t.Fatal(err)
-	}
+	blocker := keyHeld(t, f, "gus", "k", hash)
 	gone, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() {
@@ -287,4 +272,22 @@ func TestIdempotencyClaimOfAGoneRequest(t *testing.T) {
 	if a, err := b.BeginIdempotent(ctx, "gus", "k", hash); a != nil || err != nil {
 		t.Errorf("the repeat: got %v, %v; want it to run", a, err)
 	}
+}
+
+// keyHeld is an open transaction that has inserted the buyer's key, uncommitted: a
+// claim of the same key waits for it, and with it the claim's batch, until the test
+// rolls it back (or the test ends).
+func keyHeld(t *testing.T, f fixture, buyer, key string, hash []byte) pgx.Tx {
+	t.Helper()
+	ctx := t.Context()
+	tx, err := f.pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tx.Rollback(context.Background()) }) // a second rollback does nothing
+	if _, err := tx.Exec(ctx, `INSERT INTO idempotency_keys (buyer, key, request_hash, expires_at)
+		VALUES ($1, $2, $3, now() + interval '1 hour')`, buyer, key, hash); err != nil {
+		t.Fatal(err)
+	}
+	return tx
 }
