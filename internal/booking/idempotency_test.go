@@ -115,7 +115,7 @@ func TestIdempotencyKeysBatched(t *testing.T) {
 		_, err := b.BeginIdempotent(ctx, "eve", "first", hash)
 		firstDone <- err
 	}()
-	for b.idem.claims.Batches() < 1 {
+	for b.idem.claims.Stats().Batches < 1 {
 		time.Sleep(time.Millisecond)
 	}
 
@@ -133,14 +133,14 @@ func TestIdempotencyKeysBatched(t *testing.T) {
 			results <- result{key, a, err}
 		}()
 	}
-	for b.idem.claims.Waiting() < n {
+	for b.idem.claims.Stats().Waiting < n {
 		time.Sleep(time.Millisecond)
 	}
 	go func() { // the same key as k0, brought at once: after the others, in their batch
 		a, err := b.BeginIdempotent(ctx, "eve", "k0", hash)
 		results <- result{"k0 again", a, err}
 	}()
-	for b.idem.claims.Waiting() < n+1 {
+	for b.idem.claims.Stats().Waiting < n+1 {
 		time.Sleep(time.Millisecond)
 	}
 	if err := blocker.Rollback(ctx); err != nil {
@@ -158,7 +158,7 @@ func TestIdempotencyKeysBatched(t *testing.T) {
 			t.Errorf("%s: got %v, %v; want it to run", r.key, r.first, r.err)
 		}
 	}
-	if got := b.idem.claims.Batches(); got != 2 {
+	if got := b.idem.claims.Stats().Batches; got != 2 {
 		t.Errorf("claims: %d batches for %d calls, want 2 (the held one, then all the others)", got, n+2)
 	}
 
@@ -180,20 +180,20 @@ func TestIdempotencyKeysBatched(t *testing.T) {
 		})
 	}
 	save(0)
-	for b.idem.saves.Batches() < 1 {
+	for b.idem.saves.Stats().Batches < 1 {
 		time.Sleep(time.Millisecond)
 	}
 	for i := 1; i < n; i++ {
 		save(i)
 	}
-	for b.idem.saves.Waiting() < n-1 {
+	for b.idem.saves.Stats().Waiting < n-1 {
 		time.Sleep(time.Millisecond)
 	}
 	if err := locker.Rollback(ctx); err != nil {
 		t.Fatal(err)
 	}
 	wg.Wait()
-	if got := b.idem.saves.Batches(); got != 2 {
+	if got := b.idem.saves.Stats().Batches; got != 2 {
 		t.Errorf("saves: %d batches for %d calls, want 2", got, n)
 	}
 	for _, i := range []int{0, n / 2, n - 1} {
@@ -254,7 +254,7 @@ func TestIdempotencyClaimOfAGoneRequest(t *testing.T) {
 		_, err := b.BeginIdempotent(gone, "gus", "k", hash)
 		done <- err
 	}()
-	for b.idem.claims.Batches() < 1 {
+	for b.idem.claims.Stats().Batches < 1 {
 		time.Sleep(time.Millisecond)
 	}
 	cancel()

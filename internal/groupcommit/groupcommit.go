@@ -74,20 +74,6 @@ func (w *Writer[In, Out]) Stats() Stats {
 	return Stats{Calls: w.calls, Batches: w.batches, Waiting: len(w.pending)}
 }
 
-// Batches is the number of batches run so far.
-func (w *Writer[In, Out]) Batches() int {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.batches
-}
-
-// Waiting is the number of calls waiting for the next batch.
-func (w *Writer[In, Out]) Waiting() int {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return len(w.pending)
-}
-
 // writeAll runs the pending calls, batch after batch, until none are left.
 func (w *Writer[In, Out]) writeAll() {
 	limit := w.Max

@@ -49,12 +49,12 @@ func TestWriter(t *testing.T) {
 		}()
 	}
 	do(1)
-	for w.Batches() < 1 {
+	for w.Stats().Batches < 1 {
 		time.Sleep(time.Millisecond)
 	}
 	for v := 2; v <= 5; v++ {
 		do(v)
-		for w.Waiting() < v-1 {
+		for w.Stats().Waiting < v-1 {
 			time.Sleep(time.Millisecond)
 		}
 	}

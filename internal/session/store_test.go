@@ -147,14 +147,14 @@ func TestCommitsGather(t *testing.T) {
 	errs := make(chan error, 101)
 	go func() { errs <- s.CommitCtx(ctx, "gate", []byte("gate"), expiry) }()
 	dbtest.Eventually(t, "the first batch in flight", 10*time.Second, func() bool {
-		return s.writes.Batches() == 1 && s.writes.Waiting() == 0
+		return s.writes.Stats().Batches == 1 && s.writes.Stats().Waiting == 0
 	})
 	const n = 100
 	for i := range n {
 		go func() { errs <- s.CommitCtx(ctx, fmt.Sprintf("tok-%d", i), []byte{byte(i)}, expiry) }()
 	}
 	dbtest.Eventually(t, "a hundred writes waiting", 10*time.Second, func() bool {
-		return s.writes.Waiting() == n
+		return s.writes.Stats().Waiting == n
 	})
 	if err := block.Rollback(ctx); err != nil {
 		t.Fatal(err)
@@ -164,7 +164,7 @@ func TestCommitsGather(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if batches := s.writes.Batches(); batches != 2 {
+	if batches := s.writes.Stats().Batches; batches != 2 {
 		t.Errorf("%d writes took %d statements, want 2 (the first, then the rest together)", n+1, batches)
 	}
 	other := NewUncachedStore(pool)
