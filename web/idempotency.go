@@ -2,10 +2,10 @@ package web
 
 import (
 	"bytes"
-	"context"
 	"crypto/sha256"
 	"io"
 	"net/http"
+	"strconv"
 
 	"github.com/labstack/echo/v4"
 )
@@ -66,6 +66,7 @@ func (s *server) idempotent(c echo.Context, h echo.HandlerFunc) error {
 		code = s.toAPIError(herr).Code
 	}
 	c.Response().Writer = rec.ResponseWriter
+	rec.send()
 	status, answer := c.Response().Status, rec.body.Bytes()
 	if !c.Response().Committed {
 		status = 0
@@ -73,11 +74,8 @@ func (s *server) idempotent(c echo.Context, h echo.HandlerFunc) error {
 	if !keepAnswer(status, code) {
 		status = 0 // gives the key back
 	}
-	if err := s.Buyer.FinishIdempotent(context.WithoutCancel(ctx), buyer, key, status, answer); err != nil {
-		// The key stays taken by a request that never finished; repeats of it run
-		// again once it is stale (booking: 20 s, past the request's deadline).
-		s.Log.WarnContext(ctx, "idempotent answer not kept", "key", key, "err", err)
-	}
+	// The answer has gone out whole; the key's save follows it.
+	s.Buyer.SaveIdempotentAfter(ctx, buyer, key, status, answer)
 	return herr
 }
 
@@ -117,20 +115,47 @@ func validKey(k string) bool {
 	return true
 }
 
-// recorder passes an answer through and keeps a copy of its body.
+// recorder keeps an answer (its status and body) until send, which sends it with its
+// length, so that the client has it whole while the key's save follows (the answers
+// here are small JSON).
 type recorder struct {
 	http.ResponseWriter
-	body bytes.Buffer
+	status int
+	body   bytes.Buffer
+}
+
+func (r *recorder) WriteHeader(status int) {
+	if r.status == 0 {
+		r.status = status
+	}
 }
 
 func (r *recorder) Write(b []byte) (int, error) {
-	r.body.Write(b)
-	return r.ResponseWriter.Write(b)
+	if r.status == 0 {
+		r.status = http.StatusOK
+	}
+	return r.body.Write(b)
 }
 
-// Flush keeps the writer a Flusher when the one it wraps is.
-func (r *recorder) Flush() {
+// Flush holds the answer too: it goes out with send.
+func (r *recorder) Flush() {}
+
+// send writes the kept answer, if any, with its Content-Length, and flushes it.
+func (r *recorder) send() {
+	if r.status == 0 {
+		return
+	}
+	if bodyAllowed(r.status) {
+		r.ResponseWriter.Header().Set(echo.HeaderContentLength, strconv.Itoa(r.body.Len()))
+	}
+	r.ResponseWriter.WriteHeader(r.status)
+	r.ResponseWriter.Write(r.body.Bytes()) //nolint:errcheck // a client gone away is no answer's fault
 	if f, ok := r.ResponseWriter.(http.Flusher); ok {
 		f.Flush()
 	}
+}
+
+// bodyAllowed reports whether an answer of status may carry a body (RFC 9110).
+func bodyAllowed(status int) bool {
+	return status >= 200 && status != http.StatusNoContent && status != http.StatusNotModified
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"boxoffice/internal/booking/bookingtest"
 	"boxoffice/web"
@@ -166,4 +167,89 @@ func TestIdempotencyKeyConcurrent(t *testing.T) {
 		}
 	}
 	bookingtest.CheckMoney(t, app.Pool, app.EventID)
+}
+
+// TestIdempotencyAnswerBeforeSave: a keyed call's answer goes out whole before its
+// key's save, which a trigger holds back (an advisory lock the test keeps); a repeat
+// sent meanwhile gets the first answer replayed once the save is through. (That a
+// repeat waits for a save under way rather than hearing 409 idempotency_key_in_use is
+// booking's TestIdempotentSaveAfter: here the held save also holds the key's row.)
+func TestIdempotencyAnswerBeforeSave(t *testing.T) {
+	t.Parallel()
+	app := newTestApp(t)
+	ctx := t.Context()
+	const lockID = 4242
+	if _, err := app.Pool.Exec(ctx, `
+		CREATE FUNCTION test_saves_wait() RETURNS trigger LANGUAGE plpgsql AS $$
+		BEGIN PERFORM pg_advisory_xact_lock(4242); RETURN NEW; END $$;
+		CREATE TRIGGER saves_wait BEFORE UPDATE ON idempotency_keys
+		FOR EACH ROW WHEN (NEW.status IS NOT NULL) EXECUTE FUNCTION test_saves_wait()`); err != nil {
+		t.Fatal(err)
+	}
+	lock, err := app.Pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Release()
+	if _, err := lock.Exec(ctx, `SELECT pg_advisory_lock($1)`, lockID); err != nil {
+		t.Fatal(err)
+	}
+	unlocked := false
+	unlock := func() {
+		if !unlocked {
+			unlocked = true
+			if _, err := lock.Exec(context.Background(), `SELECT pg_advisory_unlock($1)`, lockID); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	defer unlock()
+
+	// A connection a request: the repeat, as from a client whose connection was lost,
+	// is not queued behind the first request on its connection.
+	c := app.newClientVia(t, &http.Transport{DisableKeepAlives: true}, 30*time.Second)
+	holds := "/api/v1/events/" + itoa(app.EventID) + "/holds"
+	body := map[string]any{"seatIds": firstSeats(t, app.Pool, app.EventID, 1)}
+	type answer struct {
+		status int
+		raw    []byte
+		hdr    http.Header
+		err    error
+	}
+	send := func() chan answer {
+		out := make(chan answer, 1)
+		go func() {
+			st, raw, hdr, err := c.send(ctx, "POST", holds, body, http.Header{web.IdempotencyHeader: {"saved-after"}})
+			out <- answer{st, raw, hdr, err}
+		}()
+		return out
+	}
+
+	var first answer
+	select {
+	case first = <-send():
+	case <-time.After(10 * time.Second):
+		t.Fatal("no answer while its key's save is held back: the answer waits for the save")
+	}
+	if first.err != nil || first.status != http.StatusCreated {
+		t.Fatalf("the hold: got %d %s, %v; want 201", first.status, truncate(first.raw), first.err)
+	}
+	if n := count(t, app.Pool, `SELECT count(*) FROM idempotency_keys WHERE key = 'saved-after' AND status IS NULL`); n != 1 {
+		t.Fatalf("keys in flight once the answer came: %d, want 1 (the save held back)", n)
+	}
+
+	again := send()
+	unlock()
+	select {
+	case a := <-again:
+		if a.err != nil || a.status != first.status || !bytes.Equal(a.raw, first.raw) || a.hdr.Get(web.ReplayedHeader) != "true" {
+			t.Errorf("the repeat: got %d %s (replayed %q), %v; want the first answer %d %s replayed",
+				a.status, truncate(a.raw), a.hdr.Get(web.ReplayedHeader), a.err, first.status, truncate(first.raw))
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the repeat: no answer once the save went through")
+	}
+	if n := count(t, app.Pool, `SELECT count(*) FROM holds WHERE event_id = $1`, app.EventID); n != 1 {
+		t.Errorf("holds: got %d, want 1", n)
+	}
 }

@@ -276,7 +276,8 @@ func (a *App) pruneLoginFailures(ctx context.Context, interval time.Duration) {
 	})
 }
 
-// Close ends the live streams, stops the job queue if Run left it running, lets the
+// Close ends the live streams, waits for the Idempotency-Key answers still being saved
+// (within ctx), stops the job queue if Run left it running, lets the
 // payment provider finish its deliveries (within ctx), sends the seat changes still
 // queued, and closes the connections, in that order: each step may still need the
 // ones after it.
@@ -285,8 +286,12 @@ func (a *App) Close(ctx context.Context) error {
 	if a.Live != nil {
 		a.Live.Close()
 	}
+	if a.Booking != nil {
+		// The answers that went out have their keys saved before the pools close.
+		err = a.Booking.DrainIdempotent(ctx)
+	}
 	if a.Jobs != nil {
-		err = a.Jobs.Stop(ctx)
+		err = errors.Join(err, a.Jobs.Stop(ctx))
 	}
 	if a.Payments != nil {
 		err = errors.Join(err, a.Payments.Close(ctx))

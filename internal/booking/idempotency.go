@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -18,7 +19,8 @@ import (
 // connection) sends it again with the same key and gets the first answer, instead of a
 // second hold, order or charge. The key is taken (a row, committed at once) before the
 // request runs, so that a concurrent repeat waits its turn rather than running too,
-// and the answer is stored after.
+// and the answer is stored after: after it went out (SaveIdempotentAfter), while a
+// repeat of the key on this instance waits for the save rather than hearing "in use".
 
 // Idempotency-Key refusals.
 var (
@@ -75,6 +77,63 @@ type idempotencyWriters struct {
 	q      *db.Queries // the pool the batches run on
 	claims groupcommit.Writer[idemClaim, bool]
 	saves  groupcommit.Writer[idemSave, struct{}]
+	after  afterSaves
+}
+
+// afterSaves are the answers being saved after they went out, by key.
+type afterSaves struct {
+	mu      sync.Mutex
+	pending map[idemKey]chan struct{} // closed when the key's save is done
+	wg      sync.WaitGroup
+}
+
+// start marks k's answer as being saved; done unmarks it.
+func (a *afterSaves) start(k idemKey) (done func()) {
+	ch := make(chan struct{})
+	a.mu.Lock()
+	if a.pending == nil {
+		a.pending = map[idemKey]chan struct{}{}
+	}
+	a.pending[k] = ch
+	a.mu.Unlock()
+	a.wg.Add(1)
+	return func() {
+		a.mu.Lock()
+		if a.pending[k] == ch {
+			delete(a.pending, k)
+		}
+		a.mu.Unlock()
+		close(ch)
+		a.wg.Done()
+	}
+}
+
+// wait waits for k's save, if one is under way, or for ctx to end.
+func (a *afterSaves) wait(ctx context.Context, k idemKey) error {
+	a.mu.Lock()
+	ch := a.pending[k]
+	a.mu.Unlock()
+	if ch == nil {
+		return nil
+	}
+	select {
+	case <-ch:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// drain waits for every save under way, or for ctx to end.
+func (a *afterSaves) drain(ctx context.Context) error {
+	done := make(chan struct{})
+	go func() { a.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 func (s *store) initIdempotency() {
@@ -127,6 +186,9 @@ func (s *store) saveAnswers(ctx context.Context, batch []idemSave) ([]struct{}, 
 // FinishIdempotent. An answer: the request ran before; replay it. Or
 // ErrIdempotencyKeyReused, or ErrIdempotencyKeyInUse.
 func (s *Buyer) BeginIdempotent(ctx context.Context, buyer, key string, requestHash []byte) (*IdempotentAnswer, error) {
+	if err := s.idem.after.wait(ctx, idemKey{buyer, key}); err != nil {
+		return nil, translate(err)
+	}
 	// The claim is waited for even if the request goes away meanwhile (a batch takes
 	// milliseconds, bounded by its own timeout), so that a key claimed for a request
 	// that will not run is given back at once: its client's repeat runs rather than
@@ -173,3 +235,29 @@ func (s *Buyer) FinishIdempotent(ctx context.Context, buyer, key string, status 
 	end()
 	return translate(err)
 }
+
+// SaveIdempotentAfter is FinishIdempotent for an answer that has gone out: it returns
+// at once and saves the answer meanwhile, and logs a save that failed. A buyer waits
+// for its answer, not for the key's bookkeeping: the save is a batch on the writes'
+// connection, one more wait of a keyed call in a busy second. A repeat of the key on
+// this instance waits for the save and replays the answer (BeginIdempotent); one on
+// another instance within those milliseconds hears ErrIdempotencyKeyInUse, as while
+// the first request runs. DrainIdempotent waits for the saves under way.
+func (s *Buyer) SaveIdempotentAfter(ctx context.Context, buyer, key string, status int, body []byte) {
+	k := idemKey{buyer, key}
+	done := s.idem.after.start(k)
+	ctx = context.WithoutCancel(ctx)
+	go func() {
+		defer done()
+		if err := s.FinishIdempotent(ctx, buyer, key, status, body); err != nil {
+			// The key stays taken by a request that never finished; repeats of it run
+			// again once it is stale (idempotencyStale).
+			s.log.WarnContext(ctx, "idempotent answer not kept", "key", key, "err", err)
+		}
+	}()
+}
+
+// DrainIdempotent waits until the answers being saved after they went out
+// (SaveIdempotentAfter) are saved, or ctx ends: a program stopping calls it before it
+// closes its pools.
+func (s *Services) DrainIdempotent(ctx context.Context) error { return s.store.idem.after.drain(ctx) }

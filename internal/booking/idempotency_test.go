@@ -291,3 +291,55 @@ func keyHeld(t *testing.T, f fixture, buyer, key string, hash []byte) pgx.Tx {
 	}
 	return tx
 }
+
+// TestIdempotentSaveAfter: SaveIdempotentAfter returns while its save waits (the
+// test holds the saves' batch back); a repeat of the key meanwhile waits for the save
+// and replays the answer, rather than hearing the key is in use; DrainIdempotent waits
+// for the save, and returns at its context's end while the save still waits.
+func TestIdempotentSaveAfter(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, basketSpec(), DefaultConfig())
+	ctx := t.Context()
+	b := f.svc.Buyer
+	hash := []byte("the request")
+	if a, err := b.BeginIdempotent(ctx, "hal", "k", hash); a != nil || err != nil {
+		t.Fatalf("claim: got %v, %v; want it taken", a, err)
+	}
+	release := make(chan struct{})
+	released := sync.OnceFunc(func() { close(release) })
+	t.Cleanup(released)
+	save := b.idem.saves.Run
+	b.idem.saves.Run = func(ctx context.Context, batch []idemSave) ([]struct{}, error) {
+		<-release
+		return save(ctx, batch)
+	}
+
+	b.SaveIdempotentAfter(ctx, "hal", "k", 201, []byte(`{"n":1}`))
+	type result struct {
+		a   *IdempotentAnswer
+		err error
+	}
+	repeat := make(chan result, 1)
+	go func() {
+		a, err := b.BeginIdempotent(ctx, "hal", "k", hash)
+		repeat <- result{a, err}
+	}()
+	select {
+	case r := <-repeat:
+		t.Fatalf("the repeat answered %+v, %v while the save waits; want it to wait for the save", r.a, r.err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	if err := f.svc.DrainIdempotent(short); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("drain while the save waits: got %v, want %v", err, context.DeadlineExceeded)
+	}
+
+	released()
+	if r := <-repeat; r.err != nil || r.a == nil || r.a.Status != 201 || string(r.a.Body) != `{"n":1}` {
+		t.Errorf("the repeat: got %+v, %v; want the answer saved after", r.a, r.err)
+	}
+	if err := f.svc.DrainIdempotent(ctx); err != nil {
+		t.Errorf("drain once saved: %v", err)
+	}
+}
