@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -12,6 +11,7 @@ import (
 	"boxoffice/internal/db"
 	"boxoffice/internal/groupcommit"
 	"boxoffice/internal/iowait"
+	"boxoffice/internal/pending"
 )
 
 // Idempotency keys of the JSON API. A client that sends a POST with an
@@ -77,63 +77,7 @@ type idempotencyWriters struct {
 	q      *db.Queries // the pool the batches run on
 	claims groupcommit.Writer[idemClaim, bool]
 	saves  groupcommit.Writer[idemSave, struct{}]
-	after  afterSaves
-}
-
-// afterSaves are the answers being saved after they went out, by key.
-type afterSaves struct {
-	mu      sync.Mutex
-	pending map[idemKey]chan struct{} // closed when the key's save is done
-	wg      sync.WaitGroup
-}
-
-// start marks k's answer as being saved; done unmarks it.
-func (a *afterSaves) start(k idemKey) (done func()) {
-	ch := make(chan struct{})
-	a.mu.Lock()
-	if a.pending == nil {
-		a.pending = map[idemKey]chan struct{}{}
-	}
-	a.pending[k] = ch
-	a.mu.Unlock()
-	a.wg.Add(1)
-	return func() {
-		a.mu.Lock()
-		if a.pending[k] == ch {
-			delete(a.pending, k)
-		}
-		a.mu.Unlock()
-		close(ch)
-		a.wg.Done()
-	}
-}
-
-// wait waits for k's save, if one is under way, or for ctx to end.
-func (a *afterSaves) wait(ctx context.Context, k idemKey) error {
-	a.mu.Lock()
-	ch := a.pending[k]
-	a.mu.Unlock()
-	if ch == nil {
-		return nil
-	}
-	select {
-	case <-ch:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-// drain waits for every save under way, or for ctx to end.
-func (a *afterSaves) drain(ctx context.Context) error {
-	done := make(chan struct{})
-	go func() { a.wg.Wait(); close(done) }()
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	after  pending.Set[idemKey] // the answers being saved after they went out
 }
 
 func (s *store) initIdempotency() {
@@ -186,7 +130,7 @@ func (s *store) saveAnswers(ctx context.Context, batch []idemSave) ([]struct{}, 
 // FinishIdempotent. An answer: the request ran before; replay it. Or
 // ErrIdempotencyKeyReused, or ErrIdempotencyKeyInUse.
 func (s *Buyer) BeginIdempotent(ctx context.Context, buyer, key string, requestHash []byte) (*IdempotentAnswer, error) {
-	if err := s.idem.after.wait(ctx, idemKey{buyer, key}); err != nil {
+	if err := s.idem.after.Wait(ctx, idemKey{buyer, key}); err != nil {
 		return nil, translate(err)
 	}
 	// The claim is waited for even if the request goes away meanwhile (a batch takes
@@ -244,20 +188,17 @@ func (s *Buyer) FinishIdempotent(ctx context.Context, buyer, key string, status 
 // another instance within those milliseconds hears ErrIdempotencyKeyInUse, as while
 // the first request runs. DrainIdempotent waits for the saves under way.
 func (s *Buyer) SaveIdempotentAfter(ctx context.Context, buyer, key string, status int, body []byte) {
-	k := idemKey{buyer, key}
-	done := s.idem.after.start(k)
 	ctx = context.WithoutCancel(ctx)
-	go func() {
-		defer done()
+	s.idem.after.Go(idemKey{buyer, key}, func() {
 		if err := s.FinishIdempotent(ctx, buyer, key, status, body); err != nil {
 			// The key stays taken by a request that never finished; repeats of it run
 			// again once it is stale (idempotencyStale).
 			s.log.WarnContext(ctx, "idempotent answer not kept", "key", key, "err", err)
 		}
-	}()
+	})
 }
 
 // DrainIdempotent waits until the answers being saved after they went out
 // (SaveIdempotentAfter) are saved, or ctx ends: a program stopping calls it before it
 // closes its pools.
-func (s *Services) DrainIdempotent(ctx context.Context) error { return s.store.idem.after.drain(ctx) }
+func (s *Services) DrainIdempotent(ctx context.Context) error { return s.store.idem.after.Drain(ctx) }
