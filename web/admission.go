@@ -87,7 +87,9 @@ func eventOfOrder(s *server, c echo.Context) (booking.Event, error) {
 // admission has ended, which a Redis that is away does not stop: admitted buyers keep
 // buying. Anyone else is turned back: the API answers 429 not_admitted with the queue
 // position; pages send the browser to the way in (wayInURL). An onsale for verified buyers
-// first turns away a session that has not confirmed an email for it (verify.go).
+// first turns away a session that has not confirmed an email for it (verify.go). Behind
+// rateLimit, whose Redis call runs meanwhile, it reads the limit's verdict once its own
+// read is done, before it answers or changes anything (rateVerdict).
 func (s *server) admission(find eventOf) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
@@ -97,6 +99,9 @@ func (s *server) admission(find eventOf) echo.MiddlewareFunc {
 			}
 			c.Set(eventContext, ev)
 			if ev.VerifiedOnly && !s.verifiedFor(c, ev.ID) {
+				if err := rateVerdict(c); err != nil {
+					return err
+				}
 				return s.notVerified(c, ev)
 			}
 			if !ev.QueueEnabled {
@@ -114,10 +119,18 @@ func (s *server) admission(find eventOf) echo.MiddlewareFunc {
 				// Before the onsale, without a code: what the hold would answer.
 				return inZone(&booking.NotOnSaleError{OnsaleAt: ev.OnsaleAt}, ev.Zone)
 			case err != nil:
+				if err := rateVerdict(c); err != nil {
+					return err
+				}
 				return roomRefused(c, ev, err)
 			}
 			visitor := s.pageBuyer(c)
 			ok, end := s.admitted(c, qe, visitor)
+			// The rate limit's verdict, asked meanwhile (rateLimit), before anything
+			// is answered or changed.
+			if err := rateVerdict(c); err != nil {
+				return err
+			}
 			if ok {
 				return next(c)
 			}
@@ -143,6 +156,7 @@ func (s *server) notAdmitted(ctx context.Context, qe waitroom.Event, visitor str
 	}
 	ctx, cancel := context.WithTimeout(ctx, positionTimeout)
 	defer cancel()
+	s.afterHolds(ctx, visitor)
 	st, err := s.Queue.Status(ctx, qe, visitor)
 	switch {
 	case err != nil:
@@ -218,6 +232,7 @@ func (s *server) admissionEnded(c echo.Context, eventID int64, visitor string, c
 func (s *server) admissionEnd(c echo.Context, eventID int64, visitor string, cl waitroom.Claims) waitroom.End {
 	ctx, cancel := context.WithTimeout(c.Request().Context(), endedTimeout)
 	defer cancel()
+	s.afterHolds(ctx, visitor)
 	end, err := s.Queue.EndOf(ctx, eventID, visitor, cl.ExpiresAt)
 	if err != nil {
 		return waitroom.Running

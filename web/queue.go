@@ -231,6 +231,7 @@ func (s *server) askRoom(c echo.Context, qe waitroom.Event, visitor string, ask 
 	if ask == queueJoin {
 		st, err = s.join(c, qe, visitor)
 	} else {
+		s.afterHolds(ctx, visitor)
 		st, err = s.Queue.Status(ctx, qe, visitor)
 		if err == nil && ask == queueRejoin && !st.Admitted && !st.Queued {
 			st, err = s.join(c, qe, visitor)
@@ -255,6 +256,7 @@ func (s *server) askRoom(c echo.Context, qe waitroom.Event, visitor string, ask 
 // second round. It never fails the request: a slot not given back lapses with its
 // token.
 func (s *server) leaveQueue(ctx context.Context, eventID int64, buyer string) {
+	s.afterHolds(ctx, buyer)
 	s.roomCall(ctx, eventID, buyer, "waiting room slot not given back", func(ctx context.Context, roomID int64) error {
 		return s.Queue.Leave(ctx, roomID, buyer)
 	})
@@ -262,12 +264,27 @@ func (s *server) leaveQueue(ctx context.Context, eventID int64, buyer string) {
 
 // admissionLasts makes the buyer's admission last as long as the hold just made with
 // it: the slot stays taken while they hold seats and pay, and the queue calls hand out
-// tokens that last as long. It never fails the request: an admission not extended
-// still lets its hold be checked out and paid (admitted).
+// tokens that last as long. It runs once the hold's answer is out, not before: the
+// buyer waits for the seats, not for this Redis call. What reads or ends the buyer's
+// admission on this instance first waits for it (afterHolds). It never fails the
+// request: an admission not extended still lets its hold be checked out and paid
+// (admitted).
 func (s *server) admissionLasts(ctx context.Context, eventID int64, buyer string, until time.Time) {
-	s.roomCall(ctx, eventID, buyer, "waiting room admission not extended to the hold", func(ctx context.Context, roomID int64) error {
-		return s.Queue.Extend(ctx, roomID, buyer, until)
+	if buyer == "" {
+		return
+	}
+	ctx = context.WithoutCancel(ctx)
+	s.Afterwards.Go(buyer, func() {
+		s.roomCall(ctx, eventID, buyer, "waiting room admission not extended to the hold", func(ctx context.Context, roomID int64) error {
+			return s.Queue.Extend(ctx, roomID, buyer, until)
+		})
 	})
+}
+
+// afterHolds waits for the buyer's admission to be extended to the holds just made
+// (admissionLasts), or for ctx to end.
+func (s *server) afterHolds(ctx context.Context, buyer string) {
+	_ = s.Afterwards.Wait(ctx, buyer) // a request gone away reads what there is
 }
 
 // roomCall makes call, a change to the buyer's admission in the room the event's holds

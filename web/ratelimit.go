@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -62,16 +63,61 @@ func newRateLimiter(rdb redis.UniversalClient, prefix string, perSecond, burst i
 }
 
 // rateLimit answers 429 rate_limited, with Retry-After, to a buyer over the limit. It
-// goes after the session middleware: the buyer id is the key.
+// goes after the session middleware: the buyer id is the key. Its Redis call runs
+// while the admission check after it (admission) makes its own, one round trip's
+// wait instead of two: the verdict is read before anything the request changes or
+// answers (rateVerdict, in admission and in rateChecked, which goes last before the
+// handler), and a refusal is the answer whatever the admission said.
 func (s *server) rateLimit(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		key, limit, by := "b:"+s.pageBuyer(c), s.limiter.limit, limitedByBuyer
 		if key == "b:" {
 			key, limit, by = "ip:"+s.clientNet(c), s.limiter.anonymous, limitedByAddress
 		}
-		if wait, ok := s.limiter.allow(c.Request().Context(), key, limit); !ok {
-			return &apiError{Status: http.StatusTooManyRequests, Code: "rate_limited", LimitedBy: by, RetryAfter: wait,
-				Message: "Too many requests from this browser; wait a moment and try again."}
+		ctx := c.Request().Context()
+		type answer struct {
+			wait int
+			ok   bool
+		}
+		asked := make(chan answer, 1)
+		go func() {
+			wait, ok := s.limiter.allow(ctx, key, limit)
+			asked <- answer{wait, ok}
+		}()
+		verdict := sync.OnceValue(func() error {
+			if a := <-asked; !a.ok {
+				return &apiError{Status: http.StatusTooManyRequests, Code: "rate_limited", LimitedBy: by, RetryAfter: a.wait,
+					Message: "Too many requests from this browser; wait a moment and try again."}
+			}
+			return nil
+		})
+		c.Set(rateVerdictKey, verdict)
+		err := next(c)
+		if rerr := verdict(); rerr != nil && !c.Response().Committed {
+			return rerr
+		}
+		return err
+	}
+}
+
+// rateVerdictKey is the Echo context key of the rate limit's verdict (rateLimit).
+const rateVerdictKey = "rate.verdict"
+
+// rateVerdict waits for the request's rate limit verdict, if it has one: a refusal,
+// or nil.
+func rateVerdict(c echo.Context) error {
+	if v, ok := c.Get(rateVerdictKey).(func() error); ok {
+		return v()
+	}
+	return nil
+}
+
+// rateChecked goes last before a rate-limited handler: the handler runs only once the
+// limit let the request through.
+func rateChecked(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if err := rateVerdict(c); err != nil {
+			return err
 		}
 		return next(c)
 	}

@@ -69,3 +69,50 @@ func TestRateLimitFailsOpen(t *testing.T) {
 	seat := firstSeats(t, a.Pool, a.EventID, 1)[0]
 	c.hold(a.EventID, seat)
 }
+
+// TestRateLimitBeforeAdmission: the limit's verdict, asked while the admission check
+// reads the room, comes first. With the room on, a session not admitted hears
+// rate_limited past the burst and not_admitted before it; an admitted one past the
+// burst holds nothing (its handler never runs).
+func TestRateLimitBeforeAdmission(t *testing.T) {
+	t.Parallel()
+	a := newTestApp(t, fastQueue, func(o *appOptions) {
+		if o.Env == nil {
+			o.Env = map[string]string{}
+		}
+		o.Env["RATE_LIMIT"], o.Env["RATE_BURST"] = "1", "3"
+	})
+	roomOn(t, a, a.EventID, 5, 100, time.Minute)
+	seats := firstSeats(t, a.Pool, a.EventID, 6)
+
+	out := a.newClient(t)
+	answers := map[string]int{}
+	for _, seat := range seats {
+		_, e, _ := holdStatus(out, a.EventID, seat, nil)
+		answers[e.Error]++
+	}
+	if answers["rate_limited"] < 2 || answers["not_admitted"] < 3 || len(answers) != 2 {
+		t.Errorf("6 holds at once, not admitted, burst 3: got %v, want not_admitted for the first 3 and rate_limited for 2 or more of the rest", answers)
+	}
+
+	in := a.newClient(t)
+	if q := in.queue("POST", a.EventID); !q.Admitted {
+		t.Fatalf("joining: got %+v, want admitted", q)
+	}
+	created, limited := 0, 0
+	for _, seat := range seats {
+		switch st, e, _ := holdStatus(in, a.EventID, seat, nil); {
+		case st == http.StatusCreated:
+			created++
+		case e.Error == "rate_limited":
+			limited++
+		default:
+			t.Errorf("an admitted hold: got %d %q, want 201 or 429 rate_limited", st, e.Error)
+		}
+	}
+	held := count(t, a.Pool, `SELECT count(*) FROM seats WHERE event_id = $1 AND seat_is_held(seats)`, a.EventID)
+	if limited < 2 || held != created {
+		t.Errorf("6 holds at once, admitted, burst 3: %d held, %d created, %d rate limited; want 2 or more limited and only the created held",
+			held, created, limited)
+	}
+}

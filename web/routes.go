@@ -44,7 +44,7 @@ func (s *server) routes(e *echo.Echo) {
 	// Seat selection and checkout are limited per buyer and, while the event's waiting
 	// room is on, need an admission (admission.go).
 	seatPage := func(find eventOf) []echo.MiddlewareFunc {
-		return slices.Concat([]echo.MiddlewareFunc{s.step}, buyerPage, []echo.MiddlewareFunc{s.rateLimit, s.admission(find)})
+		return slices.Concat([]echo.MiddlewareFunc{s.step}, buyerPage, []echo.MiddlewareFunc{s.rateLimit, s.admission(find), rateChecked})
 	}
 	// buyer pages:
 	e.GET("/events/:slug/queue", s.showQueue, slices.Concat([]echo.MiddlewareFunc{s.pageLookSlots}, buyerPage)...)
@@ -91,7 +91,7 @@ func (s *server) routes(e *echo.Echo) {
 	api.POST(placeRoute, s.takePlace, place...)
 	api.POST("/events/:id/queue/claim", s.claimPlace, buyer...)
 	seatCall := func(find eventOf) []echo.MiddlewareFunc {
-		return slices.Concat([]echo.MiddlewareFunc{s.step}, buyer, []echo.MiddlewareFunc{s.rateLimit, s.admission(find)})
+		return slices.Concat([]echo.MiddlewareFunc{s.step}, buyer, []echo.MiddlewareFunc{s.rateLimit, s.admission(find), rateChecked})
 	}
 	api.POST("/events/:id/holds", s.createHold, seatCall(eventOfPath)...)
 	api.GET("/holds/:holdId", s.getHold, buyer...)

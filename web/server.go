@@ -28,6 +28,7 @@ import (
 	"boxoffice/internal/metrics"
 	"boxoffice/internal/money"
 	"boxoffice/internal/orderlink"
+	"boxoffice/internal/pending"
 	"boxoffice/internal/proof"
 	"boxoffice/internal/staff"
 	"boxoffice/internal/verification"
@@ -83,6 +84,10 @@ type Deps struct {
 	Redis redis.UniversalClient
 	// Links signs and reads the orders' access links (order_access.go).
 	Links *orderlink.Signer
+	// Afterwards runs the waiting-room work that follows an answer once the answer is
+	// out (an admission extended to the hold just made), by buyer; the program drains
+	// it before it closes Redis.
+	Afterwards *pending.Set[string]
 }
 
 // Settings are the configured values the handler reads.

@@ -35,6 +35,7 @@ import (
 	"boxoffice/internal/metrics"
 	"boxoffice/internal/orderlink"
 	"boxoffice/internal/payment"
+	"boxoffice/internal/pending"
 	"boxoffice/internal/proof"
 	"boxoffice/internal/replica"
 	"boxoffice/internal/session"
@@ -96,6 +97,9 @@ type App struct {
 	// office's desk (web's admin), the seat maps (web and the live hub) and the
 	// workers' side (the job queue and Run's tidy-up).
 	Booking *booking.Services
+	// afterwards is the waiting-room work web does after an answer has gone out (an
+	// admission extended to the hold just made), by buyer: drained before Redis closes.
+	afterwards pending.Set[string]
 	// Provider is the payment provider booking charges with (PAYMENT_PROVIDER): the
 	// test provider, which is then Payments too, or the Stripe adapter.
 	Provider booking.Provider
@@ -201,7 +205,7 @@ func (a *App) WebDeps() web.Deps {
 		Log: a.Log, Metrics: a.Metrics, Ready: a.Ready,
 		Buyer: a.Booking.Buyer, Desk: a.Booking.Desk, Maps: a.Booking.Maps, Sessions: a.Sessions, Staff: a.Staff, StaffSessions: a.StaffSessions,
 		Catalog: a.Catalog, Door: a.Door, Verify: a.Verify, Queue: a.Queue, Live: a.Live, Load: a.Load,
-		Proof: a.Proof, Redis: a.Redis, Links: a.Links,
+		Proof: a.Proof, Redis: a.Redis, Links: a.Links, Afterwards: &a.afterwards,
 	}
 }
 
@@ -276,8 +280,8 @@ func (a *App) pruneLoginFailures(ctx context.Context, interval time.Duration) {
 	})
 }
 
-// Close ends the live streams, waits for the Idempotency-Key answers still being saved
-// (within ctx), stops the job queue if Run left it running, lets the
+// Close ends the live streams, waits for the work that follows answers already sent
+// (Idempotency-Key answers being saved, admissions being extended; within ctx), stops the job queue if Run left it running, lets the
 // payment provider finish its deliveries (within ctx), sends the seat changes still
 // queued, and closes the connections, in that order: each step may still need the
 // ones after it.
@@ -286,9 +290,11 @@ func (a *App) Close(ctx context.Context) error {
 	if a.Live != nil {
 		a.Live.Close()
 	}
+	// What follows the answers that went out (their keys saved, the admissions
+	// extended to their holds) is done before the pools and Redis close.
+	err = a.afterwards.Drain(ctx)
 	if a.Booking != nil {
-		// The answers that went out have their keys saved before the pools close.
-		err = a.Booking.DrainIdempotent(ctx)
+		err = errors.Join(err, a.Booking.DrainIdempotent(ctx))
 	}
 	if a.Jobs != nil {
 		err = errors.Join(err, a.Jobs.Stop(ctx))
