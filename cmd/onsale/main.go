@@ -154,7 +154,8 @@ func parseFlags(args []string, stderr io.Writer) (cfg config, jsonPath, svgPath 
 	fs.StringVar(&cfg.Metrics, "metrics", "", "the server's Prometheus /metrics URL, to compare counts")
 	fs.DurationVar(&cfg.Tidy, "tidy", 2*time.Second, "the server's TIDY_INTERVAL: how long past its expiry a hold may live")
 	fs.DurationVar(&cfg.TidyGrace, "tidy-grace", time.Second, "time a tidy-up round itself may take, on top of -tidy")
-	fs.IntVar(&cfg.Conns, "conns", 256, "connections to the server at most, for the waiting buyers together, and as many for the admitted ones")
+	fs.IntVar(&cfg.Conns, "conns", 256, "connections to the server at most, for the waiting buyers together")
+	fs.IntVar(&cfg.ShopConns, "shop-conns", 2048, "connections to the server at most, for the admitted buyers together: about one for each shopper the room lets in at once (make onsale: 2,000), as their own browsers would have")
 	fs.Uint64Var(&cfg.Seed, "seed", 0, "randomness (0: drawn)")
 	fs.DurationVar(&cfg.Progress, "progress", 5*time.Second, "how often the progress line is printed")
 	fs.StringVar(&cfg.CPUProfile, "cpuprofile", "", "write the simulator's own CPU profile to this file (it shares the machine)")
@@ -182,8 +183,8 @@ func parseFlags(args []string, stderr io.Writer) (cfg config, jsonPath, svgPath 
 		err = errors.New("-settle, -poll, -order-poll, -map-every, -timeout, -progress and -ticket-wait must be positive")
 	case cfg.MaxQty < 1:
 		err = errors.New("-max-qty must be at least 1")
-	case cfg.Conns < 1:
-		err = errors.New("-conns must be at least 1")
+	case cfg.Conns < 1 || cfg.ShopConns < 1:
+		err = errors.New("-conns and -shop-conns must be at least 1")
 	case !share(cfg.Early) || !share(cfg.Specific) || !share(cfg.Best) || !share(cfg.Specific+cfg.Best) ||
 		!share(cfg.Abandon) || !share(cfg.Idle) || !share(cfg.Basket) || !share(cfg.Decline) || !share(cfg.Late) ||
 		!share(cfg.Types) || !share(cfg.Voucher):

@@ -62,7 +62,8 @@ type config struct {
 	Tidy      time.Duration // the server's TIDY_INTERVAL
 	TidyGrace time.Duration // time a tidy-up round itself may take
 
-	Conns    int           // connections at most for the waiting buyers, and as many for the admitted
+	Conns     int           // connections at most for the waiting buyers together
+	ShopConns int           // connections at most for the admitted buyers together
 	Seed     uint64        // randomness; 0 draws one
 	Progress time.Duration // how often the progress line is printed
 }
@@ -218,17 +219,20 @@ func simulate(ctx context.Context, cfg config, progress io.Writer) (*report, err
 	// Two pools of connections: one for the waiting room's calls, one for admitted
 	// shoppers. People's browsers do not wait for each other's connections; sharing one
 	// pool would put a shopper's hold behind thousands of queue polls in this process
-	// and measure the simulator rather than the server.
-	transport := func() *http.Transport {
+	// and measure the simulator rather than the server. The shoppers' pool has about a
+	// connection for each shopper the room lets in at once (-shop-conns): with the
+	// shop's steps a pool of 256 kept every connection busy, and a hold waited for one
+	// in this process up to half a second at the p99.
+	transport := func(conns int) *http.Transport {
 		return &http.Transport{
-			Proxy: nil, MaxConnsPerHost: cfg.Conns, MaxIdleConnsPerHost: cfg.Conns, MaxIdleConns: cfg.Conns,
+			Proxy: nil, MaxConnsPerHost: conns, MaxIdleConnsPerHost: conns, MaxIdleConns: conns,
 			IdleConnTimeout: 30 * time.Second,
 		}
 	}
-	rt := transport()
+	rt := transport(cfg.Conns)
 	defer rt.CloseIdleConnections()
 	origin := base.Scheme + "://" + base.Host
-	s := &sim{cfg: cfg, lat: map[string][]time.Duration{}, connWait: map[string][]time.Duration{}, shopRT: transport()}
+	s := &sim{cfg: cfg, lat: map[string][]time.Duration{}, connWait: map[string][]time.Duration{}, shopRT: transport(cfg.ShopConns)}
 	defer s.shopRT.CloseIdleConnections()
 	admin := newClient(origin, rt, cfg.Timeout)
 	if err := s.findEvent(ctx, admin); err != nil {
