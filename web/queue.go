@@ -11,6 +11,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"boxoffice/internal/booking"
+	"boxoffice/internal/iowait"
 	"boxoffice/internal/waitroom"
 )
 
@@ -273,7 +274,7 @@ func (s *server) admissionLasts(ctx context.Context, eventID int64, buyer string
 	if buyer == "" {
 		return
 	}
-	ctx = context.WithoutCancel(ctx)
+	ctx = iowait.Detach(context.WithoutCancel(ctx))
 	s.Afterwards.Go(buyer, func() {
 		s.roomCall(ctx, eventID, buyer, "waiting room admission not extended to the hold", func(ctx context.Context, roomID int64) error {
 			return s.Queue.Extend(ctx, roomID, buyer, until)

@@ -219,6 +219,7 @@ func average(es []entry) spentOn {
 func writeRoutes(w io.Writer, routes []route) {
 	fmt.Fprintln(w, "latency in ms; the middle (45th-55th percentile) and the slowest 1 % of each route, on average:")
 	fmt.Fprintln(w, "latency = db_wait (a pooled connection) + db (round trips) + db_batched + redis + rest (own work, CPU waits)")
+	fmt.Fprintln(w, "(a seat call's rate limit and its admission's read go to Redis side by side, both counted in redis: its rest may be below 0)")
 	fmt.Fprintf(w, "%-44s %7s %7s %7s %7s | %-40s | %s\n", "route", "n", "p50", "p95", "p99",
 		"middle: latency wait db batch redis rest trips", "slowest 1 %: latency wait db batch redis rest trips")
 	for _, r := range routes {

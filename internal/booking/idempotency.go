@@ -188,7 +188,7 @@ func (s *Buyer) FinishIdempotent(ctx context.Context, buyer, key string, status 
 // another instance within those milliseconds hears ErrIdempotencyKeyInUse, as while
 // the first request runs. DrainIdempotent waits for the saves under way.
 func (s *Buyer) SaveIdempotentAfter(ctx context.Context, buyer, key string, status int, body []byte) {
-	ctx = context.WithoutCancel(ctx)
+	ctx = iowait.Detach(context.WithoutCancel(ctx))
 	s.idem.after.Go(idemKey{buyer, key}, func() {
 		if err := s.FinishIdempotent(ctx, buyer, key, status, body); err != nil {
 			// The key stays taken by a request that never finished; repeats of it run

@@ -87,6 +87,15 @@ func From(ctx context.Context) *Tally {
 	return t
 }
 
+// Detach returns ctx without its tally: work that goes on after the request has
+// answered (and logged its tally) is no part of it.
+func Detach(ctx context.Context) context.Context {
+	if From(ctx) == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, tallyKey{}, (*Tally)(nil))
+}
+
 // Tracer adds the calls it sees to their context's tally. It is a pgx.QueryTracer, a
 // pgx.BatchTracer and a pgxpool.AcquireTracer (for a pool's ConnConfig.Tracer) and a
 // redis.Hook.

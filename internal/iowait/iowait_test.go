@@ -154,3 +154,25 @@ func TestTallyCountsTheWaitForAConnection(t *testing.T) {
 		t.Errorf("wait %v: want at least the %v the connection stayed taken after the wait began", wait, held)
 	}
 }
+
+// TestDetach: a statement under a detached context counts in no tally, its request's
+// included; the control, the same statement under the request's context, counts.
+func TestDetach(t *testing.T) {
+	pool := tracedPool(t, iowait.Tracer{})
+	ctx, tally := iowait.With(t.Context())
+	if _, err := pool.Exec(iowait.Detach(ctx), "SELECT 1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, trips := tally.PG(); trips != 0 {
+		t.Errorf("detached: %d round trips in the request's tally, want 0", trips)
+	}
+	if _, err := pool.Exec(ctx, "SELECT 1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, trips := tally.PG(); trips != 1 {
+		t.Errorf("the control: %d round trips in the request's tally, want 1", trips)
+	}
+	if c := context.Background(); iowait.Detach(c) != c {
+		t.Error("Detach of a context with no tally: want the context itself")
+	}
+}
