@@ -2,16 +2,21 @@ package main
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"maps"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -189,6 +194,28 @@ func TestSendRepeatsWithTheKey(t *testing.T) {
 		if ok || len(s.count.retried) != 0 || s.count.unexp["hold: 502"] != 1 || holds != 2 {
 			t.Errorf("without keys: hold %q (%v), sent again %v, errors %v, %d holds in all; want the 502 an error, nothing sent again, the lost hold beside the first run's",
 				h.HoldID, ok, s.count.retried, s.count.unexp, holds)
+		}
+	}
+}
+
+// TestErrKind: a failed call is named in the error table as a timeout, as no answer
+// with what the connection said, or as a bad answer.
+func TestErrKind(t *testing.T) {
+	reset := &url.Error{Op: "Post", URL: "http://127.0.0.1/x", Err: &net.OpError{Op: "read", Net: "tcp",
+		Err: os.NewSyscallError("read", syscall.ECONNRESET)}}
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{fmt.Errorf("%w: POST /x: %w", errTransport, reset), "no answer (read: connection reset by peer)"},
+		{fmt.Errorf("%w: POST /x: %w", errTransport, &url.Error{Op: "Post", URL: "http://127.0.0.1/x", Err: io.EOF}), "no answer (the connection closed)"},
+		{fmt.Errorf("%w: GET /x: reading the answer: %w", errTransport, io.ErrUnexpectedEOF), "no answer (the connection closed)"},
+		{fmt.Errorf("%w: GET /x: %w", errTransport, errors.New("something else")), "no answer"},
+		{fmt.Errorf("%w: GET /x: %w", errTransport, context.DeadlineExceeded), "timeout"},
+		{errors.New("invalid character '<' looking for beginning of value"), "bad answer"},
+	} {
+		if got := errKind(tc.err); got != tc.want {
+			t.Errorf("errKind(%v) = %q, want %q", tc.err, got, tc.want)
 		}
 	}
 }

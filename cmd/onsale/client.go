@@ -82,17 +82,23 @@ func (a answer) kind() string {
 // errTransport wraps what never reached an answer: a refused connection, a timeout.
 var errTransport = errors.New("transport")
 
-// errKind names a call's failure for the error table: a timeout, no answer at all, or
-// an answer that could not be read.
+// errKind names a call's failure for the error table: a timeout, no answer at all (with
+// what the connection said, so that a run's rare failures can be told apart), or an
+// answer that could not be read.
 func errKind(err error) string {
 	var ne net.Error
+	var oe *net.OpError
 	switch {
 	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
 		return "timeout"
-	case errors.Is(err, errTransport):
-		return "no answer"
+	case !errors.Is(err, errTransport):
+		return "bad answer"
+	case errors.As(err, &oe) && oe.Err != nil:
+		return "no answer (" + oe.Err.Error() + ")"
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return "no answer (the connection closed)"
 	}
-	return "bad answer"
+	return "no answer"
 }
 
 // do sends one call with the session's cookies and CSRF token. body, if not nil, is

@@ -64,8 +64,8 @@ type config struct {
 
 	Conns     int           // connections at most for the waiting buyers together
 	ShopConns int           // connections at most for the admitted buyers together
-	Seed     uint64        // randomness; 0 draws one
-	Progress time.Duration // how often the progress line is printed
+	Seed      uint64        // randomness; 0 draws one
+	Progress  time.Duration // how often the progress line is printed
 }
 
 // sim is one run.
