@@ -274,6 +274,9 @@ func (s *server) admissionLasts(ctx context.Context, eventID int64, buyer string
 	if buyer == "" {
 		return
 	}
+	if ev, err := s.eventByID(ctx, eventID); err != nil || !ev.QueueEnabled {
+		return // no room, no admission: no goroutine for nothing (roomCall asks again)
+	}
 	ctx = iowait.Detach(context.WithoutCancel(ctx))
 	s.Afterwards.Go(buyer, func() {
 		s.roomCall(ctx, eventID, buyer, "waiting room admission not extended to the hold", func(ctx context.Context, roomID int64) error {

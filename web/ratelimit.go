@@ -74,6 +74,9 @@ func (s *server) rateLimit(next echo.HandlerFunc) echo.HandlerFunc {
 		if key == "b:" {
 			key, limit, by = "ip:"+s.clientNet(c), s.limiter.anonymous, limitedByAddress
 		}
+		if s.limiter.standsOpen() { // nothing to ask, and nothing to ask meanwhile
+			return next(c)
+		}
 		ctx := c.Request().Context()
 		type answer struct {
 			wait int
@@ -135,11 +138,15 @@ func (l *rateLimiter) peek(ctx context.Context, key string, limit redis_rate.Lim
 	return l.take(ctx, key, limit, 0)
 }
 
+// standsOpen reports whether the limiter is out of the way for now, after a Redis
+// failure (rateOpenFor): calls pass unchecked.
+func (l *rateLimiter) standsOpen() bool { return time.Now().UnixNano() < l.openUntil.Load() }
+
 // take asks whether one more call under key is within limit, counting it when n is 1
 // (a cost of 0 reads the bucket and changes nothing; Remaining is then how many more
 // calls fit now).
 func (l *rateLimiter) take(ctx context.Context, key string, limit redis_rate.Limit, n int) (retryAfter int, ok bool) {
-	if time.Now().UnixNano() < l.openUntil.Load() {
+	if l.standsOpen() {
 		return 0, true
 	}
 	ctx, cancel := context.WithTimeout(ctx, rateTimeout)
