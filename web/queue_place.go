@@ -346,7 +346,7 @@ func placeView(p waitroom.Place, b waitroom.Board, known bool) placeJSON {
 	out.PreQueue = b.PreQueue && p.Group == 0
 	out.Waiting = int(max(0, float64(b.Counted)-b.Passed))
 	out.SeatsLeft, out.SoldOut, out.AllHeld = b.SeatsLeft, b.SoldOut, b.AllHeld
-	out.PollAfterSeconds = 1
+	out.PollAfterSeconds = pollSeconds(p.PollAfter(b))
 	if p.Passed(b) {
 		out.Turn = true
 		return out

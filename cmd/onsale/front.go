@@ -39,9 +39,9 @@ func (p placeJSON) ahead(bd *queueBoardSeen) int {
 }
 
 // frontQueue is queue through the front door: the place call's GET (a CSRF cookie, no
-// session) and POST (a signed place, with the proof), then the crowd's board every
-// second until the cursor passes the place, then the claim, which makes the session
-// and the admission. It records the waits the page would show from the board.
+// session) and POST (a signed place, with the proof), then the crowd's board at the
+// page's pace until the cursor passes the place, then the claim, which makes the
+// session and the admission. It records the waits the page would show from the board.
 func (b *buyer) frontQueue(ctx context.Context) bool {
 	s := b.sim
 	b.joinedAt = time.Now()
@@ -87,10 +87,29 @@ func (b *buyer) frontQueue(ctx context.Context) bool {
 		} else if !p.PreQueue || !bd.PreQueue {
 			b.showFront(p, bd)
 		}
-		if !b.pause(ctx, boardEvery) {
+		if !b.pause(ctx, p.pace(bd)) {
 			return false
 		}
 	}
+}
+
+// pace is how soon the door page reads the board again (waitroom.Place.PollAfter,
+// door.js's paceOf): every second while its turn (or the draw) may come within a few,
+// a quarter of its shortest wait further back, at most every 5 s; every 5 s with no
+// figure. Before the first board, every second.
+func (p placeJSON) pace(bd *queueBoardSeen) time.Duration {
+	d := 5 * time.Second
+	switch {
+	case bd == nil || p.passed(bd):
+		d = time.Second
+	case bd.SoldOut:
+	case bd.PreQueue && p.Group == 0:
+		d = bd.DrawAt.Sub(bd.At)
+	case bd.SecondsPerPlaceMin > 0:
+		lo := p.wait(bd, p.ahead(bd)+1, bd.SecondsPerPlaceMin) - bd.NoticeSeconds
+		d = time.Duration(lo / 4 * float64(time.Second))
+	}
+	return min(max(time.Duration(math.Ceil(d.Seconds()))*time.Second, time.Second), 5*time.Second)
 }
 
 // wait is the place's wait on the board at seconds a place, as the server and the

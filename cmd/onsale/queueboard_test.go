@@ -117,3 +117,46 @@ func TestMustLookAtTheDraw(t *testing.T) {
 		t.Errorf("sold out, placed by the board: got look now %v, within %v; want no look", now, spread)
 	}
 }
+
+// TestFrontPace: the simulated door page reads the board as door.js does: every
+// second near its turn and before the first board, a quarter of its shortest wait
+// further back (rounded up to whole seconds), every 5 s at most and with no figure;
+// the pre-queue until the draw.
+func TestFrontPace(t *testing.T) {
+	draw := time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC)
+	board := func(at time.Duration, perMin float64) *queueBoardSeen {
+		bd := &queueBoardSeen{}
+		bd.At, bd.DrawAt, bd.OpensAt = draw.Add(at), draw, draw.Add(2*time.Second)
+		bd.GroupSpanSeconds, bd.SecondsPerPlaceMin, bd.NoticeSeconds, bd.PreQueueCount = 1, perMin, 1.5, 1000
+		return bd
+	}
+	pre := board(-20*time.Second, 0.008)
+	pre.PreQueue = true
+	soon := board(-2500*time.Millisecond, 0.008)
+	soon.PreQueue = true
+	passed := board(30*time.Second, 0.008)
+	passed.CursorGroup, passed.Passed = 6, 4000
+	sold := board(30*time.Second, 0.008)
+	sold.SoldOut = true
+	for _, tc := range []struct {
+		name string
+		p    placeJSON
+		bd   *queueBoardSeen
+		want time.Duration
+	}{
+		{"no board yet", placeJSON{Group: 5}, nil, time.Second},
+		{"pre-queue, the draw 20 s off", placeJSON{Group: 0, Tiebreak: 0.5}, pre, 5 * time.Second},
+		{"pre-queue, the draw 2.5 s off", placeJSON{Group: 0, Tiebreak: 0.5}, soon, 3 * time.Second},
+		{"far back", placeJSON{queueJSON: queueJSON{Number: 3000}, Group: 5}, board(3*time.Second, 0.008), 5 * time.Second},
+		// 800 ahead at 8 ms: 6.4 s, a quarter of it 1.6 s, read again in 2.
+		{"some way back", placeJSON{queueJSON: queueJSON{Number: 800}, Group: 5}, board(3*time.Second, 0.008), 2 * time.Second},
+		{"next", placeJSON{queueJSON: queueJSON{Number: 2}, Group: 5}, board(7*time.Second, 0.008), time.Second},
+		{"passed", placeJSON{queueJSON: queueJSON{Number: 3000}, Group: 3}, passed, time.Second},
+		{"no figure", placeJSON{queueJSON: queueJSON{Number: 10}, Group: 5}, board(3*time.Second, 0), 5 * time.Second},
+		{"sold out", placeJSON{queueJSON: queueJSON{Number: 5000}, Group: 5}, sold, 5 * time.Second},
+	} {
+		if got := tc.p.pace(tc.bd); got != tc.want {
+			t.Errorf("%s: got %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

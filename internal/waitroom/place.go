@@ -235,6 +235,30 @@ func (p Place) Ahead(b Board) int {
 	return int(max(0, float64(p.Number)-b.Passed))
 }
 
+// PollAfter paces the door page's reads of board b, as pollAfter paces the queue
+// page's: every second while the turn (or, in the pre-queue, the draw) may come within
+// a few, less often the further back, up to MaxPoll; MaxPoll while the board has no
+// figure (paused, all held) or the event is sold out. The shortest wait (Wait's lo,
+// the notice left out) over four is how far a turn can be from a read, so a place
+// learns its turn within about a second of it, however far back it stood; a crowd far
+// back reads the board a fifth as often as every second (each read is the CDN's).
+func (p Place) PollAfter(b Board) time.Duration {
+	var d time.Duration
+	switch lo, _, _ := p.Wait(b); {
+	case p.Passed(b):
+		d = MinPoll
+	case b.SoldOut:
+		d = MaxPoll
+	case b.PreQueue && p.Group == 0:
+		d = b.DrawAt.Sub(b.At)
+	case lo > 0:
+		d = (lo - b.Notice) / 4
+	default:
+		d = MaxPoll
+	}
+	return min(max(d, MinPoll), MaxPoll)
+}
+
 // Wait is the place's wait on board b, within bounds, as its page works it out from the
 // board (static/js/door.js does the same sum): its position's worth of the board's wait
 // a place, counted from when the cursor opens (Board.OpensAt: the draw's Settle, which

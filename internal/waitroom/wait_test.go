@@ -48,6 +48,48 @@ func TestPlaceWait(t *testing.T) {
 	}
 }
 
+// TestPlacePollAfter: the door page reads the board every second while its turn (or
+// the draw) may come within a few, a quarter of its shortest wait further back, and
+// every MaxPoll at most; every second once passed, every MaxPoll with no figure.
+func TestPlacePollAfter(t *testing.T) {
+	t.Parallel()
+	draw := time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC)
+	board := func(at, per time.Duration) Board {
+		return Board{At: draw.Add(at), DrawAt: draw, OpensAt: draw.Add(2 * time.Second), GroupSpan: time.Second,
+			PerPlaceMin: per * 8 / 10, PerPlace: per, PerPlaceMax: per * 5 / 4, Notice: Notice, PreCount: 1000, Counted: 5000,
+			LastsFor: -1}
+	}
+	pre := board(-20*time.Second, 10*time.Millisecond)
+	pre.PreQueue = true
+	soon := board(-2500*time.Millisecond, 10*time.Millisecond)
+	soon.PreQueue = true
+	passed := board(30*time.Second, 10*time.Millisecond)
+	passed.CursorGroup, passed.Passed = 4, 4000
+	sold := board(30*time.Second, 10*time.Millisecond)
+	sold.SoldOut = true
+	for _, tc := range []struct {
+		name  string
+		place Place
+		b     Board
+		want  time.Duration
+	}{
+		{"pre-queue, the draw 20 s off", Place{Group: 0, Tiebreak: 0.5}, pre, MaxPoll},
+		{"pre-queue, the draw 2.5 s off", Place{Group: 0, Tiebreak: 0.5}, soon, 2500 * time.Millisecond},
+		// 3,000 ahead at 8 ms at the fastest: 24 s, a quarter of it past MaxPoll.
+		{"far back", Place{Group: 5, Number: 3000}, board(3*time.Second, 10*time.Millisecond), MaxPoll},
+		// 800 ahead at 8 ms: 6.4 s, a quarter of it 1.6 s.
+		{"some way back", Place{Group: 5, Number: 800}, board(3*time.Second, 10*time.Millisecond), 1602 * time.Millisecond},
+		{"next", Place{Group: 5, Number: 2}, board(7*time.Second, 10*time.Millisecond), MinPoll},
+		{"passed", Place{Group: 3, Number: 3000}, passed, MinPoll},
+		{"no figure", Place{Group: 5, Number: 10}, board(3*time.Second, 0), MaxPoll},
+		{"sold out", Place{Group: 5, Number: 5000}, sold, MaxPoll},
+	} {
+		if got := tc.place.PollAfter(tc.b); got != tc.want {
+			t.Errorf("%s: got %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
 // TestPlaceNumberCountsFlushes: a place's number counts every arrival its instance has
 // learned of, though the board the caller read is older: its own flushed, another
 // instance's flushed before its own flush, and its own not yet flushed. The board

@@ -3,8 +3,9 @@
 // a place with one request (POST …/queue/place, which keeps a place the visitor has:
 // the browser's Sec-Fetch-Site passes the CSRF check without a token), or, when the
 // page asks a proof of work, looks for the visitor's place (GET) before the proof and
-// the POST; then it reads the event's board every second (one cached read for the
-// whole crowd) and works out from it and the place where it stands, in the server's
+// the POST; then it reads the event's board (one cached read for the whole crowd) every
+// second near its turn, up to every 5 s far back (paceOf), and works out from it and
+// the place where it stands, in the server's
 // words (queue.js's window.queueWords): a place (group, tiebreak) has had its turn once it comes before
 // the board's cursor; about number − passed are ahead of it (in the pre-queue, its
 // share of the pre-queue beyond the cursor). At its turn it claims (POST
@@ -34,7 +35,7 @@
       return r.json().then(function (j) { return { status: r.status, body: j }; });
     });
   }
-  function later(f) { setTimeout(f, 1000); }
+  function later(f, seconds) { setTimeout(f, (seconds || 1) * 1000); }
   function unverified(a) { return a.status === 403 && a.body && a.body.error === "email_not_verified" && attr("verify"); }
   function needsCode(a) { return a.status === 403 && a.body && a.body.error === "access_code_required" && attr("code"); }
   function board() { return (place && place.board) || attr("board"); }
@@ -59,6 +60,18 @@
     var group = Math.max(opens + p.group * (b.groupSpanSeconds || 0) * 1000 - at, 0) / 1000 - start;
     return start + Math.max(pos * per, group) + b.noticeSeconds;
   }
+  // How soon the board is read again, as waitroom.Place.PollAfter works it out: every
+  // second while the turn (or the draw) may come within a few, a quarter of the
+  // shortest wait further back, at most every 5 s; every 5 s with no figure.
+  function paceOf(p, b) {
+    var d = 5;
+    if (passed(p, b)) d = 1;
+    else if (b.soldOut) d = 5;
+    else if (b.preQueue && p.group === 0) d = (Date.parse(b.drawAt) - Date.parse(b.at)) / 1000;
+    else if (b.secondsPerPlaceMin > 0) d = (wait(p, b, ahead(p, b) + 1, b.secondsPerPlaceMin) - b.noticeSeconds) / 4;
+    if (isNaN(d)) d = 1;
+    return Math.min(Math.max(Math.ceil(d), 1), 5);
+  }
   function show(p, b) {
     if (b.soldOut) return say("title", "Sold out"), say("ahead", ""), say("wait", "");
     if (b.preQueue && p.group === 0) { // a later group's place is queued after the draw
@@ -80,7 +93,7 @@
       if (b.epoch && place.epoch && b.epoch !== place.epoch) return take("", follow);
       if (passed(place, b)) return claim();
       show(place, b);
-      later(follow);
+      later(follow, paceOf(place, b));
     }, function () { later(follow); });
   }
   function claim() {
