@@ -253,7 +253,10 @@ func (s *server) proveArrival(c echo.Context, ev booking.Event) error {
 
 // claimPlace admits the session's buyer (made now, if new: the session is created at
 // admission, not at arrival) on the request's place once the board's cursor has
-// passed it. Before that it answers the place as takePlace does, making nothing.
+// passed it. Before that it answers the place as takePlace does, making nothing. A
+// claim sent again with its Idempotency-Key after its answer (and the new session's
+// cookie) was lost is admitted as the buyer the first one made, in a new session;
+// without the key it would be refused as another visitor's (place_claimed).
 func (s *server) claimPlace(c echo.Context) error {
 	ev, qe, on, err := s.placeEvent(c)
 	if !on {
@@ -265,6 +268,10 @@ func (s *server) claimPlace(c echo.Context) error {
 		return err
 	case !ok:
 		return errNoPlace
+	}
+	key := c.Request().Header.Get(idempotencyHeader)
+	if key != "" && !validKey(key) {
+		return badRequest("invalid_idempotency_key", "Idempotency-Key is 1 to 255 printable ASCII characters.")
 	}
 	ctx := c.Request().Context()
 	visitor := s.pageBuyer(c)
@@ -291,11 +298,22 @@ func (s *server) claimPlace(c echo.Context) error {
 		}
 		visitor, created = newBuyerID(), true
 	}
-	claim := s.Queue.Claim
+	var st waitroom.Status
 	if ev.VerifiedOnly {
-		claim = s.Queue.ClaimOwned
+		st, err = s.Queue.ClaimOwned(ctx, qe, p, visitor)
+	} else {
+		st, err = s.Queue.Claim(ctx, qe, p, visitor, key)
 	}
-	st, err := claim(ctx, qe, p, visitor)
+	if err == nil && st.Visitor != "" {
+		if !created {
+			// The key is another visitor's claim's, sent with a session of its own.
+			err = waitroom.ErrPlaceClaimed
+		} else {
+			// The first claim's answer, and the session it made, were lost on the way:
+			// this browser is that claim's visitor, in a session made now.
+			visitor = st.Visitor
+		}
+	}
 	switch {
 	case errors.Is(err, waitroom.ErrPlaceClaimed):
 		return errPlaceClaimed

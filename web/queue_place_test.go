@@ -437,3 +437,53 @@ func BenchmarkPlaceArrival(b *testing.B) {
 		}
 	}
 }
+
+// TestPlaceClaimSentAgain: a claim's answer, and the new session's cookie with it, is
+// lost on the way; the page sends the claim again with its Idempotency-Key and is
+// admitted as the buyer the first claim made (its hold is that buyer's basket), in a
+// session of its own. Sent again without the key (the negative control, as before
+// keys), or by another buyer with a session of its own, the place and the key, it is
+// refused as another visitor's.
+func TestPlaceClaimSentAgain(t *testing.T) {
+	t.Parallel()
+	a := newTestApp(t, frontQueue)
+	roomOn(t, a, a.EventID, 10, 50, time.Minute)
+	c, _ := arrival(t, a, a.EventID)
+	runQueue(t, a)
+	untilTurn(t, c, a.EventID)
+	// The first claim goes out with the page's cookies; its answer reaches another jar.
+	u, _ := url.Parse(a.URL + "/")
+	jar, _ := cookiejar.New(nil)
+	jar.SetCookies(u, c.http.Jar.Cookies(u))
+	lost := &client{t: t, http: &http.Client{Jar: jar, Timeout: 30 * time.Second}, base: a.URL, csrf: c.csrf}
+	key := http.Header{"Idempotency-Key": {"claim-key-1"}}
+	if st, raw, _ := lost.raw("POST", claimPath(a.EventID), nil, key); st != http.StatusOK || !strings.Contains(string(raw), `"admitted":true`) {
+		t.Fatalf("the first claim: got %d %s, want admitted", st, raw)
+	}
+	if st, raw, _ := c.raw("POST", claimPath(a.EventID), nil, nil); st != http.StatusConflict || !strings.Contains(string(raw), "place_claimed") {
+		t.Errorf("sent again without the key: got %d %s, want 409 place_claimed", st, raw)
+	}
+	// Another buyer (a session that holds seats elsewhere) showing the place and the key.
+	elsewhere := smallEvent(t, a.Pool, "claim-elsewhere")
+	thief := a.newClient(t)
+	thief.hold(elsewhere, firstSeats(t, a.Pool, elsewhere, 1)...)
+	if st, raw, _ := thief.raw("POST", claimPath(a.EventID), nil, http.Header{"Idempotency-Key": {"claim-key-1"}, "X-Place-Token": {placeToken(t, c, a.EventID)}}); st != http.StatusConflict || !strings.Contains(string(raw), "place_claimed") {
+		t.Errorf("another buyer with the place and the key: got %d %s, want 409 place_claimed", st, raw)
+	}
+
+	sessions := count(t, a.Pool, `SELECT count(*) FROM sessions`)
+	var got web.PlaceJSON
+	if st, raw, _ := c.raw("POST", claimPath(a.EventID), nil, key); st != http.StatusOK {
+		t.Fatalf("sent again with the key: got %d %s, want 200", st, raw)
+	} else if err := json.Unmarshal(raw, &got); err != nil || !got.Admitted || got.Token == "" {
+		t.Fatalf("sent again with the key: got %s (%v), want admitted with a token", raw, err)
+	}
+	if n := count(t, a.Pool, `SELECT count(*) FROM sessions`); n != sessions+1 {
+		t.Errorf("sent again: sessions went from %d to %d, want one more (the page's own)", sessions, n)
+	}
+	seats := firstSeats(t, a.Pool, a.EventID, 2)
+	first := lost.hold(a.EventID, seats[0])
+	if second := c.hold(a.EventID, seats[1]); second.HoldID != first.HoldID {
+		t.Errorf("the page's hold %s, the first claim's session's %s: want one buyer's basket", second.HoldID, first.HoldID)
+	}
+}

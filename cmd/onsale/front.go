@@ -71,7 +71,9 @@ func (b *buyer) frontQueue(ctx context.Context) bool {
 		}
 		if bd == nil || p.passed(bd) {
 			var c placeJSON
-			a, ok := b.try(ctx, "poll", http.MethodPost, path+"claim", nil, &c)
+			// With an Idempotency-Key, as the door page claims: a claim whose answer
+			// was lost is sent again and admitted as the buyer the first one made.
+			a, ok := b.send(ctx, "poll", http.MethodPost, path+"claim", nil, &c)
 			if !ok {
 				return false
 			}

@@ -44,11 +44,11 @@ func TestFrontClaimsRaceAtAFullRoom(t *testing.T) {
 		// The places passed count against the slots for their claim window; then the
 		// first claim goes in.
 		eventually(t, "the claim window over", wait, func() bool {
-			st, err := r.Claim(ctx, ev, places[0], visitor(0))
+			st, err := r.Claim(ctx, ev, places[0], visitor(0), "")
 			return err == nil && st.Admitted
 		})
 		for i := 1; i < slots; i++ {
-			if st, err := r.Claim(ctx, ev, places[i], visitor(i)); err != nil || !st.Admitted {
+			if st, err := r.Claim(ctx, ev, places[i], visitor(i), ""); err != nil || !st.Admitted {
 				t.Fatalf("unbounded %v: claim %d of %d slots: got %+v, %v; want admitted", unbounded, i, slots, st, err)
 			}
 		}
@@ -60,7 +60,7 @@ func TestFrontClaimsRaceAtAFullRoom(t *testing.T) {
 		for i := slots; i < n; i++ {
 			wg.Go(func() {
 				<-start
-				st, err := r.Claim(ctx, ev, places[i], visitor(i))
+				st, err := r.Claim(ctx, ev, places[i], visitor(i), "")
 				switch {
 				case err != nil:
 					t.Errorf("claim %d: %v", i, err)
@@ -97,7 +97,7 @@ func TestFrontClaimsRaceAtAFullRoom(t *testing.T) {
 		var in []int
 		eventually(t, "a claim asked again goes in", wait, func() bool {
 			refused.Range(func(k, v any) bool {
-				if st, err := r.Claim(ctx, ev, v.(Place), visitor(k.(int))); err == nil && st.Admitted {
+				if st, err := r.Claim(ctx, ev, v.(Place), visitor(k.(int)), ""); err == nil && st.Admitted {
 					in = append(in, k.(int))
 				}
 				return true

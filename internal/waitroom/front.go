@@ -94,11 +94,14 @@ return {whole, cg, tostring(cf), tostring(passed), active, outstanding}
 // ARGV: 1 visitor, 2 group, 3 tiebreak, 4 nonce, 5 admission ms, 6 lapse ms (fresh),
 // 7 key idle ms, 8 the place's issue (ms) for a buyer's own place, else "": such a
 // place issued before the buyer's last claim admits nothing (the claims hash keeps
-// that claim's time under "b:" and the visitor), 9 slots, 10 claim window ms.
-// Reply: {code, admission end (ms)}; code 3 admitted now, 1 admitted already, 2 not
-// passed yet, 4 passed but the slots are full (ask again), 0 no state (Redis lost it),
-// -1 the place was claimed by another visitor, -2 the place's admission has ended (or,
-// for a buyer's own place, it was taken before the buyer's last claim).
+// that claim's time under "b:" and the visitor), 9 slots, 10 claim window ms, 11 the
+// claim's key, else "" (kept under "k:" and the nonce).
+// Reply: {code, admission end (ms), visitor}; code 3 admitted now, 1 admitted already,
+// 5 admitted already as the visitor named, whose claim sent the same key (its answer
+// was lost), 2 not passed yet, 4 passed but the slots are full (ask again), 0 no state
+// (Redis lost it), -1 the place was claimed by another visitor, -2 the place's
+// admission has ended (or, for a buyer's own place, it was taken before the buyer's
+// last claim).
 //
 // Invariant, as the cursor's: active + outstanding <= slots after the claim. A claim
 // takes one of the outstanding places' slots (the claimed hash counts it against the
@@ -111,7 +114,12 @@ local st = redis.call('HMGET', KEYS[4], 'epoch', 'cg', 'cf')
 if not st[1] then return {0, 0} end
 keep(tonumber(ARGV[7]))
 local prev = redis.call('HGET', KEYS[12], ARGV[4])
-if prev and prev ~= v then return {-1, 0} end
+if prev and prev ~= v then
+  if ARGV[11] == '' or redis.call('HGET', KEYS[12], 'k:' .. ARGV[4]) ~= ARGV[11] then return {-1, 0} end
+  local e = tonumber(redis.call('ZSCORE', KEYS[3], prev))
+  if e and e > now then return {5, e, prev} end
+  return {-2, 0}
+end
 local exp = tonumber(redis.call('ZSCORE', KEYS[3], v))
 if exp and exp > now then return {1, exp} end
 if prev then return {-2, 0} end
@@ -131,6 +139,7 @@ exp = later(v, now + tonumber(ARGV[5]))
 redis.call('ZADD', KEYS[3], exp, v)
 fresh(now, tonumber(ARGV[6]), {v})
 redis.call('HSET', KEYS[12], ARGV[4], v)
+if ARGV[11] ~= '' then redis.call('HSET', KEYS[12], 'k:' .. ARGV[4], ARGV[11]) end
 if owned then redis.call('HSET', KEYS[12], 'b:' .. v, now) end
 redis.call('HINCRBY', KEYS[14], math.floor(now / 1000), 1)
 return {3, exp}
@@ -148,18 +157,24 @@ var (
 // (signed token, a slot) that Join gives, made now and for this visitor alone. Not
 // passed yet, or passed while every slot is taken (a late claim), it answers
 // Status{Queued: true}: ask again. With the room off everyone is admitted.
-func (r *Room) Claim(ctx context.Context, ev Event, p Place, visitor string) (Status, error) {
-	return r.claim(ctx, ev, p, visitor, "")
+//
+// key, when not empty, is the claim's own (the page's Idempotency-Key): a claim sent
+// again with the first one's key after its answer was lost, by a visitor who never
+// learned its new identity, is admitted as the first claim's visitor, which it
+// answers (Status.Visitor); without the key such a claim is another visitor's, and
+// ErrPlaceClaimed refuses it.
+func (r *Room) Claim(ctx context.Context, ev Event, p Place, visitor, key string) (Status, error) {
+	return r.claim(ctx, ev, p, visitor, "", key)
 }
 
 // ClaimOwned is Claim of a buyer's own place (ArriveAs; the caller checks Owns): one
 // admission at a time for the buyer, as Claim gives any visitor, and none on a place
 // issued before the buyer's last claim, which ErrPlaceUsed refuses.
 func (r *Room) ClaimOwned(ctx context.Context, ev Event, p Place, buyer string) (Status, error) {
-	return r.claim(ctx, ev, p, buyer, strconv.FormatInt(p.IssuedAt.UnixMilli(), 10))
+	return r.claim(ctx, ev, p, buyer, strconv.FormatInt(p.IssuedAt.UnixMilli(), 10), "")
 }
 
-func (r *Room) claim(ctx context.Context, ev Event, p Place, visitor, issued string) (Status, error) {
+func (r *Room) claim(ctx context.Context, ev Event, p Place, visitor, issued, key string) (Status, error) {
 	s := ev.Settings
 	if !s.Enabled {
 		return r.Join(ctx, ev, visitor)
@@ -170,7 +185,7 @@ func (r *Room) claim(ctx context.Context, ev Event, p Place, visitor, issued str
 	}
 	res, err := r.script(ctx, claimScript, eventKeys(r.prefix, ev.ID), visitor, p.Group,
 		strconv.FormatFloat(p.Tiebreak, 'g', -1, 64), strconv.FormatUint(p.Nonce, 10),
-		tokenTTL(s).Milliseconds(), lapseMS(s), r.idleMS(s), issued, slots, r.opt.ClaimWindow.Milliseconds())
+		tokenTTL(s).Milliseconds(), lapseMS(s), r.idleMS(s), issued, slots, r.opt.ClaimWindow.Milliseconds(), key)
 	if err != nil {
 		return Status{}, err
 	}
@@ -178,6 +193,10 @@ func (r *Room) claim(ctx context.Context, ev Event, p Place, visitor, issued str
 	case 1, 3:
 		exp := time.UnixMilli(asInt(item(res, 1), 0))
 		return Status{Admitted: true, Token: r.sign(ev.ID, visitor, exp), ExpiresAt: exp, SeatsLeft: -1}, nil
+	case 5:
+		exp := time.UnixMilli(asInt(item(res, 1), 0))
+		first, _ := item(res, 2).(string)
+		return Status{Admitted: true, Token: r.sign(ev.ID, first, exp), ExpiresAt: exp, SeatsLeft: -1, Visitor: first}, nil
 	case -1:
 		return Status{}, ErrPlaceClaimed
 	case -2:

@@ -40,7 +40,7 @@ func TestFrontRedisStoppedThenBackEmpty(t *testing.T) {
 			break
 		}
 	}
-	st, err := r.Claim(ctx, ev, shopper, "shopper")
+	st, err := r.Claim(ctx, ev, shopper, "shopper", "")
 	if err != nil || !st.Admitted {
 		t.Fatalf("claim: got %+v, %v", st, err)
 	}
@@ -57,7 +57,7 @@ func TestFrontRedisStoppedThenBackEmpty(t *testing.T) {
 	if err := r.Flush(ctx); err == nil {
 		t.Fatal("Flush with Redis down: got no error")
 	}
-	if _, err := r.Claim(ctx, ev, places[0], "v0"); !errors.Is(err, ErrUnavailable) {
+	if _, err := r.Claim(ctx, ev, places[0], "v0", ""); !errors.Is(err, ErrUnavailable) {
 		t.Errorf("Claim with Redis down: got %v, want ErrUnavailable", err)
 	}
 	if _, err := r.Verify(st.Token, ev.ID, "shopper"); err != nil {

@@ -256,20 +256,20 @@ func TestFrontClaim(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := t.Context()
-	if st, err := r.Claim(ctx, ev, second, "v2"); err != nil || st.Admitted || !st.Queued {
+	if st, err := r.Claim(ctx, ev, second, "v2", ""); err != nil || st.Admitted || !st.Queued {
 		t.Errorf("claim before the cursor: got %+v, %v; want queued", st, err)
 	}
-	st, err := r.Claim(ctx, ev, first, "v1")
+	st, err := r.Claim(ctx, ev, first, "v1", "")
 	if err != nil || !st.Admitted {
 		t.Fatalf("claim a passed place: got %+v, %v; want admitted", st, err)
 	}
 	if _, err := r.Verify(st.Token, ev.ID, "v1"); err != nil {
 		t.Errorf("the claim's token: %v", err)
 	}
-	if again, err := r.Claim(ctx, ev, first, "v1"); err != nil || !again.Admitted || !again.ExpiresAt.Equal(st.ExpiresAt) {
+	if again, err := r.Claim(ctx, ev, first, "v1", ""); err != nil || !again.Admitted || !again.ExpiresAt.Equal(st.ExpiresAt) {
 		t.Errorf("claim again: got %+v, %v; want the same admission", again, err)
 	}
-	if _, err := r.Claim(ctx, ev, first, "v3"); !errors.Is(err, ErrPlaceClaimed) {
+	if _, err := r.Claim(ctx, ev, first, "v3", ""); !errors.Is(err, ErrPlaceClaimed) {
 		t.Errorf("another visitor claims the place: got %v, want ErrPlaceClaimed", err)
 	}
 	// The one slot is taken by v1: the cursor does not pass the second place.
@@ -282,11 +282,54 @@ func TestFrontClaim(t *testing.T) {
 	if err := r.Leave(ctx, ev.ID, "v1"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.Claim(ctx, ev, first, "v1"); !errors.Is(err, ErrPlaceUsed) {
+	if _, err := r.Claim(ctx, ev, first, "v1", ""); !errors.Is(err, ErrPlaceUsed) {
 		t.Errorf("claim after the admission ended: got %v, want ErrPlaceUsed", err)
 	}
 	tickUntil(t, r, ev, "the second place passed once the slot came back", second.Passed)
-	if st, err := r.Claim(ctx, ev, second, "v2"); err != nil || !st.Admitted {
+	if st, err := r.Claim(ctx, ev, second, "v2", ""); err != nil || !st.Admitted {
 		t.Errorf("claim the second place: got %+v, %v; want admitted", st, err)
+	}
+}
+
+// TestFrontClaimSentAgain: a claim whose answer was lost, sent again with its key by a
+// browser that never learned the visitor the first one made, is admitted as that
+// visitor, with the same admission and no second slot; another key, or none, is
+// another visitor's claim and refused; once the admission has ended the key admits
+// nothing. Without the key's check (the negative control: a key the first claim did
+// not send) the retry is refused as the thief is.
+func TestFrontClaimSentAgain(t *testing.T) {
+	t.Parallel()
+	r, _, _ := frontRoom(t, nil)
+	ev := Event{ID: 16, OnsaleAt: time.Now().Add(-time.Second), Settings: Settings{Enabled: true, Slots: 1, Rate: 1000}}
+	p, _ := r.Arrive(ev, Board{})
+	if err := r.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	tickUntil(t, r, ev, "the place passed", p.Passed)
+	ctx := t.Context()
+	first, err := r.Claim(ctx, ev, p, "v1", "key-1")
+	if err != nil || !first.Admitted || first.Visitor != "" {
+		t.Fatalf("the first claim: got %+v, %v; want admitted as the caller", first, err)
+	}
+	again, err := r.Claim(ctx, ev, p, "v2", "key-1")
+	if err != nil || !again.Admitted || again.Visitor != "v1" || !again.ExpiresAt.Equal(first.ExpiresAt) {
+		t.Fatalf("the claim sent again with its key: got %+v, %v; want v1's admission", again, err)
+	}
+	if _, err := r.Verify(again.Token, ev.ID, "v1"); err != nil {
+		t.Errorf("the token answered again: %v, want v1's", err)
+	}
+	for _, key := range []string{"key-2", ""} {
+		if _, err := r.Claim(ctx, ev, p, "v3", key); !errors.Is(err, ErrPlaceClaimed) {
+			t.Errorf("a claim of the place with key %q: got %v, want ErrPlaceClaimed", key, err)
+		}
+	}
+	if n, err := r.Counts(ctx, ev.ID); err != nil || n.Active != 1 {
+		t.Errorf("active admissions after the claim sent again: %+v, %v; want the one", n, err)
+	}
+	if err := r.Leave(ctx, ev.ID, "v1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Claim(ctx, ev, p, "v4", "key-1"); !errors.Is(err, ErrPlaceUsed) {
+		t.Errorf("the key once the admission ended: got %v, want ErrPlaceUsed", err)
 	}
 }

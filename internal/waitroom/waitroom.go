@@ -119,6 +119,9 @@ type Status struct {
 	// drawn near the front learns of its turn from the board before it looks.
 	Number int64
 	Place  float64
+	// Visitor is who the admission is for when not the caller: a claim sent again
+	// with its first one's key is admitted as the first one's visitor (Room.Claim).
+	Visitor string
 }
 
 // Claims are what a valid admission token says.

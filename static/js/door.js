@@ -9,7 +9,8 @@
 // words (queue.js's window.queueWords): a place (group, tiebreak) has had its turn once it comes before
 // the board's cursor; about number − passed are ahead of it (in the pre-queue, its
 // share of the pre-queue beyond the cursor). At its turn it claims (POST
-// …/queue/claim), which makes the session and the admission, and goes to the seats;
+// …/queue/claim, with an Idempotency-Key of the place's: claimKey), which makes the
+// session and the admission, and goes to the seats;
 // a claim that finds every slot taken is answered "not yet" and asked again.
 // A board showing another epoch means Redis lost the counts: the place is taken again
 // (the same place, counted again). An onsale of verified buyers refuses a session that
@@ -20,17 +21,18 @@
 // board, which the place call names. No eval, no inline script or style.
 (function () {
   "use strict";
-  var box = null, csrf = "", place = null, words = null;
+  var box = null, csrf = "", place = null, words = null, keys = {};
 
   function attr(name) { return box.getAttribute("data-" + name) || ""; }
   function say(name, s) {
     var el = box.querySelector('[data-d="' + name + '"]');
     if (el && el.textContent !== s) el.textContent = s;
   }
-  function api(method, url, proof) {
+  function api(method, url, proof, key) {
     var h = { Accept: "application/json" };
     if (csrf) h["X-CSRF-Token"] = csrf;
     if (proof) h["X-Altcha"] = proof;
+    if (key) h["Idempotency-Key"] = key;
     return fetch(url, { method: method, headers: h, credentials: "same-origin" }).then(function (r) {
       return r.json().then(function (j) { return { status: r.status, body: j }; });
     });
@@ -96,9 +98,25 @@
       later(follow, paceOf(place, b));
     }, function () { later(follow); });
   }
+  // claimKey is the place's claim's Idempotency-Key, kept for the tab: a claim whose
+  // answer (and the session it made) was lost on the way is sent again with it and
+  // admitted as the buyer the first one made, not refused as another visitor's.
+  function claimKey() {
+    var name = "claim:" + attr("claim") + ":" + place.group + ":" + place.tiebreak, k = keys[name];
+    if (!k) {
+      try { k = sessionStorage.getItem(name); } catch (e) { k = ""; }
+    }
+    if (!k && window.crypto && crypto.getRandomValues) {
+      var b = new Uint8Array(16);
+      crypto.getRandomValues(b);
+      k = Array.prototype.map.call(b, function (x) { return (x + 256).toString(16).slice(1); }).join("");
+      try { sessionStorage.setItem(name, k); } catch (e) { /* this page keeps it */ }
+    }
+    return (keys[name] = k || "");
+  }
   function claim() {
     say("title", "It is your turn");
-    api("POST", attr("claim")).then(function (a) {
+    api("POST", attr("claim"), "", claimKey()).then(function (a) {
       if (a.status === 200 && a.body.admitted) return location.assign(attr("seats"));
       // A place spent (its admission ended) is dropped by the server: start afresh.
       if (a.status === 409 && a.body.error === "place_used") return location.reload();
