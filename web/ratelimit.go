@@ -22,8 +22,13 @@ import (
 
 const (
 	// rateTimeout bounds the limiter's Redis call. A limiter must never stop sales:
-	// past it (or on any Redis error) the request goes through.
-	rateTimeout = 100 * time.Millisecond
+	// past it (or on any Redis error) the request goes through. It is the waiting
+	// room's limit for a Redis call, which tells a Redis that hangs from one that
+	// answers late: at an onsale, with every core busy, a call's wait for a core
+	// counts against it, and a shorter limit opened the limiter for seconds at a
+	// time in the sale's busiest moments. The call runs while the admission check
+	// reads the room, which waits as long.
+	rateTimeout = time.Second
 	// rateOpenFor is how long the limiter stays out of the way after a Redis failure,
 	// so that a Redis that hangs costs one timeout per instance now and then rather
 	// than one per request.

@@ -70,6 +70,34 @@ func TestRateLimitFailsOpen(t *testing.T) {
 	c.hold(a.EventID, seat)
 }
 
+// TestRateLimitWaitsForASlowRedis: a Redis that answers, late (each answer 300 ms
+// after it came, as at an onsale whose machine has every core busy), still limits:
+// past the burst a call is refused, not let through. With the limiter's Redis call
+// bounded at 100 ms (the negative control) the late answers opened it.
+func TestRateLimitWaitsForASlowRedis(t *testing.T) {
+	t.Parallel()
+	proxy, viaProxy := redisProxy(t)
+	a := newTestApp(t, func(o *appOptions) {
+		viaProxy(o)
+		o.Env["RATE_LIMIT"], o.Env["RATE_BURST"] = "1", "1"
+	})
+	c := a.newClient(t)
+	path := "/api/v1/events/" + itoa(a.EventID) + "/holds"
+	if st, _, _ := c.raw("POST", path, map[string]any{}, nil); st != http.StatusBadRequest {
+		t.Fatalf("the first call: got %d, want 400 (let through)", st)
+	}
+	time.Sleep(time.Second) // the bucket full again
+	proxy.Slow(300 * time.Millisecond)
+	answers := map[int]int{}
+	for range 3 {
+		st, _, _ := c.raw("POST", path, map[string]any{}, nil)
+		answers[st]++
+	}
+	if answers[http.StatusTooManyRequests] == 0 || answers[http.StatusBadRequest] != 1 {
+		t.Errorf("3 calls at once with Redis answering late, burst 1: got %v, want the first let through (400) and the rest rate_limited (429)", answers)
+	}
+}
+
 // TestRateLimitBeforeAdmission: the limit's verdict, asked while the admission check
 // reads the room, comes first. With the room on, a session not admitted hears
 // rate_limited past the burst and not_admitted before it; an admitted one past the

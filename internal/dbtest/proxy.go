@@ -28,6 +28,8 @@ type Proxy struct {
 	closed bool
 	conns  map[net.Conn]struct{} // both sides of every open proxied connection
 	cut    *cut                  // armed by LoseAnswer or LoseMessage
+
+	slow atomic.Int64 // Slow's delay of each answer, in nanoseconds
 }
 
 // cut is one armed cut: the connection that first sends text is cut.
@@ -72,6 +74,11 @@ func (p *Proxy) Up() {
 	defer p.mu.Unlock()
 	p.down = false
 }
+
+// Slow makes every answer from the server wait d before it is passed on (0: none), on
+// open connections and new ones: a server that answers, late, as one whose machine's
+// cores are all busy does.
+func (p *Proxy) Slow(d time.Duration) { p.slow.Store(int64(d)) }
 
 // LoseAnswer arms the proxy to cut the next connection whose client sends a message
 // containing text (a statement, "commit" say): the message reaches the server, and
@@ -177,6 +184,9 @@ func (p *Proxy) handle(client net.Conn) {
 		p.release(client, upstream)
 	}()
 	pipe(upstream, client, func([]byte) bool {
+		if d := p.slow.Load(); d > 0 {
+			time.Sleep(time.Duration(d))
+		}
 		c := lost.Load()
 		if c == nil {
 			return true
