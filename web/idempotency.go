@@ -24,6 +24,9 @@ const (
 	maxKeyLength   = 255
 )
 
+// errInvalidKey answers an Idempotency-Key that validKey refuses.
+var errInvalidKey = badRequest("invalid_idempotency_key", "Idempotency-Key is 1 to 255 printable ASCII characters.")
+
 // idempotent runs h once per Idempotency-Key, or just runs it when the request has
 // none. Answers on our side's failures (5xx) and "ask again" answers (429, busy) are
 // not kept: a repeat runs the request again.
@@ -33,7 +36,7 @@ func (s *server) idempotent(c echo.Context, h echo.HandlerFunc) error {
 		return h(c)
 	}
 	if !validKey(key) {
-		return badRequest("invalid_idempotency_key", "Idempotency-Key is 1 to 255 printable ASCII characters.")
+		return errInvalidKey
 	}
 	buyer, err := s.buyer(c)
 	if err != nil {

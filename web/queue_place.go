@@ -271,7 +271,7 @@ func (s *server) claimPlace(c echo.Context) error {
 	}
 	key := c.Request().Header.Get(idempotencyHeader)
 	if key != "" && !validKey(key) {
-		return badRequest("invalid_idempotency_key", "Idempotency-Key is 1 to 255 printable ASCII characters.")
+		return errInvalidKey
 	}
 	ctx := c.Request().Context()
 	visitor := s.pageBuyer(c)
