@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"boxoffice/internal/dbtest"
 )
 
 // noRateLimit raises the per-buyer limit out of the way, for tests that send many seat
@@ -45,18 +47,25 @@ func TestRateLimit(t *testing.T) {
 	}
 }
 
-// TestRateLimitFailsOpen: with Redis gone the limiter lets every call through, at once:
-// a rate limiter never stops sales.
-func TestRateLimitFailsOpen(t *testing.T) {
-	t.Parallel()
+// limitedViaProxy is an app whose Redis is behind a proxy, with a limit of one seat
+// call a second and a burst of one, a buyer's client, and the holds' path (an empty
+// body is a 400 when let through).
+func limitedViaProxy(t *testing.T) (*testApp, *dbtest.Proxy, *client, string) {
+	t.Helper()
 	proxy, viaProxy := redisProxy(t)
 	a := newTestApp(t, func(o *appOptions) {
 		viaProxy(o)
 		o.Env["RATE_LIMIT"], o.Env["RATE_BURST"] = "1", "1"
 	})
-	c := a.newClient(t)
+	return a, proxy, a.newClient(t), "/api/v1/events/" + itoa(a.EventID) + "/holds"
+}
+
+// TestRateLimitFailsOpen: with Redis gone the limiter lets every call through, at once:
+// a rate limiter never stops sales.
+func TestRateLimitFailsOpen(t *testing.T) {
+	t.Parallel()
+	a, proxy, c, path := limitedViaProxy(t)
 	proxy.Down()
-	path := "/api/v1/events/" + itoa(a.EventID) + "/holds"
 	start := time.Now()
 	for i := range 5 {
 		if st, _, _ := c.raw("POST", path, map[string]any{}, nil); st != http.StatusBadRequest {
@@ -76,13 +85,7 @@ func TestRateLimitFailsOpen(t *testing.T) {
 // bounded at 100 ms (the negative control) the late answers opened it.
 func TestRateLimitWaitsForASlowRedis(t *testing.T) {
 	t.Parallel()
-	proxy, viaProxy := redisProxy(t)
-	a := newTestApp(t, func(o *appOptions) {
-		viaProxy(o)
-		o.Env["RATE_LIMIT"], o.Env["RATE_BURST"] = "1", "1"
-	})
-	c := a.newClient(t)
-	path := "/api/v1/events/" + itoa(a.EventID) + "/holds"
+	_, proxy, c, path := limitedViaProxy(t)
 	if st, _, _ := c.raw("POST", path, map[string]any{}, nil); st != http.StatusBadRequest {
 		t.Fatalf("the first call: got %d, want 400 (let through)", st)
 	}
