@@ -11,6 +11,8 @@ import (
 	"github.com/go-redis/redis_rate/v10"
 	"github.com/labstack/echo/v4"
 	"github.com/redis/go-redis/v9"
+
+	"boxoffice/internal/waitroom"
 )
 
 // Rate limits on seat selection, per buyer across every instance, so that a refresh
@@ -24,11 +26,9 @@ const (
 	// rateTimeout bounds the limiter's Redis call. A limiter must never stop sales:
 	// past it (or on any Redis error) the request goes through. It is the waiting
 	// room's limit for a Redis call, which tells a Redis that hangs from one that
-	// answers late: at an onsale, with every core busy, a call's wait for a core
-	// counts against it, and a shorter limit opened the limiter for seconds at a
-	// time in the sale's busiest moments. The call runs while the admission check
+	// answers late (waitroom.RedisTimeout). The call runs while the admission check
 	// reads the room, which waits as long.
-	rateTimeout = time.Second
+	rateTimeout = waitroom.RedisTimeout
 	// rateOpenFor is how long the limiter stays out of the way after a Redis failure,
 	// so that a Redis that hangs costs one timeout per instance now and then rather
 	// than one per request.

@@ -175,15 +175,19 @@ type Hooks struct {
 }
 
 // Options tune a Room; zero values take defaults.
+// RedisTimeout is the default limit of a Redis call on a buyer's path. It tells a
+// Redis that hangs from one that is slow: at an onsale, with the machine saturated, a
+// call's wait for a core counts against it, and at 300 ms a few arrivals and looks an
+// onsale were turned away as paused (make onsale); web's rate limiter, bounded at 100
+// ms, stood open for seconds at a time.
+const RedisTimeout = time.Second
+
 type Options struct {
 	Tick      time.Duration // how often the admitter runs its script (default 200 ms)
 	Lease     time.Duration // how long the admitter's lease lasts unrenewed (default 2 s)
 	KeepPlace time.Duration // how long a waiter keeps the place unseen (default 5 min)
-	// Timeout is each Redis call's limit; past it the queue is paused (default 1 s).
-	// The limit tells a Redis that hangs from one that is slow: at an onsale's
-	// arrival burst, with the machine saturated, a call's wait for a core counts
-	// against it, and at 300 ms a few arrivals and looks an onsale are turned away as
-	// paused (make onsale).
+	// Timeout is each Redis call's limit; past it the queue is paused (default
+	// RedisTimeout).
 	Timeout time.Duration
 	// Regroup is how long after Redis was found to have lost an event's queue joins
 	// draw random places, as before an onsale: long enough for every waiting page to
@@ -214,7 +218,7 @@ func (o Options) withDefaults() Options {
 	def(&o.Tick, 200*time.Millisecond)
 	def(&o.Lease, 2*time.Second)
 	def(&o.KeepPlace, 5*time.Minute)
-	def(&o.Timeout, time.Second)
+	def(&o.Timeout, RedisTimeout)
 	def(&o.Regroup, 10*time.Second)
 	def(&o.Refresh, time.Second)
 	def(&o.GroupSpan, time.Second)
