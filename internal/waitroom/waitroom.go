@@ -174,14 +174,14 @@ type Hooks struct {
 	Load func() float64
 }
 
-// Options tune a Room; zero values take defaults.
-// RedisTimeout is the default limit of a Redis call on a buyer's path. It tells a
-// Redis that hangs from one that is slow: at an onsale, with the machine saturated, a
-// call's wait for a core counts against it, and at 300 ms a few arrivals and looks an
-// onsale were turned away as paused (make onsale); web's rate limiter, bounded at 100
-// ms, stood open for seconds at a time.
+// RedisTimeout is the default limit of a Redis call on a buyer's path, the room's and
+// web's rate limiter's. It tells a Redis that hangs from one that answers late: at an
+// onsale, with the machine saturated, a call's wait for a core counts against it, and
+// a limit of a few hundred milliseconds turns arrivals away as paused and leaves the
+// rate limiter standing open in the sale's busiest seconds (make onsale).
 const RedisTimeout = time.Second
 
+// Options tune a Room; zero values take defaults.
 type Options struct {
 	Tick      time.Duration // how often the admitter runs its script (default 200 ms)
 	Lease     time.Duration // how long the admitter's lease lasts unrenewed (default 2 s)
