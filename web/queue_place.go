@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"boxoffice/internal/booking"
+	"boxoffice/internal/proof"
 	"boxoffice/internal/waitroom"
 )
 
@@ -183,7 +184,8 @@ func (s *server) getPlace(c echo.Context) error {
 // takePlace gives an arrival its place, keeping one it has (and counting it again
 // should Redis have lost the counts since). A new place asks the proof of work and
 // counts against the address's joins, as a join does; it touches no database and
-// makes no Redis call of its own (the board is this instance's cached read).
+// makes no Redis call of its own (the board is this instance's cached read; the
+// proof's memory and the address's limit are the defences' calls).
 func (s *server) takePlace(c echo.Context) error {
 	ev, qe, on, err := s.placeEvent(c)
 	if !on {
@@ -204,14 +206,8 @@ func (s *server) takePlace(c echo.Context) error {
 	}
 	if ok {
 		p, tok = s.Queue.Recount(p, tok, b)
-	} else {
-		if err := s.proveArrival(c, ev); err != nil {
-			return err
-		}
-		if err := s.limitAddress(c, limitedByJoins); err != nil {
-			return err
-		}
-		p, tok = s.arrive(qe, b, buyer)
+	} else if p, tok, err = s.newPlace(c, ev, qe, b, buyer); err != nil {
+		return err
 	}
 	s.keepPlace(c, qe.ID, tok)
 	out := placeView(p, b, berr == nil)
@@ -227,28 +223,47 @@ func presaleBoard(out *placeJSON, ev booking.Event, qe waitroom.Event) {
 	}
 }
 
-// arrive gives a new place: the buyer's own with a buyer, else a random one.
-func (s *server) arrive(qe waitroom.Event, b waitroom.Board, buyer string) (waitroom.Place, string) {
-	if buyer != "" {
-		return s.Queue.ArriveAs(qe, b, buyer)
+// newPlace gives an arrival a new place (the buyer's own with a buyer, else a random
+// one) once its proof of work and its address's joins allow it, and counts it. The
+// proof is checked first, counted against the address next, and spent last, for the
+// place: a call refused by the address's limit leaves its proof unspent, and a proof
+// sent again after its answer was lost (the page repeats a call that got no answer)
+// answers the place it bought, uncounted, rather than being refused as spent, which
+// would send the visitor to the back of the line with a new proof.
+func (s *server) newPlace(c echo.Context, ev booking.Event, qe waitroom.Event, b waitroom.Board, buyer string) (waitroom.Place, string, error) {
+	var sol proof.Solution
+	if s.ProofOfWork {
+		pr := c.Request().Header.Get(proofHeader)
+		if pr == "" {
+			return waitroom.Place{}, "", errProofRequired
+		}
+		var err error
+		if sol, err = s.Proof.Check(pr); err != nil {
+			return waitroom.Place{}, "", proofInvalid(err)
+		}
 	}
-	return s.Queue.Arrive(qe, b)
-}
-
-// proveArrival checks the proof of work a new place needs, without a session: it is
-// remembered by the place itself.
-func (s *server) proveArrival(c echo.Context, ev booking.Event) error {
-	if !s.ProofOfWork {
-		return nil
+	if err := s.limitAddress(c, limitedByJoins); err != nil {
+		return waitroom.Place{}, "", err
 	}
-	pr := c.Request().Header.Get(proofHeader)
-	if pr == "" {
-		return errProofRequired
+	p, tok := s.Queue.Issue(qe, b, buyer)
+	if s.ProofOfWork {
+		bought, err := s.Proof.Buy(c.Request().Context(), sol, tok)
+		if err != nil {
+			return waitroom.Place{}, "", proofInvalid(err)
+		}
+		if bought != tok {
+			// The place this proof bought before, if it is one of this event's (and,
+			// for a buyer's own place, this buyer's): counted then.
+			was, verr := s.Queue.VerifyPlace(bought, qe.ID)
+			if verr != nil || (buyer != "" && !s.Queue.Owns(was, buyer)) {
+				return waitroom.Place{}, "", proofInvalid(proof.ErrSpent)
+			}
+			p, tok = s.Queue.Recount(was, bought, b)
+			return p, tok, nil
+		}
 	}
-	if err := s.Proof.Verify(c.Request().Context(), pr); err != nil {
-		return proofInvalid(err)
-	}
-	return nil
+	s.Queue.Count(p)
+	return p, tok, nil
 }
 
 // claimPlace admits the session's buyer (made now, if new: the session is created at

@@ -58,10 +58,59 @@ func TestPlaceAbuseLimits(t *testing.T) {
 		if err := json.Unmarshal(raw, &got); st != http.StatusOK || err != nil || !got.Placed {
 			t.Fatalf("a place with a solved proof: got %d %s, want 200 placed", st, raw)
 		}
-		other := visitorVia(t, a, a.EventID, nil)
-		st, raw, _ = other.raw("POST", placePath(a.EventID), nil, withProof(p))
-		if st == http.StatusOK {
-			t.Errorf("the same proof for a second place: got 200 %s, want it refused", raw)
+		// The same proof from a browser without the place's cookie (the first answer,
+		// which set it, was lost): the place it bought, not a second one.
+		lost := visitorVia(t, a, a.EventID, nil)
+		var again web.PlaceJSON
+		st, raw, _ = lost.raw("POST", placePath(a.EventID), nil, withProof(p))
+		if err := json.Unmarshal(raw, &again); st != http.StatusOK || err != nil {
+			t.Fatalf("the same proof sent again: got %d %s, want 200", st, raw)
+		}
+		if again.Group != got.Group || again.Tiebreak != got.Tiebreak || again.Number != got.Number ||
+			placeToken(t, lost, a.EventID) != placeToken(t, c, a.EventID) {
+			t.Errorf("the same proof sent again: got place %+v, want the first %+v", again, got)
+		}
+		// Counted once: the next arrival's number is one past the first's.
+		var next web.PlaceJSON
+		st, raw, _ = visitorVia(t, a, a.EventID, nil).raw("POST", placePath(a.EventID), nil, withProof(c.solve()))
+		if err := json.Unmarshal(raw, &next); st != http.StatusOK || err != nil || next.Number != got.Number+1 {
+			t.Errorf("the next arrival: got %d %s, want number %d (the proof's place counted once)", st, raw, got.Number+1)
+		}
+		// A place of one event is not another's: the proof spent here buys nothing there.
+		elsewhere := smallEvent(t, a.Pool, "place-proof-elsewhere")
+		roomOn(t, a, elsewhere, 1, 1, time.Minute)
+		st, raw, _ = visitorVia(t, a, elsewhere, nil).raw("POST", placePath(elsewhere), nil, withProof(p))
+		if e, _ := parseError(raw); st != http.StatusForbidden || e.Error != "proof_invalid" {
+			t.Errorf("the proof spent for this event's place, at another event: got %d %s, want 403 proof_invalid", st, raw)
+		}
+	})
+
+	t.Run("proof unspent when the address is refused", func(t *testing.T) {
+		t.Parallel()
+		a := newTestApp(t, func(o *appOptions) {
+			proofOn(o)
+			o.Env["ADDRESS_JOINS_PER_HOUR"] = "1"
+		})
+		roomOn(t, a, a.EventID, 1, 1, time.Minute)
+		first := visitorVia(t, a, a.EventID, home(0))
+		if st, raw, _ := first.raw("POST", placePath(a.EventID), nil, withProof(first.solve())); st != http.StatusOK {
+			t.Fatalf("the address's one place: got %d %s, want 200", st, raw)
+		}
+		limited := visitorVia(t, a, a.EventID, home(1))
+		p := limited.solve()
+		st, raw, h := limited.raw("POST", placePath(a.EventID), nil, withProof(p))
+		wantLimited(t, "the address's second place", st, raw, h, web.LimitedByJoins, 3600)
+		// The refused call did not spend its proof: from elsewhere it buys a new place,
+		// counted (the next arrival's number is one past it), not one the refused
+		// call left behind uncounted.
+		var got, next web.PlaceJSON
+		st, raw, _ = visitorVia(t, a, a.EventID, at("2001:db8:bb:3::1")).raw("POST", placePath(a.EventID), nil, withProof(p))
+		if err := json.Unmarshal(raw, &got); st != http.StatusOK || err != nil {
+			t.Fatalf("the refused call's proof, from another address: got %d %s, want 200 (unspent)", st, raw)
+		}
+		st, raw, _ = visitorVia(t, a, a.EventID, at("2001:db8:bb:4::1")).raw("POST", placePath(a.EventID), nil, withProof(first.solve()))
+		if err := json.Unmarshal(raw, &next); st != http.StatusOK || err != nil || next.Number != got.Number+1 {
+			t.Errorf("the next arrival: got %d %s, want number %d (the refused call's proof bought a counted place)", st, raw, got.Number+1)
 		}
 	})
 }

@@ -5,8 +5,8 @@
 // salt and a secret number up to a maximum, signed with HMAC-SHA256; the browser finds
 // the number by trying them all from 0; the expiry travels inside the salt, so the
 // signature covers it. A solution counts once: spent ones are remembered in Redis until
-// their challenge expires, and by the instance that accepted them; while Redis is away
-// the instance's own memory decides.
+// their challenge expires, with what they bought (Buy), and by the instance that
+// accepted them; while Redis is away the instance's own memory decides.
 //
 // It imports only go-redis and keyring: web asks it, and it knows nothing of sessions
 // or HTTP.
@@ -125,27 +125,96 @@ func (g *Guard) Challenge() Challenge {
 // accepted. While Redis is away the instance's memory alone decides, so a solution
 // counts at most once per instance then.
 func (g *Guard) Verify(ctx context.Context, encoded string) error {
-	p, expires, err := g.check(encoded)
+	sol, err := g.Check(encoded)
 	if err != nil {
 		return err
 	}
-	now := g.now()
-	before, kept := g.local.spend(p.Challenge, expires.Add(memorySlack), now)
-	if before {
-		return ErrSpent
+	_, err = g.spend(ctx, sol, spentMark)
+	return err
+}
+
+// Solution is a solved challenge that Check found sound, not yet spent.
+type Solution struct {
+	challenge string
+	expires   time.Time
+}
+
+// Check verifies everything about a solved challenge but whether it was spent: the
+// caller spends it with Buy once its other checks have passed, so a call refused for
+// another reason leaves the solution to be sent again.
+func (g *Guard) Check(encoded string) (Solution, error) {
+	p, expires, err := g.check(encoded)
+	if err != nil {
+		return Solution{}, err
 	}
+	return Solution{challenge: p.Challenge, expires: expires}, nil
+}
+
+// Buy spends sol, as Verify does, for what it buys: token, which is remembered with
+// the solution. A solution spent before for a token answers that token instead (its
+// first answer was lost on the way, and the same solution is asked for the same thing
+// again); one spent with Verify, or known spent only to this instance's memory while
+// Redis cannot say for what, is ErrSpent. The caller tells a token bought now from
+// one bought before by comparing it with its own.
+func (g *Guard) Buy(ctx context.Context, sol Solution, token string) (string, error) {
+	if token == "" || token == spentMark {
+		return "", errors.New("proof: a solution buys a token, not nothing")
+	}
+	return g.spend(ctx, sol, token)
+}
+
+// spentMark is what Redis remembers for a solution that Verify spent.
+const spentMark = "1"
+
+// spend remembers sol as spent for what, in this instance's memory and in Redis, and
+// answers what, or what the solution was spent for before (ErrSpent when that was
+// spentMark or cannot be read).
+func (g *Guard) spend(ctx context.Context, sol Solution, what string) (string, error) {
+	now := g.now()
+	ttl := sol.expires.Sub(now) + memorySlack
+	before, kept := g.local.spend(sol.challenge, sol.expires.Add(memorySlack), now)
 	ctx, cancel := context.WithTimeout(ctx, memoryTimeout)
 	defer cancel()
-	fresh, err := g.rdb.SetNX(ctx, g.prefix+p.Challenge, 1, expires.Sub(now)+memorySlack).Result()
-	switch {
-	case err != nil && !kept:
-		return fmt.Errorf("%w: %w", ErrUnavailable, err)
-	case err != nil:
-		return nil // Redis away: this instance's memory has spent it
-	case !fresh:
-		return ErrSpent
+	key := g.prefix + sol.challenge
+	if before {
+		// This instance spent it: for what, only Redis can say.
+		if what == spentMark {
+			return "", ErrSpent
+		}
+		return g.spentFor(g.rdb.Get(ctx, key).Result())
 	}
-	return nil
+	if what == spentMark {
+		fresh, err := g.rdb.SetNX(ctx, key, what, ttl).Result()
+		switch {
+		case err != nil && !kept:
+			return "", fmt.Errorf("%w: %w", ErrUnavailable, err)
+		case err != nil:
+			return what, nil // Redis away: this instance's memory has spent it
+		case !fresh:
+			return "", ErrSpent
+		}
+		return what, nil
+	}
+	// SET NX GET: set unless set, answering what was there; one round trip, so two
+	// instances spending one solution at once agree on the first.
+	prev, err := g.rdb.SetArgs(ctx, key, what, redis.SetArgs{Mode: "NX", Get: true, TTL: ttl}).Result()
+	switch {
+	case errors.Is(err, redis.Nil):
+		return what, nil
+	case err != nil && !kept:
+		return "", fmt.Errorf("%w: %w", ErrUnavailable, err)
+	case err != nil:
+		return what, nil // Redis away: this instance's memory has spent it
+	}
+	return g.spentFor(prev, nil)
+}
+
+// spentFor answers what a spent solution bought, from Redis's answer.
+func (g *Guard) spentFor(prev string, err error) (string, error) {
+	if err != nil || prev == spentMark || prev == "" {
+		return "", ErrSpent
+	}
+	return prev, nil
 }
 
 // check verifies everything about a payload but whether it was spent, and returns it

@@ -234,6 +234,84 @@ func TestSpentAcrossInstances(t *testing.T) {
 	}
 }
 
+// Buy spends a solution for a token and remembers it: the same solution again, here or
+// at another instance, answers the first token (its answer was lost), not a second;
+// a solution spent by Verify buys nothing, and one spent by Buy verifies no more.
+func TestBuyAnswersWhatItBought(t *testing.T) {
+	t.Parallel()
+	rdb, prefix := dbtest.Redis(t)
+	a := New(rdb, prefix, [][]byte{testSecret}, 1000)
+	b := New(rdb, prefix, [][]byte{testSecret}, 1000)
+	p, err := Solve(a.Challenge())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sol, err := a.Check(p)
+	if err != nil {
+		t.Fatalf("Check of a correct solution: %v", err)
+	}
+	if got, err := a.Buy(t.Context(), sol, "place-1"); err != nil || got != "place-1" {
+		t.Fatalf("the first Buy: got %q, %v; want place-1", got, err)
+	}
+	if got, err := a.Buy(t.Context(), sol, "place-2"); err != nil || got != "place-1" {
+		t.Errorf("the same solution again: got %q, %v; want place-1, what it bought", got, err)
+	}
+	bsol, err := b.Check(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := b.Buy(t.Context(), bsol, "place-3"); err != nil || got != "place-1" {
+		t.Errorf("the same solution at another instance: got %q, %v; want place-1", got, err)
+	}
+	if err := b.Verify(t.Context(), p); !errors.Is(err, ErrSpent) {
+		t.Errorf("Verify of a solution Buy spent: got %v, want ErrSpent", err)
+	}
+
+	verified, err := Solve(a.Challenge())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Verify(t.Context(), verified); err != nil {
+		t.Fatal(err)
+	}
+	vsol, err := b.Check(verified)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := b.Buy(t.Context(), vsol, "place-4"); !errors.Is(err, ErrSpent) {
+		t.Errorf("Buy with a solution Verify spent: got %q, %v; want ErrSpent", got, err)
+	}
+	if _, err := a.Check("bm90IGEgcHJvb2Y="); !errors.Is(err, ErrMalformed) {
+		t.Errorf("Check of no solution: got %v, want ErrMalformed", err)
+	}
+}
+
+// Redis away: Buy spends in the instance's memory, as Verify does, and the same
+// solution again is refused (Redis cannot say what it bought), never bought twice.
+func TestBuyRedisAway(t *testing.T) {
+	t.Parallel()
+	rdb, prefix := dbtest.Redis(t)
+	proxy := dbtest.NewProxy(t, rdb.Options().Addr)
+	via := redis.NewClient(&redis.Options{Addr: proxy.Addr(), MaxRetries: -1})
+	t.Cleanup(func() { _ = via.Close() })
+	g := New(via, prefix, [][]byte{testSecret}, 1000)
+	p, err := Solve(g.Challenge())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sol, err := g.Check(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy.Down()
+	if got, err := g.Buy(t.Context(), sol, "place-1"); err != nil || got != "place-1" {
+		t.Fatalf("Redis away, the first Buy: got %q, %v; want place-1", got, err)
+	}
+	if got, err := g.Buy(t.Context(), sol, "place-2"); !errors.Is(err, ErrSpent) {
+		t.Errorf("Redis away, the same solution again: got %q, %v; want ErrSpent", got, err)
+	}
+}
+
 // The instance's memory, full of unexpired solutions, keeps no more: with Redis away
 // a solution is then refused as unavailable rather than let through unremembered.
 func TestLocalMemoryFull(t *testing.T) {

@@ -26,7 +26,9 @@ func drawOf(secret []byte, eventID int64, buyer string) float64 {
 
 // ArriveAs is Arrive for a buyer's own place: its tiebreak is the buyer's draw.
 func (r *Room) ArriveAs(ev Event, b Board, buyer string) (Place, string) {
-	return r.arrive(ev, b, drawOf(r.keys[0].Secret, ev.ID, buyer))
+	p, tok := r.Issue(ev, b, buyer)
+	r.Count(p)
+	return p, tok
 }
 
 // Owns reports whether place p was given to buyer (ArriveAs) under any configured key.

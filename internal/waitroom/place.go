@@ -174,11 +174,26 @@ func (r *Room) groupOf(drawAt, now time.Time) uint64 {
 // no Redis and no database, one count in this instance's memory (arrivals.go). It
 // answers the place and its signed token.
 func (r *Room) Arrive(ev Event, b Board) (Place, string) {
-	return r.arrive(ev, b, r.place())
+	p, tok := r.Issue(ev, b, "")
+	r.Count(p)
+	return p, tok
 }
 
-// arrive is Arrive with the place's tiebreak given.
-func (r *Room) arrive(ev Event, b Board, tiebreak float64) (Place, string) {
+// Issue is Arrive (ArriveAs with a buyer) without the count: a place for a caller
+// that has one more check to pass before the place stands, which it then counts
+// (Count) or drops.
+func (r *Room) Issue(ev Event, b Board, buyer string) (Place, string) {
+	if buyer != "" {
+		return r.issue(ev, b, drawOf(r.keys[0].Secret, ev.ID, buyer))
+	}
+	return r.issue(ev, b, r.place())
+}
+
+// Count counts an issued place in its group, in this instance's memory.
+func (r *Room) Count(p Place) { r.counter.add(p.EventID, p.Group) }
+
+// issue makes a place with the given tiebreak and signs it.
+func (r *Room) issue(ev Event, b Board, tiebreak float64) (Place, string) {
 	drawAt := ev.OnsaleAt
 	if b.DrawAt.After(drawAt) {
 		drawAt = b.DrawAt
@@ -192,7 +207,6 @@ func (r *Room) arrive(ev Event, b Board, tiebreak float64) (Place, string) {
 	}
 	// The tiebreak is carried in 32 bits: keep the place the token will say.
 	p.Tiebreak = float64(uint32(p.Tiebreak*tiebreakScale)) / tiebreakScale
-	r.counter.add(ev.ID, p.Group)
 	return p, r.signPlace(p)
 }
 
