@@ -30,7 +30,7 @@ func BenchmarkSeatMapDrift(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		seats, ga, err := svc.Maps.SeatMapDrift(b.Context(), event)
+		seats, ga, _, err := svc.Maps.SeatMapDrift(b.Context(), event)
 		if err != nil || len(seats) != 0 || ga {
 			b.Fatalf("got %d seats, GA %v, error %v; want no drift", len(seats), ga, err)
 		}
@@ -39,8 +39,10 @@ func BenchmarkSeatMapDrift(b *testing.B) {
 
 // TestSeatMapDriftFindsUnannounced: changes made behind the cache's back (no notifier:
 // nothing patches the map) are reported, seat by seat and the GA places, and only
-// they: a hold that lapsed shows as the available seat the cache has, and a map read
-// after the changes shows no drift. The control is the first call: with nothing
+// they, each hold and sale as a seat the map shows free (shownFree); a hold that
+// lapsed before the map saw it shows as the available seat the cache has, and a map
+// read after the changes shows no drift until a hold it showed lapses, which is drift
+// the map shows taken (shownFree 0). The control is the first call: with nothing
 // changed, nothing is reported.
 func TestSeatMapDriftFindsUnannounced(t *testing.T) {
 	t.Parallel()
@@ -50,11 +52,11 @@ func TestSeatMapDriftFindsUnannounced(t *testing.T) {
 	if _, err := f.svc.Maps.SeatMap(t.Context(), f.event); err != nil {
 		t.Fatal(err)
 	}
-	if seats, ga, err := f.svc.Maps.SeatMapDrift(t.Context(), f.event); err != nil || len(seats) != 0 || ga {
+	if seats, ga, _, err := f.svc.Maps.SeatMapDrift(t.Context(), f.event); err != nil || len(seats) != 0 || ga {
 		t.Fatalf("nothing changed: got seats %v, GA %v, error %v; want no drift", seats, ga, err)
 	}
 
-	f.hold(t, "held", ids[0])
+	held := f.hold(t, "held", ids[0])
 	sold := f.checkout(t, f.hold(t, "sold", ids[1]), "sold")
 	if out := f.pay(t, sold, "evt_drift"); out != OutcomeConfirmed {
 		t.Fatalf("pay: got %s, want %s", out, OutcomeConfirmed)
@@ -64,13 +66,13 @@ func TestSeatMapDriftFindsUnannounced(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	seats, ga, err := f.svc.Maps.SeatMapDrift(t.Context(), f.event)
+	seats, ga, shownFree, err := f.svc.Maps.SeatMapDrift(t.Context(), f.event)
 	if err != nil {
 		t.Fatal(err)
 	}
 	slices.Sort(seats)
-	if want := ids[:2]; !slices.Equal(seats, want) || !ga {
-		t.Errorf("after the changes: got seats %v, GA %v; want seats %v (held, sold), GA true", seats, ga, want)
+	if want := ids[:2]; !slices.Equal(seats, want) || !ga || shownFree != 3 {
+		t.Errorf("after the changes: got seats %v, GA %v, shown free %d; want seats %v (held, sold), GA true, 3 shown free", seats, ga, shownFree, want)
 	}
 
 	fresh := f.withService(Config{MapMaxAge: time.Hour})
@@ -78,7 +80,7 @@ func TestSeatMapDriftFindsUnannounced(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if seats, ga, err := fresh.svc.Maps.SeatMapDrift(t.Context(), f.event); err != nil || len(seats) != 0 || ga {
+	if seats, ga, _, err := fresh.svc.Maps.SeatMapDrift(t.Context(), f.event); err != nil || len(seats) != 0 || ga {
 		t.Errorf("map read after the changes: got seats %v, GA %v, error %v; want no drift", seats, ga, err)
 	}
 	want := map[int64]string{ids[0]: "held", ids[1]: "sold", ids[2]: "available"}
@@ -86,6 +88,13 @@ func TestSeatMapDriftFindsUnannounced(t *testing.T) {
 		if w, ok := want[st.ID]; ok && st.Status != w {
 			t.Errorf("seat %d: got status %q, want %q", st.ID, st.Status, w)
 		}
+	}
+
+	f.lapse(t, held.ID)
+	seats, ga, shownFree, err = fresh.svc.Maps.SeatMapDrift(t.Context(), f.event)
+	if err != nil || !slices.Equal(seats, ids[:1]) || ga || shownFree != 0 {
+		t.Errorf("a hold the map showed, lapsed: got seats %v, GA %v, shown free %d, error %v; want seat %d, no GA, none shown free",
+			seats, ga, shownFree, err, ids[0])
 	}
 }
 

@@ -63,8 +63,12 @@ type HubOptions struct {
 	// general-admission places do. The hub announces them as an ordinary change, so
 	// that every instance's viewers converge on the database even when a change's own
 	// announcement was lost between its commit and its publish (the instance died, or
-	// Redis did not take it). Nil: no repair.
-	Repair func(ctx context.Context, eventID int64) (seatIDs []int64, ga bool, err error)
+	// Redis did not take it), and so that a hold that lapsed, which nothing else
+	// announces (expiry is lazy), shows free. shownFree counts the differences the
+	// viewers saw as free that the database has taken (seats, and GA places as one):
+	// those are lost announcements; the rest are nearly always lapsed holds. Nil: no
+	// repair.
+	Repair func(ctx context.Context, eventID int64) (seatIDs []int64, ga bool, shownFree int, err error)
 	// RepairEvery is how often Repair runs per watched event. Default 1 s.
 	RepairEvery time.Duration
 }

@@ -32,7 +32,7 @@ func (f *feed) repair(ctx context.Context) {
 	if !watched {
 		return
 	}
-	seats, ga, err := h.opt.Repair(ctx, f.event)
+	seats, ga, shownFree, err := h.opt.Repair(ctx, f.event)
 	if err != nil {
 		if ctx.Err() == nil {
 			h.log.Warn("seat map repair: the map could not be compared", "event", f.event, "err", err)
@@ -42,8 +42,15 @@ func (f *feed) repair(ctx context.Context) {
 	if len(seats) == 0 && !ga {
 		return
 	}
-	h.log.Warn("seat map repair: viewers were behind the database; announcing the difference",
-		"event", f.event, "seats", len(seats), "ga", ga)
+	if shownFree > 0 {
+		// A hold or a sale whose announcement was lost: its seats were offered as free.
+		h.log.Warn("seat map repair: viewers were shown free what the database has taken; announcing the difference",
+			"event", f.event, "seats", len(seats), "ga", ga, "shown_free", shownFree)
+	} else {
+		// Holds that lapsed: expiry is lazy, and this is what announces it.
+		h.log.Debug("seat map repair: announcing seats freed since the map was sent (lapsed holds)",
+			"event", f.event, "seats", len(seats), "ga", ga)
+	}
 	if err := f.announce(ctx, seats, ga); err != nil && ctx.Err() == nil {
 		h.log.Warn("seat map repair not announced", "event", f.event, "err", err)
 	}
