@@ -38,6 +38,7 @@ func (s *sim) fillQueue(r *report, buyers []*buyer, onsale time.Time) {
 	r.ETA.FirstTurnBeforeSellOut, r.ETA.FirstTurnAfterSellOut = fit(q.turnBefore), fit(q.turnAfter)
 	r.Admission.Configured, r.Admission.Slots, r.Admission.Admitted = s.cfg.Rate, s.cfg.Slots, len(q.adm)
 	r.Admission.Achieved, r.Admission.Peak30s = admissionRates(q.adm)
+	r.Admission.BySellOut, r.Admission.FloorSeconds = sellOutFloor(q.adm, onsale, s.soldOutAt, s.cfg.Rate)
 	r.Fairness.AfterOnsale, r.Fairness.Rho = len(q.after), spearman(q.after)
 	r.Fairness.PreQueue, r.Fairness.RhoPreQueue = len(q.pre), spearman(q.pre)
 }
@@ -112,6 +113,23 @@ func admissionRates(adm []time.Time) (achieved, peak30s float64) {
 		peak30s = max(peak30s, float64(i-j+1)/30)
 	}
 	return achieved, peak30s
+}
+
+// sellOutFloor counts the admissions adm (sorted) up to soldOutAt (zero: nothing sold
+// out, and no floor) and answers when, in seconds after the onsale, the last of them
+// would have come at rate a second from the first: the earliest the same buyers could
+// have sold the event out at this rate.
+func sellOutFloor(adm []time.Time, onsale, soldOutAt time.Time, rate float64) (int, float64) {
+	if soldOutAt.IsZero() || len(adm) == 0 || rate <= 0 {
+		return 0, 0
+	}
+	n, _ := slices.BinarySearchFunc(adm, soldOutAt, func(a, t time.Time) int {
+		if a.After(t) {
+			return 1
+		}
+		return -1
+	})
+	return n, adm[0].Sub(onsale).Seconds() + float64(n)/rate
 }
 
 // spearman is the rank correlation of the pairs' two values, ties ranked by their mean.

@@ -84,6 +84,14 @@ type report struct {
 		// sell-out (with -metrics): the configured rate, lowered by the server while it
 		// was past its latency bound.
 		Limit *limitStats `json:"serverLimit,omitempty"`
+		// BySellOut is how many were admitted up to the sell-out, and FloorSeconds
+		// when the sell-out would have come had they been admitted at the configured
+		// rate from the first admission on: about the soonest a server that admitted
+		// at the full rate throughout sells this crowd out (how many admissions it
+		// takes to buy the venue is the crowd's, not the server's). 0: nothing sold
+		// out.
+		BySellOut    int     `json:"admittedBySellOut,omitempty"`
+		FloorSeconds float64 `json:"sellOutFloorSeconds,omitempty"`
 	} `json:"admission"`
 	// Speed is how fast the machine ran over the sale (speed.go): figures of runs at
 	// different speeds do not compare.

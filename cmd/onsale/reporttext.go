@@ -87,6 +87,10 @@ func (r *report) writeQueue(p printf) {
 	a := r.Admission
 	p("admission: %d admitted, %.1f/s from the first to the last (busiest 30 s: %.1f/s, seen up to a poll late), configured %.1f/s; at most %d shopping at once (slots %d)",
 		a.Admitted, a.Achieved, a.Peak30s, a.Configured, a.MaxShopping, a.Slots)
+	if a.BySellOut > 0 {
+		p("the sell-out's floor at the configured rate: %.1f s after the onsale, had the %d buyers admitted by the sell-out come at %.1f/s from the first admission (how many it took is the crowd's, not the server's)",
+			a.FloorSeconds, a.BySellOut, a.Configured)
+	}
 	if l := a.Limit; l != nil {
 		p("the server's admission limit over the sale (lowered while past its LATENCY_BOUND): mean %.1f/s, from %.1f to %.1f/s, below the configured rate %.0f%% of the time",
 			l.Mean, l.Min, l.Max, 100*l.Below)
