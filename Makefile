@@ -136,6 +136,10 @@ ONSALE_DB_CONNS ?= 8
 # ONSALE_SIM_PROCS, if set, is the simulator's GOMAXPROCS (the server keeps both
 # cores): 1 makes the crowd cheaper and its own tails longer (docs/BENCHMARKS.md).
 ONSALE_SIM_PROCS ?=
+# ONSALE_SIM_NICE, if set, runs the simulator at that niceness: 19 lets the server,
+# PostgreSQL and Redis take the cores first, the nearest this one machine comes to a
+# crowd on machines of its own (its own figures then include its waits for a core).
+ONSALE_SIM_NICE ?=
 # Every simulated join solves the server's proof of work (cmd/onsale/proof.go). At
 # the default difficulty the crowd's solving (~4.5 ms of a core a buyer, most of the
 # 20,000 within a minute) would take the cores of the server it measures: work real
@@ -172,7 +176,7 @@ onsale: ## start services and a boxoffice with a 50,000-seat onsale, then run th
 	  kill -0 $$server 2>/dev/null || { tail -20 .data/onsale-server.log >&2; exit 1; }
 	  sleep 0.2
 	done
-	GOMAXPROCS=$(ONSALE_SIM_PROCS) .data/bin/onsale run -url http://127.0.0.1:$(ONSALE_PORT) -event "$$slug" -db "$$DATABASE_URL" \
+	GOMAXPROCS=$(ONSALE_SIM_PROCS) $(if $(ONSALE_SIM_NICE),nice -n $(ONSALE_SIM_NICE)) .data/bin/onsale run -url http://127.0.0.1:$(ONSALE_PORT) -event "$$slug" -db "$$DATABASE_URL" \
 	  -metrics http://127.0.0.1:$(ONSALE_METRICS_PORT)/metrics \
 	  -max-qty 8 -json .data/onsale.json -svg .data/onsale.svg -trace .data/onsale-trace.csv $(ARGS)
 
