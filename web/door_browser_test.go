@@ -115,3 +115,57 @@ func slotBackToSeatMap(t *testing.T, ctx context.Context, app *testApp, shopper 
 		t.Fatalf("the seat map did not come after the slot came back: %v", err)
 	}
 }
+
+// TestBrowserDoorShowsProgress: in Chromium, the door page of a visitor with three
+// places ahead says so, shows the seats left against them, and a progress bar at
+// nothing of three; when the first of them is let in, the page says two are ahead
+// and the bar moves to one of three. The held words stay hidden: places are free.
+func TestBrowserDoorShowsProgress(t *testing.T) {
+	t.Parallel()
+	app := newTestApp(t, frontQueue)
+	roomOn(t, app, app.EventID, 1, 100, time.Minute)
+	runQueue(t, app)
+	seats := firstSeats(t, app.Pool, app.EventID, 1)
+	shopper := admittedArrival(t, app)
+	var first *client
+	for i := range 3 {
+		time.Sleep(150 * time.Millisecond) // each in an arrival group of its own (GroupSpan 100 ms)
+		c, _ := arrival(t, app, app.EventID)
+		if i == 0 {
+			first = c
+		}
+	}
+	time.Sleep(150 * time.Millisecond)
+
+	ctx := browsertest.New(t).NewContext(t)
+	browsertest.Do(t, ctx, chromedp.Navigate(app.URL+"/events/"+demoSlug+"/door"))
+	waitJS(t, ctx, "the page to say three are ahead",
+		`document.querySelector('#door [data-d="ahead"]').textContent === "3 people are ahead of you."`, browsertest.Timeout)
+	bar := `(() => { const b = document.querySelector('#door [data-d="progress"]'); return [b.closest("[hidden]") === null, b.getAttribute("value"), b.getAttribute("max"), b.textContent].join(" "); })()`
+	if got := js[string](t, ctx, bar); got != "true 0 3 0%" {
+		t.Errorf("progress with three ahead: got %q, want shown, 0 of 3, 0%%", got)
+	}
+	odds := js[string](t, ctx, `(() => { const o = document.querySelector('#door [data-d="odds"]'); return (o.hidden ? "hidden " : "") + o.textContent; })()`)
+	if !strings.HasPrefix(odds, "About ") || !strings.HasSuffix(odds, " seats left, 3 people ahead of you.") {
+		t.Errorf("odds with three ahead: got %q, want the seats left against 3 people, shown", odds)
+	}
+	if held := js[bool](t, ctx, `document.querySelector('#door [data-d="held"]').hidden`); !held {
+		t.Error("the held words are shown while places are free")
+	}
+
+	// The shopper gives its slot back: the first waiter's turn comes, and it goes in.
+	held := shopper.hold(app.EventID, seats[0])
+	if st := shopper.do("DELETE", "/api/v1/holds/"+held.HoldID, nil, nil); st != http.StatusNoContent {
+		t.Fatalf("shopper's release: got %d, want 204", st)
+	}
+	waitTurn(t, first, app.EventID, 20*time.Second)
+	if st, q := claim(t, first, app.EventID); st != http.StatusOK || !q.Admitted {
+		t.Fatalf("the first waiter's claim: got %d %+v, want admitted", st, q)
+	}
+	waitJS(t, ctx, "the page to say two are ahead",
+		`document.querySelector('#door [data-d="ahead"]').textContent === "2 people are ahead of you."`, browsertest.Timeout)
+	if got := js[string](t, ctx, bar); got != "true 1 3 33%" {
+		t.Errorf("progress with two ahead: got %q, want shown, 1 of 3, 33%%", got)
+	}
+	noConsoleErrors(t, ctx)
+}

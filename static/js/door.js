@@ -5,7 +5,8 @@
 // page asks a proof of work, looks for the visitor's place (GET) before the proof and
 // the POST; then it reads the event's board (one cached read for the whole crowd) every
 // second near its turn, up to every 5 s far back (paceOf), and works out from it and
-// the place where it stands, in the server's
+// the place where it stands (the position, the wait, the seats left against the
+// people ahead, the progress through the line), in the server's
 // words (queue.js's window.queueWords): a place (group, tiebreak) has had its turn once it comes before
 // the board's cursor; about number − passed are ahead of it (in the pre-queue, its
 // share of the pre-queue beyond the cursor). At its turn it claims (POST
@@ -74,19 +75,48 @@
     if (isNaN(d)) d = 1;
     return Math.min(Math.max(Math.ceil(d), 1), 5);
   }
+  function shown(name, on) {
+    var el = box.querySelector('[data-d="' + name + '"]');
+    if (el) el.hidden = !on;
+  }
+  // show says where the place stands on board b: its position and wait (or why there
+  // is none: everything left held, or the tickets likely gone first), the seats left
+  // against the people ahead, and the progress through the line.
   function show(p, b) {
+    var drawn = !(b.preQueue && p.group === 0); // a later group's place is queued after the draw
+    shown("held", drawn && !b.soldOut && b.allHeld);
+    if (b.soldOut || !drawn) shown("odds", false), shown("bar", false);
     if (b.soldOut) return say("title", "Sold out"), say("ahead", ""), say("wait", "");
-    if (b.preQueue && p.group === 0) { // a later group's place is queued after the draw
+    if (!drawn) {
       say("title", "You are in the waiting room");
       say("ahead", "Before the " + (place.presale ? "presale" : "onsale") + ": your place is drawn at random when it opens. Arriving early or reloading does not change your chances.");
       return say("wait", "");
     }
-    var n = ahead(p, b), pos = n + 1;
+    var n = ahead(p, b), pos = n + 1, odds = words.odds(b.seatsLeft, n);
     say("title", "You are in the queue");
     say("ahead", words.ahead(n));
+    say("odds", odds);
+    shown("odds", odds !== "");
+    progress(n);
+    if (b.allHeld) return say("wait", "");
     if (words.gone(pos, b.lastsFor)) return say("wait", "The tickets may be gone before your turn.");
     var lo = wait(p, b, pos, b.secondsPerPlaceMin), hi = wait(p, b, pos, b.secondsPerPlaceMax);
     say("wait", "Your wait: " + words.wait(lo, hi, n) + ".");
+  }
+  // progress draws the share of the line passed since the page first saw how many were
+  // ahead of the place (kept for the tab, so that a reload does not start it again
+  // from nothing), as the queue page's bar does.
+  function progress(n) {
+    var bar = box.querySelector('[data-d="progress"]');
+    if (!bar) return;
+    var name = "ahead:" + attr("claim") + ":" + place.group + ":" + place.tiebreak, total = 0;
+    try { total = parseInt(sessionStorage.getItem(name), 10) || 0; } catch (e) { total = 0; }
+    total = Math.max(total, parseInt(bar.getAttribute("max"), 10) || 1, n, 1);
+    try { sessionStorage.setItem(name, String(total)); } catch (e) { /* this page keeps it */ }
+    bar.setAttribute("max", total);
+    bar.setAttribute("value", total - n);
+    bar.textContent = Math.floor((total - n) * 100 / total) + "%";
+    shown("bar", true);
   }
 
   function follow() {
