@@ -183,11 +183,10 @@ func TestOlderKeyVerifies(t *testing.T) {
 	}
 }
 
-// Redis away: the instance's own memory decides. A correct solution counts, its replay
-// is refused, and still refused once Redis is back (it never heard of the first); a
-// forged one is refused as forged.
-func TestRedisAway(t *testing.T) {
-	t.Parallel()
+// viaProxy is a Guard whose Redis is reached through a proxy the test can take down,
+// and a solution of one of its challenges.
+func viaProxy(t *testing.T) (*Guard, *dbtest.Proxy, string) {
+	t.Helper()
 	rdb, prefix := dbtest.Redis(t)
 	proxy := dbtest.NewProxy(t, rdb.Options().Addr)
 	via := redis.NewClient(&redis.Options{Addr: proxy.Addr(), MaxRetries: -1})
@@ -197,6 +196,15 @@ func TestRedisAway(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return g, proxy, p
+}
+
+// Redis away: the instance's own memory decides. A correct solution counts, its replay
+// is refused, and still refused once Redis is back (it never heard of the first); a
+// forged one is refused as forged.
+func TestRedisAway(t *testing.T) {
+	t.Parallel()
+	g, proxy, p := viaProxy(t)
 	proxy.Down()
 	if err := g.Verify(t.Context(), p); err != nil {
 		t.Fatalf("Redis away, a correct solution: got %v, want nil", err)
@@ -290,15 +298,7 @@ func TestBuyAnswersWhatItBought(t *testing.T) {
 // solution again is refused (Redis cannot say what it bought), never bought twice.
 func TestBuyRedisAway(t *testing.T) {
 	t.Parallel()
-	rdb, prefix := dbtest.Redis(t)
-	proxy := dbtest.NewProxy(t, rdb.Options().Addr)
-	via := redis.NewClient(&redis.Options{Addr: proxy.Addr(), MaxRetries: -1})
-	t.Cleanup(func() { _ = via.Close() })
-	g := New(via, prefix, [][]byte{testSecret}, 1000)
-	p, err := Solve(g.Challenge())
-	if err != nil {
-		t.Fatal(err)
-	}
+	g, proxy, p := viaProxy(t)
 	sol, err := g.Check(p)
 	if err != nil {
 		t.Fatal(err)
