@@ -183,28 +183,18 @@ func (g *Guard) spend(ctx context.Context, sol Solution, what string) (string, e
 		}
 		return g.spentFor(g.rdb.Get(ctx, key).Result())
 	}
-	if what == spentMark {
-		fresh, err := g.rdb.SetNX(ctx, key, what, ttl).Result()
-		switch {
-		case err != nil && !kept:
-			return "", fmt.Errorf("%w: %w", ErrUnavailable, err)
-		case err != nil:
-			return what, nil // Redis away: this instance's memory has spent it
-		case !fresh:
-			return "", ErrSpent
-		}
-		return what, nil
-	}
 	// SET NX GET: set unless set, answering what was there; one round trip, so two
 	// instances spending one solution at once agree on the first.
 	prev, err := g.rdb.SetArgs(ctx, key, what, redis.SetArgs{Mode: "NX", Get: true, TTL: ttl}).Result()
 	switch {
 	case errors.Is(err, redis.Nil):
-		return what, nil
+		return what, nil // spent now
 	case err != nil && !kept:
 		return "", fmt.Errorf("%w: %w", ErrUnavailable, err)
 	case err != nil:
 		return what, nil // Redis away: this instance's memory has spent it
+	case what == spentMark:
+		return "", ErrSpent // Verify: spent before, whatever for
 	}
 	return g.spentFor(prev, nil)
 }
