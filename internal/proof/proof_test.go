@@ -223,17 +223,25 @@ func TestRedisAway(t *testing.T) {
 	}
 }
 
-// Another instance (a Guard of its own, one Redis) refuses what this one spent: Redis
-// carries the memory between instances.
-func TestSpentAcrossInstances(t *testing.T) {
-	t.Parallel()
+// twoInstances are two Guards over one Redis, as two instances of the program, and a
+// solution of one of a's challenges.
+func twoInstances(t *testing.T) (a, b *Guard, p string) {
+	t.Helper()
 	rdb, prefix := dbtest.Redis(t)
-	a := New(rdb, prefix, [][]byte{testSecret}, 1000)
-	b := New(rdb, prefix, [][]byte{testSecret}, 1000)
+	a = New(rdb, prefix, [][]byte{testSecret}, 1000)
+	b = New(rdb, prefix, [][]byte{testSecret}, 1000)
 	p, err := Solve(a.Challenge())
 	if err != nil {
 		t.Fatal(err)
 	}
+	return a, b, p
+}
+
+// Another instance (a Guard of its own, one Redis) refuses what this one spent: Redis
+// carries the memory between instances.
+func TestSpentAcrossInstances(t *testing.T) {
+	t.Parallel()
+	a, b, p := twoInstances(t)
 	if err := a.Verify(t.Context(), p); err != nil {
 		t.Fatalf("first use: %v", err)
 	}
@@ -247,13 +255,7 @@ func TestSpentAcrossInstances(t *testing.T) {
 // a solution spent by Verify buys nothing, and one spent by Buy verifies no more.
 func TestBuyAnswersWhatItBought(t *testing.T) {
 	t.Parallel()
-	rdb, prefix := dbtest.Redis(t)
-	a := New(rdb, prefix, [][]byte{testSecret}, 1000)
-	b := New(rdb, prefix, [][]byte{testSecret}, 1000)
-	p, err := Solve(a.Challenge())
-	if err != nil {
-		t.Fatal(err)
-	}
+	a, b, p := twoInstances(t)
 	sol, err := a.Check(p)
 	if err != nil {
 		t.Fatalf("Check of a correct solution: %v", err)
