@@ -39,7 +39,9 @@ func smallOnsale(t *testing.T, extra ...string) (*report, config) {
 	// The onsale 8-9 s ahead and the early buyers in its last 6 s: under make test's load
 	// (the race build beside every other package on two cores) the set-up has taken
 	// seconds, and an early buyer's session, challenge and join 3-4 s, so that a
-	// closer onsale left the pre-queue empty.
+	// closer onsale left the pre-queue empty. The buying may last 120 s (-duration): it
+	// ends at the sell-out, in 30-40 s on a quiet machine, but under that load the
+	// first sales have come 24 s after the onsale, the 4 s holds lapsing on the way.
 	onsaleAt := time.Now().Add(8 * time.Second).Truncate(time.Second).Add(time.Second)
 	_, err := benchkit.CreateEvent(t.Context(), p.Pool, benchkit.Event{Slug: "sim-small", Seats: 300, OnsaleAt: onsaleAt,
 		Queue: &benchkit.Queue{Slots: 40, Rate: 25, TokenTTL: 20 * time.Second, Idle: 10 * time.Second}, Pricing: true})
@@ -60,7 +62,7 @@ func smallOnsale(t *testing.T, extra ...string) (*report, config) {
 		"-url", srv.URL, "-event", "sim-small", "-buyers", "300", "-seed", "7",
 		"-early", "0.3", "-early-window", "6s", "-burst", "2s", "-poll", "2s", "-think", "100ms",
 		"-max-qty", "3", "-abandon", "0.15", "-idle", "0.05", "-basket", "0.3", "-decline", "0.1", "-late", "0.2",
-		"-ticket-wait", "20s", "-map-every", "500ms", "-duration", "65s", "-settle", "30s",
+		"-ticket-wait", "20s", "-map-every", "500ms", "-duration", "120s", "-settle", "30s",
 		"-db", p.Config.DatabaseURL, "-tidy", "500ms", "-conns", "64", "-metrics", metricsSrv.URL + "/metrics",
 		"-trace", filepath.Join(t.TempDir(), "trace.csv"),
 	}, extra...), io.Discard)
