@@ -104,19 +104,23 @@
     say("wait", "Your wait: " + words.wait(lo, hi, n) + ".");
   }
   // progress draws the share of the line passed since the page first saw how many were
-  // ahead of the place (kept for the tab, so that a reload does not start it again
-  // from nothing), as the queue page's bar does.
+  // ahead of the place, with the queue page's bar (queueWords.bar); that first count is
+  // kept for the tab, so that a reload does not start the bar again from nothing.
   function progress(n) {
     var bar = box.querySelector('[data-d="progress"]');
     if (!bar) return;
-    var name = "ahead:" + attr("claim") + ":" + place.group + ":" + place.tiebreak, total = 0;
-    try { total = parseInt(sessionStorage.getItem(name), 10) || 0; } catch (e) { total = 0; }
-    total = Math.max(total, parseInt(bar.getAttribute("max"), 10) || 1, n, 1);
-    try { sessionStorage.setItem(name, String(total)); } catch (e) { /* this page keeps it */ }
-    bar.setAttribute("max", total);
-    bar.setAttribute("value", total - n);
-    bar.textContent = Math.floor((total - n) * 100 / total) + "%";
+    var name = placeKey("ahead"), seen = parseInt(recall(name), 10) || 0;
+    var total = words.bar(bar, n, seen);
+    if (total !== seen) keep(name, String(total));
     shown("bar", true);
+  }
+  // placeKey names what the tab keeps about its place in sessionStorage.
+  function placeKey(what) { return what + ":" + attr("claim") + ":" + place.group + ":" + place.tiebreak; }
+  function recall(name) {
+    try { return sessionStorage.getItem(name) || ""; } catch (e) { return ""; }
+  }
+  function keep(name, value) {
+    try { sessionStorage.setItem(name, value); } catch (e) { /* this page keeps it */ }
   }
 
   function follow() {
@@ -132,15 +136,12 @@
   // answer (and the session it made) was lost on the way is sent again with it and
   // admitted as the buyer the first one made, not refused as another visitor's.
   function claimKey() {
-    var name = "claim:" + attr("claim") + ":" + place.group + ":" + place.tiebreak, k = keys[name];
-    if (!k) {
-      try { k = sessionStorage.getItem(name); } catch (e) { k = ""; }
-    }
+    var name = placeKey("claim"), k = keys[name] || recall(name);
     if (!k && window.crypto && crypto.getRandomValues) {
       var b = new Uint8Array(16);
       crypto.getRandomValues(b);
       k = Array.prototype.map.call(b, function (x) { return (x + 256).toString(16).slice(1); }).join("");
-      try { sessionStorage.setItem(name, k); } catch (e) { /* this page keeps it */ }
+      keep(name, k);
     }
     return (keys[name] = k || "");
   }

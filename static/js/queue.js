@@ -136,12 +136,18 @@
     var odds = put("odds", oddsText(b.seatsLeft, ahead));
     if (odds) odds.hidden = !odds.textContent;
     var bar = q.querySelector('[data-q="progress"]');
-    if (bar) { // its max is how many were ahead when the visitor joined
-      var total = Math.max(parseInt(bar.getAttribute("max"), 10) || 1, ahead, 1);
-      bar.setAttribute("max", total);
-      bar.setAttribute("value", total - ahead);
-      put("progress", Math.floor((total - ahead) * 100 / total) + "%");
-    }
+    if (bar) drawBar(bar, ahead, 0); // its max is how many were ahead when the visitor joined
+  }
+  // drawBar draws a progress bar through the line with ahead still ahead: its whole is
+  // the most ever seen ahead (its max, or atLeast), which it returns. The door page
+  // draws its bar with it too (window.queueWords.bar).
+  function drawBar(bar, ahead, atLeast) {
+    var total = Math.max(parseInt(bar.getAttribute("max"), 10) || 1, atLeast || 0, ahead, 1);
+    bar.setAttribute("max", total);
+    bar.setAttribute("value", total - ahead);
+    var pct = Math.floor((total - ahead) * 100 / total) + "%";
+    if (bar.textContent !== pct) bar.textContent = pct;
+    return total;
   }
 
   function look() {
@@ -284,5 +290,5 @@
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
   else start();
   // The wording, for the test that holds it to the server's.
-  window.queueWords = { ahead: aheadText, wait: waitText, odds: oddsText, gone: likelyGone };
+  window.queueWords = { ahead: aheadText, wait: waitText, odds: oddsText, gone: likelyGone, bar: drawBar };
 })();
